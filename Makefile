@@ -1,0 +1,101 @@
+# funcgraph — the two commands are `make run` and `make test`.
+
+GO        ?= go
+TOOLS     := .tools
+AZURITE_VERSION := 3.35.0
+AZURITE   := $(TOOLS)/node_modules/.bin/azurite
+AZURITE_DIR := $(TOOLS)/azurite
+# Test ports: away from Azurite's defaults so a developer's own Azurite keeps running.
+AZURITE_BLOB_PORT  ?= 10100
+AZURITE_QUEUE_PORT ?= 10101
+AZURITE_TABLE_PORT ?= 10102
+DEV_ACCOUNT := devstoreaccount1
+DEV_KEY     := Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFr/KBHrTLKZk1Q1BqQ==
+AZURITE_CONN := DefaultEndpointsProtocol=http;AccountName=$(DEV_ACCOUNT);AccountKey=$(DEV_KEY);BlobEndpoint=http://127.0.0.1:$(AZURITE_BLOB_PORT)/$(DEV_ACCOUNT);QueueEndpoint=http://127.0.0.1:$(AZURITE_QUEUE_PORT)/$(DEV_ACCOUNT);TableEndpoint=http://127.0.0.1:$(AZURITE_TABLE_PORT)/$(DEV_ACCOUNT);
+
+FUZZTIME  ?= 30s
+DEV_FUNCTION_KEY ?= dev-function-key
+DEV_MASTER_KEY   ?= dev-master-key
+
+.PHONY: all build run test vet unit integration fuzz fuzz-short bench package functions azurite-install azurite-start azurite-stop clean
+
+all: build
+
+build:
+	$(GO) build -o bin/funcgraph ./handler
+
+## run: serve the example app on 127.0.0.1:7071 (embedded in-memory backend, no Azure).
+run: build
+	@echo "funcgraph example app on http://127.0.0.1:7071/api"
+	@echo "  health:  curl http://127.0.0.1:7071/api/health"
+	@echo "  invoke:  curl -H 'x-functions-key: $(DEV_FUNCTION_KEY)' -H 'content-type: application/json' \\"
+	@echo "             -d '{\"input\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]},\"config\":{\"configurable\":{\"thread_id\":\"t1\"}}}' \\"
+	@echo "             http://127.0.0.1:7071/api/graphs/echo_agent/invoke"
+	@echo "  (development keys: function=$(DEV_FUNCTION_KEY) master=$(DEV_MASTER_KEY); never use them in Azure)"
+	FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:7071
+
+## test: vet, race-enabled unit tests, a short fuzz pass, then integration tests against Azurite.
+test: vet unit fuzz-short integration
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# A brief run of every fuzz target (longer: make fuzz FUZZTIME=5m).
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./pkg/...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+azurite-install: $(AZURITE)
+
+$(AZURITE):
+	mkdir -p $(TOOLS)
+	npm install --prefix $(TOOLS) --no-audit --no-fund --loglevel=error azurite@$(AZURITE_VERSION)
+
+# integration starts Azurite in memory on loopback, runs the tagged tests, and stops Azurite by
+# PID whatever the outcome. It fails (never skips) when Azurite cannot start.
+integration: $(AZURITE) build
+	@set -u; mkdir -p $(AZURITE_DIR); \
+	$(AZURITE) --inMemoryPersistence --silent --skipApiVersionCheck --loose \
+	  --blobHost 127.0.0.1 --blobPort $(AZURITE_BLOB_PORT) \
+	  --queueHost 127.0.0.1 --queuePort $(AZURITE_QUEUE_PORT) \
+	  --tableHost 127.0.0.1 --tablePort $(AZURITE_TABLE_PORT) \
+	  > $(AZURITE_DIR)/azurite.log 2>&1 & pid=$$!; echo $$pid > $(AZURITE_DIR)/azurite.pid; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f $(AZURITE_DIR)/azurite.pid' EXIT; \
+	ok=0; for i in $$(seq 1 100); do \
+	  if (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_TABLE_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_BLOB_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_QUEUE_PORT)) 2>/dev/null; then ok=1; break; fi; \
+	  if ! kill -0 $$pid 2>/dev/null; then break; fi; sleep 0.1; \
+	done; \
+	if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurite.log; exit 1; fi; \
+	FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)' FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
+	  $(GO) test -race -count=1 -tags integration -run Integration ./...
+
+## bench: the benchmarks reported in the README.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+## functions: regenerate functions/ from the example app's route table.
+functions: build
+	./bin/funcgraph functions --out functions
+
+## package: stage dist/ for `func azure functionapp publish` (linux/amd64).
+package:
+	rm -rf dist && mkdir -p dist
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -o dist/funcgraph ./handler
+	cp host.json dist/
+	cp -r functions/* dist/
+	@echo "dist/ is ready: cd dist && func azure functionapp publish <app-name>"
+
+clean:
+	rm -rf bin dist
