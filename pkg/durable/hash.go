@@ -1,0 +1,102 @@
+package durable
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+)
+
+// CanonicalTopology returns the canonical JSON object of spec section 3 for the manifest:
+// entrypoint, sorted event names, graph name, metadata, nodes, state model name and version,
+// keys sorted at every depth, Python json.dumps string and float rules, no whitespace.
+// GraphHash itself is not part of it.
+func (m GraphManifest) CanonicalTopology() ([]byte, error) {
+	dst := make([]byte, 0, 256+160*len(m.Nodes))
+	dst = append(dst, `{"entrypoint":`...)
+	dst = appendPyString(dst, m.Entrypoint)
+
+	dst = append(dst, `,"event_handler_names":[`...)
+	events := slices.Clone(m.EventHandlerNames)
+	slices.Sort(events)
+	for i, e := range events {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPyString(dst, e)
+	}
+
+	dst = append(dst, `],"graph_name":`...)
+	dst = appendPyString(dst, m.GraphName)
+
+	dst = append(dst, `,"metadata":`...)
+	if m.Metadata == nil {
+		dst = append(dst, "{}"...)
+	} else {
+		var err error
+		if dst, err = appendCanonicalMap(dst, m.Metadata, 0); err != nil {
+			return nil, fmt.Errorf("encode metadata: %w", err)
+		}
+	}
+
+	dst = append(dst, `,"nodes":{`...)
+	nodes := slices.Clone(m.Nodes)
+	slices.SortFunc(nodes, func(a, b NodeDefinition) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	for i, n := range nodes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPyString(dst, n.Name)
+		dst = append(dst, `:{"handler_name":`...)
+		dst = appendPyString(dst, n.HandlerName)
+		dst = append(dst, `,"name":`...)
+		dst = appendPyString(dst, n.Name)
+		dst = append(dst, `,"next_node":`...)
+		dst = appendNullableString(dst, n.NextNode)
+		dst = append(dst, `,"route_handler_name":`...)
+		dst = appendNullableString(dst, n.RouteHandlerName)
+		dst = append(dst, `,"terminal":`...)
+		if n.Terminal {
+			dst = append(dst, "true}"...)
+		} else {
+			dst = append(dst, "false}"...)
+		}
+	}
+
+	dst = append(dst, `},"state_model_name":`...)
+	dst = appendPyString(dst, m.StateModelName)
+	dst = append(dst, `,"version":`...)
+	dst = appendPyString(dst, m.Version)
+	return append(dst, '}'), nil
+}
+
+// ComputeHash returns the graph hash of the manifest: the first 16 lowercase hex characters of
+// the SHA-256 of CanonicalTopology. It ignores the manifest's GraphHash field, so comparing the
+// two verifies a manifest.
+func (m GraphManifest) ComputeHash() (string, error) {
+	canon, err := m.CanonicalTopology()
+	if err != nil {
+		return "", err
+	}
+	return hashCanonical(canon), nil
+}
+
+func hashCanonical(canon []byte) string {
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:8])
+}
+
+func appendNullableString(dst []byte, s string) []byte {
+	if s == "" {
+		return append(dst, "null"...)
+	}
+	return appendPyString(dst, s)
+}

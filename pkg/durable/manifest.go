@@ -1,0 +1,216 @@
+package durable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// DefaultVersion is the manifest version used when the builder is given none.
+const DefaultVersion = "0.1.0"
+
+// NodeDefinition describes one node of a graph. Empty NextNode and RouteHandlerName mean "none"
+// and are written as JSON null.
+type NodeDefinition struct {
+	// Name is the node name, unique within the graph.
+	Name string `json:"name"`
+	// HandlerName identifies the node handler; it enters the graph hash.
+	HandlerName string `json:"handler_name"`
+	// NextNode is the static successor, or empty. With a route handler it is the fallback used
+	// when the route returns nothing.
+	NextNode string `json:"next_node"`
+	// RouteHandlerName identifies the route handler, or is empty; it enters the graph hash.
+	RouteHandlerName string `json:"route_handler_name"`
+	// Terminal marks a node whose visit completes the run.
+	Terminal bool `json:"terminal"`
+}
+
+// nodeDefinitionWire is the JSON shape of NodeDefinition with nullable strings.
+type nodeDefinitionWire struct {
+	Name             string  `json:"name"`
+	HandlerName      string  `json:"handler_name"`
+	NextNode         *string `json:"next_node"`
+	RouteHandlerName *string `json:"route_handler_name"`
+	Terminal         bool    `json:"terminal"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// MarshalJSON writes the node with next_node and route_handler_name as null when empty.
+func (n NodeDefinition) MarshalJSON() ([]byte, error) {
+	return json.Marshal(nodeDefinitionWire{
+		Name: n.Name, HandlerName: n.HandlerName, NextNode: nullable(n.NextNode),
+		RouteHandlerName: nullable(n.RouteHandlerName), Terminal: n.Terminal,
+	})
+}
+
+// UnmarshalJSON reads a node written by MarshalJSON (null and absent strings become empty).
+func (n *NodeDefinition) UnmarshalJSON(data []byte) error {
+	var w nodeDefinitionWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*n = NodeDefinition{
+		Name: w.Name, HandlerName: w.HandlerName, NextNode: deref(w.NextNode),
+		RouteHandlerName: deref(w.RouteHandlerName), Terminal: w.Terminal,
+	}
+	return nil
+}
+
+// NodeDefinitions is the ordered node table of a manifest, in add order. It marshals as a
+// JSON object keyed by node name, keeping that order.
+type NodeDefinitions []NodeDefinition
+
+// MarshalJSON writes the nodes as an object keyed by name, in slice order.
+func (ns NodeDefinitions) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, n := range ns {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, err := json.Marshal(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := n.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads an object keyed by node name, keeping the document's key order. A node
+// whose "name" is absent takes its key.
+func (ns *NodeDefinitions) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		*ns = nil
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("nodes must be a JSON object")
+	}
+	out := NodeDefinitions{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		var n NodeDefinition
+		if err := dec.Decode(&n); err != nil {
+			return fmt.Errorf("decode node %q: %w", key, err)
+		}
+		if n.Name == "" {
+			n.Name = key
+		}
+		out = append(out, n)
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	*ns = out
+	return nil
+}
+
+// Names returns the node names in add order.
+func (ns NodeDefinitions) Names() []string {
+	names := make([]string, len(ns))
+	for i, n := range ns {
+		names[i] = n.Name
+	}
+	return names
+}
+
+// GraphManifest is the compiled description of a graph. Manifests handed out by a
+// GraphRegistration share their slices and metadata map with it: treat them as read-only.
+type GraphManifest struct {
+	// GraphName identifies the graph.
+	GraphName string `json:"graph_name"`
+	// Version is a free-form version string, DefaultVersion unless set.
+	Version string `json:"version"`
+	// GraphHash is the 16-hex-character topology hash (see ComputeHash).
+	GraphHash string `json:"graph_hash"`
+	// StateModelName is the bare Go type name of the state model, e.g. "SupportState".
+	StateModelName string `json:"state_model_name"`
+	// Entrypoint is the first node of every run.
+	Entrypoint string `json:"entrypoint"`
+	// Nodes lists the nodes in add order.
+	Nodes NodeDefinitions `json:"nodes"`
+	// EventHandlerNames lists the registered event names, sorted.
+	EventHandlerNames []string `json:"event_handler_names"`
+	// Metadata is user metadata; it enters the hash.
+	Metadata map[string]any `json:"metadata"`
+
+	index map[string]int // node name → position in Nodes; nil for decoded manifests
+}
+
+// Node returns the definition of the named node.
+func (m GraphManifest) Node(name string) (NodeDefinition, bool) {
+	if m.index != nil {
+		i, ok := m.index[name]
+		if !ok {
+			return NodeDefinition{}, false
+		}
+		return m.Nodes[i], true
+	}
+	for _, n := range m.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeDefinition{}, false
+}
+
+// ManifestFragment is the public summary of a manifest used by the health and openapi
+// endpoints. Its fields are declared in the wire key order of spec section 1.
+type ManifestFragment struct {
+	// GraphName is the graph name.
+	GraphName string `json:"graph_name"`
+	// Version is the manifest version.
+	Version string `json:"version"`
+	// GraphHash is the topology hash.
+	GraphHash string `json:"graph_hash"`
+	// Entrypoint is the first node.
+	Entrypoint string `json:"entrypoint"`
+	// StateModelName is the bare state model type name.
+	StateModelName string `json:"state_model_name"`
+	// Nodes lists node names in add order (never nil).
+	Nodes []string `json:"nodes"`
+	// Events lists registered event names, sorted (never nil).
+	Events []string `json:"events"`
+}
+
+// Fragment returns the public fragment of the manifest.
+func (m GraphManifest) Fragment() ManifestFragment {
+	events := make([]string, len(m.EventHandlerNames))
+	copy(events, m.EventHandlerNames)
+	return ManifestFragment{
+		GraphName: m.GraphName, Version: m.Version, GraphHash: m.GraphHash,
+		Entrypoint: m.Entrypoint, StateModelName: m.StateModelName,
+		Nodes: m.Nodes.Names(), Events: events,
+	}
+}
