@@ -1,0 +1,282 @@
+package funchost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+)
+
+// Binding names used in generated function.json files.
+const (
+	HTTPTriggerBinding  = "req"
+	HTTPOutputBinding   = "res"
+	QueueTriggerBinding = "msg"
+	TimerTriggerBinding = "timer"
+)
+
+// maxInvocationBytes bounds an invocation payload: the host's 100 MB request limit, grown by
+// base64 and JSON escaping.
+const maxInvocationBytes = 256 << 20
+
+// HandlerOptions configures the custom-handler server.
+type HandlerOptions struct {
+	// Logger receives protocol errors and recovered panics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// CustomHandler returns the server the Functions host talks to. It answers `GET /` for
+// readiness, decodes JSON invocations posted to `/{FunctionName}`, and also serves requests the
+// host forwards at their original path (enableForwardingHttpRequest), which the host has
+// already authorised.
+func (a *FunctionApp) CustomHandler(opts HandlerOptions) http.Handler {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := &customHandler{
+		prefix: a.routePrefix,
+		router: newRouter(a.http),
+		http:   map[string]*httpEntry{},
+		queues: map[string]QueueFunction{},
+		timers: map[string]TimerFunction{},
+		logger: logger,
+	}
+	for _, e := range a.http {
+		s.http[strings.ToLower(e.fn.Name)] = e
+	}
+	for _, q := range a.queues {
+		s.queues[strings.ToLower(q.Name)] = q
+	}
+	for _, t := range a.timers {
+		s.timers[strings.ToLower(t.Name)] = t
+	}
+	return s
+}
+
+type customHandler struct {
+	prefix string
+	router *router
+	http   map[string]*httpEntry
+	queues map[string]QueueFunction
+	timers map[string]TimerFunction
+	logger *slog.Logger
+}
+
+func (s *customHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		w.WriteHeader(http.StatusOK) // readiness: any answer means ready
+		return
+	}
+	if name, ok := s.invocationTarget(r); ok {
+		s.serveInvocation(w, r, name)
+		return
+	}
+	s.serveForwarded(w, r)
+}
+
+// invocationTarget reports whether r is a JSON invocation: a POST to `/{FunctionName}` of a
+// known function.
+func (s *customHandler) invocationTarget(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost {
+		return "", false
+	}
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	key := strings.ToLower(name)
+	_, h := s.http[key]
+	_, q := s.queues[key]
+	_, t := s.timers[key]
+	return key, h || q || t
+}
+
+func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, name string) {
+	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
+	logger := s.logger.With("function", name, "invocation_id", InvocationID(ctx))
+	resp, err := s.invoke(ctx, r, name, logger)
+	if err != nil {
+		// Only the host sees this status; the error text stays in our log.
+		logger.Error("invocation failed", "error", err)
+		resp = &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
+	}
+	writeInvocationResponse(w, invocationStatus(err), resp, logger)
+}
+
+func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string, logger *slog.Logger) (*InvocationResponse, error) {
+	var req InvocationRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxInvocationBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %v", ErrBadInvocation, err)
+	}
+	if len(body) > maxInvocationBytes {
+		return nil, fmt.Errorf("%w: payload exceeds %d bytes", ErrBadInvocation, maxInvocationBytes)
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+	}
+	if e, ok := s.http[name]; ok {
+		return s.invokeHTTP(ctx, e, &req, logger)
+	}
+	if q, ok := s.queues[name]; ok {
+		msg, err := DecodeQueueMessage(&req, QueueTriggerBinding)
+		if err != nil {
+			return nil, err
+		}
+		return runTriggered(ctx, logger, func(ctx context.Context) (Outputs, error) { return q.Handler(ctx, msg) })
+	}
+	if t, ok := s.timers[name]; ok {
+		info, err := DecodeTimerInfo(&req, TimerTriggerBinding)
+		if err != nil {
+			return nil, err
+		}
+		return runTriggered(ctx, logger, func(ctx context.Context) (Outputs, error) { return t.Handler(ctx, info) })
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownFunction, name)
+}
+
+// runTriggered runs a non-HTTP handler, turning a panic into an invocation failure.
+func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Context) (Outputs, error)) (resp *InvocationResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			logger.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			resp, err = nil, errors.New("handler panicked")
+		}
+	}()
+	out, err := fn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("handler: %w", err)
+	}
+	if out == nil {
+		out = Outputs{}
+	}
+	return &InvocationResponse{Outputs: out, Logs: []string{}}, nil
+}
+
+func (s *customHandler) invokeHTTP(ctx context.Context, e *httpEntry, req *InvocationRequest, logger *slog.Logger) (*InvocationResponse, error) {
+	raw, ok := lookupFold(req.Data, HTTPTriggerBinding)
+	if !ok {
+		return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
+	}
+	trig, err := DecodeHTTPTrigger(raw)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := trig.request(ctx, s.prefix, e)
+	if err != nil {
+		return nil, err
+	}
+	capture := newResponseCapture()
+	serveRecovered(e.fn.Handler, capture, hr, logger)
+	return &InvocationResponse{Outputs: map[string]any{HTTPOutputBinding: capture.output()}, Logs: []string{}}, nil
+}
+
+// serveRecovered serves one request, answering 500 with an empty body if the handler panics.
+func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logger *slog.Logger) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				return
+			}
+			logger.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if c, ok := w.(*responseCapture); ok {
+				c.header = make(http.Header)
+				c.body.Reset()
+				c.status, c.wroteHeader = http.StatusInternalServerError, true
+				return
+			}
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}()
+	h.ServeHTTP(w, r)
+}
+
+// request rebuilds the caller's HTTP request from the trigger.
+func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) (*http.Request, error) {
+	u, err := url.Parse(t.URL)
+	if err != nil || t.URL == "" {
+		u = &url.URL{Scheme: "http", Host: "localhost", Path: "/" + strings.Trim(prefix+"/"+e.template.text, "/")}
+	}
+	if u.RawQuery == "" && len(t.Query) > 0 {
+		q := url.Values{}
+		for k, v := range t.Query {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	header := make(http.Header, len(t.Headers))
+	for k, vs := range t.Headers {
+		for _, v := range vs {
+			header.Add(k, v)
+		}
+	}
+	if t.Identities != nil {
+		ctx = context.WithValue(ctx, identitiesKey, t.Identities)
+	}
+	hr, err := http.NewRequestWithContext(ctx, t.Method, u.String(), bytes.NewReader(t.Body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: request: %v", ErrBadInvocation, err)
+	}
+	hr.Header = header
+	hr.ContentLength = int64(len(t.Body))
+	if t.Body == nil {
+		hr.Body = http.NoBody
+	}
+	hr.RequestURI = u.RequestURI()
+	hr.Host = u.Host
+	params := t.Params
+	if params == nil {
+		if rest, ok := stripPrefix(u.Path, prefix); ok {
+			params, _ = e.template.Match(rest)
+		}
+	}
+	for k, v := range params {
+		if v != nil {
+			hr.SetPathValue(k, *v)
+		}
+	}
+	return hr, nil
+}
+
+// serveForwarded serves a request forwarded by the host at its original path. The host has
+// matched the route and checked the key already; this only finds the handler.
+func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
+	rest, ok := stripPrefix(r.URL.Path, s.prefix)
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	e, values := s.router.match(r.Method, rest)
+	if e == nil {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	for k, v := range values {
+		if v != nil {
+			r.SetPathValue(k, *v)
+		}
+	}
+	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
+	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), s.logger.With("function", e.fn.Name))
+}
+
+func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse, logger *slog.Logger) {
+	body, err := json.Marshal(resp)
+	if err != nil {
+		logger.Error("encode invocation response", "error", err)
+		status, body = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,333 @@
+package funchost
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"strings"
+	"time"
+)
+
+// InvocationRequest is the JSON body the host posts to `/{FunctionName}` in the default
+// (non-forwarding) custom-handler protocol.
+type InvocationRequest struct {
+	Data     map[string]json.RawMessage `json:"Data"`
+	Metadata map[string]json.RawMessage `json:"Metadata"`
+}
+
+// InvocationResponse is the JSON body a handler answers the host with.
+type InvocationResponse struct {
+	Outputs     map[string]any `json:"Outputs"`
+	Logs        []string       `json:"Logs"`
+	ReturnValue any            `json:"ReturnValue"`
+}
+
+// HTTPTrigger is the httpTrigger object of an invocation (`Data.<binding>`).
+type HTTPTrigger struct {
+	URL     string
+	Method  string
+	Query   map[string]string
+	Headers map[string][]string
+	// Params holds route values; an unmatched optional parameter is nil.
+	Params map[string]*string
+	// Identities is the raw claims identities array, if any.
+	Identities json.RawMessage
+	// Body is the decoded request body, nil when the host sent none.
+	Body []byte
+}
+
+// HTTPOutput is the value of an http output binding (`Outputs.<res>`).
+type HTTPOutput struct {
+	StatusCode int               `json:"statusCode"`
+	Headers    map[string]string `json:"headers"`
+	Body       string            `json:"body"`
+}
+
+// QueueMessage is a decoded queue-trigger invocation.
+type QueueMessage struct {
+	// Body is the message text, unwrapped from the host's double JSON encoding.
+	Body            []byte
+	ID              string
+	DequeueCount    int64
+	PopReceipt      string
+	InsertionTime   time.Time
+	ExpirationTime  time.Time
+	NextVisibleTime time.Time
+}
+
+// TimerInfo is the timer-trigger value.
+type TimerInfo struct {
+	Schedule       TimerSchedule        `json:"Schedule"`
+	ScheduleStatus *TimerScheduleStatus `json:"ScheduleStatus"`
+	IsPastDue      bool                 `json:"IsPastDue"`
+}
+
+// TimerSchedule is the schedule part of TimerInfo.
+type TimerSchedule struct {
+	AdjustForDST bool `json:"AdjustForDST"`
+}
+
+// TimerScheduleStatus is the monitor's record of a timer schedule; nil without a monitor.
+type TimerScheduleStatus struct {
+	Last        time.Time `json:"Last"`
+	Next        time.Time `json:"Next"`
+	LastUpdated time.Time `json:"LastUpdated"`
+}
+
+type wireHTTPTrigger struct {
+	URL        string                     `json:"Url"`
+	Method     string                     `json:"Method"`
+	Query      json.RawMessage            `json:"Query"`
+	Headers    map[string]json.RawMessage `json:"Headers"`
+	Params     map[string]json.RawMessage `json:"Params"`
+	Identities json.RawMessage            `json:"Identities"`
+	Body       json.RawMessage            `json:"Body"`
+}
+
+// DecodeHTTPTrigger decodes an httpTrigger value tolerantly: Query as an object or as a string
+// holding an object, header values as arrays or plain strings, Body as text (base64 for
+// octet-stream and multipart content), absent or null Body as no body.
+func DecodeHTTPTrigger(raw json.RawMessage) (*HTTPTrigger, error) {
+	var w wireHTTPTrigger
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, fmt.Errorf("%w: http trigger: %v", ErrBadInvocation, err)
+	}
+	if w.Method == "" {
+		return nil, fmt.Errorf("%w: http trigger has no Method", ErrBadInvocation)
+	}
+	t := &HTTPTrigger{URL: w.URL, Method: strings.ToUpper(w.Method), Identities: w.Identities}
+	var err error
+	if t.Query, err = decodeQuery(w.Query); err != nil {
+		return nil, err
+	}
+	if len(w.Headers) > 0 {
+		t.Headers = make(map[string][]string, len(w.Headers))
+		for k, v := range w.Headers {
+			vals, err := stringList(v)
+			if err != nil {
+				return nil, fmt.Errorf("%w: header %q: %v", ErrBadInvocation, k, err)
+			}
+			t.Headers[k] = vals
+		}
+	}
+	if len(w.Params) > 0 {
+		t.Params = make(map[string]*string, len(w.Params))
+		for k, v := range w.Params {
+			t.Params[k] = optionalString(v)
+		}
+	}
+	if t.Body, err = decodeBody(w.Body, headerValue(t.Headers, "Content-Type")); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func decodeQuery(raw json.RawMessage) (map[string]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%w: Query: %v", ErrBadInvocation, err)
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		raw = json.RawMessage(s)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%w: Query must be an object: %v", ErrBadInvocation, err)
+	}
+	q := make(map[string]string, len(obj))
+	for k, v := range obj {
+		vals, err := stringList(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Query %q: %v", ErrBadInvocation, k, err)
+		}
+		q[k] = strings.Join(vals, ",")
+	}
+	return q, nil
+}
+
+// stringList accepts a string, an array of strings or null.
+func stringList(raw json.RawMessage) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return nil, nil
+	case raw[0] == '[':
+		var vals []string
+		if err := json.Unmarshal(raw, &vals); err != nil {
+			return nil, err
+		}
+		return vals, nil
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []string{s}, nil
+	}
+	return []string{string(raw)}, nil
+}
+
+func optionalString(raw json.RawMessage) *string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return &s
+	}
+	s = string(raw)
+	return &s
+}
+
+func headerValue(h map[string][]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// decodeBody turns the trigger's Body into bytes. The host sends a string (base64 for binary
+// media types); a JSON value of another kind is taken as its raw text.
+func decodeBody(raw json.RawMessage, contentType string) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '"' {
+		return []byte(raw), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: Body: %v", ErrBadInvocation, err)
+	}
+	if isBinaryMediaType(contentType) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Body is not base64 for %s", ErrBadInvocation, contentType)
+		}
+		return b, nil
+	}
+	return []byte(s), nil
+}
+
+// isBinaryMediaType reports the media types whose bodies the host sends base64-encoded.
+func isBinaryMediaType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(contentType))
+	}
+	return mt == "application/octet-stream" || strings.HasPrefix(mt, "multipart/")
+}
+
+// DecodeStringTrigger decodes a string trigger value as the host sends it. The host
+// JSON-encodes string values twice (`hello` arrives as "\"hello\""); docs show them encoded
+// once. It unwraps once more when the decoded text is itself a JSON string. An object or array
+// value is returned as its JSON text.
+func DecodeStringTrigger(raw json.RawMessage) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, fmt.Errorf("%w: trigger value is missing", ErrBadInvocation)
+	}
+	if raw[0] != '"' {
+		return []byte(raw), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%w: trigger value: %v", ErrBadInvocation, err)
+	}
+	if t := strings.TrimSpace(s); len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		var inner string
+		if json.Unmarshal([]byte(t), &inner) == nil {
+			return []byte(inner), nil
+		}
+	}
+	return []byte(s), nil
+}
+
+// DecodeQueueMessage decodes a queue-trigger invocation: the trigger value under binding and
+// the message properties from Metadata.
+func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, error) {
+	raw, ok := lookupFold(req.Data, binding)
+	if !ok {
+		return QueueMessage{}, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, binding)
+	}
+	body, err := DecodeStringTrigger(raw)
+	if err != nil {
+		return QueueMessage{}, err
+	}
+	msg := QueueMessage{Body: body}
+	meta := req.Metadata
+	if v, ok := lookupFold(meta, "Id"); ok {
+		msg.ID = derefString(optionalString(v))
+	}
+	if v, ok := lookupFold(meta, "PopReceipt"); ok {
+		msg.PopReceipt = derefString(optionalString(v))
+	}
+	if v, ok := lookupFold(meta, "DequeueCount"); ok {
+		var n json.Number
+		if err := json.Unmarshal(bytes.Trim(v, `"`), &n); err == nil {
+			msg.DequeueCount, _ = n.Int64()
+		}
+	}
+	for key, dst := range map[string]*time.Time{
+		"InsertionTime": &msg.InsertionTime, "ExpirationTime": &msg.ExpirationTime, "NextVisibleTime": &msg.NextVisibleTime,
+	} {
+		if v, ok := lookupFold(meta, key); ok {
+			_ = json.Unmarshal(v, dst) // best effort: message times are informational
+		}
+	}
+	return msg, nil
+}
+
+// DecodeTimerInfo decodes a timer-trigger value under binding.
+func DecodeTimerInfo(req *InvocationRequest, binding string) (TimerInfo, error) {
+	raw, ok := lookupFold(req.Data, binding)
+	if !ok {
+		return TimerInfo{}, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, binding)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		s, err := DecodeStringTrigger(raw)
+		if err != nil {
+			return TimerInfo{}, err
+		}
+		raw = s
+	}
+	var info TimerInfo
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return TimerInfo{}, fmt.Errorf("%w: timer info: %v", ErrBadInvocation, err)
+	}
+	return info, nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// lookupFold finds a key case-insensitively (binding names are case-insensitive in the host).
+func lookupFold(m map[string]json.RawMessage, key string) (json.RawMessage, bool) {
+	if v, ok := m[key]; ok {
+		return v, true
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v, true
+		}
+	}
+	return nil, false
+}
