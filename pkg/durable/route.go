@@ -1,0 +1,187 @@
+package durable
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// RouteAction says what a run does after a node.
+type RouteAction string
+
+// The three route actions. Any other value is invalid.
+const (
+	// ActionNext continues at RouteDecision.NextNode.
+	ActionNext RouteAction = "next"
+	// ActionComplete finishes the run.
+	ActionComplete RouteAction = "complete"
+	// ActionWaitForEvent pauses until the event RouteDecision.EventName arrives, then resumes
+	// at RouteDecision.ResumeNode.
+	ActionWaitForEvent RouteAction = "wait_for_event"
+)
+
+// completeShorthand is the string a route handler returns to complete the run.
+const completeShorthand = "__complete__"
+
+// RouteDecision is the outcome of route resolution. Empty strings stand for JSON null: on the
+// wire all five keys are always present, empty ones as null (an empty note is therefore
+// written as null).
+type RouteDecision struct {
+	// Action is required.
+	Action RouteAction
+	// NextNode is set for ActionNext only.
+	NextNode string
+	// EventName is set for ActionWaitForEvent only.
+	EventName string
+	// ResumeNode is set for ActionWaitForEvent only.
+	ResumeNode string
+	// Note is free text kept for every action.
+	Note string
+}
+
+// Next returns a decision to continue at node.
+func Next(node string) RouteDecision { return RouteDecision{Action: ActionNext, NextNode: node} }
+
+// Complete returns a decision to finish the run; an empty note means none.
+func Complete(note string) RouteDecision { return RouteDecision{Action: ActionComplete, Note: note} }
+
+// WaitForEvent returns a decision to wait for eventName and then resume at resumeNode. Use
+// WithNote to attach a note.
+func WaitForEvent(eventName, resumeNode string) RouteDecision {
+	return RouteDecision{Action: ActionWaitForEvent, EventName: eventName, ResumeNode: resumeNode}
+}
+
+// WithNote returns a copy of d with the note set.
+func (d RouteDecision) WithNote(note string) RouteDecision {
+	d.Note = note
+	return d
+}
+
+// Validate checks the requirements of spec section 1 for d's action.
+func (d RouteDecision) Validate() error {
+	_, err := d.Normalize()
+	return err
+}
+
+// Normalize validates d and returns it with the fields its action does not use cleared:
+// next clears event_name and resume_node, wait_for_event clears next_node, complete clears
+// event_name and resume_node. Errors wrap ErrInvalidRouteDecision.
+func (d RouteDecision) Normalize() (RouteDecision, error) {
+	switch d.Action {
+	case ActionNext:
+		if d.NextNode == "" {
+			return d, newError(ErrInvalidRouteDecision, "action 'next' requires next_node")
+		}
+		d.EventName, d.ResumeNode = "", ""
+	case ActionWaitForEvent:
+		if d.EventName == "" || d.ResumeNode == "" {
+			return d, newError(ErrInvalidRouteDecision, "action 'wait_for_event' requires both event_name and resume_node")
+		}
+		d.NextNode = ""
+	case ActionComplete:
+		if d.NextNode != "" {
+			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")
+		}
+		d.EventName, d.ResumeNode = "", ""
+	case "":
+		return d, newError(ErrInvalidRouteDecision, "route decision requires action")
+	default:
+		return d, newError(ErrInvalidRouteDecision, fmt.Sprintf(
+			"invalid route action '%s': expected 'next', 'complete' or 'wait_for_event'", string(d.Action)))
+	}
+	return d, nil
+}
+
+// routeDecisionWire is the JSON shape of RouteDecision, keys in wire order.
+type routeDecisionWire struct {
+	Action     *string `json:"action"`
+	NextNode   *string `json:"next_node"`
+	EventName  *string `json:"event_name"`
+	ResumeNode *string `json:"resume_node"`
+	Note       *string `json:"note"`
+}
+
+// MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
+// note, empty strings as null. It does not validate.
+func (d RouteDecision) MarshalJSON() ([]byte, error) {
+	action := string(d.Action)
+	return json.Marshal(routeDecisionWire{
+		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
+		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
+	})
+}
+
+// UnmarshalJSON reads a decision object (absent keys count as null), then validates and
+// normalises it. Errors from validation wrap ErrInvalidRouteDecision.
+func (d *RouteDecision) UnmarshalJSON(data []byte) error {
+	var w routeDecisionWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return newError(ErrInvalidRouteDecision, "decode route decision: "+err.Error())
+	}
+	if w.Action == nil {
+		return newError(ErrInvalidRouteDecision, "route decision requires action")
+	}
+	n, err := RouteDecision{
+		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
+		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
+	}.Normalize()
+	if err != nil {
+		return err
+	}
+	*d = n
+	return nil
+}
+
+// normalizeRouteResult interprets what a route handler returned (spec section 6, step 2).
+func normalizeRouteResult(result any, node NodeDefinition) (RouteDecision, error) {
+	switch r := result.(type) {
+	case nil:
+		return routeFallback(node), nil
+	case RouteDecision:
+		return r.Normalize()
+	case *RouteDecision:
+		if r == nil {
+			return routeFallback(node), nil
+		}
+		return r.Normalize()
+	case string:
+		if r == completeShorthand {
+			return Complete(""), nil
+		}
+		return Next(r).Normalize()
+	case map[string]any:
+		if r == nil {
+			return routeFallback(node), nil
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return RouteDecision{}, newError(ErrInvalidRouteDecision, "encode route decision: "+err.Error())
+		}
+		return decodeRouteDecision(raw)
+	case json.RawMessage:
+		if len(r) == 0 {
+			return routeFallback(node), nil
+		}
+		var v any
+		if err := json.Unmarshal(r, &v); err != nil {
+			return RouteDecision{}, newError(ErrInvalidRouteDecision, "decode route decision: "+err.Error())
+		}
+		return normalizeRouteResult(v, node)
+	}
+	return RouteDecision{}, newError(ErrUnsupportedResult, fmt.Sprintf("unsupported route decision: %T", result))
+}
+
+func decodeRouteDecision(raw []byte) (RouteDecision, error) {
+	var d RouteDecision
+	if err := d.UnmarshalJSON(raw); err != nil {
+		return RouteDecision{}, err
+	}
+	return d, nil
+}
+
+// routeFallback is the decision when a route handler returns nothing.
+func routeFallback(node NodeDefinition) RouteDecision {
+	if node.NextNode != "" {
+		return Next(node.NextNode)
+	}
+	return Complete("route handler returned None")
+}
