@@ -1,0 +1,276 @@
+package durable
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+)
+
+// BuilderOption configures a ManifestBuilder.
+type BuilderOption func(*builderOptions)
+
+type builderOptions struct {
+	version  string
+	metadata map[string]any
+}
+
+// WithVersion sets the manifest version (default DefaultVersion). It is free-form and enters
+// the hash.
+func WithVersion(version string) BuilderOption {
+	return func(o *builderOptions) { o.version = version }
+}
+
+// WithMetadata sets the manifest metadata (default empty). It must encode as JSON and enters
+// the hash: integers and floats hash differently (1 vs 1.0), as in Python.
+func WithMetadata(metadata map[string]any) BuilderOption {
+	return func(o *builderOptions) { o.metadata = metadata }
+}
+
+// NodeOption configures one AddNode call.
+type NodeOption func(*nodeOptions)
+
+type nodeOptions struct {
+	next        string
+	route       any // RouteFunc[S] of the builder's S, or nil
+	routeName   string
+	handlerName string
+	terminal    bool
+}
+
+// WithNext sets the node's static next node. With a route handler it is the fallback used when
+// the route returns nothing.
+func WithNext(node string) NodeOption {
+	return func(o *nodeOptions) { o.next = node }
+}
+
+// WithRoute sets the node's route handler. Its default name is FuncName(fn).
+func WithRoute[S any](fn RouteFunc[S]) NodeOption {
+	return func(o *nodeOptions) {
+		if fn == nil {
+			o.route = nil
+			return
+		}
+		o.route = fn
+	}
+}
+
+// WithRouteName names the node's route handler explicitly (it enters the hash).
+func WithRouteName(name string) NodeOption {
+	return func(o *nodeOptions) { o.routeName = name }
+}
+
+// WithHandlerName names the node handler explicitly (it enters the hash). Passing the Python
+// original's names (e.g. "examples.data_pipeline.graph.extract") reproduces its hash.
+func WithHandlerName(name string) NodeOption {
+	return func(o *nodeOptions) { o.handlerName = name }
+}
+
+// Terminal marks the node terminal: its visit completes the run. A terminal node cannot have a
+// next node or a route handler.
+func Terminal() NodeOption {
+	return func(o *nodeOptions) { o.terminal = true }
+}
+
+// ManifestBuilder describes a graph over the state model S and compiles it with Build. S must
+// be a named struct; see the package documentation of the state model rules. A builder is not
+// safe for concurrent use.
+type ManifestBuilder[S any] struct {
+	graphName  string
+	version    string
+	metadata   map[string]any
+	entrypoint string
+
+	nodes         NodeDefinitions
+	nodeIndex     map[string]int
+	nodeFuncs     map[string]NodeFunc[S] // by node name
+	routeFuncs    map[string]RouteFunc[S]
+	nodeHandlers  map[string]NodeFunc[S] // by handler name
+	routeHandlers map[string]RouteFunc[S]
+	eventHandlers map[string]EventFunc[S]
+
+	err error // first AddNode / AddEventHandler error, reported again by Build
+}
+
+// NewManifestBuilder starts a graph named graphName over the state model S.
+func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *ManifestBuilder[S] {
+	o := builderOptions{version: DefaultVersion}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	md := map[string]any{}
+	maps.Copy(md, o.metadata)
+	return &ManifestBuilder[S]{
+		graphName: graphName, version: o.version, metadata: md,
+		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
+		nodeHandlers: map[string]NodeFunc[S]{}, routeHandlers: map[string]RouteFunc[S]{},
+		eventHandlers: map[string]EventFunc[S]{},
+	}
+}
+
+// SetEntrypoint sets the first node. The node may be added later; Build checks it.
+func (b *ManifestBuilder[S]) SetEntrypoint(name string) {
+	b.entrypoint = name
+}
+
+func (b *ManifestBuilder[S]) fail(msg string) error {
+	err := newError(ErrInvalidGraph, msg)
+	if b.err == nil {
+		b.err = err
+	}
+	return err
+}
+
+// AddNode adds a node with its handler. Checks, in order, with their exact errors (wrapping
+// ErrInvalidGraph): "duplicate node name '<name>'", "callable cannot be None",
+// "handler name '<h>' already registered to a different callable",
+// "route handler name '<r>' already registered to a different callable",
+// "terminal nodes cannot define next_node or route_handler_name". A failed AddNode changes
+// nothing, and Build reports the first such error again so that an unchecked error cannot
+// produce a graph.
+func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
+	var o nodeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if _, dup := b.nodeIndex[name]; dup {
+		return b.fail(fmt.Sprintf("duplicate node name '%s'", name))
+	}
+	if handler == nil {
+		return b.fail("callable cannot be None")
+	}
+	var route RouteFunc[S]
+	if o.route != nil {
+		r, ok := o.route.(RouteFunc[S])
+		if !ok {
+			return b.fail(fmt.Sprintf("route handler of node '%s' is a %T, want a RouteFunc over %s", name, o.route, reflect.TypeFor[S]()))
+		}
+		route = r
+	}
+	handlerName := o.handlerName
+	if handlerName == "" {
+		handlerName = FuncName(handler)
+	}
+	if prev, ok := b.nodeHandlers[handlerName]; ok && funcPointer(prev) != funcPointer(handler) {
+		return b.fail(fmt.Sprintf("handler name '%s' already registered to a different callable", handlerName))
+	}
+	routeName := ""
+	if route != nil {
+		routeName = o.routeName
+		if routeName == "" {
+			routeName = FuncName(route)
+		}
+		if prev, ok := b.routeHandlers[routeName]; ok && funcPointer(prev) != funcPointer(route) {
+			return b.fail(fmt.Sprintf("route handler name '%s' already registered to a different callable", routeName))
+		}
+	}
+	if o.terminal && (o.next != "" || route != nil) {
+		return b.fail("terminal nodes cannot define next_node or route_handler_name")
+	}
+	b.nodeIndex[name] = len(b.nodes)
+	b.nodes = append(b.nodes, NodeDefinition{
+		Name: name, HandlerName: handlerName, NextNode: o.next, RouteHandlerName: routeName, Terminal: o.terminal,
+	})
+	b.nodeFuncs[name] = handler
+	b.nodeHandlers[handlerName] = handler
+	if route != nil {
+		b.routeFuncs[name] = route
+		b.routeHandlers[routeName] = route
+	}
+	return nil
+}
+
+// AddEventHandler registers the handler applied when the event eventName is consumed. Errors
+// (wrapping ErrInvalidGraph): "duplicate event handler for event '<event>'",
+// "callable cannot be None"; Build reports the first one again.
+func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc[S]) error {
+	if _, dup := b.eventHandlers[eventName]; dup {
+		return b.fail(fmt.Sprintf("duplicate event handler for event '%s'", eventName))
+	}
+	if handler == nil {
+		return b.fail("callable cannot be None")
+	}
+	b.eventHandlers[eventName] = handler
+	return nil
+}
+
+// Build validates the graph and compiles it. Besides the first AddNode/AddEventHandler error
+// and state model errors, it checks in order (errors wrap ErrInvalidGraph):
+// "entrypoint must be set before building the manifest",
+// "entrypoint must reference a registered node",
+// "node '<name>' references unknown next_node '<next>'" (nodes in add order),
+// "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
+// node has a route handler), and that the metadata encodes as JSON. Then it computes the
+// graph hash. The builder stays usable; later changes do not affect the registration.
+func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
+	if b.err != nil {
+		return GraphRegistration[S]{}, b.err
+	}
+	schema, err := newStateSchema(reflect.TypeFor[S]())
+	if err != nil {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, err.Error())
+	}
+	if b.entrypoint == "" {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "entrypoint must be set before building the manifest")
+	}
+	if _, ok := b.nodeIndex[b.entrypoint]; !ok {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "entrypoint must reference a registered node")
+	}
+	for _, n := range b.nodes {
+		if _, ok := b.nodeIndex[n.NextNode]; n.NextNode != "" && !ok {
+			return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("node '%s' references unknown next_node '%s'", n.Name, n.NextNode))
+		}
+	}
+	if unreachable := b.unreachable(); len(unreachable) > 0 {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("nodes unreachable from entrypoint '%s': %s", b.entrypoint, pyStringList(unreachable)))
+	}
+	if _, err := appendCanonicalMap(nil, b.metadata, 0); err != nil {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "metadata must be JSON serializable: "+err.Error())
+	}
+
+	events := slices.Sorted(maps.Keys(b.eventHandlers))
+	if events == nil {
+		events = []string{}
+	}
+	m := GraphManifest{
+		GraphName: b.graphName, Version: b.version, StateModelName: schema.name, Entrypoint: b.entrypoint,
+		Nodes: slices.Clone(b.nodes), EventHandlerNames: events, Metadata: maps.Clone(b.metadata),
+		index: maps.Clone(b.nodeIndex),
+	}
+	canon, err := m.CanonicalTopology()
+	if err != nil {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
+	}
+	m.GraphHash = hashCanonical(canon)
+	return newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.nodeHandlers, b.routeHandlers, b.eventHandlers), nil
+}
+
+// unreachable returns the sorted names of nodes not reachable from the entrypoint along
+// next_node edges, or nil when any reachable node has a route handler (targets are dynamic).
+func (b *ManifestBuilder[S]) unreachable() []string {
+	seen := make([]bool, len(b.nodes))
+	queue := []int{b.nodeIndex[b.entrypoint]}
+	seen[queue[0]] = true
+	for len(queue) > 0 {
+		n := b.nodes[queue[0]]
+		queue = queue[1:]
+		if n.RouteHandlerName != "" {
+			return nil
+		}
+		if n.NextNode == "" {
+			continue
+		}
+		if i := b.nodeIndex[n.NextNode]; !seen[i] {
+			seen[i] = true
+			queue = append(queue, i)
+		}
+	}
+	var out []string
+	for i, n := range b.nodes {
+		if !seen[i] {
+			out = append(out, n.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,54 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"runtime"
+)
+
+// NodeFunc is a node handler. It receives a validated copy of the state and returns an update
+// interpreted as in spec section 5: nil (no change), an Update / map[string]any (shallow merge
+// of top-level fields), json.RawMessage holding an object or null, or a whole S or *S
+// (replaces the state). Any other type fails the step with
+// "unsupported state merge result: <type>". A returned error fails the run and is never
+// retried.
+//
+// Handlers may run more than once for the same step (see StepInfo) and must keep their side
+// effects idempotent.
+type NodeFunc[S any] func(ctx context.Context, state S) (any, error)
+
+// RouteFunc is a route handler. It returns, as in spec section 6: nil (fall back to the node's
+// static next_node, else complete), a RouteDecision or *RouteDecision, a string (the node to
+// go to, or "__complete__"), or a decision object as Update / map[string]any /
+// json.RawMessage. Any other type fails with "unsupported route decision: <type>".
+type RouteFunc[S any] func(ctx context.Context, state S) (any, error)
+
+// EventFunc is an event handler. payload is the raw event body (any JSON value, "null" when
+// the event carried none). The result is interpreted like a NodeFunc's.
+type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage) (any, error)
+
+// FuncName returns the default handler name of fn: its Go package path and name as the runtime
+// reports it, e.g. "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes). It
+// returns "" for nil. Give handlers explicit names (WithHandlerName, WithRouteName) when the
+// hash must be stable across refactors or equal a Python graph's.
+func FuncName(fn any) string {
+	pc := funcPointer(fn)
+	if pc == 0 {
+		return ""
+	}
+	if f := runtime.FuncForPC(pc); f != nil {
+		return f.Name()
+	}
+	return ""
+}
+
+// funcPointer returns the code pointer of a func value, 0 for nil or non-funcs. Closures of the
+// same literal share one code pointer; the spec compares function identity this way.
+func funcPointer(fn any) uintptr {
+	v := reflect.ValueOf(fn)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return 0
+	}
+	return v.Pointer()
+}
