@@ -27,3 +27,16 @@ type ThreadLock interface {
 
 // ErrClosed is returned by Acquire on a lock that has been closed.
 var ErrClosed = errors.New("thread lock is closed")
+
+// ErrLockLost is the cancellation cause of a context from ContextWithLoss whose lock was
+// lost.
+var ErrLockLost = errors.New("thread lock was lost")
+
+// LossNotifier is an optional ThreadLock capability for locks that can be lost while held,
+// such as a blob lease that could not be renewed. Check for it with a type assertion.
+type LossNotifier interface {
+	// Lost returns a channel that is closed once token no longer holds
+	// (graphName, threadID): the lock was lost, released, or the lock closed. For a token
+	// that holds nothing the channel is already closed.
+	Lost(graphName, threadID, token string) <-chan struct{}
+}
