@@ -1,0 +1,97 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+func buildVersion(t *testing.T, name, version string) GraphRegistration[testState] {
+	t.Helper()
+	b := NewManifestBuilder[testState](name, WithVersion(version))
+	b.SetEntrypoint("a")
+	if err := b.AddNode("a", nodeA, Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestRegistry_Register_VersionsAndLookups(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	v1, v2, other := buildVersion(t, "g", "1"), buildVersion(t, "g", "2"), buildVersion(t, "h", "1")
+	for _, g := range []Graph{v1, other, v2} {
+		if err := r.Register(g); err != nil {
+			t.Fatalf("Register %s: %v", g.Manifest().GraphName, err)
+		}
+	}
+	err := r.Register(buildVersion(t, "g", "1"))
+	want := "graph 'g' with hash '" + v1.Manifest().GraphHash + "' is already registered"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrGraphExists) {
+		t.Fatalf("duplicate Register = %v, want %q", err, want)
+	}
+	if g, err := r.Latest("g"); err != nil || g.Manifest().Version != "2" {
+		t.Fatalf("Latest(g) = %v, %v; want version 2", g, err)
+	}
+	if g, err := r.Lookup("g", v1.Manifest().GraphHash); err != nil || g.Manifest().Version != "1" {
+		t.Fatalf("Lookup(g, v1) = %v, %v", g, err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"latest unknown", second(r.Latest("zz")), "unknown graph 'zz'"},
+		{"lookup unknown hash", second(r.Lookup("g", "0000000000000000")), "unknown graph 'g' with hash '0000000000000000'"},
+		{"lookup hash of other graph", second(r.Lookup("zz", v1.Manifest().GraphHash)), "unknown graph 'zz' with hash '" + v1.Manifest().GraphHash + "'"},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || tt.err.Error() != tt.want || !errors.Is(tt.err, ErrUnknownGraph) {
+			t.Errorf("%s: error = %v, want %q wrapping ErrUnknownGraph", tt.name, tt.err, tt.want)
+		}
+	}
+	list := r.List()
+	if len(list) != 2 || list[0].Manifest().GraphName != "g" || list[0].Manifest().Version != "2" || list[1].Manifest().GraphName != "h" {
+		t.Fatalf("List = %v", list)
+	}
+	frags := r.Fragments()
+	if len(frags) != 2 || frags[0].GraphHash != v2.Manifest().GraphHash || frags[1].GraphName != "h" {
+		t.Fatalf("Fragments = %+v", frags)
+	}
+}
+
+func second(_ Graph, err error) error { return err }
+
+func TestRegistry_ConcurrentReads_RaceFree(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	g := buildVersion(t, "g", "1")
+	if err := r.Register(g); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				lg, err := r.Latest("g")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := lg.ExecuteNode(context.Background(), "a", []byte(`{"name":"x"}`)); err != nil {
+					t.Error(err)
+					return
+				}
+				_ = r.List()
+			}
+		}()
+	}
+	wg.Wait()
+}
