@@ -112,8 +112,13 @@ func moreSpecific(a, b []routeSegment) bool {
 			}
 		}
 	}
-	if len(a) != len(b) {
-		// A longer literal path is more specific than a catch-all or optional tail.
+	endsInCatchAll := func(s []routeSegment) bool { return len(s) > 0 && s[len(s)-1].catchAll }
+	switch {
+	case len(a) > len(b) && !endsInCatchAll(b):
+		// a's extra segments can only overlap b if they are optional: a is then more general.
+		return false
+	case len(a) < len(b) && !endsInCatchAll(a):
+		// b ends in an optional tail that a does not have: a is more specific.
 		strict = true
 	}
 	return strict

@@ -103,44 +103,62 @@ func (s *customHandler) invocationTarget(r *http.Request) (string, bool) {
 
 func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, name string) {
 	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
-	logger := s.logger.With("function", name, "invocation_id", InvocationID(ctx))
-	resp, err := s.invoke(ctx, r, name, logger)
+	resp, err := s.invoke(ctx, r, name)
 	if err != nil {
 		// Only the host sees this status; the error text stays in our log.
-		logger.Error("invocation failed", "error", err)
+		s.logger.Error("invocation failed", "function", name, "invocation_id", InvocationID(ctx), "error", err)
 		resp = &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
 	}
-	writeInvocationResponse(w, invocationStatus(err), resp, logger)
+	writeInvocationResponse(w, invocationStatus(err), resp, s.logger)
 }
 
-func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string, logger *slog.Logger) (*InvocationResponse, error) {
-	var req InvocationRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxInvocationBytes+1))
+// functionLogger is the logger for one function's invocation; built only when needed.
+func (s *customHandler) functionLogger(ctx context.Context, name string) *slog.Logger {
+	return s.logger.With("function", name, "invocation_id", InvocationID(ctx))
+}
+
+func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string) (*InvocationResponse, error) {
+	body, err := readBody(r, maxInvocationBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read: %v", ErrBadInvocation, err)
-	}
-	if len(body) > maxInvocationBytes {
-		return nil, fmt.Errorf("%w: payload exceeds %d bytes", ErrBadInvocation, maxInvocationBytes)
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+		return nil, err
 	}
 	if e, ok := s.http[name]; ok {
-		return s.invokeHTTP(ctx, e, &req, logger)
+		// One decoding pass straight into the trigger's shape: encoding/json matches the
+		// binding name case-insensitively, as the host does.
+		var inv struct {
+			Data struct {
+				Req *wireHTTPTrigger `json:"req"`
+			} `json:"Data"`
+		}
+		if err := json.Unmarshal(body, &inv); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+		}
+		if inv.Data.Req == nil {
+			return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
+		}
+		trig, err := inv.Data.Req.decode()
+		if err != nil {
+			return nil, err
+		}
+		return s.invokeHTTP(ctx, e, trig)
+	}
+	var req InvocationRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
 	}
 	if q, ok := s.queues[name]; ok {
 		msg, err := DecodeQueueMessage(&req, QueueTriggerBinding)
 		if err != nil {
 			return nil, err
 		}
-		return runTriggered(ctx, logger, func(ctx context.Context) (Outputs, error) { return q.Handler(ctx, msg) })
+		return runTriggered(ctx, s.functionLogger(ctx, name), func(ctx context.Context) (Outputs, error) { return q.Handler(ctx, msg) })
 	}
 	if t, ok := s.timers[name]; ok {
 		info, err := DecodeTimerInfo(&req, TimerTriggerBinding)
 		if err != nil {
 			return nil, err
 		}
-		return runTriggered(ctx, logger, func(ctx context.Context) (Outputs, error) { return t.Handler(ctx, info) })
+		return runTriggered(ctx, s.functionLogger(ctx, name), func(ctx context.Context) (Outputs, error) { return t.Handler(ctx, info) })
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFunction, name)
 }
@@ -163,32 +181,24 @@ func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Cont
 	return &InvocationResponse{Outputs: out, Logs: []string{}}, nil
 }
 
-func (s *customHandler) invokeHTTP(ctx context.Context, e *httpEntry, req *InvocationRequest, logger *slog.Logger) (*InvocationResponse, error) {
-	raw, ok := lookupFold(req.Data, HTTPTriggerBinding)
-	if !ok {
-		return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
-	}
-	trig, err := DecodeHTTPTrigger(raw)
-	if err != nil {
-		return nil, err
-	}
+func (s *customHandler) invokeHTTP(ctx context.Context, e *httpEntry, trig *HTTPTrigger) (*InvocationResponse, error) {
 	hr, err := trig.request(ctx, s.prefix, e)
 	if err != nil {
 		return nil, err
 	}
 	capture := newResponseCapture()
-	serveRecovered(e.fn.Handler, capture, hr, logger)
+	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 	return &InvocationResponse{Outputs: map[string]any{HTTPOutputBinding: capture.output()}, Logs: []string{}}, nil
 }
 
 // serveRecovered serves one request, answering 500 with an empty body if the handler panics.
-func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logger *slog.Logger) {
+func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logger func() *slog.Logger) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
 				return
 			}
-			logger.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			logger().Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if c, ok := w.(*responseCapture); ok {
 				c.header = make(http.Header)
 				c.body.Reset()
@@ -236,7 +246,7 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	hr.Host = u.Host
 	params := t.Params
 	if params == nil {
-		if rest, ok := stripPrefix(u.Path, prefix); ok {
+		if rest, ok := stripPrefix(u.EscapedPath(), prefix); ok {
 			params, _ = e.template.Match(rest)
 		}
 	}
@@ -251,7 +261,7 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 // serveForwarded serves a request forwarded by the host at its original path. The host has
 // matched the route and checked the key already; this only finds the handler.
 func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
-	rest, ok := stripPrefix(r.URL.Path, s.prefix)
+	rest, ok := stripPrefix(r.URL.EscapedPath(), s.prefix)
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -267,7 +277,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
-	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), s.logger.With("function", e.fn.Name))
+	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 
 func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse, logger *slog.Logger) {
@@ -279,4 +289,21 @@ func writeInvocationResponse(w http.ResponseWriter, status int, resp *Invocation
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// readBody reads a request body of at most limit bytes, sized from Content-Length when known.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	size := r.ContentLength
+	if size < 0 || size > limit {
+		size = 512
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read: %v", ErrBadInvocation, err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: payload exceeds %d bytes", ErrBadInvocation, limit)
+	}
+	return buf.Bytes(), nil
 }

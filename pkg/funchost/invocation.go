@@ -80,10 +80,21 @@ type wireHTTPTrigger struct {
 	URL        string                     `json:"Url"`
 	Method     string                     `json:"Method"`
 	Query      json.RawMessage            `json:"Query"`
-	Headers    map[string]json.RawMessage `json:"Headers"`
+	Headers    map[string]wireStrings     `json:"Headers"`
 	Params     map[string]json.RawMessage `json:"Params"`
 	Identities json.RawMessage            `json:"Identities"`
 	Body       json.RawMessage            `json:"Body"`
+}
+
+// wireStrings accepts a header value sent as an array of strings (the host's shape), a plain
+// string or null.
+type wireStrings []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireStrings) UnmarshalJSON(data []byte) error {
+	vals, err := stringList(data)
+	*w = vals
+	return err
 }
 
 // DecodeHTTPTrigger decodes an httpTrigger value tolerantly: Query as an object or as a string
@@ -94,6 +105,10 @@ func DecodeHTTPTrigger(raw json.RawMessage) (*HTTPTrigger, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("%w: http trigger: %v", ErrBadInvocation, err)
 	}
+	return w.decode()
+}
+
+func (w *wireHTTPTrigger) decode() (*HTTPTrigger, error) {
 	if w.Method == "" {
 		return nil, fmt.Errorf("%w: http trigger has no Method", ErrBadInvocation)
 	}
@@ -105,11 +120,7 @@ func DecodeHTTPTrigger(raw json.RawMessage) (*HTTPTrigger, error) {
 	if len(w.Headers) > 0 {
 		t.Headers = make(map[string][]string, len(w.Headers))
 		for k, v := range w.Headers {
-			vals, err := stringList(v)
-			if err != nil {
-				return nil, fmt.Errorf("%w: header %q: %v", ErrBadInvocation, k, err)
-			}
-			t.Headers[k] = vals
+			t.Headers[k] = v
 		}
 	}
 	if len(w.Params) > 0 {

@@ -56,7 +56,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusRequestURITooLong)
 		return
 	}
-	rest, ok := stripPrefix(r.URL.Path, s.prefix)
+	rest, ok := stripPrefix(r.URL.EscapedPath(), s.prefix)
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -85,5 +85,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = uuid.NewString()
 	}
 	r = r.WithContext(WithInvocationID(r.Context(), id))
-	serveRecovered(e.fn.Handler, w, r, s.logger.With("function", e.fn.Name))
+	serveRecovered(e.fn.Handler, w, r, func() *slog.Logger {
+		return s.logger.With("function", e.fn.Name, "invocation_id", id)
+	})
 }
