@@ -1,0 +1,30 @@
+// Package hosttest emulates the Azure Functions host for tests: it reads host.json and the
+// function.json folders of an app root, starts a custom handler (a real executable or an
+// in-process http.Handler served over loopback HTTP), and behaves towards callers and towards
+// the handler as the host does (shared/spec/functions-host.md, section 10):
+//
+//   - startup: free port, FUNCTIONS_CUSTOMHANDLER_PORT and friends, `GET /` every 25 ms until
+//     any answer (30 s cap, failing early if the process exits), `%VAR%` expansion in
+//     arguments, defaultExecutablePath and workingDirectory resolution;
+//   - routing: functions sorted by name (ordinal, case-insensitive), the first matching route
+//     wins, a method mismatch falls through, no match is 404; reserved `admin`/`runtime`
+//     routes and the later of two identical routes fail to load while the others keep working;
+//   - keys: AuthEnforced (Azure: 401 with an empty body) or AuthBypass (`func start`);
+//   - JSON invocations built like the host's (Data/Metadata, Query object, Headers arrays,
+//     Params with null for unmatched optionals, Body absent without Content-Length, the three
+//     host headers) and results read like the host (non-2xx or unreadable → 500; http output
+//     shape; missing output → 200 `{}`; object bodies as indented JSON without Content-Type;
+//     the base64-decode quirk of non-http outputs);
+//   - forwarding (and proxying) of http-in/http-out functions;
+//   - in-memory queues (base64 message encoding, double-encoded string triggers, retries and
+//     `<queue>-poison` after maxDequeueCount) and on-demand timer ticks.
+//
+// Transports serves a funchost.FunctionApp behind both the standalone server and the emulator
+// so one table of HTTP cases can run through both.
+//
+// Not emulated: the Azure load balancer's 230 s cut-off (callers get 502 while the function
+// keeps running), the proxying mode's header rewriting details, EasyAuth, non-queue output
+// bindings, scheduled (NCRONTAB) timer ticks and runOnStartup, and the secrets store (keys come
+// from Options.Keys). The 100 MB body limit (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT) and the 4 KB URL
+// limit are enforced (413/414). This package is for tests, not production.
+package hosttest

@@ -1,0 +1,256 @@
+package hosttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+)
+
+// HostVersion is the version string the emulator announces in X-Azure-Functions-HostVersion
+// and User-Agent (Azure-Functions-Host/<version>).
+const HostVersion = "4.1040.300.25317"
+
+// Host defaults the emulator applies.
+const (
+	// ReadinessInterval is how often the host polls `GET /` while the handler starts.
+	ReadinessInterval = 25 * time.Millisecond
+	// InitializationTimeout is how long the host waits for the handler to answer `GET /`.
+	InitializationTimeout = 30 * time.Second
+)
+
+// AuthMode selects how the emulated host treats keys.
+type AuthMode int
+
+const (
+	// AuthEnforced is Azure's behaviour: keys are checked, failures get 401 with an empty body,
+	// and with no keys configured every non-anonymous function answers 401.
+	AuthEnforced AuthMode = iota
+	// AuthBypass is local `func start`: every request is treated as Admin.
+	AuthBypass
+)
+
+// Options configures an Emulator. AppRoot is required; Command and Handler are mutually
+// exclusive, and with neither the emulator starts host.json's defaultExecutablePath.
+type Options struct {
+	// AppRoot is the folder with host.json and the function folders.
+	AppRoot string
+	// Command starts this executable (and arguments, with %VAR% expansion) as the handler,
+	// instead of host.json's defaultExecutablePath and arguments.
+	Command []string
+	// Handler is served in-process on a loopback listener instead of starting a process; the
+	// emulator still talks to it over real HTTP.
+	Handler http.Handler
+	// Env holds app settings: added to the handler process environment and used for %VAR%
+	// expansion, `disabled` settings and FUNCTIONS_REQUEST_BODY_SIZE_LIMIT.
+	Env map[string]string
+	// Keys are the host's secrets.
+	Keys funchost.Keys
+	// AuthMode selects enforced ("Azure") or bypassed ("func start") auth.
+	AuthMode AuthMode
+	// ForwardingOverride, if set, replaces host.json's enableForwardingHttpRequest.
+	ForwardingOverride *bool
+	// SingleEncodedStrings sends string trigger values JSON-encoded once, as the docs show,
+	// instead of twice as the host really does.
+	SingleEncodedStrings bool
+	// QueuePollInterval, if positive, starts a background poller that delivers queue messages
+	// at this interval. Tests usually call DrainQueues instead.
+	QueuePollInterval time.Duration
+	// Logf receives the emulator's log lines (and the handler's Logs), e.g. t.Logf.
+	Logf func(format string, args ...any)
+}
+
+// Emulator is a local Functions host: an HTTP front that routes and authorises requests like
+// the host, turns them into invocations of a custom handler, and delivers queue messages and
+// timer ticks.
+type Emulator struct {
+	opts      Options
+	cfg       HostConfig
+	functions []*function // every loaded function, in name order
+	routes    []*function // routable HTTP functions, in name order
+	failed    map[string]error
+	logf      func(string, ...any)
+
+	handlerURL string
+	client     *http.Client // JSON invocations: follows redirects
+	forwarder  *http.Client // forwarding: no redirects
+	maxBody    int64
+
+	front     *http.Server
+	frontURL  string
+	handler   *http.Server // in-process handler, or nil
+	proc      *process     // handler process, or nil
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	queues *queueService
+}
+
+// Start reads the app root, starts the handler, waits until it answers `GET /` and opens the
+// HTTP front on a loopback port. Close it when done.
+func Start(ctx context.Context, opts Options) (*Emulator, error) {
+	if opts.AppRoot == "" {
+		return nil, errors.New("start emulator: AppRoot is required")
+	}
+	if opts.Command != nil && opts.Handler != nil {
+		return nil, errors.New("start emulator: set Command or Handler, not both")
+	}
+	cfg, err := LoadHostConfig(opts.AppRoot)
+	if err != nil {
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	if opts.ForwardingOverride != nil {
+		cfg.Forwarding = *opts.ForwardingOverride
+	}
+	e := &Emulator{opts: opts, cfg: cfg, logf: opts.Logf, queues: newQueueService()}
+	if e.logf == nil {
+		e.logf = func(string, ...any) {}
+	}
+	fns, failed, err := loadFunctions(opts.AppRoot, e.setting)
+	if err != nil {
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	e.functions, e.failed = fns, failed
+	e.routes = prepareHTTP(fns, failed)
+	for name, err := range failed {
+		e.logf("hosttest: function %s failed to load: %v", name, err)
+	}
+	e.maxBody = funchost.DefaultMaxRequestBodyBytes
+	if v := e.setting("FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"); v != "" {
+		if _, err := fmt.Sscan(v, &e.maxBody); err != nil || e.maxBody <= 0 {
+			return nil, fmt.Errorf("start emulator: FUNCTIONS_REQUEST_BODY_SIZE_LIMIT %q is not a positive integer", v)
+		}
+	}
+	var timeout time.Duration
+	if cfg.FunctionTimeout > 0 {
+		timeout = cfg.FunctionTimeout + time.Minute
+	}
+	jar := http.DefaultTransport.(*http.Transport).Clone()
+	e.client = &http.Client{Transport: jar, Timeout: timeout}
+	e.forwarder = &http.Client{Transport: jar, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	if err := e.startHandler(ctx); err != nil {
+		_ = e.Close()
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	if err := e.startFront(); err != nil {
+		_ = e.Close()
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.cancel = cancel
+	if opts.QueuePollInterval > 0 {
+		e.wg.Add(1)
+		go e.pollQueues(bg, opts.QueuePollInterval)
+	}
+	return e, nil
+}
+
+// setting reads an app setting: Options.Env first, then the process environment.
+func (e *Emulator) setting(name string) string {
+	if v, ok := e.opts.Env[name]; ok {
+		return v
+	}
+	return os.Getenv(name)
+}
+
+func (e *Emulator) startFront() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen front: %w", err)
+	}
+	e.front = &http.Server{Handler: http.HandlerFunc(e.serveFront), ReadHeaderTimeout: 30 * time.Second}
+	e.frontURL = "http://" + ln.Addr().String()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = e.front.Serve(ln)
+	}()
+	return nil
+}
+
+// URL returns the base URL of the emulated host's HTTP front (scheme://host:port, without the
+// route prefix).
+func (e *Emulator) URL() string { return e.frontURL }
+
+// Config returns the host.json settings in effect (after ForwardingOverride).
+func (e *Emulator) Config() HostConfig { return e.cfg }
+
+// FunctionErrors returns the functions that failed to load, by folder name, with the host's
+// reason. The other functions keep working.
+func (e *Emulator) FunctionErrors() map[string]error {
+	out := make(map[string]error, len(e.failed))
+	for k, v := range e.failed {
+		out[k] = v
+	}
+	return out
+}
+
+// Functions returns the names of the loaded functions in host order.
+func (e *Emulator) Functions() []string {
+	names := make([]string, 0, len(e.functions))
+	for _, f := range e.functions {
+		if _, bad := e.failed[f.Name]; !bad {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// Close stops the front, the queue poller and the handler (process or in-process server). It
+// is idempotent.
+func (e *Emulator) Close() error {
+	e.closeOnce.Do(func() {
+		var errs []error
+		if e.cancel != nil {
+			e.cancel()
+		}
+		if e.front != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := e.front.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("close front: %w", err))
+			}
+			cancel()
+		}
+		e.wg.Wait()
+		if e.handler != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := e.handler.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("close handler: %w", err))
+			}
+			cancel()
+		}
+		if e.proc != nil {
+			if err := e.proc.stop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if e.client != nil {
+			e.client.CloseIdleConnections()
+		}
+		e.closeErr = errors.Join(errs...)
+	})
+	return e.closeErr
+}
+
+func (e *Emulator) function(name string) (*function, bool) {
+	for _, f := range e.functions {
+		if strings.EqualFold(f.Name, name) {
+			if _, bad := e.failed[f.Name]; bad {
+				return nil, false
+			}
+			return f, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,221 @@
+package hosttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrHandlerExited reports a handler process that ended before it answered `GET /`.
+var ErrHandlerExited = errors.New("hosttest: handler process exited before it was ready")
+
+// ErrNotReady reports a handler that did not answer `GET /` within InitializationTimeout.
+var ErrNotReady = errors.New("hosttest: handler did not become ready")
+
+// process is a started handler executable.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // Wait's result, valid after done
+}
+
+func (p *process) stop() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("stop handler: killed after 10 s")
+	}
+}
+
+// startHandler serves Options.Handler in-process or starts the handler process, then waits for
+// readiness like the host.
+func (e *Emulator) startHandler(ctx context.Context) error {
+	port, ln, err := freePort(e.opts.Handler != nil)
+	if err != nil {
+		return err
+	}
+	e.handlerURL = "http://127.0.0.1:" + strconv.Itoa(port)
+	var exited <-chan struct{}
+	if e.opts.Handler != nil {
+		e.handler = &http.Server{Handler: e.opts.Handler, ReadHeaderTimeout: 30 * time.Second}
+		go func() { _ = e.handler.Serve(ln) }()
+	} else {
+		p, err := e.startProcess(port)
+		if err != nil {
+			return err
+		}
+		e.proc, exited = p, p.done
+	}
+	return e.waitReady(ctx, exited)
+}
+
+// freePort picks a free loopback port. For an in-process handler the listener is kept open.
+func freePort(keep bool) (int, net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, nil, fmt.Errorf("pick port: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !keep {
+		_ = ln.Close()
+		return port, nil, nil
+	}
+	return port, ln, nil
+}
+
+func (e *Emulator) startProcess(port int) (*process, error) {
+	argv := e.opts.Command
+	if argv == nil {
+		if e.cfg.ExecutablePath == "" {
+			return nil, errors.New("start handler: WorkerDescription DefaultExecutablePath cannot be empty")
+		}
+		argv = append([]string{e.cfg.ExecutablePath}, e.cfg.Arguments...)
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("start handler: empty command")
+	}
+	root, err := filepath.Abs(e.opts.AppRoot)
+	if err != nil {
+		return nil, fmt.Errorf("start handler: %w", err)
+	}
+	exe, err := resolveExecutable(root, e.expand(argv[0]))
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, 0, len(argv)-1)
+	for _, a := range argv[1:] {
+		args = append(args, e.expand(a))
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = root
+	if wd := e.cfg.WorkingDirectory; wd != "" {
+		if !filepath.IsAbs(wd) {
+			wd = filepath.Join(root, wd)
+		}
+		cmd.Dir = wd
+	}
+	id := uuid.NewString()
+	cmd.Env = os.Environ()
+	for k, v := range e.opts.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := strconv.Itoa(port)
+	cmd.Env = append(cmd.Env,
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+p, "FUNCTIONS_CUSTOMHANDLER_WORKER_ID="+id,
+		"FUNCTIONS_HTTPWORKER_PORT="+p, "FUNCTIONS_HTTPWORKER_ID="+id,
+		"FUNCTIONS_APP_ROOT_PATH="+root)
+	cmd.Stdout = logWriter{e.logf, "handler stdout"}
+	cmd.Stderr = logWriter{e.logf, "handler stderr"}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start handler %s: %w", exe, err)
+	}
+	proc := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		proc.err = cmd.Wait()
+		close(proc.done)
+	}()
+	return proc, nil
+}
+
+var settingRE = regexp.MustCompile(`%([^%]+)%`)
+
+// expand replaces %NAME% with the app setting or environment variable NAME; unknown names are
+// left as they are.
+func (e *Emulator) expand(s string) string {
+	return settingRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[1 : len(m)-1]
+		if v, ok := e.opts.Env[name]; ok {
+			return v
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		return m
+	})
+}
+
+// resolveExecutable applies the host's rule: a relative path is app-root-relative if that file
+// exists, otherwise it is looked up on PATH.
+func resolveExecutable(root, path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	if candidate := filepath.Join(root, path); fileExists(candidate) {
+		return candidate, nil
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("start handler: %q is neither in the app root nor on PATH: %w", path, err)
+	}
+	return found, nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}
+
+// waitReady polls `GET /` every ReadinessInterval until any HTTP answer, the process exits, or
+// InitializationTimeout passes.
+func (e *Emulator) waitReady(ctx context.Context, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, InitializationTimeout)
+	defer cancel()
+	probe := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(ReadinessInterval)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.handlerURL+"/", nil)
+		if err != nil {
+			return fmt.Errorf("wait for handler: %w", err)
+		}
+		if resp, err := probe.Do(req); err == nil {
+			_ = resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("wait for handler: %w: %v", ErrHandlerExited, e.proc.err)
+		case <-ctx.Done():
+			return fmt.Errorf("wait for handler at %s: %w: %v", e.handlerURL, ErrNotReady, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// logWriter sends a process's output lines to Logf.
+type logWriter struct {
+	logf func(string, ...any)
+	what string
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logf("hosttest: %s: %s", w.what, trimNewline(string(p)))
+	return len(p), nil
+}
+
+func trimNewline(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

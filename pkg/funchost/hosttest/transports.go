@@ -1,0 +1,136 @@
+package hosttest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+)
+
+// Transport is one way to reach an app in tests.
+type Transport struct {
+	// Name is "standalone" or "emulated-host".
+	Name string
+	// BaseURL is scheme://host:port without the route prefix, e.g. BaseURL + "/api/health".
+	BaseURL string
+	// FunctionKey is a host-level function key valid on this transport.
+	FunctionKey string
+	// MasterKey is the master key of this transport.
+	MasterKey string
+}
+
+// Transport names.
+const (
+	TransportStandalone   = "standalone"
+	TransportEmulatedHost = "emulated-host"
+)
+
+// Transports serves app behind both transports for the life of the test and returns
+// [standalone, emulated-host]. Both listen on 127.0.0.1 and enforce keys (the emulator in
+// AuthEnforced mode) with the same generated function and master keys. Everything is closed
+// by t.Cleanup.
+func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
+	t.Helper()
+	functionKey, masterKey := randomKey(t), randomKey(t)
+	keys := funchost.Keys{Master: masterKey, HostFunction: map[string]string{"default": functionKey}}
+	logger := TestLogger(t)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("hosttest: listen: %v", err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	emu := StartApp(t, app, Options{Keys: keys, AuthMode: AuthEnforced})
+	return []Transport{
+		{Name: TransportStandalone, BaseURL: srv.URL, FunctionKey: functionKey, MasterKey: masterKey},
+		{Name: TransportEmulatedHost, BaseURL: emu.URL(), FunctionKey: functionKey, MasterKey: masterKey},
+	}
+}
+
+// StartApp runs app behind the emulator for the life of the test: it writes the app's
+// function.json folders and a host.json (route prefix of the app, forwarding off, base64 queue
+// messages) into a temporary app root, serves app.CustomHandler in-process, and closes
+// everything in t.Cleanup. opts.AppRoot, Handler and Command are ignored; Logf defaults to
+// t.Logf.
+func StartApp(t testing.TB, app *funchost.FunctionApp, opts Options) *Emulator {
+	t.Helper()
+	root := t.TempDir()
+	if err := app.WriteFunctions(root); err != nil {
+		t.Fatalf("hosttest: %v", err)
+	}
+	if err := WriteHostJSON(root, app.RoutePrefix()); err != nil {
+		t.Fatalf("hosttest: %v", err)
+	}
+	opts.AppRoot, opts.Command = root, nil
+	opts.Handler = app.CustomHandler(funchost.HandlerOptions{Logger: TestLogger(t)})
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	emu, err := Start(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("hosttest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Close(); err != nil {
+			t.Errorf("hosttest: close emulator: %v", err)
+		}
+	})
+	return emu
+}
+
+// WriteHostJSON writes a minimal custom-handler host.json into dir: executable "handler",
+// forwarding off, the given route prefix and base64 queue messages.
+func WriteHostJSON(dir, routePrefix string) error {
+	host := map[string]any{
+		"version": "2.0",
+		"customHandler": map[string]any{
+			"description":                 map[string]any{"defaultExecutablePath": "handler", "workingDirectory": "", "arguments": []string{}},
+			"enableForwardingHttpRequest": false,
+		},
+		"extensions": map[string]any{
+			"http":   map[string]any{"routePrefix": routePrefix},
+			"queues": map[string]any{"messageEncoding": "base64"},
+		},
+	}
+	data, err := json.MarshalIndent(host, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "host.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return nil
+}
+
+func randomKey(t testing.TB) string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("hosttest: generate key: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// TestLogger returns a slog.Logger that writes through t.Log.
+func TestLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
