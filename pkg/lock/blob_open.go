@@ -16,7 +16,7 @@ const DefaultLockContainer = "funcgraph-locks"
 // public, well-known emulator key, not a secret.
 const (
 	devAccountName = "devstoreaccount1"
-	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFr/KBHrTLKZk1Q1BqQ=="
+	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 	devBlobHost    = "http://127.0.0.1"
 	devBlobPort    = "10000"
 )
