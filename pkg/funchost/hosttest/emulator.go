@@ -63,6 +63,9 @@ type Options struct {
 	// QueuePollInterval, if positive, starts a background poller that delivers queue messages
 	// at this interval. Tests usually call DrainQueues instead.
 	QueuePollInterval time.Duration
+	// InitializationTimeout bounds the wait for the handler's first answer to `GET /`; 0 means
+	// the host's 30 s.
+	InitializationTimeout time.Duration
 	// Logf receives the emulator's log lines (and the handler's Logs), e.g. t.Logf.
 	Logf func(format string, args ...any)
 }

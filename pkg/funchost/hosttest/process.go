@@ -178,7 +178,11 @@ func fileExists(path string) bool {
 // waitReady polls `GET /` every ReadinessInterval until any HTTP answer, the process exits, or
 // InitializationTimeout passes.
 func (e *Emulator) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	ctx, cancel := context.WithTimeout(ctx, InitializationTimeout)
+	limit := e.opts.InitializationTimeout
+	if limit <= 0 {
+		limit = InitializationTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	probe := &http.Client{Timeout: time.Second}
 	tick := time.NewTicker(ReadinessInterval)
