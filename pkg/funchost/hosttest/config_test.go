@@ -73,12 +73,12 @@ func TestStart_Discovery_ValidNamesInHostOrder(t *testing.T) {
 // Section 10.3: default route, reserved prefixes, identical routes fail only the later one.
 func TestStart_RouteValidation_FailsOnlyTheOffender(t *testing.T) {
 	root := writeApp(t, "", map[string]string{
-		"byname":  httpFunc("anonymous", ""),
-		"adm":     httpFunc("anonymous", "administrators/x"),
-		"rt":      httpFunc("anonymous", "/Runtime"),
-		"first":   httpFunc("anonymous", "same/{id}", "get"),
-		"second":  httpFunc("anonymous", "SAME/{id}/", "get", "post"),
-		"third":   httpFunc("anonymous", "same/{id}", "delete"),
+		"byname": httpFunc("anonymous", ""),
+		"adm":    httpFunc("anonymous", "administrators/x"),
+		"rt":     httpFunc("anonymous", "/Runtime"),
+		"first":  httpFunc("anonymous", "same/{id}", "get"),
+		"second": httpFunc("anonymous", "SAME/{id}/", "get", "post"),
+		"third":  httpFunc("anonymous", "same/{id}", "delete"),
 		"zcatch": httpFunc("anonymous", "same/{other}"),
 	})
 	rec := &recorder{}
@@ -101,7 +101,7 @@ func TestStart_RouteValidation_FailsOnlyTheOffender(t *testing.T) {
 	}{
 		{"GET", "/api/byname", 200, "byname"},
 		{"GET", "/api/same/1", 200, "first"},
-		{"POST", "/api/same/1", 200, "zcatch"}, // second failed; zcatch has a different template text
+		{"POST", "/api/same/1", 200, "zcatch"},  // second failed; zcatch has a different template text
 		{"DELETE", "/api/same/1", 200, "third"}, // identical text, disjoint methods: allowed
 		{"GET", "/api/administrators/x", 404, ""},
 	}

@@ -249,11 +249,14 @@ func checkGolden(t *testing.T, name string, inv invocation) {
 		},
 		"payload": mask(inv.Payload),
 	}
-	got, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
+	got := buf.Bytes()
 	path := filepath.Join("testdata", name+".golden.json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {

@@ -1,0 +1,123 @@
+package hosttest_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+)
+
+// raw answers every invocation with this status, content type and body.
+func raw(status int, contentType, body string) *recorder {
+	return &recorder{respond: func(w http.ResponseWriter, _ *http.Request, _ invocation) {
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}}
+}
+
+// Section 10.7: how the host turns the handler's answer into the caller's response.
+func TestEmulator_Response_InterpretedLikeTheHost(t *testing.T) {
+	const js = "application/json"
+	cases := []struct {
+		name       string
+		handler    *recorder
+		fn         string
+		wantStatus int
+		wantType   []string // nil: no Content-Type header at all
+		wantHeader map[string]string
+		wantBody   string
+	}{
+		{name: "text body with content type", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":201,"headers":{"Content-Type":"text/plain","X-A":"b"},"body":"made"}}}`),
+			wantStatus: 201, wantType: []string{"text/plain"}, wantHeader: map[string]string{"X-A": "b"}, wantBody: "made"},
+		{name: "handler non-2xx", handler: raw(500, js, `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
+		{name: "handler 404", handler: raw(404, js, `{}`), wantStatus: 500},
+		{name: "unparsable body", handler: raw(200, js, `{"Outputs":`), wantStatus: 500},
+		{name: "text/plain media type", handler: raw(200, "text/plain", `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
+		{name: "no media type", handler: raw(200, "", `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
+		{name: "missing res", handler: raw(200, js, `{"Outputs":{},"Logs":[],"ReturnValue":null}`), wantStatus: 200, wantBody: "{}"},
+		{name: "null res", handler: raw(200, js, `{"Outputs":{"res":null}}`), wantStatus: 200, wantBody: "{}"},
+		{name: "204 empty", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":204,"body":"ignored"}}}`), wantStatus: 204},
+		{name: "default status 200", handler: raw(200, js, `{"Outputs":{"res":{"body":"hi"}}}`), wantStatus: 200, wantBody: "hi"},
+		{name: "case-insensitive keys and binding", handler: raw(200, js, `{"outputs":{"RES":{"StatusCode":202,"BODY":"ok","HEADERS":{"content-type":"text/csv"}}}}`),
+			wantStatus: 202, wantType: []string{"text/csv"}, wantBody: "ok"},
+		{name: "status alias as numeric string", handler: raw(200, js, `{"Outputs":{"res":{"status":"418","body":"teapot"}}}`), wantStatus: 418, wantBody: "teapot"},
+		{name: "bad status", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":"lots"}}}`), wantStatus: 500},
+		{name: "null content-type throws", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"Content-Type":null},"body":"x"}}}`), wantStatus: 500},
+		{name: "object body is indented JSON without content type", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":200,"body":{"a":[1,2]}}}}`),
+			wantStatus: 200, wantBody: "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
+		{name: "array header becomes JSON text", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"X-Many":["a","b"],"X-Num":5,"X-Bool":true},"body":"x"}}}`),
+			wantStatus: 200, wantHeader: map[string]string{"X-Many": `["a","b"]`, "X-Num": "5", "X-Bool": "True"}, wantBody: "x"},
+		{name: "no base64 decoding on http output", handler: raw(200, js, `{"Outputs":{"res":{"body":"dGVzdA=="}}}`), wantStatus: 200, wantBody: "dGVzdA=="},
+		{name: "$return binding reads ReturnValue", fn: "ret", handler: raw(200, js, `{"Outputs":{"res":{"body":"wrong"}},"ReturnValue":{"statusCode":203,"body":"from return"}}`),
+			wantStatus: 203, wantBody: "from return"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeApp(t, "", map[string]string{
+				"fn":  httpFunc("anonymous", "fn"),
+				"ret": `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"ret"},{"type":"http","direction":"out","name":"$return"}]}`,
+			})
+			e := start(t, root, tc.handler, hosttest.Options{})
+			fn := tc.fn
+			if fn == "" {
+				fn = "fn"
+			}
+			status, hdr, body := do(t, "GET", e.URL()+"/api/"+fn, nil, nil)
+			if status != tc.wantStatus {
+				t.Fatalf("status = %d, want %d (body %q)", status, tc.wantStatus, body)
+			}
+			if body != tc.wantBody {
+				t.Errorf("body = %q, want %q", body, tc.wantBody)
+			}
+			if got := hdr.Values("Content-Type"); !reflect.DeepEqual(got, tc.wantType) {
+				t.Errorf("Content-Type = %q, want %q", got, tc.wantType)
+			}
+			for k, v := range tc.wantHeader {
+				if got := hdr.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+// Section 10.7: the base64-decode quirk of non-http outputs, and queue output shapes.
+func TestEmulator_QueueOutput_Base64QuirkAndShapes(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	cases := []struct {
+		name     string
+		dataType string
+		value    string // JSON of Outputs.out
+		want     []string
+	}{
+		{"plain string kept", "", `"hello world"`, []string{b64("hello world")}},
+		{"base64-looking string is decoded (corrupted)", "", `"test"`, []string{"test"}}, // stored base64(decode("test")) == "test": the consumer gets 3 garbage bytes
+		{"base64 string decoded to its content", "", `"` + b64("real") + `"`, []string{b64("real")}},
+		{"binary dataType is not decoded", "binary", `"test"`, []string{b64("test")}},
+		{"array is several messages", "", `["hello world", {"k": 1}, null]`, []string{b64("hello world"), b64(`{"k":1}`)}},
+		{"object is its JSON", "", `{"k": [1, 2]}`, []string{b64(`{"k":[1,2]}`)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeApp(t, "", map[string]string{"fn": `{"bindings":[
+				{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"fn"},
+				{"type":"http","direction":"out","name":"res"},
+				{"type":"queue","direction":"out","name":"out","queueName":"Out-Q","dataType":"` + tc.dataType + `"}]}`})
+			e := start(t, root, raw(200, "application/json", `{"Outputs":{"res":{"body":"ok"},"out":`+tc.value+`}}`), hosttest.Options{})
+			if status, _, body := do(t, "GET", e.URL()+"/api/fn", nil, nil); status != 200 || body != "ok" {
+				t.Fatalf("got %d %q", status, body)
+			}
+			if got := e.Queue("out-q"); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("queue = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got, ok := hosttest.Base64Quirk("test"); !ok || string(got) != "\xb5\xeb\x2d" {
+		t.Errorf(`Base64Quirk("test") = %q, %v; want the 3 decoded bytes`, got, ok)
+	}
+}
