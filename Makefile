@@ -1,5 +1,6 @@
 # funcgraph — the two commands are `make run` and `make test`.
 
+SHELL     := /bin/bash
 GO        ?= go
 TOOLS     := .tools
 AZURITE_VERSION := 3.35.0
@@ -14,6 +15,7 @@ DEV_KEY     := Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 AZURITE_CONN := DefaultEndpointsProtocol=http;AccountName=$(DEV_ACCOUNT);AccountKey=$(DEV_KEY);BlobEndpoint=http://127.0.0.1:$(AZURITE_BLOB_PORT)/$(DEV_ACCOUNT);QueueEndpoint=http://127.0.0.1:$(AZURITE_QUEUE_PORT)/$(DEV_ACCOUNT);TableEndpoint=http://127.0.0.1:$(AZURITE_TABLE_PORT)/$(DEV_ACCOUNT);
 
 FUZZTIME  ?= 30s
+INTEGRATION_PKGS ?= ./...
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 
@@ -67,7 +69,7 @@ $(AZURITE):
 # PID whatever the outcome. It fails (never skips) when Azurite cannot start.
 integration: $(AZURITE) build
 	@set -u; mkdir -p $(AZURITE_DIR); \
-	$(AZURITE) --inMemoryPersistence --silent --skipApiVersionCheck --loose \
+	$(AZURITE) --inMemoryPersistence --disableTelemetry --silent --skipApiVersionCheck --loose --extentMemoryLimit 2048 \
 	  --blobHost 127.0.0.1 --blobPort $(AZURITE_BLOB_PORT) \
 	  --queueHost 127.0.0.1 --queuePort $(AZURITE_QUEUE_PORT) \
 	  --tableHost 127.0.0.1 --tablePort $(AZURITE_TABLE_PORT) \
@@ -79,7 +81,7 @@ integration: $(AZURITE) build
 	done; \
 	if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurite.log; exit 1; fi; \
 	FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)' FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
-	  $(GO) test -race -count=1 -tags integration -run Integration ./...
+	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
 
 ## bench: the benchmarks reported in the README.
 bench:
