@@ -4,12 +4,32 @@
 // The model part is pure: no storage, no HTTP, no goroutines. A graph is described with a
 // ManifestBuilder over a user state struct S, compiled by Build into a GraphRegistration[S]
 // whose GraphManifest carries the topology hash of spec section 3 (byte-compatible with the
-// Python original when handlers are given the original's names). A GraphRegistration is also
-// a Graph, the type-erased view the engine executes one step at a time: ExecuteNode,
+// Python original when handlers are given the original's names with WithHandlerName and
+// WithRouteName; otherwise names default to FuncName of the Go function). A GraphRegistration
+// is also a Graph, the type-erased view the engine executes one step at a time: ExecuteNode,
 // ResolveRoute and ApplyEvent take and return the run state as a JSON object. A Registry keeps
 // several versions of a graph by (name, hash).
 //
-// Handlers may run more than once for the same step (a crash between doing the work and
-// recording it replays the step), so their side effects must be idempotent; StepInfoFrom gives
-// them a stable idempotency key.
+// # State model
+//
+// S must be a named struct. Its exported fields are the state, named by their json tag (no
+// tag options such as omitempty; every field is always dumped, in declaration order). Embedded
+// fields are not supported. Incoming state is validated per step:
+//   - unknown top-level keys are dropped;
+//   - a field tagged `durable:"required"` must be present; other missing fields keep their
+//     defaults: the Go zero value, empty (not null) for slices and maps, or whatever
+//     SetDefaults sets when *S implements Defaulter;
+//   - JSON null is accepted only by pointer and interface fields (use *string for "string or
+//     null");
+//   - type errors fail the step with a *StateError, except that top-level integer fields
+//     (and pointers to them) accept a string holding an integer or an integral number
+//     ("2" and 2.0 become 2), like the original's lax validation;
+//   - Validate is called when S or *S implements Validator.
+//
+// # Handlers
+//
+// Handlers receive a context and a copy of the state. They may run more than once for the same
+// step (a crash between doing the work and recording it replays the step), so their side
+// effects must be idempotent; StepInfoFrom gives them a stable idempotency key. A handler panic
+// is returned as a *HandlerError rather than crashing the engine.
 package durable

@@ -251,3 +251,26 @@ func TestGraphManifest_JSON_SnakeCaseOrderedNodes(t *testing.T) {
 		t.Fatalf("fragment:\n got %s\nwant %s", frag, wantFrag)
 	}
 }
+
+func TestGraphManifest_UnmarshalJSON_KeepsMetadataNumbers(t *testing.T) {
+	t.Parallel()
+	m := dataPipelineManifest()
+	m.Metadata = map[string]any{"int": 1, "float": 1.0, "big": json.Number("123456789012345678901234567890"), "nested": map[string]any{"x": 2.5}}
+	want, err := m.ComputeHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.GraphHash = want
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back GraphManifest
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.ComputeHash()
+	if err != nil || got != want || back.GraphHash != want || len(back.Nodes) != 3 {
+		t.Fatalf("round-tripped manifest hash %s (%v), stored %s, want %s; json %s", got, err, back.GraphHash, want, raw)
+	}
+}

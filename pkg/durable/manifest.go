@@ -185,6 +185,48 @@ func (m GraphManifest) Node(name string) (NodeDefinition, bool) {
 	return NodeDefinition{}, false
 }
 
+// MarshalJSON writes the manifest with snake_case keys in field order. Metadata is written
+// with sorted keys and floats keep their fractional part (1.0 stays 1.0), so that a decoded
+// manifest hashes like the original.
+func (m GraphManifest) MarshalJSON() ([]byte, error) {
+	type plain GraphManifest // drops this method
+	md := m.Metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	mdRaw, err := appendCanonicalMap(nil, md, 0)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return json.Marshal(struct {
+		plain
+		Metadata json.RawMessage `json:"metadata"`
+	}{plain(m), mdRaw})
+}
+
+// UnmarshalJSON reads a manifest written by MarshalJSON. Metadata numbers are kept as
+// json.Number so that integers and floats hash as they were written (1 vs 1.0).
+func (m *GraphManifest) UnmarshalJSON(data []byte) error {
+	type plain GraphManifest // drops this method
+	var w struct {
+		plain
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*m = GraphManifest(w.plain)
+	m.Metadata = nil
+	if len(w.Metadata) > 0 && string(w.Metadata) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(w.Metadata))
+		dec.UseNumber()
+		if err := dec.Decode(&m.Metadata); err != nil {
+			return fmt.Errorf("decode metadata: %w", err)
+		}
+	}
+	return nil
+}
+
 // ManifestFragment is the public summary of a manifest used by the health and openapi
 // endpoints. Its fields are declared in the wire key order of spec section 1.
 type ManifestFragment struct {
