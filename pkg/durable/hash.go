@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // CanonicalTopology returns the canonical JSON object of spec section 3 for the manifest:
@@ -40,17 +41,13 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 	}
 
 	dst = append(dst, `,"nodes":{`...)
-	nodes := slices.Clone(m.Nodes)
-	slices.SortFunc(nodes, func(a, b NodeDefinition) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	for i, n := range nodes {
+	order := make([]int32, len(m.Nodes)) // sort indices: cheaper than moving NodeDefinitions
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(m.Nodes[a].Name, m.Nodes[b].Name) })
+	for i, idx := range order {
+		n := &m.Nodes[idx]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
