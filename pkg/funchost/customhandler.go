@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -123,22 +125,14 @@ func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string
 		return nil, err
 	}
 	if e, ok := s.http[name]; ok {
-		// One decoding pass straight into the trigger's shape: encoding/json matches the
-		// binding name case-insensitively, as the host does.
-		var inv struct {
-			Data struct {
-				Req *wireHTTPTrigger `json:"req"`
-			} `json:"Data"`
-		}
-		if err := json.Unmarshal(body, &inv); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
-		}
-		if inv.Data.Req == nil {
-			return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
-		}
-		trig, err := inv.Data.Req.decode()
+		// One pass straight into the trigger's shape, matching the binding name
+		// case-insensitively as the host does (fastjson.go).
+		trig, err := decodeHTTPInvocation(body, HTTPTriggerBinding)
 		if err != nil {
 			return nil, err
+		}
+		if trig == nil {
+			return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
 		}
 		return s.invokeHTTP(ctx, e, trig)
 	}
@@ -281,14 +275,43 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse, logger *slog.Logger) {
-	body, err := json.Marshal(resp)
-	if err != nil {
-		logger.Error("encode invocation response", "error", err)
-		status, body = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
+	var body []byte
+	if res, ok := resp.Outputs[HTTPOutputBinding].(HTTPOutput); ok && len(resp.Outputs) == 1 && len(resp.Logs) == 0 && resp.ReturnValue == nil {
+		body = appendHTTPEnvelope(make([]byte, 0, len(res.Body)+256), res)
+	} else {
+		var err error
+		if body, err = json.Marshal(resp); err != nil {
+			logger.Error("encode invocation response", "error", err)
+			status, body = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// appendHTTPEnvelope encodes the common reply, one http output and nothing else, without
+// reflection.
+func appendHTTPEnvelope(dst []byte, res HTTPOutput) []byte {
+	dst = append(dst, `{"Outputs":{"res":{"statusCode":`...)
+	dst = strconv.AppendInt(dst, int64(res.StatusCode), 10)
+	dst = append(dst, `,"headers":{`...)
+	keys := make([]string, 0, len(res.Headers))
+	for k := range res.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, res.Headers[k])
+	}
+	dst = append(dst, `},"body":`...)
+	dst = appendJSONString(dst, res.Body)
+	return append(dst, `}},"Logs":[],"ReturnValue":null}`...)
 }
 
 // readBody reads a request body of at most limit bytes, sized from Content-Length when known.
