@@ -1,0 +1,149 @@
+package host
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/lock"
+)
+
+// GraphHostApp hosts graphs as HTTP functions. Build it with New, add graphs with Register at
+// startup, then serve FunctionApp. Serving is safe for concurrent use; Register may run
+// concurrently with serving (health details see the graph once it is registered).
+type GraphHostApp struct {
+	opts        Options
+	lim         limits
+	app         *funchost.FunctionApp
+	lock        lock.ThreadLock
+	lockBackend string
+	observer    safeObserver
+	logger      *slog.Logger
+
+	mu         sync.RWMutex
+	graphs     []*hostedGraph    // registration order; guarded by mu
+	names      map[string]string // lower-cased name → name, incl. reserved names; guarded by mu
+	details    []healthDetail    // guarded by mu
+	openapi    []func(*OpenAPIDocument)
+	streamType map[string]bool // function names answering text/event-stream; guarded by mu
+}
+
+// New builds an app with the health, health details and OpenAPI routes. It fails for invalid
+// options (ErrInvalidOptions) and, with the contract's message, when LockBackendSetting asks
+// for a distributed lock while the in-process lock is in use (ErrLockBackendMismatch). With
+// anonymous app-level auth it logs a warning every time.
+func New(opts Options) (*GraphHostApp, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	a := &GraphHostApp{
+		opts:        opts,
+		lim:         limits{maxBody: opts.MaxRequestBodyBytes, maxDepth: opts.MaxInputDepth, maxNodes: opts.MaxInputNodes},
+		app:         funchost.NewFunctionApp(),
+		lock:        opts.ThreadLock,
+		lockBackend: typeName(opts.ThreadLock),
+		observer:    safeObserver{obs: opts.Observer, logger: opts.Logger},
+		logger:      opts.Logger,
+		names:       map[string]string{},
+		streamType:  map[string]bool{},
+	}
+	a.app.SetRoutePrefix(opts.RoutePrefix)
+	if opts.AuthLevel == funchost.AuthAnonymous {
+		a.logger.Warn("graph endpoints are publicly accessible without authentication; " +
+			"use auth level function at app level or per graph")
+	}
+	if err := a.registerAppRoutes(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// FunctionApp returns the function app with every route registered so far. Other surfaces
+// (the durable engine, the platform routes) may add their functions to it.
+func (a *GraphHostApp) FunctionApp() *funchost.FunctionApp { return a.app }
+
+// PlatformCompat reports whether the platform routes were asked for (Options.PlatformCompat).
+func (a *GraphHostApp) PlatformCompat() bool { return a.opts.PlatformCompat }
+
+// Logger returns the app's logger.
+func (a *GraphHostApp) Logger() *slog.Logger { return a.logger }
+
+func (a *GraphHostApp) registerAppRoutes() error {
+	fns := []funchost.HTTPFunction{
+		{
+			Name: "fg_health", Methods: []string{http.MethodGet}, Route: "health", AuthLevel: a.opts.HealthAuthLevel,
+			Handler: http.HandlerFunc(a.serveHealth),
+			Doc: funchost.RouteDoc{Summary: "Health", Description: "Liveness probe; never lists graphs.",
+				Tags: []string{"health"}, Response: schemaRef("HealthResponse")},
+		},
+		{
+			Name: "fg_health_details", Methods: []string{http.MethodGet}, Route: "health/details", AuthLevel: a.opts.HealthDetailsAuthLevel,
+			Handler: http.HandlerFunc(a.serveHealthDetails),
+			Doc: funchost.RouteDoc{Summary: "Health details", Description: "Registered graphs: names, descriptions, checkpointer status.",
+				Tags: []string{"health"}, Response: schemaRef("HealthDetailsResponse")},
+		},
+		{
+			Name: "fg_openapi", Methods: []string{http.MethodGet}, Route: "openapi.json", AuthLevel: a.opts.AuthLevel,
+			Handler: http.HandlerFunc(a.serveOpenAPI),
+			Doc:     funchost.RouteDoc{Summary: "OpenAPI document", Tags: []string{"meta"}},
+		},
+	}
+	for _, fn := range fns {
+		if err := a.app.HandleHTTP(fn); err != nil {
+			return fmt.Errorf("register %s: %w", fn.Name, err)
+		}
+	}
+	return nil
+}
+
+// ReserveGraphName claims name in the app's one graph namespace, for surfaces that add graph
+// routes of their own (the durable engine). It applies the same rules as Register: the graph
+// name rule (ErrEmptyName, ErrInvalidName) and uniqueness ignoring case (ErrDuplicateName).
+func (a *GraphHostApp) ReserveGraphName(name string) error {
+	if err := ValidateGraphName(name); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.claimLocked(name)
+}
+
+func (a *GraphHostApp) claimLocked(name string) error {
+	if _, taken := a.names[strings.ToLower(name)]; taken {
+		return newPublic(ErrDuplicateName, "Graph %s is already registered", pyRepr(name))
+	}
+	a.names[strings.ToLower(name)] = name
+	return nil
+}
+
+func (a *GraphHostApp) releaseNameLocked(name string) { delete(a.names, strings.ToLower(name)) }
+
+// AsyncGraphs returns the names of the graphs registered with AsyncMode, or of every graph when
+// Options.AsyncRuns is set, in registration order. A durable engine attached to this app offers
+// runs for them; without one the flags have no effect.
+func (a *GraphHostApp) AsyncGraphs() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	var names []string
+	for _, g := range a.graphs {
+		if a.opts.AsyncRuns || g.async {
+			names = append(names, g.name)
+		}
+	}
+	return names
+}
+
+// Graphs returns information about the registered graphs in registration order.
+func (a *GraphHostApp) Graphs() []GraphInfo {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]GraphInfo, 0, len(a.graphs))
+	for _, g := range a.graphs {
+		out = append(out, g.info())
+	}
+	return out
+}

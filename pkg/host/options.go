@@ -1,0 +1,161 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/lock"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxStreamResponseBytes = 1048576
+	DefaultMaxRequestBodyBytes    = 1048576
+	DefaultMaxInputDepth          = 32
+	DefaultMaxInputNodes          = 10000
+)
+
+// Options configures a GraphHostApp. The zero value is valid and means the defaults.
+type Options struct {
+	// AuthLevel is the app-level auth of graph routes (and platform routes); "" means
+	// funchost.AuthFunction. Anonymous logs a warning at every New.
+	AuthLevel funchost.AuthLevel
+	// HealthAuthLevel is the auth of GET /api/health; "" means funchost.AuthAnonymous.
+	HealthAuthLevel funchost.AuthLevel
+	// HealthDetailsAuthLevel is the auth of GET /api/health/details; "" means AuthLevel.
+	HealthDetailsAuthLevel funchost.AuthLevel
+	// MaxStreamResponseBytes caps the buffered SSE data frames; 0 means 1048576.
+	MaxStreamResponseBytes int
+	// MaxRequestBodyBytes caps raw request bodies (a body of exactly the cap passes); 0
+	// means 1048576.
+	MaxRequestBodyBytes int64
+	// MaxInputDepth caps the nesting of input and config; 0 means 32.
+	MaxInputDepth int
+	// MaxInputNodes caps the member values and items of input and config; 0 means 10000.
+	MaxInputNodes int
+	// PlatformCompat asks for the LangGraph-Platform-compatible routes. They are served by
+	// the platform package when it is attached; this package only records the flag
+	// (GraphHostApp.PlatformCompat).
+	PlatformCompat bool
+	// AsyncRuns offers durable runs for every graph. It takes effect when a durable engine is
+	// attached (see GraphHostApp.AsyncGraphs); this package does not serve runs itself.
+	AsyncRuns bool
+	// ThreadLock serialises runs per (graph, thread); nil means a new
+	// lock.InProcessThreadLock.
+	ThreadLock lock.ThreadLock
+	// Observer receives run lifecycle calls; nil means NopObserver.
+	Observer RunObserver
+	// RoutePrefix is the host route prefix (host.json extensions.http.routePrefix); "" means
+	// "api". It must match host.json.
+	RoutePrefix string
+	// Logger is the app's logger; nil means slog.Default(). Request bodies and secrets are
+	// never logged.
+	Logger *slog.Logger
+	// LockBackendSetting is the value of the GRAPH_LOCK_BACKEND setting, read from the
+	// environment by the binary. When, trimmed and lower-cased, it is neither empty nor
+	// "inprocess", New fails while the in-process lock is in use.
+	LockBackendSetting string
+	// Title and Version name the OpenAPI document; "" means "funcgraph" and "0.0.0".
+	Title, Version string
+}
+
+// ErrInvalidOptions is wrapped by New for options that cannot work.
+var ErrInvalidOptions = errors.New("host: invalid options")
+
+// ErrLockBackendMismatch is wrapped by New when GRAPH_LOCK_BACKEND asks for a distributed lock
+// but the in-process lock is in use.
+var ErrLockBackendMismatch = errors.New("host: GRAPH_LOCK_BACKEND requires a distributed thread lock")
+
+// withDefaults returns o with every unset field given its default.
+func (o Options) withDefaults() Options {
+	if o.AuthLevel == "" {
+		o.AuthLevel = funchost.AuthFunction
+	}
+	if o.HealthAuthLevel == "" {
+		o.HealthAuthLevel = funchost.AuthAnonymous
+	}
+	if o.HealthDetailsAuthLevel == "" {
+		o.HealthDetailsAuthLevel = o.AuthLevel
+	}
+	if o.MaxStreamResponseBytes == 0 {
+		o.MaxStreamResponseBytes = DefaultMaxStreamResponseBytes
+	}
+	if o.MaxRequestBodyBytes == 0 {
+		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if o.MaxInputDepth == 0 {
+		o.MaxInputDepth = DefaultMaxInputDepth
+	}
+	if o.MaxInputNodes == 0 {
+		o.MaxInputNodes = DefaultMaxInputNodes
+	}
+	if o.ThreadLock == nil {
+		o.ThreadLock = lock.NewInProcessThreadLock()
+	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	if o.RoutePrefix == "" {
+		o.RoutePrefix = funchost.DefaultRoutePrefix
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Title == "" {
+		o.Title = "funcgraph"
+	}
+	if o.Version == "" {
+		o.Version = "0.0.0"
+	}
+	return o
+}
+
+// Validate reports options that cannot work: unknown auth levels and negative limits. It
+// applies the defaults first, so the zero Options is valid. (The contract does not range-check
+// limits; zero means the default, and negative values are refused.)
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	for _, l := range []struct {
+		name  string
+		level funchost.AuthLevel
+	}{{"AuthLevel", o.AuthLevel}, {"HealthAuthLevel", o.HealthAuthLevel}, {"HealthDetailsAuthLevel", o.HealthDetailsAuthLevel}} {
+		if _, err := funchost.ParseAuthLevel(string(l.level)); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrInvalidOptions, l.name, err)
+		}
+	}
+	switch {
+	case o.MaxStreamResponseBytes < 0:
+		return fmt.Errorf("%w: MaxStreamResponseBytes must not be negative", ErrInvalidOptions)
+	case o.MaxRequestBodyBytes < 0:
+		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidOptions)
+	case o.MaxInputDepth < 0:
+		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidOptions)
+	case o.MaxInputNodes < 0:
+		return fmt.Errorf("%w: MaxInputNodes must not be negative", ErrInvalidOptions)
+	}
+	return checkLockBackend(o.LockBackendSetting, o.ThreadLock)
+}
+
+// checkLockBackend applies the GRAPH_LOCK_BACKEND rule.
+func checkLockBackend(setting string, l lock.ThreadLock) error {
+	v := strings.ToLower(strings.TrimSpace(setting))
+	if v == "" || v == "inprocess" {
+		return nil
+	}
+	if _, inProcess := l.(*lock.InProcessThreadLock); !inProcess {
+		return nil
+	}
+	return &publicError{kind: ErrLockBackendMismatch, msg: fmt.Sprintf(
+		"GRAPH_LOCK_BACKEND=%s requires a distributed thread_lock backend (for example BlobLeaseThreadLock), "+
+			"but the app is still using the default InProcessThreadLock. Pass thread_lock explicitly or unset "+
+			"GRAPH_LOCK_BACKEND for local dev.", pyRepr(v))}
+}
+
+// limits are the request limits of the parser.
+type limits struct {
+	maxBody            int64
+	maxDepth, maxNodes int
+}

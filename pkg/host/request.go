@@ -1,0 +1,145 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// runRequest is a parsed invoke or stream request.
+type runRequest struct {
+	Request
+	hasVersion bool
+}
+
+// requestKind says which request model is parsed.
+type requestKind int
+
+const (
+	invokeRequestKind requestKind = iota
+	streamRequestKind
+)
+
+// readBody reads the raw body, failing with the contract's message when it is longer than max
+// bytes (equal passes). The length is checked before parsing.
+func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
+	if r.ContentLength > maxBytes {
+		return nil, newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", r.ContentLength, maxBytes)
+	}
+	if r.Body == nil {
+		return buf[:0], nil
+	}
+	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
+		buf = make([]byte, 0, r.ContentLength)
+	}
+	lr := &io.LimitedReader{R: r.Body, N: maxBytes + 1}
+	body := buf[:0]
+	for {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		n, err := lr.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: read body: %v", errBadRequest, err)
+		}
+	}
+	if int64(len(body)) > maxBytes {
+		rest, _ := io.Copy(io.Discard, r.Body) // count the rest for the message
+		return nil, newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", int64(len(body))+rest, maxBytes)
+	}
+	return body, nil
+}
+
+// parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the
+// request model (422), depth and node limits of input then config (400), and the configurable
+// and thread id checks (400).
+func parseRunRequest(body []byte, kind requestKind, lim limits) (*runRequest, error) {
+	tree, err := parseStrict(body, lim.maxDepth+2)
+	if err != nil {
+		return nil, newPublic(errBadRequest, "Invalid JSON body")
+	}
+	root := tree.root
+	if tree.kind(root) != kindObject {
+		return nil, validationError("body", "Input should be a valid dictionary")
+	}
+	input := tree.member(root, "input")
+	switch {
+	case input < 0:
+		return nil, validationError("input", "Field required")
+	case tree.kind(input) != kindObject:
+		return nil, validationError("input", "Input should be a valid dictionary")
+	}
+	config := tree.member(root, "config")
+	if config >= 0 && tree.kind(config) != kindObject && tree.kind(config) != kindNull {
+		return nil, validationError("config", "Input should be a valid dictionary or null")
+	}
+	req := &runRequest{}
+	if v := tree.member(root, "version"); v >= 0 {
+		switch tree.kind(v) {
+		case kindNull:
+		case kindString:
+			s := tree.str(v)
+			req.Version, req.hasVersion = &s, true
+		default:
+			return nil, validationError("version", "Input should be a valid string or null")
+		}
+	}
+	if kind == streamRequestKind {
+		req.StreamMode = "values"
+		if v := tree.member(root, "stream_mode"); v >= 0 {
+			if tree.kind(v) != kindString {
+				return nil, validationError("stream_mode", "Input should be a valid string")
+			}
+			req.StreamMode = tree.str(v)
+		}
+	}
+	if err := checkLimits(tree, input, lim.maxDepth, lim.maxNodes); err != nil {
+		return nil, err
+	}
+	req.Input = tree.raw(input)
+	if config >= 0 && tree.kind(config) == kindObject {
+		if !tree.isEmptyContainer(config) {
+			if err := checkLimits(tree, config, lim.maxDepth, lim.maxNodes); err != nil {
+				return nil, err
+			}
+		}
+		req.Config.Raw = tree.raw(config)
+		if err := parseConfigurable(tree, config, &req.Config); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// parseConfigurable applies checks 5–7: configurable must be an object, its thread_id a string
+// (or null) that passes the thread id rule.
+func parseConfigurable(tree *jsonTree, config int32, out *Config) error {
+	c := tree.member(config, "configurable")
+	if c < 0 {
+		return nil
+	}
+	if tree.kind(c) != kindObject {
+		return newPublic(errInvalidConfig, "config.configurable must be an object")
+	}
+	tid := tree.member(c, "thread_id")
+	if tid < 0 || tree.kind(tid) == kindNull {
+		return nil
+	}
+	if tree.kind(tid) != kindString {
+		return newPublic(errInvalidConfig, "config.configurable.thread_id must be a string")
+	}
+	s := tree.str(tid)
+	if err := ValidateThreadID(s); err != nil {
+		return newPublic(errInvalidConfig, "%s", err.Error())
+	}
+	out.ThreadID = s
+	return nil
+}
+
+func validationError(field, msg string) error {
+	return newPublic(errValidation, "Validation error: %s: %s", field, msg)
+}

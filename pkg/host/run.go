@@ -1,0 +1,116 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/lock"
+)
+
+// PanicError is the error of a run whose graph panicked. The caller sees 500 (invoke) or an
+// in-band error frame (stream); observers see this error.
+type PanicError struct {
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack.
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("graph panicked: %v", e.Value) }
+
+// newRunContext starts the observer context of a request.
+func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint string) RunContext {
+	return RunContext{
+		GraphName:       g.name,
+		Endpoint:        endpoint,
+		RunID:           newRunID(),
+		StartedAtNS:     monotonicNS(),
+		InvocationID:    funchost.InvocationID(r.Context()),
+		Transport:       TransportBuffered,
+		HasCheckpointer: g.hasCheckpointer(),
+		LockBackend:     a.lockBackend,
+	}
+}
+
+// admission is a request that passed every pre-execution check.
+type admission struct {
+	req    *runRequest
+	locked bool
+	token  string
+}
+
+// release frees the thread lock, if one was taken.
+func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
+	if adm.locked {
+		a.lock.Release(g.name, adm.req.Config.ThreadID, adm.token)
+	}
+}
+
+// admit runs checks 1–10 of the invoke contract: body size, JSON, request model, limits,
+// configurable and thread id, checkpointer thread id, version, and the thread lock (taken only
+// for graphs with a checkpointer). The caller must release the admission.
+func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext) (*admission, error) {
+	body, err := readBody(r, a.lim.maxBody, nil)
+	if err != nil {
+		return nil, err
+	}
+	req, err := parseRunRequest(body, kind, a.lim)
+	if err != nil {
+		return nil, err
+	}
+	rc.ThreadID, rc.StreamMode = req.Config.ThreadID, req.StreamMode
+	checkpointed := rc.HasCheckpointer
+	if checkpointed && req.Config.ThreadID == "" {
+		return nil, newPublic(errInvalidConfig, "config.configurable.thread_id is required for checkpointed graphs")
+	}
+	if req.hasVersion && !g.acceptsVersion() {
+		return nil, newPublic(errUnsupportedVer, "Graph %s does not accept a 'version' argument (requires langgraph>=1.1)", pyRepr(g.name))
+	}
+	if !req.hasVersion {
+		req.Version = nil
+	}
+	if !checkpointed {
+		return &admission{req: req}, nil
+	}
+	tid := req.Config.ThreadID
+	token, ok, err := a.lock.Acquire(r.Context(), g.name, tid, 0)
+	if err != nil {
+		a.logger.Error("acquire thread lock", "graph", g.name, "run_id", rc.RunID, "error", err)
+		return nil, &publicError{kind: errLockBackend, msg: "Graph execution failed"}
+	}
+	if !ok {
+		return nil, newPublic(errLockContention, "Thread %s is currently in use by another request", pyRepr(tid))
+	}
+	return &admission{req: req, locked: true, token: token}, nil
+}
+
+// runContext returns the graph's context: cancelled when the request ends, and when a lock
+// that can be lost (lock.LossNotifier) is lost.
+func (a *GraphHostApp) runContext(ctx context.Context, g *hostedGraph, adm *admission) (context.Context, context.CancelFunc) {
+	if adm.locked {
+		return lock.ContextWithLoss(ctx, a.lock, g.name, adm.req.Config.ThreadID, adm.token)
+	}
+	return context.WithCancel(ctx)
+}
+
+// guard runs fn, turning a panic into a *PanicError.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}
+
+// newRunID returns a fresh 32-character lowercase hex id.
+func newRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}

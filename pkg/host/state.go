@@ -1,0 +1,84 @@
+package host
+
+import (
+	"errors"
+	"net/http"
+)
+
+// threadStateBody is the native state response. Fields are in contract order.
+type threadStateBody struct {
+	Values   any            `json:"values"`
+	Next     []string       `json:"next"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// serveState answers GET graphs/<name>/threads/{thread_id}/state. No lock is taken.
+func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
+	body, err := a.threadState(r, g)
+	if err != nil {
+		writeError(w, err, a.logger)
+		return
+	}
+	writeBody(w, http.StatusOK, "application/json", body)
+}
+
+func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, error) {
+	tid := r.PathValue("thread_id")
+	if tid == "" {
+		return nil, newPublic(errMissingPathParam, "Missing thread_id in URL path")
+	}
+	if err := ValidateThreadID(tid); err != nil {
+		return nil, err
+	}
+	sg, ok := g.graph.(StatefulGraph)
+	if !ok { // unreachable over HTTP: the route exists only for stateful graphs
+		return nil, newPublic(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
+	}
+	var view StateView
+	err := guard(func() error {
+		var err error
+		view, err = sg.GetState(r.Context(), tid)
+		return err
+	})
+	if errors.Is(err, ErrThreadNotFound) {
+		return nil, newPublic(errNotFound, "Thread %s not found", pyRepr(tid))
+	}
+	internal := &publicError{kind: errInternal, msg: "Internal error while retrieving thread state"}
+	if err != nil {
+		a.logger.Error("get thread state", "graph", g.name, "thread_id", tid, "error", err)
+		return nil, internal
+	}
+	body, err := encodeState(view)
+	if err != nil {
+		a.logger.Error("encode thread state", "graph", g.name, "thread_id", tid, "error", err)
+		return nil, internal
+	}
+	return body, nil
+}
+
+// encodeState renders a StateView as `{"values": ..., "next": [...], "metadata": ...}` in the
+// json.dumps style: values that are not an object become {}, empty metadata null.
+func encodeState(view StateView) ([]byte, error) {
+	values, err := marshalCompact(view.Values)
+	if err != nil {
+		return nil, err
+	}
+	if !isJSONObject(values) {
+		values = []byte("{}")
+	}
+	body := threadStateBody{Values: rawJSON(values), Next: view.Next, Metadata: view.Metadata}
+	if body.Next == nil {
+		body.Next = []string{}
+	}
+	if len(body.Metadata) == 0 {
+		body.Metadata = nil
+	}
+	return marshalDumps(body)
+}
+
+// rawJSON keeps already-encoded JSON in place inside a larger value.
+func rawJSON(b []byte) any { return jsonRaw(b) }
+
+type jsonRaw []byte
+
+func (r jsonRaw) MarshalJSON() ([]byte, error) { return r, nil }

@@ -1,0 +1,202 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// SSE frame pieces of the buffered stream.
+const (
+	sseContentType  = "text/event-stream; charset=utf-8"
+	dataFramePrefix = "event: data\ndata: "
+	frameSuffix     = "\n\n"
+	endFrame        = "event: end\ndata: {}\n\n"
+	failedFrame     = "event: error\ndata: {\"error\": \"stream processing failed\"}\n\n"
+)
+
+// serveStream answers POST graphs/<name>/stream with a buffered SSE body.
+func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
+	rc := a.newRunContext(r, g, EndpointStream)
+	streamer, ok := g.graph.(StreamableGraph)
+	if !ok {
+		err := newPublic(errNoStreaming, "Graph %s does not support streaming", pyRepr(g.name))
+		a.observer.rejected(&rc, rejectReason(err))
+		writeError(w, err, a.logger)
+		return
+	}
+	adm, err := a.admit(r, g, streamRequestKind, &rc)
+	if err != nil {
+		a.observer.rejected(&rc, rejectReason(err))
+		writeError(w, err, a.logger)
+		return
+	}
+	a.observer.started(&rc)
+	buf := a.runStream(r, g, streamer, adm)
+	a.release(g, adm)
+	switch {
+	case buf.overflow:
+		buf.appendTerminal(overflowFrame(a.opts.MaxStreamResponseBytes))
+		a.observer.failed(&rc, fmt.Errorf("stream run=%s: %w", rc.RunID, ErrStreamOverflow))
+	case buf.err != nil:
+		a.logger.Error("stream processing failed", "graph", g.name, "run_id", rc.RunID,
+			"invocation_id", rc.InvocationID, "error", buf.err)
+		buf.appendTerminal(failedFrame)
+		a.observer.failed(&rc, buf.err)
+	default:
+		a.observer.completed(&rc)
+	}
+	buf.appendTerminal(endFrame)
+	h := w.Header()
+	h.Set("Content-Type", sseContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	buf.writeTo(w)
+}
+
+func overflowFrame(maxBytes int) string {
+	return "event: error\ndata: {\"error\": \"stream response exceeded max buffered size (" +
+		strconv.Itoa(maxBytes) + " bytes)\"}\n\n"
+}
+
+// runStream runs the graph, collecting frames until it returns, fails or overflows.
+func (a *GraphHostApp) runStream(r *http.Request, g *hostedGraph, s StreamableGraph, adm *admission) *frameBuffer {
+	ctx, cancel := a.runContext(r.Context(), g, adm)
+	defer cancel()
+	buf := &frameBuffer{max: a.opts.MaxStreamResponseBytes, cancel: cancel}
+	err := guard(func() error { return s.Stream(ctx, adm.req.Request, buf.emit) })
+	buf.close(err)
+	return buf
+}
+
+// slabSize is the allocation unit of frame storage; frames larger than a slab get their own.
+const slabSize = 32 << 10
+
+// frameBuffer collects SSE frames. Accepted data frames never total more than max bytes, and
+// storage is allocated in slabs, so a request's memory stays near the cap.
+type frameBuffer struct {
+	max    int
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	total    int      // bytes of accepted data frames; guarded by mu
+	chunks   [][]byte // written in order; guarded by mu
+	scratch  []byte   // encoding buffer; guarded by mu
+	closed   bool     // no more frames accepted; guarded by mu
+	overflow bool     // guarded by mu until close
+	err      error    // first failure; guarded by mu until close
+}
+
+// emit is the graph's callback: it encodes chunk as one data frame.
+func (b *frameBuffer) emit(chunk any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		if b.overflow {
+			return ErrStreamOverflow
+		}
+		return errStreamClosed
+	}
+	frame, err := b.encodeFrame(chunk)
+	if err != nil {
+		b.fail(fmt.Errorf("encode stream event: %w", err))
+		return b.err
+	}
+	if b.total+len(frame) > b.max {
+		b.overflow = true
+		b.fail(ErrStreamOverflow)
+		return ErrStreamOverflow
+	}
+	b.total += len(frame)
+	b.appendLocked(frame)
+	return nil
+}
+
+// fail stops accepting frames and cancels the graph. Called with mu held.
+func (b *frameBuffer) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+	b.closed = true
+	b.cancel()
+}
+
+// encodeFrame renders `event: data\ndata: <json>\n\n` into the scratch buffer: an object
+// event as is, anything else as {"data": "<text>"}; json.dumps style.
+func (b *frameBuffer) encodeFrame(chunk any) ([]byte, error) {
+	compact, err := marshalCompact(chunk)
+	if err != nil {
+		return nil, err
+	}
+	f := append(b.scratch[:0], dataFramePrefix...)
+	if isJSONObject(compact) {
+		f = appendDumpsJSON(f, compact)
+	} else {
+		f = append(f, `{"data": `...)
+		f = appendPyStringOf(f, textOf(chunk, compact))
+		f = append(f, '}')
+	}
+	f = append(f, frameSuffix...)
+	b.scratch = f
+	return f, nil
+}
+
+// appendPyStringOf appends s as an ensure_ascii JSON string.
+func appendPyStringOf(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for _, r := range s {
+		dst = appendPyRune(dst, r)
+	}
+	return append(dst, '"')
+}
+
+// appendLocked copies frame into slab storage.
+func (b *frameBuffer) appendLocked(frame []byte) {
+	if n := len(b.chunks); n > 0 {
+		last := b.chunks[n-1]
+		if cap(last)-len(last) >= len(frame) {
+			b.chunks[n-1] = append(last, frame...)
+			return
+		}
+	}
+	size := slabSize
+	if len(frame) > size {
+		size = len(frame)
+	}
+	if rest := b.max - b.total + len(frame); rest < size && rest >= len(frame) {
+		size = rest // the last slab only needs what the cap still allows
+	}
+	slab := make([]byte, 0, size)
+	b.chunks = append(b.chunks, append(slab, frame...))
+}
+
+// close ends the stream with the graph's result.
+func (b *frameBuffer) close(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil && b.err == nil && !errors.Is(err, ErrStreamOverflow) {
+		b.err = err
+	}
+	if b.overflow {
+		b.err = nil // overflow is reported by its own frame
+	}
+	b.closed = true
+	b.scratch = nil
+}
+
+// appendTerminal appends an error or end frame; they are never counted against the cap.
+func (b *frameBuffer) appendTerminal(frame string) {
+	b.chunks = append(b.chunks, []byte(frame))
+}
+
+func (b *frameBuffer) writeTo(w http.ResponseWriter) {
+	for _, c := range b.chunks {
+		if _, err := w.Write(c); err != nil {
+			return
+		}
+	}
+}
