@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		helperMain(mode)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // helperMain is a tiny custom handler process. Modes: "echo" answers every invocation with

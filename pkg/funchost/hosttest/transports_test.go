@@ -64,6 +64,7 @@ func TestTransports_Auth_SameOnBothTransports(t *testing.T) {
 		{"function with master key", "GET", "/api/items/7", masterKey, noKey, 200, "item 7"},
 		{"admin with function key", "POST", "/api/manage", functionKey, noKey, 401, ""},
 		{"admin with master key", "POST", "/api/manage", masterKey, noKey, 200, "managed"},
+		{"escaped parameter", "GET", "/api/items/100%25", functionKey, noKey, 200, "item 100%"},
 		{"unknown route", "GET", "/api/nothing", masterKey, noKey, 404, ""},
 		{"method mismatch is 404", "POST", "/api/ping", noKey, noKey, 404, ""},
 		{"outside the prefix", "GET", "/ping", noKey, noKey, 404, ""},
