@@ -135,6 +135,9 @@ func parseTimeSpan(s string) (time.Duration, error) {
 		frac, _ := strconv.ParseFloat("0."+m[5], 64)
 		d += time.Duration(frac * float64(time.Second))
 	}
+	if d < 0 || len(s) > 24 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
 	return d, nil
 }
 

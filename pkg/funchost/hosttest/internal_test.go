@@ -1,6 +1,7 @@
 package hosttest
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,4 +38,31 @@ func TestStart_CallTimeout_FunctionTimeoutPlusOneMinute(t *testing.T) {
 			t.Errorf("second Close: %v", err)
 		}
 	}
+}
+
+func FuzzParseHTTPOutput(f *testing.F) {
+	for _, s := range []string{`{"statusCode":201,"headers":{"a":["x"],"b":null},"body":{"k":1}}`, `"text"`, `{"status":"204"}`, `[1,2]`, `{"headers":{"Content-Type":null}}`, `{"statusCode":1e3}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || !json.Valid(data) {
+			return
+		}
+		resp, err := parseHTTPOutput(json.RawMessage(data))
+		if err == nil && (resp.status < 100 || resp.status > 999) {
+			t.Fatalf("status %d out of range for %s", resp.status, data)
+		}
+	})
+}
+
+func FuzzParseHostConfig(f *testing.F) {
+	for _, s := range []string{`{"customHandler":{"description":{"defaultExecutablePath":"x"}},"functionTimeout":"1.00:00:00"}`, `{"httpWorker":{}}`, `{"extensions":{"http":{"routePrefix":"/v1/"}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseHostConfig(data)
+		if err == nil && (cfg.MaxDequeueCount < 1 || cfg.FunctionTimeout < 0 || (cfg.MessageEncoding != "base64" && cfg.MessageEncoding != "none")) {
+			t.Fatalf("invalid config %+v from %s", cfg, data)
+		}
+	})
 }

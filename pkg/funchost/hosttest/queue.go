@@ -131,7 +131,8 @@ func (e *Emulator) decodeFromQueue(text string) ([]byte, bool) {
 // DrainQueues delivers queue messages to their queue-triggered functions until no function's
 // queue holds a visible message: successful invocations delete their message, failed ones
 // leave it for a retry, and a message that failed maxDequeueCount times (or cannot be decoded)
-// moves to "<queue>-poison". It returns ctx's error if ctx ends first.
+// moves to "<queue>-poison". Functions that keep feeding their own queues keep it looping, so
+// bound it with ctx. It returns ctx's error if ctx ends first.
 func (e *Emulator) DrainQueues(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
