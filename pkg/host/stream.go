@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // SSE frame pieces of the buffered stream.
@@ -134,24 +136,15 @@ func (b *frameBuffer) encodeFrame(chunk any) ([]byte, error) {
 	}
 	f := append(b.scratch[:0], dataFramePrefix...)
 	if isJSONObject(compact) {
-		f = appendDumpsJSON(f, compact)
+		f = pyjson.AppendReformat(f, compact)
 	} else {
 		f = append(f, `{"data": `...)
-		f = appendPyStringOf(f, textOf(chunk, compact))
+		f = pyjson.AppendString(f, textOf(chunk, compact))
 		f = append(f, '}')
 	}
 	f = append(f, frameSuffix...)
 	b.scratch = f
 	return f, nil
-}
-
-// appendPyStringOf appends s as an ensure_ascii JSON string.
-func appendPyStringOf(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for _, r := range s {
-		dst = appendPyRune(dst, r)
-	}
-	return append(dst, '"')
 }
 
 // appendLocked copies frame into slab storage.

@@ -1,0 +1,155 @@
+package echoagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/host"
+)
+
+// Name is the graph name the example app registers the graph under.
+const Name = "echo_agent"
+
+// Defaults of Options.
+const (
+	DefaultMaxMessages = 100
+	DefaultMaxThreads  = 1000
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// State is the graph's state and output: the thread's messages.
+type State struct {
+	Messages []Message `json:"messages"`
+}
+
+// Options configures a Graph. The zero value means the defaults.
+type Options struct {
+	// MaxMessages is the number of messages kept per thread; 0 means 100.
+	MaxMessages int
+	// MaxThreads is the number of threads kept; the oldest thread is forgotten first. 0
+	// means 1000.
+	MaxThreads int
+}
+
+// Graph is the echo agent. It is safe for concurrent use; the host's thread lock serialises
+// turns of one thread.
+type Graph struct {
+	maxMessages, maxThreads int
+
+	mu      sync.Mutex
+	threads map[string]*thread // guarded by mu
+	order   []string           // thread ids, oldest first; guarded by mu
+}
+
+type thread struct {
+	messages []Message
+	step     int
+}
+
+var (
+	_ host.GraphLike     = (*Graph)(nil)
+	_ host.StatefulGraph = (*Graph)(nil)
+	_ host.Checkpointed  = (*Graph)(nil)
+)
+
+// New returns an echo agent with an empty in-memory checkpointer.
+func New(opts Options) *Graph {
+	if opts.MaxMessages <= 0 {
+		opts.MaxMessages = DefaultMaxMessages
+	}
+	if opts.MaxThreads <= 0 {
+		opts.MaxThreads = DefaultMaxThreads
+	}
+	return &Graph{maxMessages: opts.MaxMessages, maxThreads: opts.MaxThreads, threads: map[string]*thread{}}
+}
+
+// HasCheckpointer reports true: turns need a thread id and run under the thread lock.
+func (g *Graph) HasCheckpointer() bool { return true }
+
+// Invoke runs one turn and returns the thread's history.
+func (g *Graph) Invoke(ctx context.Context, req host.Request) (any, error) {
+	st, _, err := g.turn(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Stream runs one turn and emits one event per message added in the turn.
+func (g *Graph) Stream(ctx context.Context, req host.Request, emit func(chunk any) error) error {
+	switch req.StreamMode {
+	case "values", "updates":
+	default:
+		return fmt.Errorf("echo agent: unsupported stream mode %q", req.StreamMode)
+	}
+	_, added, err := g.turn(ctx, req)
+	if err != nil {
+		return err
+	}
+	for _, m := range added {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := emit(State{Messages: []Message{m}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetState returns the thread's messages. A thread the graph never saw has empty state.
+func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.threads[threadID]
+	if !ok {
+		return host.StateView{}, nil
+	}
+	msgs := append([]Message(nil), t.messages...)
+	return host.StateView{
+		Values:   State{Messages: msgs},
+		Metadata: map[string]any{"source": "loop", "step": t.step},
+	}, nil
+}
+
+// turn applies the echo rule and saves the thread.
+func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, error) {
+	var in State
+	if err := json.Unmarshal(req.Input, &in); err != nil {
+		return State{}, nil, fmt.Errorf("echo agent: decode input: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return State{}, nil, err
+	}
+	reply := Message{Role: "assistant"}
+	if n := len(in.Messages); n > 0 {
+		reply.Content = in.Messages[n-1].Content
+	}
+	added := append(in.Messages, reply)
+	tid := req.Config.ThreadID
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t := g.threads[tid]
+	if t == nil {
+		t = &thread{}
+		g.threads[tid] = t
+		g.order = append(g.order, tid)
+		for len(g.order) > g.maxThreads {
+			delete(g.threads, g.order[0])
+			g.order = g.order[1:]
+		}
+	}
+	t.messages = append(t.messages, added...)
+	if over := len(t.messages) - g.maxMessages; over > 0 {
+		t.messages = append([]Message(nil), t.messages[over:]...)
+	}
+	t.step++
+	return State{Messages: append([]Message(nil), t.messages...)}, added, nil
+}
