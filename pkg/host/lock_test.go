@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -210,25 +209,5 @@ func TestInvoke_LockLost_CancelsGraphContext(t *testing.T) {
 	}
 	if cause := <-causes; !errors.Is(cause, lock.ErrLockLost) {
 		t.Fatalf("cause = %v, want lock.ErrLockLost", cause)
-	}
-}
-
-func TestInvoke_ManyThreads_AllSucceed(t *testing.T) {
-	app := testApp(t, Options{}, map[string]InvocableGraph{"g": &fakeInvoker{checkpointer: true}}, nil)
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
-		var wg sync.WaitGroup
-		codes := make([]int, 16)
-		for i := range codes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				codes[i] = call(t, tr, "POST", "/api/graphs/g/invoke", invokeBody(fmt.Sprintf("t%d", i)), tr.FunctionKey).status
-			}()
-		}
-		wg.Wait()
-		sort.Ints(codes)
-		if codes[0] != 200 || codes[len(codes)-1] != 200 {
-			t.Fatalf("%s: codes %v", tr.Name, codes)
-		}
 	}
 }
