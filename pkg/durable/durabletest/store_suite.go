@@ -1,0 +1,496 @@
+package durabletest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// NewStore returns the store under test. Stores returned within one test may share storage;
+// the suite uses fresh partition keys for every subtest.
+type NewStore func(t *testing.T) durable.Store
+
+// RunStoreTests runs the durable.Store conformance suite.
+func RunStoreTests(t *testing.T, newStore NewStore) {
+	t.Helper()
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s durable.Store)
+	}{
+		{"Get_Missing_NotFound", storeGetMissing},
+		{"Insert_RoundTripsValuesAndETag", storeInsertRoundTrip},
+		{"Insert_Existing_ConflictAndAtomic", storeInsertExisting},
+		{"Replace_ETag_ConditionsWrite", storeReplaceETag},
+		{"Merge_KeepsOtherProperties", storeMerge},
+		{"UpdateDelete_Missing_NotFound", storeMissingUpdates},
+		{"Delete_RemovesRow", storeDelete},
+		{"Batch_Shape_Rejected", storeBatchShape},
+		{"Batch_OpCount_LimitAt100", storeBatchOpCount},
+		{"Property_StringUTF16_LimitAt32768", storeStringLimit},
+		{"Property_Binary_LimitAt65536", storeBinaryLimit},
+		{"Entity_Properties_LimitAt252", storePropertyCount},
+		{"Entity_Size_LimitAt1MiB", storeEntitySize},
+		{"Batch_Size_LimitAt4MiB", storeBatchSize},
+		{"Keys_IllegalCharacters_Rejected", storeKeys},
+		{"Query_PartitionRange_PagesWithContinuation", storeQueryPaging},
+		{"Query_Conditions_FilterAcrossPartitions", storeQueryConditions},
+		{"ConcurrentReplace_OneWinner", storeConcurrentReplace},
+		{"ConcurrentInsert_OneWinner", storeConcurrentInsert},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.run(t, newStore(t))
+		})
+	}
+}
+
+// UniqueKey returns a partition key unique to this call, safe to use on shared storage.
+func UniqueKey(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+func ctxOf(t *testing.T) context.Context { return t.Context() }
+
+func insert(pk, rk string, props map[string]any) durable.Op {
+	return durable.Op{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: pk, RowKey: rk, Properties: props}}
+}
+
+func mustSubmit(t *testing.T, s durable.Store, ops ...durable.Op) []string {
+	t.Helper()
+	etags, err := s.Submit(ctxOf(t), ops)
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	if len(etags) != len(ops) {
+		t.Fatalf("Submit returned %d etags for %d ops", len(etags), len(ops))
+	}
+	return etags
+}
+
+func mustGet(t *testing.T, s durable.Store, pk, rk string) durable.Entity {
+	t.Helper()
+	e, err := s.Get(ctxOf(t), pk, rk)
+	if err != nil {
+		t.Fatalf("Get %s/%s: %v", pk, rk, err)
+	}
+	return e
+}
+
+func wantErr(t *testing.T, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("error = %v, want %v", err, want)
+	}
+}
+
+func storeGetMissing(t *testing.T, s durable.Store) {
+	_, err := s.Get(ctxOf(t), UniqueKey("missing"), "r")
+	wantErr(t, err, durable.ErrNotFound)
+}
+
+func storeInsertRoundTrip(t *testing.T, s durable.Store) {
+	pk := UniqueKey("rt")
+	when := time.Date(2026, 3, 4, 5, 6, 7, 123000000, time.UTC)
+	props := map[string]any{
+		"S": "héllo 😀", "B": []byte{0, 1, 2}, "T": true, "I32": int32(-7), "I64": int64(1) << 40,
+		"F": 2.5, "When": when,
+	}
+	etags := mustSubmit(t, s, insert(pk, "r1", props))
+	props["S"] = "mutated after submit"
+	got := mustGet(t, s, pk, "r1")
+	if etags[0] != "" && etags[0] != got.ETag {
+		t.Errorf("Submit etag %q != Get etag %q", etags[0], got.ETag)
+	}
+	if got.ETag == "" {
+		t.Error("Get returned an empty ETag")
+	}
+	checks := map[string]func(any) bool{
+		"S":    func(v any) bool { return v == "héllo 😀" },
+		"B":    func(v any) bool { b, ok := v.([]byte); return ok && string(b) == "\x00\x01\x02" },
+		"T":    func(v any) bool { return v == true },
+		"I32":  func(v any) bool { return v == int32(-7) },
+		"I64":  func(v any) bool { return v == int64(1)<<40 },
+		"F":    func(v any) bool { return v == 2.5 },
+		"When": func(v any) bool { tm, ok := v.(time.Time); return ok && tm.Equal(when) },
+	}
+	for name, ok := range checks {
+		if !ok(got.Properties[name]) {
+			t.Errorf("property %s = %#v", name, got.Properties[name])
+		}
+	}
+	got.Properties["S"] = "mutated after get"
+	if again := mustGet(t, s, pk, "r1"); again.Properties["S"] != "héllo 😀" {
+		t.Errorf("store shares its map with callers: %v", again.Properties["S"])
+	}
+}
+
+func storeInsertExisting(t *testing.T, s durable.Store) {
+	pk := UniqueKey("dup")
+	mustSubmit(t, s, insert(pk, "a", map[string]any{"V": int64(1)}))
+	_, err := s.Submit(ctxOf(t), []durable.Op{
+		insert(pk, "b", map[string]any{"V": int64(2)}),
+		insert(pk, "a", map[string]any{"V": int64(3)}),
+	})
+	wantErr(t, err, durable.ErrConflict)
+	if _, err := s.Get(ctxOf(t), pk, "b"); !errors.Is(err, durable.ErrNotFound) {
+		t.Fatalf("failed batch wrote row b: err=%v", err)
+	}
+	if e := mustGet(t, s, pk, "a"); e.Properties["V"] != int64(1) {
+		t.Fatalf("row a = %v, want 1", e.Properties["V"])
+	}
+}
+
+func storeReplaceETag(t *testing.T, s durable.Store) {
+	pk := UniqueKey("etag")
+	mustSubmit(t, s, insert(pk, "h", map[string]any{"V": int64(1), "Gone": "x"}))
+	old := mustGet(t, s, pk, "h").ETag
+	replace := func(etag string, v int64) error {
+		_, err := s.Submit(ctxOf(t), []durable.Op{{Kind: durable.OpReplace, IfMatch: etag,
+			Entity: durable.Entity{PartitionKey: pk, RowKey: "h", Properties: map[string]any{"V": v}}}})
+		return err
+	}
+	if err := replace(old, 2); err != nil {
+		t.Fatalf("replace with current etag: %v", err)
+	}
+	wantErr(t, replace(old, 3), durable.ErrConflict)
+	e := mustGet(t, s, pk, "h")
+	if e.ETag == old || e.Properties["V"] != int64(2) {
+		t.Fatalf("after replace: etag %q (old %q), V=%v", e.ETag, old, e.Properties["V"])
+	}
+	if _, ok := e.Properties["Gone"]; ok {
+		t.Fatal("replace kept a property it did not send")
+	}
+	if err := replace(durable.ETagAny, 4); err != nil {
+		t.Fatalf("replace with *: %v", err)
+	}
+}
+
+func storeMerge(t *testing.T, s durable.Store) {
+	pk := UniqueKey("merge")
+	etags := mustSubmit(t, s, insert(pk, "h", map[string]any{"A": "a", "B": "b"}))
+	etag := etags[0]
+	if etag == "" {
+		etag = mustGet(t, s, pk, "h").ETag
+	}
+	mustSubmit(t, s, durable.Op{Kind: durable.OpMerge, IfMatch: etag,
+		Entity: durable.Entity{PartitionKey: pk, RowKey: "h", Properties: map[string]any{"B": "B2", "C": "c"}}})
+	e := mustGet(t, s, pk, "h")
+	if e.Properties["A"] != "a" || e.Properties["B"] != "B2" || e.Properties["C"] != "c" {
+		t.Fatalf("merge result = %v", e.Properties)
+	}
+}
+
+func storeMissingUpdates(t *testing.T, s durable.Store) {
+	pk := UniqueKey("miss")
+	mustSubmit(t, s, insert(pk, "other", map[string]any{"V": int64(1)}))
+	for _, kind := range []durable.OpKind{durable.OpReplace, durable.OpMerge, durable.OpDelete} {
+		_, err := s.Submit(ctxOf(t), []durable.Op{{Kind: kind, IfMatch: durable.ETagAny,
+			Entity: durable.Entity{PartitionKey: pk, RowKey: "nope", Properties: map[string]any{"V": int64(1)}}}})
+		if !errors.Is(err, durable.ErrNotFound) {
+			t.Errorf("%s of a missing row: err = %v, want ErrNotFound", kind, err)
+		}
+	}
+}
+
+func storeDelete(t *testing.T, s durable.Store) {
+	pk := UniqueKey("del")
+	mustSubmit(t, s, insert(pk, "a", map[string]any{"V": int64(1)}), insert(pk, "b", map[string]any{"V": int64(2)}))
+	wrong := durable.Op{Kind: durable.OpDelete, IfMatch: `W/"not-the-etag"`, Entity: durable.Entity{PartitionKey: pk, RowKey: "a"}}
+	_, err := s.Submit(ctxOf(t), []durable.Op{wrong})
+	wantErr(t, err, durable.ErrConflict)
+	mustSubmit(t, s, durable.Op{Kind: durable.OpDelete, IfMatch: durable.ETagAny, Entity: durable.Entity{PartitionKey: pk, RowKey: "a"}})
+	_, err = s.Get(ctxOf(t), pk, "a")
+	wantErr(t, err, durable.ErrNotFound)
+	mustGet(t, s, pk, "b")
+}
+
+func storeBatchShape(t *testing.T, s durable.Store) {
+	pk := UniqueKey("shape")
+	cases := []struct {
+		name string
+		ops  []durable.Op
+	}{
+		{"empty", nil},
+		{"two partitions", []durable.Op{insert(pk, "a", map[string]any{"V": int64(1)}), insert(pk+"x", "a", map[string]any{"V": int64(1)})}},
+		{"row twice", []durable.Op{insert(pk, "a", map[string]any{"V": int64(1)}), insert(pk, "a", map[string]any{"V": int64(2)})}},
+		{"replace without If-Match", []durable.Op{{Kind: durable.OpReplace, Entity: durable.Entity{PartitionKey: pk, RowKey: "a", Properties: map[string]any{"V": int64(1)}}}}},
+		{"nil value", []durable.Op{insert(pk, "a", map[string]any{"V": nil})}},
+		{"bad property name", []durable.Op{insert(pk, "a", map[string]any{"1x": "v"})}},
+		{"system property", []durable.Op{insert(pk, "a", map[string]any{"RowKey": "v"})}},
+	}
+	for _, c := range cases {
+		if _, err := s.Submit(ctxOf(t), c.ops); !errors.Is(err, durable.ErrInvalidEntity) {
+			t.Errorf("%s: err = %v, want ErrInvalidEntity", c.name, err)
+		}
+	}
+	if _, err := s.Get(ctxOf(t), pk, "a"); !errors.Is(err, durable.ErrNotFound) {
+		t.Errorf("a rejected batch wrote a row: %v", err)
+	}
+}
+
+func storeBatchOpCount(t *testing.T, s durable.Store) {
+	pk := UniqueKey("ops")
+	ops := make([]durable.Op, 101)
+	for i := range ops {
+		ops[i] = insert(pk, fmt.Sprintf("r%03d", i), map[string]any{"V": int64(i)})
+	}
+	_, err := s.Submit(ctxOf(t), ops)
+	wantErr(t, err, durable.ErrTooLarge)
+	mustSubmit(t, s, ops[:100]...)
+	page, err := s.Query(ctxOf(t), durable.Query{PartitionKey: pk})
+	if err != nil || len(page.Entities) != 100 {
+		t.Fatalf("after a 100-op batch: %d rows, err %v", len(page.Entities), err)
+	}
+}
+
+func storeStringLimit(t *testing.T, s durable.Store) {
+	pk := UniqueKey("str")
+	cases := []struct {
+		name  string
+		value string
+		ok    bool
+	}{
+		{"32768 ASCII", strings.Repeat("a", 32768), true},
+		{"32769 ASCII", strings.Repeat("a", 32769), false},
+		{"16384 surrogate pairs", strings.Repeat("😀", 16384), true},
+		{"16384 pairs + 1", strings.Repeat("😀", 16384) + "a", false},
+		{"32768 BMP non-ASCII", strings.Repeat("é", 32768), true},
+	}
+	for i, c := range cases {
+		_, err := s.Submit(ctxOf(t), []durable.Op{insert(pk, fmt.Sprintf("r%d", i), map[string]any{"S": c.value})})
+		if c.ok && err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if !c.ok && !errors.Is(err, durable.ErrTooLarge) {
+			t.Errorf("%s: err = %v, want ErrTooLarge", c.name, err)
+		}
+	}
+}
+
+func storeBinaryLimit(t *testing.T, s durable.Store) {
+	pk := UniqueKey("bin")
+	mustSubmit(t, s, insert(pk, "ok", map[string]any{"B": make([]byte, 65536)}))
+	_, err := s.Submit(ctxOf(t), []durable.Op{insert(pk, "big", map[string]any{"B": make([]byte, 65537)})})
+	wantErr(t, err, durable.ErrTooLarge)
+}
+
+func storePropertyCount(t *testing.T, s durable.Store) {
+	pk := UniqueKey("props")
+	props := func(n int) map[string]any {
+		m := make(map[string]any, n)
+		for i := range n {
+			m[fmt.Sprintf("P%03d", i)] = int64(i)
+		}
+		return m
+	}
+	mustSubmit(t, s, insert(pk, "ok", props(252)))
+	_, err := s.Submit(ctxOf(t), []durable.Op{insert(pk, "big", props(253))})
+	wantErr(t, err, durable.ErrTooLarge)
+}
+
+func storeEntitySize(t *testing.T, s durable.Store) {
+	pk := UniqueKey("ent")
+	props := map[string]any{}
+	for i := range 17 { // 17 × 64 000 bytes > 1 MiB
+		props[fmt.Sprintf("P%d", i)] = strings.Repeat("x", 32000)
+	}
+	_, err := s.Submit(ctxOf(t), []durable.Op{insert(pk, "big", props)})
+	wantErr(t, err, durable.ErrTooLarge)
+	delete(props, "P16")
+	delete(props, "P15")
+	mustSubmit(t, s, insert(pk, "ok", props)) // 15 × 64 000 bytes < 1 MiB
+}
+
+func storeBatchSize(t *testing.T, s durable.Store) {
+	pk := UniqueKey("batch")
+	big := map[string]any{}
+	for i := range 15 {
+		big[fmt.Sprintf("P%d", i)] = strings.Repeat("y", 32000)
+	}
+	ops := make([]durable.Op, 5) // 5 × ~960 KB > 4 MiB
+	for i := range ops {
+		ops[i] = insert(pk, fmt.Sprintf("r%d", i), big)
+	}
+	_, err := s.Submit(ctxOf(t), ops)
+	wantErr(t, err, durable.ErrTooLarge)
+	if _, err := s.Get(ctxOf(t), pk, "r0"); !errors.Is(err, durable.ErrNotFound) {
+		t.Errorf("an oversized batch wrote a row: %v", err)
+	}
+}
+
+func storeKeys(t *testing.T, s durable.Store) {
+	pk := UniqueKey("keys")
+	for _, rk := range []string{"a/b", `a\b`, "a#b", "a?b", "a\x01b", "a\x7fb", "", strings.Repeat("k", 1025)} {
+		if _, err := s.Submit(ctxOf(t), []durable.Op{insert(pk, rk, map[string]any{"V": int64(1)})}); err == nil {
+			t.Errorf("row key %q accepted", rk)
+		}
+		if _, err := s.Submit(ctxOf(t), []durable.Op{insert(rk, "r", map[string]any{"V": int64(1)})}); err == nil {
+			t.Errorf("partition key %q accepted", rk)
+		}
+	}
+	ok := strings.Repeat("k", 256) + " -_.:~!@$%^&*()"
+	mustSubmit(t, s, insert(pk, ok, map[string]any{"V": int64(1)}))
+	mustGet(t, s, pk, ok)
+}
+
+func storeQueryPaging(t *testing.T, s durable.Store) {
+	pk := UniqueKey("page")
+	const n = 250
+	for b := 0; b < n; b += 100 {
+		var ops []durable.Op
+		for i := b; i < min(b+100, n); i++ {
+			ops = append(ops, insert(pk, fmt.Sprintf("h%05d", i), map[string]any{"I": int64(i)}))
+		}
+		mustSubmit(t, s, ops...)
+	}
+	mustSubmit(t, s, insert(pk, "i00001", map[string]any{"I": int64(-1)}), insert(pk, "r", map[string]any{"I": int64(-2)}))
+	var got []int64
+	q := durable.Query{PartitionKey: pk, RowKeyFrom: "h", RowKeyTo: "i", Limit: 60}
+	for pages := 0; ; pages++ {
+		if pages > 20 {
+			t.Fatal("paging does not end")
+		}
+		page, err := s.Query(ctxOf(t), q)
+		if err != nil {
+			t.Fatalf("Query: %v", err)
+		}
+		if len(page.Entities) > 60 {
+			t.Fatalf("page of %d rows, limit 60", len(page.Entities))
+		}
+		for _, e := range page.Entities {
+			got = append(got, e.Properties["I"].(int64))
+		}
+		if page.Continuation == "" {
+			break
+		}
+		q.Continuation = page.Continuation
+	}
+	if len(got) != n {
+		t.Fatalf("got %d rows, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if v != int64(i) {
+			t.Fatalf("row %d = %d: not in row key order", i, v)
+		}
+	}
+	if _, err := s.Query(ctxOf(t), durable.Query{PartitionKey: pk, Limit: 1001}); !errors.Is(err, durable.ErrInvalidQuery) {
+		t.Errorf("limit 1001: err = %v, want ErrInvalidQuery", err)
+	}
+}
+
+func storeQueryConditions(t *testing.T, s durable.Store) {
+	tag := UniqueKey("tag")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var pks []string
+	for i := range 6 {
+		pk := fmt.Sprintf("%s-%d", tag, i)
+		pks = append(pks, pk)
+		props := map[string]any{"Tag": tag, "N": int64(i), "Even": i%2 == 0, "At": base.Add(time.Duration(i) * time.Hour)}
+		if i == 5 {
+			delete(props, "N")
+		}
+		mustSubmit(t, s, insert(pk, "r", props), insert(pk, "x", map[string]any{"Tag": tag, "N": int64(100)}))
+	}
+	cases := []struct {
+		name  string
+		where []durable.Cond
+		want  []string
+	}{
+		{"eq bool", []durable.Cond{{Property: "Even", Op: durable.CondEq, Value: true}}, []string{pks[0], pks[2], pks[4]}},
+		{"int range", []durable.Cond{{Property: "N", Op: durable.CondGe, Value: int64(2)}, {Property: "N", Op: durable.CondLt, Value: int64(4)}}, []string{pks[2], pks[3]}},
+		{"missing property never matches", []durable.Cond{{Property: "N", Op: durable.CondNe, Value: int64(0)}}, []string{pks[1], pks[2], pks[3], pks[4]}},
+		{"time", []durable.Cond{{Property: "At", Op: durable.CondGt, Value: base.Add(3 * time.Hour)}}, []string{pks[4], pks[5]}},
+	}
+	for _, c := range cases {
+		where := append([]durable.Cond{{Property: "Tag", Op: durable.CondEq, Value: tag}, {Property: "RowKey", Op: durable.CondEq, Value: "r"}}, c.where...)
+		var got []string
+		q := durable.Query{Where: where, Limit: 2}
+		for range 50 {
+			page, err := s.Query(ctxOf(t), q)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for _, e := range page.Entities {
+				got = append(got, e.PartitionKey)
+			}
+			if q.Continuation = page.Continuation; q.Continuation == "" {
+				break
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func storeConcurrentReplace(t *testing.T, s durable.Store) {
+	pk := UniqueKey("race")
+	mustSubmit(t, s, insert(pk, "h", map[string]any{"V": int64(0)}))
+	etag := mustGet(t, s, pk, "h").ETag
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.Submit(ctxOf(t), []durable.Op{
+				{Kind: durable.OpReplace, IfMatch: etag, Entity: durable.Entity{PartitionKey: pk, RowKey: "h", Properties: map[string]any{"V": int64(i + 1)}}},
+				insert(pk, fmt.Sprintf("e%02d", i), map[string]any{"V": int64(i)}),
+			})
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			wins++
+		case !errors.Is(err, durable.ErrConflict):
+			t.Errorf("loser error = %v, want ErrConflict", err)
+		}
+	}
+	page, err := s.Query(ctxOf(t), durable.Query{PartitionKey: pk, RowKeyFrom: "e", RowKeyTo: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wins != 1 || len(page.Entities) != 1 {
+		t.Fatalf("%d winners, %d event rows; want exactly 1 of each", wins, len(page.Entities))
+	}
+}
+
+func storeConcurrentInsert(t *testing.T, s durable.Store) {
+	pk := UniqueKey("ins")
+	const n = 20
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.Submit(ctxOf(t), []durable.Op{insert(pk, "k", map[string]any{"V": int64(i)})})
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+		} else if !errors.Is(err, durable.ErrConflict) {
+			t.Errorf("loser error = %v, want ErrConflict", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d inserts of one key succeeded, want 1", wins)
+	}
+}

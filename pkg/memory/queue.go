@@ -1,0 +1,140 @@
+package memory
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Queue is an in-memory durable.WorkQueue with Azure Queue semantics (visibility timeout,
+// dequeue count, pop receipts). For tests and the embedded default, not production.
+type Queue struct {
+	clock func() time.Time
+
+	mu   sync.Mutex
+	heap msgHeap          // ordered by visibility time, then enqueue order; guarded by mu
+	byID map[string]*qmsg // guarded by mu
+	seq  uint64           // guarded by mu
+}
+
+type qmsg struct {
+	id        string
+	body      []byte
+	visibleAt time.Time
+	order     uint64
+	dequeues  int64
+	receipt   string
+	index     int
+}
+
+var _ durable.WorkQueue = (*Queue)(nil)
+
+// NewQueue returns an empty queue.
+func NewQueue(opts ...Option) *Queue {
+	c := newConfig(opts)
+	return &Queue{clock: c.clock, byID: map[string]*qmsg{}}
+}
+
+// Enqueue implements durable.WorkQueue.
+func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(body) > durable.MaxMessageBytes {
+		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), durable.ErrTooLarge)
+	}
+	if delay < 0 {
+		delay = 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.seq++
+	m := &qmsg{id: strconv.FormatUint(q.seq, 10), body: slices.Clone(body), visibleAt: q.clock().Add(delay), order: q.seq}
+	q.byID[m.id] = m
+	heap.Push(&q.heap, m)
+	return nil
+}
+
+// Receive implements durable.WorkQueue.
+func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]durable.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if max < 1 || max > durable.MaxReceive {
+		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, durable.MaxReceive)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock()
+	var out []durable.Message
+	for len(out) < max && len(q.heap) > 0 {
+		m := q.heap[0]
+		if m.visibleAt.After(now) {
+			break
+		}
+		q.seq++
+		m.dequeues++
+		m.receipt = strconv.FormatUint(q.seq, 10)
+		m.visibleAt = now.Add(visibility)
+		// Keep enqueue order among messages made visible again at the same time.
+		heap.Fix(&q.heap, 0)
+		out = append(out, durable.Message{ID: m.id, PopReceipt: m.receipt, Body: slices.Clone(m.body), DequeueCount: m.dequeues})
+	}
+	return out, nil
+}
+
+// Delete implements durable.WorkQueue.
+func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m := q.byID[msg.ID]
+	if m == nil || m.receipt != msg.PopReceipt {
+		return fmt.Errorf("delete message %s: %w", msg.ID, durable.ErrNotFound)
+	}
+	heap.Remove(&q.heap, m.index)
+	delete(q.byID, m.id)
+	return nil
+}
+
+// Len returns the number of messages, visible or not (for tests).
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.heap)
+}
+
+type msgHeap []*qmsg
+
+func (h msgHeap) Len() int { return len(h) }
+func (h msgHeap) Less(i, j int) bool {
+	if c := h[i].visibleAt.Compare(h[j].visibleAt); c != 0 {
+		return c < 0
+	}
+	return h[i].order < h[j].order
+}
+func (h msgHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *msgHeap) Push(x any) {
+	m := x.(*qmsg)
+	m.index = len(*h)
+	*h = append(*h, m)
+}
+func (h *msgHeap) Pop() any {
+	old := *h
+	m := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return m
+}

@@ -1,0 +1,189 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Store is an in-memory durable.Store with Azure Table semantics. For tests and the embedded
+// default, not production: nothing survives the process.
+type Store struct {
+	clock func() time.Time
+
+	mu       sync.Mutex
+	parts    map[string]*partition // guarded by mu
+	pkeys    []string              // partition keys, sorted when !pkDirty; guarded by mu
+	pkDirty  bool                  // guarded by mu
+	etagNext uint64                // guarded by mu
+}
+
+type partition struct {
+	rows map[string]*row
+	keys []string // sorted row keys
+}
+
+type row struct {
+	props map[string]any
+	etag  string
+	ts    time.Time
+}
+
+var _ durable.Store = (*Store)(nil)
+
+// NewStore returns an empty store.
+func NewStore(opts ...Option) *Store {
+	c := newConfig(opts)
+	return &Store{clock: c.clock, parts: map[string]*partition{}}
+}
+
+// Get implements durable.Store.
+func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (durable.Entity, error) {
+	if err := ctx.Err(); err != nil {
+		return durable.Entity{}, err
+	}
+	if err := durable.ValidateKey("PartitionKey", partitionKey); err != nil {
+		return durable.Entity{}, err
+	}
+	if err := durable.ValidateKey("RowKey", rowKey); err != nil {
+		return durable.Entity{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[partitionKey]
+	if p == nil {
+		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, durable.ErrNotFound)
+	}
+	r := p.rows[rowKey]
+	if r == nil {
+		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, durable.ErrNotFound)
+	}
+	return r.entity(partitionKey, rowKey), nil
+}
+
+func (r *row) entity(pk, rk string) durable.Entity {
+	return durable.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: cloneProps(r.props)}
+}
+
+// cloneProps copies a property map, including byte slices, so that callers and the store
+// never share memory.
+func cloneProps(in map[string]any) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if b, ok := v.([]byte); ok {
+			v = slices.Clone(b)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Submit implements durable.Store.
+func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := durable.ValidateBatch(ops); err != nil {
+		return nil, fmt.Errorf("submit batch: %w", err)
+	}
+	pk := ops[0].Entity.PartitionKey
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parts[pk]
+	for i, op := range ops {
+		var cur *row
+		if p != nil {
+			cur = p.rows[op.Entity.RowKey]
+		}
+		if err := check(op, cur); err != nil {
+			return nil, fmt.Errorf("submit batch: %w", &durable.BatchError{Index: i, Err: err})
+		}
+	}
+	if p == nil {
+		p = &partition{rows: map[string]*row{}}
+		s.parts[pk] = p
+		s.pkeys = append(s.pkeys, pk)
+		s.pkDirty = true
+	}
+	now := s.clock().UTC()
+	etags := make([]string, len(ops))
+	for i, op := range ops {
+		rk := op.Entity.RowKey
+		switch op.Kind {
+		case durable.OpDelete:
+			delete(p.rows, rk)
+			if j, found := slices.BinarySearch(p.keys, rk); found {
+				p.keys = slices.Delete(p.keys, j, j+1)
+			}
+			continue
+		case durable.OpInsert:
+			p.rows[rk] = &row{props: cloneProps(op.Entity.Properties)}
+			insertSorted(&p.keys, rk)
+		case durable.OpReplace:
+			p.rows[rk].props = cloneProps(op.Entity.Properties)
+		case durable.OpMerge:
+			r := p.rows[rk]
+			merged := cloneProps(r.props)
+			maps.Copy(merged, cloneProps(op.Entity.Properties))
+			r.props = merged
+		}
+		r := p.rows[rk]
+		s.etagNext++
+		r.etag = `W/"` + strconv.FormatUint(s.etagNext, 10) + `"`
+		r.ts = now
+		etags[i] = r.etag
+	}
+	if len(p.rows) == 0 {
+		delete(s.parts, pk)
+		if j := slices.Index(s.pkeys, pk); j >= 0 {
+			s.pkeys = slices.Delete(s.pkeys, j, j+1)
+		}
+	}
+	return etags, nil
+}
+
+// check applies the Azure rules of one op against the stored row (nil when missing).
+func check(op durable.Op, cur *row) error {
+	if op.Kind == durable.OpInsert {
+		if cur != nil {
+			return fmt.Errorf("insert %s: entity already exists: %w", op.Entity.RowKey, durable.ErrConflict)
+		}
+		return nil
+	}
+	if cur == nil {
+		return fmt.Errorf("%s %s: %w", op.Kind, op.Entity.RowKey, durable.ErrNotFound)
+	}
+	if op.IfMatch != durable.ETagAny && op.IfMatch != cur.etag {
+		return fmt.Errorf("%s %s: condition not satisfied: %w", op.Kind, op.Entity.RowKey, durable.ErrConflict)
+	}
+	return nil
+}
+
+// insertSorted inserts k into the sorted slice; appending is the common case (row keys of a
+// run grow).
+func insertSorted(keys *[]string, k string) {
+	ks := *keys
+	if n := len(ks); n == 0 || ks[n-1] < k {
+		*keys = append(ks, k)
+		return
+	}
+	j, _ := slices.BinarySearch(ks, k)
+	*keys = slices.Insert(ks, j, k)
+}
+
+// Len returns the number of stored entities (for tests).
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range s.parts {
+		n += len(p.rows)
+	}
+	return n
+}

@@ -1,0 +1,197 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Query implements durable.Store.
+func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return durable.Page{}, err
+	}
+	if err := durable.ValidateQuery(q); err != nil {
+		return durable.Page{}, err
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = durable.MaxPageSize
+	}
+	startPK, startRK, err := decodeToken(q.Continuation)
+	if err != nil {
+		return durable.Page{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pks []string
+	if q.PartitionKey != "" {
+		pks = []string{q.PartitionKey}
+	} else {
+		if s.pkDirty {
+			slices.Sort(s.pkeys)
+			s.pkDirty = false
+		}
+		i, _ := slices.BinarySearch(s.pkeys, startPK)
+		pks = s.pkeys[i:]
+	}
+	var page durable.Page
+	for _, pk := range pks {
+		if pk < startPK {
+			continue
+		}
+		p := s.parts[pk]
+		if p == nil {
+			continue
+		}
+		from := q.RowKeyFrom
+		if pk == startPK && startRK > from {
+			from = startRK
+		}
+		i, _ := slices.BinarySearch(p.keys, from)
+		for _, rk := range p.keys[i:] {
+			if q.RowKeyTo != "" && rk >= q.RowKeyTo {
+				break
+			}
+			r := p.rows[rk]
+			if !matchAll(q.Where, pk, rk, r.props) {
+				continue
+			}
+			if len(page.Entities) == limit {
+				page.Continuation = encodeToken(pk, rk)
+				return page, nil
+			}
+			page.Entities = append(page.Entities, r.entity(pk, rk))
+		}
+	}
+	return page, nil
+}
+
+// Tokens are base64("pk\x00rk"); keys cannot hold control characters.
+func encodeToken(pk, rk string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(pk + "\x00" + rk))
+}
+
+func decodeToken(tok string) (pk, rk string, err error) {
+	if tok == "" {
+		return "", "", nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+	}
+	pk, rk, ok := strings.Cut(string(raw), "\x00")
+	if !ok {
+		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+	}
+	return pk, rk, nil
+}
+
+func matchAll(conds []durable.Cond, pk, rk string, props map[string]any) bool {
+	for _, c := range conds {
+		var v any
+		switch c.Property {
+		case "PartitionKey":
+			v = pk
+		case "RowKey":
+			v = rk
+		default:
+			var ok bool
+			if v, ok = props[c.Property]; !ok {
+				return false
+			}
+		}
+		cmp, ok := compare(v, c.Value)
+		if !ok {
+			return false
+		}
+		var hold bool
+		switch c.Op {
+		case durable.CondEq:
+			hold = cmp == 0
+		case durable.CondNe:
+			hold = cmp != 0
+		case durable.CondLt:
+			hold = cmp < 0
+		case durable.CondLe:
+			hold = cmp <= 0
+		case durable.CondGt:
+			hold = cmp > 0
+		case durable.CondGe:
+			hold = cmp >= 0
+		}
+		if !hold {
+			return false
+		}
+	}
+	return true
+}
+
+// compare orders a stored value against a condition value; ok is false when the types differ
+// (as in Azure, such a condition is false).
+func compare(a, b any) (int, bool) {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return strings.Compare(x, y), ok
+	case int64, int32:
+		xi := toInt(x)
+		switch b.(type) {
+		case int64, int32:
+			return cmpInt(xi, toInt(b)), true
+		}
+	case float64:
+		if y, ok := b.(float64); ok {
+			switch {
+			case x < y:
+				return -1, true
+			case x > y:
+				return 1, true
+			}
+			return 0, true
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return cmpInt(boolInt(x), boolInt(y)), true
+		}
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Compare(y), true
+		}
+	case []byte:
+		if y, ok := b.([]byte); ok {
+			return bytes.Compare(x, y), true
+		}
+	}
+	return 0, false
+}
+
+func toInt(v any) int64 {
+	if i, ok := v.(int32); ok {
+		return int64(i)
+	}
+	return v.(int64)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
