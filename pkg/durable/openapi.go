@@ -1,0 +1,122 @@
+package durable
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// OpenAPITitle is info.title of the durable openapi.json.
+const OpenAPITitle = "funcgraph durable runtime"
+
+// OpenAPIDocument is the minimal hand-built OpenAPI 3.0.3 document of durable.md section 8.
+// It marshals with the spec's key order: openapi, info, paths, components. The documented
+// paths carry summaries and path parameters only; request and response shapes are described
+// by extra entries of components.schemas, after RegisteredGraphs (which keeps the original's
+// vendor key x-afdg-graphs with one manifest fragment per graph).
+type OpenAPIDocument struct {
+	OpenAPI    string            `json:"openapi"`
+	Info       OpenAPIInfo       `json:"info"`
+	Paths      OrderedObject     `json:"paths"`
+	Components OpenAPIComponents `json:"components"`
+}
+
+// OpenAPIInfo is the document's info object.
+type OpenAPIInfo struct {
+	Title   string `json:"title"`
+	Version string `json:"version"`
+}
+
+// OpenAPIComponents holds components.schemas.
+type OpenAPIComponents struct {
+	Schemas OrderedObject `json:"schemas"`
+}
+
+// OpenAPIOperation is one operation: a summary and its path parameters.
+type OpenAPIOperation struct {
+	Summary    string             `json:"summary"`
+	Parameters []OpenAPIParameter `json:"parameters,omitempty"`
+}
+
+// OpenAPIParameter is a required string path parameter.
+type OpenAPIParameter struct {
+	Name     string        `json:"name"`
+	In       string        `json:"in"`
+	Required bool          `json:"required"`
+	Schema   OpenAPISchema `json:"schema"`
+}
+
+// OpenAPISchema is the {"type": ...} schema of a parameter.
+type OpenAPISchema struct {
+	Type string `json:"type"`
+}
+
+// RegisteredGraphsSchema is components.schemas.RegisteredGraphs.
+type RegisteredGraphsSchema struct {
+	Type   string             `json:"type"`
+	Items  OpenAPISchema      `json:"items"`
+	Graphs []ManifestFragment `json:"x-afdg-graphs"`
+}
+
+// Member is one key and value of an OrderedObject.
+type Member struct {
+	Key   string
+	Value any
+}
+
+// OrderedObject is a JSON object that keeps its members' order.
+type OrderedObject []Member
+
+// MarshalJSON writes the members in order.
+func (o OrderedObject) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, err := json.Marshal(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func pathParam(name string) OpenAPIParameter {
+	return OpenAPIParameter{Name: name, In: "path", Required: true, Schema: OpenAPISchema{Type: "string"}}
+}
+
+// OpenAPIDocument returns the document served at GET /api/openapi.json, listing the latest
+// registration of every graph.
+func (s *Service) OpenAPIDocument() OpenAPIDocument {
+	prefix := "/" + strings.Trim(s.opts.RoutePrefix, "/")
+	if prefix == "/" {
+		prefix = ""
+	}
+	id, event, graph := pathParam("instance_id"), pathParam("event_name"), pathParam("graph_name")
+	op := func(method string, o OpenAPIOperation) OrderedObject { return OrderedObject{{method, o}} }
+	graphs := s.Fragments()
+	return OpenAPIDocument{
+		OpenAPI: "3.0.3",
+		Info:    OpenAPIInfo{Title: OpenAPITitle, Version: s.opts.Version},
+		Paths: OrderedObject{
+			{prefix + "/graphs/{graph_name}/runs", op("post", OpenAPIOperation{"Start a graph run", []OpenAPIParameter{graph}})},
+			{prefix + "/runs/{instance_id}", op("get", OpenAPIOperation{"Get run status", []OpenAPIParameter{id}})},
+			{prefix + "/runs/{instance_id}/events/{event_name}", op("post", OpenAPIOperation{"Raise an external event", []OpenAPIParameter{id, event}})},
+			{prefix + "/runs/{instance_id}/cancel", op("post", OpenAPIOperation{"Terminate a run", []OpenAPIParameter{id}})},
+			{prefix + "/health", op("get", OpenAPIOperation{Summary: "Health"})},
+		},
+		Components: OpenAPIComponents{Schemas: append(OrderedObject{
+			{"RegisteredGraphs", RegisteredGraphsSchema{Type: "array", Items: OpenAPISchema{Type: "object"}, Graphs: graphs}},
+		}, bodySchemas()...)},
+	}
+}
