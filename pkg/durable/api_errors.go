@@ -28,37 +28,37 @@ func (e *graphNotFoundError) Error() string { return fmt.Sprintf("unknown graph 
 func (e *graphNotFoundError) Unwrap() error { return ErrUnknownGraph }
 
 // bodyValidationError lists start-body fields that are truthy but not objects.
-type bodyValidationError struct{ details []fieldError }
+type bodyValidationError struct{ details []apiFieldError }
 
 func (e *bodyValidationError) Error() string {
 	return fmt.Sprintf("durable: invalid request body (%d fields)", len(e.details))
 }
 
-// fieldError is one entry of the 400 "invalid request body" details, in wire key order.
-type fieldError struct {
+// apiFieldError is one entry of the 400 "invalid request body" details, in wire key order.
+type apiFieldError struct {
 	Type  string          `json:"type"`
 	Loc   []string        `json:"loc"`
 	Msg   string          `json:"msg"`
 	Input json.RawMessage `json:"input"`
 }
 
-// queryError is a bad query parameter of the list or history endpoints.
-type queryError struct{ param, want string }
+// apiQueryError is a bad query parameter of the list or history endpoints.
+type apiQueryError struct{ param, want string }
 
-func (e *queryError) Error() string {
+func (e *apiQueryError) Error() string {
 	return fmt.Sprintf("invalid query parameter '%s': %s", e.param, e.want)
 }
 
 // Response bodies, fields in wire order.
 type (
-	errorBody struct {
+	apiErrorBody struct {
 		Error string `json:"error"`
 	}
-	detailsBody struct {
-		Error   string       `json:"error"`
-		Details []fieldError `json:"details"`
+	apiDetailsBody struct {
+		Error   string          `json:"error"`
+		Details []apiFieldError `json:"details"`
 	}
-	runStateBody struct {
+	apiRunStateBody struct {
 		Error         string    `json:"error"`
 		InstanceID    string    `json:"instance_id"`
 		RuntimeStatus RunStatus `json:"runtime_status"`
@@ -71,36 +71,36 @@ func errorResponse(err error) (int, any) {
 	var (
 		graph    *graphNotFoundError
 		invalid  *bodyValidationError
-		query    *queryError
+		query    *apiQueryError
 		exists   *RunExistsError
 		finished *RunFinishedError
 		active   *RunNotFinishedError
 	)
 	switch {
 	case errors.As(err, &graph):
-		return http.StatusNotFound, errorBody{graph.Error()}
+		return http.StatusNotFound, apiErrorBody{graph.Error()}
 	case errors.Is(err, ErrRunNotFound):
-		return http.StatusNotFound, errorBody{"instance not found"}
+		return http.StatusNotFound, apiErrorBody{"instance not found"}
 	case errors.Is(err, errBodyNotObject):
-		return http.StatusBadRequest, errorBody{"request body must be valid JSON object"}
+		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON object"}
 	case errors.As(err, &invalid):
-		return http.StatusBadRequest, detailsBody{"invalid request body", invalid.details}
+		return http.StatusBadRequest, apiDetailsBody{"invalid request body", invalid.details}
 	case errors.Is(err, ErrInvalidInstanceID):
-		return http.StatusBadRequest, errorBody{"invalid instance_id"}
+		return http.StatusBadRequest, apiErrorBody{"invalid instance_id"}
 	case errors.Is(err, errReasonNotString):
-		return http.StatusBadRequest, errorBody{"reason must be a string"}
+		return http.StatusBadRequest, apiErrorBody{"reason must be a string"}
 	case errors.As(err, &query):
-		return http.StatusBadRequest, errorBody{query.Error()}
+		return http.StatusBadRequest, apiErrorBody{query.Error()}
 	case errors.Is(err, errBodyTooLarge):
-		return http.StatusRequestEntityTooLarge, errorBody{"request body too large"}
+		return http.StatusRequestEntityTooLarge, apiErrorBody{"request body too large"}
 	case errors.As(err, &exists):
-		return http.StatusConflict, runStateBody{"instance already exists", exists.InstanceID, exists.Status}
+		return http.StatusConflict, apiRunStateBody{"instance already exists", exists.InstanceID, exists.Status}
 	case errors.As(err, &finished):
-		return http.StatusConflict, runStateBody{"instance is not running", finished.InstanceID, finished.Status}
+		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
 	case errors.As(err, &active):
-		return http.StatusConflict, runStateBody{"instance is still active", active.InstanceID, active.Status}
+		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
 	}
-	return http.StatusInternalServerError, errorBody{"internal error"}
+	return http.StatusInternalServerError, apiErrorBody{"internal error"}
 }
 
 // handle adapts an endpoint that returns an error to an http.Handler: errors are answered
@@ -117,19 +117,19 @@ func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) 
 		} else {
 			s.logger.DebugContext(r.Context(), "durable request rejected", "method", r.Method, "path", r.URL.Path, "status", status)
 		}
-		writeJSON(w, status, body, s.logger)
+		apiWriteJSON(w, status, body, s.logger)
 	})
 }
 
-// internalErrorBody is written when a body cannot be encoded.
-var internalErrorBody = []byte(`{"error": "internal error"}`)
+// apiInternalErrorBody is written when a body cannot be encoded.
+var apiInternalErrorBody = []byte(`{"error": "internal error"}`)
 
-// writeJSON writes v as a json.dumps-style JSON body.
-func writeJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
+// apiWriteJSON writes v as a json.dumps-style JSON body.
+func apiWriteJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
 	body, err := pyjson.Marshal(v)
 	if err != nil {
 		logger.Error("encode durable response", "error", err)
-		status, body = http.StatusInternalServerError, internalErrorBody
+		status, body = http.StatusInternalServerError, apiInternalErrorBody
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

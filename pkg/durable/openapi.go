@@ -91,7 +91,7 @@ func (o OrderedObject) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func pathParam(name string) OpenAPIParameter {
+func oasPathParam(name string) OpenAPIParameter {
 	return OpenAPIParameter{Name: name, In: "path", Required: true, Schema: OpenAPISchema{Type: "string"}}
 }
 
@@ -102,7 +102,7 @@ func (s *Service) OpenAPIDocument() OpenAPIDocument {
 	if prefix == "/" {
 		prefix = ""
 	}
-	id, event, graph := pathParam("instance_id"), pathParam("event_name"), pathParam("graph_name")
+	id, event, graph := oasPathParam("instance_id"), oasPathParam("event_name"), oasPathParam("graph_name")
 	op := func(method string, o OpenAPIOperation) OrderedObject { return OrderedObject{{method, o}} }
 	graphs := s.Fragments()
 	return OpenAPIDocument{
@@ -117,6 +117,6 @@ func (s *Service) OpenAPIDocument() OpenAPIDocument {
 		},
 		Components: OpenAPIComponents{Schemas: append(OrderedObject{
 			{"RegisteredGraphs", RegisteredGraphsSchema{Type: "array", Items: OpenAPISchema{Type: "object"}, Graphs: graphs}},
-		}, bodySchemas()...)},
+		}, oasBodySchemas()...)},
 	}
 }

@@ -18,51 +18,51 @@ const DefaultCancelReason = "cancel requested by client"
 
 // Paging limits of the list and history endpoints.
 const (
-	defaultPageSize = 100
-	maxPageSize     = 1000
+	apiDefaultPageSize = 100
+	apiMaxPageSize     = 1000
 )
 
 // startRunBody is a decoded start request body (durable.md section 8).
 type startRunBody struct {
 	// InstanceID is the requested run id; empty means "generate one".
 	InstanceID string
-	// Input and Metadata are JSON objects ({} when absent or falsy).
+	// Input and Metadata are JSON objects ({} when absent or pyFalsy).
 	Input, Metadata json.RawMessage
 }
 
-var emptyObject = json.RawMessage(`{}`)
+var apiEmptyObject = json.RawMessage(`{}`)
 
 // decodeStartRunBody applies checks 2–4 of the start endpoint, in order: the body must be a
 // JSON object (errBodyNotObject); truthy input and metadata must be objects
 // (*bodyValidationError listing initial_state then metadata); instance_id must be absent,
-// falsy, or a valid id (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps
+// pyFalsy, or a valid id (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps
 // its last value.
 func decodeStartRunBody(body []byte) (startRunBody, error) {
-	fields, ok := decodeObject(body)
+	fields, ok := apiDecodeObject(body)
 	if !ok {
 		return startRunBody{}, errBodyNotObject
 	}
 	var out startRunBody
-	var details []fieldError
+	var details []apiFieldError
 	for _, f := range []struct {
 		key, loc string
 		dst      *json.RawMessage
 	}{{"input", "initial_state", &out.Input}, {"metadata", "metadata", &out.Metadata}} {
 		raw, present := fields[f.key]
 		switch {
-		case !present || falsy(raw):
-			*f.dst = emptyObject
+		case !present || pyFalsy(raw):
+			*f.dst = apiEmptyObject
 		case raw[0] == '{':
-			*f.dst = compact(raw)
+			*f.dst = apiCompact(raw)
 		default:
-			details = append(details, fieldError{Type: "dict_type", Loc: []string{f.loc},
-				Msg: "Input should be a valid dictionary", Input: compact(raw)})
+			details = append(details, apiFieldError{Type: "dict_type", Loc: []string{f.loc},
+				Msg: "Input should be a valid dictionary", Input: apiCompact(raw)})
 		}
 	}
 	if len(details) > 0 {
 		return startRunBody{}, &bodyValidationError{details: details}
 	}
-	if raw, present := fields["instance_id"]; present && !falsy(raw) {
+	if raw, present := fields["instance_id"]; present && !pyFalsy(raw) {
 		var id string
 		if err := json.Unmarshal(raw, &id); err != nil || !validInstanceIDText(id) {
 			return startRunBody{}, ErrInvalidInstanceID
@@ -87,10 +87,10 @@ func validInstanceIDText(id string) bool {
 	return true
 }
 
-// decodeObject parses body as one strict JSON object (valid UTF-8, RFC 8259, no BOM) into
+// apiDecodeObject parses body as one strict JSON object (valid UTF-8, RFC 8259, no BOM) into
 // its members, the last of repeated keys winning.
-func decodeObject(body []byte) (map[string]json.RawMessage, bool) {
-	if !isJSON(body) {
+func apiDecodeObject(body []byte) (map[string]json.RawMessage, bool) {
+	if !apiIsJSON(body) {
 		return nil, false
 	}
 	var fields map[string]json.RawMessage
@@ -100,13 +100,13 @@ func decodeObject(body []byte) (map[string]json.RawMessage, bool) {
 	return fields, true
 }
 
-// isJSON reports whether body is one non-empty, valid UTF-8, RFC 8259 JSON value.
-func isJSON(body []byte) bool {
+// apiIsJSON reports whether body is one non-empty, valid UTF-8, RFC 8259 JSON value.
+func apiIsJSON(body []byte) bool {
 	return len(bytes.TrimSpace(body)) > 0 && utf8.Valid(body) && json.Valid(body)
 }
 
-// falsy reports Python truthiness false for a JSON value: null, false, 0, "", [] and {}.
-func falsy(raw json.RawMessage) bool {
+// pyFalsy reports Python truthiness false for a JSON value: null, false, 0, "", [] and {}.
+func pyFalsy(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return true
@@ -129,7 +129,7 @@ func falsy(raw json.RawMessage) bool {
 	return err == nil && f == 0
 }
 
-func compact(raw json.RawMessage) json.RawMessage {
+func apiCompact(raw json.RawMessage) json.RawMessage {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return raw
@@ -139,17 +139,17 @@ func compact(raw json.RawMessage) json.RawMessage {
 
 // decodeEventPayload returns the event body as a JSON value; an empty or invalid body is null.
 func decodeEventPayload(body []byte) json.RawMessage {
-	if !isJSON(body) {
+	if !apiIsJSON(body) {
 		return json.RawMessage("null")
 	}
-	return compact(body)
+	return apiCompact(body)
 }
 
 // decodeCancelReason returns the cancel reason: DefaultCancelReason when the body is empty,
 // invalid, not an object, or has no reason; errReasonNotString when reason is present and not
 // a string (null included). An explicit "" is kept.
 func decodeCancelReason(body []byte) (string, error) {
-	fields, ok := decodeObject(body)
+	fields, ok := apiDecodeObject(body)
 	if !ok {
 		return DefaultCancelReason, nil
 	}
@@ -164,8 +164,8 @@ func decodeCancelReason(body []byte) (string, error) {
 	return reason, nil
 }
 
-// readBody reads the request body up to max bytes (errBodyTooLarge above).
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+// apiReadBody reads the request body up to max bytes (errBodyTooLarge above).
+func apiReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
@@ -183,7 +183,7 @@ func parseRunQuery(q url.Values) (RunQuery, error) {
 	out := RunQuery{GraphName: q.Get("graph_name"), ContinuationToken: q.Get("continuation_token")}
 	if v := q.Get("status"); v != "" {
 		if out.Status = RunStatus(v); !out.Status.Valid() {
-			return RunQuery{}, &queryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
+			return RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
 		}
 	}
 	for _, p := range []struct {
@@ -193,13 +193,13 @@ func parseRunQuery(q url.Values) (RunQuery, error) {
 		if v := q.Get(p.name); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return RunQuery{}, &queryError{p.name, "want an RFC 3339 time such as 2025-01-02T15:04:05Z"}
+				return RunQuery{}, &apiQueryError{p.name, "want an RFC 3339 time such as 2025-01-02T15:04:05Z"}
 			}
 			*p.dst = t
 		}
 	}
 	if !out.CreatedAfter.IsZero() && !out.CreatedBefore.IsZero() && !out.CreatedAfter.Before(out.CreatedBefore) {
-		return RunQuery{}, &queryError{"created_after", "must be before created_before"}
+		return RunQuery{}, &apiQueryError{"created_after", "must be before created_before"}
 	}
 	limit, err := parseLimit(q)
 	if err != nil {
@@ -213,11 +213,11 @@ func parseRunQuery(q url.Values) (RunQuery, error) {
 func parseLimit(q url.Values) (int, error) {
 	v := strings.TrimSpace(q.Get("limit"))
 	if v == "" {
-		return defaultPageSize, nil
+		return apiDefaultPageSize, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxPageSize {
-		return 0, &queryError{"limit", "want an integer from 1 to 1000"}
+	if err != nil || n < 1 || n > apiMaxPageSize {
+		return 0, &apiQueryError{"limit", "want an integer from 1 to 1000"}
 	}
 	return n, nil
 }

@@ -14,7 +14,7 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 	tests := []struct {
 		name      string
 		body      string
-		wantErr   error // errBodyNotObject, ErrInvalidInstanceID, or errValidation for *bodyValidationError
+		wantErr   error // errBodyNotObject, ErrInvalidInstanceID, or errTestValidation for *bodyValidationError
 		wantID    string
 		wantInput string
 		wantMeta  string
@@ -25,15 +25,15 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 		{name: "input and metadata kept in order", body: `{"input":{"z":1,"a":[1, 2]},"metadata":{"k":"v"}}`, wantInput: `{"z":1,"a":[1,2]}`, wantMeta: `{"k":"v"}`},
 		{name: "unknown keys ignored", body: `{"other": [1], "input": {}}`, wantInput: `{}`, wantMeta: `{}`},
 		{name: "last duplicate wins", body: `{"instance_id": "a", "instance_id": "b"}`, wantID: "b", wantInput: `{}`, wantMeta: `{}`},
-		{name: "falsy input null", body: `{"input": null}`, wantInput: `{}`, wantMeta: `{}`},
-		{name: "falsy input false", body: `{"input": false, "metadata": 0}`, wantInput: `{}`, wantMeta: `{}`},
-		{name: "falsy input zero float", body: `{"input": 0.0, "metadata": -0e3}`, wantInput: `{}`, wantMeta: `{}`},
-		{name: "falsy input empty string", body: `{"input": "", "metadata": []}`, wantInput: `{}`, wantMeta: `{}`},
-		{name: "falsy metadata empty object", body: `{"metadata": { }}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "pyFalsy input null", body: `{"input": null}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "pyFalsy input false", body: `{"input": false, "metadata": 0}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "pyFalsy input zero float", body: `{"input": 0.0, "metadata": -0e3}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "pyFalsy input empty string", body: `{"input": "", "metadata": []}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "pyFalsy metadata empty object", body: `{"metadata": { }}`, wantInput: `{}`, wantMeta: `{}`},
 		{name: "instance id kept", body: `{"instance_id": "run-1"}`, wantID: "run-1", wantInput: `{}`, wantMeta: `{}`},
 		{name: "instance id 256 chars", body: `{"instance_id": "` + long + `"}`, wantID: long, wantInput: `{}`, wantMeta: `{}`},
 		{name: "instance id with space and symbols", body: `{"instance_id": "a b:c@d$~"}`, wantID: "a b:c@d$~", wantInput: `{}`, wantMeta: `{}`},
-		{name: "instance id falsy zero means new", body: `{"instance_id": 0}`, wantInput: `{}`, wantMeta: `{}`},
+		{name: "instance id pyFalsy zero means new", body: `{"instance_id": 0}`, wantInput: `{}`, wantMeta: `{}`},
 		{name: "instance id empty means new", body: `{"instance_id": ""}`, wantInput: `{}`, wantMeta: `{}`},
 		{name: "instance id null means new", body: `{"instance_id": null}`, wantInput: `{}`, wantMeta: `{}`},
 
@@ -48,12 +48,12 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 		{name: "invalid utf8", body: "{\"input\": {\"a\": \"\xff\"}}", wantErr: errBodyNotObject},
 		{name: "NaN", body: `{"input": NaN}`, wantErr: errBodyNotObject},
 
-		{name: "input list", body: `{"input": [1]}`, wantErr: errValidation, wantLocs: []string{"initial_state"}},
-		{name: "input string", body: `{"input": "x"}`, wantErr: errValidation, wantLocs: []string{"initial_state"}},
-		{name: "input true", body: `{"input": true}`, wantErr: errValidation, wantLocs: []string{"initial_state"}},
-		{name: "metadata number", body: `{"metadata": 3}`, wantErr: errValidation, wantLocs: []string{"metadata"}},
-		{name: "both bad, initial_state first", body: `{"metadata": 1, "input": 2}`, wantErr: errValidation, wantLocs: []string{"initial_state", "metadata"}},
-		{name: "bad input wins over bad id", body: `{"instance_id": "a/b", "input": 2}`, wantErr: errValidation, wantLocs: []string{"initial_state"}},
+		{name: "input list", body: `{"input": [1]}`, wantErr: errTestValidation, wantLocs: []string{"initial_state"}},
+		{name: "input string", body: `{"input": "x"}`, wantErr: errTestValidation, wantLocs: []string{"initial_state"}},
+		{name: "input true", body: `{"input": true}`, wantErr: errTestValidation, wantLocs: []string{"initial_state"}},
+		{name: "metadata number", body: `{"metadata": 3}`, wantErr: errTestValidation, wantLocs: []string{"metadata"}},
+		{name: "both bad, initial_state first", body: `{"metadata": 1, "input": 2}`, wantErr: errTestValidation, wantLocs: []string{"initial_state", "metadata"}},
+		{name: "bad input wins over bad id", body: `{"instance_id": "a/b", "input": 2}`, wantErr: errTestValidation, wantLocs: []string{"initial_state"}},
 
 		{name: "instance id slash", body: `{"instance_id": "a/b"}`, wantErr: ErrInvalidInstanceID},
 		{name: "instance id backslash", body: `{"instance_id": "a\\b"}`, wantErr: ErrInvalidInstanceID},
@@ -78,7 +78,7 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 				}
 				return
 			}
-			if tt.wantErr == errValidation {
+			if tt.wantErr == errTestValidation {
 				var v *bodyValidationError
 				if !errors.As(err, &v) {
 					t.Fatalf("err = %v, want *bodyValidationError", err)
@@ -102,7 +102,7 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 	}
 }
 
-var errValidation = errors.New("test: want *bodyValidationError")
+var errTestValidation = errors.New("test: want *bodyValidationError")
 
 func TestDecodeCancelReason_Cases_DefaultOrKeptOrRejected(t *testing.T) {
 	tests := []struct {
@@ -166,9 +166,9 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 		want      RunQuery
 		wantParam string
 	}{
-		{"", RunQuery{Limit: defaultPageSize}, ""},
+		{"", RunQuery{Limit: apiDefaultPageSize}, ""},
 		{"graph_name=g&status=Running&limit=5&continuation_token=t&ignored=1", RunQuery{GraphName: "g", Status: StatusRunning, Limit: 5, ContinuationToken: "t"}, ""},
-		{"created_after=2025-01-02T03:04:05Z", RunQuery{CreatedAfter: after, Limit: defaultPageSize}, ""},
+		{"created_after=2025-01-02T03:04:05Z", RunQuery{CreatedAfter: after, Limit: apiDefaultPageSize}, ""},
 		{"limit=1000", RunQuery{Limit: 1000}, ""},
 		{"status=running", RunQuery{}, "status"},
 		{"status=Suspended", RunQuery{}, "status"},
@@ -184,9 +184,9 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 			v, _ := url.ParseQuery(tt.query)
 			got, err := parseRunQuery(v)
 			if tt.wantParam != "" {
-				var q *queryError
+				var q *apiQueryError
 				if !errors.As(err, &q) || q.param != tt.wantParam {
-					t.Fatalf("err = %v, want queryError for %s", err, tt.wantParam)
+					t.Fatalf("err = %v, want apiQueryError for %s", err, tt.wantParam)
 				}
 				return
 			}
@@ -215,7 +215,7 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		{errBodyNotObject, 400, `{"error": "request body must be valid JSON object"}`},
 		{ErrInvalidInstanceID, 400, `{"error": "invalid instance_id"}`},
 		{errReasonNotString, 400, `{"error": "reason must be a string"}`},
-		{&queryError{"limit", "want x"}, 400, `{"error": "invalid query parameter 'limit': want x"}`},
+		{&apiQueryError{"limit", "want x"}, 400, `{"error": "invalid query parameter 'limit': want x"}`},
 		{errBodyTooLarge, 413, `{"error": "request body too large"}`},
 		{&RunExistsError{"r", StatusRunning}, 409, `{"error": "instance already exists", "instance_id": "r", "runtime_status": "Running"}`},
 		{&RunFinishedError{"r", StatusCompleted}, 409, `{"error": "instance is not running", "instance_id": "r", "runtime_status": "Completed"}`},
@@ -231,13 +231,13 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		var want any
 		_ = json.Unmarshal([]byte(tt.wantBody), &want)
 		wantData, _ := json.Marshal(want)
-		if status != tt.wantStatus || !jsonEqual(data, wantData) {
+		if status != tt.wantStatus || !apiJSONEqual(data, wantData) {
 			t.Errorf("errorResponse(%v) = %d %s, want %d %s", tt.err, status, data, tt.wantStatus, tt.wantBody)
 		}
 	}
 }
 
-func jsonEqual(a, b []byte) bool {
+func apiJSONEqual(a, b []byte) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
@@ -268,7 +268,7 @@ func FuzzDecodeStartRunBody(f *testing.F) {
 			}
 		case errors.Is(err, errBodyNotObject):
 			var m map[string]any
-			if json.Valid(body) && json.Unmarshal(body, &m) == nil && m != nil && strings.HasPrefix(strings.TrimSpace(string(body)), "{") && isJSON(body) {
+			if json.Valid(body) && json.Unmarshal(body, &m) == nil && m != nil && strings.HasPrefix(strings.TrimSpace(string(body)), "{") && apiIsJSON(body) {
 				t.Fatalf("object body %q rejected as not an object", body)
 			}
 		case errors.As(err, &v):

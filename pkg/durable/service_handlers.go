@@ -75,7 +75,7 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.reg.Latest(name); err != nil {
 		return graphLookupError(name, err)
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBodyBytes)
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	runURL := s.runURL(r, run.InstanceID)
 	w.Header().Set("Location", runURL)
 	w.Header().Set("Retry-After", "10")
-	writeJSON(w, http.StatusAccepted, managementPayload{
+	apiWriteJSON(w, http.StatusAccepted, managementPayload{
 		ID: run.InstanceID, StatusQueryGetURI: runURL,
 		SendEventPostURI: runURL + "/events/{eventName}", TerminatePostURI: runURL + "/cancel",
 	}, s.logger)
@@ -112,7 +112,7 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, runStatusBody{
+	apiWriteJSON(w, http.StatusOK, runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.Status, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output,
 	}, s.logger)
@@ -123,7 +123,7 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 // an empty or invalid one is the payload null.
 func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	id, event := r.PathValue("instance_id"), r.PathValue("event_name")
-	body, err := readBody(w, r, s.opts.MaxRequestBodyBytes)
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.logger.InfoContext(r.Context(), "durable event accepted", "run_id", id, "event", event)
-	writeJSON(w, http.StatusAccepted, eventAcceptedBody{InstanceID: id, EventName: event, Accepted: true}, s.logger)
+	apiWriteJSON(w, http.StatusAccepted, eventAcceptedBody{InstanceID: id, EventName: event, Accepted: true}, s.logger)
 	return nil
 }
 
@@ -142,7 +142,7 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.runs.GetRun(r.Context(), id); err != nil {
 		return err
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBodyBytes)
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.logger.InfoContext(r.Context(), "durable run cancel accepted", "run_id", id)
-	writeJSON(w, http.StatusAccepted, cancelAcceptedBody{InstanceID: id, Terminated: true, Reason: reason}, s.logger)
+	apiWriteJSON(w, http.StatusAccepted, cancelAcceptedBody{InstanceID: id, Terminated: true, Reason: reason}, s.logger)
 	return nil
 }
 
@@ -168,15 +168,15 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: nullableToken(list.ContinuationToken)}
+	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: apiToken(list.ContinuationToken)}
 	for i, run := range list.Runs {
 		out.Runs[i] = runSummary{
 			InstanceID: run.InstanceID, RuntimeStatus: run.Status, GraphName: run.GraphName,
 			GraphVersion: run.GraphVersion, GraphHash: run.GraphHash,
-			CreatedAt: formatTime(run.CreatedAt), LastUpdatedAt: formatTime(run.UpdatedAt),
+			CreatedAt: apiTime(run.CreatedAt), LastUpdatedAt: apiTime(run.UpdatedAt),
 		}
 	}
-	writeJSON(w, http.StatusOK, out, s.logger)
+	apiWriteJSON(w, http.StatusOK, out, s.logger)
 	return nil
 }
 
@@ -191,7 +191,7 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := historyBody{InstanceID: id, Events: make([]historyEventBody, len(h.Events)), ContinuationToken: nullableToken(h.ContinuationToken)}
+	out := historyBody{InstanceID: id, Events: make([]historyEventBody, len(h.Events)), ContinuationToken: apiToken(h.ContinuationToken)}
 	for i, e := range h.Events {
 		data := e.Data
 		if len(data) == 0 {
@@ -199,10 +199,10 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Events[i] = historyEventBody{
 			Sequence: e.Sequence, Type: e.Type, Name: nullable(e.Name), Node: nullable(e.Node),
-			Timestamp: formatTime(e.Timestamp), Data: data,
+			Timestamp: apiTime(e.Timestamp), Data: data,
 		}
 	}
-	writeJSON(w, http.StatusOK, out, s.logger)
+	apiWriteJSON(w, http.StatusOK, out, s.logger)
 	return nil
 }
 
@@ -213,26 +213,26 @@ func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.logger.InfoContext(r.Context(), "durable run purged", "run_id", id)
-	writeJSON(w, http.StatusOK, purgedBody{InstanceID: id, Purged: true}, s.logger)
+	apiWriteJSON(w, http.StatusOK, purgedBody{InstanceID: id, Purged: true}, s.logger)
 	return nil
 }
 
 // health serves GET /api/health when the service runs alone.
 func (s *Service) health(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.Fragments()}, s.logger)
 	return nil
 }
 
 // openAPI serves GET /api/openapi.json.
 func (s *Service) openAPI(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, s.OpenAPIDocument(), s.logger)
+	apiWriteJSON(w, http.StatusOK, s.OpenAPIDocument(), s.logger)
 	return nil
 }
 
-func nullableToken(tok string) *string { return nullable(tok) }
+func apiToken(tok string) *string { return nullable(tok) }
 
-// formatTime writes t in UTC RFC 3339 with nanoseconds, or "" for the zero time.
-func formatTime(t time.Time) string {
+// apiTime writes t in UTC RFC 3339 with nanoseconds, or "" for the zero time.
+func apiTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
