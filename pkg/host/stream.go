@@ -87,7 +87,8 @@ type frameBuffer struct {
 	mu       sync.Mutex
 	total    int      // bytes of accepted data frames; guarded by mu
 	chunks   [][]byte // written in order; guarded by mu
-	scratch  []byte   // encoding buffer; guarded by mu
+	scratch  []byte   // frame encoding buffer; guarded by mu
+	compact  []byte   // compact JSON buffer; guarded by mu
 	closed   bool     // no more frames accepted; guarded by mu
 	overflow bool     // guarded by mu until close
 	err      error    // first failure; guarded by mu until close
@@ -130,10 +131,11 @@ func (b *frameBuffer) fail(err error) {
 // encodeFrame renders `event: data\ndata: <json>\n\n` into the scratch buffer: an object
 // event as is, anything else as {"data": "<text>"}; json.dumps style.
 func (b *frameBuffer) encodeFrame(chunk any) ([]byte, error) {
-	compact, err := marshalCompact(chunk)
+	compact, err := appendCompact(b.compact[:0], chunk)
 	if err != nil {
 		return nil, err
 	}
+	b.compact = compact
 	f := append(b.scratch[:0], dataFramePrefix...)
 	if isJSONObject(compact) {
 		f = pyjson.AppendReformat(f, compact)
@@ -178,7 +180,7 @@ func (b *frameBuffer) close(err error) {
 		b.err = nil // overflow is reported by its own frame
 	}
 	b.closed = true
-	b.scratch = nil
+	b.scratch, b.compact = nil, nil
 }
 
 // appendTerminal appends an error or end frame; they are never counted against the cap.

@@ -48,9 +48,11 @@ type Graph struct {
 	order   []string           // thread ids, oldest first; guarded by mu
 }
 
+// thread is one conversation. Its own mutex keeps threads from contending with each other.
 type thread struct {
-	messages []Message
-	step     int
+	mu       sync.Mutex
+	messages []Message // guarded by mu
+	step     int       // guarded by mu
 }
 
 var (
@@ -107,11 +109,13 @@ func (g *Graph) Stream(ctx context.Context, req host.Request, emit func(chunk an
 // GetState returns the thread's messages. A thread the graph never saw has empty state.
 func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, error) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	t, ok := g.threads[threadID]
+	g.mu.Unlock()
 	if !ok {
 		return host.StateView{}, nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	msgs := append([]Message(nil), t.messages...)
 	return host.StateView{
 		Values:   State{Messages: msgs},
@@ -133,7 +137,20 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 		reply.Content = in.Messages[n-1].Content
 	}
 	added := append(in.Messages, reply)
-	tid := req.Config.ThreadID
+	t := g.thread(req.Config.ThreadID)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.messages = append(t.messages, added...)
+	if over := len(t.messages) - g.maxMessages; over > 0 {
+		t.messages = append([]Message(nil), t.messages[over:]...)
+	}
+	t.step++
+	return State{Messages: append([]Message(nil), t.messages...)}, added, nil
+}
+
+// thread returns the thread with id tid, creating it (and forgetting the oldest thread beyond
+// MaxThreads) when needed.
+func (g *Graph) thread(tid string) *thread {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t := g.threads[tid]
@@ -146,10 +163,5 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 			g.order = g.order[1:]
 		}
 	}
-	t.messages = append(t.messages, added...)
-	if over := len(t.messages) - g.maxMessages; over > 0 {
-		t.messages = append([]Message(nil), t.messages[over:]...)
-	}
-	t.step++
-	return State{Messages: append([]Message(nil), t.messages...)}, added, nil
+	return t
 }
