@@ -3,33 +3,49 @@
 package exampleapp
 
 import (
+	"fmt"
 	"log/slog"
-	"net/http"
 
+	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
 type Config struct {
 	// Logger is the app's logger; nil means slog.Default().
 	Logger *slog.Logger
+	// LockBackendSetting is the GRAPH_LOCK_BACKEND setting. A value other than "" or
+	// "inprocess" makes Build fail while ThreadLock is unset (the in-process lock).
+	LockBackendSetting string
+	// ThreadLock serialises runs per thread; nil means the in-process lock.
+	ThreadLock lock.ThreadLock
 }
 
-// Build returns the example function app.
+// Build returns the example function app: the graph-hosting routes (health, health details,
+// OpenAPI) and the echo_agent graph (invoke, stream, thread state).
 func Build(cfg Config) (*funchost.FunctionApp, error) {
-	app := funchost.NewFunctionApp()
-	err := app.HandleHTTP(funchost.HTTPFunction{
-		Name:      "fg_health",
-		Methods:   []string{http.MethodGet},
-		Route:     "health",
-		AuthLevel: funchost.AuthAnonymous,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"status":"ok"}`))
-		}),
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	app, err := host.New(host.Options{
+		Logger:             logger,
+		LockBackendSetting: cfg.LockBackendSetting,
+		ThreadLock:         cfg.ThreadLock,
+		Observer:           host.NewLoggingObserver(logger),
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	return app, nil
+	err = app.Register(echoagent.New(echoagent.Options{}), echoagent.Name, host.RegisterOptions{
+		Description:   "Chat echo with an in-memory checkpointer",
+		RequestModel:  echoagent.State{},
+		ResponseModel: echoagent.State{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	return app.FunctionApp(), nil
 }
