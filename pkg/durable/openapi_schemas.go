@@ -77,14 +77,14 @@ func oasBodySchemas() OrderedObject {
 			{"instance_id", oasStr()}, {"events", oasArrayOf(oasRef("HistoryEvent"))}, {"continuation_token", oasNullableStr()},
 		})},
 		{"RunPurged", oasObj([]string{"instance_id", "purged"}, OrderedObject{{"instance_id", oasStr()}, {"purged", oasBoolean()}})},
-		{"HealthResponse", oasObj([]string{"ok", "registered_graphs"}, OrderedObject{
+		{"DurableHealthResponse", oasObj([]string{"ok", "registered_graphs"}, OrderedObject{
 			{"ok", oasBoolean()}, {"registered_graphs", oasArrayOf(oasRef("ManifestFragment"))},
 		})},
 		{"ManifestFragment", oasObj([]string{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name", "nodes", "events"}, OrderedObject{
 			{"graph_name", oasStr()}, {"version", oasStr()}, {"graph_hash", oasStr()}, {"entrypoint", oasStr()},
 			{"state_model_name", oasStr()}, {"nodes", oasArrayOf(oasStr())}, {"events", oasArrayOf(oasStr())},
 		})},
-		{"Error", oasObj([]string{"error"}, OrderedObject{{"error", oasStr()}})},
+		{"RunError", oasObj([]string{"error"}, OrderedObject{{"error", oasStr()}})},
 		{"RunConflict", runState("instance already exists | instance is not running | instance is still active")},
 	}
 }

@@ -166,6 +166,6 @@ func (s *Service) metaFunctions() []funchost.HTTPFunction {
 		{Name: FuncOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,
 			Handler: s.handle(s.openAPI), Doc: funchost.RouteDoc{Summary: "OpenAPI document", Tags: []string{"meta"}}},
 		{Name: FuncHealth, Methods: get, Route: "health", AuthLevel: auth,
-			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: oasRef("HealthResponse")}},
+			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: oasRef("DurableHealthResponse")}},
 	}
 }
