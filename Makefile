@@ -83,9 +83,11 @@ integration: $(AZURITE) build
 	FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)' FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
 	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
 
-## bench: the benchmarks reported in the README.
+## bench: the benchmarks reported in the README, then funcgraph vs durabletask-go v0.6.0 on the
+## same 3-step chain (separate module bench/, so the product's go.mod has no benchmark deps).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	cd bench && $(GO) run ./cmd/benchcompare
 
 ## functions: regenerate functions/ from the example app's route table.
 functions: build

@@ -94,8 +94,39 @@ func (o Options) withDefaults() Options {
 }
 
 // Service is the durable runs HTTP API (durable.md section 8) on top of a Runs
-// implementation: start, status, event, cancel, openapi.json and health, plus run listing,
-// history and purge. It holds no state of its own and is safe for concurrent use.
+// implementation. It holds no state of its own and is safe for concurrent use. Bodies are JSON
+// in Python json.dumps style; every error body has an "error" string; internal errors are
+// answered 500 {"error": "internal error"} and logged, never returned.
+//
+//	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413
+//	GET    /api/runs/{instance_id}                    get_run_status    200 | 404
+//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413
+//	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413
+//	GET    /api/openapi.json                          openapi_document  200
+//	GET    /api/health                                health            200
+//	GET    /api/runs                                  list_runs         200 | 400
+//	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
+//	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
+//
+// The first six are the spec's, to the letter. The additions:
+//
+//   - GET /api/runs filters with the query parameters graph_name, status (one of the five
+//     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before)
+//     and pages with limit (1–1000, default 100) and continuation_token (opaque, from the
+//     previous page). 200 {"runs": [{"instance_id", "runtime_status", "graph_name",
+//     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],
+//     "continuation_token": <string or null>}; a bad parameter is 400
+//     {"error": "invalid query parameter '<name>': <what is expected>"} and lists nothing.
+//   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
+//     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
+//     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//   - DELETE /api/runs/{id} purges a finished run and its history: 200
+//     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
+//     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
+//     not finished.
+//
+// Bodies above Options.MaxRequestBodyBytes are refused with 413
+// {"error": "request body too large"} (a guard the original did not have).
 type Service struct {
 	opts   Options
 	runs   Runs
