@@ -3,13 +3,17 @@
 package exampleapp
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -24,7 +28,9 @@ type Config struct {
 }
 
 // Build returns the example function app: the graph-hosting routes (health, health details,
-// OpenAPI) and the echo_agent graph (invoke, stream, thread state).
+// OpenAPI), the echo_agent graph (invoke, stream, thread state) and the durable runs API
+// (function auth) over the three example durable graphs. The durable engine is the embedded
+// in-memory one; Build starts it and it runs for the life of the process.
 func Build(cfg Config) (*funchost.FunctionApp, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -47,5 +53,34 @@ func Build(cfg Config) (*funchost.FunctionApp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
+	if err := mountDurable(app, logger); err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	return app.FunctionApp(), nil
+}
+
+// mountDurable mounts the durable runs API for the example durable graphs on app.
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger) error {
+	graphs, err := examples.All()
+	if err != nil {
+		return err
+	}
+	reg := durable.NewRegistry()
+	for _, g := range graphs {
+		if err := reg.Register(g); err != nil {
+			return err
+		}
+	}
+	eng, err := memory.NewEngine(reg, &durable.EngineOptions{Logger: logger})
+	if err != nil {
+		return err
+	}
+	svc, err := durable.NewService(durable.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := svc.Mount(app, durable.MountOptions{}); err != nil {
+		return err
+	}
+	return eng.Start(context.Background())
 }
