@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -238,3 +239,5 @@ func outputString(t testing.TB, run durable.Run) string {
 	}
 	return s
 }
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
