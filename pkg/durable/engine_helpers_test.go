@@ -172,7 +172,7 @@ func (r *rig) drive(t testing.TB) int {
 	t.Helper()
 	n := 0
 	for range 10000 {
-		msgs, err := r.queue.Receive(context.Background(), 1, time.Minute)
+		msgs, err := r.fqueue.Receive(context.Background(), 1, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func (r *rig) drive(t testing.TB) int {
 		}
 		n++
 		if err := r.e.HandleWorkItem(context.Background(), msgs[0].Body, msgs[0].DequeueCount); err == nil {
-			if err := r.queue.Delete(context.Background(), msgs[0]); err != nil {
+			if err := r.fqueue.Delete(context.Background(), msgs[0]); err != nil {
 				t.Fatal(err)
 			}
 		}
