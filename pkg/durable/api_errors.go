@@ -91,6 +91,9 @@ func errorResponse(err error) (int, any) {
 		return http.StatusBadRequest, apiErrorBody{"reason must be a string"}
 	case errors.As(err, &query):
 		return http.StatusBadRequest, apiErrorBody{query.Error()}
+	case errors.Is(err, ErrInvalidQuery):
+		// The service checks every other parameter first, so what storage refuses is the token.
+		return http.StatusBadRequest, apiErrorBody{"invalid query parameter 'continuation_token': want the token of a previous page"}
 	case errors.Is(err, errBodyTooLarge):
 		return http.StatusRequestEntityTooLarge, apiErrorBody{"request body too large"}
 	case errors.As(err, &exists):

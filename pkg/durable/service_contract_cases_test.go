@@ -222,6 +222,9 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 				if !strings.Contains(page.body, `"continuation_token": "`) {
 					t.Fatalf("history page of 1 has no continuation token: %s", page.body)
 				}
+				badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`
+				call(t, tr, "GET", "/api/runs?continuation_token=%25%25not-a-token", "").expect(t, "list bad token", 400, badToken)
+				call(t, tr, "GET", "/api/runs/"+id+"/history?continuation_token=%25%25not-a-token", "").expect(t, "history bad token", 400, badToken)
 				call(t, tr, "DELETE", "/api/runs/"+id, "").expect(t, "purge", 200, fmt.Sprintf(`{"instance_id": "%s", "purged": true}`, id))
 				call(t, tr, "GET", "/api/runs/"+id, "").expect(t, "gone", 404, `{"error": "instance not found"}`)
 			})

@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -216,6 +217,7 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		{ErrInvalidInstanceID, 400, `{"error": "invalid instance_id"}`},
 		{errReasonNotString, 400, `{"error": "reason must be a string"}`},
 		{&apiQueryError{"limit", "want x"}, 400, `{"error": "invalid query parameter 'limit': want x"}`},
+		{fmt.Errorf("list runs: %w: bad continuation token", ErrInvalidQuery), 400, `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`},
 		{errBodyTooLarge, 413, `{"error": "request body too large"}`},
 		{&RunExistsError{"r", StatusRunning}, 409, `{"error": "instance already exists", "instance_id": "r", "runtime_status": "Running"}`},
 		{&RunFinishedError{"r", StatusCompleted}, 409, `{"error": "instance is not running", "instance_id": "r", "runtime_status": "Completed"}`},
