@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime"
 	"strconv"
@@ -60,6 +59,9 @@ type EngineOptions struct {
 	// values go to Payloads (default 30000, below Azure's 32768).
 	InlineLimit int
 }
+
+// DefaultVisibilityTimeout is the default EngineOptions.VisibilityTimeout.
+const DefaultVisibilityTimeout = 2 * time.Minute
 
 // GraphPolicy holds the guards of one graph beyond the original runtime.
 type GraphPolicy struct {
@@ -136,7 +138,7 @@ func (o EngineOptions) Validate() error {
 
 func (o *EngineOptions) setDefaults() {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -148,7 +150,7 @@ func (o *EngineOptions) setDefaults() {
 		o.Concurrency = 4 * runtime.GOMAXPROCS(0)
 	}
 	if o.VisibilityTimeout == 0 {
-		o.VisibilityTimeout = 2 * time.Minute
+		o.VisibilityTimeout = DefaultVisibilityTimeout
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second
@@ -171,8 +173,37 @@ func (o *EngineOptions) setDefaults() {
 }
 
 // Engine runs graphs of a Registry as durable, event-sourced runs on a Store, a WorkQueue
-// and a PayloadStore. It implements Runs for the HTTP surface. See doc_engine.go for the
-// execution model.
+// and a PayloadStore. It implements Runs for the HTTP surface.
+//
+// Execution model. A run lives in one table partition (its instance id): a head row ("r")
+// with the status, the pinned graph (name, version, hash), the next node, counters and the
+// current state, plus append-only history rows ("h<gen>-<seq>") and inbox rows
+// ("i<gen>-<seq>"). A step reads the head, runs user code, and commits one batch: the head
+// merged with If-Match on the ETag it read, plus the history rows the step produced. A step
+// therefore costs one table batch and never reads history; the worker holding a run's work
+// item goes straight on with the next step in-process, so a steady-state node step costs
+// exactly one storage operation.
+//
+// Fixed names. OrchestratorName (fg_orchestrator) is the queue-triggered function: every
+// work item is handled by it (HandleWorkItem), and it runs the three step kinds
+// ExecuteNodeName (fg_execute_node), ResolveRouteName (fg_resolve_route) and
+// ApplyEventName (fg_apply_event) in-process, node and route of one visit in one commit.
+// History rows and logs carry these names. There is one work queue; its message is
+// {"v":1,"run_id":…,"gen":…,"step":…}, raw JSON (a Functions queue backend base64-encodes it).
+//
+// Exactly-once commits, at-least-once activities. A commit that loses its If-Match means
+// someone else wrote the head: if that was only a raised event, the step's result is applied
+// to the new head and committed again; otherwise (another worker committed the step, the run
+// was cancelled, replaced or purged) the result is discarded. A work item whose step has
+// passed is dropped. A crash after a commit but before the next dispatch leaves a runnable,
+// idle head that Sweep re-dispatches. Handlers may therefore run more than once for the same
+// step and must keep side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
+// "<run id>:<step>", stable across attempts.
+//
+// Events go to the inbox (one batch: inbox row, event_received history row, head counters)
+// and wake the run only when it waits for that name; a wait consumes the oldest inbox row
+// with its name. Cancellation writes Terminated to the head at once (hard termination).
+// Values above InlineLimit go to the PayloadStore and the row keeps the key.
 //
 // An Engine is safe for concurrent use. Start runs the embedded dispatcher and sweeper;
 // without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a timer).

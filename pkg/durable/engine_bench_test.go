@@ -153,5 +153,3 @@ func opsOf(b *testing.B, steps int) int64 {
 	r.drive(b)
 	return r.counts.Total()
 }
-
-

@@ -51,7 +51,7 @@ func decodeWorkItem(body []byte) (workItem, error) {
 	if err := json.Unmarshal(body, &it); err != nil {
 		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
 	}
-	if it.V != 1 || it.RunID == "" || it.Gen < 1 || it.Step < 0 {
+	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 {
 		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil

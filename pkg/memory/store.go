@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -76,12 +75,16 @@ func (r *row) entity(pk, rk string) durable.Entity {
 func cloneProps(in map[string]any) map[string]any {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
-		if b, ok := v.([]byte); ok {
-			v = slices.Clone(b)
-		}
-		out[k] = v
+		out[k] = cloneValue(v)
 	}
 	return out
+}
+
+func cloneValue(v any) any {
+	if b, ok := v.([]byte); ok {
+		return slices.Clone(b)
+	}
+	return v
 }
 
 // Submit implements durable.Store.
@@ -128,10 +131,11 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 		case durable.OpReplace:
 			p.rows[rk].props = cloneProps(op.Entity.Properties)
 		case durable.OpMerge:
-			r := p.rows[rk]
-			merged := cloneProps(r.props)
-			maps.Copy(merged, cloneProps(op.Entity.Properties))
-			r.props = merged
+			// In place: readers only ever see clones of the stored map.
+			props := p.rows[rk].props
+			for k, v := range op.Entity.Properties {
+				props[k] = cloneValue(v)
+			}
 		}
 		r := p.rows[rk]
 		s.etagNext++

@@ -1,0 +1,58 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+)
+
+// The embedded default: an engine on in-memory storage.
+func ExampleNewEngine() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustDataPipeline())
+	e, err := memory.NewEngine(reg, nil)
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	_ = e.Start(ctx)
+	defer e.Close()
+	run, _ := e.StartRun(ctx, durable.StartRunRequest{GraphName: "data_pipeline", Input: json.RawMessage(`{"source_url":"s"}`)})
+	run, _ = e.WaitRun(ctx, run.InstanceID, nil)
+	fmt.Println(run.Status)
+	// Output: Completed
+}
+
+// Stores reject what Azure Table storage would reject.
+func ExampleNewStore() {
+	s := memory.NewStore()
+	_, err := s.Submit(context.Background(), []durable.Op{{Kind: durable.OpInsert,
+		Entity: durable.Entity{PartitionKey: "run-1", RowKey: "bad/key", Properties: map[string]any{"V": int64(1)}}}})
+	fmt.Println(err != nil)
+	// Output: true
+}
+
+// A received message stays hidden for its visibility timeout.
+func ExampleNewQueue() {
+	q := memory.NewQueue()
+	ctx := context.Background()
+	_ = q.Enqueue(ctx, []byte(`{"v":1}`), 0)
+	msgs, _ := q.Receive(ctx, 32, durable.DefaultVisibilityTimeout)
+	again, _ := q.Receive(ctx, 32, durable.DefaultVisibilityTimeout)
+	fmt.Println(len(msgs), msgs[0].DequeueCount, len(again))
+	// Output: 1 1 0
+}
+
+// Payloads too large for a table row.
+func ExampleNewPayloadStore() {
+	p := memory.NewPayloadStore()
+	ctx := context.Background()
+	_ = p.Put(ctx, "run-1/1/state", []byte(`{"big":true}`))
+	data, _ := p.Get(ctx, "run-1/1/state")
+	fmt.Println(string(data))
+	// Output: {"big":true}
+}
