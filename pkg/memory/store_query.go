@@ -41,6 +41,7 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 		i, _ := slices.BinarySearch(s.pkeys, startPK)
 		pks = s.pkeys[i:]
 	}
+	exactRK, hasExact := exactRowKey(q.Where)
 	var page durable.Page
 	for _, pk := range pks {
 		if pk < startPK {
@@ -54,8 +55,16 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 		if pk == startPK && startRK > from {
 			from = startRK
 		}
-		i, _ := slices.BinarySearch(p.keys, from)
-		for _, rk := range p.keys[i:] {
+		keys := p.keys
+		if hasExact { // a point lookup per partition instead of a scan
+			keys = nil
+			if _, ok := p.rows[exactRK]; ok && exactRK >= from {
+				keys = []string{exactRK}
+			}
+			from = ""
+		}
+		i, _ := slices.BinarySearch(keys, from)
+		for _, rk := range keys[i:] {
 			if q.RowKeyTo != "" && rk >= q.RowKeyTo {
 				break
 			}
@@ -71,6 +80,18 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 		}
 	}
 	return page, nil
+}
+
+// exactRowKey returns the row key of a "RowKey eq" condition, if any.
+func exactRowKey(conds []durable.Cond) (string, bool) {
+	for _, c := range conds {
+		if c.Property == "RowKey" && c.Op == durable.CondEq {
+			if s, ok := c.Value.(string); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Tokens are base64("pk\x00rk"); keys cannot hold control characters.
