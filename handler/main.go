@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,7 +27,7 @@ func main() {
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], logger); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, logger); err != nil {
 		logger.Error("funcgraph stopped", "error", err)
 		os.Exit(1)
 	}
@@ -40,93 +41,65 @@ func logLevel() slog.Level {
 	return l
 }
 
-func run(ctx context.Context, args []string, logger *slog.Logger) error {
-	if port := os.Getenv("FUNCTIONS_CUSTOMHANDLER_PORT"); port != "" {
-		return serveCustomHandler(ctx, port, logger)
+func run(ctx context.Context, args []string, getenv func(string) string, logger *slog.Logger) error {
+	if port := getenv("FUNCTIONS_CUSTOMHANDLER_PORT"); port != "" {
+		return serve(ctx, net.JoinHostPort("127.0.0.1", port), getenv, logger, func(app *exampleapp.App) (http.Handler, error) {
+			return app.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger}), nil
+		})
 	}
 	if len(args) == 0 {
 		return errors.New("usage: funcgraph serve [--addr host:port] | funcgraph functions [--out dir]")
 	}
 	switch args[0] {
 	case "serve":
-		return serveStandalone(ctx, args[1:], logger)
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		addr := fs.String("addr", "127.0.0.1:7071", "listen address")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return serve(ctx, *addr, getenv, logger, func(app *exampleapp.App) (http.Handler, error) {
+			keys, err := loadKeys(getenv)
+			if err != nil {
+				return nil, err
+			}
+			if keys.Empty() {
+				logger.Warn("no function keys configured: function-level routes answer 401; set " +
+					envFunctionKey + " (and " + envMasterKey + ") or " + envKeysFile)
+			}
+			return app.FunctionApp.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}), nil
+		})
 	case "functions":
-		return writeFunctions(args[1:])
+		fs := flag.NewFlagSet("functions", flag.ContinueOnError)
+		out := fs.String("out", "functions", "output folder")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		app, err := exampleapp.Build(exampleapp.Config{Logger: logger})
+		if err != nil {
+			return err
+		}
+		return app.FunctionApp.WriteFunctions(*out)
 	default:
 		return fmt.Errorf("unknown subcommand %q (want serve or functions)", args[0])
 	}
 }
 
-func buildApp(logger *slog.Logger) (*funchost.FunctionApp, error) {
-	return exampleapp.Build(exampleapp.Config{Logger: logger})
-}
-
-func serveCustomHandler(ctx context.Context, port string, logger *slog.Logger) error {
-	app, err := buildApp(logger)
+// serve builds the app, starts its background work, and serves handler(app) on addr until ctx
+// ends; then the server drains and the app closes.
+func serve(ctx context.Context, addr string, getenv func(string) string, logger *slog.Logger, handler func(*exampleapp.App) (http.Handler, error)) error {
+	app, err := buildApp(ctx, getenv, logger)
 	if err != nil {
 		return err
 	}
-	addr := net.JoinHostPort("127.0.0.1", port)
-	return funchost.Serve(ctx, addr, app.CustomHandler(funchost.HandlerOptions{Logger: logger}), logger, func(a net.Addr) {
-		logger.Info("custom handler listening", "addr", a.String())
+	h, err := handler(app)
+	if err != nil {
+		return errors.Join(err, app.Close())
+	}
+	if err := app.Start(ctx); err != nil {
+		return errors.Join(err, app.Close())
+	}
+	err = funchost.Serve(ctx, addr, h, logger, func(a net.Addr) {
+		logger.Info("listening", "addr", a.String(), "api", "http://"+a.String()+"/"+app.FunctionApp.RoutePrefix())
 	})
-}
-
-func serveStandalone(ctx context.Context, args []string, logger *slog.Logger) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:7071", "listen address")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	keys, err := loadKeys()
-	if err != nil {
-		return err
-	}
-	if keys.Empty() {
-		logger.Warn("no function keys configured: function-level routes answer 401; set FUNCGRAPH_FUNCTION_KEY (and FUNCGRAPH_MASTER_KEY) or FUNCGRAPH_KEYS_FILE")
-	}
-	app, err := buildApp(logger)
-	if err != nil {
-		return err
-	}
-	h := app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger})
-	return funchost.Serve(ctx, *addr, h, logger, func(a net.Addr) {
-		logger.Info("standalone server listening", "url", "http://"+a.String()+"/"+app.RoutePrefix())
-	})
-}
-
-// loadKeys reads the standalone server's keys: FUNCGRAPH_KEYS_FILE, plus FUNCGRAPH_FUNCTION_KEY
-// (a host-level function key) and FUNCGRAPH_MASTER_KEY.
-func loadKeys() (funchost.Keys, error) {
-	var keys funchost.Keys
-	if path := os.Getenv("FUNCGRAPH_KEYS_FILE"); path != "" {
-		k, err := funchost.LoadKeysFile(path)
-		if err != nil {
-			return keys, err
-		}
-		keys = k
-	}
-	if v := os.Getenv("FUNCGRAPH_FUNCTION_KEY"); v != "" {
-		if keys.HostFunction == nil {
-			keys.HostFunction = map[string]string{}
-		}
-		keys.HostFunction["default"] = v
-	}
-	if v := os.Getenv("FUNCGRAPH_MASTER_KEY"); v != "" {
-		keys.Master = v
-	}
-	return keys, nil
-}
-
-func writeFunctions(args []string) error {
-	fs := flag.NewFlagSet("functions", flag.ContinueOnError)
-	out := fs.String("out", "functions", "output folder")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	app, err := buildApp(slog.Default())
-	if err != nil {
-		return err
-	}
-	return app.WriteFunctions(*out)
+	return errors.Join(err, app.Close())
 }

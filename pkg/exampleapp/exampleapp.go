@@ -4,6 +4,7 @@ package exampleapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -27,11 +28,20 @@ type Config struct {
 	ThreadLock lock.ThreadLock
 }
 
-// Build returns the example function app: the graph-hosting routes (health, health details,
-// OpenAPI), the echo_agent graph (invoke, stream, thread state) and the durable runs API
-// (function auth) over the three example durable graphs. The durable engine is the embedded
-// in-memory one; Build starts it and it runs for the life of the process.
-func Build(cfg Config) (*funchost.FunctionApp, error) {
+// App is the built example app: its function app and the background work (the embedded
+// durable engine) that Start runs and Close stops.
+type App struct {
+	// FunctionApp holds every route of the example app.
+	FunctionApp *funchost.FunctionApp
+	engine      *durable.Engine
+	closers     []func() error
+}
+
+// Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
+// the echo_agent graph (invoke, stream, thread state) and the durable runs API (function auth)
+// over the three example durable graphs on the embedded in-memory engine. Nothing runs until
+// Start, so building only to write function.json folders starts no goroutines.
+func Build(cfg Config) (*App, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -53,34 +63,56 @@ func Build(cfg Config) (*funchost.FunctionApp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	if err := mountDurable(app, logger); err != nil {
+	eng, err := mountDurable(app, logger)
+	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	return app.FunctionApp(), nil
+	return &App{FunctionApp: app.FunctionApp(), engine: eng}, nil
+}
+
+// Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.engine.Start(ctx); err != nil {
+		return fmt.Errorf("start example app: %w", err)
+	}
+	return nil
+}
+
+// OnClose registers fn to run at Close, after the engine stops (e.g. closing a distributed
+// thread lock so its leases are released).
+func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }
+
+// Close stops the engine and runs the OnClose functions. Call it after the server stopped.
+func (a *App) Close() error {
+	errs := []error{a.engine.Close()}
+	for _, fn := range a.closers {
+		errs = append(errs, fn())
+	}
+	return errors.Join(errs...)
 }
 
 // mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger) error {
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*durable.Engine, error) {
 	graphs, err := examples.All()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reg := durable.NewRegistry()
 	for _, g := range graphs {
 		if err := reg.Register(g); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	eng, err := memory.NewEngine(reg, &durable.EngineOptions{Logger: logger})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	svc, err := durable.NewService(durable.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := svc.Mount(app, durable.MountOptions{}); err != nil {
-		return err
+		return nil, err
 	}
-	return eng.Start(context.Background())
+	return eng, nil
 }

@@ -13,7 +13,7 @@ func TestBuild_FunctionsFolder_MatchesGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	diffs, err := app.DiffFunctions(filepath.Join("..", "..", "functions"))
+	diffs, err := app.FunctionApp.DiffFunctions(filepath.Join("..", "..", "functions"))
 	if err != nil {
 		t.Fatalf("DiffFunctions: %v", err)
 	}

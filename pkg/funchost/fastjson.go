@@ -104,7 +104,7 @@ func (r *jsonReader) stringBytes() ([]byte, error) {
 			s := r.data[start:r.pos]
 			r.pos++
 			if !utf8.Valid(s) {
-				return bytes.ToValidUTF8(s, []byte("\ufffd")), nil
+				return replaceInvalidUTF8(s), nil
 			}
 			return s, nil
 		case c == '\\':
@@ -126,7 +126,7 @@ func (r *jsonReader) escapedString(start int) ([]byte, error) {
 		case c == '"':
 			r.pos++
 			if !utf8.Valid(out) {
-				out = bytes.ToValidUTF8(out, []byte("\ufffd"))
+				out = replaceInvalidUTF8(out)
 			}
 			return out, nil
 		case c < 0x20:
@@ -309,6 +309,7 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 			return r.skip(0)
 		}
 		if r.peek() == 'n' {
+			trig = nil // like encoding/json: a later null Data clears the bindings
 			return r.literal("null")
 		}
 		return r.object(func(key []byte) error {
@@ -324,8 +325,8 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 			return err
 		})
 	})
-	if err == nil && r.peek() != 0 {
-		err = errSyntax
+	if r.ws(); err == nil && r.pos != len(r.data) {
+		err = errSyntax // trailing data
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
@@ -524,3 +525,18 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 const hexDigit = "0123456789abcdef"
+
+// replaceInvalidUTF8 replaces every invalid byte with U+FFFD, as encoding/json does.
+func replaceInvalidUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\ufffd"...)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}

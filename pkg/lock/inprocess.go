@@ -46,6 +46,7 @@ func NewInProcessThreadLock() *InProcessThreadLock {
 func (l *InProcessThreadLock) Acquire(ctx context.Context, graphName, threadID string, timeout time.Duration) (string, bool, error) {
 	key := lockKey{graphName, threadID}
 	var timer *time.Timer
+	token := newToken() // outside the mutex: the critical section stays a map lookup
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", false, fmt.Errorf("acquire thread lock: %w", err)
@@ -56,7 +57,6 @@ func (l *InProcessThreadLock) Acquire(ctx context.Context, graphName, threadID s
 			if l.held == nil {
 				l.held = make(map[lockKey]*heldEntry)
 			}
-			token := newToken()
 			l.held[key] = &heldEntry{token: token, freed: make(chan struct{})}
 			l.mu.Unlock()
 			if timer != nil {

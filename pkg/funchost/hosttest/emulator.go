@@ -226,6 +226,11 @@ func (e *Emulator) Close() error {
 			cancel()
 		}
 		e.wg.Wait()
+		if e.client != nil {
+			// Before the handler's Shutdown: a connection dialled but never used counts as
+			// active for 5 s and would hold Shutdown up.
+			e.client.CloseIdleConnections()
+		}
 		if e.handler != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := e.handler.Shutdown(ctx); err != nil {
@@ -237,9 +242,6 @@ func (e *Emulator) Close() error {
 			if err := e.proc.stop(); err != nil {
 				errs = append(errs, err)
 			}
-		}
-		if e.client != nil {
-			e.client.CloseIdleConnections()
 		}
 		e.closeErr = errors.Join(errs...)
 	})
