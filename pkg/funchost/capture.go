@@ -3,7 +3,7 @@ package funchost
 import (
 	"bytes"
 	"net/http"
-	"strings"
+	"sync"
 )
 
 // responseCapture is the http.ResponseWriter handed to a handler in JSON invocation mode: it
@@ -13,10 +13,6 @@ type responseCapture struct {
 	status      int
 	wroteHeader bool
 	body        bytes.Buffer
-}
-
-func newResponseCapture() *responseCapture {
-	return &responseCapture{header: make(http.Header)}
 }
 
 func (c *responseCapture) Header() http.Header { return c.header }
@@ -38,22 +34,46 @@ func (c *responseCapture) Write(p []byte) (int, error) {
 // Flush is a no-op: the host receives the whole response at once in JSON mode.
 func (c *responseCapture) Flush() {}
 
-// output turns the captured response into the http output value. Header values are sent as
-// plain strings (the host writes an array as its JSON text), and the content type is sniffed
-// like net/http does when the handler set none.
-func (c *responseCapture) output() HTTPOutput {
-	status := c.status
-	if status == 0 {
-		status = http.StatusOK
+// finish applies net/http's defaults: status 200, and a sniffed Content-Type when the handler
+// wrote a body without one.
+func (c *responseCapture) finish() {
+	if c.status == 0 {
+		c.status = http.StatusOK
 	}
 	if c.body.Len() > 0 && c.header.Get("Content-Type") == "" {
 		c.header.Set("Content-Type", http.DetectContentType(c.body.Bytes()))
 	}
-	headers := make(map[string]string, len(c.header))
-	for k, v := range c.header {
-		if len(v) > 0 {
-			headers[k] = strings.Join(v, ", ")
-		}
+}
+
+// maxPooledBytes keeps unusually large buffers out of the pools.
+const maxPooledBytes = 1 << 20
+
+var (
+	capturePool = sync.Pool{New: func() any { return &responseCapture{} }}
+	bufferPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+)
+
+func getCapture() *responseCapture {
+	c := capturePool.Get().(*responseCapture)
+	c.header = make(http.Header) // handlers may keep the map; never reuse it
+	return c
+}
+
+func putCapture(c *responseCapture) {
+	if c.body.Cap() > maxPooledBytes {
+		return
 	}
-	return HTTPOutput{StatusCode: status, Headers: headers, Body: c.body.String()}
+	c.header, c.status, c.wroteHeader = nil, 0, false
+	c.body.Reset()
+	capturePool.Put(c)
+}
+
+func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBytes {
+		return
+	}
+	b.Reset()
+	bufferPool.Put(b)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"runtime/debug"
 	"slices"
@@ -104,14 +105,58 @@ func (s *customHandler) invocationTarget(r *http.Request) (string, bool) {
 }
 
 func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, name string) {
-	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
+	id := r.Header.Get("X-Azure-Functions-InvocationId")
+	if e, ok := s.http[name]; ok {
+		s.serveHTTPInvocation(w, r, e, id)
+		return
+	}
+	ctx := WithInvocationID(r.Context(), id)
 	resp, err := s.invoke(ctx, r, name)
 	if err != nil {
-		// Only the host sees this status; the error text stays in our log.
-		s.logger.Error("invocation failed", "function", name, "invocation_id", InvocationID(ctx), "error", err)
-		resp = &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
+		s.invocationFailed(w, name, id, err)
+		return
 	}
+	writeInvocationResponse(w, http.StatusOK, resp, s.logger)
+}
+
+// invocationFailed answers the host with a failed invocation. Only the host sees the status;
+// the error text stays in our log.
+func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string, err error) {
+	s.logger.Error("invocation failed", "function", name, "invocation_id", id, "error", err)
+	resp := &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
 	writeInvocationResponse(w, invocationStatus(err), resp, s.logger)
+}
+
+// serveHTTPInvocation is the hot path: decode the trigger in one pass, serve the rebuilt
+// request, and encode the captured response straight into the reply.
+func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	body, err := readBody(r, maxInvocationBytes, buf)
+	var trig *HTTPTrigger
+	if err == nil {
+		trig, err = decodeHTTPInvocation(body, HTTPTriggerBinding)
+	}
+	if err == nil && trig == nil {
+		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
+	}
+	var hr *http.Request
+	if err == nil {
+		ctx := withInvocation(r.Context(), id, trig.Identities)
+		hr, err = trig.request(ctx, s.prefix, e)
+	}
+	if err != nil {
+		s.invocationFailed(w, e.fn.Name, id, err)
+		return
+	}
+	capture := getCapture()
+	defer putCapture(capture)
+	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
+	capture.finish()
+	out := appendHTTPEnvelope(buf.Bytes()[:0], capture.status, capture.header, capture.body.Bytes())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
 }
 
 // functionLogger is the logger for one function's invocation; built only when needed.
@@ -120,21 +165,9 @@ func (s *customHandler) functionLogger(ctx context.Context, name string) *slog.L
 }
 
 func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string) (*InvocationResponse, error) {
-	body, err := readBody(r, maxInvocationBytes)
+	body, err := readBody(r, maxInvocationBytes, nil)
 	if err != nil {
 		return nil, err
-	}
-	if e, ok := s.http[name]; ok {
-		// One pass straight into the trigger's shape, matching the binding name
-		// case-insensitively as the host does (fastjson.go).
-		trig, err := decodeHTTPInvocation(body, HTTPTriggerBinding)
-		if err != nil {
-			return nil, err
-		}
-		if trig == nil {
-			return nil, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
-		}
-		return s.invokeHTTP(ctx, e, trig)
 	}
 	var req InvocationRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -175,16 +208,6 @@ func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Cont
 	return &InvocationResponse{Outputs: out, Logs: []string{}}, nil
 }
 
-func (s *customHandler) invokeHTTP(ctx context.Context, e *httpEntry, trig *HTTPTrigger) (*InvocationResponse, error) {
-	hr, err := trig.request(ctx, s.prefix, e)
-	if err != nil {
-		return nil, err
-	}
-	capture := newResponseCapture()
-	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
-	return &InvocationResponse{Outputs: map[string]any{HTTPOutputBinding: capture.output()}, Logs: []string{}}, nil
-}
-
 // serveRecovered serves one request, answering 500 with an empty body if the handler panics.
 func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logger func() *slog.Logger) {
 	defer func() {
@@ -205,8 +228,12 @@ func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logg
 	h.ServeHTTP(w, r)
 }
 
-// request rebuilds the caller's HTTP request from the trigger.
+// request rebuilds the caller's HTTP request from the trigger. ctx already carries the
+// invocation.
 func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) (*http.Request, error) {
+	if !validMethod(t.Method) {
+		return nil, fmt.Errorf("%w: invalid method %q", ErrBadInvocation, t.Method)
+	}
 	u, err := url.Parse(t.URL)
 	if err != nil || t.URL == "" {
 		u = &url.URL{Scheme: "http", Host: "localhost", Path: "/" + strings.Trim(prefix+"/"+e.template.text, "/")}
@@ -220,24 +247,27 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	}
 	header := make(http.Header, len(t.Headers))
 	for k, vs := range t.Headers {
-		for _, v := range vs {
-			header.Add(k, v)
+		if len(vs) > 0 {
+			ck := textproto.CanonicalMIMEHeaderKey(k)
+			header[ck] = append(header[ck], vs...)
 		}
 	}
-	if t.Identities != nil {
-		ctx = context.WithValue(ctx, identitiesKey, t.Identities)
+	var body io.ReadCloser = http.NoBody
+	if t.Body != nil {
+		body = io.NopCloser(bytes.NewReader(t.Body))
 	}
-	hr, err := http.NewRequestWithContext(ctx, t.Method, u.String(), bytes.NewReader(t.Body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: request: %v", ErrBadInvocation, err)
-	}
-	hr.Header = header
-	hr.ContentLength = int64(len(t.Body))
-	if t.Body == nil {
-		hr.Body = http.NoBody
-	}
-	hr.RequestURI = u.RequestURI()
-	hr.Host = u.Host
+	hr := (&http.Request{
+		Method:        t.Method,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        header,
+		Body:          body,
+		ContentLength: int64(len(t.Body)),
+		Host:          u.Host,
+		RequestURI:    u.RequestURI(),
+	}).WithContext(ctx)
 	params := t.Params
 	if params == nil {
 		if rest, ok := stripPrefix(u.EscapedPath(), prefix); ok {
@@ -250,6 +280,20 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 		}
 	}
 	return hr, nil
+}
+
+// validMethod reports whether m is an HTTP token, as net/http requires of a method.
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // serveForwarded serves a request forwarded by the host at its original path. The host has
@@ -275,15 +319,10 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse, logger *slog.Logger) {
-	var body []byte
-	if res, ok := resp.Outputs[HTTPOutputBinding].(HTTPOutput); ok && len(resp.Outputs) == 1 && len(resp.Logs) == 0 && resp.ReturnValue == nil {
-		body = appendHTTPEnvelope(make([]byte, 0, len(res.Body)+256), res)
-	} else {
-		var err error
-		if body, err = json.Marshal(resp); err != nil {
-			logger.Error("encode invocation response", "error", err)
-			status, body = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
-		}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		logger.Error("encode invocation response", "error", err)
+		status, body = http.StatusInternalServerError, []byte(`{"Outputs":{},"Logs":[],"ReturnValue":null}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -291,14 +330,18 @@ func writeInvocationResponse(w http.ResponseWriter, status int, resp *Invocation
 }
 
 // appendHTTPEnvelope encodes the common reply, one http output and nothing else, without
-// reflection.
-func appendHTTPEnvelope(dst []byte, res HTTPOutput) []byte {
+// reflection: `{"Outputs":{"res":{"statusCode":N,"headers":{...},"body":"..."}},...}`.
+// Header values are joined into plain strings (the host writes an array as its JSON text).
+func appendHTTPEnvelope(dst []byte, status int, header http.Header, body []byte) []byte {
 	dst = append(dst, `{"Outputs":{"res":{"statusCode":`...)
-	dst = strconv.AppendInt(dst, int64(res.StatusCode), 10)
+	dst = strconv.AppendInt(dst, int64(status), 10)
 	dst = append(dst, `,"headers":{`...)
-	keys := make([]string, 0, len(res.Headers))
-	for k := range res.Headers {
-		keys = append(keys, k)
+	var keysBuf [16]string
+	keys := keysBuf[:0]
+	for k, v := range header {
+		if len(v) > 0 {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for i, k := range keys {
@@ -307,20 +350,26 @@ func appendHTTPEnvelope(dst []byte, res HTTPOutput) []byte {
 		}
 		dst = appendJSONString(dst, k)
 		dst = append(dst, ':')
-		dst = appendJSONString(dst, res.Headers[k])
+		if vs := header[k]; len(vs) == 1 {
+			dst = appendJSONString(dst, vs[0])
+		} else {
+			dst = appendJSONString(dst, strings.Join(vs, ", "))
+		}
 	}
 	dst = append(dst, `},"body":`...)
-	dst = appendJSONString(dst, res.Body)
+	dst = appendJSONBytes(dst, body)
 	return append(dst, `}},"Logs":[],"ReturnValue":null}`...)
 }
 
-// readBody reads a request body of at most limit bytes, sized from Content-Length when known.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	size := r.ContentLength
-	if size < 0 || size > limit {
-		size = 512
+// readBody reads a request body of at most limit bytes into buf (a new buffer when nil),
+// sized from Content-Length when known.
+func readBody(r *http.Request, limit int64, buf *bytes.Buffer) ([]byte, error) {
+	if buf == nil {
+		buf = new(bytes.Buffer)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + 1)
+	}
 	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: read: %v", ErrBadInvocation, err)

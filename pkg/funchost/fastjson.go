@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds a small JSON reader specialised to the HTTP invocation payload. The payload
@@ -97,30 +98,50 @@ func (r *jsonReader) stringBytes() ([]byte, error) {
 	}
 	r.pos++
 	start := r.pos
-	for r.pos < len(r.data) {
-		c := r.data[r.pos]
-		switch {
-		case c == '"':
-			s := r.data[start:r.pos]
-			r.pos++
-			if !utf8.Valid(s) {
-				return replaceInvalidUTF8(s), nil
-			}
-			return s, nil
-		case c == '\\':
-			return r.escapedString(start)
-		case c < 0x20:
-			return nil, errSyntax
-		}
-		r.pos++
+	r.pos = scanPlain(r.data, r.pos)
+	if r.pos >= len(r.data) {
+		return nil, errSyntax
 	}
-	return nil, errSyntax
+	switch r.data[r.pos] {
+	case '"':
+		s := r.data[start:r.pos]
+		r.pos++
+		if !utf8.Valid(s) {
+			return replaceInvalidUTF8(s), nil
+		}
+		return s, nil
+	case '\\':
+		return r.escapedString(start)
+	}
+	return nil, errSyntax // a control character
+}
+
+// plainByte marks the bytes a JSON string may hold unescaped.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// scanPlain returns the index of the first byte at or after i that is not plain string
+// content (a quote, a backslash or a control character), or len(data).
+func scanPlain(data []byte, i int) int {
+	for i < len(data) && plainByte[data[i]] {
+		i++
+	}
+	return i
 }
 
 func (r *jsonReader) escapedString(start int) ([]byte, error) {
-	out := make([]byte, 0, r.pos-start+16)
+	out := make([]byte, 0, r.pos-start+64)
 	out = append(out, r.data[start:r.pos]...)
 	for r.pos < len(r.data) {
+		if end := scanPlain(r.data, r.pos); end > r.pos {
+			out = append(out, r.data[r.pos:end]...)
+			r.pos = end
+			continue
+		}
 		c := r.data[r.pos]
 		switch {
 		case c == '"':
@@ -131,10 +152,6 @@ func (r *jsonReader) escapedString(start int) ([]byte, error) {
 			return out, nil
 		case c < 0x20:
 			return nil, errSyntax
-		case c != '\\':
-			out = append(out, c)
-			r.pos++
-			continue
 		}
 		if r.pos+1 >= len(r.data) {
 			return nil, errSyntax
@@ -165,14 +182,14 @@ func (r *jsonReader) escapedString(start int) ([]byte, error) {
 				if r.pos+1 < len(r.data) && r.data[r.pos] == '\\' && r.data[r.pos+1] == 'u' {
 					save := r.pos
 					r.pos += 2
-					if lo, ok := r.hex4(); ok {
-						if dec := utf16.DecodeRune(rune(u), rune(lo)); dec != utf8.RuneError {
-							ru = dec
-						} else {
-							r.pos = save
-						}
-					} else {
+					lo, ok := r.hex4()
+					if !ok {
 						return nil, errSyntax
+					}
+					if dec := utf16.DecodeRune(rune(u), rune(lo)); dec != utf8.RuneError {
+						ru = dec
+					} else {
+						r.pos = save
 					}
 				}
 			}
@@ -352,6 +369,7 @@ func (r *jsonReader) httpTrigger() (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body json.RawMessage
 	var bodyText []byte
+	bodyFresh := false
 	err := r.object(func(key []byte) error {
 		var err error
 		switch {
@@ -366,10 +384,13 @@ func (r *jsonReader) httpTrigger() (*HTTPTrigger, error) {
 			if string(t.Identities) == "null" {
 				t.Identities = nil
 			}
+			t.Identities = bytes.Clone(t.Identities) // the input buffer is reused
 		case bytes.EqualFold(key, []byte("Body")):
 			body, bodyText = nil, nil
 			if r.peek() == '"' {
+				start := r.pos
 				bodyText, err = r.stringBytes()
+				bodyFresh = err == nil && !aliases(r.data[start:r.pos], bodyText)
 				if err == nil && bodyText == nil {
 					bodyText = []byte{}
 				}
@@ -396,8 +417,10 @@ func (r *jsonReader) httpTrigger() (*HTTPTrigger, error) {
 				return nil, errors.New("Body is not base64")
 			}
 			t.Body = b
+		} else if bodyFresh {
+			t.Body = bodyText
 		} else {
-			t.Body = bytes.Clone(bodyText)
+			t.Body = bytes.Clone(bodyText) // aliases the input buffer, which is reused
 		}
 	} else if len(body) > 0 && string(body) != "null" {
 		t.Body = bytes.Clone(body)
@@ -472,6 +495,20 @@ func (r *jsonReader) headers() (map[string][]string, error) {
 		return err
 	})
 	return m, err
+}
+
+// aliases reports whether b points into region.
+func aliases(region, b []byte) bool {
+	if len(b) == 0 || len(region) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&region[0]))
+	return p >= lo && p < lo+uintptr(len(region))
+}
+
+// appendJSONBytes appends b as a JSON string; see appendJSONString.
+func appendJSONBytes(dst, b []byte) []byte {
+	return appendJSONString(dst, unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, like

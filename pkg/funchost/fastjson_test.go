@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -116,8 +117,8 @@ func TestAppendJSONString_RoundTrips(t *testing.T) {
 }
 
 func TestAppendHTTPEnvelope_MatchesEncodingJSON(t *testing.T) {
-	res := HTTPOutput{StatusCode: 404, Headers: map[string]string{"B": "2", "A": "x\"y"}, Body: `{"error":"é"}`}
-	fast := appendHTTPEnvelope(nil, res)
+	res := HTTPOutput{StatusCode: 404, Headers: map[string]string{"B": "2, 3", "A": "x\"y"}, Body: `{"error":"é"}`}
+	fast := appendHTTPEnvelope(nil, 404, http.Header{"B": {"2", "3"}, "A": {"x\"y"}, "Empty": {}}, []byte(res.Body))
 	var a, b any
 	if err := json.Unmarshal(fast, &a); err != nil {
 		t.Fatal(err)
