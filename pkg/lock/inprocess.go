@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,8 +20,27 @@ type InProcessThreadLock struct {
 	// before first use.
 	Logger *slog.Logger
 
+	// shards spread keys over independent mutexes: under many concurrent requests one global
+	// mutex convoys (its starvation mode hands it to waiters that are not running).
+	shards [lockShards]lockShard
+}
+
+const lockShards = 64
+
+type lockShard struct {
 	mu   sync.Mutex
 	held map[lockKey]*heldEntry // guarded by mu
+}
+
+var shardSeed = maphash.MakeSeed()
+
+func (l *InProcessThreadLock) shard(k lockKey) *lockShard {
+	var h maphash.Hash
+	h.SetSeed(shardSeed)
+	h.WriteString(k.graph)
+	h.WriteByte(0)
+	h.WriteString(k.thread)
+	return &l.shards[h.Sum64()%lockShards]
 }
 
 // lockKey identifies one thread of one graph.
@@ -46,25 +66,27 @@ func NewInProcessThreadLock() *InProcessThreadLock {
 func (l *InProcessThreadLock) Acquire(ctx context.Context, graphName, threadID string, timeout time.Duration) (string, bool, error) {
 	key := lockKey{graphName, threadID}
 	var timer *time.Timer
-	token := newToken() // outside the mutex: the critical section stays a map lookup
+	sh := l.shard(key)
+	// Built outside the mutex: the critical section stays a map lookup.
+	mine := &heldEntry{token: newToken(), freed: make(chan struct{})}
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", false, fmt.Errorf("acquire thread lock: %w", err)
 		}
-		l.mu.Lock()
-		e, busy := l.held[key]
+		sh.mu.Lock()
+		e, busy := sh.held[key]
 		if !busy {
-			if l.held == nil {
-				l.held = make(map[lockKey]*heldEntry)
+			if sh.held == nil {
+				sh.held = make(map[lockKey]*heldEntry)
 			}
-			l.held[key] = &heldEntry{token: token, freed: make(chan struct{})}
-			l.mu.Unlock()
+			sh.held[key] = mine
+			sh.mu.Unlock()
 			if timer != nil {
 				timer.Stop()
 			}
-			return token, true, nil
+			return mine.token, true, nil
 		}
-		l.mu.Unlock()
+		sh.mu.Unlock()
 		if timeout <= 0 {
 			return "", false, nil
 		}
@@ -87,24 +109,30 @@ func (l *InProcessThreadLock) Acquire(ctx context.Context, graphName, threadID s
 // is a no-op logged at debug.
 func (l *InProcessThreadLock) Release(graphName, threadID, token string) {
 	key := lockKey{graphName, threadID}
-	l.mu.Lock()
-	e, ok := l.held[key]
+	sh := l.shard(key)
+	sh.mu.Lock()
+	e, ok := sh.held[key]
 	if ok && e.token == token {
-		delete(l.held, key)
+		delete(sh.held, key)
 		close(e.freed)
-		l.mu.Unlock()
+		sh.mu.Unlock()
 		return
 	}
-	l.mu.Unlock()
+	sh.mu.Unlock()
 	l.logger().Debug("thread lock release ignored: not the current owner",
 		"graph", graphName, "thread_id", threadID, "held", ok)
 }
 
 // size returns the number of tracked keys (for tests).
 func (l *InProcessThreadLock) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.held)
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		n += len(sh.held)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 func (l *InProcessThreadLock) logger() *slog.Logger {

@@ -1,0 +1,90 @@
+package host_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The loopback benchmarks measure what a deployment sees: every request crosses a real HTTP
+// connection on 127.0.0.1, as the Functions host's call to the custom handler does, and the
+// peer is a bare net/http server doing the same JSON echo behind the same kind of connection.
+
+func loopbackClient(b *testing.B, h http.Handler) (*http.Client, string) {
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, DisableCompression: true}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}, srv.URL
+}
+
+func postOnce(b *testing.B, c *http.Client, url string, payload []byte) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader(payload))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hello there")) {
+		b.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+}
+
+func BenchmarkInvokeEchoCustomHandlerLoopback(b *testing.B) {
+	c, base := loopbackClient(b, customHandler(b))
+	payload := invocation(b, echoBody("bench"))
+	b.ReportAllocs()
+	for b.Loop() {
+		postOnce(b, c, base+"/fg_echo_agent_invoke", payload)
+	}
+}
+
+func BenchmarkInvokeBareNetHTTPLoopback(b *testing.B) {
+	c, base := loopbackClient(b, http.HandlerFunc(bareEcho))
+	body := echoBody("bench")
+	b.ReportAllocs()
+	for b.Loop() {
+		postOnce(b, c, base+"/api/graphs/echo_agent/invoke", body)
+	}
+}
+
+// loopbackParallel64 posts from 64 goroutines, each on its own thread, and reports p99 in ms.
+func loopbackParallel64(b *testing.B, h http.Handler, path string, payloadFor func(thread string) []byte) {
+	c, base := loopbackClient(b, h)
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 64/max(1, runtimeProcs())))
+	var next atomic.Int64
+	var mu sync.Mutex
+	var all []time.Duration
+	b.RunParallel(func(pb *testing.PB) {
+		payload := payloadFor(fmt.Sprintf("t%d", next.Add(1)))
+		lat := make([]time.Duration, 0, 1024)
+		for pb.Next() {
+			start := time.Now()
+			postOnce(b, c, base+path, payload)
+			lat = append(lat, time.Since(start))
+		}
+		mu.Lock()
+		all = append(all, lat...)
+		mu.Unlock()
+	})
+	if len(all) > 0 {
+		slices.Sort(all)
+		b.ReportMetric(float64(all[min(len(all)-1, len(all)*99/100)].Microseconds())/1000, "p99-ms")
+	}
+}
+
+func BenchmarkInvokeEchoCustomHandlerLoopbackParallel64(b *testing.B) {
+	loopbackParallel64(b, customHandler(b), "/fg_echo_agent_invoke", func(thread string) []byte { return invocation(b, echoBody(thread)) })
+}
+
+func BenchmarkInvokeBareNetHTTPLoopbackParallel64(b *testing.B) {
+	loopbackParallel64(b, http.HandlerFunc(bareEcho), "/api/graphs/echo_agent/invoke", echoBody)
+}
