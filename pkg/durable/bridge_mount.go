@@ -20,18 +20,9 @@ type MountOptions struct {
 	// InProcess names durable graphs that the hosting app also serves in-process (invoke and
 	// stream, see InProcessGraph), next to their durable runs.
 	InProcess []string
-	// HostGraph returns a hosted graph by name, for the graphs the hosting app offers as
-	// async runs (host.GraphHostApp.AsyncGraphs). Nil means the hosting app's own
-	// Graph(name) method, when it has one.
-	HostGraph func(name string) (host.InvocableGraph, bool)
 	// InProcessMaxSteps bounds the node visits of in-process runs; 0 means
 	// DefaultInProcessMaxSteps.
 	InProcessMaxSteps int
-}
-
-// hostGraphLookup is the optional accessor of a hosting app that hands out its graphs.
-type hostGraphLookup interface {
-	Graph(name string) (host.InvocableGraph, bool)
 }
 
 // Mount puts the service on the hosting app's function app, so that one app serves both
@@ -103,20 +94,11 @@ func (s *Service) mountAsync(h *host.GraphHostApp, opts MountOptions, durableNam
 	if len(names) == 0 {
 		return nil
 	}
-	lookup := opts.HostGraph
-	if lookup == nil {
-		if l, ok := any(h).(hostGraphLookup); ok {
-			lookup = l.Graph
-		}
-	}
-	if lookup == nil {
-		return fmt.Errorf("%w: hosted graphs %v ask for async runs but MountOptions.HostGraph is unset", ErrMount, names)
-	}
 	for _, name := range names {
 		if slices.Contains(durableNames, name) {
 			return fmt.Errorf("%w: graph %s is both hosted and durable", ErrMount, name)
 		}
-		hosted, ok := lookup(name)
+		hosted, ok := h.Graph(name)
 		if !ok {
 			return fmt.Errorf("%w: hosted graph %s not found", ErrMount, name)
 		}

@@ -43,8 +43,7 @@ func mountedApp(t *testing.T) (*host.GraphHostApp, *durable.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := func(name string) (host.InvocableGraph, bool) { return echoGraph, name == "echo" }
-	if err := svc.Mount(h, durable.MountOptions{InProcess: []string{"data_pipeline"}, HostGraph: lookup}); err != nil {
+	if err := svc.Mount(h, durable.MountOptions{InProcess: []string{"data_pipeline"}}); err != nil {
 		t.Fatalf("Mount: %v", err)
 	}
 	return h, svc
@@ -120,18 +119,11 @@ func TestMount_Conflicts_FailAtStartup(t *testing.T) {
 		{"mounted twice", func(t *testing.T) error {
 			h, _ := mountedApp(t)
 			svc2, _ := durable.NewService(durable.Options{Runs: &fakeRuns{}, Registry: durable.NewRegistry(), AuthLevel: funchost.AuthFunction})
-			lookup := func(string) (host.InvocableGraph, bool) { return echoGraph, true }
-			err := svc2.Mount(h, durable.MountOptions{HostGraph: lookup})
+			err := svc2.Mount(h, durable.MountOptions{})
 			if !errors.Is(err, funchost.ErrRouteConflict) {
 				t.Fatalf("second mount err = %v, want a route conflict", err)
 			}
 			return err
-		}},
-		{"async graph without lookup", func(t *testing.T) error {
-			h, _ := host.New(host.Options{AsyncRuns: true})
-			_ = h.Register(echoGraph, "echo", host.RegisterOptions{})
-			svc, _ := durable.NewService(durable.Options{Runs: &fakeRuns{}, Registry: durable.NewRegistry(), AuthLevel: funchost.AuthFunction})
-			return svc.Mount(h, durable.MountOptions{})
 		}},
 		{"in-process name unknown", func(t *testing.T) error {
 			h, _ := host.New(host.Options{})

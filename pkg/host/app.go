@@ -137,6 +137,19 @@ func (a *GraphHostApp) AsyncGraphs() []string {
 	return names
 }
 
+// Graph returns the graph registered under name (exact match), for surfaces that run hosted
+// graphs another way, such as the durable engine's async runs.
+func (a *GraphHostApp) Graph(name string) (InvocableGraph, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, g := range a.graphs {
+		if g.name == name {
+			return g.graph, true
+		}
+	}
+	return nil, false
+}
+
 // Graphs returns information about the registered graphs in registration order.
 func (a *GraphHostApp) Graphs() []GraphInfo {
 	a.mu.RLock()
