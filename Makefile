@@ -19,7 +19,7 @@ INTEGRATION_PKGS ?= ./...
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 
-.PHONY: all build run test vet unit integration fuzz fuzz-short bench package functions azurite-install azurite-start azurite-stop clean
+.PHONY: all build run test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean
 
 all: build
 
@@ -65,23 +65,34 @@ $(AZURITE):
 	mkdir -p $(TOOLS)
 	npm install --prefix $(TOOLS) --no-audit --no-fund --loglevel=error azurite@$(AZURITE_VERSION)
 
-# integration starts Azurite in memory on loopback, runs the tagged tests, and stops Azurite by
-# PID whatever the outcome. It fails (never skips) when Azurite cannot start.
+# AZURITE_UP is a shell prelude: it starts Azurite in memory on loopback, waits up to 30 s for
+# its three ports, arranges to stop it by PID whatever the outcome, and exports the connection
+# string. Recipes that need storage start with it. It fails (never skips) when Azurite cannot
+# start.
+define AZURITE_UP
+set -u; mkdir -p $(AZURITE_DIR); \
+$(AZURITE) --inMemoryPersistence --disableTelemetry --silent --skipApiVersionCheck --loose --extentMemoryLimit 2048 \
+  --blobHost 127.0.0.1 --blobPort $(AZURITE_BLOB_PORT) \
+  --queueHost 127.0.0.1 --queuePort $(AZURITE_QUEUE_PORT) \
+  --tableHost 127.0.0.1 --tablePort $(AZURITE_TABLE_PORT) \
+  > $(AZURITE_DIR)/azurite.log 2>&1 & pid=$$!; echo $$pid > $(AZURITE_DIR)/azurite.pid; \
+trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f $(AZURITE_DIR)/azurite.pid' EXIT; \
+ok=0; for i in $$(seq 1 300); do \
+  if (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_TABLE_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_BLOB_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_QUEUE_PORT)) 2>/dev/null; then ok=1; break; fi; \
+  if ! kill -0 $$pid 2>/dev/null; then break; fi; sleep 0.1; \
+done; \
+if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurite.log; exit 1; fi; \
+export FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)';
+endef
+
+# integration runs the tagged integration tests against Azurite.
 integration: $(AZURITE) build
-	@set -u; mkdir -p $(AZURITE_DIR); \
-	$(AZURITE) --inMemoryPersistence --disableTelemetry --silent --skipApiVersionCheck --loose --extentMemoryLimit 2048 \
-	  --blobHost 127.0.0.1 --blobPort $(AZURITE_BLOB_PORT) \
-	  --queueHost 127.0.0.1 --queuePort $(AZURITE_QUEUE_PORT) \
-	  --tableHost 127.0.0.1 --tablePort $(AZURITE_TABLE_PORT) \
-	  > $(AZURITE_DIR)/azurite.log 2>&1 & pid=$$!; echo $$pid > $(AZURITE_DIR)/azurite.pid; \
-	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null; rm -f $(AZURITE_DIR)/azurite.pid' EXIT; \
-	ok=0; for i in $$(seq 1 100); do \
-	  if (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_TABLE_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_BLOB_PORT)) 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/$(AZURITE_QUEUE_PORT)) 2>/dev/null; then ok=1; break; fi; \
-	  if ! kill -0 $$pid 2>/dev/null; then break; fi; sleep 0.1; \
-	done; \
-	if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurite.log; exit 1; fi; \
-	FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)' FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
+	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
 	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
+
+## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
+bench-lock: $(AZURITE)
+	@$(AZURITE_UP) $(GO) test -tags integration -run '^$$' -bench Integration -benchmem ./pkg/lock/
 
 ## bench: the benchmarks reported in the README, then funcgraph vs durabletask-go v0.6.0 on the
 ## same 3-step chain (separate module bench/, so the product's go.mod has no benchmark deps).
