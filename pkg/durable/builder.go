@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // BuilderOption configures a ManifestBuilder.
@@ -222,7 +224,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 		}
 	}
 	if unreachable := b.unreachable(); len(unreachable) > 0 {
-		return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("nodes unreachable from entrypoint '%s': %s", b.entrypoint, pyStringList(unreachable)))
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("nodes unreachable from entrypoint '%s': %s", b.entrypoint, pyjson.ReprList(unreachable)))
 	}
 	if _, err := appendCanonicalMap(nil, b.metadata, 0); err != nil {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "metadata must be JSON serializable: "+err.Error())

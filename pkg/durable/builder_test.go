@@ -269,22 +269,3 @@ func TestManifestBuilder_Build_BadStateModel_Error(t *testing.T) {
 		}
 	}
 }
-
-func TestPyRepr_Strings_MatchPython(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"orphan", `'orphan'`},
-		{"it's", `"it's"`},
-		{`both'"`, `'both\'"'`},
-		{"tab\there", `'tab\there'`},
-		{"\x01", `'\x01'`},
-		{"é", `'é'`},
-		{"\u00a0", `'\xa0'`},
-		{"\u200b", `'\u200b'`},
-	}
-	for _, tt := range tests {
-		if got := pyRepr(tt.in); got != tt.want {
-			t.Errorf("pyRepr(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-	}
-}

@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // maxCanonicalDepth bounds nesting so that a self-referencing metadata map fails instead of
@@ -40,7 +41,7 @@ func appendCanonicalDepth(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(dst, "false"...), nil
 	case string:
-		return appendPyString(dst, x), nil
+		return pyjson.AppendString(dst, x), nil
 	case json.Number:
 		return appendNumber(dst, string(x))
 	case json.RawMessage:
@@ -95,7 +96,7 @@ func appendCanonicalDepth(dst []byte, v any, depth int) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendPyString(dst, e)
+			dst = pyjson.AppendString(dst, e)
 		}
 		return append(dst, ']'), nil
 	case json.Marshaler:
@@ -131,7 +132,7 @@ func appendCanonicalReflect(dst []byte, rv reflect.Value, depth int) ([]byte, er
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendPyString(dst, k)
+			dst = pyjson.AppendString(dst, k)
 			dst = append(dst, ':')
 			var err error
 			kv := reflect.ValueOf(k).Convert(rv.Type().Key())
@@ -159,7 +160,7 @@ func appendCanonicalReflect(dst []byte, rv reflect.Value, depth int) ([]byte, er
 		}
 		return append(dst, ']'), nil
 	case reflect.String:
-		return appendPyString(dst, rv.String()), nil
+		return pyjson.AppendString(dst, rv.String()), nil
 	case reflect.Bool:
 		return appendCanonicalDepth(dst, rv.Bool(), depth)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -188,7 +189,7 @@ func appendCanonicalMap(dst []byte, m map[string]any, depth int) ([]byte, error)
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPyString(dst, k)
+		dst = pyjson.AppendString(dst, k)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendCanonicalDepth(dst, m[k], depth+1); err != nil {
@@ -308,55 +309,4 @@ func appendPyFloat(dst []byte, f float64) []byte {
 	}
 	// Go's 'e' format already writes a sign and at least two exponent digits.
 	return append(dst, e...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendPyString writes s as a JSON string the way Python's json.dumps(ensure_ascii=True)
-// does. Invalid UTF-8 bytes are written as U+FFFD.
-func appendPyString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			switch c {
-			case '"':
-				dst = append(dst, '\\', '"')
-			case '\\':
-				dst = append(dst, '\\', '\\')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				if c < 0x20 || c == 0x7f {
-					dst = appendU4(dst, rune(c))
-				} else {
-					dst = append(dst, c)
-				}
-			}
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r > 0xFFFF {
-			r -= 0x10000
-			dst = appendU4(dst, 0xD800+(r>>10))
-			dst = appendU4(dst, 0xDC00+(r&0x3FF))
-			continue
-		}
-		dst = appendU4(dst, r)
-	}
-	return append(dst, '"')
-}
-
-func appendU4(dst []byte, r rune) []byte {
-	return append(dst, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // CanonicalTopology returns the canonical JSON object of spec section 3 for the manifest:
@@ -15,7 +17,7 @@ import (
 func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 	dst := make([]byte, 0, 256+160*len(m.Nodes))
 	dst = append(dst, `{"entrypoint":`...)
-	dst = appendPyString(dst, m.Entrypoint)
+	dst = pyjson.AppendString(dst, m.Entrypoint)
 
 	dst = append(dst, `,"event_handler_names":[`...)
 	events := slices.Clone(m.EventHandlerNames)
@@ -24,11 +26,11 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPyString(dst, e)
+		dst = pyjson.AppendString(dst, e)
 	}
 
 	dst = append(dst, `],"graph_name":`...)
-	dst = appendPyString(dst, m.GraphName)
+	dst = pyjson.AppendString(dst, m.GraphName)
 
 	dst = append(dst, `,"metadata":`...)
 	if m.Metadata == nil {
@@ -51,11 +53,11 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPyString(dst, n.Name)
+		dst = pyjson.AppendString(dst, n.Name)
 		dst = append(dst, `:{"handler_name":`...)
-		dst = appendPyString(dst, n.HandlerName)
+		dst = pyjson.AppendString(dst, n.HandlerName)
 		dst = append(dst, `,"name":`...)
-		dst = appendPyString(dst, n.Name)
+		dst = pyjson.AppendString(dst, n.Name)
 		dst = append(dst, `,"next_node":`...)
 		dst = appendNullableString(dst, n.NextNode)
 		dst = append(dst, `,"route_handler_name":`...)
@@ -69,9 +71,9 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 	}
 
 	dst = append(dst, `},"state_model_name":`...)
-	dst = appendPyString(dst, m.StateModelName)
+	dst = pyjson.AppendString(dst, m.StateModelName)
 	dst = append(dst, `,"version":`...)
-	dst = appendPyString(dst, m.Version)
+	dst = pyjson.AppendString(dst, m.Version)
 	return append(dst, '}'), nil
 }
 
@@ -95,5 +97,5 @@ func appendNullableString(dst []byte, s string) []byte {
 	if s == "" {
 		return append(dst, "null"...)
 	}
-	return appendPyString(dst, s)
+	return pyjson.AppendString(dst, s)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -43,38 +42,8 @@ func marshalCompact(v any) ([]byte, error) { return appendCompact(nil, v) }
 // marshalDumps returns the json.dumps-style encoding of v (see package pyjson).
 func marshalDumps(v any) ([]byte, error) { return pyjson.Marshal(v) }
 
-// pyRepr quotes s like Python's repr of a str: single quotes, or double quotes when s holds
-// a single quote and no double quote; backslashes doubled; control characters escaped.
-func pyRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte(quote)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(quote):
-			b.WriteByte('\\')
-			b.WriteByte(quote)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
-}
+// pyRepr quotes s like Python's repr of a str (see pyjson.Repr).
+func pyRepr(s string) string { return pyjson.Repr(s) }
 
 // isJSONObject reports whether the encoded value is a JSON object.
 func isJSONObject(encoded []byte) bool {

@@ -54,23 +54,6 @@ func TestMarshalCompact_Values_NoHTMLEscapingRawUTF8(t *testing.T) {
 	}
 }
 
-func TestPyRepr_Quotes_MatchPython(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"t1", `'t1'`},
-		{"it's", `"it's"`},
-		{`a"b`, `'a"b'`},
-		{`it's "x"`, `'it\'s "x"'`},
-		{`a\b`, `'a\\b'`},
-		{"a\nb", `'a\nb'`},
-	}
-	for _, tt := range tests {
-		if got := pyRepr(tt.in); got != tt.want {
-			t.Errorf("pyRepr(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestEncodeOutput_Kinds_WrappedUnlessObject(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

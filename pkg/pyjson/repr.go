@@ -1,4 +1,4 @@
-package durable
+package pyjson
 
 import (
 	"fmt"
@@ -7,24 +7,27 @@ import (
 	"unicode/utf8"
 )
 
-// pyStringList renders names like Python's repr of a list of str: ['a', 'b'].
-func pyStringList(names []string) string {
+// Repr and ReprList quote values in error messages the way the Python originals did, so
+// messages stay byte-identical.
+
+// ReprList renders names like Python's repr of a list of str: ['a', 'b'].
+func ReprList(names []string) string {
 	var sb strings.Builder
 	sb.WriteByte('[')
 	for i, n := range names {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(pyRepr(n))
+		sb.WriteString(Repr(n))
 	}
 	sb.WriteByte(']')
 	return sb.String()
 }
 
-// pyRepr renders s like Python's repr of a str: single quotes unless s contains a single quote
+// Repr renders s like Python's repr of a str: single quotes unless s contains a single quote
 // and no double quote; backslash, the quote, \t \n \r escaped; other non-printable characters
 // as \xNN, \uNNNN or \UNNNNNNNN.
-func pyRepr(s string) string {
+func Repr(s string) string {
 	quote := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		quote = '"'
