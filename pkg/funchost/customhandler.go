@@ -299,20 +299,10 @@ func validMethod(m string) bool {
 // serveForwarded serves a request forwarded by the host at its original path. The host has
 // matched the route and checked the key already; this only finds the handler.
 func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
-	rest, ok := stripPrefix(r.URL.EscapedPath(), s.prefix)
-	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
-	e, values := s.router.match(r.Method, rest)
+	e := s.router.route(r, s.prefix)
 	if e == nil {
 		w.WriteHeader(http.StatusNotFound)
 		return
-	}
-	for k, v := range values {
-		if v != nil {
-			r.SetPathValue(k, *v)
-		}
 	}
 	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
 	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })

@@ -56,12 +56,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusRequestURITooLong)
 		return
 	}
-	rest, ok := stripPrefix(r.URL.EscapedPath(), s.prefix)
-	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
-	e, values := s.router.match(r.Method, rest)
+	e := s.router.route(r, s.prefix)
 	if e == nil {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -75,11 +70,6 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	for k, v := range values {
-		if v != nil {
-			r.SetPathValue(k, *v)
-		}
-	}
 	id := r.Header.Get("X-Azure-Functions-InvocationId")
 	if id == "" {
 		id = uuid.NewString()
