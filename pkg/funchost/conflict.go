@@ -123,4 +123,3 @@ func moreSpecific(a, b []routeSegment) bool {
 	}
 	return strict
 }
-
