@@ -34,6 +34,11 @@ func AppendReformat(dst, src []byte) []byte {
 			dst = append(dst, ':', ' ')
 			i++
 		case '"':
+			if end, ok := plainString(src, i+1); ok {
+				dst = append(dst, src[i:end]...) // printable ASCII, no escapes: already dumps style
+				i = end
+				continue
+			}
 			var s string
 			s, i = readString(src, i+1)
 			dst = AppendString(dst, s)
@@ -81,6 +86,20 @@ func AppendString(dst []byte, s string) []byte {
 
 func appendU4(dst []byte, r rune, hex string) []byte {
 	return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// plainString reports whether the string whose body starts at src[i] holds only printable
+// ASCII without escapes, and returns the index just past its closing quote.
+func plainString(src []byte, i int) (int, bool) {
+	for ; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // readString decodes the JSON string whose body starts at src[i] (just past the opening
