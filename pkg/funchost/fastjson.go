@@ -414,7 +414,7 @@ func (r *jsonReader) httpTrigger() (*HTTPTrigger, error) {
 		if isBinaryMediaType(headerValue(t.Headers, "Content-Type")) {
 			b, err := base64.StdEncoding.AppendDecode(nil, bodyText)
 			if err != nil {
-				return nil, errors.New("Body is not base64")
+				return nil, errors.New("body is not base64")
 			}
 			t.Body = b
 		} else if bodyFresh {
