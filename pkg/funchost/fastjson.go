@@ -310,4 +310,3 @@ func (r *jsonReader) number() error {
 	}
 	return nil
 }
-

@@ -200,4 +200,3 @@ func aliases(region, b []byte) bool {
 	p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&region[0]))
 	return p >= lo && p < lo+uintptr(len(region))
 }
-
