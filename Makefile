@@ -15,7 +15,8 @@ DEV_KEY     := Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 AZURITE_CONN := DefaultEndpointsProtocol=http;AccountName=$(DEV_ACCOUNT);AccountKey=$(DEV_KEY);BlobEndpoint=http://127.0.0.1:$(AZURITE_BLOB_PORT)/$(DEV_ACCOUNT);QueueEndpoint=http://127.0.0.1:$(AZURITE_QUEUE_PORT)/$(DEV_ACCOUNT);TableEndpoint=http://127.0.0.1:$(AZURITE_TABLE_PORT)/$(DEV_ACCOUNT);
 
 FUZZTIME  ?= 30s
-INTEGRATION_PKGS ?= ./...
+# Packages with integration tests (files tagged `integration`), so the run lists only real runs.
+INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' pkg handler))))
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 
