@@ -27,6 +27,11 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 		n.stateJSON, n.stateRef = string(o.state), ""
 	}
 	switch o.kind {
+	case outBegin:
+		// Durable Functions sets the custom status before the first activity: from here on
+		// the run reads Running with the entrypoint as current_node.
+		n.status = StatusRunning
+		n.custom = customStatus(base, base.node)
 	case outVisit:
 		n.step++
 		n.visits++

@@ -119,6 +119,18 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		}
 		return nil
 	}
+	if h.status == StatusPending {
+		// Record that the first visit starts (one head merge per run), so a status read
+		// while the entrypoint runs says Running, as the spec's Pending/Running split asks.
+		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin})
+		if errors.Is(err, errDropped) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		h = n
+	}
 	deadline := now.Add(e.opts.StepBudget)
 	for {
 		next, more, err := e.runStep(ctx, h)

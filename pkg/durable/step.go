@@ -16,6 +16,7 @@ const (
 	outTimeout            // a wait timed out and continues at the policy's node
 	outFail               // the run fails
 	outRetry              // the node failed and will be retried after a back-off
+	outBegin              // a Pending run starts its first visit: Running, custom status set
 )
 
 // stepOutcome is what a step's activities produced, before it is committed. Building the
