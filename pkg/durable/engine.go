@@ -198,7 +198,7 @@ func (o *EngineOptions) setDefaults() {
 // passed is dropped. A crash after a commit but before the next dispatch leaves a runnable,
 // idle head that Sweep re-dispatches. Handlers may therefore run more than once for the same
 // step and must keep side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
-// "<run id>:<step>", stable across attempts.
+// "<run id>:<generation>:<step>", stable across attempts.
 //
 // Events go to the inbox (one batch: inbox row, event_received history row, head counters)
 // and wake the run only when it waits for that name; a wait consumes the oldest inbox row

@@ -126,7 +126,7 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, info := range seen {
-				if info.RunID != id || info.Step != 1 || info.Attempt != i+1 || info.IdempotencyKey() != id+":1" {
+				if info.RunID != id || info.Step != 1 || info.Attempt != i+1 || info.IdempotencyKey() != id+":1:1" {
 					t.Errorf("attempt %d saw step info %+v", i+1, info)
 				}
 			}

@@ -48,3 +48,28 @@ func TestEngine_Status_PendingThenRunningDuringFirstVisit(t *testing.T) {
 		t.Fatalf("final status %s", run.Status)
 	}
 }
+
+// TestEngine_IdempotencyKey_DistinctForReplacedRun: a finished run replaced under the same
+// instance id gives its handlers new idempotency keys, so deduplicated side effects of the
+// old run do not swallow the new run's.
+func TestEngine_IdempotencyKey_DistinctForReplacedRun(t *testing.T) {
+	t.Parallel()
+	keys := make(chan string, 4)
+	g := chainGraph(t, "keyed", 1, func(ctx context.Context, s counterState) (any, error) {
+		info, _ := durable.StepInfoFrom(ctx)
+		keys <- info.IdempotencyKey()
+		return nil, nil
+	})
+	r := newRig(t, durable.EngineOptions{}, false, g)
+	for range 2 {
+		r.start(t, "keyed", "reused", `{}`)
+		r.drive(t)
+		if run := r.wait(t, "reused"); run.Status != durable.StatusCompleted {
+			t.Fatalf("status %s", run.Status)
+		}
+	}
+	first, second := <-keys, <-keys
+	if first != "reused:1:1" || second != "reused:2:1" {
+		t.Fatalf("keys %q and %q, want reused:1:1 and reused:2:1", first, second)
+	}
+}

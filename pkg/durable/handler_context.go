@@ -11,16 +11,20 @@ import (
 type StepInfo struct {
 	// RunID is the run (instance) id.
 	RunID string
+	// Generation counts starts of this instance id: 1 for its first run, more when a
+	// finished run was replaced by a new one with the same id. Zero reads as 1.
+	Generation int64
 	// Step is the step's sequence number within the run.
 	Step int64
 	// Attempt counts executions of this step, from 1.
 	Attempt int
 }
 
-// IdempotencyKey returns "<run_id>:<step>", stable across attempts of the same step: use it to
-// deduplicate side effects.
+// IdempotencyKey returns "<run_id>:<generation>:<step>", stable across attempts of the same
+// step and distinct for a later run that reuses the instance id: use it to deduplicate side
+// effects.
 func (s StepInfo) IdempotencyKey() string {
-	return s.RunID + ":" + strconv.FormatInt(s.Step, 10)
+	return s.RunID + ":" + strconv.FormatInt(max(s.Generation, 1), 10) + ":" + strconv.FormatInt(s.Step, 10)
 }
 
 type stepInfoKey struct{}

@@ -131,5 +131,5 @@ func ExampleStepInfoFrom() {
 	if info, ok := durable.StepInfoFrom(ctx); ok {
 		fmt.Println(info.IdempotencyKey(), info.Attempt)
 	}
-	// Output: run-7:3 2
+	// Output: run-7:1:3 2
 }

@@ -175,7 +175,7 @@ func TestStepInfo_Context_RoundTripsAndKeys(t *testing.T) {
 	}
 	ctx := WithStepInfo(t.Context(), StepInfo{RunID: "run-1", Step: 7, Attempt: 2})
 	info, ok := StepInfoFrom(ctx)
-	if !ok || info.Attempt != 2 || info.IdempotencyKey() != "run-1:7" {
+	if !ok || info.Attempt != 2 || info.IdempotencyKey() != "run-1:1:7" {
 		t.Fatalf("StepInfoFrom = %+v, %v; key %q", info, ok, info.IdempotencyKey())
 	}
 }

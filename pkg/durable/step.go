@@ -56,7 +56,7 @@ func failure(kind, name, cause string) stepOutcome {
 
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) StepInfo {
-	return StepInfo{RunID: h.runID, Step: h.step + 1, Attempt: int(h.attempt) + 1}
+	return StepInfo{RunID: h.runID, Generation: h.gen, Step: h.step + 1, Attempt: int(h.attempt) + 1}
 }
 
 // visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
