@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 )
@@ -77,5 +80,54 @@ func TestRun_FunctionsSubcommand_WritesFolders(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"bogus"}, envOf(nil), discard()); err == nil {
 		t.Fatal("unknown subcommand: want an error")
+	}
+}
+
+// TestRun_Serve_AnswersAndShutsDown serves the standalone app on a free port, checks health
+// and a keyed route, then cancels the context (as SIGTERM does) and expects a clean stop.
+func TestRun_Serve_AnswersAndShutsDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	env := envOf(map[string]string{envFunctionKey: "k1"})
+	go func() { done <- run(ctx, []string{"serve", "--addr", addr}, env, discard()) }()
+	get := func(path, key string) int {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		if key != "" {
+			req.Header.Set("x-functions-key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for get("/api/health", "") != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("server did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := get("/api/health/details", ""); code != http.StatusUnauthorized {
+		t.Errorf("health/details without key = %d, want 401", code)
+	}
+	if code := get("/api/health/details", "k1"); code != http.StatusOK {
+		t.Errorf("health/details with key = %d, want 200", code)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
 	}
 }
