@@ -76,26 +76,11 @@ type NodeDefinitions []NodeDefinition
 
 // MarshalJSON writes the nodes as an object keyed by name, in slice order.
 func (ns NodeDefinitions) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	obj := make(OrderedObject, len(ns))
 	for i, n := range ns {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		k, err := json.Marshal(n.Name)
-		if err != nil {
-			return nil, err
-		}
-		v, err := n.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(v)
+		obj[i] = Member{Key: n.Name, Value: n}
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return obj.MarshalJSON()
 }
 
 // UnmarshalJSON reads an object keyed by node name, keeping the document's key order. A node

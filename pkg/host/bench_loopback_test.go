@@ -2,15 +2,10 @@ package host_test
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // The loopback benchmarks measure what a deployment sees: every request crosses a real HTTP
@@ -58,27 +53,7 @@ func BenchmarkInvokeBareNetHTTPLoopback(b *testing.B) {
 // loopbackParallel64 posts from 64 goroutines, each on its own thread, and reports p99 in ms.
 func loopbackParallel64(b *testing.B, h http.Handler, path string, payloadFor func(thread string) []byte) {
 	c, base := loopbackClient(b, h)
-	b.ReportAllocs()
-	b.SetParallelism(max(1, 64/max(1, runtimeProcs())))
-	var next atomic.Int64
-	var mu sync.Mutex
-	var all []time.Duration
-	b.RunParallel(func(pb *testing.PB) {
-		payload := payloadFor(fmt.Sprintf("t%d", next.Add(1)))
-		lat := make([]time.Duration, 0, 1024)
-		for pb.Next() {
-			start := time.Now()
-			postOnce(b, c, base+path, payload)
-			lat = append(lat, time.Since(start))
-		}
-		mu.Lock()
-		all = append(all, lat...)
-		mu.Unlock()
-	})
-	if len(all) > 0 {
-		slices.Sort(all)
-		b.ReportMetric(float64(all[min(len(all)-1, len(all)*99/100)].Microseconds())/1000, "p99-ms")
-	}
+	runParallel64(b, func(p []byte) { postOnce(b, c, base+path, p) }, payloadFor)
 }
 
 func BenchmarkInvokeEchoCustomHandlerLoopbackParallel64(b *testing.B) {

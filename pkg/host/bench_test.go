@@ -124,9 +124,9 @@ func BenchmarkInvokeBareNetHTTP(b *testing.B) {
 	}
 }
 
-// runParallel64 serves from 64 goroutines, each with its own thread, and reports the p99
-// latency in milliseconds.
-func runParallel64(b *testing.B, h http.Handler, path string, payloadFor func(thread string) []byte) {
+// runParallel64 calls serve from 64 goroutines, each with its own thread's payload, and
+// reports the p99 latency in milliseconds.
+func runParallel64(b *testing.B, serve func(payload []byte), payloadFor func(thread string) []byte) {
 	b.ReportAllocs()
 	b.SetParallelism(max(1, 64/max(1, runtimeProcs())))
 	var next atomic.Int64
@@ -137,7 +137,7 @@ func runParallel64(b *testing.B, h http.Handler, path string, payloadFor func(th
 		lat := make([]time.Duration, 0, 1024)
 		for pb.Next() {
 			start := time.Now()
-			serveOnce(b, h, path, payload)
+			serve(payload)
 			lat = append(lat, time.Since(start))
 		}
 		mu.Lock()
@@ -153,11 +153,13 @@ func runParallel64(b *testing.B, h http.Handler, path string, payloadFor func(th
 
 func BenchmarkInvokeEchoCustomHandlerParallel64(b *testing.B) {
 	h := customHandler(b)
-	runParallel64(b, h, "/fg_echo_agent_invoke", func(thread string) []byte { return invocation(b, echoBody(thread)) })
+	runParallel64(b, func(p []byte) { serveOnce(b, h, "/fg_echo_agent_invoke", p) },
+		func(thread string) []byte { return invocation(b, echoBody(thread)) })
 }
 
 func BenchmarkInvokeBareNetHTTPParallel64(b *testing.B) {
-	runParallel64(b, http.HandlerFunc(bareEcho), "/api/graphs/echo_agent/invoke", echoBody)
+	h := http.HandlerFunc(bareEcho)
+	runParallel64(b, func(p []byte) { serveOnce(b, h, "/api/graphs/echo_agent/invoke", p) }, echoBody)
 }
 
 // flood emits small events until the host refuses one.
