@@ -39,3 +39,7 @@ func CompareFunctionNames(x, y string) int { return compareNames(x, y) }
 // StripRoutePrefix removes the route prefix (case-insensitive, whole segments) from a request
 // path and reports whether the path was under it. An empty prefix matches every path.
 func StripRoutePrefix(path, prefix string) (string, bool) { return stripPrefix(path, prefix) }
+
+// MethodsIntersect reports whether two functions' method sets (upper-case; empty means all)
+// share a method; the host only compares the routes of such functions.
+func MethodsIntersect(a, b []string) bool { return methodsIntersect(a, b) }

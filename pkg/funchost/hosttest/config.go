@@ -306,23 +306,11 @@ func prepareHTTP(fns []*function, failed map[string]error) []*function {
 
 func identicalRoute(loaded []*function, f *function) *function {
 	for _, o := range loaded {
-		if strings.EqualFold(o.Template.String(), f.Template.String()) && methodsIntersect(o.Methods, f.Methods) {
+		if strings.EqualFold(o.Template.String(), f.Template.String()) && funchost.MethodsIntersect(o.Methods, f.Methods) {
 			return o
 		}
 	}
 	return nil
-}
-
-func methodsIntersect(a, b []string) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return true
-	}
-	for _, m := range a {
-		if slices.Contains(b, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // matchRoute finds the first routable function (in name order) whose methods and template
