@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"strings"
 	"time"
 )
@@ -235,11 +234,10 @@ func decodeBody(raw json.RawMessage, contentType string) ([]byte, error) {
 
 // isBinaryMediaType reports the media types whose bodies the host sends base64-encoded.
 func isBinaryMediaType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(contentType))
-	}
-	return mt == "application/octet-stream" || strings.HasPrefix(mt, "multipart/")
+	mt, _, _ := strings.Cut(contentType, ";") // the media type, without parameters
+	mt = strings.TrimSpace(mt)
+	return strings.EqualFold(mt, "application/octet-stream") ||
+		len(mt) > len("multipart/") && strings.EqualFold(mt[:len("multipart/")], "multipart/")
 }
 
 // DecodeStringTrigger decodes a string trigger value as the host sends it. The host

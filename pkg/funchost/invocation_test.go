@@ -201,3 +201,14 @@ func FuzzDecodeInvocation(f *testing.F) {
 		_, _ = DecodeTimerInfo(&req, "timer")
 	})
 }
+
+func TestIsBinaryMediaType(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/octet-stream": true, "Application/Octet-Stream; q=1": true, " multipart/form-data; boundary=x": true,
+		"MULTIPART/mixed": true, "application/json": false, "text/plain; charset=utf-8": false, "": false, "multipart/": false,
+	} {
+		if got := isBinaryMediaType(ct); got != want {
+			t.Errorf("isBinaryMediaType(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
