@@ -124,6 +124,17 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	id, event := r.PathValue("instance_id"), r.PathValue("event_name")
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
+	if errors.Is(err, errBodyTooLarge) {
+		// The contract's checks come first: unknown run 404, finished run 409; only then
+		// the size guard (RaiseEvent makes the same checks on the common path).
+		run, gerr := s.runs.GetRun(r.Context(), id)
+		switch {
+		case gerr != nil:
+			return gerr
+		case run.Status.Finished():
+			return &RunFinishedError{InstanceID: id, Status: run.Status}
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -192,6 +192,7 @@ func TestService_RunEndpoints_FakeRuns_SpecResponses(t *testing.T) {
 			return durable.ErrRunNotFound
 		},
 	}
+	oversized := `"` + strings.Repeat("x", 1<<20) + `"` // over the 1 MiB body cap
 	for _, tr := range serveFake(t, runs, durable.Options{}) {
 		t.Run(tr.Name, func(t *testing.T) {
 			tests := []struct {
@@ -214,6 +215,10 @@ func TestService_RunEndpoints_FakeRuns_SpecResponses(t *testing.T) {
 				{name: "event finished", method: "POST", path: "/api/runs/done/events/approval", body: `{}`, wantStatus: 409,
 					wantBody: `{"error": "instance is not running", "instance_id": "done", "runtime_status": "Completed"}`},
 				{name: "event unknown", method: "POST", path: "/api/runs/nope/events/approval", body: `{}`, wantStatus: 404, wantBody: `{"error": "instance not found"}`},
+				{name: "event oversized, unknown run", method: "POST", path: "/api/runs/nope/events/big", body: oversized, wantStatus: 404, wantBody: `{"error": "instance not found"}`},
+				{name: "event oversized, finished run", method: "POST", path: "/api/runs/done/events/big", body: oversized, wantStatus: 409,
+					wantBody: `{"error": "instance is not running", "instance_id": "done", "runtime_status": "Completed"}`},
+				{name: "event oversized", method: "POST", path: "/api/runs/live/events/big", body: oversized, wantStatus: 413, wantBody: `{"error": "request body too large"}`},
 				{name: "cancel default reason", method: "POST", path: "/api/runs/live/cancel", wantStatus: 202,
 					wantBody: `{"instance_id": "live", "terminated": true, "reason": "cancel requested by client"}`, wantEvent: "cancel cancel requested by client"},
 				{name: "cancel reason kept", method: "POST", path: "/api/runs/live/cancel", body: `{"reason": "caf\u00e9"}`, wantStatus: 202,
