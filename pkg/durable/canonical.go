@@ -126,21 +126,10 @@ func appendCanonicalReflect(dst []byte, rv reflect.Value, depth int) ([]byte, er
 		for _, k := range rv.MapKeys() {
 			keys = append(keys, k.String())
 		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = pyjson.AppendString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			kv := reflect.ValueOf(k).Convert(rv.Type().Key())
-			if dst, err = appendCanonicalDepth(dst, rv.MapIndex(kv).Interface(), depth+1); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, '}'), nil
+		keyType := rv.Type().Key()
+		return appendSortedObject(dst, keys, func(k string) any {
+			return rv.MapIndex(reflect.ValueOf(k).Convert(keyType)).Interface()
+		}, depth)
 	case reflect.Slice, reflect.Array:
 		if rv.Type().Elem().Kind() == reflect.Uint8 {
 			break // []byte is base64 text in encoding/json
@@ -183,6 +172,11 @@ func appendCanonicalMap(dst []byte, m map[string]any, depth int) ([]byte, error)
 	for k := range m {
 		keys = append(keys, k)
 	}
+	return appendSortedObject(dst, keys, func(k string) any { return m[k] }, depth)
+}
+
+// appendSortedObject writes an object whose members are keys (sorted here) and value(key).
+func appendSortedObject(dst []byte, keys []string, value func(string) any, depth int) ([]byte, error) {
 	slices.Sort(keys)
 	dst = append(dst, '{')
 	for i, k := range keys {
@@ -192,7 +186,7 @@ func appendCanonicalMap(dst []byte, m map[string]any, depth int) ([]byte, error)
 		dst = pyjson.AppendString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = appendCanonicalDepth(dst, m[k], depth+1); err != nil {
+		if dst, err = appendCanonicalDepth(dst, value(k), depth+1); err != nil {
 			return dst, err
 		}
 	}
