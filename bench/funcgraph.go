@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
@@ -15,7 +16,7 @@ const chainGraphName = "chain"
 
 // Funcgraph is the chain on funcgraph's engine with the embedded memory backend.
 type Funcgraph struct {
-	eng         *durable.Engine
+	eng         *engine.Engine
 	concurrency int
 	interval    time.Duration
 }
@@ -57,7 +58,7 @@ func NewFuncgraph(ctx context.Context, concurrency int, interval time.Duration) 
 	if err := reg.Register(g); err != nil {
 		return nil, fmt.Errorf("register chain graph: %w", err)
 	}
-	eng, err := durable.NewEngine(durable.EngineOptions{
+	eng, err := engine.NewEngine(engine.EngineOptions{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Concurrency: concurrency,
 	})
@@ -87,7 +88,7 @@ func (f *Funcgraph) start(ctx context.Context, i int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	run, err := f.eng.StartRun(ctx, durable.StartRunRequest{GraphName: chainGraphName, Input: input})
+	run, err := f.eng.StartRun(ctx, engine.StartRunRequest{GraphName: chainGraphName, Input: input})
 	return run.InstanceID, err
 }
 
@@ -99,7 +100,7 @@ func (f *Funcgraph) done(ctx context.Context, id string) (bool, error) {
 	switch {
 	case !run.Status.Finished():
 		return false, nil
-	case run.Status != durable.StatusCompleted:
+	case run.Status != engine.StatusCompleted:
 		return false, fmt.Errorf("run %s ended %s: %s", id, run.Status, run.Output)
 	}
 	return true, nil

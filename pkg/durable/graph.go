@@ -141,9 +141,11 @@ func (r *registration[S]) node(name string) (*compiledNode[S], error) {
 	return n, nil
 }
 
-// recoverHandler turns a handler panic into a HandlerError so one bad handler cannot take the
-// engine down.
-func recoverHandler(kind, name string, err *error) {
+// RecoverHandler turns a handler panic into a HandlerError so one bad handler cannot take the
+// engine down. Custom Graph implementations defer it around each handler call:
+//
+//	defer durable.RecoverHandler("node", name, &err)
+func RecoverHandler(kind, name string, err *error) {
 	if p := recover(); p != nil {
 		*err = &HandlerError{Kind: kind, Name: name, Err: fmt.Errorf("%s handler panicked: %v", kind, p)}
 	}
@@ -173,7 +175,7 @@ func (g GraphRegistration[S]) ExecuteNode(ctx context.Context, node string, stat
 }
 
 func callNode[S any](ctx context.Context, n *compiledNode[S], s S) (result any, err error) {
-	defer recoverHandler("node", n.def.Name, &err)
+	defer RecoverHandler("node", n.def.Name, &err)
 	result, err = n.handler(ctx, s)
 	if err != nil {
 		return nil, &HandlerError{Kind: "node", Name: n.def.Name, Err: err}
@@ -215,7 +217,7 @@ func (g GraphRegistration[S]) ResolveRoute(ctx context.Context, node string, sta
 }
 
 func callRoute[S any](ctx context.Context, n *compiledNode[S], s S) (result any, err error) {
-	defer recoverHandler("route", n.def.Name, &err)
+	defer RecoverHandler("route", n.def.Name, &err)
 	result, err = n.route(ctx, s)
 	if err != nil {
 		return nil, &HandlerError{Kind: "route", Name: n.def.Name, Err: err}
@@ -265,7 +267,7 @@ func (g GraphRegistration[S]) ApplyEvent(ctx context.Context, event string, stat
 }
 
 func callEvent[S any](ctx context.Context, event string, h EventFunc[S], s S, payload json.RawMessage) (result any, err error) {
-	defer recoverHandler("event", event, &err)
+	defer RecoverHandler("event", event, &err)
 	result, err = h(ctx, s, payload)
 	if err != nil {
 		return nil, &HandlerError{Kind: "event", Name: event, Err: err}

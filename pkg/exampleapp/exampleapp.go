@@ -9,12 +9,14 @@ import (
 	"log/slog"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -33,7 +35,7 @@ type Config struct {
 type App struct {
 	// FunctionApp holds every route of the example app.
 	FunctionApp *funchost.FunctionApp
-	engine      *durable.Engine
+	engine      *engine.Engine
 	closers     []func() error
 }
 
@@ -92,7 +94,7 @@ func (a *App) Close() error {
 }
 
 // mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*durable.Engine, error) {
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, error) {
 	graphs, err := examples.All()
 	if err != nil {
 		return nil, err
@@ -103,15 +105,15 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*durable.Engine,
 			return nil, err
 		}
 	}
-	eng, err := memory.NewEngine(reg, &durable.EngineOptions{Logger: logger})
+	eng, err := memory.NewEngine(reg, &engine.EngineOptions{Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	svc, err := durable.NewService(durable.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
+	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	if err := svc.Mount(app, durable.MountOptions{}); err != nil {
+	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
 		return nil, err
 	}
 	return eng, nil

@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // NewEngine returns a durable engine on fresh in-memory twins: the embedded default of the
 // standalone server and the usual engine of tests. opts may set anything but the registry
 // and the storage, which it fills in (a nil opts means all defaults). Call Start to run the
 // embedded dispatcher, Close to stop it.
-func NewEngine(reg *durable.Registry, opts *durable.EngineOptions) (*durable.Engine, error) {
-	var o durable.EngineOptions
+func NewEngine(reg *durable.Registry, opts *engine.EngineOptions) (*engine.Engine, error) {
+	var o engine.EngineOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -29,7 +30,7 @@ func NewEngine(reg *durable.Registry, opts *durable.EngineOptions) (*durable.Eng
 	if o.Payloads == nil {
 		o.Payloads = NewPayloadStore()
 	}
-	e, err := durable.NewEngine(o)
+	e, err := engine.NewEngine(o)
 	if err != nil {
 		return nil, fmt.Errorf("new in-memory engine: %w", err)
 	}

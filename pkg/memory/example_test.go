@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
@@ -21,7 +22,7 @@ func ExampleNewEngine() {
 	ctx := context.Background()
 	_ = e.Start(ctx)
 	defer e.Close()
-	run, _ := e.StartRun(ctx, durable.StartRunRequest{GraphName: "data_pipeline", Input: json.RawMessage(`{"source_url":"s"}`)})
+	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", Input: json.RawMessage(`{"source_url":"s"}`)})
 	run, _ = e.WaitRun(ctx, run.InstanceID, nil)
 	fmt.Println(run.Status)
 	// Output: Completed
@@ -30,8 +31,8 @@ func ExampleNewEngine() {
 // Stores reject what Azure Table storage would reject.
 func ExampleNewStore() {
 	s := memory.NewStore()
-	_, err := s.Submit(context.Background(), []durable.Op{{Kind: durable.OpInsert,
-		Entity: durable.Entity{PartitionKey: "run-1", RowKey: "bad/key", Properties: map[string]any{"V": int64(1)}}}})
+	_, err := s.Submit(context.Background(), []engine.Op{{Kind: engine.OpInsert,
+		Entity: engine.Entity{PartitionKey: "run-1", RowKey: "bad/key", Properties: map[string]any{"V": int64(1)}}}})
 	fmt.Println(err != nil)
 	// Output: true
 }
@@ -41,8 +42,8 @@ func ExampleNewQueue() {
 	q := memory.NewQueue()
 	ctx := context.Background()
 	_ = q.Enqueue(ctx, []byte(`{"v":1}`), 0)
-	msgs, _ := q.Receive(ctx, 32, durable.DefaultVisibilityTimeout)
-	again, _ := q.Receive(ctx, 32, durable.DefaultVisibilityTimeout)
+	msgs, _ := q.Receive(ctx, 32, engine.DefaultVisibilityTimeout)
+	again, _ := q.Receive(ctx, 32, engine.DefaultVisibilityTimeout)
 	fmt.Println(len(msgs), msgs[0].DequeueCount, len(again))
 	// Output: 1 1 0
 }

@@ -5,26 +5,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
 func TestStore_Conformance(t *testing.T) {
 	t.Parallel()
 	shared := memory.NewStore()
-	durabletest.RunStoreTests(t, func(*testing.T) durable.Store { return shared })
+	enginetest.RunStoreTests(t, func(*testing.T) engine.Store { return shared })
 }
 
 func TestQueue_Conformance(t *testing.T) {
 	t.Parallel()
-	durabletest.RunQueueTests(t, func(*testing.T) durable.WorkQueue { return memory.NewQueue() })
+	enginetest.RunQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })
 }
 
 func TestPayloadStore_Conformance(t *testing.T) {
 	t.Parallel()
 	shared := memory.NewPayloadStore()
-	durabletest.RunPayloadStoreTests(t, func(*testing.T) durable.PayloadStore { return shared })
+	enginetest.RunPayloadStoreTests(t, func(*testing.T) engine.PayloadStore { return shared })
 }
 
 func TestStore_KeyOverOneKiBInUTF16_Rejected(t *testing.T) {
@@ -41,12 +41,12 @@ func TestStore_KeyOverOneKiBInUTF16_Rejected(t *testing.T) {
 		{"257 surrogate pairs", strings.Repeat("😀", 257), false},
 	}
 	for _, tt := range tests {
-		_, err := s.Submit(t.Context(), []durable.Op{{Kind: durable.OpInsert,
-			Entity: durable.Entity{PartitionKey: "p", RowKey: tt.key, Properties: map[string]any{"V": int64(1)}}}})
+		_, err := s.Submit(t.Context(), []engine.Op{{Kind: engine.OpInsert,
+			Entity: engine.Entity{PartitionKey: "p", RowKey: tt.key, Properties: map[string]any{"V": int64(1)}}}})
 		if tt.ok != (err == nil) {
 			t.Errorf("%s: err = %v, want ok=%v", tt.name, err, tt.ok)
 		}
-		if !tt.ok && !errors.Is(err, durable.ErrTooLarge) {
+		if !tt.ok && !errors.Is(err, engine.ErrTooLarge) {
 			t.Errorf("%s: err = %v, want ErrTooLarge", tt.name, err)
 		}
 	}

@@ -7,33 +7,33 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// PayloadStore is an in-memory durable.PayloadStore. For tests and the embedded default,
+// PayloadStore is an in-memory engine.PayloadStore. For tests and the embedded default,
 // not production.
 type PayloadStore struct {
 	mu   sync.Mutex
 	data map[string][]byte // guarded by mu
 }
 
-var _ durable.PayloadStore = (*PayloadStore)(nil)
+var _ engine.PayloadStore = (*PayloadStore)(nil)
 
 // NewPayloadStore returns an empty payload store.
 func NewPayloadStore(...Option) *PayloadStore {
 	return &PayloadStore{data: map[string][]byte{}}
 }
 
-// Put implements durable.PayloadStore.
+// Put implements engine.PayloadStore.
 func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if key == "" {
-		return fmt.Errorf("put payload: empty key: %w", durable.ErrInvalidEntity)
+		return fmt.Errorf("put payload: empty key: %w", engine.ErrInvalidEntity)
 	}
-	if len(data) > durable.MaxPayloadBytes {
-		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), durable.ErrTooLarge)
+	if len(data) > engine.MaxPayloadBytes {
+		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), engine.ErrTooLarge)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -41,7 +41,7 @@ func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Get implements durable.PayloadStore.
+// Get implements engine.PayloadStore.
 func (p *PayloadStore) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -50,18 +50,18 @@ func (p *PayloadStore) Get(ctx context.Context, key string) ([]byte, error) {
 	defer p.mu.Unlock()
 	d, ok := p.data[key]
 	if !ok {
-		return nil, fmt.Errorf("get payload %s: %w", key, durable.ErrNotFound)
+		return nil, fmt.Errorf("get payload %s: %w", key, engine.ErrNotFound)
 	}
 	return slices.Clone(d), nil
 }
 
-// DeletePrefix implements durable.PayloadStore.
+// DeletePrefix implements engine.PayloadStore.
 func (p *PayloadStore) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	if prefix == "" {
-		return 0, fmt.Errorf("delete payloads: empty prefix: %w", durable.ErrInvalidEntity)
+		return 0, fmt.Errorf("delete payloads: empty prefix: %w", engine.ErrInvalidEntity)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

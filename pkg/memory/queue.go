@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// Queue is an in-memory durable.WorkQueue with Azure Queue semantics (visibility timeout,
+// Queue is an in-memory engine.WorkQueue with Azure Queue semantics (visibility timeout,
 // dequeue count, pop receipts). For tests and the embedded default, not production.
 type Queue struct {
 	clock func() time.Time
@@ -33,7 +33,7 @@ type qmsg struct {
 	index     int
 }
 
-var _ durable.WorkQueue = (*Queue)(nil)
+var _ engine.WorkQueue = (*Queue)(nil)
 
 // NewQueue returns an empty queue.
 func NewQueue(opts ...Option) *Queue {
@@ -41,13 +41,13 @@ func NewQueue(opts ...Option) *Queue {
 	return &Queue{clock: c.clock, byID: map[string]*qmsg{}}
 }
 
-// Enqueue implements durable.WorkQueue.
+// Enqueue implements engine.WorkQueue.
 func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(body) > durable.MaxMessageBytes {
-		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), durable.ErrTooLarge)
+	if len(body) > engine.MaxMessageBytes {
+		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), engine.ErrTooLarge)
 	}
 	if delay < 0 {
 		delay = 0
@@ -61,18 +61,18 @@ func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) e
 	return nil
 }
 
-// Receive implements durable.WorkQueue.
-func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]durable.Message, error) {
+// Receive implements engine.WorkQueue.
+func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]engine.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if max < 1 || max > durable.MaxReceive {
-		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, durable.MaxReceive)
+	if max < 1 || max > engine.MaxReceive {
+		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, engine.MaxReceive)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := q.clock()
-	var out []durable.Message
+	var out []engine.Message
 	for len(out) < max && len(q.heap) > 0 {
 		m := q.heap[0]
 		if m.visibleAt.After(now) {
@@ -84,13 +84,13 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) 
 		m.visibleAt = now.Add(visibility)
 		// Keep enqueue order among messages made visible again at the same time.
 		heap.Fix(&q.heap, 0)
-		out = append(out, durable.Message{ID: m.id, PopReceipt: m.receipt, Body: slices.Clone(m.body), DequeueCount: m.dequeues})
+		out = append(out, engine.Message{ID: m.id, PopReceipt: m.receipt, Body: slices.Clone(m.body), DequeueCount: m.dequeues})
 	}
 	return out, nil
 }
 
-// Delete implements durable.WorkQueue.
-func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
+// Delete implements engine.WorkQueue.
+func (q *Queue) Delete(ctx context.Context, msg engine.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
 	defer q.mu.Unlock()
 	m := q.byID[msg.ID]
 	if m == nil || m.receipt != msg.PopReceipt {
-		return fmt.Errorf("delete message %s: %w", msg.ID, durable.ErrNotFound)
+		return fmt.Errorf("delete message %s: %w", msg.ID, engine.ErrNotFound)
 	}
 	heap.Remove(&q.heap, m.index)
 	delete(q.byID, m.id)

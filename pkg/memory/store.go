@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// Store is an in-memory durable.Store with Azure Table semantics. For tests and the embedded
+// Store is an in-memory engine.Store with Azure Table semantics. For tests and the embedded
 // default, not production: nothing survives the process.
 type Store struct {
 	clock func() time.Time
@@ -34,7 +34,7 @@ type row struct {
 	ts    time.Time
 }
 
-var _ durable.Store = (*Store)(nil)
+var _ engine.Store = (*Store)(nil)
 
 // NewStore returns an empty store.
 func NewStore(opts ...Option) *Store {
@@ -42,32 +42,32 @@ func NewStore(opts ...Option) *Store {
 	return &Store{clock: c.clock, parts: map[string]*partition{}}
 }
 
-// Get implements durable.Store.
-func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (durable.Entity, error) {
+// Get implements engine.Store.
+func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.Entity, error) {
 	if err := ctx.Err(); err != nil {
-		return durable.Entity{}, err
+		return engine.Entity{}, err
 	}
-	if err := durable.ValidateKey("PartitionKey", partitionKey); err != nil {
-		return durable.Entity{}, err
+	if err := engine.ValidateKey("PartitionKey", partitionKey); err != nil {
+		return engine.Entity{}, err
 	}
-	if err := durable.ValidateKey("RowKey", rowKey); err != nil {
-		return durable.Entity{}, err
+	if err := engine.ValidateKey("RowKey", rowKey); err != nil {
+		return engine.Entity{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.parts[partitionKey]
 	if p == nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, durable.ErrNotFound)
+		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
 	}
 	r := p.rows[rowKey]
 	if r == nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, durable.ErrNotFound)
+		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
 	}
 	return r.entity(partitionKey, rowKey), nil
 }
 
-func (r *row) entity(pk, rk string) durable.Entity {
-	return durable.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: cloneProps(r.props)}
+func (r *row) entity(pk, rk string) engine.Entity {
+	return engine.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: cloneProps(r.props)}
 }
 
 // cloneProps copies a property map, including byte slices, so that callers and the store
@@ -87,12 +87,12 @@ func cloneValue(v any) any {
 	return v
 }
 
-// Submit implements durable.Store.
-func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) {
+// Submit implements engine.Store.
+func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := durable.ValidateBatch(ops); err != nil {
+	if err := engine.ValidateBatch(ops); err != nil {
 		return nil, fmt.Errorf("submit batch: %w", err)
 	}
 	pk := ops[0].Entity.PartitionKey
@@ -105,7 +105,7 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 			cur = p.rows[op.Entity.RowKey]
 		}
 		if err := check(op, cur); err != nil {
-			return nil, fmt.Errorf("submit batch: %w", &durable.BatchError{Index: i, Err: err})
+			return nil, fmt.Errorf("submit batch: %w", &engine.BatchError{Index: i, Err: err})
 		}
 	}
 	if p == nil {
@@ -119,18 +119,18 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 	for i, op := range ops {
 		rk := op.Entity.RowKey
 		switch op.Kind {
-		case durable.OpDelete:
+		case engine.OpDelete:
 			delete(p.rows, rk)
 			if j, found := slices.BinarySearch(p.keys, rk); found {
 				p.keys = slices.Delete(p.keys, j, j+1)
 			}
 			continue
-		case durable.OpInsert:
+		case engine.OpInsert:
 			p.rows[rk] = &row{props: cloneProps(op.Entity.Properties)}
 			insertSorted(&p.keys, rk)
-		case durable.OpReplace:
+		case engine.OpReplace:
 			p.rows[rk].props = cloneProps(op.Entity.Properties)
-		case durable.OpMerge:
+		case engine.OpMerge:
 			// In place: readers only ever see clones of the stored map.
 			props := p.rows[rk].props
 			for k, v := range op.Entity.Properties {
@@ -153,18 +153,18 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 }
 
 // check applies the Azure rules of one op against the stored row (nil when missing).
-func check(op durable.Op, cur *row) error {
-	if op.Kind == durable.OpInsert {
+func check(op engine.Op, cur *row) error {
+	if op.Kind == engine.OpInsert {
 		if cur != nil {
-			return fmt.Errorf("insert %s: entity already exists: %w", op.Entity.RowKey, durable.ErrConflict)
+			return fmt.Errorf("insert %s: entity already exists: %w", op.Entity.RowKey, engine.ErrConflict)
 		}
 		return nil
 	}
 	if cur == nil {
-		return fmt.Errorf("%s %s: %w", op.Kind, op.Entity.RowKey, durable.ErrNotFound)
+		return fmt.Errorf("%s %s: %w", op.Kind, op.Entity.RowKey, engine.ErrNotFound)
 	}
-	if op.IfMatch != durable.ETagAny && op.IfMatch != cur.etag {
-		return fmt.Errorf("%s %s: condition not satisfied: %w", op.Kind, op.Entity.RowKey, durable.ErrConflict)
+	if op.IfMatch != engine.ETagAny && op.IfMatch != cur.etag {
+		return fmt.Errorf("%s %s: condition not satisfied: %w", op.Kind, op.Entity.RowKey, engine.ErrConflict)
 	}
 	return nil
 }

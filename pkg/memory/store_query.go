@@ -9,24 +9,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// Query implements durable.Store.
-func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error) {
+// Query implements engine.Store.
+func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
 	if err := ctx.Err(); err != nil {
-		return durable.Page{}, err
+		return engine.Page{}, err
 	}
-	if err := durable.ValidateQuery(q); err != nil {
-		return durable.Page{}, err
+	if err := engine.ValidateQuery(q); err != nil {
+		return engine.Page{}, err
 	}
 	limit := q.Limit
 	if limit == 0 {
-		limit = durable.MaxPageSize
+		limit = engine.MaxPageSize
 	}
 	startPK, startRK, err := decodeToken(q.Continuation)
 	if err != nil {
-		return durable.Page{}, err
+		return engine.Page{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -42,7 +42,7 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 		pks = s.pkeys[i:]
 	}
 	exactRK, hasExact := exactRowKey(q.Where)
-	var page durable.Page
+	var page engine.Page
 	for _, pk := range pks {
 		if pk < startPK {
 			continue
@@ -83,9 +83,9 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 }
 
 // exactRowKey returns the row key of a "RowKey eq" condition, if any.
-func exactRowKey(conds []durable.Cond) (string, bool) {
+func exactRowKey(conds []engine.Cond) (string, bool) {
 	for _, c := range conds {
-		if c.Property == "RowKey" && c.Op == durable.CondEq {
+		if c.Property == "RowKey" && c.Op == engine.CondEq {
 			if s, ok := c.Value.(string); ok {
 				return s, true
 			}
@@ -105,16 +105,16 @@ func decodeToken(tok string) (pk, rk string, err error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	pk, rk, ok := strings.Cut(string(raw), "\x00")
 	if !ok {
-		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	return pk, rk, nil
 }
 
-func matchAll(conds []durable.Cond, pk, rk string, props map[string]any) bool {
+func matchAll(conds []engine.Cond, pk, rk string, props map[string]any) bool {
 	for _, c := range conds {
 		var v any
 		switch c.Property {
@@ -134,17 +134,17 @@ func matchAll(conds []durable.Cond, pk, rk string, props map[string]any) bool {
 		}
 		var hold bool
 		switch c.Op {
-		case durable.CondEq:
+		case engine.CondEq:
 			hold = cmp == 0
-		case durable.CondNe:
+		case engine.CondNe:
 			hold = cmp != 0
-		case durable.CondLt:
+		case engine.CondLt:
 			hold = cmp < 0
-		case durable.CondLe:
+		case engine.CondLe:
 			hold = cmp <= 0
-		case durable.CondGt:
+		case engine.CondGt:
 			hold = cmp > 0
-		case durable.CondGe:
+		case engine.CondGe:
 			hold = cmp >= 0
 		}
 		if !hold {

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// errDropped reports a step whose commit lost to another writer that moved the run on (or
+// finished, cancelled or purged it): the step's work is discarded, which is correct.
+var errDropped = errors.New("durable: step dropped")
+
+// maxRebase bounds how often a step re-applies its outcome to a head that changed only by
+// raised events.
+const maxRebase = 16
+
+// buildCommit turns an outcome into the next head and the batch that writes it: a merge of
+// the head conditioned on base's ETag plus the history rows it summarises (and, for an
+// applied event, the deletion of the consumed inbox row). It is pure.
+func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, []Op) {
+	n := base.clone()
+	n.updated = now
+	var rows []histRow
+	setState := func() {
+		n.stateVal = o.state
+		n.stateJSON, n.stateRef = string(o.state), ""
+	}
+	switch o.kind {
+	case outBegin:
+		// Durable Functions sets the custom status before the first activity: from here on
+		// the run reads Running with the entrypoint as current_node.
+		n.status = StatusRunning
+		n.custom = customStatus(base, base.node)
+	case outVisit:
+		n.step++
+		n.visits++
+		n.attempt, n.notBefore = 0, 0
+		n.status = StatusRunning
+		setState()
+		rows = append(rows,
+			histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", string(o.state))},
+			histRow{typ: HistoryRouteResolved, name: ResolveRouteName, node: o.node, data: decisionJSON(o.decision)})
+		switch d := o.decision; d.Action {
+		case durable.ActionComplete:
+			n.status = StatusCompleted
+			n.outputJSON, n.outputRef = completedOutput(base, o.node, o.state), ""
+			n.custom = customStatus(base, o.node)
+			n.runnable = false
+			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
+		case durable.ActionNext:
+			n.node = d.NextNode
+			n.custom = customStatus(base, d.NextNode)
+			n.runnable = true
+		case durable.ActionWaitForEvent:
+			n.waiting, n.resume = d.EventName, d.ResumeNode
+			n.custom = waitingStatus(base, o.node, d.EventName, d.ResumeNode)
+			n.runnable = o.waitMatch
+			data := []string{"event_name", jstr(d.EventName), "resume_node", jstr(d.ResumeNode)}
+			if t := e.policy(base.graph).WaitTimeout; t > 0 {
+				n.waitDeadline = now.Add(t).UnixNano()
+				data = append(data, "deadline", jstr(now.Add(t).UTC().Format(time.RFC3339Nano)))
+			}
+			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
+		}
+	case outEvent:
+		n.step++
+		setState()
+		n.node = base.resume
+		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.pending--
+		n.custom = customStatus(base, base.resume)
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
+			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", string(o.state))})
+	case outTimeout:
+		n.step++
+		n.node = o.timeoutNode
+		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.custom = customStatus(base, o.timeoutNode)
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryWaitTimedOut, name: OrchestratorName, node: o.node,
+			data: jsonObject("event_name", jstr(o.event), "next_node", jstr(o.timeoutNode))})
+	case outRetry:
+		n.attempt++
+		n.notBefore = now.Add(o.retryDelay).UnixNano()
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryNodeRetryScheduled, name: ExecuteNodeName, node: o.node,
+			data: jsonObject("attempt", itoa(n.attempt+1), "delay_ms", itoa(o.retryDelay.Milliseconds()), "error", jstr(o.retryCause))})
+	case outFail:
+		n.step++
+		if o.state != nil { // the node completed, then its route failed
+			setState()
+			rows = append(rows, histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", string(o.state))})
+		}
+		n.status = StatusFailed
+		n.outputJSON, n.outputRef = jstr(o.failMsg), ""
+		if !o.keepCustom && base.waiting == "" {
+			n.custom = customStatus(base, base.node)
+		}
+		n.waitDeadline, n.notBefore = 0, 0
+		n.runnable = false
+		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
+	}
+	ops := make([]Op, 0, len(rows)+2)
+	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.mutableProps()}})
+	ops = append(ops, historyOps(base.runID, base.gen, base.histSeq, n.step, now, rows)...)
+	n.histSeq = base.histSeq + int64(len(rows))
+	ops[0].Entity.Properties[pHistSeq] = n.histSeq
+	if o.kind == outEvent {
+		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
+	}
+	return n, ops
+}
+
+// commit writes an outcome. A conflict means another writer changed the head: if it only
+// appended events (same generation and step, still active, same wait), the outcome is
+// rebuilt on the fresh head and written again; otherwise the step is dropped (errDropped).
+func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head, error) {
+	for range maxRebase {
+		n, ops := e.buildCommit(base, o, e.clock())
+		if err := e.spill(ctx, base.runID, base.gen, ops); err != nil {
+			return nil, err
+		}
+		n.absorb(ops[0].Entity.Properties)
+		etags, err := e.store.Submit(ctx, ops)
+		if err == nil {
+			n.etag = etags[0]
+			if n.etag == "" { // the backend cannot report ETags: read the head back
+				fresh, err := e.getHead(ctx, n.runID)
+				if err != nil {
+					return nil, fmt.Errorf("reread head after commit run=%s step=%d: %w", n.runID, n.step, err)
+				}
+				if fresh.gen != n.gen || fresh.step != n.step || fresh.histSeq != n.histSeq {
+					return nil, errDropped
+				}
+				n.etag = fresh.etag
+			}
+			e.changes.notify()
+			return n, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
+		}
+		fresh, err := e.getHead(ctx, base.runID)
+		if errors.Is(err, ErrNotFound) {
+			return nil, errDropped
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fresh.gen != base.gen || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting ||
+			(o.kind == outRetry && fresh.attempt != base.attempt) {
+			e.log.Debug("step dropped: run moved on", "run_id", base.runID, "step", base.step+1, "head_step", fresh.step, "status", string(fresh.status))
+			return nil, errDropped
+		}
+		fresh.stateVal = base.stateVal
+		if o.kind == outVisit && o.decision.Action == durable.ActionWaitForEvent && fresh.pending > 0 && !o.waitMatch {
+			_, found, err := e.findEvent(ctx, fresh, o.decision.EventName)
+			if err != nil {
+				return nil, err
+			}
+			o.waitMatch = found
+		}
+		base = fresh
+	}
+	return nil, fmt.Errorf("commit step run=%s step=%d: head keeps changing: %w", base.runID, base.step+1, ErrConflict)
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Azure Table limits that every Store enforces (functions-host.md section 11).
+const (
+	// MaxBatchOps is the most operations in one Submit.
+	MaxBatchOps = 100
+	// MaxBatchBytes is the most payload bytes of one Submit (estimated, see ValidateBatch).
+	MaxBatchBytes = 4 << 20
+	// MaxEntityBytes is the largest entity (Azure's size formula).
+	MaxEntityBytes = 1 << 20
+	// MaxPropertyBytes is the largest string (UTF-16) or binary property value.
+	MaxPropertyBytes = 64 << 10
+	// MaxProperties is the most custom properties of an entity.
+	MaxProperties = 252
+	// MaxKeyBytes is the largest PartitionKey or RowKey, measured in UTF-16 bytes.
+	MaxKeyBytes = 1 << 10
+	// MaxPageSize is the most entities of one query page.
+	MaxPageSize = 1000
+)
+
+// batchOpOverhead estimates the per-operation bytes of a batch request beyond the entity
+// (multipart headers, request line, JSON punctuation).
+const batchOpOverhead = 512
+
+// UTF16Len returns the length of s in UTF-16 code units, the unit Azure measures strings in.
+func UTF16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+// ValidateKey checks a PartitionKey or RowKey: non-empty, at most MaxKeyBytes in UTF-16, no
+// '/', '\', '#', '?' or control characters. Errors wrap ErrInvalidEntity or ErrTooLarge.
+func ValidateKey(name, key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty %s", ErrInvalidEntity, name)
+	}
+	if n := 2 * UTF16Len(key); n > MaxKeyBytes {
+		return &LimitError{Limit: name, Size: n, Max: MaxKeyBytes}
+	}
+	for _, r := range key {
+		switch {
+		case r == '/' || r == '\\' || r == '#' || r == '?':
+			return fmt.Errorf("%w: %s contains %q", ErrInvalidEntity, name, r)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			return fmt.Errorf("%w: %s contains control character %U", ErrInvalidEntity, name, r)
+		}
+	}
+	return nil
+}
+
+// validPropertyName reports whether name is a C#-style identifier of at most 255 characters
+// and not one of the system properties.
+func validPropertyName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	switch name {
+	case "PartitionKey", "RowKey", "Timestamp", "ETag", "odata.etag", "odata.metadata":
+		return false
+	}
+	for i, c := range []byte(name) {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateEntity checks an entity against the Azure Table rules and returns its size by
+// Azure's formula (4 + 2·len(keys) + per property 8 + 2·len(name) + value size). Errors
+// wrap ErrInvalidEntity or ErrTooLarge (*LimitError).
+func ValidateEntity(e Entity) (int, error) {
+	if err := ValidateKey("PartitionKey", e.PartitionKey); err != nil {
+		return 0, err
+	}
+	if err := ValidateKey("RowKey", e.RowKey); err != nil {
+		return 0, err
+	}
+	key := e.PartitionKey + "/" + e.RowKey
+	if len(e.Properties) > MaxProperties {
+		return 0, &LimitError{Limit: "property count", Key: key, Size: len(e.Properties), Max: MaxProperties}
+	}
+	size := 4 + 2*UTF16Len(e.PartitionKey) + 4 + 2*UTF16Len(e.RowKey) + 4
+	for name, v := range e.Properties {
+		if !validPropertyName(name) {
+			return 0, fmt.Errorf("%w: entity %s: bad property name %q", ErrInvalidEntity, key, name)
+		}
+		vs, err := valueSize(v)
+		if err != nil {
+			return 0, fmt.Errorf("%w: entity %s: property %s: %v", ErrInvalidEntity, key, name, err)
+		}
+		if vs.limited && vs.bytes > MaxPropertyBytes {
+			return 0, &LimitError{Limit: "property value", Key: key, Property: name, Size: vs.bytes, Max: MaxPropertyBytes}
+		}
+		size += 8 + 2*len(name) + vs.bytes + vs.overhead
+	}
+	if size > MaxEntityBytes {
+		return 0, &LimitError{Limit: "entity", Key: key, Size: size, Max: MaxEntityBytes}
+	}
+	return size, nil
+}
+
+type valueSizes struct {
+	bytes    int  // the value's bytes (UTF-16 for strings)
+	overhead int  // length prefix
+	limited  bool // subject to MaxPropertyBytes
+}
+
+func valueSize(v any) (valueSizes, error) {
+	switch x := v.(type) {
+	case string:
+		return valueSizes{bytes: 2 * UTF16Len(x), overhead: 4, limited: true}, nil
+	case []byte:
+		return valueSizes{bytes: len(x), overhead: 4, limited: true}, nil
+	case bool:
+		return valueSizes{bytes: 1}, nil
+	case int32:
+		return valueSizes{bytes: 4}, nil
+	case int64, float64, time.Time:
+		return valueSizes{bytes: 8}, nil
+	case nil:
+		return valueSizes{}, fmt.Errorf("nil value")
+	}
+	return valueSizes{}, fmt.Errorf("unsupported value type %T", v)
+}
+
+// ValidateBatch checks a batch: 1–MaxBatchOps operations, one partition, each row once,
+// valid entities, If-Match on Replace, Merge and Delete, and an estimated request size of at
+// most MaxBatchBytes. Errors wrap ErrInvalidEntity or ErrTooLarge; per-op errors come as a
+// *BatchError.
+func ValidateBatch(ops []Op) error {
+	if len(ops) == 0 {
+		return fmt.Errorf("%w: empty batch", ErrInvalidEntity)
+	}
+	if len(ops) > MaxBatchOps {
+		return &LimitError{Limit: "batch operations", Size: len(ops), Max: MaxBatchOps}
+	}
+	pk := ops[0].Entity.PartitionKey
+	seen := make(map[string]struct{}, len(ops))
+	total := 0
+	for i, op := range ops {
+		e := op.Entity
+		if e.PartitionKey != pk {
+			return &BatchError{Index: i, Err: fmt.Errorf("%w: batch spans partitions %q and %q", ErrInvalidEntity, pk, e.PartitionKey)}
+		}
+		if _, dup := seen[e.RowKey]; dup {
+			return &BatchError{Index: i, Err: fmt.Errorf("%w: row %q appears twice in one batch", ErrInvalidEntity, e.RowKey)}
+		}
+		seen[e.RowKey] = struct{}{}
+		switch op.Kind {
+		case OpInsert:
+		case OpReplace, OpMerge, OpDelete:
+			if op.IfMatch == "" {
+				return &BatchError{Index: i, Err: fmt.Errorf("%w: %s without If-Match", ErrInvalidEntity, op.Kind)}
+			}
+		default:
+			return &BatchError{Index: i, Err: fmt.Errorf("%w: unknown op kind %d", ErrInvalidEntity, int(op.Kind))}
+		}
+		if op.Kind == OpDelete {
+			if err := ValidateKey("PartitionKey", e.PartitionKey); err != nil {
+				return &BatchError{Index: i, Err: err}
+			}
+			if err := ValidateKey("RowKey", e.RowKey); err != nil {
+				return &BatchError{Index: i, Err: err}
+			}
+			total += batchOpOverhead + 2*len(e.RowKey)
+			continue
+		}
+		size, err := ValidateEntity(e)
+		if err != nil {
+			return &BatchError{Index: i, Err: err}
+		}
+		total += batchOpOverhead + size
+	}
+	if total > MaxBatchBytes {
+		return &LimitError{Limit: "batch", Size: total, Max: MaxBatchBytes}
+	}
+	return nil
+}
+
+// ValidateQuery checks a query's limit and conditions. Errors wrap ErrInvalidQuery.
+func ValidateQuery(q Query) error {
+	if q.Limit < 0 || q.Limit > MaxPageSize {
+		return fmt.Errorf("%w: limit %d outside 0..%d", ErrInvalidQuery, q.Limit, MaxPageSize)
+	}
+	for _, c := range q.Where {
+		switch c.Op {
+		case CondEq, CondNe, CondLt, CondLe, CondGt, CondGe:
+		default:
+			return fmt.Errorf("%w: unknown operator %q", ErrInvalidQuery, c.Op)
+		}
+		if c.Property != "PartitionKey" && c.Property != "RowKey" && !validPropertyName(c.Property) {
+			return fmt.Errorf("%w: bad property %q", ErrInvalidQuery, c.Property)
+		}
+		if _, err := valueSize(c.Value); err != nil {
+			return fmt.Errorf("%w: property %s: %v", ErrInvalidQuery, c.Property, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// EngineOptions configures an Engine. Zero fields take the documented defaults.
+type EngineOptions struct {
+	// Registry resolves graphs by name (starts) and by (name, hash) (steps). Required.
+	Registry *durable.Registry
+	// Store keeps run heads, history and inboxes. Required.
+	Store Store
+	// Queue carries work items. Required.
+	Queue WorkQueue
+	// Payloads keeps values too large for a table property. Required.
+	Payloads PayloadStore
+	// Logger receives engine logs (default: discard).
+	Logger *slog.Logger
+	// Clock is the time source (default time.Now). Only timeouts, back-off and timestamps
+	// read it, never route decisions.
+	Clock func() time.Time
+
+	// MaxSteps bounds node visits per run (default 1000); GraphPolicy.MaxSteps overrides it
+	// per graph.
+	MaxSteps int
+	// Policies holds per-graph guards by graph name.
+	Policies map[string]GraphPolicy
+
+	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS).
+	Concurrency int
+	// VisibilityTimeout hides a received work item from other workers (default 2 min).
+	VisibilityTimeout time.Duration
+	// PollInterval is how often an idle dispatcher worker looks at the queue for work enqueued
+	// by other processes or made visible by a delay (default 1 s). Work enqueued by this
+	// engine wakes a worker at once.
+	PollInterval time.Duration
+	// StepBudget is how long one work item may keep running a run's steps in-process before
+	// handing the run back to the queue (default VisibilityTimeout / 2).
+	StepBudget time.Duration
+	// SweepInterval is the period of the embedded sweeper (default 30 s; negative disables it).
+	SweepInterval time.Duration
+	// IdleThreshold is how long a runnable run may go without a commit before the sweeper
+	// dispatches it again (default 5 min; keep it above VisibilityTimeout).
+	IdleThreshold time.Duration
+	// MaxDequeueCount fails the run of a work item received this many times without
+	// completing (default 5).
+	MaxDequeueCount int64
+	// InlineLimit is the largest property value, in UTF-16 code units, kept in a row; larger
+	// values go to Payloads (default 30000, below Azure's 32768).
+	InlineLimit int
+}
+
+// DefaultVisibilityTimeout is the default EngineOptions.VisibilityTimeout.
+const DefaultVisibilityTimeout = 2 * time.Minute
+
+// GraphPolicy holds the guards of one graph beyond the original runtime.
+type GraphPolicy struct {
+	// MaxSteps bounds node visits per run of this graph (0: EngineOptions.MaxSteps).
+	MaxSteps int
+	// WaitTimeout bounds every wait_for_event of this graph (0: wait forever, as the spec).
+	WaitTimeout time.Duration
+	// WaitTimeoutNode is where a timed-out wait continues; empty fails the run with
+	// "orchestrator failed: wait for event '<e>' timed out after <d>".
+	WaitTimeoutNode string
+	// Retry retries failing node handlers (default: no retry, as the original).
+	Retry RetryPolicy
+}
+
+// RetryPolicy retries a node whose handler returned an error, with exponential back-off.
+// State validation errors and route or event handler errors are never retried.
+type RetryPolicy struct {
+	// MaxAttempts counts all attempts, the first included; 0 or 1 means no retry.
+	MaxAttempts int
+	// InitialBackoff is the delay before the second attempt (default 1 s).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the delay (default 5 min).
+	MaxBackoff time.Duration
+	// Multiplier grows the delay per attempt (default 2).
+	Multiplier float64
+}
+
+// backoff returns the delay before attempt number next (2 = first retry).
+func (p RetryPolicy) backoff(next int64) time.Duration {
+	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
+	if d <= 0 {
+		d = time.Second
+	}
+	if maxD <= 0 {
+		maxD = 5 * time.Minute
+	}
+	if mult < 1 {
+		mult = 2
+	}
+	for i := int64(2); i < next && d < maxD; i++ {
+		d = time.Duration(float64(d) * mult)
+	}
+	return min(d, maxD)
+}
+
+// Validate reports missing dependencies and out-of-range values.
+func (o EngineOptions) Validate() error {
+	var errs []error
+	if o.Registry == nil {
+		errs = append(errs, errors.New("registry is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("store is required"))
+	}
+	if o.Queue == nil {
+		errs = append(errs, errors.New("queue is required"))
+	}
+	if o.Payloads == nil {
+		errs = append(errs, errors.New("payload store is required"))
+	}
+	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.InlineLimit < 0 {
+		errs = append(errs, errors.New("max steps, concurrency, max dequeue count and inline limit must not be negative"))
+	}
+	if o.InlineLimit > MaxPropertyBytes/2-2048 {
+		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, MaxPropertyBytes/2-2048))
+	}
+	for name, p := range o.Policies {
+		if p.MaxSteps < 0 || p.WaitTimeout < 0 || p.Retry.MaxAttempts < 0 {
+			errs = append(errs, fmt.Errorf("policy of graph %q: negative value", name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o *EngineOptions) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = 1000
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 4 * runtime.GOMAXPROCS(0)
+	}
+	if o.VisibilityTimeout == 0 {
+		o.VisibilityTimeout = DefaultVisibilityTimeout
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = time.Second
+	}
+	if o.StepBudget == 0 {
+		o.StepBudget = o.VisibilityTimeout / 2
+	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = 30 * time.Second
+	}
+	if o.IdleThreshold == 0 {
+		o.IdleThreshold = 5 * time.Minute
+	}
+	if o.MaxDequeueCount == 0 {
+		o.MaxDequeueCount = 5
+	}
+	if o.InlineLimit == 0 {
+		o.InlineLimit = 30000
+	}
+}
+
+// Engine runs graphs of a Registry as durable, event-sourced runs on a Store, a WorkQueue
+// and a PayloadStore. It implements Runs for the HTTP surface.
+//
+// Execution model. A run lives in one table partition (its instance id): a head row ("r")
+// with the status, the pinned graph (name, version, hash), the next node, counters and the
+// current state, plus append-only history rows ("h<gen>-<seq>") and inbox rows
+// ("i<gen>-<seq>"). A step reads the head, runs user code, and commits one batch: the head
+// merged with If-Match on the ETag it read, plus the history rows the step produced. A step
+// therefore costs one table batch and never reads history; the worker holding a run's work
+// item goes straight on with the next step in-process, so a steady-state node step costs
+// exactly one storage operation.
+//
+// Fixed names. OrchestratorName (fg_orchestrator) is the queue-triggered function: every
+// work item is handled by it (HandleWorkItem), and it runs the three step kinds
+// ExecuteNodeName (fg_execute_node), ResolveRouteName (fg_resolve_route) and
+// ApplyEventName (fg_apply_event) in-process, node and route of one visit in one commit.
+// History rows and logs carry these names. There is one work queue; its message is
+// {"v":1,"run_id":…,"gen":…,"step":…}, raw JSON (a Functions queue backend base64-encodes it).
+//
+// Exactly-once commits, at-least-once activities. A commit that loses its If-Match means
+// someone else wrote the head: if that was only a raised event, the step's result is applied
+// to the new head and committed again; otherwise (another worker committed the step, the run
+// was cancelled, replaced or purged) the result is discarded. A work item whose step has
+// passed is dropped. A crash after a commit but before the next dispatch leaves a runnable,
+// idle head that Sweep re-dispatches. Handlers may therefore run more than once for the same
+// step and must keep side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
+// "<run id>:<generation>:<step>", stable across attempts.
+//
+// Events go to the inbox (one batch: inbox row, event_received history row, head counters)
+// and wake the run only when it waits for that name; a wait consumes the oldest inbox row
+// with its name. Cancellation writes Terminated to the head at once (hard termination).
+// Values above InlineLimit go to the PayloadStore and the row keeps the key.
+//
+// An Engine is safe for concurrent use. Start runs the embedded dispatcher and sweeper;
+// without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a timer).
+type Engine struct {
+	opts     EngineOptions
+	reg      *durable.Registry
+	store    Store
+	queue    WorkQueue
+	payloads PayloadStore
+	log      *slog.Logger
+	clock    func() time.Time
+
+	id       string        // random prefix of payload keys written by this engine
+	spillSeq atomic.Int64  // payload key counter
+	kick     chan struct{} // wakes an idle dispatcher worker
+	started  atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
+	changes  notifier
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // guarded by mu; set by Start
+	closed bool               // guarded by mu
+	wg     sync.WaitGroup
+}
+
+var _ Runs = (*Engine)(nil)
+
+// NewEngine validates opts and returns an engine. It starts nothing; call Start for the
+// embedded dispatcher.
+func NewEngine(opts EngineOptions) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	opts.setDefaults()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &Engine{
+		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
+		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]),
+		kick: make(chan struct{}, opts.Concurrency),
+	}, nil
+}
+
+// Options returns the engine's options with defaults applied.
+func (e *Engine) Options() EngineOptions { return e.opts }
+
+// Start runs the embedded dispatcher (Concurrency workers) and, unless SweepInterval is
+// negative, the sweeper, until ctx ends or Close is called. It returns at once.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errors.New("start engine: engine is closed")
+	}
+	if e.cancel != nil {
+		return errors.New("start engine: already started")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	e.cancel = cancel
+	e.started.Store(true)
+	for i := range e.opts.Concurrency {
+		e.wg.Add(1)
+		go e.worker(ctx, i)
+	}
+	if e.opts.SweepInterval > 0 {
+		e.wg.Add(1)
+		go e.sweepLoop(ctx)
+	}
+	e.log.Info("durable engine started", "concurrency", e.opts.Concurrency, "orchestrator", OrchestratorName)
+	return nil
+}
+
+// Close stops the dispatcher and sweeper and waits for them. Work items in flight are left
+// to the queue (redelivered after their visibility timeout). Close is idempotent.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	cancel := e.cancel
+	e.closed = true
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	e.wg.Wait()
+	e.started.Store(false)
+	return nil
+}
+
+// wake nudges one idle dispatcher worker.
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// policy returns the guards of a graph.
+func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
+
+func (e *Engine) maxSteps(graph string) int64 {
+	if p := e.policy(graph); p.MaxSteps > 0 {
+		return int64(p.MaxSteps)
+	}
+	return int64(e.opts.MaxSteps)
+}
+
+// spillable names the properties whose values may move to the payload store.
+var spillable = [...]string{pState, pOutput, pInput, pData, pPayload}
+
+// spill moves property values above InlineLimit to the payload store, leaving "" and a
+// "<name>Ref" property with the key. Keys are unique per write, so a losing writer never
+// overwrites the winner's payload.
+func (e *Engine) spill(ctx context.Context, runID string, gen int64, ops []Op) error {
+	for i := range ops {
+		props := ops[i].Entity.Properties
+		for _, name := range spillable {
+			v, ok := props[name].(string)
+			if !ok || len(v) <= e.opts.InlineLimit || UTF16Len(v) <= e.opts.InlineLimit {
+				continue
+			}
+			key := runID + "/" + strconv.FormatInt(gen, 10) + "/" + e.id + "-" + strconv.FormatInt(e.spillSeq.Add(1), 10)
+			if err := e.payloads.Put(ctx, key, []byte(v)); err != nil {
+				return fmt.Errorf("spill %s of run %s: %w", name, runID, err)
+			}
+			props[name] = ""
+			props[name+refSuffix] = key
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+)
+
+// An embedded engine: in-memory storage, the dispatcher started, one run to completion.
+func ExampleNewEngine() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustDataPipeline())
+	e, err := engine.NewEngine(engine.EngineOptions{
+		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	if err := e.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer e.Close()
+	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
+		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
+	run, _ = e.WaitRun(ctx, run.InstanceID, nil)
+	fmt.Println(run.Status)
+	// Output: Completed
+}
+
+// Without Start, a queue trigger drives the engine: each message is handed to
+// HandleWorkItem, and deleted when it returns nil.
+func ExampleEngine_HandleWorkItem() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustSupportAgent())
+	queue := memory.NewQueue()
+	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: queue, Payloads: memory.NewPayloadStore()})
+	ctx := context.Background()
+	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "support_agent", InstanceID: "ticket-7",
+		Input: json.RawMessage(`{"user_message":"I want a refund"}`)})
+	trigger := func() {
+		for {
+			msgs, _ := queue.Receive(ctx, 1, engine.DefaultVisibilityTimeout)
+			if len(msgs) == 0 {
+				return
+			}
+			if err := e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
+				_ = queue.Delete(ctx, msgs[0])
+			}
+		}
+	}
+	trigger()
+	waiting, _ := e.GetRun(ctx, run.InstanceID)
+	fmt.Println(waiting.Status, string(waiting.CustomStatus))
+	_ = e.RaiseEvent(ctx, run.InstanceID, "approval", json.RawMessage(`{"approved":true,"reviewer":"ana"}`))
+	trigger()
+	done, _ := e.GetRun(ctx, run.InstanceID)
+	fmt.Println(done.Status)
+	// Output:
+	// Running {"graph_name":"support_agent","graph_version":"0.1.0","graph_hash":"af183f226f37e6fc","current_node":"classify_request","waiting_for_event":"approval","resume_node":"draft_reply"}
+	// Completed
+}
+
+// One sweeper pass, as a timer trigger would run it.
+func ExampleEngine_Sweep() {
+	reg := durable.NewRegistry()
+	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	n, err := e.Sweep(context.Background())
+	fmt.Println(n, err)
+	// Output: 0 <nil>
+}

@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		policy engine.GraphPolicy
+		status engine.RunStatus
+		check  func(t *testing.T, run engine.Run)
+	}{
+		{"fails", engine.GraphPolicy{WaitTimeout: time.Hour}, engine.StatusFailed, func(t *testing.T, run engine.Run) {
+			if got := outputString(t, run); got != "orchestrator failed: wait for event 'approval' timed out after 1h0m0s" {
+				t.Errorf("output %q", got)
+			}
+		}},
+		{"routes", engine.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "draft_reply"}, engine.StatusCompleted, func(t *testing.T, run engine.Run) {
+			if got := stateOf(t, run)["final_response"]; got != "Your request requires manual review before we can proceed." {
+				t.Errorf("final_response %v", got)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var now atomic.Int64
+			now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+			clock := func() time.Time { return time.Unix(0, now.Load()) }
+			r := newRig(t, engine.EngineOptions{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
+			id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+			r.drive(t)
+			if n, _ := r.e.Sweep(t.Context()); n != 0 {
+				t.Fatalf("sweep before the deadline dispatched %d", n)
+			}
+			now.Add(int64(time.Hour + time.Second))
+			if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+				t.Fatalf("sweep after the deadline dispatched %d (err %v)", n, err)
+			}
+			r.drive(t)
+			run, _ := r.e.GetRun(t.Context(), id)
+			if run.Status != tt.status {
+				t.Fatalf("status %s output %s", run.Status, run.Output)
+			}
+			tt.check(t, run)
+		})
+	}
+}
+
+func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{PollInterval: time.Hour,
+		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 30 * time.Millisecond, WaitTimeoutNode: "draft_reply"}}}, true)
+	run := r.waitFor(t, r.start(t, "support_agent", "", `{"user_message":"refund"}`), func(r engine.Run) bool { return r.Status.Finished() })
+	if run.Status != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.Status, run.Output)
+	}
+}
+
+func TestEngine_EventBeforeTimeout_CancelsTimeout(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 40 * time.Millisecond}}}, true)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.wait(t, id)
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", []byte(`{"approved":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
+	time.Sleep(80 * time.Millisecond) // the timer item arrives and must be dropped as stale
+	if again, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || again.Status != engine.StatusCompleted {
+		t.Fatalf("status %s then %s", run.Status, again.Status)
+	}
+}
+
+func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		attempts int
+		status   engine.RunStatus
+		retries  int
+	}{
+		{"no policy fails at once", 0, engine.StatusFailed, 0},
+		{"two attempts not enough", 2, engine.StatusFailed, 1},
+		{"three attempts succeed", 3, engine.StatusCompleted, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen []durable.StepInfo
+			flaky := func(ctx context.Context, s counterState) (any, error) {
+				info, _ := durable.StepInfoFrom(ctx)
+				mu.Lock()
+				defer mu.Unlock()
+				seen = append(seen, info)
+				if len(seen) <= 2 {
+					return nil, errors.New("flaky failure")
+				}
+				return durable.Update{"n": s.N + 1}, nil
+			}
+			policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: tt.attempts, InitialBackoff: 5 * time.Millisecond}}
+			r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
+			id := r.start(t, "flaky", "", `{}`)
+			run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
+			if run.Status != tt.status {
+				t.Fatalf("status %s output %s", run.Status, run.Output)
+			}
+			if tt.status == engine.StatusFailed && outputString(t, run) != "execute_node failed: flaky failure" {
+				t.Errorf("output %s", run.Output)
+			}
+			rows := strings.Join(checkHistory(t, r.history(t, id)), " ")
+			if n := strings.Count(rows, engine.HistoryNodeRetryScheduled); n != tt.retries {
+				t.Errorf("%d retries in history %s, want %d", n, rows, tt.retries)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, info := range seen {
+				if info.RunID != id || info.Step != 1 || info.Attempt != i+1 || info.IdempotencyKey() != id+":1:1" {
+					t.Errorf("attempt %d saw step info %+v", i+1, info)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// PurgeRun implements Runs: it deletes a finished run's rows and payloads. Errors:
+// ErrRunNotFound, *RunNotFinishedError.
+func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
+	h, err := e.getHead(ctx, instanceID)
+	if err != nil {
+		return runLookupError(err)
+	}
+	if !h.status.Finished() {
+		return &RunNotFinishedError{InstanceID: instanceID, Status: h.status}
+	}
+	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
+		return fmt.Errorf("purge run %s: %w", instanceID, err)
+	}
+	_, err = e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey}}})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ErrRunNotFound
+	case errors.Is(err, ErrConflict): // restarted meanwhile
+		if fresh, err := e.getHead(ctx, instanceID); err == nil {
+			return &RunNotFinishedError{InstanceID: instanceID, Status: fresh.status}
+		}
+		return ErrRunNotFound
+	case err != nil:
+		return fmt.Errorf("purge run %s: %w", instanceID, err)
+	}
+	if _, err := e.payloads.DeletePrefix(ctx, instanceID+"/"); err != nil {
+		return fmt.Errorf("purge payloads of run %s: %w", instanceID, err)
+	}
+	e.log.Info("run purged", "run_id", instanceID)
+	return nil
+}
+
+// cleanupGenerations deletes the rows and payloads of generations before gen, after a
+// finished run was replaced. Failures are logged; PurgeRun removes leftovers.
+func (e *Engine) cleanupGenerations(ctx context.Context, runID string, gen int64) {
+	if err := e.deleteRows(ctx, runID, gen); err != nil {
+		e.log.Warn("clean up replaced run", "run_id", runID, "error", err.Error())
+		return
+	}
+	// Earlier generations were cleaned when they were replaced.
+	if _, err := e.payloads.DeletePrefix(ctx, runID+"/"+strconv.FormatInt(gen-1, 10)+"/"); err != nil {
+		e.log.Warn("clean up payloads of replaced run", "run_id", runID, "error", err.Error())
+	}
+}
+
+// deleteRows deletes the history and inbox rows of generations below gen, in batches.
+func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error {
+	q := Query{PartitionKey: runID, RowKeyFrom: "h", RowKeyTo: headRowKey}
+	var keys []string
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return err
+		}
+		for _, ent := range page.Entities {
+			if keyGen(ent.RowKey) < gen {
+				keys = append(keys, ent.RowKey)
+			}
+		}
+		if page.Continuation == "" {
+			break
+		}
+		q.Continuation = page.Continuation
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), MaxBatchOps)
+		ops := make([]Op, n)
+		for i, k := range keys[:n] {
+			ops[i] = Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: k}}
+		}
+		if _, err := e.store.Submit(ctx, ops); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}

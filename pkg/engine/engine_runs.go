@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// ErrInvalidRunInput reports a start whose input or metadata is truthy but not a JSON object.
+var ErrInvalidRunInput = errors.New("durable: run input and metadata must be JSON objects")
+
+// ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
+func ValidInstanceID(id string) bool {
+	if len(id) < 1 || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c < 0x20 || c > 0x7e || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeObject applies the start rules to input and metadata: a falsy value (absent,
+// null, false, 0, "", [], {}) becomes {}; any other value must be a JSON object.
+func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(raw) {
+		return nil, ErrInvalidRunInput
+	}
+	if raw[0] == '{' {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, ErrInvalidRunInput
+		}
+		return buf.Bytes(), nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, ErrInvalidRunInput
+	}
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("{}"), nil
+	case bool:
+		if !x {
+			return json.RawMessage("{}"), nil
+		}
+	case float64:
+		if x == 0 {
+			return json.RawMessage("{}"), nil
+		}
+	case string:
+		if x == "" {
+			return json.RawMessage("{}"), nil
+		}
+	case []any:
+		if len(x) == 0 {
+			return json.RawMessage("{}"), nil
+		}
+	}
+	return nil, ErrInvalidRunInput
+}
+
+// StartRun implements Runs. It pins the run to the latest registration of the graph,
+// writes its head (Pending) and run_started row in one batch and dispatches its first
+// step. A finished run with the same id is replaced atomically (a new generation; its old
+// rows are then deleted). Errors: the registry's unknown graph error (ErrUnknownGraph),
+// ErrInvalidInstanceID, ErrInvalidRunInput, *RunExistsError.
+func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
+	g, err := e.reg.Latest(req.GraphName)
+	if err != nil {
+		return Run{}, err
+	}
+	id := req.InstanceID
+	if id == "" {
+		id = uuid.NewString()
+	} else if !ValidInstanceID(id) {
+		return Run{}, ErrInvalidInstanceID
+	}
+	input, err := normalizeObject(req.Input)
+	if err != nil {
+		return Run{}, err
+	}
+	meta, err := normalizeObject(req.Metadata)
+	if err != nil {
+		return Run{}, err
+	}
+	m := g.Manifest()
+	now := e.clock()
+	h := &head{
+		runID: id, gen: 1, status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
+		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
+		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
+			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
+		histSeq: 1, runnable: true, created: now, updated: now,
+	}
+	var oldGen int64
+	for attempt := 0; ; attempt++ {
+		if attempt == maxHeadRetries {
+			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
+		}
+		headOp := Op{Kind: OpInsert}
+		if oldGen > 0 {
+			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
+		}
+		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
+		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, []histRow{{
+			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
+		}})...)
+		if err := e.spill(ctx, id, h.gen, ops); err != nil {
+			return Run{}, err
+		}
+		etags, err := e.store.Submit(ctx, ops)
+		if err == nil {
+			h.absorb(ops[0].Entity.Properties)
+			h.etag = etags[0]
+			break
+		}
+		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		old, err := e.getHead(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			oldGen, h.gen = 0, 1
+			continue
+		}
+		if err != nil {
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		if !old.status.Finished() {
+			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
+		}
+		oldGen, h.gen, h.etag = old.gen, old.gen+1, old.etag
+	}
+	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
+	if oldGen > 0 {
+		e.cleanupGenerations(ctx, id, h.gen)
+	}
+	run := h.run()
+	if err := e.dispatch(ctx, h, 0); err != nil {
+		// The run is stored; the sweeper dispatches it later.
+		e.log.Warn("start run: dispatch failed; left to the sweeper", "run_id", id, "error", err.Error())
+	}
+	return run, nil
+}
+
+// run converts a head whose spilled values are inline (a fresh start) into a Run.
+func (h *head) run() Run {
+	r := Run{
+		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash,
+		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"),
+	}
+	if h.status != StatusPending && h.custom != "" {
+		r.CustomStatus = json.RawMessage(h.custom)
+	} else {
+		r.CustomStatus = json.RawMessage("null")
+	}
+	return r
+}
+
+// GetRun implements Runs.
+func (e *Engine) GetRun(ctx context.Context, instanceID string) (Run, error) {
+	if !ValidInstanceID(instanceID) {
+		return Run{}, ErrRunNotFound
+	}
+	h, err := e.getHead(ctx, instanceID)
+	if err != nil {
+		return Run{}, runLookupError(err)
+	}
+	return e.toRun(ctx, h)
+}
+
+func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
+	r := h.run()
+	in, err := e.readSpilled(ctx, h.inputJSON, h.inputRef)
+	if err != nil {
+		return Run{}, fmt.Errorf("read input of run %s: %w", h.runID, err)
+	}
+	if err := json.Unmarshal([]byte(in), &r.Input); err != nil {
+		return Run{}, fmt.Errorf("decode input of run %s: %w", h.runID, err)
+	}
+	if h.status.Finished() {
+		out, err := e.readSpilled(ctx, h.outputJSON, h.outputRef)
+		if err != nil {
+			return Run{}, fmt.Errorf("read output of run %s: %w", h.runID, err)
+		}
+		if out != "" {
+			r.Output = json.RawMessage(out)
+		}
+	}
+	return r, nil
+}
+
+// ListRuns implements Runs: runs matching q, one page at a time, newest first within a
+// page. Limit defaults to 100 (at most 1000).
+func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxPageSize)
+	where := []Cond{{Property: "RowKey", Op: CondEq, Value: headRowKey}}
+	if q.GraphName != "" {
+		where = append(where, Cond{Property: pGraph, Op: CondEq, Value: q.GraphName})
+	}
+	if q.Status != "" {
+		where = append(where, Cond{Property: pStatus, Op: CondEq, Value: string(q.Status)})
+	}
+	if !q.CreatedAfter.IsZero() {
+		where = append(where, Cond{Property: pCreated, Op: CondGe, Value: q.CreatedAfter})
+	}
+	if !q.CreatedBefore.IsZero() {
+		where = append(where, Cond{Property: pCreated, Op: CondLt, Value: q.CreatedBefore})
+	}
+	page, err := e.store.Query(ctx, Query{Where: where, Limit: limit, Continuation: q.ContinuationToken})
+	if err != nil {
+		return RunList{}, fmt.Errorf("list runs: %w", err)
+	}
+	out := RunList{Runs: make([]Run, 0, len(page.Entities)), ContinuationToken: page.Continuation}
+	for _, ent := range page.Entities {
+		h, err := decodeHead(ent)
+		if err != nil {
+			return RunList{}, fmt.Errorf("list runs: %w", err)
+		}
+		r, err := e.toRun(ctx, h)
+		if err != nil {
+			return RunList{}, fmt.Errorf("list runs: %w", err)
+		}
+		out.Runs = append(out.Runs, r)
+	}
+	slices.SortStableFunc(out.Runs, func(a, b Run) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.InstanceID, b.InstanceID)
+	})
+	return out, nil
+}

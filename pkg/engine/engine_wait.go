@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// notifier broadcasts "some run changed" to local waiters. It costs nothing while nobody
+// waits.
+type notifier struct {
+	waiters atomic.Int32
+	mu      sync.Mutex
+	ch      chan struct{} // guarded by mu; closed on the next change
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) notify() {
+	if n.waiters.Load() == 0 {
+		return
+	}
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+}
+
+// RunSettled reports whether a run is finished or waiting for an event: the points where a
+// caller that started it can stop watching.
+func RunSettled(r Run) bool {
+	if r.Status.Finished() {
+		return true
+	}
+	if len(r.CustomStatus) == 0 {
+		return false
+	}
+	var cs struct {
+		Waiting *string `json:"waiting_for_event"`
+	}
+	return json.Unmarshal(r.CustomStatus, &cs) == nil && cs.Waiting != nil
+}
+
+// WaitRun polls a run until done(run) holds (nil: RunSettled) and returns it. Changes made
+// by this engine wake it at once; changes by other processes are seen within 100 ms.
+// Errors: ErrRunNotFound, or the context's error.
+func (e *Engine) WaitRun(ctx context.Context, instanceID string, done func(Run) bool) (Run, error) {
+	if done == nil {
+		done = RunSettled
+	}
+	e.changes.waiters.Add(1)
+	defer e.changes.waiters.Add(-1)
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		changed := e.changes.wait()
+		r, err := e.GetRun(ctx, instanceID)
+		if err != nil {
+			return Run{}, err
+		}
+		if done(r) {
+			return r, nil
+		}
+		t.Reset(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-changed:
+		case <-t.C:
+		}
+	}
+}

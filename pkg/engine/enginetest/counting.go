@@ -1,0 +1,119 @@
+package enginetest
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// OpCounts counts storage operations. Every method call is one operation (one request to
+// the service), whatever it carries.
+type OpCounts struct {
+	Gets, Submits, Queries        atomic.Int64
+	Enqueues, Receives, Deletes   atomic.Int64
+	PayloadPuts, PayloadGets      atomic.Int64
+	PayloadDeletes, EmptyReceives atomic.Int64
+}
+
+// Table returns the number of table operations (Get + Submit + Query).
+func (c *OpCounts) Table() int64 { return c.Gets.Load() + c.Submits.Load() + c.Queries.Load() }
+
+// Queue returns the number of queue operations (Enqueue + Receive + Delete), not counting
+// receives that returned nothing (an idle poll is not work).
+func (c *OpCounts) Queue() int64 {
+	return c.Enqueues.Load() + c.Receives.Load() - c.EmptyReceives.Load() + c.Deletes.Load()
+}
+
+// Payload returns the number of payload store operations.
+func (c *OpCounts) Payload() int64 {
+	return c.PayloadPuts.Load() + c.PayloadGets.Load() + c.PayloadDeletes.Load()
+}
+
+// Total returns all operations.
+func (c *OpCounts) Total() int64 { return c.Table() + c.Queue() + c.Payload() }
+
+// Reset zeroes every counter.
+func (c *OpCounts) Reset() {
+	for _, v := range []*atomic.Int64{&c.Gets, &c.Submits, &c.Queries, &c.Enqueues, &c.Receives,
+		&c.Deletes, &c.PayloadPuts, &c.PayloadGets, &c.PayloadDeletes, &c.EmptyReceives} {
+		v.Store(0)
+	}
+}
+
+// CountingStore is a engine.Store that counts the operations it forwards.
+type CountingStore struct {
+	engine.Store
+	Counts *OpCounts
+}
+
+// Get counts and forwards.
+func (s CountingStore) Get(ctx context.Context, pk, rk string) (engine.Entity, error) {
+	s.Counts.Gets.Add(1)
+	return s.Store.Get(ctx, pk, rk)
+}
+
+// Submit counts and forwards.
+func (s CountingStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
+	s.Counts.Submits.Add(1)
+	return s.Store.Submit(ctx, ops)
+}
+
+// Query counts and forwards.
+func (s CountingStore) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
+	s.Counts.Queries.Add(1)
+	return s.Store.Query(ctx, q)
+}
+
+// CountingQueue is a engine.WorkQueue that counts the operations it forwards.
+type CountingQueue struct {
+	engine.WorkQueue
+	Counts *OpCounts
+}
+
+// Enqueue counts and forwards.
+func (q CountingQueue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
+	q.Counts.Enqueues.Add(1)
+	return q.WorkQueue.Enqueue(ctx, body, delay)
+}
+
+// Receive counts and forwards.
+func (q CountingQueue) Receive(ctx context.Context, max int, vis time.Duration) ([]engine.Message, error) {
+	q.Counts.Receives.Add(1)
+	msgs, err := q.WorkQueue.Receive(ctx, max, vis)
+	if len(msgs) == 0 {
+		q.Counts.EmptyReceives.Add(1)
+	}
+	return msgs, err
+}
+
+// Delete counts and forwards.
+func (q CountingQueue) Delete(ctx context.Context, msg engine.Message) error {
+	q.Counts.Deletes.Add(1)
+	return q.WorkQueue.Delete(ctx, msg)
+}
+
+// CountingPayloads is a engine.PayloadStore that counts the operations it forwards.
+type CountingPayloads struct {
+	engine.PayloadStore
+	Counts *OpCounts
+}
+
+// Put counts and forwards.
+func (p CountingPayloads) Put(ctx context.Context, key string, data []byte) error {
+	p.Counts.PayloadPuts.Add(1)
+	return p.PayloadStore.Put(ctx, key, data)
+}
+
+// Get counts and forwards.
+func (p CountingPayloads) Get(ctx context.Context, key string) ([]byte, error) {
+	p.Counts.PayloadGets.Add(1)
+	return p.PayloadStore.Get(ctx, key)
+}
+
+// DeletePrefix counts and forwards.
+func (p CountingPayloads) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	p.Counts.PayloadDeletes.Add(1)
+	return p.PayloadStore.DeletePrefix(ctx, prefix)
+}

@@ -1,0 +1,64 @@
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// ErrInjected is the error the fault wrappers return for an injected failure.
+var ErrInjected = errors.New("enginetest: injected fault")
+
+// FaultStore is a engine.Store whose Submit can fail before or after it reaches the
+// wrapped store, to simulate a crash before a commit (nothing written) or after it (written,
+// but the caller never learns). Nil hooks inject nothing. Hooks are called concurrently.
+type FaultStore struct {
+	engine.Store
+	// BeforeSubmit, if it returns an error, fails the Submit without writing.
+	BeforeSubmit func(ops []engine.Op) error
+	// AfterSubmit, if it returns an error, fails a Submit that did write.
+	AfterSubmit func(ops []engine.Op) error
+}
+
+// Submit runs the hooks around the wrapped Submit.
+func (s FaultStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
+	if s.BeforeSubmit != nil {
+		if err := s.BeforeSubmit(ops); err != nil {
+			return nil, err
+		}
+	}
+	etags, err := s.Store.Submit(ctx, ops)
+	if err == nil && s.AfterSubmit != nil {
+		if err := s.AfterSubmit(ops); err != nil {
+			return nil, err
+		}
+	}
+	return etags, err
+}
+
+// FaultQueue is a engine.WorkQueue whose Enqueue can be dropped or duplicated.
+type FaultQueue struct {
+	engine.WorkQueue
+	// OnEnqueue decides per message: return an error to fail the enqueue (nothing queued), or
+	// a count of copies to queue (1 normally, 2 to duplicate, 0 to drop silently).
+	OnEnqueue func(body []byte) (copies int, err error)
+}
+
+// Enqueue applies OnEnqueue.
+func (q FaultQueue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
+	copies := 1
+	if q.OnEnqueue != nil {
+		var err error
+		if copies, err = q.OnEnqueue(body); err != nil {
+			return err
+		}
+	}
+	for range copies {
+		if err := q.WorkQueue.Enqueue(ctx, body, delay); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// WorkQueue is the engine's work queue: at-least-once delivery of small messages with a
+// visibility timeout, shaped after Azure Queue storage. A received message stays invisible
+// for the visibility timeout; unless deleted it then becomes visible again with its dequeue
+// count increased.
+//
+// Producers hand over raw bytes; a backend whose consumer expects another encoding (the
+// Functions queue trigger expects base64 text) encodes them itself.
+//
+// Implementations must be safe for concurrent use.
+type WorkQueue interface {
+	// Enqueue adds a message that becomes visible after delay (0: at once). Errors:
+	// ErrTooLarge when body exceeds MaxMessageBytes.
+	Enqueue(ctx context.Context, body []byte, delay time.Duration) error
+
+	// Receive returns up to max (1–MaxReceive) visible messages, oldest first, hides each for
+	// visibility and increments its dequeue count. No visible message is not an error: it
+	// returns an empty slice.
+	Receive(ctx context.Context, max int, visibility time.Duration) ([]Message, error)
+
+	// Delete removes a received message. Errors: ErrNotFound when the message is gone or
+	// msg's pop receipt is stale (the message became visible and was received again).
+	Delete(ctx context.Context, msg Message) error
+}
+
+// Queue limits.
+const (
+	// MaxMessageBytes is the largest message body (Azure's 64 KiB holds 48 KiB in base64).
+	MaxMessageBytes = 48 << 10
+	// MaxReceive is the most messages one Receive returns.
+	MaxReceive = 32
+)
+
+// Message is a received queue message.
+type Message struct {
+	// ID identifies the message.
+	ID string
+	// PopReceipt proves the receive; Delete needs the latest one.
+	PopReceipt string
+	// Body is the message body as enqueued.
+	Body []byte
+	// DequeueCount counts receives, from 1.
+	DequeueCount int64
+}

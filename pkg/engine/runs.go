@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Fixed internal names of the durable runtime. History rows and logs name the step kind
+// with them. (The Python original used the prefix afdg_.)
+const (
+	OrchestratorName = "fg_orchestrator"
+	ExecuteNodeName  = "fg_execute_node"
+	ResolveRouteName = "fg_resolve_route"
+	ApplyEventName   = "fg_apply_event"
+)
+
+// RunStatus is a run's runtime status. The names follow Durable Functions.
+type RunStatus string
+
+// Run statuses. ContinuedAsNew, Canceled and Suspended are reserved and never produced.
+const (
+	StatusPending    RunStatus = "Pending"
+	StatusRunning    RunStatus = "Running"
+	StatusCompleted  RunStatus = "Completed"
+	StatusFailed     RunStatus = "Failed"
+	StatusTerminated RunStatus = "Terminated"
+)
+
+// Finished reports whether the status is terminal (Completed, Failed or Terminated).
+func (s RunStatus) Finished() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusTerminated
+}
+
+// Valid reports whether s is one of the five statuses.
+func (s RunStatus) Valid() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusCompleted, StatusFailed, StatusTerminated:
+		return true
+	}
+	return false
+}
+
+// RunInput is the orchestration input echoed as `input` in a run's status. Key order on the
+// wire: graph_name, graph_hash, initial_state, current_node, metadata.
+type RunInput struct {
+	GraphName    string          `json:"graph_name"`
+	GraphHash    string          `json:"graph_hash"`
+	InitialState json.RawMessage `json:"initial_state"`
+	// CurrentNode is always null over HTTP: runs start at the entrypoint.
+	CurrentNode *string         `json:"current_node"`
+	Metadata    json.RawMessage `json:"metadata"`
+}
+
+// Run is a run's status as the HTTP API reports it.
+type Run struct {
+	InstanceID string
+	Status     RunStatus
+	// CustomStatus is null while Pending; then the 4-key object of the current visit, or 6
+	// keys while waiting for an event (durable.md section 7).
+	CustomStatus json.RawMessage
+	Input        RunInput
+	// Output is {graph_name, graph_version, graph_hash, final_node, state} when Completed, the
+	// failure string when Failed, the reason string when Terminated, else null.
+	Output       json.RawMessage
+	GraphName    string
+	GraphVersion string
+	GraphHash    string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// StartRunRequest asks for a new run of the latest registration of GraphName.
+type StartRunRequest struct {
+	GraphName string
+	// InstanceID is the run id; empty means a new UUID4.
+	InstanceID string
+	// Input becomes the initial state (a JSON object; empty means {}).
+	Input json.RawMessage
+	// Metadata is stored and echoed, never read (a JSON object; empty means {}).
+	Metadata json.RawMessage
+}
+
+// RunQuery filters and pages ListRuns. Zero fields do not filter.
+type RunQuery struct {
+	GraphName     string
+	Status        RunStatus
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	// Limit is the page size (default 100, at most 1000).
+	Limit int
+	// ContinuationToken continues a previous page; treat it as opaque.
+	ContinuationToken string
+}
+
+// RunList is one page of runs.
+type RunList struct {
+	Runs              []Run
+	ContinuationToken string
+}
+
+// HistoryEvent is one append-only history row of a run.
+type HistoryEvent struct {
+	Sequence  int64
+	Type      string // e.g. run_started, node_completed, route_resolved, wait_started, event_received, event_applied, run_completed, run_failed, run_terminated
+	Name      string // the step kind (one of the fixed internal names) or event name
+	Node      string
+	Timestamp time.Time
+	Data      json.RawMessage
+}
+
+// HistoryList is one page of a run's history, oldest first.
+type HistoryList struct {
+	Events            []HistoryEvent
+	ContinuationToken string
+}
+
+// Runs is what the HTTP surface needs from the engine. The engine implements it; the HTTP
+// service depends only on this interface.
+type Runs interface {
+	// StartRun starts a run. Errors: ErrUnknownGraph (wrapped) for an unknown graph name,
+	// ErrInvalidInstanceID, *RunExistsError when a run with that id exists and is not
+	// finished. A finished run with the same id is replaced.
+	StartRun(ctx context.Context, req StartRunRequest) (Run, error)
+	// GetRun returns a run's status. Errors: ErrRunNotFound.
+	GetRun(ctx context.Context, instanceID string) (Run, error)
+	// RaiseEvent stores an event for a run and wakes it. Errors: ErrRunNotFound,
+	// *RunFinishedError.
+	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage) error
+	// CancelRun records a termination request. Errors: ErrRunNotFound, *RunFinishedError.
+	CancelRun(ctx context.Context, instanceID, reason string) error
+	// ListRuns lists runs, newest first within a page, with paging.
+	ListRuns(ctx context.Context, q RunQuery) (RunList, error)
+	// History pages through a run's history. Errors: ErrRunNotFound.
+	History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error)
+	// PurgeRun deletes a finished run and its history. Errors: ErrRunNotFound,
+	// *RunNotFinishedError.
+	PurgeRun(ctx context.Context, instanceID string) error
+}
+
+// Run errors.
+var (
+	// ErrRunNotFound reports an unknown run id.
+	ErrRunNotFound = errors.New("durable: run not found")
+	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
+	// characters without / \ # ?.
+	ErrInvalidInstanceID = errors.New("durable: invalid instance_id")
+)
+
+// RunExistsError reports a start for an instance id whose run is not finished.
+type RunExistsError struct {
+	InstanceID string
+	Status     RunStatus
+}
+
+func (e *RunExistsError) Error() string {
+	return fmt.Sprintf("durable: instance %q already exists with status %s", e.InstanceID, e.Status)
+}
+
+// RunFinishedError reports an event or cancel for a finished run.
+type RunFinishedError struct {
+	InstanceID string
+	Status     RunStatus
+}
+
+func (e *RunFinishedError) Error() string {
+	return fmt.Sprintf("durable: instance %q is not running (status %s)", e.InstanceID, e.Status)
+}
+
+// RunNotFinishedError reports a purge of a run that is still active.
+type RunNotFinishedError struct {
+	InstanceID string
+	Status     RunStatus
+}
+
+func (e *RunNotFinishedError) Error() string {
+	return fmt.Sprintf("durable: instance %q is still active (status %s)", e.InstanceID, e.Status)
+}

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Step kinds of a stepOutcome.
+const (
+	outVisit   = iota + 1 // a node ran and its route resolved
+	outEvent              // an inbox event was applied
+	outTimeout            // a wait timed out and continues at the policy's node
+	outFail               // the run fails
+	outRetry              // the node failed and will be retried after a back-off
+	outBegin              // a Pending run starts its first visit: Running, custom status set
+)
+
+// stepOutcome is what a step's activities produced, before it is committed. Building the
+// commit from it is pure, so a commit that lost a race against an event can be rebuilt on
+// the fresh head without running user code again.
+type stepOutcome struct {
+	kind     int
+	node     string                // node visited (visit, fail, retry)
+	state    json.RawMessage       // new state (visit, event; fail after a completed node)
+	decision durable.RouteDecision // visit
+	// waitMatch: a wait decision whose event is already in the inbox.
+	waitMatch bool
+
+	// event
+	inboxRow string
+	inboxSeq int64
+	event    string
+
+	// fail
+	failKind   string // execute_node, resolve_route, apply_event, orchestrator
+	failName   string // fixed internal name of the failing step kind
+	failMsg    string // "<kind> failed: <cause>"
+	keepCustom bool   // orchestrator failures keep the last custom status
+
+	// retry
+	retryDelay time.Duration
+	retryCause string
+
+	// timeout
+	timeoutNode string
+}
+
+func failure(kind, name, cause string) stepOutcome {
+	return stepOutcome{kind: outFail, failKind: kind, failName: name, failMsg: kind + " failed: " + cause,
+		keepCustom: kind == "orchestrator"}
+}
+
+// stepInfo is the StepInfo handlers of the next step of h see.
+func stepInfo(h *head) durable.StepInfo {
+	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Step: h.step + 1, Attempt: int(h.attempt) + 1}
+}
+
+// visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
+// resolve route. User code runs only inside ExecuteNode and ResolveRoute. The error result
+// is for infrastructure failures (storage, shutdown), which leave the work item to be retried.
+func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", err.Error())
+		return failure("orchestrator", OrchestratorName, err.Error()), nil
+	}
+	if maxSteps := e.maxSteps(h.graph); h.visits+1 > maxSteps {
+		cause := fmt.Sprintf("max steps exceeded: graph '%s' made %d node visits without completing", h.graph, maxSteps)
+		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
+		return failure("orchestrator", OrchestratorName, cause), nil
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return stepOutcome{}, err
+	}
+	sctx := durable.WithStepInfo(ctx, stepInfo(h))
+	newState, err := g.ExecuteNode(sctx, h.node, state)
+	if err != nil {
+		if ctx.Err() != nil {
+			return stepOutcome{}, fmt.Errorf("execute node %s of run %s: %w", h.node, h.runID, ctx.Err())
+		}
+		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+h.node,
+			"run_id", h.runID, "step", h.step+1, "attempt", h.attempt+1, "error", err.Error())
+		var herr *durable.HandlerError
+		if retry := e.policy(h.graph).Retry; errors.As(err, &herr) && h.attempt+1 < int64(retry.MaxAttempts) {
+			return stepOutcome{kind: outRetry, node: h.node, retryDelay: retry.backoff(h.attempt + 2), retryCause: err.Error()}, nil
+		}
+		o := failure("execute_node", ExecuteNodeName, err.Error())
+		o.node = h.node
+		return o, nil
+	}
+	d, err := g.ResolveRoute(sctx, h.node, newState)
+	if err != nil {
+		if ctx.Err() != nil {
+			return stepOutcome{}, fmt.Errorf("resolve route %s of run %s: %w", h.node, h.runID, ctx.Err())
+		}
+		e.log.Warn("resolve_route failed: graph="+h.graph+" hash="+h.hash+" node="+h.node,
+			"run_id", h.runID, "step", h.step+1, "error", err.Error())
+		o := failure("resolve_route", ResolveRouteName, err.Error())
+		o.node, o.state = h.node, newState
+		return o, nil
+	}
+	o := stepOutcome{kind: outVisit, node: h.node, state: newState, decision: d}
+	if d.Action == durable.ActionWaitForEvent && h.pending > 0 {
+		if _, found, err := e.findEvent(ctx, h, d.EventName); err != nil {
+			return stepOutcome{}, err
+		} else if found {
+			o.waitMatch = true
+		}
+	}
+	return o, nil
+}
+
+// applyEvent runs the event handler on the oldest inbox row carrying the awaited name.
+func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcome, error) {
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", err.Error())
+		return failure("orchestrator", OrchestratorName, err.Error()), nil
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return stepOutcome{}, err
+	}
+	p := ev.Properties
+	payload, err := e.readSpilled(ctx, str(p, pPayload), str(p, pPayload+refSuffix))
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("read event payload of run %s: %w", h.runID, err)
+	}
+	name := str(p, pEvent)
+	newState, err := g.ApplyEvent(durable.WithStepInfo(ctx, stepInfo(h)), name, state, json.RawMessage(payload))
+	if err != nil {
+		if ctx.Err() != nil {
+			return stepOutcome{}, fmt.Errorf("apply event %s of run %s: %w", name, h.runID, ctx.Err())
+		}
+		e.log.Warn("apply_event failed: graph="+h.graph+" hash="+h.hash+" event="+name,
+			"run_id", h.runID, "step", h.step+1, "error", err.Error())
+		o := failure("apply_event", ApplyEventName, err.Error())
+		o.node = h.node
+		return o, nil
+	}
+	return stepOutcome{kind: outEvent, state: newState, event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey)}, nil
+}
+
+// timeout handles a wait whose deadline passed with no matching event.
+func (e *Engine) timeout(h *head) stepOutcome {
+	p := e.policy(h.graph)
+	if p.WaitTimeoutNode != "" {
+		return stepOutcome{kind: outTimeout, node: h.node, event: h.waiting, timeoutNode: p.WaitTimeoutNode}
+	}
+	d := time.Duration(h.waitDeadline - h.updated.UnixNano())
+	if p.WaitTimeout > 0 {
+		d = p.WaitTimeout
+	}
+	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", "wait timed out")
+	o := failure("orchestrator", OrchestratorName, fmt.Sprintf("wait for event '%s' timed out after %s", h.waiting, d))
+	return o
+}
+
+// customStatus returns the 4-key custom status of a visit of node.
+func customStatus(h *head, node string) string {
+	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
+		"current_node", jstr(node))
+}
+
+// waitingStatus returns the 6-key custom status of a run waiting after node.
+func waitingStatus(h *head, node, event, resume string) string {
+	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
+		"current_node", jstr(node), "waiting_for_event", jstr(event), "resume_node", jstr(resume))
+}
+
+// completedOutput returns the Completed output object.
+func completedOutput(h *head, node string, state json.RawMessage) string {
+	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
+		"final_node", jstr(node), "state", string(state))
+}
+
+func decisionJSON(d durable.RouteDecision) string {
+	return jsonObject("action", jstr(string(d.Action)), "next_node", jnull(d.NextNode), "event_name", jnull(d.EventName),
+		"resume_node", jnull(d.ResumeNode), "note", jnull(d.Note))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

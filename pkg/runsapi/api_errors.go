@@ -1,0 +1,143 @@
+package runsapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
+)
+
+// Request errors the service finds before calling Runs. They become HTTP status in
+// errorResponse, and nowhere else.
+var (
+	// errBodyNotObject: the start body is empty, not JSON, or not an object.
+	errBodyNotObject = errors.New("durable: request body must be valid JSON object")
+	// errReasonNotString: the cancel body has a non-string reason.
+	errReasonNotString = errors.New("durable: reason must be a string")
+	// errBodyTooLarge: the body exceeds Options.MaxRequestBodyBytes.
+	errBodyTooLarge = errors.New("durable: request body too large")
+)
+
+// graphNotFoundError is an unknown graph name on start.
+type graphNotFoundError struct{ name string }
+
+func (e *graphNotFoundError) Error() string { return fmt.Sprintf("unknown graph '%s'", e.name) }
+func (e *graphNotFoundError) Unwrap() error { return durable.ErrUnknownGraph }
+
+// bodyValidationError lists start-body fields that are truthy but not objects.
+type bodyValidationError struct{ details []apiFieldError }
+
+func (e *bodyValidationError) Error() string {
+	return fmt.Sprintf("durable: invalid request body (%d fields)", len(e.details))
+}
+
+// apiFieldError is one entry of the 400 "invalid request body" details, in wire key order.
+type apiFieldError struct {
+	Type  string          `json:"type"`
+	Loc   []string        `json:"loc"`
+	Msg   string          `json:"msg"`
+	Input json.RawMessage `json:"input"`
+}
+
+// apiQueryError is a bad query parameter of the list or history endpoints.
+type apiQueryError struct{ param, want string }
+
+func (e *apiQueryError) Error() string {
+	return fmt.Sprintf("invalid query parameter '%s': %s", e.param, e.want)
+}
+
+// Response bodies, fields in wire order.
+type (
+	apiErrorBody struct {
+		Error string `json:"error"`
+	}
+	apiDetailsBody struct {
+		Error   string          `json:"error"`
+		Details []apiFieldError `json:"details"`
+	}
+	apiRunStateBody struct {
+		Error         string           `json:"error"`
+		InstanceID    string           `json:"instance_id"`
+		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+	}
+)
+
+// errorResponse is the one place where errors of this surface become an HTTP status and
+// body. Anything it does not know is a 500 with a fixed body; the caller logs the cause.
+func errorResponse(err error) (int, any) {
+	var (
+		graph    *graphNotFoundError
+		invalid  *bodyValidationError
+		query    *apiQueryError
+		exists   *engine.RunExistsError
+		finished *engine.RunFinishedError
+		active   *engine.RunNotFinishedError
+	)
+	switch {
+	case errors.As(err, &graph):
+		return http.StatusNotFound, apiErrorBody{graph.Error()}
+	case errors.Is(err, engine.ErrRunNotFound):
+		return http.StatusNotFound, apiErrorBody{"instance not found"}
+	case errors.Is(err, errBodyNotObject):
+		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON object"}
+	case errors.As(err, &invalid):
+		return http.StatusBadRequest, apiDetailsBody{"invalid request body", invalid.details}
+	case errors.Is(err, engine.ErrInvalidInstanceID):
+		return http.StatusBadRequest, apiErrorBody{"invalid instance_id"}
+	case errors.Is(err, errReasonNotString):
+		return http.StatusBadRequest, apiErrorBody{"reason must be a string"}
+	case errors.As(err, &query):
+		return http.StatusBadRequest, apiErrorBody{query.Error()}
+	case errors.Is(err, engine.ErrInvalidQuery):
+		// The service checks every other parameter first, so what storage refuses is the token.
+		return http.StatusBadRequest, apiErrorBody{"invalid query parameter 'continuation_token': want the token of a previous page"}
+	case errors.Is(err, errBodyTooLarge):
+		return http.StatusRequestEntityTooLarge, apiErrorBody{"request body too large"}
+	case errors.As(err, &exists):
+		return http.StatusConflict, apiRunStateBody{"instance already exists", exists.InstanceID, exists.Status}
+	case errors.As(err, &finished):
+		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
+	case errors.As(err, &active):
+		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
+	}
+	return http.StatusInternalServerError, apiErrorBody{"internal error"}
+}
+
+// handle adapts an endpoint that returns an error to an http.Handler: errors are answered
+// through errorResponse, and server errors are logged with their cause (never returned).
+func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
+		status, body := errorResponse(err)
+		if status >= http.StatusInternalServerError {
+			s.logger.ErrorContext(r.Context(), "durable request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		} else {
+			s.logger.DebugContext(r.Context(), "durable request rejected", "method", r.Method, "path", r.URL.Path, "status", status)
+		}
+		apiWriteJSON(w, status, body, s.logger)
+	})
+}
+
+// apiInternalErrorBody is written when a body cannot be encoded.
+var apiInternalErrorBody = []byte(`{"error": "internal error"}`)
+
+// apiWriteJSON writes v as a json.dumps-style JSON body.
+func apiWriteJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
+	body, err := pyjson.Marshal(v)
+	if err != nil {
+		logger.Error("encode durable response", "error", err)
+		status, body = http.StatusInternalServerError, apiInternalErrorBody
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,205 @@
+package runsapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+)
+
+// Defaults of Options.
+const (
+	// DefaultAPIVersion is the info.version of openapi.json when Options.Version is empty.
+	DefaultAPIVersion = "0.1.0"
+	// DefaultMaxRequestBodyBytes caps request bodies when Options.MaxRequestBodyBytes is 0.
+	DefaultMaxRequestBodyBytes = 1 << 20
+)
+
+// Function names of the durable HTTP surface. The first six are the original's; the last
+// three are funcgraph's additions (listing, history and purge).
+const (
+	FuncStartGraphRun   = "start_graph_run"
+	FuncGetRunStatus    = "get_run_status"
+	FuncSendRunEvent    = "send_run_event"
+	FuncCancelRun       = "cancel_run"
+	FuncOpenAPIDocument = "openapi_document"
+	FuncHealth          = "health"
+	FuncListRuns        = "list_runs"
+	FuncGetRunHistory   = "get_run_history"
+	FuncPurgeRun        = "purge_run"
+)
+
+// ErrInvalidServiceOptions is wrapped by NewService for options that cannot work.
+var ErrInvalidServiceOptions = errors.New("durable: invalid service options")
+
+// Options configures a Service. Runs and Registry are required; every other zero field means
+// its default.
+type Options struct {
+	// Runs executes and stores runs (the engine).
+	Runs engine.Runs
+	// Registry holds the graphs runs are started from; health and openapi.json list them.
+	Registry *durable.Registry
+	// AuthLevel is the auth level of every endpoint; "" means funchost.AuthAnonymous, as in
+	// the original. Anonymous logs a warning at every NewService.
+	AuthLevel funchost.AuthLevel
+	// Logger receives request failures (never bodies or keys); nil means slog.Default().
+	Logger *slog.Logger
+	// RoutePrefix is the host route prefix used in the URLs the API returns; "" means "api".
+	// It must match host.json.
+	RoutePrefix string
+	// MaxRequestBodyBytes caps request bodies (413 above it); 0 means
+	// DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+	// Version is info.version of openapi.json; "" means DefaultAPIVersion.
+	Version string
+}
+
+// Validate reports options that cannot work (ErrInvalidServiceOptions).
+func (o Options) Validate() error {
+	switch {
+	case o.Runs == nil:
+		return fmt.Errorf("%w: Runs is required", ErrInvalidServiceOptions)
+	case o.Registry == nil:
+		return fmt.Errorf("%w: Registry is required", ErrInvalidServiceOptions)
+	case o.MaxRequestBodyBytes < 0:
+		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidServiceOptions)
+	}
+	if o.AuthLevel != "" {
+		if _, err := funchost.ParseAuthLevel(string(o.AuthLevel)); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidServiceOptions, err)
+		}
+	}
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.AuthLevel == "" {
+		o.AuthLevel = funchost.AuthAnonymous
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RoutePrefix == "" {
+		o.RoutePrefix = funchost.DefaultRoutePrefix
+	}
+	if o.MaxRequestBodyBytes == 0 {
+		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if o.Version == "" {
+		o.Version = DefaultAPIVersion
+	}
+	return o
+}
+
+// Service is the durable runs HTTP API (durable.md section 8) on top of a Runs
+// implementation. It holds no state of its own and is safe for concurrent use. Bodies are JSON
+// in Python json.dumps style; every error body has an "error" string; internal errors are
+// answered 500 {"error": "internal error"} and logged, never returned.
+//
+//	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413
+//	GET    /api/runs/{instance_id}                    get_run_status    200 | 404
+//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413
+//	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413
+//	GET    /api/openapi.json                          openapi_document  200
+//	GET    /api/health                                health            200
+//	GET    /api/runs                                  list_runs         200 | 400
+//	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
+//	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
+//
+// The first six are the spec's, to the letter. The additions:
+//
+//   - GET /api/runs filters with the query parameters graph_name, status (one of the five
+//     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before)
+//     and pages with limit (1–1000, default 100) and continuation_token (opaque, from the
+//     previous page). 200 {"runs": [{"instance_id", "runtime_status", "graph_name",
+//     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],
+//     "continuation_token": <string or null>}; a bad parameter is 400
+//     {"error": "invalid query parameter '<name>': <what is expected>"} and lists nothing.
+//   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
+//     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
+//     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//   - DELETE /api/runs/{id} purges a finished run and its history: 200
+//     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
+//     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
+//     not finished.
+//
+// Bodies above Options.MaxRequestBodyBytes are refused with 413
+// {"error": "request body too large"} (a guard the original did not have).
+type Service struct {
+	opts   Options
+	runs   engine.Runs
+	reg    *durable.Registry
+	logger *slog.Logger
+}
+
+// NewService validates opts and returns the service. With anonymous auth it logs a warning.
+func NewService(opts Options) (*Service, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api")}
+	if opts.AuthLevel == funchost.AuthAnonymous {
+		s.logger.Warn("durable run endpoints are publicly accessible without authentication; " +
+			"use auth level function at app level")
+	}
+	return s, nil
+}
+
+// FunctionApp returns a new function app serving the whole surface, health and openapi.json
+// included, under the configured route prefix. Each call builds a fresh app.
+func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
+	app := funchost.NewFunctionApp()
+	app.SetRoutePrefix(s.opts.RoutePrefix)
+	fns := append(s.runFunctions(), s.metaFunctions()...)
+	for _, fn := range fns {
+		if err := app.HandleHTTP(fn); err != nil {
+			return nil, fmt.Errorf("register %s: %w", fn.Name, err)
+		}
+	}
+	return app, nil
+}
+
+// Fragments returns the public fragment of every registered graph (latest registration per
+// name, in first-registration order), as health and openapi.json list them.
+func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragments() }
+
+// runFunctions are the run endpoints: everything but health and openapi.json.
+func (s *Service) runFunctions() []funchost.HTTPFunction {
+	auth := s.opts.AuthLevel
+	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
+	return []funchost.HTTPFunction{
+		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
+			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload")}},
+		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
+			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus")}},
+		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
+			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted")}},
+		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
+			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted")}},
+		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
+			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList")}},
+		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
+			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory")}},
+		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
+			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged")}},
+	}
+}
+
+// metaFunctions are health and openapi.json, which the hosting app replaces when both
+// surfaces share one function app.
+func (s *Service) metaFunctions() []funchost.HTTPFunction {
+	auth := s.opts.AuthLevel
+	get := []string{http.MethodGet}
+	return []funchost.HTTPFunction{
+		{Name: FuncOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,
+			Handler: s.handle(s.openAPI), Doc: funchost.RouteDoc{Summary: "OpenAPI document", Tags: []string{"meta"}}},
+		{Name: FuncHealth, Methods: get, Route: "health", AuthLevel: auth,
+			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: oasRef("DurableHealthResponse")}},
+	}
+}

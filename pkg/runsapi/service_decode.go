@@ -1,0 +1,225 @@
+package runsapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// DefaultCancelReason is the reason of a cancel whose body names none.
+const DefaultCancelReason = "cancel requested by client"
+
+// Paging limits of the list and history endpoints.
+const (
+	apiDefaultPageSize = 100
+	apiMaxPageSize     = 1000
+)
+
+// startRunBody is a decoded start request body (durable.md section 8).
+type startRunBody struct {
+	// InstanceID is the requested run id; empty means "generate one".
+	InstanceID string
+	// Input and Metadata are JSON objects ({} when absent or pyFalsy).
+	Input, Metadata json.RawMessage
+}
+
+var apiEmptyObject = json.RawMessage(`{}`)
+
+// decodeStartRunBody applies checks 2–4 of the start endpoint, in order: the body must be a
+// JSON object (errBodyNotObject); truthy input and metadata must be objects
+// (*bodyValidationError listing initial_state then metadata); instance_id must be absent,
+// pyFalsy, or a valid id (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps
+// its last value.
+func decodeStartRunBody(body []byte) (startRunBody, error) {
+	fields, ok := apiDecodeObject(body)
+	if !ok {
+		return startRunBody{}, errBodyNotObject
+	}
+	var out startRunBody
+	var details []apiFieldError
+	for _, f := range []struct {
+		key, loc string
+		dst      *json.RawMessage
+	}{{"input", "initial_state", &out.Input}, {"metadata", "metadata", &out.Metadata}} {
+		raw, present := fields[f.key]
+		switch {
+		case !present || pyFalsy(raw):
+			*f.dst = apiEmptyObject
+		case raw[0] == '{':
+			*f.dst = apiCompact(raw)
+		default:
+			details = append(details, apiFieldError{Type: "dict_type", Loc: []string{f.loc},
+				Msg: "Input should be a valid dictionary", Input: apiCompact(raw)})
+		}
+	}
+	if len(details) > 0 {
+		return startRunBody{}, &bodyValidationError{details: details}
+	}
+	if raw, present := fields["instance_id"]; present && !pyFalsy(raw) {
+		var id string
+		if err := json.Unmarshal(raw, &id); err != nil || !validInstanceIDText(id) {
+			return startRunBody{}, engine.ErrInvalidInstanceID
+		}
+		out.InstanceID = id
+	}
+	return out, nil
+}
+
+// validInstanceIDText reports whether id is 1–256 printable ASCII characters without / \ # ?
+// (durable.md section 8, product rule).
+func validInstanceIDText(id string) bool {
+	if len(id) == 0 || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c < 0x20 || c > 0x7e, c == '/', c == '\\', c == '#', c == '?':
+			return false
+		}
+	}
+	return true
+}
+
+// apiDecodeObject parses body as one strict JSON object (valid UTF-8, RFC 8259, no BOM) into
+// its members, the last of repeated keys winning.
+func apiDecodeObject(body []byte) (map[string]json.RawMessage, bool) {
+	if !apiIsJSON(body) {
+		return nil, false
+	}
+	var fields map[string]json.RawMessage
+	if bytes.TrimLeft(body, " \t\r\n")[0] != '{' || json.Unmarshal(body, &fields) != nil {
+		return nil, false
+	}
+	return fields, true
+}
+
+// apiIsJSON reports whether body is one non-empty, valid UTF-8, RFC 8259 JSON value.
+func apiIsJSON(body []byte) bool {
+	return len(bytes.TrimSpace(body)) > 0 && utf8.Valid(body) && json.Valid(body)
+}
+
+// pyFalsy reports Python truthiness false for a JSON value: null, false, 0, "", [] and {}.
+func pyFalsy(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return true
+	}
+	switch raw[0] {
+	case 'n', 'f':
+		return true
+	case 't':
+		return false
+	case '"':
+		return len(raw) == 2
+	case '[':
+		var a []json.RawMessage
+		return json.Unmarshal(raw, &a) == nil && len(a) == 0
+	case '{':
+		var m map[string]json.RawMessage
+		return json.Unmarshal(raw, &m) == nil && len(m) == 0
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return err == nil && f == 0
+}
+
+func apiCompact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// decodeEventPayload returns the event body as a JSON value; an empty or invalid body is null.
+func decodeEventPayload(body []byte) json.RawMessage {
+	if !apiIsJSON(body) {
+		return json.RawMessage("null")
+	}
+	return apiCompact(body)
+}
+
+// decodeCancelReason returns the cancel reason: DefaultCancelReason when the body is empty,
+// invalid, not an object, or has no reason; errReasonNotString when reason is present and not
+// a string (null included). An explicit "" is kept.
+func decodeCancelReason(body []byte) (string, error) {
+	fields, ok := apiDecodeObject(body)
+	if !ok {
+		return DefaultCancelReason, nil
+	}
+	raw, present := fields["reason"]
+	if !present {
+		return DefaultCancelReason, nil
+	}
+	var reason string
+	if bytes.TrimSpace(raw)[0] != '"' || json.Unmarshal(raw, &reason) != nil {
+		return "", errReasonNotString
+	}
+	return reason, nil
+}
+
+// apiReadBody reads the request body up to max bytes (errBodyTooLarge above).
+func apiReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errBodyTooLarge
+	}
+	if err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// parseRunQuery reads the filters and paging of GET /api/runs. Unknown parameters are
+// ignored; an empty value does not filter.
+func parseRunQuery(q url.Values) (engine.RunQuery, error) {
+	out := engine.RunQuery{GraphName: q.Get("graph_name"), ContinuationToken: q.Get("continuation_token")}
+	if v := q.Get("status"); v != "" {
+		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
+			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
+		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"created_after", &out.CreatedAfter}, {"created_before", &out.CreatedBefore}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return engine.RunQuery{}, &apiQueryError{p.name, "want an RFC 3339 time such as 2025-01-02T15:04:05Z"}
+			}
+			*p.dst = t
+		}
+	}
+	if !out.CreatedAfter.IsZero() && !out.CreatedBefore.IsZero() && !out.CreatedAfter.Before(out.CreatedBefore) {
+		return engine.RunQuery{}, &apiQueryError{"created_after", "must be before created_before"}
+	}
+	limit, err := parseLimit(q)
+	if err != nil {
+		return engine.RunQuery{}, err
+	}
+	out.Limit = limit
+	return out, nil
+}
+
+// parseLimit reads the limit parameter: 1–1000, default 100.
+func parseLimit(q url.Values) (int, error) {
+	v := strings.TrimSpace(q.Get("limit"))
+	if v == "" {
+		return apiDefaultPageSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > apiMaxPageSize {
+		return 0, &apiQueryError{"limit", "want an integer from 1 to 1000"}
+	}
+	return n, nil
+}

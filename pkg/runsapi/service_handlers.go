@@ -1,0 +1,262 @@
+package runsapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// Response bodies of the run endpoints, fields in wire order.
+type (
+	managementPayload struct {
+		ID                string `json:"id"`
+		StatusQueryGetURI string `json:"statusQueryGetUri"`
+		SendEventPostURI  string `json:"sendEventPostUri"`
+		TerminatePostURI  string `json:"terminatePostUri"`
+	}
+	runStatusBody struct {
+		InstanceID    string           `json:"instance_id"`
+		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+		CustomStatus  json.RawMessage  `json:"custom_status"`
+		Input         engine.RunInput  `json:"input"`
+		Output        json.RawMessage  `json:"output"`
+	}
+	eventAcceptedBody struct {
+		InstanceID string `json:"instance_id"`
+		EventName  string `json:"event_name"`
+		Accepted   bool   `json:"accepted"`
+	}
+	cancelAcceptedBody struct {
+		InstanceID string `json:"instance_id"`
+		Terminated bool   `json:"terminated"`
+		Reason     string `json:"reason"`
+	}
+	purgedBody struct {
+		InstanceID string `json:"instance_id"`
+		Purged     bool   `json:"purged"`
+	}
+	runSummary struct {
+		InstanceID    string           `json:"instance_id"`
+		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+		GraphName     string           `json:"graph_name"`
+		GraphVersion  string           `json:"graph_version"`
+		GraphHash     string           `json:"graph_hash"`
+		CreatedAt     string           `json:"created_at"`
+		LastUpdatedAt string           `json:"last_updated_at"`
+	}
+	runListBody struct {
+		Runs              []runSummary `json:"runs"`
+		ContinuationToken *string      `json:"continuation_token"`
+	}
+	historyEventBody struct {
+		Sequence  int64           `json:"sequence"`
+		Type      string          `json:"type"`
+		Name      *string         `json:"name"`
+		Node      *string         `json:"node"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}
+	historyBody struct {
+		InstanceID        string             `json:"instance_id"`
+		Events            []historyEventBody `json:"events"`
+		ContinuationToken *string            `json:"continuation_token"`
+	}
+	healthBody struct {
+		OK               bool                       `json:"ok"`
+		RegisteredGraphs []durable.ManifestFragment `json:"registered_graphs"`
+	}
+)
+
+// startRun serves POST /api/graphs/{graph_name}/runs. Checks, in order: unknown graph (before
+// the body is read), body, input/metadata, instance_id, existing unfinished run.
+func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("graph_name")
+	if _, err := s.reg.Latest(name); err != nil {
+		return graphLookupError(name, err)
+	}
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	req, err := decodeStartRunBody(body)
+	if err != nil {
+		return err
+	}
+	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata})
+	if err != nil {
+		return graphLookupError(name, err)
+	}
+	s.logger.InfoContext(r.Context(), "durable run started", "run_id", run.InstanceID, "graph", name)
+	runURL := s.runURL(r, run.InstanceID)
+	w.Header().Set("Location", runURL)
+	w.Header().Set("Retry-After", "10")
+	apiWriteJSON(w, http.StatusAccepted, managementPayload{
+		ID: run.InstanceID, StatusQueryGetURI: runURL,
+		SendEventPostURI: runURL + "/events/{eventName}", TerminatePostURI: runURL + "/cancel",
+	}, s.logger)
+	return nil
+}
+
+// graphLookupError turns an unknown-graph error into the endpoint's 404 for name.
+func graphLookupError(name string, err error) error {
+	if errors.Is(err, durable.ErrUnknownGraph) {
+		return &graphNotFoundError{name: name}
+	}
+	return err
+}
+
+// getStatus serves GET /api/runs/{instance_id}.
+func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.runs.GetRun(r.Context(), r.PathValue("instance_id"))
+	if err != nil {
+		return err
+	}
+	apiWriteJSON(w, http.StatusOK, runStatusBody{
+		InstanceID: run.InstanceID, RuntimeStatus: run.Status, CustomStatus: run.CustomStatus,
+		Input: run.Input, Output: run.Output,
+	}, s.logger)
+	return nil
+}
+
+// sendEvent serves POST /api/runs/{instance_id}/events/{event_name}. Any body is accepted;
+// an empty or invalid one is the payload null.
+func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
+	id, event := r.PathValue("instance_id"), r.PathValue("event_name")
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
+	if errors.Is(err, errBodyTooLarge) {
+		// The contract's checks come first: unknown run 404, finished run 409; only then
+		// the size guard (RaiseEvent makes the same checks on the common path).
+		run, gerr := s.runs.GetRun(r.Context(), id)
+		switch {
+		case gerr != nil:
+			return gerr
+		case run.Status.Finished():
+			return &engine.RunFinishedError{InstanceID: id, Status: run.Status}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.runs.RaiseEvent(r.Context(), id, event, decodeEventPayload(body)); err != nil {
+		return err
+	}
+	s.logger.InfoContext(r.Context(), "durable event accepted", "run_id", id, "event", event)
+	apiWriteJSON(w, http.StatusAccepted, eventAcceptedBody{InstanceID: id, EventName: event, Accepted: true}, s.logger)
+	return nil
+}
+
+// cancelRun serves POST /api/runs/{instance_id}/cancel. Checks, in order: unknown run, a
+// non-string reason, finished run.
+func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("instance_id")
+	if _, err := s.runs.GetRun(r.Context(), id); err != nil {
+		return err
+	}
+	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	reason, err := decodeCancelReason(body)
+	if err != nil {
+		return err
+	}
+	if err := s.runs.CancelRun(r.Context(), id, reason); err != nil {
+		return err
+	}
+	s.logger.InfoContext(r.Context(), "durable run cancel accepted", "run_id", id)
+	apiWriteJSON(w, http.StatusAccepted, cancelAcceptedBody{InstanceID: id, Terminated: true, Reason: reason}, s.logger)
+	return nil
+}
+
+// listRuns serves GET /api/runs.
+func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseRunQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	list, err := s.runs.ListRuns(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: apiToken(list.ContinuationToken)}
+	for i, run := range list.Runs {
+		out.Runs[i] = runSummary{
+			InstanceID: run.InstanceID, RuntimeStatus: run.Status, GraphName: run.GraphName,
+			GraphVersion: run.GraphVersion, GraphHash: run.GraphHash,
+			CreatedAt: apiTime(run.CreatedAt), LastUpdatedAt: apiTime(run.UpdatedAt),
+		}
+	}
+	apiWriteJSON(w, http.StatusOK, out, s.logger)
+	return nil
+}
+
+// getHistory serves GET /api/runs/{instance_id}/history.
+func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("instance_id")
+	limit, err := parseLimit(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	h, err := s.runs.History(r.Context(), id, r.URL.Query().Get("continuation_token"), limit)
+	if err != nil {
+		return err
+	}
+	out := historyBody{InstanceID: id, Events: make([]historyEventBody, len(h.Events)), ContinuationToken: apiToken(h.ContinuationToken)}
+	for i, e := range h.Events {
+		data := e.Data
+		if len(data) == 0 {
+			data = json.RawMessage("null")
+		}
+		out.Events[i] = historyEventBody{
+			Sequence: e.Sequence, Type: e.Type, Name: nullable(e.Name), Node: nullable(e.Node),
+			Timestamp: apiTime(e.Timestamp), Data: data,
+		}
+	}
+	apiWriteJSON(w, http.StatusOK, out, s.logger)
+	return nil
+}
+
+// purgeRun serves DELETE /api/runs/{instance_id}.
+func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("instance_id")
+	if err := s.runs.PurgeRun(r.Context(), id); err != nil {
+		return err
+	}
+	s.logger.InfoContext(r.Context(), "durable run purged", "run_id", id)
+	apiWriteJSON(w, http.StatusOK, purgedBody{InstanceID: id, Purged: true}, s.logger)
+	return nil
+}
+
+// health serves GET /api/health when the service runs alone.
+func (s *Service) health(w http.ResponseWriter, _ *http.Request) error {
+	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.Fragments()}, s.logger)
+	return nil
+}
+
+// openAPI serves GET /api/openapi.json.
+func (s *Service) openAPI(w http.ResponseWriter, _ *http.Request) error {
+	apiWriteJSON(w, http.StatusOK, s.OpenAPIDocument(), s.logger)
+	return nil
+}
+
+func apiToken(tok string) *string { return nullable(tok) }
+
+// nullable is nil for "" and &s otherwise.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// apiTime writes t in UTC RFC 3339 with nanoseconds, or "" for the zero time.
+func apiTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
