@@ -101,16 +101,20 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	cd bench && $(GO) run ./cmd/benchcompare
 
-## functions: regenerate functions/ from the example app's route table.
-functions: build
-	./bin/funcgraph functions --out functions
+## functions: regenerate functions/ from the app's route table (MAIN=./path/to/your/main for your app).
+MAIN ?= ./handler
+BIN  ?= funcgraph
+functions:
+	$(GO) run $(MAIN) functions --out functions
 
-## package: stage dist/ for `func azure functionapp publish` (linux/amd64).
+## package: stage dist/ for `func azure functionapp publish` (linux/amd64): the binary named
+## $(BIN) built from $(MAIN), its function.json folders, and host.json naming $(BIN).
+## Your own app: make package MAIN=./cmd/myapp BIN=myapp
 package:
 	rm -rf dist && mkdir -p dist
-	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -o dist/funcgraph ./handler
-	cp host.json dist/
-	cp -r functions/* dist/
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -o dist/$(BIN) $(MAIN)
+	$(GO) run $(MAIN) functions --out dist
+	$(GO) run $(MAIN) hostjson --in host.json --out dist/host.json --exe $(BIN)
 	@echo "dist/ is ready: cd dist && func azure functionapp publish <app-name>"
 
 clean:

@@ -1,7 +1,9 @@
-// Package durable holds funcgraph's durable graph model and, alongside it, the engine that runs
-// it as event-sourced runs.
+// Package durable is funcgraph's durable graph model: what a graph author imports to describe a
+// graph that runs durably, step by step, with route decisions and waits for external events.
 //
-// The model part is pure: no storage, no HTTP, no goroutines. A graph is described with a
+// It is pure: no storage, no HTTP, no goroutines. It is not the engine that runs graphs
+// (package engine, with its storage contracts), nor the HTTP API over runs (package runsapi),
+// nor a storage backend (packages memory and the Azure backends). A graph is described with a
 // ManifestBuilder over a user state struct S, compiled by Build into a GraphRegistration[S]
 // whose GraphManifest carries the topology hash of spec section 3 (byte-compatible with the
 // Python original when handlers are given the original's names with WithHandlerName and

@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -117,4 +118,13 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 		return nil, err
 	}
 	return eng, nil
+}
+
+// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
+func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
+	a, err := Build(Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock})
+	if err != nil {
+		return nil, err
+	}
+	return &launch.App{FunctionApp: a.FunctionApp, Start: a.Start, Close: a.Close}, nil
 }

@@ -1,0 +1,19 @@
+// Package launch is the entrypoint of a funcgraph binary: a user's main calls Main with a
+// function that builds their app, and gets everything a Functions custom handler and a
+// standalone server need.
+//
+//   - Under the Azure Functions host (FUNCTIONS_CUSTOMHANDLER_PORT set) it serves the custom
+//     handler protocol on 127.0.0.1:<port>.
+//   - `<binary> serve [--addr 127.0.0.1:7071]` serves the routes directly with host-style key
+//     checks (keys from FUNCGRAPH_FUNCTION_KEY, FUNCGRAPH_MASTER_KEY, FUNCGRAPH_KEYS_FILE).
+//   - `<binary> functions [--out functions]` writes the function.json folders the host reads.
+//   - `<binary> hostjson --in host.json --out dist/host.json` writes host.json with
+//     customHandler.description.defaultExecutablePath set to the binary's own name.
+//
+// It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), the thread
+// lock backend (GRAPH_LOCK_BACKEND, AzureWebJobsStorage, FUNCGRAPH_LOCK_CONTAINER) and the
+// keys. It stops on SIGTERM or interrupt: the server drains, then the app's Close runs.
+//
+// It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
+// which composes the host, durable and runsapi packages as it likes.
+package launch

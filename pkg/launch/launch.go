@@ -1,0 +1,169 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+)
+
+// App is what a Builder returns: the routes, and optionally background work that runs while
+// the binary serves.
+type App struct {
+	// FunctionApp holds every route of the app. Required.
+	FunctionApp *funchost.FunctionApp
+	// Start, if set, starts background work (an embedded durable engine's dispatcher). It is
+	// called once, after the server's handler is built and before the listener opens, and
+	// must return promptly; the work runs until Close.
+	Start func(ctx context.Context) error
+	// Close, if set, stops the background work and releases resources. It runs after the
+	// server stopped, and also when building or starting failed after the Builder returned.
+	Close func() error
+}
+
+func (a *App) start(ctx context.Context) error {
+	if a.Start == nil {
+		return nil
+	}
+	return a.Start(ctx)
+}
+
+func (a *App) close() error {
+	if a.Close == nil {
+		return nil
+	}
+	return a.Close()
+}
+
+// Builder builds the app from the settings Main read. It must not start goroutines: building
+// only to write function.json folders runs nothing.
+type Builder func(ctx context.Context, s Settings) (*App, error)
+
+// Options configure Run. Main fills them from the process.
+type Options struct {
+	// Args are the command-line arguments without the program name.
+	Args []string
+	// Getenv reads a setting; nil means os.Getenv.
+	Getenv func(string) string
+	// Logger is the process logger; nil means one built from FUNCGRAPH_LOG_LEVEL on stderr.
+	Logger *slog.Logger
+	// OnListen, if set, is called with the bound address once the server listens.
+	OnListen func(net.Addr)
+	// Program names the binary in usage messages and is the default executable name of the
+	// hostjson subcommand; "" means the base name of os.Args[0].
+	Program string
+}
+
+// Usage is the message for a missing or unknown subcommand.
+const Usage = "usage: %[1]s serve [--addr host:port] | %[1]s functions [--out dir] | %[1]s hostjson [--in host.json] [--out path] [--exe name]"
+
+// Main runs the binary: it calls Run with the process's arguments and environment, stops on
+// SIGTERM or interrupt, and exits with status 1 when Run fails.
+func Main(build Builder) {
+	getenv := os.Getenv
+	logger := NewLogger(os.Stderr, getenv)
+	slog.SetDefault(logger)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := Run(ctx, build, Options{Args: os.Args[1:], Getenv: getenv, Logger: logger})
+	stop()
+	if err != nil {
+		logger.Error("funcgraph stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// Run runs one command of the binary until ctx ends (serving) or the command is done.
+func Run(ctx context.Context, build Builder, opts Options) error {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = NewLogger(os.Stderr, opts.Getenv)
+	}
+	if opts.Program == "" {
+		opts.Program = programName()
+	}
+	logger := opts.Logger
+	if port := opts.Getenv(EnvCustomHandlerPort); port != "" {
+		return serve(ctx, build, opts, net.JoinHostPort("127.0.0.1", port), func(a *App) (http.Handler, error) {
+			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger}), nil
+		})
+	}
+	if len(opts.Args) == 0 {
+		return fmt.Errorf(Usage, opts.Program)
+	}
+	switch opts.Args[0] {
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		addr := fs.String("addr", "127.0.0.1:7071", "listen address")
+		if err := fs.Parse(opts.Args[1:]); err != nil {
+			return err
+		}
+		return serve(ctx, build, opts, *addr, func(a *App) (http.Handler, error) {
+			keys, err := LoadKeys(opts.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			if keys.Empty() {
+				logger.Warn("no function keys configured: function-level routes answer 401; set " +
+					EnvFunctionKey + " (and " + EnvMasterKey + ") or " + EnvKeysFile)
+			}
+			return a.FunctionApp.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}), nil
+		})
+	case "functions":
+		fs := flag.NewFlagSet("functions", flag.ContinueOnError)
+		out := fs.String("out", "functions", "output folder")
+		if err := fs.Parse(opts.Args[1:]); err != nil {
+			return err
+		}
+		a, err := build(ctx, Settings{Logger: logger})
+		if err != nil {
+			return err
+		}
+		return errors.Join(a.FunctionApp.WriteFunctions(*out), a.close())
+	case "hostjson":
+		return hostJSONCommand(opts)
+	default:
+		return fmt.Errorf("unknown subcommand %q: %s", opts.Args[0], fmt.Sprintf(Usage, opts.Program))
+	}
+}
+
+// serve builds the app, starts its background work, and serves handler(app) on addr until ctx
+// ends; then the server drains and the app closes.
+func serve(ctx context.Context, build Builder, opts Options, addr string, handler func(*App) (http.Handler, error)) error {
+	logger := opts.Logger
+	s, err := FromEnv(ctx, opts.Getenv, logger)
+	if err != nil {
+		return err
+	}
+	a, err := build(ctx, s)
+	if err != nil {
+		return errors.Join(err, s.Close())
+	}
+	if a == nil || a.FunctionApp == nil {
+		return errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
+	}
+	closeAll := func() error { return errors.Join(a.close(), s.Close()) }
+	h, err := handler(a)
+	if err != nil {
+		return errors.Join(err, closeAll())
+	}
+	if err := a.start(ctx); err != nil {
+		return errors.Join(fmt.Errorf("start app: %w", err), closeAll())
+	}
+	err = funchost.Serve(ctx, addr, h, logger, func(l net.Addr) {
+		logger.Info("listening", "addr", l.String(), "api", "http://"+l.String()+"/"+a.FunctionApp.RoutePrefix())
+		if opts.OnListen != nil {
+			opts.OnListen(l)
+		}
+	})
+	return errors.Join(err, closeAll())
+}

@@ -1,0 +1,122 @@
+package launch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/lock"
+)
+
+// Settings read from the environment (app settings under the Functions host). FromEnv is the
+// only reader.
+const (
+	// EnvCustomHandlerPort is set by the Functions host: serve the custom handler protocol.
+	EnvCustomHandlerPort = "FUNCTIONS_CUSTOMHANDLER_PORT"
+	// EnvLogLevel is the log level: debug, info (default), warn or error.
+	EnvLogLevel = "FUNCGRAPH_LOG_LEVEL"
+	// EnvLockBackend is GRAPH_LOCK_BACKEND: "" or "inprocess" (default), or "distributed".
+	EnvLockBackend = "GRAPH_LOCK_BACKEND"
+	// EnvStorage is the storage connection string the Functions host also uses.
+	EnvStorage = "AzureWebJobsStorage"
+	// EnvLockContainer names the blob container of the distributed lock.
+	EnvLockContainer = "FUNCGRAPH_LOCK_CONTAINER"
+	// EnvFunctionKey is a host-level function key for `serve`.
+	EnvFunctionKey = "FUNCGRAPH_FUNCTION_KEY"
+	// EnvMasterKey is the master key for `serve`.
+	EnvMasterKey = "FUNCGRAPH_MASTER_KEY"
+	// EnvKeysFile is a keys file for `serve` (format of funchost.LoadKeysFile).
+	EnvKeysFile = "FUNCGRAPH_KEYS_FILE"
+)
+
+// ErrDistributedNeedsStorage is the fail-fast error for a distributed lock without storage.
+var ErrDistributedNeedsStorage = errors.New(EnvLockBackend + "=distributed needs the " + EnvStorage +
+	" connection string (a storage account or UseDevelopmentStorage=true for Azurite); set it or unset " + EnvLockBackend)
+
+// Settings is what the entrypoint hands a Builder.
+type Settings struct {
+	// Logger is the process logger.
+	Logger *slog.Logger
+	// LockBackend is the GRAPH_LOCK_BACKEND setting as given; pass it to
+	// host.Options.LockBackendSetting so a mismatch fails fast.
+	LockBackend string
+	// ThreadLock is the distributed thread lock when LockBackend is "distributed" (a Blob
+	// lease lock on AzureWebJobsStorage), nil otherwise (the hosting app's in-process lock).
+	// The entrypoint closes it after the app.
+	ThreadLock lock.ThreadLock
+
+	closers []func() error
+}
+
+// Close releases what FromEnv opened (the distributed lock). Run calls it after the app's Close.
+func (s Settings) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// FromEnv reads the settings: GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the
+// AzureWebJobsStorage account (container FUNCGRAPH_LOCK_CONTAINER, default funcgraph-locks,
+// created if missing). Other values are left for the hosting app to check.
+func FromEnv(ctx context.Context, getenv func(string) string, logger *slog.Logger) (Settings, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend)}
+	if strings.ToLower(strings.TrimSpace(s.LockBackend)) == "distributed" {
+		conn := getenv(EnvStorage)
+		if conn == "" {
+			return Settings{}, ErrDistributedNeedsStorage
+		}
+		container := cmp.Or(getenv(EnvLockContainer), lock.DefaultLockContainer)
+		blob, err := lock.OpenBlobLease(ctx, conn, container, lock.BlobLeaseOptions{Logger: logger.With("component", "lock")})
+		if err != nil {
+			return Settings{}, fmt.Errorf("open distributed thread lock: %w", err)
+		}
+		s.ThreadLock = blob
+		s.closers = append(s.closers, blob.Close)
+		logger.Info("thread lock: blob leases", "container", container)
+	}
+	return s, nil
+}
+
+// LoadKeys reads the standalone server's keys: FUNCGRAPH_KEYS_FILE, plus FUNCGRAPH_FUNCTION_KEY
+// (a host-level function key named "default") and FUNCGRAPH_MASTER_KEY, which win over the
+// file.
+func LoadKeys(getenv func(string) string) (funchost.Keys, error) {
+	var keys funchost.Keys
+	if path := getenv(EnvKeysFile); path != "" {
+		k, err := funchost.LoadKeysFile(path)
+		if err != nil {
+			return keys, err
+		}
+		keys = k
+	}
+	if v := getenv(EnvFunctionKey); v != "" {
+		if keys.HostFunction == nil {
+			keys.HostFunction = map[string]string{}
+		}
+		keys.HostFunction["default"] = v
+	}
+	if v := getenv(EnvMasterKey); v != "" {
+		keys.Master = v
+	}
+	return keys, nil
+}
+
+// NewLogger returns a text logger on w at the level of FUNCGRAPH_LOG_LEVEL (info when unset
+// or unknown).
+func NewLogger(w io.Writer, getenv func(string) string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(getenv(EnvLogLevel))); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
