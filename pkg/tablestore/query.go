@@ -132,9 +132,11 @@ func buildFilter(q durable.Query) (filter string, never bool, err error) {
 	return strings.Join(parts, " and "), false, nil
 }
 
-// condition writes one condition. int32 and int64 values compare as numbers with both
-// Edm.Int32 and Edm.Int64 properties (Azure compares only equal types, so both literals are
-// tried); "ne" on numbers is "lt or gt", so a missing property still never matches.
+// condition writes one condition. Integers compare only with properties of the same
+// integer type (an int64 value with Edm.Int64, an int32 value with Edm.Int32), as in Azure;
+// Azurite fails with 500 when an Int64 literal meets an Int32 property. "ne" on numbers is
+// written "lt or gt" so that a property of another type or a missing one never matches
+// (Azurite answers true for "ne" across types).
 func condition(c durable.Cond) (string, bool, error) {
 	op := string(c.Op)
 	if c.Property == "PartitionKey" || c.Property == "RowKey" {
@@ -151,9 +153,9 @@ func condition(c durable.Cond) (string, bool, error) {
 	case bool:
 		return p + " " + op + " " + strconv.FormatBool(v), true, nil
 	case int32:
-		return numberCondition(p, c.Op, int64(v)), true, nil
+		return numberCondition(p, c.Op, strconv.FormatInt(int64(v), 10)), true, nil
 	case int64:
-		return numberCondition(p, c.Op, v), true, nil
+		return numberCondition(p, c.Op, strconv.FormatInt(v, 10)+"L"), true, nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "", false, fmt.Errorf("%w: property %s: NaN or infinity in a condition", durable.ErrInvalidQuery, p)
@@ -171,22 +173,11 @@ func condition(c durable.Cond) (string, bool, error) {
 	return "", false, fmt.Errorf("%w: property %s: unsupported value type %T", durable.ErrInvalidQuery, p, c.Value)
 }
 
-func numberCondition(p string, op durable.CondOp, v int64) string {
-	lits := []string{strconv.FormatInt(v, 10) + "L"}
-	if v >= math.MinInt32 && v <= math.MaxInt32 {
-		lits = append(lits, strconv.FormatInt(v, 10))
-	}
-	ops := []string{string(op)}
+func numberCondition(p string, op durable.CondOp, lit string) string {
 	if op == durable.CondNe {
-		ops = []string{"lt", "gt"}
+		return "(" + p + " lt " + lit + " or " + p + " gt " + lit + ")"
 	}
-	var terms []string
-	for _, o := range ops {
-		for _, l := range lits {
-			terms = append(terms, p+" "+o+" "+l)
-		}
-	}
-	return "(" + strings.Join(terms, " or ") + ")"
+	return p + " " + string(op) + " " + lit
 }
 
 func stringLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
