@@ -1,0 +1,143 @@
+package queuestore
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
+
+	durable "github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// MaxVisibility is the longest visibility timeout or delay Azure accepts (seven days).
+const MaxVisibility = 7 * 24 * time.Hour
+
+// Queue is a durable.WorkQueue on one Azure queue. Safe for concurrent use.
+type Queue struct {
+	client *azqueue.QueueClient
+}
+
+var _ durable.WorkQueue = (*Queue)(nil)
+
+// New returns a Queue on an existing queue (azstorage.Clients.EnsureQueue creates it).
+func New(client *azqueue.QueueClient) *Queue {
+	return &Queue{client: client}
+}
+
+// seconds rounds d up to whole seconds within [floor, MaxVisibility].
+func seconds(d time.Duration, floor int32) *int32 {
+	d = max(0, min(d, MaxVisibility))
+	s := max(int32((d+time.Second-1)/time.Second), floor)
+	return &s
+}
+
+// Enqueue implements durable.WorkQueue.
+func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
+	if len(body) > durable.MaxMessageBytes {
+		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), durable.ErrTooLarge)
+	}
+	ttl := int32(-1)
+	_, err := q.client.EnqueueMessage(ctx, base64.StdEncoding.EncodeToString(body), &azqueue.EnqueueMessageOptions{
+		TimeToLive: &ttl, VisibilityTimeout: seconds(delay, 0)})
+	if err != nil {
+		return fmt.Errorf("enqueue: %w", classify(err))
+	}
+	return nil
+}
+
+// Receive implements durable.WorkQueue. A message whose text is not base64 (written by
+// another producer) is returned with its raw text as body.
+func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]durable.Message, error) {
+	if max < 1 || max > durable.MaxReceive {
+		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, durable.MaxReceive)
+	}
+	n := int32(max)
+	resp, err := q.client.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &n, VisibilityTimeout: seconds(visibility, 1)})
+	if err != nil {
+		return nil, fmt.Errorf("receive: %w", classify(err))
+	}
+	out := make([]durable.Message, 0, len(resp.Messages))
+	for _, m := range resp.Messages {
+		if m == nil || m.MessageID == nil || m.PopReceipt == nil {
+			continue
+		}
+		msg := durable.Message{ID: *m.MessageID, PopReceipt: *m.PopReceipt}
+		if m.DequeueCount != nil {
+			msg.DequeueCount = *m.DequeueCount
+		}
+		if m.MessageText != nil {
+			if b, err := base64.StdEncoding.DecodeString(*m.MessageText); err == nil {
+				msg.Body = b
+			} else {
+				msg.Body = []byte(*m.MessageText)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// Delete implements durable.WorkQueue.
+func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
+	if msg.ID == "" || msg.PopReceipt == "" {
+		return fmt.Errorf("delete message: no id or pop receipt: %w", durable.ErrNotFound)
+	}
+	if _, err := q.client.DeleteMessage(ctx, msg.ID, msg.PopReceipt, nil); err != nil {
+		return fmt.Errorf("delete message %s: %w", msg.ID, classify(err))
+	}
+	return nil
+}
+
+// Extend hides a received message for visibility from now (Update Message) and returns it
+// with its new pop receipt; the old receipt is stale afterwards. Errors: ErrNotFound when
+// the message is gone or msg's pop receipt is stale; ErrTooLarge when its body exceeds
+// durable.MaxMessageBytes.
+func (q *Queue) Extend(ctx context.Context, msg durable.Message, visibility time.Duration) (durable.Message, error) {
+	if msg.ID == "" || msg.PopReceipt == "" {
+		return durable.Message{}, fmt.Errorf("extend message: no id or pop receipt: %w", durable.ErrNotFound)
+	}
+	if len(msg.Body) > durable.MaxMessageBytes {
+		return durable.Message{}, fmt.Errorf("extend message %s: %d bytes: %w", msg.ID, len(msg.Body), durable.ErrTooLarge)
+	}
+	// Update Message replaces the text: send the same body so the message is unchanged.
+	resp, err := q.client.UpdateMessage(ctx, msg.ID, msg.PopReceipt, base64.StdEncoding.EncodeToString(msg.Body),
+		&azqueue.UpdateMessageOptions{VisibilityTimeout: seconds(visibility, 0)})
+	if err != nil {
+		return durable.Message{}, fmt.Errorf("extend message %s: %w", msg.ID, classify(err))
+	}
+	if resp.PopReceipt == nil {
+		return durable.Message{}, fmt.Errorf("extend message %s: the service returned no pop receipt", msg.ID)
+	}
+	msg.PopReceipt = *resp.PopReceipt
+	return msg, nil
+}
+
+// classify maps queue service errors to the engine's sentinels, without the request URL
+// (it may carry a SAS token) or the service's message. The only place that knows codes.
+func classify(err error) error {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		var kind error
+		switch {
+		case queueerror.HasCode(err, queueerror.MessageNotFound, queueerror.PopReceiptMismatch):
+			kind = durable.ErrNotFound
+		case queueerror.HasCode(err, queueerror.MessageTooLarge, queueerror.RequestBodyTooLarge):
+			kind = durable.ErrTooLarge
+		}
+		if kind != nil {
+			return fmt.Errorf("queue service answered %d %s: %w", re.StatusCode, re.ErrorCode, kind)
+		}
+		return fmt.Errorf("queue service answered %d %s", re.StatusCode, re.ErrorCode)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s request: %w", ue.Op, ue.Err)
+	}
+	return err
+}

@@ -1,0 +1,31 @@
+package tablestore_test
+
+import (
+	"context"
+	"os"
+
+	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/tablestore"
+)
+
+// A Store on the table "runs" of the account in AzureWebJobsStorage; a run's head and
+// history rows commit in one batch, and Submit returns the head's new ETag for the next
+// step's If-Match.
+func ExampleNew() {
+	ctx := context.Background()
+	clients, err := azstorage.NewClients(azstorage.SettingsFrom("", os.Getenv), nil)
+	if err != nil {
+		return
+	}
+	table, err := clients.EnsureTable(ctx, "runs")
+	if err != nil {
+		return
+	}
+	var store durable.Store = tablestore.New(table)
+	etags, err := store.Submit(ctx, []durable.Op{
+		{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: "run-1", RowKey: "head", Properties: map[string]any{"Seq": int64(0)}}},
+		{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: "run-1", RowKey: "h000000000001", Properties: map[string]any{"Kind": "start"}}},
+	})
+	_, _ = etags, err
+}
