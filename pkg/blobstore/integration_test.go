@@ -14,8 +14,8 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/azstorage"
 	"github.com/funcgraph/funcgraph/pkg/blobstore"
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 
@@ -37,14 +37,14 @@ func newContainer(t testing.TB) *container.Client {
 func TestIntegrationPayloads_Conformance(t *testing.T) {
 	t.Parallel()
 	p := blobstore.New(newContainer(t))
-	durabletest.RunPayloadStoreTests(t, func(*testing.T) durable.PayloadStore { return p })
+	enginetest.RunPayloadStoreTests(t, func(*testing.T) engine.PayloadStore { return p })
 }
 
 func TestIntegrationPayloads_KeysAndSizes(t *testing.T) {
 	t.Parallel()
 	p := blobstore.New(newContainer(t))
 	ctx := t.Context()
-	run := durabletest.UniqueKey("run 'x'%20é")
+	run := enginetest.UniqueKey("run 'x'%20é")
 	big := bytes.Repeat([]byte("0123456789abcdef"), 3<<20/16) // 3 MiB: larger than one table entity
 	keys := map[string][]byte{run + "/1/state": big, run + "/1/a b%2Fc": []byte("odd"), run + "/2/😀": []byte("emoji")}
 	for k, v := range keys {
@@ -59,7 +59,7 @@ func TestIntegrationPayloads_KeysAndSizes(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"a\\b", "run/x.", "run/x/", "a\x01b", strings.Repeat("k", blobstore.MaxKeyLength+1)} {
-		if err := p.Put(ctx, bad, []byte("x")); !errors.Is(err, durable.ErrInvalidEntity) {
+		if err := p.Put(ctx, bad, []byte("x")); !errors.Is(err, engine.ErrInvalidEntity) {
 			t.Errorf("Put %q: err = %v, want ErrInvalidEntity", bad, err)
 		}
 	}
@@ -77,7 +77,7 @@ func TestIntegrationPayloads_KeysAndSizes(t *testing.T) {
 func TestIntegrationPayloads_DeletePrefix_ManyBlobs(t *testing.T) {
 	t.Parallel()
 	p := blobstore.New(newContainer(t))
-	run := durabletest.UniqueKey("many")
+	run := enginetest.UniqueKey("many")
 	const n = 120
 	for i := range n {
 		if err := p.Put(t.Context(), fmt.Sprintf("%s/%d/p%03d", run, i%3, i), []byte{byte(i)}); err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 func TestCheckKey(t *testing.T) {
@@ -16,7 +16,7 @@ func TestCheckKey(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"", "a\\b", "a.", "a/", "a\x00b", "\xff", strings.Repeat("é", MaxKeyLength+1)} {
-		if err := checkKey(k); !errors.Is(err, durable.ErrInvalidEntity) {
+		if err := checkKey(k); !errors.Is(err, engine.ErrInvalidEntity) {
 			t.Errorf("%q: err = %v, want ErrInvalidEntity", k, err)
 		}
 	}
@@ -25,7 +25,7 @@ func TestCheckKey(t *testing.T) {
 func FuzzCheckKey(f *testing.F) {
 	f.Add("run/1/x")
 	f.Fuzz(func(t *testing.T, k string) {
-		if err := checkKey(k); err != nil && !errors.Is(err, durable.ErrInvalidEntity) {
+		if err := checkKey(k); err != nil && !errors.Is(err, engine.ErrInvalidEntity) {
 			t.Fatalf("error %v does not wrap ErrInvalidEntity", err)
 		}
 	})

@@ -13,18 +13,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // MaxKeyLength is the longest key: Azure's blob name limit, in characters.
 const MaxKeyLength = 1024
 
-// Payloads is a durable.PayloadStore on one blob container. Safe for concurrent use.
+// Payloads is a engine.PayloadStore on one blob container. Safe for concurrent use.
 type Payloads struct {
 	c *container.Client
 }
 
-var _ durable.PayloadStore = (*Payloads)(nil)
+var _ engine.PayloadStore = (*Payloads)(nil)
 
 // New returns a Payloads on an existing container (azstorage.Clients.EnsureContainer
 // creates it).
@@ -38,29 +38,29 @@ func New(c *container.Client) *Payloads {
 func checkKey(key string) error {
 	switch {
 	case key == "":
-		return fmt.Errorf("%w: empty key", durable.ErrInvalidEntity)
+		return fmt.Errorf("%w: empty key", engine.ErrInvalidEntity)
 	case !utf8.ValidString(key):
-		return fmt.Errorf("%w: key is not valid UTF-8", durable.ErrInvalidEntity)
+		return fmt.Errorf("%w: key is not valid UTF-8", engine.ErrInvalidEntity)
 	case utf8.RuneCountInString(key) > MaxKeyLength:
-		return fmt.Errorf("%w: key longer than %d characters", durable.ErrInvalidEntity, MaxKeyLength)
+		return fmt.Errorf("%w: key longer than %d characters", engine.ErrInvalidEntity, MaxKeyLength)
 	case strings.HasSuffix(key, ".") || strings.HasSuffix(key, "/"):
-		return fmt.Errorf("%w: key ends with '.' or '/'", durable.ErrInvalidEntity)
+		return fmt.Errorf("%w: key ends with '.' or '/'", engine.ErrInvalidEntity)
 	}
 	for _, r := range key {
 		if r < 0x20 || r == 0x7f || r == '\\' {
-			return fmt.Errorf("%w: key contains %U", durable.ErrInvalidEntity, r)
+			return fmt.Errorf("%w: key contains %U", engine.ErrInvalidEntity, r)
 		}
 	}
 	return nil
 }
 
-// Put implements durable.PayloadStore.
+// Put implements engine.PayloadStore.
 func (p *Payloads) Put(ctx context.Context, key string, data []byte) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("put payload: %w", err)
 	}
-	if len(data) > durable.MaxPayloadBytes {
-		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), durable.ErrTooLarge)
+	if len(data) > engine.MaxPayloadBytes {
+		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), engine.ErrTooLarge)
 	}
 	if _, err := p.c.NewBlockBlobClient(key).UploadBuffer(ctx, data, nil); err != nil {
 		return fmt.Errorf("put payload %s: %w", key, classify(err))
@@ -68,10 +68,10 @@ func (p *Payloads) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Get implements durable.PayloadStore.
+// Get implements engine.PayloadStore.
 func (p *Payloads) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := checkKey(key); err != nil {
-		return nil, fmt.Errorf("get payload %s: %w", key, durable.ErrNotFound)
+		return nil, fmt.Errorf("get payload %s: %w", key, engine.ErrNotFound)
 	}
 	resp, err := p.c.NewBlobClient(key).DownloadStream(ctx, nil)
 	if err != nil {
@@ -85,11 +85,11 @@ func (p *Payloads) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
-// DeletePrefix implements durable.PayloadStore: it lists the blobs under prefix page by
+// DeletePrefix implements engine.PayloadStore: it lists the blobs under prefix page by
 // page and deletes each; blobs deleted concurrently by someone else are not counted.
 func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if prefix == "" {
-		return 0, fmt.Errorf("delete payloads: empty prefix: %w", durable.ErrInvalidEntity)
+		return 0, fmt.Errorf("delete payloads: empty prefix: %w", engine.ErrInvalidEntity)
 	}
 	pager := p.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
 	n := 0
@@ -123,9 +123,9 @@ func classify(err error) error {
 		var kind error
 		switch {
 		case bloberror.HasCode(err, bloberror.BlobNotFound):
-			kind = durable.ErrNotFound
+			kind = engine.ErrNotFound
 		case bloberror.HasCode(err, bloberror.RequestBodyTooLarge):
-			kind = durable.ErrTooLarge
+			kind = engine.ErrTooLarge
 		}
 		if kind != nil {
 			return fmt.Errorf("blob service answered %d %s: %w", re.StatusCode, re.ErrorCode, kind)

@@ -12,8 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/funcgraph/funcgraph/pkg/azstorage"
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/queuestore"
 )
@@ -35,10 +35,10 @@ func newQueue(t testing.TB) *azqueue.QueueClient {
 
 func TestIntegrationQueue_Conformance(t *testing.T) {
 	t.Parallel()
-	durabletest.RunQueueTests(t, func(t *testing.T) durable.WorkQueue { return queuestore.New(newQueue(t)) })
+	enginetest.RunQueueTests(t, func(t *testing.T) engine.WorkQueue { return queuestore.New(newQueue(t)) })
 }
 
-func receiveOne(t *testing.T, q *queuestore.Queue, vis time.Duration) durable.Message {
+func receiveOne(t *testing.T, q *queuestore.Queue, vis time.Duration) engine.Message {
 	t.Helper()
 	msgs, err := q.Receive(t.Context(), 1, vis)
 	if err != nil || len(msgs) != 1 {
@@ -67,10 +67,10 @@ func TestIntegrationQueue_Extend_KeepsHiddenAndRenewsReceipt(t *testing.T) {
 	if msgs, err := q.Receive(ctx, 32, time.Second); err != nil || len(msgs) != 0 {
 		t.Fatalf("extended message visible again: %+v, %v", msgs, err)
 	}
-	if err := q.Delete(ctx, first); !errors.Is(err, durable.ErrNotFound) {
+	if err := q.Delete(ctx, first); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("delete with the receipt before Extend: err = %v, want ErrNotFound", err)
 	}
-	if _, err := q.Extend(ctx, first, time.Second); !errors.Is(err, durable.ErrNotFound) {
+	if _, err := q.Extend(ctx, first, time.Second); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("extend with a stale receipt: err = %v, want ErrNotFound", err)
 	}
 	// Extend to 0: visible at once, body unchanged, dequeue count 2.
@@ -85,7 +85,7 @@ func TestIntegrationQueue_Extend_KeepsHiddenAndRenewsReceipt(t *testing.T) {
 	if err := q.Delete(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Extend(ctx, again, time.Second); !errors.Is(err, durable.ErrNotFound) {
+	if _, err := q.Extend(ctx, again, time.Second); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("extend of a deleted message: err = %v, want ErrNotFound", err)
 	}
 }

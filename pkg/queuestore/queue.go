@@ -12,18 +12,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // MaxVisibility is the longest visibility timeout or delay Azure accepts (seven days).
 const MaxVisibility = 7 * 24 * time.Hour
 
-// Queue is a durable.WorkQueue on one Azure queue. Safe for concurrent use.
+// Queue is a engine.WorkQueue on one Azure queue. Safe for concurrent use.
 type Queue struct {
 	client *azqueue.QueueClient
 }
 
-var _ durable.WorkQueue = (*Queue)(nil)
+var _ engine.WorkQueue = (*Queue)(nil)
 
 // New returns a Queue on an existing queue (azstorage.Clients.EnsureQueue creates it).
 func New(client *azqueue.QueueClient) *Queue {
@@ -37,10 +37,10 @@ func seconds(d time.Duration, floor int32) *int32 {
 	return &s
 }
 
-// Enqueue implements durable.WorkQueue.
+// Enqueue implements engine.WorkQueue.
 func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
-	if len(body) > durable.MaxMessageBytes {
-		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), durable.ErrTooLarge)
+	if len(body) > engine.MaxMessageBytes {
+		return fmt.Errorf("enqueue: message of %d bytes: %w", len(body), engine.ErrTooLarge)
 	}
 	ttl := int32(-1)
 	_, err := q.client.EnqueueMessage(ctx, base64.StdEncoding.EncodeToString(body), &azqueue.EnqueueMessageOptions{
@@ -51,23 +51,23 @@ func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) e
 	return nil
 }
 
-// Receive implements durable.WorkQueue. A message whose text is not base64 (written by
+// Receive implements engine.WorkQueue. A message whose text is not base64 (written by
 // another producer) is returned with its raw text as body.
-func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]durable.Message, error) {
-	if max < 1 || max > durable.MaxReceive {
-		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, durable.MaxReceive)
+func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) ([]engine.Message, error) {
+	if max < 1 || max > engine.MaxReceive {
+		return nil, fmt.Errorf("receive: max %d outside 1..%d", max, engine.MaxReceive)
 	}
 	n := int32(max)
 	resp, err := q.client.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: &n, VisibilityTimeout: seconds(visibility, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("receive: %w", classify(err))
 	}
-	out := make([]durable.Message, 0, len(resp.Messages))
+	out := make([]engine.Message, 0, len(resp.Messages))
 	for _, m := range resp.Messages {
 		if m == nil || m.MessageID == nil || m.PopReceipt == nil {
 			continue
 		}
-		msg := durable.Message{ID: *m.MessageID, PopReceipt: *m.PopReceipt}
+		msg := engine.Message{ID: *m.MessageID, PopReceipt: *m.PopReceipt}
 		if m.DequeueCount != nil {
 			msg.DequeueCount = *m.DequeueCount
 		}
@@ -83,10 +83,10 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) 
 	return out, nil
 }
 
-// Delete implements durable.WorkQueue.
-func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
+// Delete implements engine.WorkQueue.
+func (q *Queue) Delete(ctx context.Context, msg engine.Message) error {
 	if msg.ID == "" || msg.PopReceipt == "" {
-		return fmt.Errorf("delete message: no id or pop receipt: %w", durable.ErrNotFound)
+		return fmt.Errorf("delete message: no id or pop receipt: %w", engine.ErrNotFound)
 	}
 	if _, err := q.client.DeleteMessage(ctx, msg.ID, msg.PopReceipt, nil); err != nil {
 		return fmt.Errorf("delete message %s: %w", msg.ID, classify(err))
@@ -97,22 +97,22 @@ func (q *Queue) Delete(ctx context.Context, msg durable.Message) error {
 // Extend hides a received message for visibility from now (Update Message) and returns it
 // with its new pop receipt; the old receipt is stale afterwards. Errors: ErrNotFound when
 // the message is gone or msg's pop receipt is stale; ErrTooLarge when its body exceeds
-// durable.MaxMessageBytes.
-func (q *Queue) Extend(ctx context.Context, msg durable.Message, visibility time.Duration) (durable.Message, error) {
+// engine.MaxMessageBytes.
+func (q *Queue) Extend(ctx context.Context, msg engine.Message, visibility time.Duration) (engine.Message, error) {
 	if msg.ID == "" || msg.PopReceipt == "" {
-		return durable.Message{}, fmt.Errorf("extend message: no id or pop receipt: %w", durable.ErrNotFound)
+		return engine.Message{}, fmt.Errorf("extend message: no id or pop receipt: %w", engine.ErrNotFound)
 	}
-	if len(msg.Body) > durable.MaxMessageBytes {
-		return durable.Message{}, fmt.Errorf("extend message %s: %d bytes: %w", msg.ID, len(msg.Body), durable.ErrTooLarge)
+	if len(msg.Body) > engine.MaxMessageBytes {
+		return engine.Message{}, fmt.Errorf("extend message %s: %d bytes: %w", msg.ID, len(msg.Body), engine.ErrTooLarge)
 	}
 	// Update Message replaces the text: send the same body so the message is unchanged.
 	resp, err := q.client.UpdateMessage(ctx, msg.ID, msg.PopReceipt, base64.StdEncoding.EncodeToString(msg.Body),
 		&azqueue.UpdateMessageOptions{VisibilityTimeout: seconds(visibility, 0)})
 	if err != nil {
-		return durable.Message{}, fmt.Errorf("extend message %s: %w", msg.ID, classify(err))
+		return engine.Message{}, fmt.Errorf("extend message %s: %w", msg.ID, classify(err))
 	}
 	if resp.PopReceipt == nil {
-		return durable.Message{}, fmt.Errorf("extend message %s: the service returned no pop receipt", msg.ID)
+		return engine.Message{}, fmt.Errorf("extend message %s: the service returned no pop receipt", msg.ID)
 	}
 	msg.PopReceipt = *resp.PopReceipt
 	return msg, nil
@@ -126,9 +126,9 @@ func classify(err error) error {
 		var kind error
 		switch {
 		case queueerror.HasCode(err, queueerror.MessageNotFound, queueerror.PopReceiptMismatch):
-			kind = durable.ErrNotFound
+			kind = engine.ErrNotFound
 		case queueerror.HasCode(err, queueerror.MessageTooLarge, queueerror.RequestBodyTooLarge):
-			kind = durable.ErrTooLarge
+			kind = engine.ErrTooLarge
 		}
 		if kind != nil {
 			return fmt.Errorf("queue service answered %d %s: %w", re.StatusCode, re.ErrorCode, kind)

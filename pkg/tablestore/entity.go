@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // EDM type annotations of the JSON payload format.
@@ -39,19 +39,19 @@ var (
 // checkValues enforces the rules ValidateEntity leaves to the backend: strings (keys
 // included) must be valid UTF-8 (JSON would silently replace bad bytes), and times must lie
 // in Azure's DateTime range. Errors wrap ErrInvalidEntity.
-func checkValues(e durable.Entity) error {
+func checkValues(e engine.Entity) error {
 	if !utf8.ValidString(e.PartitionKey) || !utf8.ValidString(e.RowKey) {
-		return fmt.Errorf("%w: key is not valid UTF-8", durable.ErrInvalidEntity)
+		return fmt.Errorf("%w: key is not valid UTF-8", engine.ErrInvalidEntity)
 	}
 	for name, v := range e.Properties {
 		switch x := v.(type) {
 		case string:
 			if !utf8.ValidString(x) {
-				return fmt.Errorf("%w: property %s is not valid UTF-8", durable.ErrInvalidEntity, name)
+				return fmt.Errorf("%w: property %s is not valid UTF-8", engine.ErrInvalidEntity, name)
 			}
 		case time.Time:
 			if u := x.UTC(); u.Before(minDateTime) || !u.Before(maxDateTime) {
-				return fmt.Errorf("%w: property %s: time outside 1601-9999", durable.ErrInvalidEntity, name)
+				return fmt.Errorf("%w: property %s: time outside 1601-9999", engine.ErrInvalidEntity, name)
 			}
 		}
 	}
@@ -90,7 +90,7 @@ func encodeEntity(pk, rk string, props map[string]any) ([]byte, error) {
 			m[name] = x.UTC().Format(dateTimeFormat)
 			m[name+typeSuffix] = edmDateTime
 		default:
-			return nil, fmt.Errorf("%w: property %s: unsupported value type %T", durable.ErrInvalidEntity, name, v)
+			return nil, fmt.Errorf("%w: property %s: unsupported value type %T", engine.ErrInvalidEntity, name, v)
 		}
 	}
 	return json.Marshal(m)
@@ -104,8 +104,8 @@ func decodeJSON(data []byte, v any) error {
 }
 
 // decodeEntity converts one entity object of a service reply (minimal metadata).
-func decodeEntity(m map[string]any, etag string) (durable.Entity, error) {
-	e := durable.Entity{ETag: etag, Properties: make(map[string]any, len(m))}
+func decodeEntity(m map[string]any, etag string) (engine.Entity, error) {
+	e := engine.Entity{ETag: etag, Properties: make(map[string]any, len(m))}
 	e.PartitionKey, _ = m["PartitionKey"].(string)
 	e.RowKey, _ = m["RowKey"].(string)
 	if e.ETag == "" {
@@ -127,7 +127,7 @@ func decodeEntity(m map[string]any, etag string) (durable.Entity, error) {
 		typ, _ := m[name+typeSuffix].(string)
 		v, err := decodeValue(raw, typ)
 		if err != nil {
-			return durable.Entity{}, fmt.Errorf("decode entity %s/%s property %s: %w", e.PartitionKey, e.RowKey, name, err)
+			return engine.Entity{}, fmt.Errorf("decode entity %s/%s property %s: %w", e.PartitionKey, e.RowKey, name, err)
 		}
 		e.Properties[name] = v
 	}

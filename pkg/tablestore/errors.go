@@ -8,7 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // serviceError is a table service error reduced to its status and code (the service's
@@ -34,25 +34,25 @@ func (e *serviceError) Unwrap() error { return e.kind }
 func sentinelFor(status int, code string) error {
 	switch code {
 	case "EntityAlreadyExists", "UpdateConditionNotSatisfied", "ConditionNotMet":
-		return durable.ErrConflict
+		return engine.ErrConflict
 	case "ResourceNotFound", "EntityNotFound":
-		return durable.ErrNotFound
+		return engine.ErrNotFound
 	case "TableNotFound":
 		return nil // a deployment problem, not a missing row
 	case "EntityTooLarge", "PropertyValueTooLarge", "RequestBodyTooLarge", "TooManyProperties":
-		return durable.ErrTooLarge
+		return engine.ErrTooLarge
 	}
 	switch status {
 	case http.StatusConflict, http.StatusPreconditionFailed:
-		return durable.ErrConflict
+		return engine.ErrConflict
 	case http.StatusNotFound:
 		if code == "" {
-			return durable.ErrNotFound
+			return engine.ErrNotFound
 		}
 	case http.StatusRequestEntityTooLarge:
-		return durable.ErrTooLarge
+		return engine.ErrTooLarge
 	case http.StatusBadRequest:
-		return durable.ErrInvalidEntity
+		return engine.ErrInvalidEntity
 	}
 	return nil
 }

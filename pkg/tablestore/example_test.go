@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/funcgraph/funcgraph/pkg/azstorage"
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
 
@@ -22,10 +22,10 @@ func ExampleNew() {
 	if err != nil {
 		return
 	}
-	var store durable.Store = tablestore.New(table)
-	etags, err := store.Submit(ctx, []durable.Op{
-		{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: "run-1", RowKey: "head", Properties: map[string]any{"Seq": int64(0)}}},
-		{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: "run-1", RowKey: "h000000000001", Properties: map[string]any{"Kind": "start"}}},
+	var store engine.Store = tablestore.New(table)
+	etags, err := store.Submit(ctx, []engine.Op{
+		{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: "run-1", RowKey: "head", Properties: map[string]any{"Seq": int64(0)}}},
+		{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: "run-1", RowKey: "h000000000001", Properties: map[string]any{"Kind": "start"}}},
 	})
 	_, _ = etags, err
 }

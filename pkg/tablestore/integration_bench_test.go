@@ -11,8 +11,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
 
@@ -25,8 +25,8 @@ const benchState = `{"messages":[{"role":"user","content":"hello there"}],"tags"
 func BenchmarkIntegrationSubmitStep(b *testing.B) {
 	s := tablestore.New(newTable(b))
 	ctx := context.Background()
-	pk := durabletest.UniqueKey("bench")
-	etags, err := s.Submit(ctx, []durable.Op{{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: pk, RowKey: "head", Properties: map[string]any{"Seq": int64(0)}}}})
+	pk := enginetest.UniqueKey("bench")
+	etags, err := s.Submit(ctx, []engine.Op{{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: "head", Properties: map[string]any{"Seq": int64(0)}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,12 +35,12 @@ func BenchmarkIntegrationSubmitStep(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		seq++
-		ops := []durable.Op{
-			{Kind: durable.OpReplace, IfMatch: head, Entity: durable.Entity{PartitionKey: pk, RowKey: "head",
+		ops := []engine.Op{
+			{Kind: engine.OpReplace, IfMatch: head, Entity: engine.Entity{PartitionKey: pk, RowKey: "head",
 				Properties: map[string]any{"Seq": seq, "Status": "Running", "State": benchState}}},
-			{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("h%012d-a", seq),
+			{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("h%012d-a", seq),
 				Properties: map[string]any{"Kind": "node", "Node": "classify", "State": benchState}}},
-			{Kind: durable.OpInsert, Entity: durable.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("h%012d-b", seq),
+			{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: fmt.Sprintf("h%012d-b", seq),
 				Properties: map[string]any{"Kind": "route", "Next": "draft_reply"}}},
 		}
 		etags, err := s.Submit(ctx, ops)
@@ -59,7 +59,7 @@ func BenchmarkIntegrationSubmitStep(b *testing.B) {
 func BenchmarkIntegrationRawBatchStep(b *testing.B) {
 	c := newTable(b)
 	ctx := context.Background()
-	pk := durabletest.UniqueKey("raw")
+	pk := enginetest.UniqueKey("raw")
 	mustJSON := func(m map[string]any) []byte {
 		data, err := json.Marshal(m)
 		if err != nil {

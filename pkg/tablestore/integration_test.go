@@ -10,8 +10,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/funcgraph/funcgraph/pkg/azstorage"
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
@@ -39,5 +39,5 @@ func newTable(t testing.TB) *aztables.Client {
 func TestIntegrationStore_Conformance(t *testing.T) {
 	t.Parallel()
 	s := tablestore.New(newTable(t))
-	durabletest.RunStoreTests(t, func(*testing.T) durable.Store { return s })
+	enginetest.RunStoreTests(t, func(*testing.T) engine.Store { return s })
 }

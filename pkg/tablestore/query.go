@@ -16,25 +16,25 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// Query implements durable.Store: one request, one page. A query without a PartitionKey
+// Query implements engine.Store: one request, one page. A query without a PartitionKey
 // scans the table (see the package doc).
-func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error) {
-	if err := durable.ValidateQuery(q); err != nil {
-		return durable.Page{}, err
+func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
+	if err := engine.ValidateQuery(q); err != nil {
+		return engine.Page{}, err
 	}
 	filter, never, err := buildFilter(q)
 	if err != nil {
-		return durable.Page{}, err
+		return engine.Page{}, err
 	}
 	if never {
-		return durable.Page{}, nil
+		return engine.Page{}, nil
 	}
 	top := int32(q.Limit)
 	if top == 0 {
-		top = durable.MaxPageSize
+		top = engine.MaxPageSize
 	}
 	opts := &aztables.ListEntitiesOptions{Top: &top}
 	if filter != "" {
@@ -43,7 +43,7 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 	if q.Continuation != "" {
 		npk, nrk, err := decodeToken(q.Continuation)
 		if err != nil {
-			return durable.Page{}, err
+			return engine.Page{}, err
 		}
 		opts.NextPartitionKey, opts.NextRowKey = &npk, &nrk
 	}
@@ -53,25 +53,25 @@ func (s *Store) Query(ctx context.Context, q durable.Query) (durable.Page, error
 		err = classify(err)
 		var se *serviceError
 		if errors.As(err, &se) && se.Status == http.StatusBadRequest {
-			se.kind = durable.ErrInvalidQuery
+			se.kind = engine.ErrInvalidQuery
 		}
-		return durable.Page{}, fmt.Errorf("query: %w", err)
+		return engine.Page{}, fmt.Errorf("query: %w", err)
 	}
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return durable.Page{}, fmt.Errorf("query: read reply: %w", err)
+		return engine.Page{}, fmt.Errorf("query: read reply: %w", err)
 	}
 	var reply struct {
 		Value []map[string]any `json:"value"`
 	}
 	if err := decodeJSON(body, &reply); err != nil {
-		return durable.Page{}, fmt.Errorf("query: decode reply: %w", err)
+		return engine.Page{}, fmt.Errorf("query: decode reply: %w", err)
 	}
-	out := durable.Page{Entities: make([]durable.Entity, 0, len(reply.Value))}
+	out := engine.Page{Entities: make([]engine.Entity, 0, len(reply.Value))}
 	for _, m := range reply.Value {
 		e, err := decodeEntity(m, "")
 		if err != nil {
-			return durable.Page{}, fmt.Errorf("query: %w", err)
+			return engine.Page{}, fmt.Errorf("query: %w", err)
 		}
 		out.Entities = append(out.Entities, e)
 	}
@@ -97,18 +97,18 @@ func encodeToken(npk, nrk string) string {
 func decodeToken(tok string) (npk, nrk string, err error) {
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	npk, nrk, ok := strings.Cut(string(raw), "\x00")
 	if !ok || npk == "" {
-		return "", "", fmt.Errorf("%w: bad continuation token", durable.ErrInvalidQuery)
+		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	return npk, nrk, nil
 }
 
 // buildFilter writes q as an OData $filter. never reports a condition that no entity can
 // satisfy (a key compared with a non-string), so the query need not be sent.
-func buildFilter(q durable.Query) (filter string, never bool, err error) {
+func buildFilter(q engine.Query) (filter string, never bool, err error) {
 	var parts []string
 	if q.PartitionKey != "" {
 		parts = append(parts, "PartitionKey eq "+stringLiteral(q.PartitionKey))
@@ -137,7 +137,7 @@ func buildFilter(q durable.Query) (filter string, never bool, err error) {
 // Azurite fails with 500 when an Int64 literal meets an Int32 property. "ne" on numbers is
 // written "lt or gt" so that a property of another type or a missing one never matches
 // (Azurite answers true for "ne" across types).
-func condition(c durable.Cond) (string, bool, error) {
+func condition(c engine.Cond) (string, bool, error) {
 	op := string(c.Op)
 	if c.Property == "PartitionKey" || c.Property == "RowKey" {
 		s, ok := c.Value.(string)
@@ -158,7 +158,7 @@ func condition(c durable.Cond) (string, bool, error) {
 		return numberCondition(p, c.Op, strconv.FormatInt(v, 10)+"L"), true, nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "", false, fmt.Errorf("%w: property %s: NaN or infinity in a condition", durable.ErrInvalidQuery, p)
+			return "", false, fmt.Errorf("%w: property %s: NaN or infinity in a condition", engine.ErrInvalidQuery, p)
 		}
 		lit := strconv.FormatFloat(v, 'g', -1, 64)
 		if !strings.ContainsAny(lit, ".eE") {
@@ -170,11 +170,11 @@ func condition(c durable.Cond) (string, bool, error) {
 	case []byte:
 		return p + " " + op + " X'" + hex.EncodeToString(v) + "'", true, nil
 	}
-	return "", false, fmt.Errorf("%w: property %s: unsupported value type %T", durable.ErrInvalidQuery, p, c.Value)
+	return "", false, fmt.Errorf("%w: property %s: unsupported value type %T", engine.ErrInvalidQuery, p, c.Value)
 }
 
-func numberCondition(p string, op durable.CondOp, lit string) string {
-	if op == durable.CondNe {
+func numberCondition(p string, op engine.CondOp, lit string) string {
+	if op == engine.CondNe {
 		return "(" + p + " lt " + lit + " or " + p + " gt " + lit + ")"
 	}
 	return p + " " + string(op) + " " + lit

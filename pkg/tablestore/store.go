@@ -12,15 +12,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// Store is a durable.Store on one Azure table. Safe for concurrent use.
+// Store is a engine.Store on one Azure table. Safe for concurrent use.
 type Store struct {
 	client *aztables.Client
 }
 
-var _ durable.Store = (*Store)(nil)
+var _ engine.Store = (*Store)(nil)
 
 // New returns a Store on an existing table (azstorage.Clients.EnsureTable creates it).
 func New(client *aztables.Client) *Store {
@@ -31,40 +31,40 @@ func New(client *aztables.Client) *Store {
 // the part headers, the request line with the entity URL, and the sub-request headers.
 const batchOpBytes = 512
 
-// Get implements durable.Store.
-func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (durable.Entity, error) {
+// Get implements engine.Store.
+func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.Entity, error) {
 	if err := checkKeys(partitionKey, rowKey); err != nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, err)
+		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, err)
 	}
 	var raw *http.Response
 	resp, err := s.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, nil)
 	if err != nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, classify(err))
+		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, classify(err))
 	}
 	body, err := runtime.Payload(raw)
 	if err != nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: read reply: %w", partitionKey, rowKey, err)
+		return engine.Entity{}, fmt.Errorf("get %s/%s: read reply: %w", partitionKey, rowKey, err)
 	}
 	var m map[string]any
 	if err := decodeJSON(body, &m); err != nil {
-		return durable.Entity{}, fmt.Errorf("get %s/%s: decode reply: %w", partitionKey, rowKey, err)
+		return engine.Entity{}, fmt.Errorf("get %s/%s: decode reply: %w", partitionKey, rowKey, err)
 	}
 	return decodeEntity(m, string(resp.ETag))
 }
 
 func checkKeys(pk, rk string) error {
-	if err := durable.ValidateKey("PartitionKey", pk); err != nil {
+	if err := engine.ValidateKey("PartitionKey", pk); err != nil {
 		return err
 	}
-	if err := durable.ValidateKey("RowKey", rk); err != nil {
+	if err := engine.ValidateKey("RowKey", rk); err != nil {
 		return err
 	}
-	return checkValues(durable.Entity{PartitionKey: pk, RowKey: rk})
+	return checkValues(engine.Entity{PartitionKey: pk, RowKey: rk})
 }
 
-// Submit implements durable.Store. It sends one entity group transaction and returns the
+// Submit implements engine.Store. It sends one entity group transaction and returns the
 // ETags the service reported for each operation ("" for deletes).
-func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) {
+func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	actions, err := buildActions(ops)
 	if err != nil {
 		return nil, fmt.Errorf("submit batch: %w", err)
@@ -87,7 +87,7 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 		return etags, nil
 	}
 	for i, sub := range subs {
-		if ops[i].Kind != durable.OpDelete {
+		if ops[i].Kind != engine.OpDelete {
 			etags[i] = sub.etag
 		}
 	}
@@ -96,8 +96,8 @@ func (s *Store) Submit(ctx context.Context, ops []durable.Op) ([]string, error) 
 
 // buildActions validates ops against Azure's rules and encodes them as SDK actions,
 // checking the real encoded size of the request against the 4 MiB batch limit.
-func buildActions(ops []durable.Op) ([]aztables.TransactionAction, error) {
-	if err := durable.ValidateBatch(ops); err != nil {
+func buildActions(ops []engine.Op) ([]aztables.TransactionAction, error) {
+	if err := engine.ValidateBatch(ops); err != nil {
 		return nil, err
 	}
 	actions := make([]aztables.TransactionAction, len(ops))
@@ -105,44 +105,44 @@ func buildActions(ops []durable.Op) ([]aztables.TransactionAction, error) {
 	for i, op := range ops {
 		e := op.Entity
 		if err := checkValues(e); err != nil {
-			return nil, &durable.BatchError{Index: i, Err: err}
+			return nil, &engine.BatchError{Index: i, Err: err}
 		}
 		var act aztables.TransactionAction
 		var err error
 		switch op.Kind {
-		case durable.OpInsert:
+		case engine.OpInsert:
 			act.ActionType = aztables.TransactionTypeAdd
 			act.Entity, err = encodeEntity(e.PartitionKey, e.RowKey, e.Properties)
-		case durable.OpReplace, durable.OpMerge:
+		case engine.OpReplace, engine.OpMerge:
 			if strings.ContainsRune(e.PartitionKey, '\'') || strings.ContainsRune(e.RowKey, '\'') {
 				// aztables v1.4.0 writes these keys into the sub-request URL without the
 				// OData quote doubling, and the body carries the same keys, so there is no
 				// safe workaround short of rewriting the SDK's request.
-				return nil, &durable.BatchError{Index: i, Err: fmt.Errorf("%w: %s of a key containing a single quote is not supported by the table store", durable.ErrInvalidEntity, op.Kind)}
+				return nil, &engine.BatchError{Index: i, Err: fmt.Errorf("%w: %s of a key containing a single quote is not supported by the table store", engine.ErrInvalidEntity, op.Kind)}
 			}
 			act.ActionType = aztables.TransactionTypeUpdateReplace
-			if op.Kind == durable.OpMerge {
+			if op.Kind == engine.OpMerge {
 				act.ActionType = aztables.TransactionTypeUpdateMerge
 			}
 			act.Entity, err = encodeEntity(e.PartitionKey, e.RowKey, e.Properties)
-		case durable.OpDelete:
+		case engine.OpDelete:
 			act.ActionType = aztables.TransactionTypeDelete
 			// The SDK puts a delete's keys into the URL unescaped and sends no body: double
 			// single quotes here as OData requires.
 			act.Entity, err = encodeEntity(quoteKey(e.PartitionKey), quoteKey(e.RowKey), nil)
 		}
 		if err != nil {
-			return nil, &durable.BatchError{Index: i, Err: err}
+			return nil, &engine.BatchError{Index: i, Err: err}
 		}
-		if op.Kind != durable.OpInsert {
+		if op.Kind != engine.OpInsert {
 			etag := azcore.ETag(op.IfMatch)
 			act.IfMatch = &etag
 		}
 		total += len(act.Entity) + batchOpBytes + 3*(len(e.PartitionKey)+len(e.RowKey))
 		actions[i] = act
 	}
-	if total > durable.MaxBatchBytes {
-		return nil, &durable.LimitError{Limit: "batch", Size: total, Max: durable.MaxBatchBytes}
+	if total > engine.MaxBatchBytes {
+		return nil, &engine.LimitError{Limit: "batch", Size: total, Max: engine.MaxBatchBytes}
 	}
 	return actions, nil
 }
@@ -171,7 +171,7 @@ func batchFailure(err error, raw *http.Response, nops int) error {
 		}
 		se := &serviceError{Status: sub.status, Code: sub.code, kind: sentinelFor(sub.status, sub.code)}
 		if sub.index >= 0 && sub.index < nops {
-			return &durable.BatchError{Index: sub.index, Err: se}
+			return &engine.BatchError{Index: sub.index, Err: se}
 		}
 		return se
 	}

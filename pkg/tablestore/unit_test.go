@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	durable "github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // batchReply builds a reply shaped like the service's: one changeset of HTTP responses.
@@ -83,7 +83,7 @@ func FuzzDecodeToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) {
 		pk, rk, err := decodeToken(tok)
 		if err != nil {
-			if !errors.Is(err, durable.ErrInvalidQuery) {
+			if !errors.Is(err, engine.ErrInvalidQuery) {
 				t.Fatalf("error %v does not wrap ErrInvalidQuery", err)
 			}
 			return
@@ -100,15 +100,15 @@ func TestBuildFilter_OData(t *testing.T) {
 	t.Parallel()
 	when := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
 	tests := []struct {
-		q    durable.Query
+		q    engine.Query
 		want string
 	}{
-		{durable.Query{PartitionKey: "run'1", RowKeyFrom: "h", RowKeyTo: "i"}, "PartitionKey eq 'run''1' and RowKey ge 'h' and RowKey lt 'i'"},
-		{durable.Query{Where: []durable.Cond{{Property: "N", Op: durable.CondNe, Value: int64(-3)}}}, "(N lt -3L or N gt -3L)"},
-		{durable.Query{Where: []durable.Cond{{Property: "N", Op: durable.CondGe, Value: int32(3)}}}, "N ge 3"},
-		{durable.Query{Where: []durable.Cond{{Property: "F", Op: durable.CondLt, Value: 2.0}}}, "F lt 2.0"},
-		{durable.Query{Where: []durable.Cond{{Property: "At", Op: durable.CondGt, Value: when}}}, "At gt datetime'2026-01-02T03:04:05.0000006Z'"},
-		{durable.Query{Where: []durable.Cond{{Property: "B", Op: durable.CondEq, Value: []byte{0xab, 1}}, {Property: "Ok", Op: durable.CondEq, Value: true}}}, "B eq X'ab01' and Ok eq true"},
+		{engine.Query{PartitionKey: "run'1", RowKeyFrom: "h", RowKeyTo: "i"}, "PartitionKey eq 'run''1' and RowKey ge 'h' and RowKey lt 'i'"},
+		{engine.Query{Where: []engine.Cond{{Property: "N", Op: engine.CondNe, Value: int64(-3)}}}, "(N lt -3L or N gt -3L)"},
+		{engine.Query{Where: []engine.Cond{{Property: "N", Op: engine.CondGe, Value: int32(3)}}}, "N ge 3"},
+		{engine.Query{Where: []engine.Cond{{Property: "F", Op: engine.CondLt, Value: 2.0}}}, "F lt 2.0"},
+		{engine.Query{Where: []engine.Cond{{Property: "At", Op: engine.CondGt, Value: when}}}, "At gt datetime'2026-01-02T03:04:05.0000006Z'"},
+		{engine.Query{Where: []engine.Cond{{Property: "B", Op: engine.CondEq, Value: []byte{0xab, 1}}, {Property: "Ok", Op: engine.CondEq, Value: true}}}, "B eq X'ab01' and Ok eq true"},
 	}
 	for _, tt := range tests {
 		got, never, err := buildFilter(tt.q)
@@ -116,7 +116,7 @@ func TestBuildFilter_OData(t *testing.T) {
 			t.Errorf("buildFilter(%+v) = %q, %v, %v; want %q", tt.q, got, never, err, tt.want)
 		}
 	}
-	if _, never, _ := buildFilter(durable.Query{Where: []durable.Cond{{Property: "RowKey", Op: durable.CondEq, Value: int64(1)}}}); !never {
+	if _, never, _ := buildFilter(engine.Query{Where: []engine.Cond{{Property: "RowKey", Op: engine.CondEq, Value: int64(1)}}}); !never {
 		t.Error("a row key compared with a number should match nothing")
 	}
 }
