@@ -138,6 +138,9 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 				}
 				n.etag = fresh.etag
 			}
+			if base.active() && !n.active() {
+				e.indexSetStatus(ctx, n)
+			}
 			e.changes.notify()
 			return n, nil
 		}

@@ -35,6 +35,9 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if _, err := e.payloads.DeletePrefix(ctx, instanceID+"/"); err != nil {
 		return fmt.Errorf("purge payloads of run %s: %w", instanceID, err)
 	}
+	if err := e.indexDelete(ctx, instanceID, h.graph, h.created); err != nil {
+		return fmt.Errorf("purge run %s: %w", instanceID, err)
+	}
 	e.log.Info("run purged", "run_id", instanceID)
 	return nil
 }

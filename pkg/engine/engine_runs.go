@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 )
@@ -107,6 +105,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		histSeq: 1, runnable: true, created: now, updated: now,
 	}
 	var oldGen int64
+	var old *head
 	for attempt := 0; ; attempt++ {
 		if attempt == maxHeadRetries {
 			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
@@ -122,6 +121,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		if err := e.spill(ctx, id, h.gen, ops); err != nil {
 			return Run{}, err
 		}
+		if err := e.indexInsert(ctx, h); err != nil {
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			h.absorb(ops[0].Entity.Properties)
@@ -131,7 +133,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
-		old, err := e.getHead(ctx, id)
+		old, err = e.getHead(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			oldGen, h.gen = 0, 1
 			continue
@@ -140,6 +142,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		if !old.status.Finished() {
+			if err := e.indexDelete(ctx, id, h.graph, h.created); err != nil {
+				e.log.Warn("start run: remove index row of a refused start", "run_id", id, "error", err.Error())
+			}
 			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
 		}
 		oldGen, h.gen, h.etag = old.gen, old.gen+1, old.etag
@@ -147,6 +152,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	if oldGen > 0 {
 		e.cleanupGenerations(ctx, id, h.gen)
+		if err := e.indexDelete(ctx, id, old.graph, old.created); err != nil {
+			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
+		}
 	}
 	run := h.run()
 	if err := e.dispatch(ctx, h, 0); err != nil {
@@ -201,50 +209,4 @@ func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
 		}
 	}
 	return r, nil
-}
-
-// ListRuns implements Runs: runs matching q, one page at a time, newest first within a
-// page. Limit defaults to 100 (at most 1000).
-func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	limit = min(limit, MaxPageSize)
-	where := []Cond{{Property: "RowKey", Op: CondEq, Value: headRowKey}}
-	if q.GraphName != "" {
-		where = append(where, Cond{Property: pGraph, Op: CondEq, Value: q.GraphName})
-	}
-	if q.Status != "" {
-		where = append(where, Cond{Property: pStatus, Op: CondEq, Value: string(q.Status)})
-	}
-	if !q.CreatedAfter.IsZero() {
-		where = append(where, Cond{Property: pCreated, Op: CondGe, Value: q.CreatedAfter})
-	}
-	if !q.CreatedBefore.IsZero() {
-		where = append(where, Cond{Property: pCreated, Op: CondLt, Value: q.CreatedBefore})
-	}
-	page, err := e.store.Query(ctx, Query{Where: where, Limit: limit, Continuation: q.ContinuationToken})
-	if err != nil {
-		return RunList{}, fmt.Errorf("list runs: %w", err)
-	}
-	out := RunList{Runs: make([]Run, 0, len(page.Entities)), ContinuationToken: page.Continuation}
-	for _, ent := range page.Entities {
-		h, err := decodeHead(ent)
-		if err != nil {
-			return RunList{}, fmt.Errorf("list runs: %w", err)
-		}
-		r, err := e.toRun(ctx, h)
-		if err != nil {
-			return RunList{}, fmt.Errorf("list runs: %w", err)
-		}
-		out.Runs = append(out.Runs, r)
-	}
-	slices.SortStableFunc(out.Runs, func(a, b Run) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.InstanceID, b.InstanceID)
-	})
-	return out, nil
 }

@@ -115,6 +115,8 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		} else if err != nil {
 			return fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
+		h.status = StatusTerminated
+		e.indexSetStatus(ctx, h)
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.changes.notify()
 		return nil

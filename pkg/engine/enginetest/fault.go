@@ -20,6 +20,19 @@ type FaultStore struct {
 	BeforeSubmit func(ops []engine.Op) error
 	// AfterSubmit, if it returns an error, fails a Submit that did write.
 	AfterSubmit func(ops []engine.Op) error
+	// BeforeQuery, if it returns an error, fails the Query; it also lets a test see every
+	// query the engine makes.
+	BeforeQuery func(q engine.Query) error
+}
+
+// Query runs the hook before the wrapped Query.
+func (s FaultStore) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
+	if s.BeforeQuery != nil {
+		if err := s.BeforeQuery(q); err != nil {
+			return engine.Page{}, err
+		}
+	}
+	return s.Store.Query(ctx, q)
 }
 
 // Submit runs the hooks around the wrapped Submit.

@@ -1,0 +1,133 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+)
+
+// listIDs lists every run matching q, following continuation tokens.
+func listIDs(t *testing.T, r *rig, q engine.RunQuery) []string {
+	t.Helper()
+	var ids []string
+	for range 100 {
+		page, err := r.e.ListRuns(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range page.Runs {
+			ids = append(ids, run.InstanceID)
+		}
+		if q.ContinuationToken = page.ContinuationToken; q.ContinuationToken == "" {
+			return ids
+		}
+	}
+	t.Fatal("list did not end")
+	return nil
+}
+
+// TestEngine_ListRuns_TouchesNoRunOrHistoryRow: every query a list makes is confined to an
+// index partition and its digit row range, so its cost never grows with history.
+func TestEngine_ListRuns_TouchesNoRunOrHistoryRow(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{}, false)
+	for i := range 30 {
+		r.start(t, "data_pipeline", fmt.Sprintf("p%02d", i), `{"source_url":"u"}`)
+	}
+	r.drive(t)
+	r.start(t, "support_agent", "s0", `{"user_message":"refund"}`)
+	var mu sync.Mutex
+	var queries []engine.Query
+	r.fstore.BeforeQuery = func(q engine.Query) error {
+		mu.Lock()
+		defer mu.Unlock()
+		queries = append(queries, q)
+		return nil
+	}
+	for _, q := range []engine.RunQuery{{Limit: 7}, {GraphName: "support_agent"}, {Status: engine.StatusCompleted, Limit: 10}, {Status: engine.StatusPending}} {
+		listIDs(t, r, q)
+	}
+	if len(queries) == 0 {
+		t.Fatal("no query recorded")
+	}
+	for _, q := range queries {
+		if !strings.HasPrefix(q.PartitionKey, "~") || q.RowKeyFrom < "0" || q.RowKeyTo > ":" || q.RowKeyTo == "" {
+			t.Errorf("list query outside the index: %+v", q)
+		}
+	}
+}
+
+func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{}, false)
+	r.start(t, "data_pipeline", "x", `{"source_url":"u"}`)
+	r.drive(t)
+	r.start(t, "data_pipeline", "x", `{"source_url":"v"}`) // replaces the finished run
+	if got := listIDs(t, r, engine.RunQuery{}); strings.Join(got, ",") != "x" {
+		t.Fatalf("after replace: %v, want [x] once", got)
+	}
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusCompleted}); len(got) != 0 {
+		t.Fatalf("completed runs after replace: %v, want none (the new run is pending)", got)
+	}
+	if _, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "support_agent", InstanceID: "x"}); err == nil {
+		t.Fatal("start over an active run succeeded")
+	}
+	if got := listIDs(t, r, engine.RunQuery{GraphName: "support_agent"}); len(got) != 0 {
+		t.Fatalf("a refused start is listed: %v", got)
+	}
+	r.drive(t)
+	if err := r.e.PurgeRun(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, r, engine.RunQuery{}); len(got) != 0 {
+		t.Fatalf("after purge: %v", got)
+	}
+	for _, pk := range []string{"~runs", "~graph~data_pipeline", "~graph~support_agent"} {
+		page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: pk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Entities) != 0 {
+			t.Errorf("%d index rows left in %s", len(page.Entities), pk)
+		}
+	}
+}
+
+// TestEngine_ListRuns_RepairsStatusLostByACrash: the index status is written after the
+// finishing commit; when that write is lost, a list still reports the live status and
+// repairs the row, after which the status filter finds the run.
+func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{}, false)
+	var failIndex sync.Map
+	failIndex.Store("on", true)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if _, on := failIndex.Load("on"); on && ops[0].Kind == engine.OpMerge && strings.HasPrefix(ops[0].Entity.PartitionKey, "~") {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	r.start(t, "data_pipeline", "c", `{"source_url":"u"}`)
+	r.drive(t)
+	failIndex.Delete("on")
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusCompleted}); len(got) != 0 {
+		t.Fatalf("the stale index already matches: %v", got)
+	}
+	page, err := r.e.ListRuns(t.Context(), engine.RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 1 || page.Runs[0].Status != engine.StatusCompleted {
+		t.Fatalf("list = %+v, want the completed run", page.Runs)
+	}
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusCompleted}); strings.Join(got, ",") != "c" {
+		t.Fatalf("after repair: %v, want [c]", got)
+	}
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusRunning}); len(got) != 0 {
+		t.Fatalf("running: %v, want none", got)
+	}
+}
