@@ -41,6 +41,7 @@ type edgeBody struct {
 	n     atomic.Int64
 	eof   atomic.Bool
 	reads atomic.Bool
+	bad   atomic.Bool // a read failed (timeout, bad framing): nothing left worth reading
 }
 
 func (b *edgeBody) Read(p []byte) (int, error) {
@@ -50,6 +51,8 @@ func (b *edgeBody) Read(p []byte) (int, error) {
 	if err == io.EOF && !b.eof.Swap(true) {
 		_ = b.rc.SetReadDeadline(time.Time{}) // the background read must not time out
 		b.edge.forget(b)
+	} else if err != nil && err != io.EOF {
+		b.bad.Store(true)
 	}
 	return n, err
 }
@@ -83,7 +86,7 @@ func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // net/http half-close the connection) when more than DrainBodyBytes are declared, and skips
 // a client that is still waiting for `100 Continue`.
 func (e *edge) drain(r *http.Request, b *edgeBody) {
-	if b.eof.Load() {
+	if b.eof.Load() || b.bad.Load() {
 		return
 	}
 	if !b.reads.Load() && hasToken(r.Header.Get("Expect"), "100-continue") {
