@@ -25,14 +25,25 @@ const (
 	TimerTriggerBinding = "timer"
 )
 
-// maxInvocationBytes bounds an invocation payload: the host's 100 MB request limit, grown by
-// base64 and JSON escaping.
-const maxInvocationBytes = 256 << 20
+// MaxInvocationBytes bounds an invocation payload for a caller body limit of bodyLimit bytes.
+// The body reaches the handler JSON-escaped in Data (each byte at most 6: a control character
+// becomes \u00XX; base64 is 4/3) and, when it is a JSON object, a second time in Metadata, one
+// double-encoded entry per top-level member (at most 2 bytes per byte, as is its escaped copy in
+// Data then). Headers appear twice as well. So 6 × bodyLimit plus 1 MiB for the rest.
+func MaxInvocationBytes(bodyLimit int64) int64 {
+	if bodyLimit <= 0 {
+		bodyLimit = DefaultMaxRequestBodyBytes
+	}
+	return 6*bodyLimit + 1<<20
+}
 
 // HandlerOptions configures the custom-handler server.
 type HandlerOptions struct {
 	// Logger receives protocol errors and recovered panics; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxRequestBodyBytes is the host's caller body limit (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT);
+	// 0 means the host's 100 MB. Invocation payloads are capped at MaxInvocationBytes of it.
+	MaxRequestBodyBytes int64
 }
 
 // CustomHandler returns the server the Functions host talks to. It answers `GET /` for
@@ -53,6 +64,7 @@ func (a *FunctionApp) CustomHandler(opts HandlerOptions) http.Handler {
 		queues: map[string]QueueFunction{},
 		timers: map[string]TimerFunction{},
 		logger: logger,
+		maxInv: MaxInvocationBytes(opts.MaxRequestBodyBytes),
 	}
 	for _, e := range a.http {
 		s.http[strings.ToLower(e.fn.Name)] = e
@@ -73,6 +85,7 @@ type customHandler struct {
 	queues map[string]QueueFunction
 	timers map[string]TimerFunction
 	logger *slog.Logger
+	maxInv int64
 }
 
 func (s *customHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -132,7 +145,7 @@ func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string,
 func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	body, err := readBody(r, maxInvocationBytes, buf)
+	body, err := readBody(r, s.maxInv, buf)
 	var trig *HTTPTrigger
 	if err == nil {
 		trig, err = decodeHTTPInvocation(body, HTTPTriggerBinding)
@@ -165,7 +178,7 @@ func (s *customHandler) functionLogger(ctx context.Context, name string) *slog.L
 }
 
 func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string) (*InvocationResponse, error) {
-	body, err := readBody(r, maxInvocationBytes, nil)
+	body, err := readBody(r, s.maxInv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +375,7 @@ func readBody(r *http.Request, limit int64, buf *bytes.Buffer) ([]byte, error) {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadInvocation, ClassifyBodyError(err))
 	}
 	if n > limit {
 		return nil, fmt.Errorf("%w: payload exceeds %d bytes", ErrBadInvocation, limit)

@@ -21,15 +21,23 @@ const (
 // Level resolves a presented key for function as the host does: master → Admin, system keys →
 // System, host function keys and the function's own keys → Function, anything else → None.
 func (k Keys) Level(function, key string) KeyLevel {
-	switch k.level(function, key) {
+	lvl, _ := k.Resolve(function, key)
+	return lvl
+}
+
+// Resolve is Level that also returns the key's name, as the host puts it in the keyid claim
+// ("master" for the master key; "" for no key).
+func (k Keys) Resolve(function, key string) (KeyLevel, string) {
+	lvl, name := k.level(function, key)
+	switch lvl {
 	case levelAdmin:
-		return KeyLevelAdmin
+		return KeyLevelAdmin, name
 	case levelSystem:
-		return KeyLevelSystem
+		return KeyLevelSystem, name
 	case levelFunction:
-		return KeyLevelFunction
+		return KeyLevelFunction, name
 	}
-	return KeyLevelNone
+	return KeyLevelNone, ""
 }
 
 // CompareFunctionNames orders function names as the host does (ordinal, case-insensitive); the

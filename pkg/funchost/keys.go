@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 )
@@ -56,59 +57,92 @@ func keyEqual(a, b string) bool {
 	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
 }
 
-func anyKeyEqual(m map[string]string, key string) bool {
-	found := false
-	for _, v := range m {
-		if keyEqual(v, key) {
-			found = true
+// keyName returns the name of the entry of m equal to key, comparing every entry in constant
+// time.
+func keyName(m map[string]string, key string) (string, bool) {
+	name, found := "", false
+	for k, v := range m {
+		if keyEqual(v, key) && !found {
+			name, found = k, true
 		}
 	}
-	return found
+	return name, found
 }
 
+// masterKeyName is the host's name for the master key.
+const masterKeyName = "master"
+
 // level resolves a presented key as the host does: master → admin, system keys → system, host
-// function keys and the function's own keys → function, anything else → none.
-func (k Keys) level(function, key string) keyLevel {
-	switch {
-	case key == "":
-		return levelNone
-	case keyEqual(k.Master, key):
-		return levelAdmin
-	case anyKeyEqual(k.System, key):
-		return levelSystem
-	case anyKeyEqual(k.HostFunction, key):
-		return levelFunction
+// function keys and the function's own keys → function, anything else → none. It also returns
+// the key's name.
+func (k Keys) level(function, key string) (keyLevel, string) {
+	if key == "" {
+		return levelNone, ""
 	}
-	for name, fk := range k.Function {
-		if strings.EqualFold(name, function) && anyKeyEqual(fk, key) {
-			return levelFunction
+	if keyEqual(k.Master, key) {
+		return levelAdmin, masterKeyName
+	}
+	if name, ok := keyName(k.System, key); ok {
+		return levelSystem, name
+	}
+	if name, ok := keyName(k.HostFunction, key); ok {
+		return levelFunction, name
+	}
+	for fn, fk := range k.Function {
+		if strings.EqualFold(fn, function) {
+			if name, ok := keyName(fk, key); ok {
+				return levelFunction, name
+			}
 		}
 	}
-	return levelNone
+	return levelNone, ""
 }
 
 // Authorize reports whether a request may call function at the required level: anonymous always
 // passes (even with a wrong key); otherwise the key from the `x-functions-key` header, else the
-// first `code` query value, must resolve to admin or to exactly the required level.
+// first `code` query value (see PresentedKey), must resolve to admin or to exactly the required
+// level.
 func (k Keys) Authorize(r *http.Request, function string, required AuthLevel) bool {
 	if required == AuthAnonymous {
 		return true
 	}
-	lvl := k.level(function, PresentedKey(r))
+	lvl, _ := k.level(function, PresentedKey(r))
 	if lvl == levelAdmin {
 		return true
 	}
 	return required == AuthFunction && lvl == levelFunction
 }
 
-// PresentedKey returns the key a request carries: the `x-functions-key` header first, else the
-// first `code` query value.
+// PresentedKey returns the key a request carries, as the host reads it: the `x-functions-key`
+// header if present (even empty: then there is no key and `code` is not read), else the first
+// `code` query value, the name matched case-insensitively (`?Code=` works).
 func PresentedKey(r *http.Request) string {
-	if v := r.Header.Get("x-functions-key"); v != "" {
-		return v
+	if vs, ok := r.Header["X-Functions-Key"]; ok {
+		if len(vs) > 0 {
+			return vs[0]
+		}
+		return ""
 	}
-	if vs, ok := r.URL.Query()["code"]; ok && len(vs) > 0 {
-		return vs[0]
+	for k, vs := range r.Header {
+		if strings.EqualFold(k, "x-functions-key") { // a header map not built by net/http
+			if len(vs) > 0 {
+				return vs[0]
+			}
+			return ""
+		}
+	}
+	if r.URL == nil {
+		return ""
+	}
+	for part := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		name, value, _ := strings.Cut(part, "=")
+		if n, err := url.QueryUnescape(name); err == nil && strings.EqualFold(n, "code") {
+			v, err := url.QueryUnescape(value)
+			if err != nil {
+				return ""
+			}
+			return v
+		}
 	}
 	return ""
 }

@@ -7,44 +7,86 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 )
 
-// ShutdownTimeout bounds how long Serve waits for in-flight requests after its context ends.
-const ShutdownTimeout = 30 * time.Second
-
-// Serve listens on addr and serves h until ctx is done, then shuts down gracefully, letting
-// in-flight requests finish for up to ShutdownTimeout. ready, if not nil, is called with the
-// bound address once the listener is open.
+// Serve listens on addr and serves h with DefaultServerConfig until ctx is done, then shuts
+// down gracefully. ready, if not nil, is called with the bound address once the listener is
+// open. See ServeConfig.
 func Serve(ctx context.Context, addr string, h http.Handler, logger *slog.Logger, ready func(net.Addr)) error {
-	if logger == nil {
-		logger = slog.Default()
+	return ServeConfig(ctx, DefaultServerConfig(), addr, h, logger, ready)
+}
+
+// ServeConfig is Serve with explicit timeouts and limits.
+func ServeConfig(ctx context.Context, cfg ServerConfig, addr string, h http.Handler, logger *slog.Logger, ready func(net.Addr)) error {
+	srv, err := NewServer(cfg, h, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("serve: listen %s: %w", addr, err)
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
 	if ready != nil {
 		ready(ln.Addr())
 	}
+	return srv.Serve(ctx, ln)
+}
+
+// Server is an HTTP server with the timeouts, limits and request hygiene of ServerConfig:
+// header and body read timeouts, an idle timeout, a header size cap, a bounded drain of unread
+// bodies (so rejections reach the client), prompt answers to `Expect: 100-continue` requests
+// that are rejected, and a shutdown that cuts stalled clients and exits cleanly.
+type Server struct {
+	cfg    ServerConfig
+	edge   *edge
+	http   *http.Server
+	logger *slog.Logger
+}
+
+// NewServer validates cfg (zero fields take their defaults) and returns a server for h.
+// logger nil means slog.Default().
+func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cfg = cfg.withDefaults()
+	e := newEdge(cfg, h)
+	return &Server{cfg: cfg, edge: e, logger: logger, http: &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}}, nil
+}
+
+// Config returns the configuration in effect, defaults filled in.
+func (s *Server) Config() ServerConfig { return s.cfg }
+
+// Serve serves on ln until ctx is done, then shuts down: it stops accepting, closes idle
+// connections, cuts requests still receiving their body, waits up to ShutdownTimeout for the
+// other in-flight requests, and closes whatever is left. Request contexts are not cancelled by
+// ctx (only by their client going away). A shutdown that had to close connections is logged,
+// not returned: the process still exits cleanly.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.http.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- s.http.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "addr", ln.Addr().String())
-	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	s.logger.Info("shutting down", "addr", ln.Addr().String())
+	s.edge.shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
+	if err := s.http.Shutdown(sctx); err != nil {
+		s.logger.Warn("shutdown: closing connections still open", "timeout", s.cfg.ShutdownTimeout.String())
+		_ = s.http.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

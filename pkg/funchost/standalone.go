@@ -28,7 +28,9 @@ type StandaloneOptions struct {
 // Standalone returns a server that serves the app's HTTP functions directly under
 // `/{routePrefix}/{route}`, without the Functions host: routing in host order (first match
 // wins, a method mismatch falls through, no match is 404 with an empty body) and key checks as
-// the host does them (401 with an empty body).
+// the host does them (401 with an empty body). A Content-Length over MaxRequestBodyBytes answers
+// 413 with a JSON error body before the handler runs; a streamed body is cut at the cap.
+// Serve it with a Server (NewServer, Serve) for the timeouts and limits of ServerConfig.
 func (a *FunctionApp) Standalone(opts StandaloneOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
@@ -66,9 +68,12 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > s.maxBody {
-		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		WriteBodyError(w, &BodyError{Kind: ErrBodyTooLarge, Limit: s.maxBody, Size: r.ContentLength})
 		return
 	}
+	// A copy: replacing the body of net/http's own request would hide its 100-continue
+	// handling, and a rejected `Expect: 100-continue` request would hang.
+	r = r.WithContext(r.Context())
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	id := r.Header.Get("X-Azure-Functions-InvocationId")
 	if id == "" {

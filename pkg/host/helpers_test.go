@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -161,4 +162,11 @@ func call(t testing.TB, tr hosttest.Transport, method, path, body, key string) r
 func errBody(detail string) string {
 	b, _ := marshalCompact(ErrorResponse{Error: "error", Detail: detail})
 	return string(b)
+}
+
+// isJSONType reports an application/json Content-Type. Through the Functions host a JSON-mode
+// string body goes through its string formatter, which appends "; charset=utf-8".
+func isJSONType(ct string) bool {
+	mt, params, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json" && (len(params) == 0 || params["charset"] == "utf-8")
 }

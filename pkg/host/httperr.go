@@ -21,6 +21,7 @@ var (
 	errInternal         = errors.New("host: internal error")           // 500
 	errMissingPathParam = errors.New("host: missing path parameter")   // 400
 	errNotSupported     = errors.New("host: capability not supported") // 409
+	errRequestTimeout   = errors.New("host: request body timed out")   // 408
 )
 
 // httpStatus is the one place where an error of this surface becomes an HTTP status.
@@ -38,6 +39,8 @@ func httpStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, errNoStreaming):
 		return http.StatusNotImplemented
+	case errors.Is(err, errRequestTimeout):
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}

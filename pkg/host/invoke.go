@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 )
 
@@ -17,6 +18,12 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	a.observer.started(&rc)
 	body, err := a.runInvoke(r, g, adm)
 	a.release(g, adm)
+	var inputErr *InputError
+	if errors.As(err, &inputErr) {
+		a.observer.failed(&rc, err)
+		writeError(w, validationError(inputErr.Field, inputErr.Message), a.logger)
+		return
+	}
 	if err != nil {
 		a.logger.Error("graph execution failed", "graph", g.name, "run_id", rc.RunID,
 			"invocation_id", rc.InvocationID, "error", err)

@@ -1,9 +1,11 @@
 package host
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
 // runRequest is a parsed invoke or stream request.
@@ -21,37 +23,23 @@ const (
 )
 
 // readBody reads the raw body, failing with the contract's message when it is longer than max
-// bytes (equal passes). The length is checked before parsing.
+// bytes (equal passes). The length is checked before parsing: a declared Content-Length over the
+// cap fails before anything is read, and a streamed (chunked) body is cut as soon as it passes
+// the cap ("more than <max> bytes"). A body that cannot be read (bad chunked framing, cut short)
+// is a 400 with a clear message; one that does not arrive in time is a 408.
 func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
-	if r.ContentLength > maxBytes {
-		return nil, newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", r.ContentLength, maxBytes)
+	body, err := funchost.ReadRequestBodyInto(r, maxBytes, buf)
+	if err == nil {
+		return body, nil
 	}
-	if r.Body == nil {
-		return buf[:0], nil
+	var be *funchost.BodyError
+	if !errors.As(err, &be) {
+		return nil, fmt.Errorf("%w: read body: %v", errBadRequest, err)
 	}
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength {
-		buf = make([]byte, 0, r.ContentLength)
+	if errors.Is(be, funchost.ErrBodyTimeout) {
+		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
 	}
-	lr := &io.LimitedReader{R: r.Body, N: maxBytes + 1}
-	body := buf[:0]
-	for {
-		if len(body) == cap(body) {
-			body = append(body, 0)[:len(body)]
-		}
-		n, err := lr.Read(body[len(body):cap(body)])
-		body = body[:len(body)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: read body: %v", errBadRequest, err)
-		}
-	}
-	if int64(len(body)) > maxBytes {
-		rest, _ := io.Copy(io.Discard, r.Body) // count the rest for the message
-		return nil, newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", int64(len(body))+rest, maxBytes)
-	}
-	return body, nil
+	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
 }
 
 // parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the

@@ -141,7 +141,7 @@ func TestStream_Contract_BothTransports(t *testing.T) {
 							t.Fatalf("%s = %q, want %q", h, v, want)
 						}
 					}
-				} else if ct := got.header.Get("Content-Type"); ct != "application/json" {
+				} else if ct := got.header.Get("Content-Type"); !isJSONType(ct) {
 					t.Fatalf("error Content-Type = %q", ct)
 				}
 				if ev := obs.events(); fmt.Sprint(ev) != fmt.Sprint([][]string{tt.events}) {

@@ -16,6 +16,10 @@ const Name = "echo_agent"
 const (
 	DefaultMaxMessages = 100
 	DefaultMaxThreads  = 1000
+	// DefaultMaxThreadBytes is the memory budget of one thread: 1 MiB of message text.
+	DefaultMaxThreadBytes = 1 << 20
+	// DefaultMaxTotalBytes is the memory budget of all threads together: 64 MiB of text.
+	DefaultMaxTotalBytes = 64 << 20
 )
 
 // Message is one chat message.
@@ -36,16 +40,26 @@ type Options struct {
 	// MaxThreads is the number of threads kept; the oldest thread is forgotten first. 0
 	// means 1000.
 	MaxThreads int
+	// MaxThreadBytes is the byte budget of one thread, counted as the bytes of its messages'
+	// roles and contents: the oldest messages are dropped to stay within it, and a turn whose
+	// own messages exceed it is refused (422). 0 means 1 MiB.
+	MaxThreadBytes int
+	// MaxTotalBytes is the byte budget of all threads together: the oldest threads are
+	// forgotten to stay within it. 0 means 64 MiB.
+	MaxTotalBytes int
 }
 
 // Graph is the echo agent. It is safe for concurrent use; the host's thread lock serialises
 // turns of one thread.
 type Graph struct {
-	maxMessages, maxThreads int
+	maxMessages, maxThreads       int
+	maxThreadBytes, maxTotalBytes int
 
 	mu      sync.Mutex
 	threads map[string]*thread // guarded by mu
 	order   []string           // thread ids, oldest first; guarded by mu
+	sizes   map[string]int     // bytes per thread; guarded by mu
+	total   int                // sum of sizes; guarded by mu
 }
 
 // thread is one conversation. Its own mutex keeps threads from contending with each other.
@@ -69,7 +83,15 @@ func New(opts Options) *Graph {
 	if opts.MaxThreads <= 0 {
 		opts.MaxThreads = DefaultMaxThreads
 	}
-	return &Graph{maxMessages: opts.MaxMessages, maxThreads: opts.MaxThreads, threads: map[string]*thread{}}
+	if opts.MaxThreadBytes <= 0 {
+		opts.MaxThreadBytes = DefaultMaxThreadBytes
+	}
+	if opts.MaxTotalBytes <= 0 {
+		opts.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	return &Graph{maxMessages: opts.MaxMessages, maxThreads: opts.MaxThreads,
+		maxThreadBytes: opts.MaxThreadBytes, maxTotalBytes: opts.MaxTotalBytes,
+		threads: map[string]*thread{}, sizes: map[string]int{}}
 }
 
 // HasCheckpointer reports true: turns need a thread id and run under the thread lock.
@@ -127,7 +149,8 @@ func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, er
 func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, error) {
 	var in State
 	if err := json.Unmarshal(req.Input, &in); err != nil {
-		return State{}, nil, fmt.Errorf("echo agent: decode input: %w", err)
+		return State{}, nil, &host.InputError{Field: "input.messages",
+			Message: "Input should be a valid list of messages with string role and content"}
 	}
 	if err := ctx.Err(); err != nil {
 		return State{}, nil, err
@@ -137,15 +160,69 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 		reply.Content = in.Messages[n-1].Content
 	}
 	added := append(in.Messages, reply)
-	t := g.thread(req.Config.ThreadID)
+	if n := messageBytes(added); n > g.maxThreadBytes {
+		return State{}, nil, &host.InputError{Field: "input.messages",
+			Message: fmt.Sprintf("Input exceeds the thread memory budget: %d bytes with the reply (max %d bytes)", n, g.maxThreadBytes)}
+	}
+	tid := req.Config.ThreadID
+	t := g.thread(tid)
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.messages = append(t.messages, added...)
 	if over := len(t.messages) - g.maxMessages; over > 0 {
 		t.messages = append([]Message(nil), t.messages[over:]...)
 	}
+	size := messageBytes(t.messages)
+	drop := 0
+	for size > g.maxThreadBytes {
+		size -= len(t.messages[drop].Role) + len(t.messages[drop].Content)
+		drop++
+	}
+	if drop > 0 {
+		t.messages = append([]Message(nil), t.messages[drop:]...)
+	}
 	t.step++
-	return State{Messages: append([]Message(nil), t.messages...)}, added, nil
+	out := State{Messages: append([]Message(nil), t.messages...)}
+	t.mu.Unlock()
+	g.account(tid, t, size)
+	return out, added, nil
+}
+
+// messageBytes is what a thread's budget counts: the bytes of roles and contents.
+func messageBytes(ms []Message) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Role) + len(m.Content)
+	}
+	return n
+}
+
+// account records a thread's size and forgets the oldest other threads while the total is over
+// MaxTotalBytes.
+func (g *Graph) account(tid string, t *thread, size int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.threads[tid] != t {
+		return // forgotten meanwhile
+	}
+	g.total += size - g.sizes[tid]
+	g.sizes[tid] = size
+	for i := 0; g.total > g.maxTotalBytes && i < len(g.order); {
+		old := g.order[i]
+		if old == tid {
+			i++
+			continue
+		}
+		g.forget(i)
+	}
+}
+
+// forget drops the thread at position i of order; g.mu must be held.
+func (g *Graph) forget(i int) {
+	tid := g.order[i]
+	g.total -= g.sizes[tid]
+	delete(g.sizes, tid)
+	delete(g.threads, tid)
+	g.order = append(g.order[:i], g.order[i+1:]...)
 }
 
 // thread returns the thread with id tid, creating it (and forgetting the oldest thread beyond
@@ -159,8 +236,7 @@ func (g *Graph) thread(tid string) *thread {
 		g.threads[tid] = t
 		g.order = append(g.order, tid)
 		for len(g.order) > g.maxThreads {
-			delete(g.threads, g.order[0])
-			g.order = g.order[1:]
+			g.forget(0)
 		}
 	}
 	return t

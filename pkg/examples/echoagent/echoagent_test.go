@@ -2,6 +2,9 @@ package echoagent_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -63,9 +66,12 @@ func TestEchoAgent_Conversation_BothTransports(t *testing.T) {
 			{"unknown stream mode fails in band", "POST", "/api/graphs/echo_agent/stream",
 				`{"input":{"messages":[]},"stream_mode":"debug","config":{"configurable":{"thread_id":"` + tid + `"}}}`, 200,
 				"event: error\ndata: {\"error\": \"stream processing failed\"}\n\nevent: end\ndata: {}\n\n"},
-			{"bad input is a graph failure", "POST", "/api/graphs/echo_agent/invoke",
-				`{"input":{"messages":"hi"},"config":{"configurable":{"thread_id":"` + tid + `"}}}`, 500,
-				`{"error":"error","detail":"Graph execution failed"}`},
+			{"messages not a list is 422", "POST", "/api/graphs/echo_agent/invoke",
+				`{"input":{"messages":"notalist"},"config":{"configurable":{"thread_id":"` + tid + `"}}}`, 422,
+				`{"error":"error","detail":"Validation error: input.messages: Input should be a valid list of messages with string role and content"}`},
+			{"messages not a list is 422 on stream too", "POST", "/api/graphs/echo_agent/stream",
+				`{"input":{"messages":[{"role":1}]},"config":{"configurable":{"thread_id":"` + tid + `"}}}`, 422,
+				`{"error":"error","detail":"Validation error: input.messages: Input should be a valid list of messages with string role and content"}`},
 		}
 		for _, s := range steps {
 			status, body, _ := do(t, tr, s.method, s.path, s.body)
@@ -100,5 +106,73 @@ func TestEchoAgent_MaxThreads_ForgetsOldest(t *testing.T) {
 		if n != tt.wantMsgs {
 			t.Errorf("thread %s: %d messages, want %d", tt.tid, n, tt.wantMsgs)
 		}
+	}
+}
+
+func invokeEcho(t *testing.T, g *echoagent.Graph, tid, content string) (echoagent.State, error) {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"messages": []echoagent.Message{{Role: "user", Content: content}}})
+	out, err := g.Invoke(t.Context(), host.Request{Input: in, Config: host.Config{ThreadID: tid}})
+	if err != nil {
+		return echoagent.State{}, err
+	}
+	return out.(echoagent.State), nil
+}
+
+func stateBytes(st echoagent.State) int {
+	n := 0
+	for _, m := range st.Messages {
+		n += len(m.Role) + len(m.Content)
+	}
+	return n
+}
+
+// Item 6: one thread's memory stays within MaxThreadBytes (oldest messages dropped), a turn
+// that alone exceeds it is refused, and all threads together stay within MaxTotalBytes (oldest
+// threads forgotten).
+func TestEchoAgent_ByteBudgets(t *testing.T) {
+	const perThread, total = 1000, 3000
+	g := echoagent.New(echoagent.Options{MaxThreadBytes: perThread, MaxTotalBytes: total})
+	chunk := strings.Repeat("m", 200)
+	for i := range 20 {
+		st, err := invokeEcho(t, g, "t1", chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := stateBytes(st); n > perThread || (i > 5 && n < perThread/2) {
+			t.Fatalf("turn %d: thread holds %d bytes, want at most %d (and the recent turns)", i, n, perThread)
+		}
+	}
+	_, err := invokeEcho(t, g, "t1", strings.Repeat("b", perThread))
+	var ie *host.InputError
+	if !errors.As(err, &ie) || ie.Field != "input.messages" {
+		t.Fatalf("oversized turn: err %v, want a host.InputError", err)
+	}
+	for i := range 10 {
+		if _, err := invokeEcho(t, g, fmt.Sprintf("other-%d", i), strings.Repeat("o", 400)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := 0
+	for _, tid := range append([]string{"t1"}, func() []string {
+		var ids []string
+		for i := range 10 {
+			ids = append(ids, fmt.Sprintf("other-%d", i))
+		}
+		return ids
+	}()...) {
+		view, err := g.GetState(t.Context(), tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, ok := view.Values.(echoagent.State); ok {
+			sum += stateBytes(st)
+		}
+	}
+	if sum > total || sum == 0 {
+		t.Errorf("all threads hold %d bytes, want 0 < n <= %d", sum, total)
+	}
+	if view, _ := g.GetState(t.Context(), "other-9"); view.Values == nil {
+		t.Error("the newest thread was forgotten; want the oldest ones forgotten first")
 	}
 }

@@ -27,6 +27,9 @@ type HostConfig struct {
 	WorkingDirectory string
 	// Forwarding is enableForwardingHttpRequest (always on for the legacy httpWorker section).
 	Forwarding bool
+	// Legacy reports the legacy httpWorker section: http-in/http-out functions are forwarded,
+	// but to `/{FunctionName}` rather than the original path.
+	Legacy bool
 	// Proxying is enableProxyingHttpRequest; it wins over forwarding.
 	Proxying bool
 	// RoutePrefix is extensions.http.routePrefix (default "api", "" allowed).
@@ -84,7 +87,7 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 	section := h.CustomHandler
 	if section == nil && h.HTTPWorker != nil {
 		section = h.HTTPWorker
-		cfg.Forwarding = true // the legacy section forwards http-in/http-out functions
+		cfg.Forwarding, cfg.Legacy = true, true // the legacy section forwards http-in/http-out functions
 	}
 	if section != nil {
 		cfg.Forwarding = cfg.Forwarding || section.EnableForwardingHTTPRequest
@@ -149,7 +152,7 @@ type function struct {
 	// HTTP trigger state, when the trigger is an httpTrigger.
 	Trigger  funchost.Binding
 	Template *funchost.RouteTemplate
-	Methods  []string // upper-case; empty = all
+	Methods  []string // upper-case; nil = all, empty (`"methods": []`) = none
 	Auth     funchost.AuthLevel
 }
 
@@ -290,9 +293,14 @@ func prepareHTTP(fns []*function, failed map[string]error) []*function {
 			continue
 		}
 		f.Template, f.Auth = t, level
-		for _, m := range f.Trigger.Methods {
-			if m = strings.ToUpper(strings.TrimSpace(m)); m != "" && !slices.Contains(f.Methods, m) {
-				f.Methods = append(f.Methods, m)
+		if f.Trigger.Methods != nil {
+			// The host's method constraint compares case-insensitively, untrimmed; an empty
+			// list is a constraint that nothing satisfies.
+			f.Methods = []string{}
+			for _, m := range f.Trigger.Methods {
+				if m = strings.ToUpper(m); !slices.Contains(f.Methods, m) {
+					f.Methods = append(f.Methods, m)
+				}
 			}
 		}
 		if other := identicalRoute(routes, f); other != nil {
@@ -306,7 +314,8 @@ func prepareHTTP(fns []*function, failed map[string]error) []*function {
 
 func identicalRoute(loaded []*function, f *function) *function {
 	for _, o := range loaded {
-		if strings.EqualFold(o.Template.String(), f.Template.String()) && funchost.MethodsIntersect(o.Methods, f.Methods) {
+		// The host intersects the methods as written (ordinal), an empty list meaning all.
+		if strings.EqualFold(o.Template.String(), f.Template.String()) && funchost.MethodsIntersect(o.Trigger.Methods, f.Trigger.Methods) {
 			return o
 		}
 	}
@@ -314,11 +323,11 @@ func identicalRoute(loaded []*function, f *function) *function {
 }
 
 // matchRoute finds the first routable function (in name order) whose methods and template
-// match; a method mismatch falls through to later routes.
+// match; a method mismatch falls through to later routes, and `"methods": []` matches nothing.
 func matchRoute(routes []*function, method, path string) (*function, map[string]*string) {
 	method = strings.ToUpper(method)
 	for _, f := range routes {
-		if len(f.Methods) > 0 && !slices.Contains(f.Methods, method) {
+		if f.Methods != nil && !slices.Contains(f.Methods, method) {
 			continue
 		}
 		if values, ok := f.Template.Match(path); ok {

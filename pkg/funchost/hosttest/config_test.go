@@ -25,7 +25,7 @@ func TestParseHostConfig_Settings_ReadLikeTheHost(t *testing.T) {
 		{"empty prefix, no encoding, forwarding, proxying", `{"customHandler":{"description":{"defaultExecutablePath":"x"},"enableForwardingHttpRequest":true,"enableProxyingHttpRequest":true},"extensions":{"http":{"routePrefix":""},"queues":{"messageEncoding":"None","maxDequeueCount":2}},"functionTimeout":"1.02:00:30"}`,
 			hosttest.HostConfig{ExecutablePath: "x", Forwarding: true, Proxying: true, RoutePrefix: "", MessageEncoding: "none", MaxDequeueCount: 2, FunctionTimeout: 26*time.Hour + 30*time.Second}},
 		{"legacy httpWorker forwards", `{"httpWorker":{"description":{"defaultExecutablePath":"old"}}}`,
-			hosttest.HostConfig{ExecutablePath: "old", Forwarding: true, RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5}},
+			hosttest.HostConfig{ExecutablePath: "old", Forwarding: true, Legacy: true, RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5}},
 		{"customHandler wins over httpWorker", `{"httpWorker":{"description":{"defaultExecutablePath":"old"}},"customHandler":{"description":{"defaultExecutablePath":"new"}}}`,
 			hosttest.HostConfig{ExecutablePath: "new", RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5}},
 		{"unbounded timeout", `{"customHandler":{"description":{"defaultExecutablePath":"x"}},"functionTimeout":"-1"}`,

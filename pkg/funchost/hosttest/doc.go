@@ -9,12 +9,16 @@
 //   - routing: functions sorted by name (ordinal, case-insensitive), the first matching route
 //     wins, a method mismatch falls through, no match is 404; reserved `admin`/`runtime`
 //     routes and the later of two identical routes fail to load while the others keep working;
-//   - keys: AuthEnforced (Azure: 401 with an empty body) or AuthBypass (`func start`);
+//   - keys: AuthEnforced (Azure: 401 with an empty body) or AuthBypass (`func start`), checked
+//     before the disabled-function check; an empty x-functions-key means no key;
 //   - JSON invocations built like the host's (Data/Metadata, Query object, Headers arrays,
 //     Params with null for unmatched optionals, Body absent without Content-Length, the three
-//     host headers) and results read like the host (non-2xx or unreadable → 500; http output
-//     shape; missing output → 200 `{}`; object bodies as indented JSON without Content-Type;
-//     the base64-decode quirk of non-http outputs);
+//     host headers; Metadata and Identities shaped as the host sends them) and results read
+//     like the host (non-2xx, unreadable or not application/json / text/json → 500; the http
+//     output looked up case-sensitively, statusCode only, null → 500, missing → 200 `{}`;
+//     string bodies through a string formatter, object bodies as indented JSON without
+//     Content-Type; the base64-decode quirk of non-http outputs, white space ignored);
+//   - the caller's disconnect does not cancel an invocation; `"methods": []` matches nothing;
 //   - forwarding (and proxying) of http-in/http-out functions;
 //   - in-memory queues (base64 message encoding, double-encoded string triggers, retries and
 //     `<queue>-poison` after maxDequeueCount) and on-demand timer ticks.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -86,8 +87,9 @@ type Emulator struct {
 	forwarder  *http.Client // forwarding: no redirects
 	maxBody    int64
 
-	front     *http.Server
+	front     *funchost.Server
 	frontURL  string
+	stopFront context.CancelFunc
 	handler   *http.Server // in-process handler, or nil
 	proc      *process     // handler process, or nil
 	cancel    context.CancelFunc
@@ -172,14 +174,33 @@ func (e *Emulator) startFront() error {
 	if err != nil {
 		return fmt.Errorf("listen front: %w", err)
 	}
-	e.front = &http.Server{Handler: http.HandlerFunc(e.serveFront), ReadHeaderTimeout: 30 * time.Second}
+	// Kestrel's manners at the edge: prompt answers to rejected `Expect: 100-continue`
+	// requests, unread bodies drained so rejections are not lost to a reset, idle timeouts.
+	front, err := funchost.NewServer(funchost.ServerConfig{ShutdownTimeout: 5 * time.Second}, http.HandlerFunc(e.serveFront),
+		slog.New(slog.NewTextHandler(logfWriter(e.logf), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("front: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.front, e.stopFront = front, cancel
 	e.frontURL = "http://" + ln.Addr().String()
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		_ = e.front.Serve(ln)
+		if err := front.Serve(ctx, ln); err != nil {
+			e.logf("hosttest: front: %v", err)
+		}
 	}()
 	return nil
+}
+
+// logfWriter writes log lines through a Logf function.
+type logfWriter func(string, ...any)
+
+func (w logfWriter) Write(p []byte) (int, error) {
+	w("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // URL returns the base URL of the emulated host's HTTP front (scheme://host:port, without the
@@ -218,12 +239,8 @@ func (e *Emulator) Close() error {
 		if e.cancel != nil {
 			e.cancel()
 		}
-		if e.front != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := e.front.Shutdown(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("close front: %w", err))
-			}
-			cancel()
+		if e.stopFront != nil {
+			e.stopFront() // the front's Serve shuts down and returns; wg waits for it
 		}
 		e.wg.Wait()
 		if e.client != nil {

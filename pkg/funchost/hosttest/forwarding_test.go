@@ -72,6 +72,31 @@ func TestEmulator_Forwarding_RawRequestAndVerbatimResponse(t *testing.T) {
 	}
 }
 
+// Item 10: the legacy httpWorker section forwards http-in/http-out functions to
+// `/{FunctionName}` (not the original path), and both forwarding modes rebuild the query from
+// the host's dictionary: repeated names comma-joined, percent-encoded.
+func TestEmulator_Forwarding_LegacyPathAndJoinedQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name, hostJSON, wantPath string
+	}{
+		{"legacy httpWorker", `{"httpWorker":{"description":{"defaultExecutablePath":"x"}}}`, "/fwd"},
+		{"customHandler forwarding", `{"customHandler":{"description":{"defaultExecutablePath":"x"},"enableForwardingHttpRequest":true}}`, "/api/things/7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeApp(t, tc.hostJSON, map[string]string{"fwd": httpFunc("anonymous", "things/{id}")})
+			rec := &recorder{respond: func(w http.ResponseWriter, _ *http.Request, _ invocation) { w.WriteHeader(http.StatusAccepted) }}
+			e := start(t, root, rec, hosttest.Options{})
+			if status, _, _ := do(t, "GET", e.URL()+"/api/things/7?tag=a&tag=b&Tag=c&sp=x+y", nil, nil); status != http.StatusAccepted {
+				t.Fatalf("status %d, want the handler's 202", status)
+			}
+			inv := rec.last(t)
+			if inv.Method != "GET" || inv.Path != tc.wantPath || inv.Query != "tag=a%2Cb%2Cc&sp=x%20y" {
+				t.Errorf("handler saw %s %s?%s, want GET %s?tag=a%%2Cb%%2Cc&sp=x%%20y", inv.Method, inv.Path, inv.Query, tc.wantPath)
+			}
+		})
+	}
+}
+
 func TestEmulator_ForwardingOverride_ReplacesHostJSON(t *testing.T) {
 	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"x"},"enableForwardingHttpRequest":true}}`,
 		map[string]string{"fn": httpFunc("anonymous", "fn")})

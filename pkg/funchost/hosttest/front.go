@@ -1,8 +1,12 @@
 package hosttest
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -25,35 +29,30 @@ func (e *Emulator) serveFront(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	level := e.callerLevel(r, f)
-	if f.Disabled && level != funchost.KeyLevelAdmin {
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
+	// Authorization runs before the disabled-function check: a disabled function-level route
+	// called without a key answers 401, not 404.
+	level, _ := e.callerKey(r, f)
 	if !authorized(f.Auth, level) {
 		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	if f.Disabled && level != funchost.KeyLevelAdmin {
+		w.WriteHeader(http.StatusNotFound)
 		return
 	}
 	if r.ContentLength > e.maxBody {
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 		return
 	}
+	// A copy: replacing the body of net/http's own request would hide its 100-continue
+	// handling.
+	r = r.WithContext(r.Context())
 	r.Body = http.MaxBytesReader(w, r.Body, e.maxBody)
 	if (e.cfg.Forwarding || e.cfg.Proxying) && f.httpInOut() {
-		e.forward(w, r)
+		e.forward(w, r, f)
 		return
 	}
-	e.invokeHTTP(w, r, f, params, level)
-}
-
-// callerLevel is the level the host grants the request: Admin for everything in bypass mode;
-// otherwise the level of the presented key (the x-functions-key header first, else the first
-// `code` query value).
-func (e *Emulator) callerLevel(r *http.Request, f *function) funchost.KeyLevel {
-	if e.opts.AuthMode == AuthBypass {
-		return funchost.KeyLevelAdmin
-	}
-	return e.opts.Keys.Level(f.Name, funchost.PresentedKey(r))
+	e.invokeHTTP(w, r, f, params)
 }
 
 // authorized applies the host's rule: anonymous always passes (even with a wrong key); Admin
@@ -68,15 +67,85 @@ func authorized(required funchost.AuthLevel, level funchost.KeyLevel) bool {
 	return false
 }
 
-// forward sends the original request to the handler at its original path and query, with all
-// headers plus the host headers and the body only when Content-Length > 0, and returns the
-// answer verbatim without following redirects.
-func (e *Emulator) forward(w http.ResponseWriter, r *http.Request) {
+// forwardURI is where the host sends a forwarded request: the original path (the function
+// name for the legacy httpWorker section) and the query rebuilt from the host's query
+// dictionary (repeated names comma-joined, names and values percent-encoded). Proxying keeps
+// the original path and query.
+func (e *Emulator) forwardURI(r *http.Request, f *function) string {
+	if e.cfg.Proxying {
+		return r.URL.RequestURI()
+	}
+	path := r.URL.EscapedPath()
+	if e.cfg.Legacy {
+		path = "/" + f.Name
+	}
+	var q strings.Builder
+	for _, p := range hostQuery(r.URL.RawQuery) {
+		if q.Len() == 0 {
+			q.WriteByte('?')
+		} else {
+			q.WriteByte('&')
+		}
+		q.WriteString(escapeDataString(p.name) + "=" + escapeDataString(p.value))
+	}
+	return path + q.String()
+}
+
+type queryParam struct{ name, value string }
+
+// hostQuery parses a raw query as ASP.NET Core does for the host's query dictionary: names
+// compare case-insensitively (the first spelling stays), repeated values are comma-joined, in
+// order of first appearance; a part that does not decode is skipped.
+func hostQuery(raw string) []queryParam {
+	var out []queryParam
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		n, v, _ := strings.Cut(part, "=")
+		name, err1 := url.QueryUnescape(n)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(p queryParam) bool { return strings.EqualFold(p.name, name) })
+		if i < 0 {
+			out = append(out, queryParam{name, value})
+			continue
+		}
+		out[i].value += "," + value
+	}
+	return out
+}
+
+// escapeDataString percent-encodes everything but the unreserved characters, as .NET's
+// UrlEncoder does.
+func escapeDataString(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// forward sends the original request to the handler at forwardURI, with all headers plus the
+// host headers and the body only when Content-Length > 0, and returns the answer verbatim
+// without following redirects. The caller going away does not cancel a forwarded request.
+func (e *Emulator) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	var body io.Reader
 	if r.ContentLength > 0 {
 		body = r.Body
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, e.handlerURL+r.URL.RequestURI(), body)
+	ctx := context.WithoutCancel(r.Context()) // forwarding: sent without the caller's cancellation
+	if e.cfg.Proxying {
+		ctx = r.Context() // a live proxy ends with its caller
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, e.handlerURL+e.forwardURI(r, f), body)
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return

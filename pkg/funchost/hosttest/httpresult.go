@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,42 +18,49 @@ type httpResponse struct {
 	body    []byte
 	// typed is false when the body has no Content-Type (object bodies have no formatter).
 	typed bool
+	// text marks a string body, which goes through the string formatter.
+	text bool
 }
 
-// parseHTTPOutput reads an http output value: an object read case-insensitively as
-// {statusCode | status, headers, body}. Anything else is the body of a 200.
+// parseHTTPOutput reads an http output value as the host does (GetHttpOutputBindingResponse,
+// then HttpBinding): the value's text is deserialised into {StatusCode, Status, Body, Headers}
+// with property names matched case-insensitively, so it must be an object (or a string holding
+// one) and null fails. Only StatusCode is read (the always-present StatusCode property hides
+// Status); a value that is not an integer (int.TryParse) means 200. Header values are written
+// with their .NET string form.
 func parseHTTPOutput(raw json.RawMessage) (*httpResponse, error) {
-	resp := &httpResponse{status: http.StatusOK}
-	var obj map[string]json.RawMessage
-	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
-		return resp, resp.setBody(raw)
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("the http output is null")
 	}
+	if raw[0] == '"' {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, fmt.Errorf("http output: %w", err)
+		}
+		raw = bytes.TrimSpace([]byte(text))
+	}
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+		return nil, errors.New("http output is not in the expected format (an object)")
+	}
+	resp := &httpResponse{status: http.StatusOK}
 	var statusRaw, headersRaw, bodyRaw json.RawMessage
 	for k, v := range obj {
 		switch strings.ToLower(k) {
 		case "statuscode":
 			statusRaw = v
-		case "status":
-			if statusRaw == nil {
-				statusRaw = v
-			}
 		case "headers":
 			headersRaw = v
 		case "body":
 			bodyRaw = v
 		}
 	}
-	if s := bytes.TrimSpace(statusRaw); len(s) > 0 && string(s) != "null" {
-		text := string(s)
-		if s[0] == '"' {
-			_ = json.Unmarshal(s, &text)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
-		if err != nil || n < 100 || n > 999 {
-			return nil, fmt.Errorf("status %s is not an HTTP status code", s)
-		}
-		resp.status = int(n)
+	status, err := parseStatus(statusRaw)
+	if err != nil {
+		return nil, err
 	}
+	resp.status = status
 	if h := bytes.TrimSpace(headersRaw); len(h) > 0 && string(h) != "null" {
 		var hs map[string]json.RawMessage
 		if err := json.Unmarshal(h, &hs); err != nil {
@@ -60,14 +68,15 @@ func parseHTTPOutput(raw json.RawMessage) (*httpResponse, error) {
 		}
 		for name, v := range hs {
 			value, isNull := stringForm(v)
+			if isNull {
+				// content-type: "cannot be null"; any other: its ToString() throws.
+				return nil, fmt.Errorf("header %q is null", name)
+			}
+			if strings.ContainsAny(value, "\r\n") {
+				return nil, fmt.Errorf("header %q: the value has a line break (an array or object)", name)
+			}
 			if strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") {
 				continue // framing is the server's business
-			}
-			if isNull {
-				if strings.EqualFold(name, "Content-Type") {
-					return nil, errors.New("content-type header is null")
-				}
-				continue
 			}
 			if strings.EqualFold(name, "Content-Type") {
 				resp.typed = true
@@ -81,6 +90,36 @@ func parseHTTPOutput(raw json.RawMessage) (*httpResponse, error) {
 	return resp, nil
 }
 
+// parseStatus reads StatusCode, a string property: a JSON number or string that int.TryParse
+// accepts is the status (100–999, else ASP.NET Core refuses it: 500); an object or array fails
+// deserialisation (500); anything else is 200.
+func parseStatus(raw json.RawMessage) (int, error) {
+	s := bytes.TrimSpace(raw)
+	if len(s) == 0 || string(s) == "null" {
+		return http.StatusOK, nil
+	}
+	var text string
+	switch s[0] {
+	case '{', '[':
+		return 0, fmt.Errorf("statusCode %s is not a string", s)
+	case '"':
+		_ = json.Unmarshal(s, &text)
+	default:
+		text = string(s)
+		if f, err := strconv.ParseFloat(text, 64); err == nil && strings.ContainsAny(text, ".eE") && f == float64(int64(f)) {
+			text = strconv.FormatInt(int64(f), 10) // Newtonsoft reads a float, then writes "201"
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 32)
+	if err != nil {
+		return http.StatusOK, nil
+	}
+	if n < 100 || n > 999 {
+		return 0, fmt.Errorf("status %d is not an HTTP status code", n)
+	}
+	return int(n), nil
+}
+
 // setBody writes a string as text and anything else as indented JSON (no formatter, so no
 // Content-Type).
 func (r *httpResponse) setBody(raw json.RawMessage) error {
@@ -89,7 +128,7 @@ func (r *httpResponse) setBody(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
-		r.body = []byte(s)
+		r.body, r.text = []byte(s), true
 		return nil
 	}
 	var buf bytes.Buffer
@@ -100,8 +139,9 @@ func (r *httpResponse) setBody(raw json.RawMessage) error {
 	return nil
 }
 
-// stringForm is a header value's string form: strings as they are, arrays and objects as
-// their JSON text, other scalars as their text (booleans as .NET writes them).
+// stringForm is a header value's .NET string form (JToken.ToString()): strings as they are,
+// arrays and objects as their indented, multi-line JSON text (which no server accepts in a
+// header), other scalars as their text (booleans as .NET writes them).
 func stringForm(v json.RawMessage) (string, bool) {
 	v = bytes.TrimSpace(v)
 	switch {
@@ -117,8 +157,8 @@ func stringForm(v json.RawMessage) (string, bool) {
 		return "False", false
 	case v[0] == '[' || v[0] == '{':
 		var buf bytes.Buffer
-		if json.Compact(&buf, v) == nil {
-			return buf.String(), false
+		if json.Indent(&buf, v, "", "  ") == nil {
+			return strings.ReplaceAll(buf.String(), "\n", "\r\n"), false
 		}
 	}
 	return string(v), false
@@ -133,10 +173,22 @@ func writeHTTPOutput(w http.ResponseWriter, raw json.RawMessage) error {
 	for _, h := range resp.headers {
 		w.Header().Set(h[0], h[1])
 	}
-	if !resp.typed {
+	noBody := resp.status == http.StatusNoContent || resp.status == http.StatusNotModified
+	switch {
+	case resp.text && !noBody:
+		// The string formatter: text/plain by default, and a charset is always declared.
+		ct := w.Header().Get("Content-Type")
+		if !resp.typed || ct == "" {
+			ct = "text/plain"
+		}
+		if _, params, err := mime.ParseMediaType(ct); err != nil || params["charset"] == "" {
+			ct += "; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+	case !resp.typed:
 		w.Header()["Content-Type"] = nil // no sniffing: the host writes no Content-Type
 	}
-	if resp.status == http.StatusNoContent || resp.status == http.StatusNotModified {
+	if noBody {
 		w.WriteHeader(resp.status)
 		return nil
 	}

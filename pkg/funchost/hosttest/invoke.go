@@ -3,14 +3,12 @@ package hosttest
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -72,8 +70,9 @@ func (e *Emulator) invoke(ctx context.Context, f *function, p payload) (*invocat
 		return nil, fmt.Errorf("%w: %s (%s): handler answered %d", ErrInvocationFailed, f.Name, id, resp.StatusCode)
 	}
 	// The host picks a reader by media type: only JSON media types can be read.
+	// (Web API's JSON formatter: application/json and text/json, no +json suffixes.)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "application/json" && mt != "text/json" && !strings.HasSuffix(mt, "+json") {
+	if mt != "application/json" && mt != "text/json" {
 		return nil, fmt.Errorf("%w: %s (%s): handler answered Content-Type %q, want application/json",
 			ErrInvocationFailed, f.Name, id, resp.Header.Get("Content-Type"))
 	}
@@ -88,123 +87,53 @@ func (e *Emulator) invoke(ctx context.Context, f *function, p payload) (*invocat
 }
 
 // output returns the value for an output binding: ReturnValue for `$return`, otherwise the
-// Outputs entry matched case-insensitively. ok is false for a missing or null value.
+// Outputs entry, matched case-sensitively as the host does. ok is false for a missing or null
+// value.
 func (r *invocationResult) output(name string) (json.RawMessage, bool) {
-	var v json.RawMessage
-	if name == "$return" {
-		v = r.ReturnValue
-	} else {
-		for k, raw := range r.Outputs {
-			if strings.EqualFold(k, name) {
-				v = raw
-				break
-			}
-		}
-	}
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || string(v) == "null" {
+	v, present := r.lookup(name)
+	if !present || string(v) == "null" {
 		return nil, false
 	}
 	return v, true
 }
 
-// httpTriggerValue builds Data.<req> for a request as the host does.
-func httpTriggerValue(r *http.Request, body []byte, params map[string]*string, identities []any) map[string]any {
-	query := map[string]string{}
-	for k, vs := range r.URL.Query() {
-		query[k] = strings.Join(vs, ",")
+// lookup returns the raw value for an output binding and whether it is present at all (a
+// present value may be null).
+func (r *invocationResult) lookup(name string) (json.RawMessage, bool) {
+	var v json.RawMessage
+	var ok bool
+	if name == "$return" {
+		v, ok = r.ReturnValue, r.ReturnValue != nil
+	} else {
+		v, ok = r.Outputs[name]
 	}
-	headers := map[string][]string{}
-	for k, vs := range r.Header {
-		headers[k] = append([]string{}, vs...)
-	}
-	if r.Host != "" {
-		headers["Host"] = []string{r.Host}
-	}
-	if params == nil {
-		params = map[string]*string{}
-	}
-	v := map[string]any{
-		"Url":        "http://" + r.Host + r.URL.RequestURI(),
-		"Method":     r.Method,
-		"Query":      query,
-		"Headers":    headers,
-		"Params":     params,
-		"Identities": identities,
-	}
-	if body != nil {
-		if isBinaryMediaType(r.Header.Get("Content-Type")) {
-			v["Body"] = base64.StdEncoding.EncodeToString(body)
-		} else {
-			v["Body"] = string(body)
-		}
-	}
-	return v
-}
-
-// isBinaryMediaType reports the media types whose bodies the host sends base64-encoded.
-func isBinaryMediaType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(contentType))
-	}
-	return mt == "application/octet-stream" || hasPrefixFold(mt, "multipart/")
-}
-
-// identities is the Identities array: with a key, one claims identity carrying the auth level;
-// without one, empty.
-func identities(level funchost.KeyLevel) []any {
-	if level == funchost.KeyLevelNone {
-		return []any{}
-	}
-	return []any{map[string]any{
-		"AuthenticationType": "WebJobsAuthLevel",
-		"IsAuthenticated":    true,
-		"Claims": []any{map[string]any{
-			"Type":  "http://schemas.microsoft.com/2017/07/functions/claims/authlevel",
-			"Value": string(level),
-		}},
-	}}
-}
-
-// httpMetadata is Metadata for an HTTP invocation: Query, Headers, route parameters and sys.
-// Keys ending in "trigger" are dropped, as the host drops them.
-func httpMetadata(f *function, trig map[string]any, params map[string]*string) map[string]any {
-	md := map[string]any{"Query": trig["Query"], "Headers": trig["Headers"]}
-	for k, v := range params {
-		if v != nil {
-			md[k] = *v
-		}
-	}
-	for k := range md {
-		if strings.HasSuffix(strings.ToLower(k), "trigger") {
-			delete(md, k)
-		}
-	}
-	md["sys"] = sysMetadata(f.Name)
-	return md
+	v = bytes.TrimSpace(v)
+	return v, ok && len(v) > 0
 }
 
 // invokeHTTP runs a JSON-mode HTTP invocation and writes the http output to the caller.
-func (e *Emulator) invokeHTTP(w http.ResponseWriter, r *http.Request, f *function, params map[string]*string, level funchost.KeyLevel) {
+func (e *Emulator) invokeHTTP(w http.ResponseWriter, r *http.Request, f *function, params map[string]*string) {
 	var body []byte
 	if r.ContentLength > 0 {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			// Kestrel: 413 past the body limit, 400 for a body it cannot read; empty bodies.
+			var be *funchost.BodyError
+			if errors.As(funchost.ClassifyBodyError(err), &be) && errors.Is(be, funchost.ErrBodyTooLarge) {
+				w.WriteHeader(http.StatusRequestEntityTooLarge)
+				return
+			}
+			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
 		body = b
 	}
-	var ids []any
-	if funchost.PresentedKey(r) != "" || e.opts.AuthMode == AuthBypass {
-		ids = identities(level)
-	} else {
-		ids = identities(funchost.KeyLevelNone)
-	}
-	trig := httpTriggerValue(r, body, params, ids)
-	p := payload{Data: map[string]any{f.Trigger.Name: trig}, Metadata: httpMetadata(f, trig, params)}
-	res, err := e.invoke(r.Context(), f, p)
+	level, keyName := e.callerKey(r, f)
+	trig := httpTriggerValue(r, body, params, identities(level, keyName))
+	p := payload{Data: map[string]any{f.Trigger.Name: trig}, Metadata: httpMetadata(f, r, body, params)}
+	// The host sends without the caller's cancellation: a caller that goes away does not
+	// cancel the invocation.
+	res, err := e.invoke(context.WithoutCancel(r.Context()), f, p)
 	if err != nil {
 		e.logf("hosttest: %v", err)
 		w.WriteHeader(http.StatusInternalServerError)
@@ -220,7 +149,7 @@ func (e *Emulator) invokeHTTP(w http.ResponseWriter, r *http.Request, f *functio
 		writeEmptyObject(w)
 		return
 	}
-	raw, ok := res.output(name)
+	raw, ok := res.lookup(name)
 	if !ok {
 		writeEmptyObject(w)
 		return

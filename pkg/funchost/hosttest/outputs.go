@@ -78,8 +78,15 @@ func outputMessages(raw json.RawMessage, binary bool) ([][]byte, error) {
 }
 
 // Base64Quirk reports what the host does to a string output value of a non-binary, non-http
-// binding: if s decodes as base64, the decoded bytes are written instead of s.
+// binding: if s decodes as base64, the decoded bytes are written instead of s. Like .NET's
+// Convert.FromBase64String, white space (space, tab, CR, LF) anywhere is ignored.
 func Base64Quirk(s string) ([]byte, bool) {
+	s = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\r' || r == '\n' {
+			return -1
+		}
+		return r
+	}, s)
 	if s == "" {
 		return nil, false
 	}

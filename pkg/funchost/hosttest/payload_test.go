@@ -90,7 +90,7 @@ func TestEmulator_HTTPPayload_RoundTripsThroughFunchost(t *testing.T) {
 	}
 	e := hosttest.StartApp(t, app, hosttest.Options{})
 	status, hdr, body := do(t, "POST", e.URL()+"/api/things/42?tag=a&tag=b", strings.NewReader("payload"), nil)
-	if status != 200 || body != "done" || hdr.Get("Content-Type") != "text/plain" {
+	if status != 200 || body != "done" || hdr.Get("Content-Type") != "text/plain; charset=utf-8" {
 		t.Fatalf("got %d %q %q", status, hdr.Get("Content-Type"), body)
 	}
 	if got.method != "POST" || got.path != "/api/things/42" || got.query != "tag=a&tag=b" || got.body != "payload" || got.id != "42" || got.opt != "" || got.invocation == "" {

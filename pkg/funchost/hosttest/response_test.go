@@ -32,29 +32,39 @@ func TestEmulator_Response_InterpretedLikeTheHost(t *testing.T) {
 		wantHeader map[string]string
 		wantBody   string
 	}{
-		{name: "text body with content type", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":201,"headers":{"Content-Type":"text/plain","X-A":"b"},"body":"made"}}}`),
-			wantStatus: 201, wantType: []string{"text/plain"}, wantHeader: map[string]string{"X-A": "b"}, wantBody: "made"},
+		{name: "text body with content type gets a charset", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":201,"headers":{"Content-Type":"text/plain","X-A":"b"},"body":"made"}}}`),
+			wantStatus: 201, wantType: []string{"text/plain; charset=utf-8"}, wantHeader: map[string]string{"X-A": "b"}, wantBody: "made"},
+		{name: "text body keeps its charset", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"Content-Type":"application/json; charset=utf-8"},"body":"{}"}}}`),
+			wantStatus: 200, wantType: []string{"application/json; charset=utf-8"}, wantBody: "{}"},
+		{name: "+json reply media type", handler: raw(200, "application/vnd.api+json", `{"Outputs":{"res":{"body":"x"}}}`), wantStatus: 500},
+		{name: "text/json reply media type", handler: raw(200, "text/json", `{"Outputs":{"res":{"body":"x"}}}`), wantStatus: 200, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "x"},
 		{name: "handler non-2xx", handler: raw(500, js, `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
 		{name: "handler 404", handler: raw(404, js, `{}`), wantStatus: 500},
 		{name: "unparsable body", handler: raw(200, js, `{"Outputs":`), wantStatus: 500},
 		{name: "text/plain media type", handler: raw(200, "text/plain", `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
 		{name: "no media type", handler: raw(200, "", `{"Outputs":{"res":{"statusCode":200,"body":"x"}}}`), wantStatus: 500},
 		{name: "missing res", handler: raw(200, js, `{"Outputs":{},"Logs":[],"ReturnValue":null}`), wantStatus: 200, wantBody: "{}"},
-		{name: "null res", handler: raw(200, js, `{"Outputs":{"res":null}}`), wantStatus: 200, wantBody: "{}"},
-		{name: "204 empty", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":204,"body":"ignored"}}}`), wantStatus: 204},
-		{name: "default status 200", handler: raw(200, js, `{"Outputs":{"res":{"body":"hi"}}}`), wantStatus: 200, wantBody: "hi"},
-		{name: "case-insensitive keys and binding", handler: raw(200, js, `{"outputs":{"RES":{"StatusCode":202,"BODY":"ok","HEADERS":{"content-type":"text/csv"}}}}`),
-			wantStatus: 202, wantType: []string{"text/csv"}, wantBody: "ok"},
-		{name: "status alias as numeric string", handler: raw(200, js, `{"Outputs":{"res":{"status":"418","body":"teapot"}}}`), wantStatus: 418, wantBody: "teapot"},
-		{name: "bad status", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":"lots"}}}`), wantStatus: 500},
+		{name: "null res fails", handler: raw(200, js, `{"Outputs":{"res":null}}`), wantStatus: 500},
+		{name: "string res fails", handler: raw(200, js, `{"Outputs":{"res":"hello"}}`), wantStatus: 500},
+		{name: "204 empty", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":204}}}`), wantStatus: 204},
+		{name: "default status 200, text/plain", handler: raw(200, js, `{"Outputs":{"res":{"body":"hi"}}}`), wantStatus: 200, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "hi"},
+		{name: "case-insensitive property names", handler: raw(200, js, `{"outputs":{"res":{"StatusCode":202,"BODY":"ok","HEADERS":{"content-type":"text/csv"}}}}`),
+			wantStatus: 202, wantType: []string{"text/csv; charset=utf-8"}, wantBody: "ok"},
+		{name: "case-sensitive binding name", handler: raw(200, js, `{"Outputs":{"RES":{"statusCode":202,"body":"ok"}}}`), wantStatus: 200, wantBody: "{}"},
+		{name: "status is not read", handler: raw(200, js, `{"Outputs":{"res":{"status":"418","body":"teapot"}}}`), wantStatus: 200, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "teapot"},
+		{name: "statusCode as numeric string", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":"418","body":"teapot"}}}`), wantStatus: 418, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "teapot"},
+		{name: "non-numeric status is 200", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":"lots"}}}`), wantStatus: 200},
+		{name: "out-of-range status fails", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":1000}}}`), wantStatus: 500},
 		{name: "null content-type throws", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"Content-Type":null},"body":"x"}}}`), wantStatus: 500},
 		{name: "object body is indented JSON without content type", handler: raw(200, js, `{"Outputs":{"res":{"statusCode":200,"body":{"a":[1,2]}}}}`),
 			wantStatus: 200, wantBody: "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
-		{name: "array header becomes JSON text", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"X-Many":["a","b"],"X-Num":5,"X-Bool":true},"body":"x"}}}`),
-			wantStatus: 200, wantHeader: map[string]string{"X-Many": `["a","b"]`, "X-Num": "5", "X-Bool": "True"}, wantBody: "x"},
-		{name: "no base64 decoding on http output", handler: raw(200, js, `{"Outputs":{"res":{"body":"dGVzdA=="}}}`), wantStatus: 200, wantBody: "dGVzdA=="},
+		{name: "scalar headers in their .NET form", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"X-Num":5,"X-Bool":true,"X-Empty":[]},"body":"x"}}}`),
+			wantStatus: 200, wantType: []string{"text/plain; charset=utf-8"}, wantHeader: map[string]string{"X-Num": "5", "X-Bool": "True", "X-Empty": "[]"}, wantBody: "x"},
+		{name: "array header is multi-line JSON text: 500", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"X-Many":["a","b"]},"body":"x"}}}`), wantStatus: 500},
+		{name: "null header fails", handler: raw(200, js, `{"Outputs":{"res":{"headers":{"X-A":null},"body":"x"}}}`), wantStatus: 500},
+		{name: "no base64 decoding on http output", handler: raw(200, js, `{"Outputs":{"res":{"body":"dGVzdA=="}}}`), wantStatus: 200, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "dGVzdA=="},
 		{name: "$return binding reads ReturnValue", fn: "ret", handler: raw(200, js, `{"Outputs":{"res":{"body":"wrong"}},"ReturnValue":{"statusCode":203,"body":"from return"}}`),
-			wantStatus: 203, wantBody: "from return"},
+			wantStatus: 203, wantType: []string{"text/plain; charset=utf-8"}, wantBody: "from return"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +110,7 @@ func TestEmulator_QueueOutput_Base64QuirkAndShapes(t *testing.T) {
 		{"base64 string decoded to its content", "", `"` + b64("real") + `"`, []string{b64("real")}},
 		{"binary dataType is not decoded", "binary", `"test"`, []string{b64("test")}},
 		{"array is several messages", "", `["hello world", {"k": 1}, null]`, []string{b64("hello world"), b64(`{"k":1}`)}},
+		{"base64 with white space is decoded as .NET does", "", `"dG Vz\tdA\r\n=="`, []string{b64("test")}},
 		{"object is its JSON", "", `{"k": [1, 2]}`, []string{b64(`{"k":[1,2]}`)}},
 	}
 	for _, tc := range cases {
@@ -116,6 +127,9 @@ func TestEmulator_QueueOutput_Base64QuirkAndShapes(t *testing.T) {
 				t.Errorf("queue = %q, want %q", got, tc.want)
 			}
 		})
+	}
+	if got, ok := hosttest.Base64Quirk(" dGVz dA== "); !ok || string(got) != "test" {
+		t.Errorf("Base64Quirk with spaces = %q, %v; want test", got, ok)
 	}
 	if got, ok := hosttest.Base64Quirk("test"); !ok || string(got) != "\xb5\xeb\x2d" {
 		t.Errorf(`Base64Quirk("test") = %q, %v; want the 3 decoded bytes`, got, ok)

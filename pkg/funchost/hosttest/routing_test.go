@@ -3,6 +3,7 @@ package hosttest_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -73,6 +74,7 @@ func TestEmulator_Auth_Modes(t *testing.T) {
 		"deflt": httpFunc("", "deflt"),
 		"adm":   httpFunc("admin", "manage"),
 		"off":   `{"disabled": true, "bindings": [{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"off"},{"type":"http","direction":"out","name":"res"}]}`,
+		"offf":  `{"disabled": true, "bindings": [{"type":"httpTrigger","direction":"in","name":"req","authLevel":"function","route":"offf"},{"type":"http","direction":"out","name":"res"}]}`,
 		"offs":  `{"disabled": "OFFS_DISABLED", "bindings": [{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"offs"},{"type":"http","direction":"out","name":"res"}]}`,
 	})
 	keys := funchost.Keys{Master: "mk", HostFunction: map[string]string{"default": "hk"}, System: map[string]string{"ext": "sk"},
@@ -101,6 +103,9 @@ func TestEmulator_Auth_Modes(t *testing.T) {
 		{"disabled", enforced, "/api/off", "", 404},
 		{"disabled by setting", enforced, "/api/offs", "hk", 404},
 		{"disabled with master key", enforced, "/api/off", "mk", 200},
+		{"disabled function-level without key: auth first", enforced, "/api/offf", "", 401},
+		{"disabled function-level with host key", enforced, "/api/offf", "hk", 404},
+		{"code matched case-insensitively", enforced, "/api/fn?Code=hk", "", 200},
 		{"bypass function", bypass, "/api/fn", "", 200},
 		{"bypass admin", bypass, "/api/manage", "", 200},
 		{"no keys function", nokeys, "/api/fn", "anything", 401},
@@ -128,12 +133,26 @@ func TestEmulator_Identities_CarryTheKeyLevel(t *testing.T) {
 	root := writeApp(t, "", map[string]string{"fn": httpFunc("function", "fn"), "anon": httpFunc("anonymous", "anon")})
 	rec := &recorder{}
 	e := start(t, root, rec, hosttest.Options{Keys: funchost.Keys{Master: "mk", HostFunction: map[string]string{"default": "hk"}}})
+	claim := func(typ, value string) string {
+		return `{"Issuer":"LOCAL AUTHORITY","OriginalIssuer":"LOCAL AUTHORITY","Properties":{},"Type":"http://schemas.microsoft.com/2017/07/functions/claims/` +
+			typ + `","Value":"` + value + `","ValueType":"http://www.w3.org/2001/XMLSchema#string"}`
+	}
+	identity := func(authType string, claims ...string) string {
+		authenticated := "true"
+		if authType == "null" {
+			authenticated = "false"
+		}
+		return `[{"Actor":null,"AuthenticationType":` + authType + `,"BootstrapContext":null,"Claims":[` + strings.Join(claims, ",") +
+			`],"IsAuthenticated":` + authenticated + `,"Label":null,"Name":null,` +
+			`"NameClaimType":"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name","RoleClaimType":"http://schemas.microsoft.com/ws/2008/06/identity/claims/role"}]`
+	}
 	cases := []struct {
 		path, key, want string
 	}{
-		{"/api/fn?code=hk", "", `[{"AuthenticationType":"WebJobsAuthLevel","Claims":[{"Type":"http://schemas.microsoft.com/2017/07/functions/claims/authlevel","Value":"Function"}],"IsAuthenticated":true}]`},
-		{"/api/fn", "mk", `[{"AuthenticationType":"WebJobsAuthLevel","Claims":[{"Type":"http://schemas.microsoft.com/2017/07/functions/claims/authlevel","Value":"Admin"}],"IsAuthenticated":true}]`},
-		{"/api/anon", "", `[]`},
+		{"/api/fn?code=hk", "", identity(`"WebJobsAuthLevel"`, claim("authlevel", "Function"), claim("invoke", "true"), claim("keyid", "default"))},
+		{"/api/fn", "mk", identity(`"WebJobsAuthLevel"`, claim("authlevel", "Admin"), claim("invoke", "true"), claim("keyid", "master"))},
+		{"/api/anon", "", identity("null")},
+		{"/api/anon?code=wrong", "", identity("null")},
 	}
 	for _, tc := range cases {
 		h := map[string]string{}

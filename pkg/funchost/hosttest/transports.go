@@ -1,17 +1,17 @@
 package hosttest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
@@ -48,13 +48,27 @@ func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
 	if err != nil {
 		t.Fatalf("hosttest: listen: %v", err)
 	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger})}}
-	srv.Start()
-	t.Cleanup(srv.Close)
+	// The standalone server as the binary serves it: funchost.Server with its default timeouts
+	// and limits.
+	srv, err := funchost.NewServer(funchost.ServerConfig{ShutdownTimeout: 5 * time.Second},
+		app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}), logger)
+	if err != nil {
+		t.Fatalf("hosttest: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("hosttest: standalone server: %v", err)
+		}
+	})
+	standaloneURL := "http://" + ln.Addr().String()
 
 	emu := StartApp(t, app, Options{Keys: keys, AuthMode: AuthEnforced})
 	return []Transport{
-		{Name: TransportStandalone, BaseURL: srv.URL, FunctionKey: functionKey, MasterKey: masterKey},
+		{Name: TransportStandalone, BaseURL: standaloneURL, FunctionKey: functionKey, MasterKey: masterKey},
 		{Name: TransportEmulatedHost, BaseURL: emu.URL(), FunctionKey: functionKey, MasterKey: masterKey},
 	}
 }

@@ -1,0 +1,111 @@
+package funchost
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of ServerConfig. They are listed in the README's "Server timeouts and limits".
+const (
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyReadTimeout bounds reading a request's whole body, counted from the end of
+	// its headers.
+	DefaultBodyReadTimeout = 60 * time.Second
+	// DefaultIdleTimeout bounds how long a keep-alive connection may wait for its next request.
+	DefaultIdleTimeout = 120 * time.Second
+	// DefaultMaxHeaderBytes caps the request line and headers.
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultDrainBodyBytes is how much unread request body the server still reads (and
+	// discards) after answering, so the answer is not lost to a TCP reset.
+	DefaultDrainBodyBytes = 8 << 20
+	// DefaultDrainTimeout bounds that drain.
+	DefaultDrainTimeout = 5 * time.Second
+	// DefaultShutdownTimeout bounds how long shutdown waits for in-flight requests.
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// ShutdownTimeout bounds how long Serve waits for in-flight requests after its context ends.
+//
+// Deprecated: use ServerConfig.ShutdownTimeout.
+const ShutdownTimeout = DefaultShutdownTimeout
+
+// ServerConfig holds the HTTP server's timeouts and limits (the custom handler and the
+// standalone server alike). The zero value of a field means its default; DefaultServerConfig
+// spells them out. There is deliberately no write timeout: responses may stream (SSE) or wait on
+// a long invocation, which the Functions host bounds with functionTimeout.
+type ServerConfig struct {
+	// ReadHeaderTimeout bounds reading the request line and headers. Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request body, from the end of the headers to the
+	// body's end; a slower body fails with 408 and the connection closes. Default 60 s.
+	BodyReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no new request for this long.
+	// Default 120 s.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request line plus headers (431 above it). Default 64 KiB.
+	MaxHeaderBytes int
+	// DrainBodyBytes is the most unread body the server reads and discards after answering a
+	// request whose body the handler did not read (a rejection), so that a client still sending
+	// sees the answer instead of a connection reset. A body with more left unread is not drained:
+	// the connection is half-closed and closed. Default 8 MiB.
+	DrainBodyBytes int64
+	// DrainTimeout bounds that drain. Default 5 s.
+	DrainTimeout time.Duration
+	// ShutdownTimeout bounds how long shutdown waits for in-flight requests once the serve
+	// context ends; requests still receiving their body are cut at once, and whatever is left
+	// after this long is closed. Default 30 s.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultServerConfig returns the configuration with every default filled in.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{}.withDefaults()
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.BodyReadTimeout, DefaultBodyReadTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.DrainTimeout, DefaultDrainTimeout)
+	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.DrainBodyBytes == 0 {
+		c.DrainBodyBytes = DefaultDrainBodyBytes
+	}
+	return c
+}
+
+// Validate reports a negative duration or size, or a header cap too small to hold a request.
+func (c ServerConfig) Validate() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"BodyReadTimeout", c.BodyReadTimeout},
+		{"IdleTimeout", c.IdleTimeout}, {"DrainTimeout", c.DrainTimeout}, {"ShutdownTimeout", c.ShutdownTimeout},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s is negative (%s)", d.name, d.v))
+		}
+	}
+	if c.MaxHeaderBytes < 0 || (c.MaxHeaderBytes > 0 && c.MaxHeaderBytes < 4096) {
+		errs = append(errs, fmt.Errorf("MaxHeaderBytes %d: want 0 (default) or at least 4096", c.MaxHeaderBytes))
+	}
+	if c.DrainBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("DrainBodyBytes is negative (%d)", c.DrainBodyBytes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("validate server config: %w", err)
+	}
+	return nil
+}
