@@ -53,6 +53,7 @@ type thread struct {
 	mu       sync.Mutex
 	messages []Message // guarded by mu
 	step     int       // guarded by mu
+	history  []snapshot // newest last, at most historyLimit; guarded by mu
 }
 
 var (
@@ -116,6 +117,9 @@ func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, er
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := len(t.history); n > 0 {
+		return t.view(threadID, n-1), nil
+	}
 	msgs := append([]Message(nil), t.messages...)
 	return host.StateView{
 		Values:   State{Messages: msgs},
@@ -145,6 +149,7 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 		t.messages = append([]Message(nil), t.messages[over:]...)
 	}
 	t.step++
+	t.record()
 	return State{Messages: append([]Message(nil), t.messages...)}, added, nil
 }
 
