@@ -51,8 +51,8 @@ type Graph struct {
 // thread is one conversation. Its own mutex keeps threads from contending with each other.
 type thread struct {
 	mu       sync.Mutex
-	messages []Message // guarded by mu
-	step     int       // guarded by mu
+	messages []Message  // guarded by mu
+	step     int        // guarded by mu
 	history  []snapshot // newest last, at most historyLimit; guarded by mu
 }
 
