@@ -133,7 +133,7 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 	if err := json.Unmarshal(req.Input, &in); err != nil {
 		return State{}, nil, fmt.Errorf("echo agent: decode input: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := pause(ctx, req.Config.Raw); err != nil {
 		return State{}, nil, err
 	}
 	reply := Message{Role: "assistant"}

@@ -2,6 +2,7 @@ package echoagent
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,4 +115,32 @@ func (ephemeral) Invoke(ctx context.Context, req host.Request) (any, error) {
 // Stream emits one event per message of the turn.
 func (ephemeral) Stream(ctx context.Context, req host.Request, emit func(chunk any) error) error {
 	return New(Options{MaxThreads: 1}).Stream(ctx, req, emit)
+}
+
+// MaxDelay caps the `config.configurable.delay_ms` a turn honours.
+const MaxDelay = 10 * time.Second
+
+// pause simulates a slow model: it waits `config.configurable.delay_ms` milliseconds (at most
+// MaxDelay) before answering, or until ctx ends. Demos and tests use it to hold a thread busy.
+func pause(ctx context.Context, config json.RawMessage) error {
+	var cfg struct {
+		Configurable struct {
+			DelayMS float64 `json:"delay_ms"`
+		} `json:"configurable"`
+	}
+	if config != nil {
+		_ = json.Unmarshal(config, &cfg)
+	}
+	d := min(time.Duration(cfg.Configurable.DelayMS*float64(time.Millisecond)), MaxDelay)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
