@@ -20,7 +20,7 @@ INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 
-.PHONY: all build run test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean
+.PHONY: all build run test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -90,6 +90,18 @@ endef
 integration: $(AZURITE) build
 	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
 	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
+	@$(MAKE) --no-print-directory platform-sdk-test
+
+## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
+## store (bin/funcgraph), then on Azurite with a server restart (bin/sdkserver, Azure thread store).
+SDKTEST := $(TOOLS)/sdktest
+platform-sdk-test: $(AZURITE) build
+	$(GO) build -o bin/sdkserver ./pkg/platform/sdktest/sdkserver
+	rm -rf $(SDKTEST) && mkdir -p $(SDKTEST) && cp pkg/platform/sdktest/package.json pkg/platform/sdktest/package-lock.json pkg/platform/sdktest/*.mjs $(SDKTEST)/
+	cd $(SDKTEST) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test sdk.test.mjs
+	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/sdkserver \
+	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
 
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
 bench-lock: $(AZURITE)

@@ -18,6 +18,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/platform"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -29,6 +31,9 @@ type Config struct {
 	LockBackendSetting string
 	// ThreadLock serialises runs per thread; nil means the in-process lock.
 	ThreadLock lock.ThreadLock
+	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
+	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
+	PlatformThreads threads.Store
 }
 
 // App is the built example app: its function app and the background work (the embedded
@@ -37,11 +42,13 @@ type App struct {
 	// FunctionApp holds every route of the example app.
 	FunctionApp *funchost.FunctionApp
 	engine      *engine.Engine
+	platform    *platform.Service
 	closers     []func() error
 }
 
 // Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
-// the echo_agent graph (invoke, stream, thread state) and the durable runs API (function auth)
+// the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
+// (platform_compat) and the durable runs API (function auth)
 // over the three example durable graphs on the embedded in-memory engine. Nothing runs until
 // Start, so building only to write function.json folders starts no goroutines.
 func Build(cfg Config) (*App, error) {
@@ -54,6 +61,7 @@ func Build(cfg Config) (*App, error) {
 		LockBackendSetting: cfg.LockBackendSetting,
 		ThreadLock:         cfg.ThreadLock,
 		Observer:           host.NewLoggingObserver(logger),
+		PlatformCompat:     true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
@@ -70,7 +78,11 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	return &App{FunctionApp: app.FunctionApp(), engine: eng}, nil
+	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads})
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	return &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat}, nil
 }
 
 // Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
@@ -87,7 +99,7 @@ func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }
 
 // Close stops the engine and runs the OnClose functions. Call it after the server stopped.
 func (a *App) Close() error {
-	errs := []error{a.engine.Close()}
+	errs := []error{a.engine.Close(), a.platform.Close()}
 	for _, fn := range a.closers {
 		errs = append(errs, fn())
 	}

@@ -65,8 +65,9 @@ type Graph struct {
 // thread is one conversation. Its own mutex keeps threads from contending with each other.
 type thread struct {
 	mu       sync.Mutex
-	messages []Message // guarded by mu
-	step     int       // guarded by mu
+	messages []Message  // guarded by mu
+	step     int        // guarded by mu
+	history  []snapshot // newest last, at most historyLimit; guarded by mu
 }
 
 var (
@@ -138,6 +139,9 @@ func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, er
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := len(t.history); n > 0 {
+		return t.view(threadID, n-1), nil
+	}
 	msgs := append([]Message(nil), t.messages...)
 	return host.StateView{
 		Values:   State{Messages: msgs},
@@ -152,7 +156,7 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 		return State{}, nil, &host.InputError{Field: "input.messages",
 			Message: "Input should be a valid list of messages with string role and content"}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := pause(ctx, req.Config.Raw); err != nil {
 		return State{}, nil, err
 	}
 	reply := Message{Role: "assistant"}
@@ -181,6 +185,7 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 		t.messages = append([]Message(nil), t.messages[drop:]...)
 	}
 	t.step++
+	t.record()
 	out := State{Messages: append([]Message(nil), t.messages...)}
 	t.mu.Unlock()
 	g.account(tid, t, size)

@@ -1,0 +1,217 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+)
+
+var _ RunExecutor = (*Service)(nil)
+
+// ExecuteRun implements RunExecutor.
+func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
+	tid, req := run.ThreadID, &run.Request
+	g, ok := s.graph(req.AssistantID)
+	if !ok {
+		s.logger.Error("background run: assistant not found", "graph", req.AssistantID, "run_id", run.RunID)
+		return RunError, nil
+	}
+	if _, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now()); err != nil {
+		if errors.Is(err, threads.ErrThreadBusy) {
+			return "", ErrRetryLater
+		}
+		s.logger.Error("background run: thread not runnable", "thread_id", tid, "run_id", run.RunID, "error", err)
+		return RunError, nil
+	}
+	body, err := invoke(ctx, g, req, tid)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		_ = s.releaseThread(ctx, tid, threads.StatusIdle, nil)
+		return RunInterrupted, nil
+	case err != nil:
+		s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", run.RunID, "error", err)
+		_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
+		return RunError, nil
+	}
+	if err := s.releaseThread(ctx, tid, threads.StatusIdle, body); err != nil {
+		return RunError, nil
+	}
+	return RunSuccess, nil
+}
+
+// boundConflict reports (as a 409) a thread bound to another assistant, so an enqueued run
+// does not wait forever for a thread it can never take.
+func (s *Service) boundConflict(ctx context.Context, tid string, req *RunRequest) error {
+	t, err := s.store.Get(ctx, tid)
+	if err != nil {
+		return err
+	}
+	if t.AssistantID != "" && t.AssistantID != req.AssistantID {
+		return newPublic(errConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(t.AssistantID), repr(req.AssistantID))
+	}
+	return nil
+}
+
+func (s *Service) serveRunCreate(w http.ResponseWriter, r *http.Request) {
+	run, err := s.createRun(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	w.Header().Set("Content-Location", s.contentLocation(run.ThreadID, run.RunID))
+	writeJSON(w, http.StatusOK, wireRun(run), s.logger)
+}
+
+// createRun checks a background run like a threaded wait (thread, assistant, limits, the
+// binding, and for reject a busy thread or queued runs), then submits it.
+func (s *Service) createRun(r *http.Request) (Run, error) {
+	tid, err := pathThreadID(r)
+	if err != nil {
+		return Run{}, err
+	}
+	req, err := s.parseRun(r, backgroundRun)
+	if err != nil {
+		return Run{}, err
+	}
+	t, err := s.store.Get(r.Context(), tid)
+	if err != nil {
+		return Run{}, storeError(err, tid)
+	}
+	if _, ok := s.graph(req.AssistantID); !ok {
+		return Run{}, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
+	}
+	if err := s.checkRunLimits(req); err != nil {
+		return Run{}, err
+	}
+	if err := s.boundConflict(r.Context(), tid, req); err != nil {
+		return Run{}, storeError(err, tid)
+	}
+	if req.MultitaskStrategy == "reject" {
+		active, err := s.runs.Active(r.Context(), tid)
+		if err != nil {
+			return Run{}, fmt.Errorf("check active runs: %w", err)
+		}
+		if active || t.Status == threads.StatusBusy {
+			return Run{}, newPublic(errConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
+		}
+	}
+	now := s.now().UTC()
+	run := Run{RunID: uuid.NewString(), ThreadID: tid, CreatedAt: now, UpdatedAt: now, Status: RunPending, Request: *req}
+	if err := s.runs.Submit(r.Context(), run); err != nil {
+		return Run{}, fmt.Errorf("submit run: %w", err)
+	}
+	return run, nil
+}
+
+// runError maps the backend's errors.
+func runError(err error, runID string) error {
+	switch {
+	case errors.Is(err, ErrRunNotFound):
+		return newPublic(errNotFound, "Run %s not found", repr(runID))
+	case errors.Is(err, ErrRunFinished):
+		return newPublic(errConflict, "Run %s is already finished", repr(runID))
+	}
+	return err
+}
+
+// pathRun returns the path's thread id (400) and run id.
+func pathRun(r *http.Request) (string, string, error) {
+	tid, err := pathThreadID(r)
+	return tid, r.PathValue("run_id"), err
+}
+
+func (s *Service) serveRunGet(w http.ResponseWriter, r *http.Request) {
+	tid, rid, err := pathRun(r)
+	if err == nil {
+		var run Run
+		if run, err = s.runs.Get(r.Context(), tid, rid); err == nil {
+			writeJSON(w, http.StatusOK, wireRun(run), s.logger)
+			return
+		}
+		err = runError(err, rid)
+	}
+	writeError(w, err, s.logger)
+}
+
+func (s *Service) serveRunList(w http.ResponseWriter, r *http.Request) {
+	out, err := s.listRuns(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	writeJSON(w, http.StatusOK, out, s.logger)
+}
+
+func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
+	tid, err := pathThreadID(r)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	limit, offset := 10, 0
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			return nil, validationError("limit", "Input should be an integer greater than or equal to 1")
+		}
+	}
+	if v := q.Get("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			return nil, validationError("offset", "Input should be an integer greater than or equal to 0")
+		}
+	}
+	if _, err := s.store.Get(r.Context(), tid); err != nil {
+		return nil, storeError(err, tid)
+	}
+	runs, err := s.runs.List(r.Context(), tid, RunStatus(q.Get("status")), limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runBody, 0, len(runs))
+	for _, run := range runs {
+		out = append(out, wireRun(run))
+	}
+	return out, nil
+}
+
+// serveRunJoin waits for the run and answers the thread's values (the run's output when it
+// succeeded).
+func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
+	tid, rid, err := pathRun(r)
+	if err == nil {
+		if _, err = s.runs.Join(r.Context(), tid, rid); err == nil {
+			var t threads.Thread
+			if t, err = s.store.Get(r.Context(), tid); err == nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write(rawOrEmpty(t.Values))
+				return
+			}
+			err = storeError(err, tid)
+		} else {
+			err = runError(err, rid)
+		}
+	}
+	writeError(w, err, s.logger)
+}
+
+func (s *Service) serveRunCancel(w http.ResponseWriter, r *http.Request) {
+	tid, rid, err := pathRun(r)
+	if err == nil {
+		q := r.URL.Query()
+		if a := q.Get("action"); a != "" && a != "interrupt" {
+			err = newPublic(errNotImplemented, "Cancel action %s is not supported; only 'interrupt' is available.", repr(a))
+		} else if err = s.runs.Cancel(r.Context(), tid, rid, q.Get("wait") == "1" || q.Get("wait") == "true"); err == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		} else {
+			err = runError(err, rid)
+		}
+	}
+	writeError(w, err, s.logger)
+}

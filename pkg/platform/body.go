@@ -1,0 +1,217 @@
+package platform
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+)
+
+// readBody reads the raw body, failing with 400 when it is longer than maxBytes (equal passes).
+func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
+	tooLarge := func(n int64) error {
+		return newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", n, maxBytes)
+	}
+	if r.ContentLength > maxBytes {
+		return nil, tooLarge(r.ContentLength)
+	}
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if int64(len(body)) > maxBytes {
+		rest, _ := io.Copy(io.Discard, r.Body)
+		return nil, tooLarge(int64(len(body)) + rest)
+	}
+	return body, nil
+}
+
+// bodyMode says how a route treats its body.
+type bodyMode int
+
+const (
+	// emptyOK treats an empty or whitespace-only body as {}; non-objects reach the schema
+	// check (422).
+	emptyOK bodyMode = iota
+	// emptyOKObject is emptyOK, and a non-object body is a 400.
+	emptyOKObject
+	// requiredObject refuses an empty body as invalid JSON and a non-object with 400.
+	requiredObject
+	// requiredSchema refuses an empty body as invalid JSON; a non-object reaches the schema
+	// check (422).
+	requiredSchema
+)
+
+// object is a parsed JSON object body: its members as raw JSON (duplicate keys: last wins).
+type object map[string]json.RawMessage
+
+// parseBody applies the platform's body reading rules after the size check: empty handling,
+// strict JSON (400 `Invalid JSON body`), the object rule. A non-object body that reaches the
+// schema check is answered 422 by the caller; parseBody returns it as a nil object and ok.
+func parseBody(body []byte, mode bodyMode) (object, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 && (mode == emptyOK || mode == emptyOKObject) {
+		return object{}, nil
+	}
+	if !strictJSON(body) {
+		return nil, newPublic(errBadRequest, "Invalid JSON body")
+	}
+	if trimmed[0] != '{' {
+		if mode == emptyOKObject || mode == requiredObject {
+			return nil, newPublic(errBadRequest, "Request body must be a JSON object")
+		}
+		return nil, validationError("body", "Input should be a valid dictionary or object to extract fields from")
+	}
+	var obj object
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, newPublic(errBadRequest, "Invalid JSON body")
+	}
+	return obj, nil
+}
+
+// strictJSON reports RFC 8259 JSON in UTF-8: no BOM, valid UTF-8, no NaN/Infinity (which
+// encoding/json refuses anyway).
+func strictJSON(b []byte) bool {
+	if bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}) || !utf8.Valid(b) {
+		return false
+	}
+	return json.Valid(b)
+}
+
+// has reports whether key is present and not null.
+func (o object) has(key string) bool {
+	v, ok := o[key]
+	return ok && !isNull(v)
+}
+
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
+
+// kindOf returns the JSON kind of a raw value: 'o' object, 'a' array, 's' string, 'n'
+// number, 'b' bool, 'z' null.
+func kindOf(v json.RawMessage) byte {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return 0
+	}
+	switch v[0] {
+	case '{':
+		return 'o'
+	case '[':
+		return 'a'
+	case '"':
+		return 's'
+	case 't', 'f':
+		return 'b'
+	case 'n':
+		return 'z'
+	}
+	return 'n'
+}
+
+// optObject returns member key as an object (nil when absent or null), or a 422.
+func (o object) optObject(key string) (json.RawMessage, error) {
+	v, ok := o[key]
+	if !ok || isNull(v) {
+		return nil, nil
+	}
+	if kindOf(v) != 'o' {
+		return nil, validationError(key, "Input should be a valid dictionary")
+	}
+	return v, nil
+}
+
+// optString returns member key as a string (ok false when absent or null), or a 422.
+func (o object) optString(key string) (string, bool, error) {
+	v, ok := o[key]
+	if !ok || isNull(v) {
+		return "", false, nil
+	}
+	var s string
+	if kindOf(v) != 's' || json.Unmarshal(v, &s) != nil {
+		return "", false, validationError(key, "Input should be a valid string")
+	}
+	return s, true, nil
+}
+
+// optInt returns member key as an integer ≥ min, def when absent or null, or a 422.
+func (o object) optInt(key string, def, min int) (int, error) {
+	v, ok := o[key]
+	if !ok || isNull(v) {
+		return def, nil
+	}
+	var n int
+	if kindOf(v) != 'n' || json.Unmarshal(v, &n) != nil {
+		return 0, validationError(key, "Input should be a valid integer")
+	}
+	if n < min {
+		return 0, validationError(key, fmt.Sprintf("Input should be greater than or equal to %d", min))
+	}
+	return n, nil
+}
+
+// decodeMap decodes an object member into a map (nil for absent or null).
+func decodeMap(raw json.RawMessage) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// checkLimits walks raw depth-first in document order and returns the first violation of the
+// depth and node rules (hosting.md section 4). Scalars pass.
+func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
+	k := kindOf(raw)
+	if k != 'o' && k != 'a' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		object  bool
+		wantKey bool
+	}
+	var stack []frame
+	count := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return newPublic(errBadRequest, "Invalid JSON body")
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			if top.object && top.wantKey {
+				top.wantKey = false // tok is a key
+				continue
+			}
+			if top.object {
+				top.wantKey = true
+			}
+			count++
+			if count > maxNodes {
+				return newPublic(errBadRequest, "Input exceeds maximum node count of %d", maxNodes)
+			}
+			if n+1 > maxDepth {
+				return newPublic(errBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
+			}
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, frame{object: d == '{', wantKey: d == '{'})
+		}
+	}
+}

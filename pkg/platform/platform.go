@@ -1,0 +1,157 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+)
+
+// Options configures the platform routes. The zero value is valid.
+type Options struct {
+	// Threads stores thread records; nil means a new threads.Memory (one instance only).
+	Threads threads.Store
+	// NewRunBackend builds the background-run backend from the executor the service
+	// provides; nil means NewLocalRuns with default options.
+	NewRunBackend func(exec RunExecutor) (RunBackend, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger is the surface's logger; nil means the app's logger.
+	Logger *slog.Logger
+}
+
+// ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
+var ErrNotEnabled = errors.New("platform: the hosting app was built without PlatformCompat")
+
+// Service serves the platform routes of one hosting app.
+type Service struct {
+	app       *host.GraphHostApp
+	store     threads.Store
+	runs      RunBackend
+	now       func() time.Time
+	started   time.Time
+	logger    *slog.Logger
+	prefix    string
+	maxBody   int64
+	maxDepth  int
+	maxNodes  int
+	maxStream int
+}
+
+// Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
+// on app's function app and returns the service. It fails with ErrNotEnabled when app was
+// built without PlatformCompat, and with funchost.ErrRouteConflict when a route collides.
+// Graphs registered on app later are served too. Close the service to stop background runs.
+func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
+	if !app.PlatformCompat() {
+		return nil, ErrNotEnabled
+	}
+	ho := app.Options()
+	s := &Service{
+		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
+		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
+		maxStream: ho.MaxStreamResponseBytes,
+	}
+	if s.store == nil {
+		s.store = threads.NewMemory()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = app.Logger()
+	}
+	s.logger = s.logger.With("component", "platform")
+	s.started = s.now().UTC()
+	fa := app.FunctionApp()
+	s.prefix = "/" + fa.RoutePrefix()
+	if s.prefix == "/" {
+		s.prefix = ""
+	}
+	newBackend := opts.NewRunBackend
+	if newBackend == nil {
+		newBackend = func(exec RunExecutor) (RunBackend, error) { return NewLocalRuns(exec, LocalRunsOptions{}), nil }
+	}
+	runs, err := newBackend(s)
+	if err != nil {
+		return nil, fmt.Errorf("mount platform routes: build run backend: %w", err)
+	}
+	s.runs = runs
+	scratch := funchost.NewFunctionApp()
+	scratch.SetRoutePrefix(fa.RoutePrefix())
+	if err := scratch.Mount(fa); err != nil {
+		return nil, fmt.Errorf("mount platform routes: %w", err)
+	}
+	fns := s.functions(ho.AuthLevel)
+	for _, fn := range fns {
+		if err := scratch.HandleHTTP(fn); err != nil {
+			return nil, fmt.Errorf("mount platform routes: %w", err)
+		}
+	}
+	for _, fn := range fns {
+		if err := fa.HandleHTTP(fn); err != nil {
+			return nil, fmt.Errorf("mount platform routes: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Close stops the background-run backend when it has a Close method.
+func (s *Service) Close() error {
+	if c, ok := s.runs.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Threads returns the thread store, for maintenance such as ResetStaleLocks.
+func (s *Service) Threads() threads.Store { return s.store }
+
+type route struct {
+	name, method, path string
+	h                  http.HandlerFunc
+	summary            string
+}
+
+// functions returns the platform routes.
+func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
+	routes := []route{
+		{"assistants_search", "POST", "assistants/search", s.serveAssistantsSearch, "Search assistants"},
+		{"assistants_count", "POST", "assistants/count", s.serveAssistantsCount, "Count assistants"},
+		{"assistants_get", "GET", "assistants/{assistant_id}", s.serveAssistantGet, "Get an assistant"},
+		{"threads_create", "POST", "threads", s.serveThreadCreate, "Create a thread"},
+		{"threads_get", "GET", "threads/{thread_id}", s.serveThreadGet, "Get a thread"},
+		{"threads_patch", "PATCH", "threads/{thread_id}", s.serveThreadPatch, "Update a thread's metadata"},
+		{"threads_delete", "DELETE", "threads/{thread_id}", s.serveThreadDelete, "Delete a thread"},
+		{"threads_search", "POST", "threads/search", s.serveThreadsSearch, "Search threads"},
+		{"threads_count", "POST", "threads/count", s.serveThreadsCount, "Count threads"},
+		{"threads_state_get", "GET", "threads/{thread_id}/state", s.serveStateGet, "Get a thread's state"},
+		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state"},
+		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history"},
+		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.serveThreadRunWait, "Run on a thread and wait"},
+		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.serveThreadRunStream, "Run on a thread, buffered SSE"},
+		{"runs_create", "POST", "threads/{thread_id}/runs", s.serveRunCreate, "Create a background run"},
+		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs"},
+		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run"},
+		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run"},
+		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run"},
+		{"runs_stateless_wait", "POST", "runs/wait", s.serveThreadlessWait, "Run without a thread and wait"},
+		{"runs_stateless_stream", "POST", "runs/stream", s.serveThreadlessStream, "Run without a thread, buffered SSE"},
+	}
+	fns := make([]funchost.HTTPFunction, 0, len(routes))
+	for _, r := range routes {
+		fns = append(fns, funchost.HTTPFunction{
+			Name: "fg_platform_" + r.name, Methods: []string{r.method}, Route: r.path, AuthLevel: auth, Handler: r.h,
+			Doc: funchost.RouteDoc{Summary: r.summary, Tags: []string{"platform"}},
+		})
+	}
+	return fns
+}
+
+// graph returns the registered graph named name.
+func (s *Service) graph(name string) (host.InvocableGraph, bool) { return s.app.Graph(name) }

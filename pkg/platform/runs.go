@@ -1,0 +1,241 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/google/uuid"
+
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
+)
+
+// lockThread takes the run lock of a thread through the store (platform runs do not use the
+// host's thread lock).
+func (s *Service) lockThread(ctx context.Context, tid string, req *RunRequest) error {
+	_, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now())
+	var be *threads.BoundError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, threads.ErrThreadNotFound):
+		return threadNotFound(tid)
+	case errors.As(err, &be):
+		return newPublic(errConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(be.Bound), repr(be.Requested))
+	case errors.Is(err, threads.ErrThreadBusy):
+		return newPublic(errConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
+	case errors.Is(err, threads.ErrTooLarge):
+		return storeErrorPublic(err)
+	}
+	return fmt.Errorf("acquire thread %q: %w", tid, err)
+}
+
+// releaseThread ends a run on a thread; a release that fails is logged (the stale-lock sweep
+// resets the thread) and reported.
+func (s *Service) releaseThread(ctx context.Context, tid string, status threads.Status, values json.RawMessage) error {
+	err := s.store.Release(context.WithoutCancel(ctx), tid, status, values, s.now())
+	if errors.Is(err, threads.ErrTooLarge) && values != nil {
+		s.logger.Error("run output does not fit the thread record", "thread_id", tid)
+		_ = s.store.Release(context.WithoutCancel(ctx), tid, threads.StatusError, nil, s.now())
+	}
+	if err != nil {
+		s.logger.Error("release thread", "thread_id", tid, "error", err)
+	}
+	return err
+}
+
+// graphRequest builds what the graph receives.
+func graphRequest(req *RunRequest, tid string) host.Request {
+	cfg := req.Config
+	if tid != "" {
+		cfg = threadedConfig(cfg, tid)
+	}
+	return host.Request{Input: req.Input, Config: host.Config{ThreadID: tid, Raw: cfg}, StreamMode: req.StreamMode}
+}
+
+// invoke runs the graph to completion and returns its output as the wait body: an object as
+// is, anything else as {"result": <value>}, json.dumps style.
+func invoke(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid string) ([]byte, error) {
+	ctx = withRunContext(ctx, req.Context)
+	out, err := guardValue(func() (any, error) { return g.Invoke(ctx, graphRequest(req, tid)) })
+	if err != nil {
+		return nil, err
+	}
+	return encodeOutput(out, "result")
+}
+
+// encodeOutput renders v in json.dumps style: an object as is, anything else wrapped as
+// {"<key>": <value>} keeping its JSON type.
+func encodeOutput(v any, key string) ([]byte, error) {
+	var compact []byte
+	if raw, ok := v.(json.RawMessage); ok {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, fmt.Errorf("compact output: %w", err)
+		}
+		compact = buf.Bytes()
+	} else {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("encode output: %w", err)
+		}
+		compact = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	}
+	if kindOf(compact) == 'o' {
+		return pyjson.AppendReformat(nil, compact), nil
+	}
+	out := append([]byte(`{"`+key+`": `), pyjson.AppendReformat(nil, compact)...)
+	return append(out, '}'), nil
+}
+
+// contentLocation is the Content-Location of a run.
+func (s *Service) contentLocation(tid, runID string) string {
+	if tid == "" {
+		return s.prefix + "/runs/" + runID
+	}
+	return s.prefix + "/threads/" + tid + "/runs/" + runID
+}
+
+func (s *Service) serveThreadRunWait(w http.ResponseWriter, r *http.Request) {
+	tid, req, g, err := s.admitThreaded(r, false)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	if err := s.lockThread(r.Context(), tid, req); err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	runID := uuid.NewString()
+	body, err := invoke(r.Context(), g, req, tid)
+	if err != nil {
+		s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", err)
+		_ = s.releaseThread(r.Context(), tid, threads.StatusError, nil)
+		writeError(w, newPublic(errInternal, "Graph execution failed"), s.logger)
+		return
+	}
+	_ = s.releaseThread(r.Context(), tid, threads.StatusIdle, body)
+	s.writeWait(w, tid, runID, body)
+}
+
+func (s *Service) writeWait(w http.ResponseWriter, tid, runID string, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Location", s.contentLocation(tid, runID))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// admitThreaded runs the checks of a threaded run up to the run lock: thread id, parse chain,
+// thread exists, (stream) stream mode, assistant, depth and nodes, (stream) streaming.
+func (s *Service) admitThreaded(r *http.Request, stream bool) (string, *RunRequest, host.InvocableGraph, error) {
+	tid, err := pathThreadID(r)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	req, err := s.parseRun(r, threadedRun)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if _, err := s.store.Get(r.Context(), tid); err != nil {
+		return "", nil, nil, storeError(err, tid)
+	}
+	if stream && req.streamModeErr != nil {
+		return "", nil, nil, req.streamModeErr
+	}
+	g, ok := s.graph(req.AssistantID)
+	if !ok {
+		return "", nil, nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
+	}
+	if err := s.checkRunLimits(req); err != nil {
+		return "", nil, nil, err
+	}
+	if stream {
+		if _, ok := g.(host.StreamableGraph); !ok {
+			return "", nil, nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
+		}
+	}
+	return tid, req, g, nil
+}
+
+// admitThreadless runs the checks of a threadless run: parse chain, (stream) stream mode,
+// assistant, depth and nodes, the clone without checkpointer, (stream) streaming on the
+// clone, and no thread_id in the config. It returns the graph to run.
+func (s *Service) admitThreadless(r *http.Request, stream bool) (*RunRequest, host.InvocableGraph, error) {
+	req, err := s.parseRun(r, threadlessRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	if stream && req.streamModeErr != nil {
+		return nil, nil, req.streamModeErr
+	}
+	g, ok := s.graph(req.AssistantID)
+	if !ok {
+		return nil, nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
+	}
+	if err := s.checkRunLimits(req); err != nil {
+		return nil, nil, err
+	}
+	if hasCheckpointer(g) {
+		var clone host.InvocableGraph
+		if e, ok := g.(Ephemeral); ok {
+			clone = e.WithoutCheckpointer()
+		}
+		if clone == nil {
+			return nil, nil, newPublic(errNotImplemented, "Graph %s has a checkpointer that cannot be disabled for threadless execution.", repr(req.AssistantID))
+		}
+		g = clone
+	}
+	if stream {
+		if _, ok := g.(host.StreamableGraph); !ok {
+			return nil, nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
+		}
+	}
+	if hasThreadID(req.Config) {
+		return nil, nil, newPublic(errValidation, "thread_id is not allowed on threadless runs")
+	}
+	return req, g, nil
+}
+
+func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
+	req, g, err := s.admitThreadless(r, false)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	runID := uuid.NewString()
+	body, err := invoke(r.Context(), g, req, "")
+	if err != nil {
+		s.logger.Error("graph execution failed", "graph", req.AssistantID, "run_id", runID, "error", err)
+		writeError(w, newPublic(errInternal, "Graph execution failed"), s.logger)
+		return
+	}
+	s.writeWait(w, "", runID, body)
+}
+
+// PanicError is the error of a run whose graph panicked.
+type PanicError struct {
+	// Value is the value passed to panic; Stack the panicking goroutine's stack.
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("graph panicked: %v", e.Value) }
+
+// guardValue runs fn, turning a panic into a *PanicError.
+func guardValue[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}

@@ -1,0 +1,210 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+)
+
+func TestRuns_Wait_Contract_BothTransports(t *testing.T) {
+	f := newFixture(t, host.Options{MaxInputNodes: 5}, func(g *memGraph) {
+		base := g.invoke
+		g.invoke = func(ctx context.Context, req host.Request) (any, error) {
+			if strings.Contains(string(req.Input), "boom") {
+				return nil, errors.New("secret failure text")
+			}
+			if base != nil {
+				return base(ctx, req)
+			}
+			return map[string]any{"config": json.RawMessage(req.Config.Raw), "context": RunContext(ctx)}, nil
+		}
+	})
+	for _, tr := range f.trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			tid := newThread(t, tr, `{"metadata":{"a":1}}`)
+			busy := newThread(t, tr, "")
+			if _, err := f.store.Acquire(t.Context(), busy, "chat", nil, f.svc.now()); err != nil {
+				t.Fatal(err)
+			}
+			wait := "/api/threads/" + tid + "/runs/wait"
+			tests := []struct {
+				name, path, body string
+				status           int
+				want             string
+			}{
+				{"invalid thread id", "/api/threads/%20%7F/runs/wait", `{}`, 400, "Thread ID must contain only printable ASCII characters"},
+				{"invalid JSON", wait, `{`, 400, detail("Invalid JSON body")},
+				{"empty body", wait, ``, 400, detail("Invalid JSON body")},
+				{"threaded non-object is 422", wait, `[]`, 422, "Validation error:"},
+				{"assistant missing", wait, `{}`, 422, "Validation error: assistant_id"},
+				{"input not object", wait, `{"assistant_id":"chat","input":[1]}`, 422, "Validation error: input"},
+				{"bad stream_mode", wait, `{"assistant_id":"chat","stream_mode":3}`, 422, "Validation error: stream_mode"},
+				{"bad strategy", wait, `{"assistant_id":"chat","multitask_strategy":"x"}`, 422, "Validation error: multitask_strategy"},
+				{"invalid assistant name", wait, `{"assistant_id":"9x"}`, 400, "Invalid graph name '9x'."},
+				{"interrupt_before", wait, `{"assistant_id":"chat","interrupt_before":"*","webhook":"u"}`, 501, detail("Interrupt-before is not supported in this release.")},
+				{"interrupt_after", wait, `{"assistant_id":"chat","interrupt_after":["a"]}`, 501, detail("Interrupt-after is not supported in this release.")},
+				{"webhook", wait, `{"assistant_id":"chat","webhook":"u","command":{}}`, 501, detail("Webhook callbacks are not supported in this release.")},
+				{"on_completion", wait, `{"assistant_id":"chat","on_completion":"delete"}`, 501, detail("on_completion callbacks are not supported in this release.")},
+				{"after_seconds", wait, `{"assistant_id":"chat","after_seconds":1.5}`, 501, detail("Delayed runs are not supported in this release.")},
+				{"if_not_exists", wait, `{"assistant_id":"chat","if_not_exists":"create"}`, 501, detail("if_not_exists is not supported in this release.")},
+				{"checkpoint_id", wait, `{"assistant_id":"chat","checkpoint_id":"c"}`, 501, detail("Checkpoint resumption is not supported in this release.")},
+				{"command", wait, `{"assistant_id":"chat","command":{"resume":1}}`, 501, detail("Command-based resumption is not supported in this release.")},
+				{"feedback_keys", wait, `{"assistant_id":"chat","feedback_keys":["k"]}`, 501, detail("Feedback keys are not supported in this release.")},
+				{"enqueue on wait", wait, `{"assistant_id":"chat","multitask_strategy":"enqueue"}`, 501, detail("Multitask strategy 'enqueue' is not supported; only 'reject' is available.")},
+				{"nulls are absent", wait, `{"assistant_id":"nope","webhook":null,"command":null}`, 404, detail("Assistant 'nope' not found")},
+				{"thread missing before assistant", "/api/threads/nope/runs/wait", `{"assistant_id":"nope"}`, 404, detail("Thread 'nope' not found")},
+				{"too many nodes", wait, `{"assistant_id":"chat","input":{"a":[1,2,3,4,5]}}`, 400, detail("Input exceeds maximum node count of 5")},
+				{"config nodes", wait, `{"assistant_id":"chat","config":{"a":[1,2,3,4,5]}}`, 400, detail("Input exceeds maximum node count of 5")},
+				{"busy", "/api/threads/" + busy + "/runs/wait", `{"assistant_id":"chat"}`, 409, detail("Thread '" + busy + "' is already busy. Concurrent runs are not supported (multitask_strategy=reject).")},
+				{"success", wait, `{"assistant_id":"chat","input":{"q":"é"},"config":{"configurable":{"thread_id":"other","k":"v"},"tags":["x"]},"context":{"c":1},"metadata":{"b":2}}`, 200,
+					`{"config": {"configurable": {"k": "v", "thread_id": "` + tid + `"}, "tags": ["x"]}, "context": {"c": 1}}`},
+				{"bound to another assistant", wait, `{"assistant_id":"plain"}`, 409, detail("Thread '" + tid + "' is bound to assistant 'chat', cannot run with 'plain'")},
+				{"failure", wait, `{"assistant_id":"chat","input":{"boom":1}}`, 500, detail("Graph execution failed")},
+			}
+			for _, tc := range tests {
+				r := do(t, tr, "POST", tc.path, tc.body)
+				if r.status != tc.status || !matches(r.body, tc.want) {
+					t.Errorf("%s: %d %s; want %d %s", tc.name, r.status, r.body, tc.status, tc.want)
+				}
+				if strings.Contains(r.body, "secret") {
+					t.Errorf("%s: leaked the graph error: %s", tc.name, r.body)
+				}
+				if tc.name == "success" && !regexp.MustCompile(`^/api/threads/`+tid+`/runs/[0-9a-f-]{36}$`).MatchString(r.header.Get("Content-Location")) {
+					t.Errorf("Content-Location = %q", r.header.Get("Content-Location"))
+				}
+			}
+			th, _ := f.store.Get(t.Context(), tid)
+			if th.Status != threads.StatusError || th.AssistantID != "chat" || th.Metadata["b"] != 2.0 || th.Metadata["a"] != 1.0 ||
+				!strings.Contains(string(th.Values), `"context": {"c": 1}`) {
+				t.Fatalf("thread after runs: %+v %s", th, th.Values)
+			}
+			if r := do(t, tr, "POST", wait, `{"assistant_id":"chat","input":{}}`); r.status != 200 {
+				t.Fatalf("run after failure: %d %s", r.status, r.body)
+			}
+			if th, _ := f.store.Get(t.Context(), tid); th.Status != threads.StatusIdle {
+				t.Fatalf("a successful run must return the thread to idle: %s", th.Status)
+			}
+		})
+	}
+}
+
+func TestRuns_Threadless_BothTransports(t *testing.T) {
+	f := newFixture(t, host.Options{}, nil)
+	for _, tr := range f.trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			tests := []struct {
+				name, path, body string
+				status           int
+				want             string
+			}{
+				{"non-object", "/api/runs/wait", `[]`, 400, detail("Request body must be a JSON object")},
+				{"unknown assistant", "/api/runs/wait", `{"assistant_id":"nope"}`, 404, detail("Assistant 'nope' not found")},
+				{"checkpointer without clone", "/api/runs/wait", `{"assistant_id":"locked"}`, 501, detail("Graph 'locked' has a checkpointer that cannot be disabled for threadless execution.")},
+				{"thread id refused", "/api/runs/wait", `{"assistant_id":"plain","config":{"configurable":{"thread_id":"t"}}}`, 422, detail("thread_id is not allowed on threadless runs")},
+				{"object output", "/api/runs/wait", `{"assistant_id":"plain","input":{"x":[1,"é"]}}`, 200, `{"x": [1, "\u00e9"]}`},
+				{"scalar output keeps its type", "/api/runs/wait", `{"assistant_id":"plain","input":{"scalar":1}}`, 200, `{"result": 42}`},
+				{"clone runs", "/api/runs/wait", `{"assistant_id":"chat","input":{"y":1}}`, 200, `{"y": 1}`},
+				{"stream multi-mode", "/api/runs/stream", `{"assistant_id":"chat","stream_mode":["values","updates"]}`, 501, detail("Multi-stream-mode is not supported in this release. Provide a single stream_mode string or a one-element list.")},
+				{"stream on invoke-only clone", "/api/runs/stream", `{"assistant_id":"chat"}`, 501, detail("Graph 'chat' does not support streaming")},
+				{"stream checkpointer", "/api/runs/stream", `{"assistant_id":"locked"}`, 501, "cannot be disabled for threadless execution."},
+			}
+			for _, tc := range tests {
+				r := do(t, tr, "POST", tc.path, tc.body)
+				if r.status != tc.status || !matches(r.body, tc.want) {
+					t.Errorf("%s: %d %s; want %d %s", tc.name, r.status, r.body, tc.status, tc.want)
+				}
+				if tc.status == 200 && !regexp.MustCompile(`^/api/runs/[0-9a-f-]{36}$`).MatchString(r.header.Get("Content-Location")) {
+					t.Errorf("%s: Content-Location = %q", tc.name, r.header.Get("Content-Location"))
+				}
+			}
+			if n, _ := f.store.Count(t.Context(), threads.Query{}); n != 0 {
+				t.Fatalf("threadless runs touched the thread store: %d threads", n)
+			}
+		})
+	}
+}
+
+func TestRuns_Stream_BothTransports(t *testing.T) {
+	f := newFixture(t, host.Options{MaxStreamResponseBytes: 200}, func(g *memGraph) {
+		g.stream = func(ctx context.Context, req host.Request, emit func(any) error) error {
+			var in map[string]any
+			_ = json.Unmarshal(req.Input, &in)
+			switch {
+			case in["fail"] != nil:
+				_ = emit(map[string]any{"n": 1})
+				return errors.New("secret failure")
+			case in["big"] != nil:
+				for i := 0; ; i++ {
+					if err := emit(map[string]any{"chunk": strings.Repeat("x", 40)}); err != nil {
+						return err
+					}
+				}
+			}
+			for _, c := range []any{map[string]any{"n": 1, "mode": req.StreamMode}, "two", []int{3}} {
+				if err := emit(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	})
+	meta := regexp.MustCompile(`^event: metadata\ndata: \{"run_id": "([0-9a-f-]{36})"\}\n\n`)
+	for _, tr := range f.trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			tid := newThread(t, tr, "")
+			path := "/api/threads/" + tid + "/runs/stream"
+			r := do(t, tr, "POST", path, `{"assistant_id":"chat","stream_mode":["updates"]}`)
+			m := meta.FindStringSubmatch(r.body)
+			if r.status != 200 || m == nil || r.header.Get("Content-Type") != "text/event-stream; charset=utf-8" ||
+				r.header.Get("Cache-Control") != "no-cache" || r.header.Get("X-Accel-Buffering") != "no" ||
+				r.header.Get("Content-Location") != "/api/threads/"+tid+"/runs/"+m[1] {
+				t.Fatalf("stream: %d %v %q", r.status, r.header, r.body)
+			}
+			want := m[0] + "event: updates\ndata: {\"mode\": \"updates\", \"n\": 1}\n\n" +
+				"event: updates\ndata: {\"data\": \"two\"}\n\nevent: updates\ndata: {\"data\": [3]}\n\nevent: end\ndata: null\n\n"
+			if r.body != want {
+				t.Fatalf("stream body:\n%q\nwant\n%q", r.body, want)
+			}
+			if th, _ := f.store.Get(t.Context(), tid); th.Status != threads.StatusIdle || th.Values != nil || th.AssistantID != "chat" {
+				t.Fatalf("thread after stream: %+v", th)
+			}
+			r = do(t, tr, "POST", path, `{"assistant_id":"chat","input":{"fail":1}}`)
+			if !strings.HasSuffix(r.body, "event: values\ndata: {\"n\": 1}\n\nevent: error\ndata: {\"error\": \"stream processing failed\"}\n\nevent: end\ndata: null\n\n") {
+				t.Fatalf("failed stream: %q", r.body)
+			}
+			if th, _ := f.store.Get(t.Context(), tid); th.Status != threads.StatusError {
+				t.Fatalf("failed stream left status %s", th.Status)
+			}
+			r = do(t, tr, "POST", path, `{"assistant_id":"chat","input":{"big":1}}`)
+			if strings.Count(r.body, "event: error") != 1 || !strings.HasSuffix(r.body,
+				"event: error\ndata: {\"error\": \"stream response exceeded max buffered size (200 bytes)\"}\n\nevent: end\ndata: null\n\n") {
+				t.Fatalf("overflow: %q", r.body)
+			}
+			if n := len(r.body) - len("event: error\ndata: {\"error\": \"stream response exceeded max buffered size (200 bytes)\"}\n\nevent: end\ndata: null\n\n"); n > 200 {
+				t.Fatalf("overflowed stream kept %d bytes of frames, cap 200", n)
+			}
+			for name, tc := range map[string]struct {
+				path, body string
+				status     int
+				want       string
+			}{
+				"multi mode":      {path, `{"assistant_id":"chat","stream_mode":["a","b"]}`, 501, "Multi-stream-mode is not supported"},
+				"thread first":    {"/api/threads/nope/runs/stream", `{"assistant_id":"chat","stream_mode":["a","b"]}`, 404, detail("Thread 'nope' not found")},
+				"mode before 404": {path, `{"assistant_id":"nope","stream_mode":["a","b"]}`, 501, "Multi-stream-mode"},
+				"cannot stream":   {"/api/threads/" + newThread(t, tr, "") + "/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
+				"threadless":      {"/api/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
+			} {
+				r := do(t, tr, "POST", tc.path, tc.body)
+				if r.status != tc.status || !matches(r.body, tc.want) {
+					t.Errorf("%s: %d %s; want %d %s", name, r.status, r.body, tc.status, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+// Shared harness of the SDK tests: starts FUNCGRAPH_SERVER_BIN as
+// `<bin> serve --addr 127.0.0.1:<free port>` with FUNCGRAPH_FUNCTION_KEY set, and builds SDK
+// clients that send the key as the x-functions-key header.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
+import { Client } from "@langchain/langgraph-sdk";
+
+const BIN = process.env.FUNCGRAPH_SERVER_BIN;
+const KEY = "sdk-test-function-key";
+
+export const ASSISTANT = "echo_agent";
+export const SUITE = `suite-${process.pid}-${Date.now()}`;
+export const user = (content) => ({ messages: [{ role: "user", content }] });
+
+export async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, "close");
+  return port;
+}
+
+export async function startServer(port) {
+  assert.ok(BIN, "FUNCGRAPH_SERVER_BIN must name the server binary");
+  const proc = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`], {
+    env: { ...process.env, FUNCGRAPH_FUNCTION_KEY: KEY, FUNCGRAPH_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  let exited = false;
+  proc.once("exit", () => { exited = true; });
+  for (let i = 0; i < 300; i++) {
+    if (exited) throw new Error("server exited during startup");
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`);
+      if (res.ok) return proc;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill("SIGKILL");
+  throw new Error("server did not answer /api/health within 30 s");
+}
+
+export async function stopServer(proc) {
+  if (!proc || proc.exitCode !== null) return;
+  proc.kill("SIGTERM");
+  await once(proc, "exit");
+}
+
+export const newClient = (port) => new Client({
+  apiUrl: `http://127.0.0.1:${port}/api`,
+  apiKey: null,
+  defaultHeaders: { "x-functions-key": KEY },
+});

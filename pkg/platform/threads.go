@@ -1,0 +1,235 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+)
+
+// pathThreadID returns the path's thread id after the thread id rule (400).
+func pathThreadID(r *http.Request) (string, error) {
+	tid := r.PathValue("thread_id")
+	if err := host.ValidateThreadID(tid); err != nil {
+		return "", newPublic(errBadRequest, "%s", err.Error())
+	}
+	return tid, nil
+}
+
+// storeError turns a thread store error into the platform's answer for thread tid.
+func storeError(err error, tid string) error {
+	if errors.Is(err, threads.ErrThreadNotFound) {
+		return threadNotFound(tid)
+	}
+	return err
+}
+
+func threadNotFound(tid string) error {
+	return newPublic(errNotFound, "Thread %s not found", repr(tid))
+}
+
+func (s *Service) serveThreadCreate(w http.ResponseWriter, r *http.Request) {
+	t, err := s.createThread(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+}
+
+func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
+	body, err := readBody(r, s.maxBody)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	obj, err := parseBody(body, emptyOK)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	meta, err := obj.optObject("metadata")
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	now := s.now().UTC()
+	t := threads.Thread{ThreadID: uuid.NewString(), CreatedAt: now, UpdatedAt: now, Status: threads.StatusIdle, Metadata: decodeMap(meta)}
+	if err := s.store.Create(r.Context(), t); err != nil {
+		return threads.Thread{}, storeErrorPublic(err)
+	}
+	return t, nil
+}
+
+// storeErrorPublic answers a record that does not fit the store as 422.
+func storeErrorPublic(err error) error {
+	if errors.Is(err, threads.ErrTooLarge) {
+		return newPublic(errValidation, "Validation error: thread record exceeds the store's size limit")
+	}
+	return err
+}
+
+func (s *Service) serveThreadGet(w http.ResponseWriter, r *http.Request) {
+	tid, err := pathThreadID(r)
+	if err == nil {
+		var t threads.Thread
+		if t, err = s.store.Get(r.Context(), tid); err == nil {
+			writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+			return
+		}
+		err = storeError(err, tid)
+	}
+	writeError(w, err, s.logger)
+}
+
+func (s *Service) serveThreadPatch(w http.ResponseWriter, r *http.Request) {
+	t, err := s.patchThread(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+}
+
+func (s *Service) patchThread(r *http.Request) (threads.Thread, error) {
+	tid, err := pathThreadID(r)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	body, err := readBody(r, s.maxBody)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	obj, err := parseBody(body, emptyOK)
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	meta, err := obj.optObject("metadata")
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	if meta == nil {
+		t, err := s.store.Get(r.Context(), tid)
+		return t, storeError(err, tid)
+	}
+	t, err := s.store.PatchMetadata(r.Context(), tid, decodeMap(meta), s.now())
+	if err != nil {
+		return t, storeErrorPublic(storeError(err, tid))
+	}
+	return t, nil
+}
+
+func (s *Service) serveThreadDelete(w http.ResponseWriter, r *http.Request) {
+	if err := s.deleteThread(r); err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// deleteThread removes the record and, for a bound graph that can, its checkpoints.
+func (s *Service) deleteThread(r *http.Request) error {
+	tid, err := pathThreadID(r)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Get(r.Context(), tid)
+	if err != nil {
+		return storeError(err, tid)
+	}
+	if err := s.store.Delete(r.Context(), tid); err != nil {
+		return storeError(err, tid)
+	}
+	if g, ok := s.graph(t.AssistantID); ok && t.AssistantID != "" {
+		if d, ok := g.(ThreadDeleter); ok {
+			if err := d.DeleteThread(context.WithoutCancel(r.Context()), tid); err != nil {
+				s.logger.Error("delete thread checkpoints", "thread_id", tid, "graph", t.AssistantID, "error", err)
+			}
+		}
+	}
+	return nil
+}
+
+// unsupportedThreadFilters are the search fields answered 501.
+var unsupportedThreadFilters = []string{"values", "ids", "sort_by", "sort_order", "select", "extract"}
+
+func (s *Service) parseThreadQuery(r *http.Request, paging bool) (threads.Query, error) {
+	var q threads.Query
+	body, err := readBody(r, s.maxBody)
+	if err != nil {
+		return q, err
+	}
+	obj, err := parseBody(body, emptyOKObject)
+	if err != nil {
+		return q, err
+	}
+	var present []string
+	for _, k := range unsupportedThreadFilters {
+		if _, ok := obj[k]; ok {
+			present = append(present, k)
+		}
+	}
+	if len(present) > 0 {
+		sort.Strings(present)
+		return q, newPublic(errNotImplemented, "Unsupported filter(s): %s", strings.Join(present, ", "))
+	}
+	meta, err := obj.optObject("metadata")
+	if err != nil {
+		return q, err
+	}
+	q.Metadata = decodeMap(meta)
+	st, ok, err := obj.optString("status")
+	if err != nil {
+		return q, err
+	}
+	if ok {
+		if !threads.Status(st).Valid() {
+			return q, validationError("status", "Input should be 'idle', 'busy', 'interrupted' or 'error'")
+		}
+		q.Status = threads.Status(st)
+	}
+	if paging {
+		if q.Limit, err = obj.optInt("limit", 10, 1); err != nil {
+			return q, err
+		}
+		if q.Offset, err = obj.optInt("offset", 0, 0); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+func (s *Service) serveThreadsSearch(w http.ResponseWriter, r *http.Request) {
+	q, err := s.parseThreadQuery(r, true)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	found, err := s.store.Search(r.Context(), q)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	out := make([]Thread, 0, len(found))
+	for _, t := range found {
+		out = append(out, wireThread(t))
+	}
+	writeJSON(w, http.StatusOK, out, s.logger)
+}
+
+func (s *Service) serveThreadsCount(w http.ResponseWriter, r *http.Request) {
+	q, err := s.parseThreadQuery(r, false)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	n, err := s.store.Count(r.Context(), q)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	writeJSON(w, http.StatusOK, n, s.logger)
+}

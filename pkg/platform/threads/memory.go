@@ -1,0 +1,165 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+)
+
+// Memory is the in-process Store: for tests and a single instance only. It does not survive
+// a restart and does not coordinate scaled-out instances.
+type Memory struct {
+	mu      sync.Mutex
+	threads map[string]Thread // guarded by mu
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory { return &Memory{threads: map[string]Thread{}} }
+
+// clone returns t with its own metadata map and values, so callers cannot alias stored data.
+func clone(t Thread) Thread {
+	if t.Metadata != nil {
+		t.Metadata = maps.Clone(t.Metadata)
+	}
+	if t.Values != nil {
+		t.Values = append(json.RawMessage(nil), t.Values...)
+	}
+	return t
+}
+
+// Create implements Store.
+func (m *Memory) Create(_ context.Context, t Thread) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.threads[t.ThreadID]; ok {
+		return fmt.Errorf("create thread %q: %w", t.ThreadID, ErrThreadExists)
+	}
+	m.threads[t.ThreadID] = clone(t)
+	return nil
+}
+
+// Get implements Store.
+func (m *Memory) Get(_ context.Context, threadID string) (Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	if !ok {
+		return Thread{}, fmt.Errorf("get thread %q: %w", threadID, ErrThreadNotFound)
+	}
+	return clone(t), nil
+}
+
+// PatchMetadata implements Store.
+func (m *Memory) PatchMetadata(_ context.Context, threadID string, metadata map[string]any, now time.Time) (Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	if !ok {
+		return Thread{}, fmt.Errorf("patch thread %q: %w", threadID, ErrThreadNotFound)
+	}
+	t = clone(t)
+	t.Metadata = MergeMetadata(t.Metadata, metadata)
+	t.UpdatedAt = now.UTC()
+	m.threads[threadID] = t
+	return clone(t), nil
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(_ context.Context, threadID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.threads[threadID]; !ok {
+		return fmt.Errorf("delete thread %q: %w", threadID, ErrThreadNotFound)
+	}
+	delete(m.threads, threadID)
+	return nil
+}
+
+// Search implements Store.
+func (m *Memory) Search(_ context.Context, q Query) ([]Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []Thread{}
+	for _, t := range m.threads {
+		if q.Matches(t) {
+			out = append(out, clone(t))
+		}
+	}
+	return SortAndPage(out, q), nil
+}
+
+// Count implements Store.
+func (m *Memory) Count(_ context.Context, q Query) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range m.threads {
+		if q.Matches(t) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Acquire implements Store.
+func (m *Memory) Acquire(_ context.Context, threadID, assistantID string, metadata map[string]any, now time.Time) (Thread, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	switch {
+	case !ok:
+		return Thread{}, fmt.Errorf("acquire thread %q: %w", threadID, ErrThreadNotFound)
+	case t.AssistantID != "" && t.AssistantID != assistantID:
+		return Thread{}, &BoundError{ThreadID: threadID, Bound: t.AssistantID, Requested: assistantID}
+	case t.Status == StatusBusy:
+		return Thread{}, fmt.Errorf("acquire thread %q: %w", threadID, ErrThreadBusy)
+	}
+	t = clone(t)
+	t.Status, t.UpdatedAt, t.AssistantID = StatusBusy, now.UTC(), assistantID
+	t.Metadata = MergeMetadata(t.Metadata, metadata)
+	m.threads[threadID] = t
+	return clone(t), nil
+}
+
+// Release implements Store.
+func (m *Memory) Release(_ context.Context, threadID string, status Status, values json.RawMessage, now time.Time) error {
+	if err := CheckReleaseStatus(status); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.threads[threadID]
+	if !ok {
+		return fmt.Errorf("release thread %q: %w", threadID, ErrThreadNotFound)
+	}
+	t = clone(t)
+	t.Status, t.UpdatedAt = status, now.UTC()
+	if values != nil {
+		t.Values = append(json.RawMessage(nil), values...)
+	}
+	m.threads[threadID] = t
+	return nil
+}
+
+// ResetStaleLocks implements Store.
+func (m *Memory) ResetStaleLocks(_ context.Context, olderThan time.Duration, to Status, now time.Time) (int, error) {
+	if err := CheckResetArgs(olderThan, to); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cutoff, n := now.Add(-olderThan), 0
+	for id, t := range m.threads {
+		if t.Status == StatusBusy && t.UpdatedAt.Before(cutoff) {
+			t.Status, t.UpdatedAt = to, now.UTC()
+			m.threads[id] = t
+			n++
+		}
+	}
+	return n, nil
+}
