@@ -9,6 +9,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -78,6 +79,7 @@ func errorResponse(err error) (int, any) {
 		exists   *engine.RunExistsError
 		finished *engine.RunFinishedError
 		active   *engine.RunNotFinishedError
+		body     *funchost.BodyError
 	)
 	switch {
 	case errors.As(err, &graph):
@@ -99,6 +101,8 @@ func errorResponse(err error) (int, any) {
 		return http.StatusBadRequest, apiErrorBody{"invalid query parameter 'continuation_token': want the token of a previous page"}
 	case errors.Is(err, errBodyTooLarge):
 		return http.StatusRequestEntityTooLarge, apiErrorBody{"request body too large"}
+	case errors.As(err, &body):
+		return body.Status(), apiErrorBody{body.Message()}
 	case errors.As(err, &exists):
 		return http.StatusConflict, apiRunStateBody{"instance already exists", exists.InstanceID, exists.Status}
 	case errors.As(err, &finished):

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
 // DefaultCancelReason is the reason of a cancel whose body names none.
@@ -166,11 +166,12 @@ func decodeCancelReason(body []byte) (string, error) {
 	return reason, nil
 }
 
-// apiReadBody reads the request body up to max bytes (errBodyTooLarge above).
-func apiReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+// apiReadBody reads the request body up to max bytes: errBodyTooLarge above it, a
+// *funchost.BodyError (400 or 408 with a message fit for the caller) for a malformed chunked
+// body or a client too slow to send it.
+func apiReadBody(_ http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, err := funchost.ReadRequestBody(r, max)
+	if errors.Is(err, funchost.ErrBodyTooLarge) {
 		return nil, errBodyTooLarge
 	}
 	if err != nil {
