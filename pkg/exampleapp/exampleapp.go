@@ -17,9 +17,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/tablethreads"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -34,6 +35,9 @@ type Config struct {
 	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
 	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
 	PlatformThreads threads.Store
+	// Durable is the durable engine's storage; a zero value means fresh in-memory twins with
+	// the embedded dispatcher (launch.Settings.Durable picks Azure when storage is configured).
+	Durable launch.Durable
 }
 
 // App is the built example app: its function app and the background work (the embedded
@@ -43,6 +47,7 @@ type App struct {
 	FunctionApp *funchost.FunctionApp
 	engine      *engine.Engine
 	platform    *platform.Service
+	dispatch    bool
 	closers     []func() error
 }
 
@@ -74,7 +79,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, err := mountDurable(app, logger)
+	eng, err := mountDurable(app, cfg.Durable, logger)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -82,11 +87,15 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	return &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat}, nil
+	dispatch := cfg.Durable.Store == nil || cfg.Durable.EmbeddedDispatcher
+	return &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: dispatch}, nil
 }
 
 // Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
 func (a *App) Start(ctx context.Context) error {
+	if !a.dispatch {
+		return nil // under the Functions host the queue trigger delivers the work items
+	}
 	if err := a.engine.Start(ctx); err != nil {
 		return fmt.Errorf("start example app: %w", err)
 	}
@@ -107,7 +116,7 @@ func (a *App) Close() error {
 }
 
 // mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, error) {
+func mountDurable(app *host.GraphHostApp, st launch.Durable, logger *slog.Logger) (*engine.Engine, error) {
 	graphs, err := examples.All()
 	if err != nil {
 		return nil, err
@@ -118,7 +127,14 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 			return nil, err
 		}
 	}
-	eng, err := memory.NewEngine(reg, &engine.EngineOptions{Logger: logger})
+	if st.Store == nil {
+		st = launch.Durable{Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), EmbeddedDispatcher: true}
+	}
+	if st.QueueName == "" {
+		names, _ := launch.NamesFor("")
+		st.QueueName = names.WorkQueue
+	}
+	eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: st.Store, Queue: st.Queue, Payloads: st.Payloads, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -129,12 +145,23 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
 		return nil, err
 	}
+	if err := runsapi.RegisterWorker(app.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: logger}); err != nil {
+		return nil, err
+	}
 	return eng, nil
 }
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
-func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
-	a, err := Build(Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock})
+func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
+	cfg := Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable}
+	if s.Azure != nil {
+		table, err := s.Azure.EnsureTable(ctx, s.Names.ThreadsTable)
+		if err != nil {
+			return nil, fmt.Errorf("build example app: %w", err)
+		}
+		cfg.PlatformThreads = tablethreads.New(table, s.Logger)
+	}
+	a, err := Build(cfg)
 	if err != nil {
 		return nil, err
 	}

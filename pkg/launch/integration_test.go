@@ -20,7 +20,8 @@ func TestIntegrationFromEnv_DistributedLock(t *testing.T) {
 		launch.EnvLockBackend:   "distributed",
 		launch.EnvStorage:       conn,
 		launch.EnvLockContainer: container,
-	}), discard())
+		launch.EnvStoragePrefix: azuritetest.UniqueName("t"),
+	}), launch.ModeServe, discard())
 	if err != nil {
 		t.Fatalf("FromEnv: %v", err)
 	}

@@ -93,8 +93,12 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 	}
 	logger := opts.Logger
 	if port := opts.Getenv(EnvCustomHandlerPort); port != "" {
-		return serve(ctx, build, opts, net.JoinHostPort("127.0.0.1", port), func(a *App) (http.Handler, error) {
-			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger}), nil
+		return serve(ctx, build, opts, ModeCustomHandler, net.JoinHostPort("127.0.0.1", port), func(a *App) (http.Handler, error) {
+			limit, err := bodyLimitFromEnv(opts.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger, MaxRequestBodyBytes: limit}), nil
 		})
 	}
 	if len(opts.Args) == 0 {
@@ -107,7 +111,7 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 		if err := fs.Parse(opts.Args[1:]); err != nil {
 			return err
 		}
-		return serve(ctx, build, opts, *addr, func(a *App) (http.Handler, error) {
+		return serve(ctx, build, opts, ModeServe, *addr, func(a *App) (http.Handler, error) {
 			keys, err := LoadKeys(opts.Getenv)
 			if err != nil {
 				return nil, err
@@ -116,7 +120,11 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 				logger.Warn("no function keys configured: function-level routes answer 401; set " +
 					EnvFunctionKey + " (and " + EnvMasterKey + ") or " + EnvKeysFile)
 			}
-			return a.FunctionApp.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}), nil
+			limit, err := bodyLimitFromEnv(opts.Getenv)
+			if err != nil {
+				return nil, err
+			}
+			return a.FunctionApp.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger, MaxRequestBodyBytes: limit}), nil
 		})
 	case "functions":
 		fs := flag.NewFlagSet("functions", flag.ContinueOnError)
@@ -124,11 +132,15 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 		if err := fs.Parse(opts.Args[1:]); err != nil {
 			return err
 		}
-		a, err := build(ctx, Settings{Logger: logger})
+		s, err := FromEnv(ctx, opts.Getenv, ModeFunctions, logger)
 		if err != nil {
 			return err
 		}
-		return errors.Join(a.FunctionApp.WriteFunctions(*out), a.close())
+		a, err := build(ctx, s)
+		if err != nil {
+			return errors.Join(err, s.Close())
+		}
+		return errors.Join(a.FunctionApp.WriteFunctions(*out), a.close(), s.Close())
 	case "hostjson":
 		return hostJSONCommand(opts)
 	default:
@@ -138,9 +150,13 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 
 // serve builds the app, starts its background work, and serves handler(app) on addr until ctx
 // ends; then the server drains and the app closes.
-func serve(ctx context.Context, build Builder, opts Options, addr string, handler func(*App) (http.Handler, error)) error {
+func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr string, handler func(*App) (http.Handler, error)) error {
 	logger := opts.Logger
-	s, err := FromEnv(ctx, opts.Getenv, logger)
+	cfg, err := ServerConfigFromEnv(opts.Getenv)
+	if err != nil {
+		return err
+	}
+	s, err := FromEnv(ctx, opts.Getenv, mode, logger)
 	if err != nil {
 		return err
 	}
@@ -159,7 +175,7 @@ func serve(ctx context.Context, build Builder, opts Options, addr string, handle
 	if err := a.start(ctx); err != nil {
 		return errors.Join(fmt.Errorf("start app: %w", err), closeAll())
 	}
-	err = funchost.Serve(ctx, addr, h, logger, func(l net.Addr) {
+	err = funchost.ServeConfig(ctx, cfg, addr, h, logger, func(l net.Addr) {
 		logger.Info("listening", "addr", l.String(), "api", "http://"+l.String()+"/"+a.FunctionApp.RoutePrefix())
 		if opts.OnListen != nil {
 			opts.OnListen(l)

@@ -151,7 +151,7 @@ func TestFromEnv_LockBackend(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := launch.FromEnv(t.Context(), envOf(tc.env), discard())
+			s, err := launch.FromEnv(t.Context(), envOf(tc.env), launch.ModeServe, discard())
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}

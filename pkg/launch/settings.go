@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/funcgraph/funcgraph/pkg/azstorage"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
@@ -49,6 +50,15 @@ type Settings struct {
 	// lease lock on AzureWebJobsStorage), nil otherwise (the hosting app's in-process lock).
 	// The entrypoint closes it after the app.
 	ThreadLock lock.ThreadLock
+	// Mode is how the binary runs.
+	Mode Mode
+	// Names are the storage names (FUNCGRAPH_STORAGE_PREFIX).
+	Names Names
+	// Durable is the durable engine's storage.
+	Durable Durable
+	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
+	// the app serves (nil otherwise), for the app's own Azure stores.
+	Azure *azstorage.Clients
 
 	closers []func() error
 }
@@ -62,14 +72,18 @@ func (s Settings) Close() error {
 	return errors.Join(errs...)
 }
 
-// FromEnv reads the settings: GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the
+// FromEnv reads the settings for mode. Durable storage: see Durable and EnvStoragePrefix.
+// Thread lock: GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the
 // AzureWebJobsStorage account (container FUNCGRAPH_LOCK_CONTAINER, default funcgraph-locks,
 // created if missing). Other values are left for the hosting app to check.
-func FromEnv(ctx context.Context, getenv func(string) string, logger *slog.Logger) (Settings, error) {
+func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger *slog.Logger) (Settings, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend)}
+	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode}
+	if err := openStorage(ctx, getenv, mode, &s); err != nil {
+		return Settings{}, err
+	}
 	if strings.ToLower(strings.TrimSpace(s.LockBackend)) == "distributed" {
 		conn := getenv(EnvStorage)
 		if conn == "" {

@@ -1,0 +1,76 @@
+package launch
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+)
+
+// Server settings (README "Server timeouts and limits"): durations in Go syntax (10s, 2m),
+// sizes in bytes. Unset means the funchost default.
+const (
+	EnvReadHeaderTimeout = "FUNCGRAPH_READ_HEADER_TIMEOUT"
+	EnvBodyReadTimeout   = "FUNCGRAPH_BODY_READ_TIMEOUT"
+	EnvIdleTimeout       = "FUNCGRAPH_IDLE_TIMEOUT"
+	EnvDrainTimeout      = "FUNCGRAPH_DRAIN_TIMEOUT"
+	EnvShutdownTimeout   = "FUNCGRAPH_SHUTDOWN_TIMEOUT"
+	EnvMaxHeaderBytes    = "FUNCGRAPH_MAX_HEADER_BYTES"
+	EnvDrainBodyBytes    = "FUNCGRAPH_DRAIN_BODY_BYTES"
+	// EnvRequestBodyLimit is the Functions host's own request size setting, which the
+	// standalone server and the custom handler honour too.
+	EnvRequestBodyLimit = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"
+)
+
+// ServerConfigFromEnv reads the server settings and validates them.
+func ServerConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, error) {
+	var c funchost.ServerConfig
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{EnvReadHeaderTimeout, &c.ReadHeaderTimeout}, {EnvBodyReadTimeout, &c.BodyReadTimeout},
+		{EnvIdleTimeout, &c.IdleTimeout}, {EnvDrainTimeout, &c.DrainTimeout}, {EnvShutdownTimeout, &c.ShutdownTimeout},
+	} {
+		if v := strings.TrimSpace(getenv(d.name)); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return c, fmt.Errorf("%s: want a positive duration such as 30s", d.name)
+			}
+			*d.dst = t
+		}
+	}
+	if v := strings.TrimSpace(getenv(EnvMaxHeaderBytes)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("%s: want a positive number of bytes", EnvMaxHeaderBytes)
+		}
+		c.MaxHeaderBytes = n
+	}
+	if v := strings.TrimSpace(getenv(EnvDrainBodyBytes)); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("%s: want a number of bytes", EnvDrainBodyBytes)
+		}
+		c.DrainBodyBytes = n
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// bodyLimitFromEnv reads FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (0: the funchost default).
+func bodyLimitFromEnv(getenv func(string) string) (int64, error) {
+	v := strings.TrimSpace(getenv(EnvRequestBodyLimit))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: want a positive number of bytes", EnvRequestBodyLimit)
+	}
+	return n, nil
+}

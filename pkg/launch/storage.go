@@ -1,0 +1,128 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/queuestore"
+	"github.com/funcgraph/funcgraph/pkg/tablestore"
+)
+
+// EnvStoragePrefix names the durable engine's table, queue and container:
+// <prefix>runs, <prefix>-work, <prefix>-payloads (default prefix "funcgraph"). The queue
+// name is also written into the generated function.json of the queue trigger, so set it the
+// same when generating functions/ and when running.
+const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
+
+// DefaultStoragePrefix is the default of EnvStoragePrefix.
+const DefaultStoragePrefix = "funcgraph"
+
+// Mode is how the binary runs.
+type Mode int
+
+const (
+	// ModeServe is `serve`: the standalone server.
+	ModeServe Mode = iota
+	// ModeCustomHandler is under the Azure Functions host.
+	ModeCustomHandler
+	// ModeFunctions is `functions`: the app is built only to write function.json folders.
+	ModeFunctions
+)
+
+// Names are the storage names derived from the prefix.
+type Names struct {
+	// Prefix is the validated prefix.
+	Prefix string
+	// RunsTable holds run heads, history, inboxes and the run index.
+	RunsTable string
+	// WorkQueue carries the engine's work items (the queue trigger's queue).
+	WorkQueue string
+	// PayloadContainer holds values too large for a table property.
+	PayloadContainer string
+	// ThreadsTable holds the platform API's threads.
+	ThreadsTable string
+}
+
+// NamesFor derives the storage names of prefix: lowercase letters and digits, starting with
+// a letter, at most 24 characters.
+func NamesFor(prefix string) (Names, error) {
+	if prefix == "" {
+		prefix = DefaultStoragePrefix
+	}
+	ok := len(prefix) <= 24 && prefix[0] >= 'a' && prefix[0] <= 'z'
+	for i := 0; ok && i < len(prefix); i++ {
+		c := prefix[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+	}
+	if !ok {
+		return Names{}, fmt.Errorf("%s: want 1-24 lowercase letters and digits starting with a letter", EnvStoragePrefix)
+	}
+	return Names{
+		Prefix: prefix, RunsTable: prefix + "runs", WorkQueue: prefix + "-work",
+		PayloadContainer: prefix + "-payloads", ThreadsTable: prefix + "threads",
+	}, nil
+}
+
+// Durable is the durable engine's storage: the Azure backends when AzureWebJobsStorage is
+// configured (and the binary is not only writing function.json folders), otherwise the
+// in-memory twins, which lose every run on restart.
+type Durable struct {
+	Store    engine.Store
+	Queue    engine.WorkQueue
+	Payloads engine.PayloadStore
+	// Azure reports whether these are the Azure backends.
+	Azure bool
+	// QueueName is the work queue's name, for the queue trigger.
+	QueueName string
+	// EmbeddedDispatcher reports whether the app should run the engine's own dispatcher
+	// (Engine.Start): always, except under the Functions host with Azure storage, where the
+	// host's queue trigger delivers the work items and the process runs no background work.
+	EmbeddedDispatcher bool
+}
+
+// openStorage reads the storage settings: AzureWebJobsStorage (a connection string, or the
+// identity-based AzureWebJobsStorage__* settings) selects the Azure backends.
+func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *Settings) error {
+	names, err := NamesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
+	if err != nil {
+		return err
+	}
+	s.Names = names
+	az := azstorage.SettingsFrom(EnvStorage, getenv)
+	if mode == ModeFunctions || !az.Configured() {
+		s.Durable = Durable{
+			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+			QueueName: names.WorkQueue, EmbeddedDispatcher: true,
+		}
+		return nil
+	}
+	clients, err := azstorage.NewClients(az, nil)
+	if err != nil {
+		return fmt.Errorf("durable storage: %w", err)
+	}
+	table, err := clients.EnsureTable(ctx, names.RunsTable)
+	if err != nil {
+		return fmt.Errorf("durable storage: %w", err)
+	}
+	queue, err := clients.EnsureQueue(ctx, names.WorkQueue)
+	if err != nil {
+		return fmt.Errorf("durable storage: %w", err)
+	}
+	container, err := clients.EnsureContainer(ctx, names.PayloadContainer)
+	if err != nil {
+		return fmt.Errorf("durable storage: %w", err)
+	}
+	s.Azure = clients
+	s.Durable = Durable{
+		Store: tablestore.New(table), Queue: queuestore.New(queue), Payloads: blobstore.New(container),
+		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
+	}
+	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
+		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher)
+	return nil
+}
