@@ -134,7 +134,7 @@ func mountDurable(app *host.GraphHostApp, st launch.Durable, logger *slog.Logger
 		names, _ := launch.NamesFor("")
 		st.QueueName = names.WorkQueue
 	}
-	eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: st.Store, Queue: st.Queue, Payloads: st.Payloads, Logger: logger})
+	eng, err := engine.NewEngine(st.EngineOptions(engine.EngineOptions{Registry: reg, Logger: logger}))
 	if err != nil {
 		return nil, err
 	}

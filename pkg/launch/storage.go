@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/azstorage"
 	"github.com/funcgraph/funcgraph/pkg/blobstore"
@@ -18,6 +19,11 @@ import (
 // name is also written into the generated function.json of the queue trigger, so set it the
 // same when generating functions/ and when running.
 const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
+
+// EnvVisibilityTimeout is how long a received work item stays hidden from other workers of
+// the embedded dispatcher (Go duration; default engine.DefaultVisibilityTimeout). A worker
+// renews it while a step runs, so it bounds how soon a crashed worker's item is redelivered.
+const EnvVisibilityTimeout = "FUNCGRAPH_VISIBILITY_TIMEOUT"
 
 // DefaultStoragePrefix is the default of EnvStoragePrefix.
 const DefaultStoragePrefix = "funcgraph"
@@ -83,6 +89,17 @@ type Durable struct {
 	// (Engine.Start): always, except under the Functions host with Azure storage, where the
 	// host's queue trigger delivers the work items and the process runs no background work.
 	EmbeddedDispatcher bool
+	// VisibilityTimeout is FUNCGRAPH_VISIBILITY_TIMEOUT (0: the engine's default).
+	VisibilityTimeout time.Duration
+}
+
+// EngineOptions returns opts with the storage and the visibility timeout filled in.
+func (d Durable) EngineOptions(opts engine.EngineOptions) engine.EngineOptions {
+	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
+	if opts.VisibilityTimeout == 0 {
+		opts.VisibilityTimeout = d.VisibilityTimeout
+	}
+	return opts
 }
 
 // openStorage reads the storage settings: AzureWebJobsStorage (a connection string, or the
@@ -93,11 +110,17 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 		return err
 	}
 	s.Names = names
+	var visibility time.Duration
+	if v := strings.TrimSpace(getenv(EnvVisibilityTimeout)); v != "" {
+		if visibility, err = time.ParseDuration(v); err != nil || visibility < time.Second {
+			return fmt.Errorf("%s: want a duration of at least 1s", EnvVisibilityTimeout)
+		}
+	}
 	az := azstorage.SettingsFrom(EnvStorage, getenv)
 	if mode == ModeFunctions || !az.Configured() {
 		s.Durable = Durable{
 			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
-			QueueName: names.WorkQueue, EmbeddedDispatcher: true,
+			QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
 		}
 		return nil
 	}
@@ -121,6 +144,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 	s.Durable = Durable{
 		Store: tablestore.New(table), Queue: queuestore.New(queue), Payloads: blobstore.New(container),
 		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
+		VisibilityTimeout: visibility,
 	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
 		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher)
