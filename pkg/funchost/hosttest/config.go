@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,12 +32,85 @@ type HostConfig struct {
 	Proxying bool
 	// RoutePrefix is extensions.http.routePrefix (default "api", "" allowed).
 	RoutePrefix string
-	// FunctionTimeout is functionTimeout; 0 means unset (no per-call timeout).
+	// FunctionTimeout is functionTimeout as written; 0 when unset or "-1". The timeout in
+	// effect is EffectiveFunctionTimeout.
 	FunctionTimeout time.Duration
+	// FunctionTimeoutUnbounded is set by functionTimeout "-1": no limit (allowed outside the
+	// Consumption plan).
+	FunctionTimeoutUnbounded bool
 	// MessageEncoding is extensions.queues.messageEncoding: "base64" (default) or "none".
 	MessageEncoding string
 	// MaxDequeueCount is extensions.queues.maxDequeueCount (default 5).
 	MaxDequeueCount int
+	// Queues holds the other extensions.queues listener settings.
+	Queues QueueSettings
+}
+
+// DefaultFunctionTimeout is the host's functionTimeout when host.json sets none outside the
+// Consumption plan (ScriptJobHostOptionsSetup: 30 min; Consumption uses 5 min).
+const DefaultFunctionTimeout = 30 * time.Minute
+
+// MinFunctionTimeout is the smallest functionTimeout the host accepts.
+const MinFunctionTimeout = time.Second
+
+// EffectiveFunctionTimeout is the per-invocation limit the host applies: functionTimeout,
+// DefaultFunctionTimeout when unset, 0 (none) for "-1".
+func (c HostConfig) EffectiveFunctionTimeout() time.Duration {
+	switch {
+	case c.FunctionTimeoutUnbounded:
+		return 0
+	case c.FunctionTimeout == 0:
+		return DefaultFunctionTimeout
+	}
+	return c.FunctionTimeout
+}
+
+// QueueSettings are extensions.queues settings of the queue listener (QueuesOptions). Zero
+// values mean the host's defaults, which the methods apply.
+type QueueSettings struct {
+	// BatchSize is batchSize: messages received per poll, 1–32 (default 16).
+	BatchSize int
+	// NewBatchThreshold is newBatchThreshold: the listener polls again once at most this
+	// many messages are still being processed. nil means batchSize/2 × processor count.
+	NewBatchThreshold *int
+	// VisibilityTimeout is visibilityTimeout: how long a failed message stays hidden before
+	// its retry (default 0).
+	VisibilityTimeout time.Duration
+	// MaxPollingInterval is maxPollingInterval: the longest back-off between polls of an
+	// empty queue, at least 100 ms (default 1 min).
+	MaxPollingInterval time.Duration
+}
+
+// Queue listener defaults and limits (QueuesOptions, QueuePollingIntervals).
+const (
+	DefaultQueueBatchSize     = 16
+	MaxQueueBatchSize         = 32
+	DefaultMaxPollingInterval = time.Minute
+	MinPollingInterval        = 100 * time.Millisecond
+)
+
+// Batch returns the batch size in effect.
+func (q QueueSettings) Batch() int {
+	if q.BatchSize == 0 {
+		return DefaultQueueBatchSize
+	}
+	return q.BatchSize
+}
+
+// Threshold returns the new-batch threshold in effect.
+func (q QueueSettings) Threshold() int {
+	if q.NewBatchThreshold != nil {
+		return *q.NewBatchThreshold
+	}
+	return q.Batch() / 2 * runtime.NumCPU()
+}
+
+// MaxPolling returns the maximum polling interval in effect.
+func (q QueueSettings) MaxPolling() time.Duration {
+	if q.MaxPollingInterval == 0 {
+		return DefaultMaxPollingInterval
+	}
+	return q.MaxPollingInterval
 }
 
 type hostJSON struct {
@@ -47,8 +121,12 @@ type hostJSON struct {
 			RoutePrefix *string `json:"routePrefix"`
 		} `json:"http"`
 		Queues *struct {
-			MessageEncoding string `json:"messageEncoding"`
-			MaxDequeueCount int    `json:"maxDequeueCount"`
+			MessageEncoding    string `json:"messageEncoding"`
+			MaxDequeueCount    int    `json:"maxDequeueCount"`
+			BatchSize          *int   `json:"batchSize"`
+			NewBatchThreshold  *int   `json:"newBatchThreshold"`
+			VisibilityTimeout  string `json:"visibilityTimeout"`
+			MaxPollingInterval string `json:"maxPollingInterval"`
 		} `json:"queues"`
 	} `json:"extensions"`
 	FunctionTimeout string `json:"functionTimeout"`
@@ -103,6 +181,9 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		if q.MaxDequeueCount > 0 {
 			cfg.MaxDequeueCount = q.MaxDequeueCount
 		}
+		if err := parseQueueSettings(&cfg.Queues, q.BatchSize, q.NewBatchThreshold, q.VisibilityTimeout, q.MaxPollingInterval); err != nil {
+			return HostConfig{}, fmt.Errorf("parse host.json: %w", err)
+		}
 	}
 	if cfg.MessageEncoding != "base64" && cfg.MessageEncoding != "none" {
 		return HostConfig{}, fmt.Errorf("parse host.json: messageEncoding %q: want base64 or none", cfg.MessageEncoding)
@@ -112,9 +193,48 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		if err != nil {
 			return HostConfig{}, fmt.Errorf("parse host.json: functionTimeout: %w", err)
 		}
+		if strings.TrimSpace(h.FunctionTimeout) == "-1" {
+			cfg.FunctionTimeoutUnbounded = true
+		} else if d < MinFunctionTimeout {
+			return HostConfig{}, fmt.Errorf("parse host.json: FunctionTimeout must be greater than 00:00:01, got %q", h.FunctionTimeout)
+		}
 		cfg.FunctionTimeout = d
 	}
 	return cfg, nil
+}
+
+// parseQueueSettings validates extensions.queues listener settings as QueuesOptions does.
+func parseQueueSettings(q *QueueSettings, batch, threshold *int, visibility, maxPolling string) error {
+	if batch != nil {
+		if *batch < 1 || *batch > MaxQueueBatchSize {
+			return fmt.Errorf("queues.batchSize %d: want 1 to %d", *batch, MaxQueueBatchSize)
+		}
+		q.BatchSize = *batch
+	}
+	if threshold != nil {
+		if *threshold < 0 {
+			return fmt.Errorf("queues.newBatchThreshold %d: want 0 or more", *threshold)
+		}
+		q.NewBatchThreshold = threshold
+	}
+	if visibility != "" {
+		d, err := parseTimeSpan(visibility)
+		if err != nil {
+			return fmt.Errorf("queues.visibilityTimeout: %w", err)
+		}
+		q.VisibilityTimeout = d
+	}
+	if maxPolling != "" {
+		d, err := parseTimeSpan(maxPolling)
+		if err != nil {
+			return fmt.Errorf("queues.maxPollingInterval: %w", err)
+		}
+		if d < MinPollingInterval {
+			return fmt.Errorf("queues.maxPollingInterval: MaxPollingInterval must not be less than %v", MinPollingInterval)
+		}
+		q.MaxPollingInterval = d
+	}
+	return nil
 }
 
 var timeSpanRE = regexp.MustCompile(`^(?:(\d+)\.)?(\d+):(\d+):(\d+)(?:\.(\d+))?$`)

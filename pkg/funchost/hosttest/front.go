@@ -1,6 +1,7 @@
 package hosttest
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -76,20 +77,22 @@ func (e *Emulator) forward(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > 0 {
 		body = r.Body
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, e.handlerURL+r.URL.RequestURI(), body)
-	if err != nil {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	for k, vs := range r.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	if r.ContentLength > 0 {
-		req.ContentLength = r.ContentLength
-	}
-	req.Host = r.Host
-	setHostHeaders(req.Header, newGUID())
-	resp, err := e.forwarder.Do(req)
+	// functionTimeout covers the wait for the handler's response headers.
+	resp, err := guarded(e, r.Context(), r.URL.Path, func(ctx context.Context, base string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, r.Method, base+r.URL.RequestURI(), body)
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range r.Header {
+			req.Header[k] = append([]string(nil), vs...)
+		}
+		if r.ContentLength > 0 {
+			req.ContentLength = r.ContentLength
+		}
+		req.Host = r.Host
+		setHostHeaders(req.Header, newGUID())
+		return e.forwarder.Do(req)
+	}, func(late *http.Response) { _ = late.Body.Close() })
 	if err != nil {
 		e.logf("hosttest: forward %s %s: %v", r.Method, r.URL.Path, err)
 		w.WriteHeader(http.StatusInternalServerError)
