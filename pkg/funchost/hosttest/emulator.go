@@ -89,9 +89,9 @@ type Emulator struct {
 	failed    map[string]error
 	logf      func(string, ...any)
 
-	client     *http.Client // JSON invocations: follows redirects
-	forwarder  *http.Client // forwarding: no redirects
-	maxBody    int64
+	client    *http.Client // JSON invocations: follows redirects
+	forwarder *http.Client // forwarding: no redirects
+	maxBody   int64
 
 	front     *http.Server
 	frontURL  string
@@ -99,7 +99,7 @@ type Emulator struct {
 	w         *worker    // the running handler, nil after a failed restart
 	closed    bool
 	restarts  atomic.Int64
-	renewals  atomic.Int64 // successful visibility renewals of storage queue messages
+	renewals  atomic.Int64    // successful visibility renewals of storage queue messages
 	bg        context.Context // ends with Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
