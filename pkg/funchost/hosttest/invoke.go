@@ -77,13 +77,14 @@ func (e *Emulator) invoke(ctx context.Context, f *function, p payload) (*invocat
 }
 
 // post sends one JSON invocation to the handler under functionTimeout and returns the
-// response with its whole body.
-func (e *Emulator) post(ctx context.Context, function, id string, body []byte) (*http.Response, []byte, error) {
+// response with its whole body. The host does not pass the caller's cancellation on: the
+// invocation runs until it ends, times out, or the emulator closes, whatever ctx does.
+func (e *Emulator) post(_ context.Context, function, id string, body []byte) (*http.Response, []byte, error) {
 	type answer struct {
 		resp *http.Response
 		data []byte
 	}
-	a, err := guarded(e, ctx, function, func(ctx context.Context, base string) (answer, error) {
+	a, err := guarded(e, e.bg, function, func(ctx context.Context, base string) (answer, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+function, bytes.NewReader(body))
 		if err != nil {
 			return answer{}, fmt.Errorf("invoke %s: %w", function, err)

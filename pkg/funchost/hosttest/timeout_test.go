@@ -239,3 +239,25 @@ func TestStart_FunctionTimeout_Defaults(t *testing.T) {
 		t.Error("functionTimeout 0.5 s accepted, want the host's 1 s minimum error")
 	}
 }
+
+// Section 2: the caller's disconnect does not cancel the invocation.
+func TestEmulator_CallerDisconnect_DoesNotCancelInvocation(t *testing.T) {
+	finished := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			return
+		}
+		time.Sleep(500 * time.Millisecond) // the caller gave up after 100 ms
+		finished <- r.Context().Err()
+		writeResult(w, nil)
+	})
+	e := start(t, writeApp(t, "", map[string]string{"fn": httpFunc("anonymous", "fn")}), h, hosttest.Options{})
+	client := &http.Client{Timeout: 100 * time.Millisecond}
+	if resp, err := client.Get(e.URL() + "/api/fn"); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("the request did not time out on the client side")
+	}
+	if err := <-finished; err != nil {
+		t.Errorf("handler's request context: %v, want it alive after the caller left", err)
+	}
+}
