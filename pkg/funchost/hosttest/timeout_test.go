@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -247,6 +248,7 @@ func TestEmulator_CallerDisconnect_DoesNotCancelInvocation(t *testing.T) {
 		if r.Method == http.MethodGet {
 			return
 		}
+		_, _ = io.Copy(io.Discard, r.Body) // so the server watches the connection
 		time.Sleep(500 * time.Millisecond) // the caller gave up after 100 ms
 		finished <- r.Context().Err()
 		writeResult(w, nil)
