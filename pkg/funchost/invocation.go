@@ -278,11 +278,16 @@ func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, e
 	}
 	msg := QueueMessage{Body: body}
 	meta := req.Metadata
+	// String metadata arrives double-encoded (spec section 3): unwrap it like the trigger.
 	if v, ok := lookupFold(meta, "Id"); ok {
-		msg.ID = derefString(optionalString(v))
+		if b, err := DecodeStringTrigger(v); err == nil {
+			msg.ID = string(b)
+		}
 	}
 	if v, ok := lookupFold(meta, "PopReceipt"); ok {
-		msg.PopReceipt = derefString(optionalString(v))
+		if b, err := DecodeStringTrigger(v); err == nil {
+			msg.PopReceipt = string(b)
+		}
 	}
 	if v, ok := lookupFold(meta, "DequeueCount"); ok {
 		var n json.Number

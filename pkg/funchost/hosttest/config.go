@@ -34,12 +34,37 @@ type HostConfig struct {
 	Proxying bool
 	// RoutePrefix is extensions.http.routePrefix (default "api", "" allowed).
 	RoutePrefix string
-	// FunctionTimeout is functionTimeout; 0 means unset (no per-call timeout).
+	// FunctionTimeout is functionTimeout as written; 0 when unset or "-1". The timeout in
+	// effect is EffectiveFunctionTimeout.
 	FunctionTimeout time.Duration
+	// FunctionTimeoutUnbounded is set by functionTimeout "-1": no limit (allowed outside the
+	// Consumption plan).
+	FunctionTimeoutUnbounded bool
 	// MessageEncoding is extensions.queues.messageEncoding: "base64" (default) or "none".
 	MessageEncoding string
 	// MaxDequeueCount is extensions.queues.maxDequeueCount (default 5).
 	MaxDequeueCount int
+	// Queues holds the other extensions.queues listener settings.
+	Queues QueueSettings
+}
+
+// DefaultFunctionTimeout is the host's functionTimeout when host.json sets none outside the
+// Consumption plan (ScriptJobHostOptionsSetup: 30 min; Consumption uses 5 min).
+const DefaultFunctionTimeout = 30 * time.Minute
+
+// MinFunctionTimeout is the smallest functionTimeout the host accepts.
+const MinFunctionTimeout = time.Second
+
+// EffectiveFunctionTimeout is the per-invocation limit the host applies: functionTimeout,
+// DefaultFunctionTimeout when unset, 0 (none) for "-1".
+func (c HostConfig) EffectiveFunctionTimeout() time.Duration {
+	switch {
+	case c.FunctionTimeoutUnbounded:
+		return 0
+	case c.FunctionTimeout == 0:
+		return DefaultFunctionTimeout
+	}
+	return c.FunctionTimeout
 }
 
 type hostJSON struct {
@@ -50,8 +75,12 @@ type hostJSON struct {
 			RoutePrefix *string `json:"routePrefix"`
 		} `json:"http"`
 		Queues *struct {
-			MessageEncoding string `json:"messageEncoding"`
-			MaxDequeueCount int    `json:"maxDequeueCount"`
+			MessageEncoding    string `json:"messageEncoding"`
+			MaxDequeueCount    int    `json:"maxDequeueCount"`
+			BatchSize          *int   `json:"batchSize"`
+			NewBatchThreshold  *int   `json:"newBatchThreshold"`
+			VisibilityTimeout  string `json:"visibilityTimeout"`
+			MaxPollingInterval string `json:"maxPollingInterval"`
 		} `json:"queues"`
 	} `json:"extensions"`
 	FunctionTimeout string `json:"functionTimeout"`
@@ -106,6 +135,9 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		if q.MaxDequeueCount > 0 {
 			cfg.MaxDequeueCount = q.MaxDequeueCount
 		}
+		if err := parseQueueSettings(&cfg.Queues, q.BatchSize, q.NewBatchThreshold, q.VisibilityTimeout, q.MaxPollingInterval); err != nil {
+			return HostConfig{}, fmt.Errorf("parse host.json: %w", err)
+		}
 	}
 	if cfg.MessageEncoding != "base64" && cfg.MessageEncoding != "none" {
 		return HostConfig{}, fmt.Errorf("parse host.json: messageEncoding %q: want base64 or none", cfg.MessageEncoding)
@@ -114,6 +146,11 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		d, err := parseTimeSpan(h.FunctionTimeout)
 		if err != nil {
 			return HostConfig{}, fmt.Errorf("parse host.json: functionTimeout: %w", err)
+		}
+		if strings.TrimSpace(h.FunctionTimeout) == "-1" {
+			cfg.FunctionTimeoutUnbounded = true
+		} else if d < MinFunctionTimeout {
+			return HostConfig{}, fmt.Errorf("parse host.json: FunctionTimeout must be greater than 00:00:01, got %q", h.FunctionTimeout)
 		}
 		cfg.FunctionTimeout = d
 	}

@@ -29,7 +29,7 @@ func TestParseHostConfig_Settings_ReadLikeTheHost(t *testing.T) {
 		{"customHandler wins over httpWorker", `{"httpWorker":{"description":{"defaultExecutablePath":"old"}},"customHandler":{"description":{"defaultExecutablePath":"new"}}}`,
 			hosttest.HostConfig{ExecutablePath: "new", RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5}},
 		{"unbounded timeout", `{"customHandler":{"description":{"defaultExecutablePath":"x"}},"functionTimeout":"-1"}`,
-			hosttest.HostConfig{ExecutablePath: "x", RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5}},
+			hosttest.HostConfig{ExecutablePath: "x", RoutePrefix: "api", MessageEncoding: "base64", MaxDequeueCount: 5, FunctionTimeoutUnbounded: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

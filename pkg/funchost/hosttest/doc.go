@@ -20,8 +20,28 @@
 //     Content-Type; the base64-decode quirk of non-http outputs, white space ignored);
 //   - the caller's disconnect does not cancel an invocation; `"methods": []` matches nothing;
 //   - forwarding (and proxying) of http-in/http-out functions;
-//   - in-memory queues (base64 message encoding, double-encoded string triggers, retries and
-//     `<queue>-poison` after maxDequeueCount) and on-demand timer ticks.
+//   - in-memory or storage queues (base64 message encoding, double-encoded string triggers,
+//     retries and `<queue>-poison` after maxDequeueCount) and on-demand timer ticks;
+//   - functionTimeout, enforced by killing and restarting the handler.
+//
+// Queue triggers on storage: when Options.Env holds a queue trigger's connection setting
+// ("AzureWebJobs<connection>" or "<connection>", default AzureWebJobsStorage; a connection
+// string, UseDevelopmentStorage=true included), a listener polls that real queue with azqueue
+// as the host's QueueListener does: batches of extensions.queues batchSize (16), a new batch
+// once at most newBatchThreshold are running, messages hidden for 10 minutes
+// (Options.ListenerVisibility) and renewed every half of that while the invocation runs,
+// back-off up to maxPollingInterval (1 min); delete on success, release after
+// visibilityTimeout (0) on failure, `<queue>-poison` on the maxDequeueCount-th (5) failure or
+// when dequeued more often than that. Queue outputs with a configured connection go to
+// storage too; everything else uses the in-memory queues (DrainQueues). Queue Metadata is sent
+// as the host sends it: string values double-encoded, DequeueCount a string.
+//
+// functionTimeout (host.json, 30 min when unset, "-1" none; Options.FunctionTimeout for
+// tests): an invocation of any kind that exceeds it fails (HTTP callers get 500 with an empty
+// body, a queue message is released for a retry); if it is still running TimeoutGracePeriod
+// (2 s) later, the handler process is killed with SIGKILL and restarted on a new port, failing
+// every invocation in flight (Restarts counts it). An in-process Handler has its server and
+// connections closed instead; its goroutines cannot be killed.
 //
 // Transports serves a funchost.FunctionApp behind both the standalone server and the emulator
 // so one table of HTTP cases can run through both.

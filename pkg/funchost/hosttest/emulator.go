@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -64,6 +65,13 @@ type Options struct {
 	// QueuePollInterval, if positive, starts a background poller that delivers queue messages
 	// at this interval. Tests usually call DrainQueues instead.
 	QueuePollInterval time.Duration
+	// ListenerVisibility, if positive, replaces the 10 minutes for which the storage queue
+	// listener hides a received message (renewing it every half of that while the
+	// invocation runs); whole seconds, at least 1 s. Tests set it short to see renewals.
+	ListenerVisibility time.Duration
+	// FunctionTimeout, if positive, replaces host.json's functionTimeout, e.g. to keep tests of
+	// the timeout fast. The host accepts no value under 1 s.
+	FunctionTimeout time.Duration
 	// InitializationTimeout bounds the wait for the handler's first answer to `GET /`; 0 means
 	// the host's 30 s.
 	InitializationTimeout time.Duration
@@ -82,22 +90,26 @@ type Emulator struct {
 	failed    map[string]error
 	logf      func(string, ...any)
 
-	handlerURL string
-	client     *http.Client // JSON invocations: follows redirects
-	forwarder  *http.Client // forwarding: no redirects
-	maxBody    int64
+	client    *http.Client // JSON invocations: follows redirects
+	forwarder *http.Client // forwarding: no redirects
+	maxBody   int64
 
 	front     *funchost.Server
 	frontURL  string
 	stopFront context.CancelFunc
-	handler   *http.Server // in-process handler, or nil
-	proc      *process     // handler process, or nil
+	wmu       sync.Mutex // guards w and closed; held while the handler restarts
+	w         *worker    // the running handler, nil after a failed restart
+	closed    bool
+	restarts  atomic.Int64
+	renewals  atomic.Int64    // successful visibility renewals of storage queue messages
+	bg        context.Context // ends with Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 
-	queues *queueService
+	queues  *queueService
+	storage *storageQueues
 }
 
 // Start reads the app root, starts the handler, waits until it answers `GET /` and opens the
@@ -116,7 +128,10 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	if opts.ForwardingOverride != nil {
 		cfg.Forwarding = *opts.ForwardingOverride
 	}
-	e := &Emulator{opts: opts, cfg: cfg, logf: opts.Logf, queues: newQueueService()}
+	if opts.FunctionTimeout > 0 {
+		cfg.FunctionTimeout, cfg.FunctionTimeoutUnbounded = opts.FunctionTimeout, false
+	}
+	e := &Emulator{opts: opts, cfg: cfg, logf: opts.Logf, queues: newQueueService(), storage: newStorageQueues()}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
 	}
@@ -136,14 +151,15 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		}
 	}
 	var timeout time.Duration
-	if cfg.FunctionTimeout > 0 {
-		timeout = cfg.FunctionTimeout + time.Minute
+	if ft := cfg.EffectiveFunctionTimeout(); ft > 0 {
+		timeout = ft + time.Minute
 	}
 	jar := http.DefaultTransport.(*http.Transport).Clone()
 	e.client = &http.Client{Transport: jar, Timeout: timeout}
 	e.forwarder = &http.Client{Transport: jar, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+	e.bg, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := e.startHandler(ctx); err != nil {
 		_ = e.Close()
 		return nil, fmt.Errorf("start emulator: %w", err)
@@ -152,8 +168,11 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 		_ = e.Close()
 		return nil, fmt.Errorf("start emulator: %w", err)
 	}
-	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	e.cancel = cancel
+	bg := e.bg
+	if err := e.startListeners(bg); err != nil {
+		_ = e.Close()
+		return nil, fmt.Errorf("start emulator: %w", err)
+	}
 	if opts.QueuePollInterval > 0 {
 		e.wg.Add(1)
 		go e.pollQueues(bg, opts.QueuePollInterval)
@@ -248,15 +267,12 @@ func (e *Emulator) Close() error {
 			// active for 5 s and would hold Shutdown up.
 			e.client.CloseIdleConnections()
 		}
-		if e.handler != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := e.handler.Shutdown(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("close handler: %w", err))
-			}
-			cancel()
-		}
-		if e.proc != nil {
-			if err := e.proc.stop(); err != nil {
+		e.wmu.Lock()
+		w := e.w
+		e.w, e.closed = nil, true
+		e.wmu.Unlock()
+		if w != nil {
+			if err := w.stop(); err != nil {
 				errs = append(errs, err)
 			}
 		}

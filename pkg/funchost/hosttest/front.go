@@ -141,24 +141,26 @@ func (e *Emulator) forward(w http.ResponseWriter, r *http.Request, f *function) 
 	if r.ContentLength > 0 {
 		body = r.Body
 	}
+	// functionTimeout covers the wait for the handler's response headers.
 	ctx := context.WithoutCancel(r.Context()) // forwarding: sent without the caller's cancellation
 	if e.cfg.Proxying {
 		ctx = r.Context() // a live proxy ends with its caller
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, e.handlerURL+e.forwardURI(r, f), body)
-	if err != nil {
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	for k, vs := range r.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	if r.ContentLength > 0 {
-		req.ContentLength = r.ContentLength
-	}
-	req.Host = r.Host
-	setHostHeaders(req.Header, newGUID())
-	resp, err := e.forwarder.Do(req)
+	resp, err := guarded(e, ctx, r.URL.Path, func(ctx context.Context, base string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, r.Method, base+e.forwardURI(r, f), body)
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range r.Header {
+			req.Header[k] = append([]string(nil), vs...)
+		}
+		if r.ContentLength > 0 {
+			req.ContentLength = r.ContentLength
+		}
+		req.Host = r.Host
+		setHostHeaders(req.Header, newGUID())
+		return e.forwarder.Do(req)
+	}, func(late *http.Response) { _ = late.Body.Close() })
 	if err != nil {
 		e.logf("hosttest: forward %s %s: %v", r.Method, r.URL.Path, err)
 		w.WriteHeader(http.StatusInternalServerError)

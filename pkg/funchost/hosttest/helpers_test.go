@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 // its args, working directory and FUNCTIONS_* environment in the http output; "exit" exits at
 // once; "silent" never listens; "late404" listens after 200 ms and answers 404 to `GET /`.
 func helperMain(mode string) {
+	if timeoutHelperMain(mode) {
+		return
+	}
 	switch mode {
 	case "exit":
 		os.Exit(3)

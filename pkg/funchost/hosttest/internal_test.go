@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Section 10.11: the per-call timeout is functionTimeout + 1 minute, unbounded when unset.
+// Section 10.11: the per-call timeout is functionTimeout + 1 minute, unbounded for "-1".
 func TestStart_CallTimeout_FunctionTimeoutPlusOneMinute(t *testing.T) {
 	cases := []struct {
 		host string
@@ -17,7 +17,8 @@ func TestStart_CallTimeout_FunctionTimeoutPlusOneMinute(t *testing.T) {
 	}{
 		{`{"functionTimeout":"00:05:00"}`, 6 * time.Minute},
 		{`{"functionTimeout":"00:00:30.5"}`, 90*time.Second + 500*time.Millisecond},
-		{`{}`, 0},
+		{`{}`, 31 * time.Minute}, // the host's default functionTimeout (30 min) applies
+		{`{"functionTimeout":"-1"}`, 0},
 	}
 	for _, tc := range cases {
 		root := t.TempDir()

@@ -50,21 +50,10 @@ func (e *Emulator) invoke(ctx context.Context, f *function, p payload) (*invocat
 	if err != nil {
 		return nil, fmt.Errorf("invoke %s: encode payload: %w", f.Name, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.handlerURL+"/"+f.Name, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("invoke %s: %w", f.Name, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
 	id := newGUID()
-	setHostHeaders(req.Header, id)
-	resp, err := e.client.Do(req)
+	resp, data, err := e.post(ctx, f.Name, id, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s (%s): %v", ErrInvocationFailed, f.Name, id, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s (%s): read: %v", ErrInvocationFailed, f.Name, id, err)
+		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("%w: %s (%s): handler answered %d", ErrInvocationFailed, f.Name, id, resp.StatusCode)
@@ -84,6 +73,35 @@ func (e *Emulator) invoke(ctx context.Context, f *function, p payload) (*invocat
 		e.logf("hosttest: %s: %s", f.Name, line)
 	}
 	return &res, nil
+}
+
+// post sends one JSON invocation to the handler under functionTimeout and returns the
+// response with its whole body. The host does not pass the caller's cancellation on: the
+// invocation runs until it ends, times out, or the emulator closes, whatever ctx does.
+func (e *Emulator) post(_ context.Context, function, id string, body []byte) (*http.Response, []byte, error) {
+	type answer struct {
+		resp *http.Response
+		data []byte
+	}
+	a, err := guarded(e, e.bg, function, func(ctx context.Context, base string) (answer, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/"+function, bytes.NewReader(body))
+		if err != nil {
+			return answer{}, fmt.Errorf("invoke %s: %w", function, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		setHostHeaders(req.Header, id)
+		resp, err := e.client.Do(req)
+		if err != nil {
+			return answer{}, fmt.Errorf("%w: %s (%s): %v", ErrInvocationFailed, function, id, err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return answer{}, fmt.Errorf("%w: %s (%s): read: %v", ErrInvocationFailed, function, id, err)
+		}
+		return answer{resp, data}, nil
+	}, nil)
+	return a.resp, a.data, err
 }
 
 // output returns the value for an output binding: ReturnValue for `$return`, otherwise the

@@ -9,7 +9,8 @@ import (
 )
 
 // applyOutputs writes the non-http output bindings of a successful invocation. Queue outputs
-// go to the in-memory queues; other binding types are logged and ignored.
+// go to the storage queue of the binding's connection when it is configured, otherwise to the
+// in-memory queues; other binding types are logged and ignored.
 func (e *Emulator) applyOutputs(f *function, res *invocationResult) error {
 	for _, b := range f.Bindings {
 		if !strings.EqualFold(b.Direction, "out") || strings.EqualFold(b.Type, "http") {
@@ -28,7 +29,9 @@ func (e *Emulator) applyOutputs(f *function, res *invocationResult) error {
 			return fmt.Errorf("output %s: %w", b.Name, err)
 		}
 		for _, m := range msgs {
-			e.queues.enqueue(b.QueueName, e.encodeForQueue(m))
+			if err := e.enqueueOutput(b, e.encodeForQueue(m)); err != nil {
+				return fmt.Errorf("output %s: %w", b.Name, err)
+			}
 		}
 	}
 	return nil

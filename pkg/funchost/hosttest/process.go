@@ -47,26 +47,81 @@ func (p *process) stop() error {
 	}
 }
 
+// worker is one running instance of the handler: an in-process server or a process. The
+// host restarts it (a new worker on a new port) when an invocation outlives functionTimeout.
+type worker struct {
+	url    string
+	server *http.Server // in-process handler, or nil
+	proc   *process     // handler process, or nil
+}
+
+// kill ends the worker at once: SIGKILL for a process; for an in-process handler the server
+// and every open connection are closed (its goroutines cannot be killed).
+func (w *worker) kill() {
+	if w.server != nil {
+		_ = w.server.Close()
+	}
+	if w.proc != nil {
+		_ = w.proc.cmd.Process.Kill()
+		<-w.proc.done
+	}
+}
+
+// stop ends the worker gracefully (Close): Shutdown or SIGTERM, then SIGKILL after 10 s.
+func (w *worker) stop() error {
+	var errs []error
+	if w.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := w.server.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close handler: %w", err))
+		}
+		cancel()
+	}
+	if w.proc != nil {
+		if err := w.proc.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // startHandler serves Options.Handler in-process or starts the handler process, then waits for
 // readiness like the host.
 func (e *Emulator) startHandler(ctx context.Context) error {
-	port, ln, err := freePort(e.opts.Handler != nil)
+	w, err := e.startWorker(ctx)
 	if err != nil {
 		return err
 	}
-	e.handlerURL = "http://127.0.0.1:" + strconv.Itoa(port)
+	e.wmu.Lock()
+	e.w = w
+	e.wmu.Unlock()
+	return nil
+}
+
+// startWorker starts one handler instance on a free port and waits until it is ready; on
+// failure nothing is left running.
+func (e *Emulator) startWorker(ctx context.Context) (*worker, error) {
+	port, ln, err := freePort(e.opts.Handler != nil)
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{url: "http://127.0.0.1:" + strconv.Itoa(port)}
 	var exited <-chan struct{}
 	if e.opts.Handler != nil {
-		e.handler = &http.Server{Handler: e.opts.Handler, ReadHeaderTimeout: 30 * time.Second}
-		go func() { _ = e.handler.Serve(ln) }()
+		w.server = &http.Server{Handler: e.opts.Handler, ReadHeaderTimeout: 30 * time.Second}
+		go func() { _ = w.server.Serve(ln) }()
 	} else {
 		p, err := e.startProcess(port)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		e.proc, exited = p, p.done
+		w.proc, exited = p, p.done
 	}
-	return e.waitReady(ctx, exited)
+	if err := e.waitReady(ctx, w, exited); err != nil {
+		w.kill()
+		return nil, err
+	}
+	return w, nil
 }
 
 // freePort picks a free loopback port. For an in-process handler the listener is kept open.
@@ -177,7 +232,7 @@ func fileExists(path string) bool {
 
 // waitReady polls `GET /` every ReadinessInterval until any HTTP answer, the process exits, or
 // InitializationTimeout passes.
-func (e *Emulator) waitReady(ctx context.Context, exited <-chan struct{}) error {
+func (e *Emulator) waitReady(ctx context.Context, w *worker, exited <-chan struct{}) error {
 	limit := e.opts.InitializationTimeout
 	if limit <= 0 {
 		limit = InitializationTimeout
@@ -188,7 +243,7 @@ func (e *Emulator) waitReady(ctx context.Context, exited <-chan struct{}) error 
 	tick := time.NewTicker(ReadinessInterval)
 	defer tick.Stop()
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.handlerURL+"/", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url+"/", nil)
 		if err != nil {
 			return fmt.Errorf("wait for handler: %w", err)
 		}
@@ -198,9 +253,9 @@ func (e *Emulator) waitReady(ctx context.Context, exited <-chan struct{}) error 
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("wait for handler: %w: %v", ErrHandlerExited, e.proc.err)
+			return fmt.Errorf("wait for handler: %w: %v", ErrHandlerExited, w.proc.err)
 		case <-ctx.Done():
-			return fmt.Errorf("wait for handler at %s: %w: %v", e.handlerURL, ErrNotReady, ctx.Err())
+			return fmt.Errorf("wait for handler at %s: %w: %v", w.url, ErrNotReady, ctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -155,6 +156,9 @@ func (e *Emulator) drainOnce(ctx context.Context) (bool, error) {
 		if _, bad := e.failed[f.Name]; bad || f.Disabled || !strings.EqualFold(f.Trigger.Type, "queueTrigger") {
 			continue
 		}
+		if _, real := e.storageConnection(f.Trigger); real {
+			continue // a storage queue listener serves it
+		}
 		queue := normalizeQueue(e.expand(f.Trigger.QueueName))
 		m, ok := e.queues.dequeue(queue)
 		if !ok {
@@ -180,18 +184,7 @@ func (e *Emulator) deliver(ctx context.Context, f *function, queue string, m que
 		e.poison(queue, m)
 		return nil
 	}
-	p := payload{
-		Data: map[string]any{f.Trigger.Name: e.stringTrigger(string(content))},
-		Metadata: map[string]any{
-			"DequeueCount":    m.dequeueCount,
-			"Id":              m.id,
-			"PopReceipt":      m.popReceipt,
-			"InsertionTime":   dotnetTime(m.inserted),
-			"ExpirationTime":  dotnetTime(m.expires),
-			"NextVisibleTime": dotnetTime(m.visible),
-			"sys":             sysMetadata(f.Name),
-		},
-	}
+	p := e.queuePayload(f, content, m)
 	res, err := e.invoke(ctx, f, p)
 	if err == nil {
 		err = e.applyOutputs(f, res)
@@ -227,6 +220,33 @@ func (e *Emulator) stringTrigger(s string) any {
 	inner, _ := json.Marshal(s)
 	return string(inner)
 }
+
+// queuePayload builds a queue-trigger invocation as the host does
+// (ScriptInvocationContextExtensions.GetHttpScriptInvocationContextValue): the message text
+// double-encoded in Data; in Metadata every string value double-encoded (JObject.FromObject
+// fails on a primitive and the host falls back to JsonConvert.SerializeObject), DequeueCount
+// a string for the same reason, the times as DateTimeOffset values. With
+// SingleEncodedStrings the payload has the shape the docs show instead (plain strings, a
+// numeric DequeueCount).
+func (e *Emulator) queuePayload(f *function, content []byte, m queueMessage) payload {
+	md := map[string]any{
+		"DequeueCount":    strconv.FormatInt(m.dequeueCount, 10),
+		"Id":              e.stringTrigger(m.id),
+		"PopReceipt":      e.stringTrigger(m.popReceipt),
+		"InsertionTime":   queueTime(m.inserted),
+		"ExpirationTime":  queueTime(m.expires),
+		"NextVisibleTime": queueTime(m.visible),
+		"sys":             sysMetadata(f.Name),
+	}
+	if e.opts.SingleEncodedStrings {
+		md["DequeueCount"] = m.dequeueCount
+	}
+	return payload{Data: map[string]any{f.Trigger.Name: e.stringTrigger(string(content))}, Metadata: md}
+}
+
+// queueTime formats a message time as Json.NET writes the host's DateTimeOffset (re-parsed
+// from its string form, so whole seconds).
+func queueTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05+00:00") }
 
 // dotnetTime formats a time as .NET serialises a DateTimeOffset.
 func dotnetTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0000000+00:00") }

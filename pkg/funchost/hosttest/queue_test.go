@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -34,8 +36,32 @@ func TestEmulator_QueuePayload_MatchesGolden(t *testing.T) {
 	if got := inv.Payload["Data"].(map[string]any)["msg"]; got != `"hello \"world\""` {
 		t.Errorf("Data.msg = %q, want the double-encoded string", got)
 	}
+	checkQueueMetadata(t, inv.Payload["Metadata"].(map[string]any), "1")
 	if len(e.Queue("work-items")) != 0 {
 		t.Errorf("queue after success = %q, want empty", e.Queue("work-items"))
+	}
+}
+
+var queueTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$`)
+
+// checkQueueMetadata asserts the host's queue-trigger Metadata: Id and PopReceipt
+// double-encoded, DequeueCount a string, the times as Json.NET writes a DateTimeOffset.
+func checkQueueMetadata(t *testing.T, md map[string]any, count string) {
+	t.Helper()
+	if md["DequeueCount"] != count {
+		t.Errorf("Metadata.DequeueCount = %#v, want the string %q", md["DequeueCount"], count)
+	}
+	for _, key := range []string{"Id", "PopReceipt"} {
+		s, _ := md[key].(string)
+		var inner string
+		if json.Unmarshal([]byte(s), &inner) != nil || inner == "" {
+			t.Errorf("Metadata.%s = %#v, want a double-encoded string", key, md[key])
+		}
+	}
+	for _, key := range []string{"InsertionTime", "ExpirationTime", "NextVisibleTime"} {
+		if s, _ := md[key].(string); !queueTimeRE.MatchString(s) {
+			t.Errorf("Metadata.%s = %#v, want yyyy-MM-ddTHH:mm:ss+00:00", key, md[key])
+		}
 	}
 }
 
@@ -60,8 +86,18 @@ func TestEmulator_QueueTrigger_Encodings(t *testing.T) {
 			if err := e.DrainQueues(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if got := rec.last(t).Payload["Data"].(map[string]any)["msg"]; got != tc.want {
+			p := rec.last(t).Payload
+			if got := p["Data"].(map[string]any)["msg"]; got != tc.want {
 				t.Errorf("Data.msg = %q, want %q", got, tc.want)
+			}
+			md := p["Metadata"].(map[string]any)
+			if tc.single {
+				// the docs' shape: plain strings, a numeric count
+				if id, _ := md["Id"].(string); md["DequeueCount"] != float64(1) || !guidRE.MatchString(id) {
+					t.Errorf("single-encoded Metadata = %v, want DequeueCount 1 and a plain Id", md)
+				}
+			} else {
+				checkQueueMetadata(t, md, "1")
 			}
 		})
 	}
@@ -100,7 +136,7 @@ func TestEmulator_QueueTrigger_RetriesThenPoison(t *testing.T) {
 				t.Errorf("attempts = %d, want %d", rec.count(), tc.attempts)
 			}
 			for i, inv := range rec.calls {
-				if got := inv.Payload["Metadata"].(map[string]any)["DequeueCount"]; got != float64(i+1) {
+				if got := inv.Payload["Metadata"].(map[string]any)["DequeueCount"]; got != strconv.Itoa(i+1) {
 					t.Errorf("attempt %d DequeueCount = %v", i+1, got)
 				}
 			}
