@@ -1,0 +1,237 @@
+//go:build integration
+
+package exampleapp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
+)
+
+// The Functions-path tests run a funcgraph binary under the host emulator with its durable
+// storage on Azurite: the emulator's queue listener feeds the work queue to the app's
+// fg_orchestrator queue trigger, as the Functions host does, and kills the handler process
+// when an invocation passes functionTimeout.
+
+const functionsKey = "functions-key"
+
+// functionsApp is a binary under the emulated host.
+type functionsApp struct {
+	t    *testing.T
+	e    *hosttest.Emulator
+	logs *logBuffer
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.b, format+"\n", args...)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startFunctionsApp generates bin's function folders for a fresh storage prefix (the queue
+// trigger's queue name follows it), next to the repository's host.json, and starts bin under
+// the emulator with AzureWebJobsStorage on Azurite.
+func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, env map[string]string) *functionsApp {
+	t.Helper()
+	root := t.TempDir()
+	full := map[string]string{
+		"AzureWebJobsStorage":      azuritetest.ConnectionString(t),
+		"FUNCGRAPH_STORAGE_PREFIX": azuritetest.UniqueName("h"),
+		"FUNCGRAPH_LOG_LEVEL":      "info",
+	}
+	for k, v := range env {
+		full[k] = v
+	}
+	cmd := exec.Command(bin, "functions", "--out", root)
+	cmd.Env = os.Environ()
+	for k, v := range full {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generate functions: %v\n%s", err, out)
+	}
+	hostJSON, err := os.ReadFile(filepath.Join("..", "..", "host.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "host.json"), hostJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	e, err := hosttest.Start(t.Context(), hosttest.Options{
+		AppRoot: root, Command: []string{bin}, Env: full,
+		Keys:            funchost.Keys{HostFunction: map[string]string{"default": functionsKey}},
+		FunctionTimeout: functionTimeout, Logf: logs.logf,
+	})
+	if err != nil {
+		t.Fatalf("start emulator: %v\n%s", err, logs)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return &functionsApp{t: t, e: e, logs: logs}
+}
+
+func (a *functionsApp) do(method, path, body string) (int, []byte) {
+	a.t.Helper()
+	req, _ := http.NewRequest(method, a.e.URL()+path, strings.NewReader(body))
+	req.Header.Set("x-functions-key", functionsKey)
+	req.Header.Set("content-type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// wait polls a run until it finishes and returns its status body.
+func (a *functionsApp) wait(id string, within time.Duration) (status string, output json.RawMessage) {
+	a.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		_, b := a.do("GET", "/api/runs/"+id, "")
+		var st struct {
+			Status string          `json:"runtime_status"`
+			Output json.RawMessage `json:"output"`
+		}
+		_ = json.Unmarshal(b, &st)
+		if engine.RunStatus(st.Status).Finished() {
+			return st.Status, st.Output
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("run %s did not finish: %s\nemulator log:\n%s", id, b, a.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// gapFree checks a run's history sequences are 1..n.
+func (a *functionsApp) gapFree(id string) int {
+	a.t.Helper()
+	_, b := a.do("GET", "/api/runs/"+id+"/history?limit=1000", "")
+	var h struct {
+		Events []struct {
+			Sequence int64 `json:"sequence"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		a.t.Fatal(err)
+	}
+	for i, e := range h.Events {
+		if e.Sequence != int64(i+1) {
+			a.t.Errorf("run %s: history sequence %d at position %d", id, e.Sequence, i+1)
+		}
+	}
+	return len(h.Events)
+}
+
+// TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers: under the emulated host the
+// example app starts each example graph's run over HTTP, and its steps run in
+// queue-triggered invocations of fg_orchestrator (the process runs no dispatcher of its own)
+// to the state a sequential execution gives.
+func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
+	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
+	if bin == "" {
+		t.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run integration tests through `make test`")
+	}
+	runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
+	a := startFunctionsApp(t, bin, 0, nil)
+	for _, r := range runs {
+		status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
+		if status != http.StatusAccepted {
+			t.Fatalf("start %s: %d %s", r.id, status, b)
+		}
+		if r.event != "" {
+			if status, b := a.do("POST", "/api/runs/"+r.id+"/events/approval", r.event); status != http.StatusAccepted {
+				t.Fatalf("event %s: %d %s", r.id, status, b)
+			}
+		}
+	}
+	for _, r := range runs {
+		status, out := a.wait(r.id, time.Minute)
+		var got any
+		_ = json.Unmarshal(out, &got)
+		if status != string(engine.StatusCompleted) || !reflect.DeepEqual(got, r.wantOutput) {
+			t.Errorf("run %s: %s %s, want Completed %v", r.id, status, out, r.wantOutput)
+		}
+		a.gapFree(r.id)
+	}
+	logs := a.logs.String()
+	if !strings.Contains(logs, "embedded_dispatcher=false") {
+		t.Errorf("the handler did not report running without its own dispatcher:\n%s", logs)
+	}
+	if strings.Contains(logs, "durable engine started") {
+		t.Error("the handler ran an embedded dispatcher under the host")
+	}
+}
+
+// buildSlowApp builds testdata/slowapp, a durable app whose node hangs on demand.
+func buildSlowApp(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "slowapp")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/slowapp").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build slowapp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestIntegrationFunctions_TimeoutAndPoison: an invocation killed by functionTimeout loses
+// nothing (the work item is redelivered to the restarted handler and the run completes with a
+// gap-free history), and a work item that kills every invocation fails its run with a clear
+// error at the engine's delivery limit instead of looping or vanishing into the poison queue.
+func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
+	bin := buildSlowApp(t)
+	dir := t.TempDir()
+	a := startFunctionsApp(t, bin, 2*time.Second, map[string]string{"SLOWAPP_DIR": dir})
+
+	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":"once"},"instance_id":"once"}`); status != http.StatusAccepted {
+		t.Fatalf("start: %d %s", status, b)
+	}
+	status, out := a.wait("once", 2*time.Minute)
+	if status != string(engine.StatusCompleted) || !strings.Contains(string(out), `"done": true`) {
+		t.Fatalf("timed-out run: %s %s, want Completed with done", status, out)
+	}
+	if a.e.Restarts() < 1 {
+		t.Fatal("functionTimeout did not restart the handler: the test proved nothing")
+	}
+	a.gapFree("once")
+
+	restarts := a.e.Restarts()
+	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":""},"instance_id":"poison"}`); status != http.StatusAccepted {
+		t.Fatalf("start: %d %s", status, b)
+	}
+	status, out = a.wait("poison", 3*time.Minute)
+	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "delivered 5 times") {
+		t.Fatalf("poison run: %s %s, want Failed after 5 deliveries", status, out)
+	}
+	if n := a.e.Restarts() - restarts; n < 4 {
+		t.Errorf("poison run: %d handler restarts, want 4 (one per hung delivery)", n)
+	}
+	t.Logf("handler restarts: %d", a.e.Restarts())
+}
