@@ -145,6 +145,10 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			e.release(ctx, &sp, ops)
+			if base.stateRef != "" && n.stateRef != base.stateRef {
+				// The head no longer refers to the state it replaced; nothing else does.
+				e.release(ctx, &spills{byValue: map[string]string{"": base.stateRef}}, nil)
+			}
 			e.changes.notify()
 			if n.etag = etags[0]; n.etag != "" || !n.active() {
 				return n, nil

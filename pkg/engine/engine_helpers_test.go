@@ -137,8 +137,14 @@ type rig struct {
 // storage. start runs the embedded dispatcher.
 func newRig(t testing.TB, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
 	t.Helper()
+	return newRigETags(t, !noETags, opts, start, extra...)
+}
+
+// newRigETags is newRig with the store's ETag behaviour chosen by the test.
+func newRigETags(t testing.TB, etags bool, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
+	t.Helper()
 	var storeOpts, queueOpts []memory.Option
-	if noETags {
+	if !etags {
 		storeOpts = append(storeOpts, memory.WithoutETags())
 	}
 	if opts.Clock != nil {
