@@ -115,6 +115,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	return n, ops
 }
 
+// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
+// rather than leaving its outcome unknown.
+func rejected(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+}
+
 // restepError reports a commit that must not be rebased but recomputed: the head changed in
 // a way that changes what the step should do (an event arrived for a wait that was about to
 // time out). fresh is the head to compute it on.
@@ -160,7 +166,14 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			e.unstorable(base, o, err)
 			continue
 		}
+		if errors.Is(err, ErrNotFound) { // the head is gone: purged
+			e.release(ctx, &sp, nil)
+			return nil, errDropped
+		}
 		if !errors.Is(err, ErrConflict) {
+			if !rejected(err) { // the batch may have landed (an error after the write)
+				sp.keep()
+			}
 			e.release(ctx, &sp, nil)
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
 		}

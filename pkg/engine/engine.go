@@ -386,6 +386,10 @@ func (e *Engine) release(ctx context.Context, sp *spills, committed []Op) {
 	sp.byValue = nil
 }
 
+// keep forgets the payloads sp stored without deleting them: a write whose outcome is
+// unknown may refer to them.
+func (sp *spills) keep() { sp.byValue = nil }
+
 // payloadPrefix is the key prefix of every payload of one run (one generation and nonce).
 func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/" }
 

@@ -151,7 +151,10 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			break
 		}
 		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
-			e.clearDue(ctx, due)
+			// The write may have landed: keep its payloads, and its due row for Sweep.
+			if !rejected(err) {
+				sp.keep()
+			}
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		old, err := e.getHead(ctx, id)

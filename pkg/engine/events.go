@@ -118,7 +118,10 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		case errors.Is(err, ErrConflict):
 			continue
 		case err != nil:
-			e.clearDue(ctx, due)
+			// The write may have landed: keep its payloads, and its due row for Sweep.
+			if !rejected(err) {
+				sp.keep()
+			}
 			return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 		}
 		e.release(ctx, &sp, ops)
@@ -195,6 +198,9 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		if _, err := e.store.Submit(ctx, ops); errors.Is(err, ErrConflict) {
 			continue
 		} else if err != nil {
+			if !rejected(err) {
+				sp.keep() // the write may have landed
+			}
 			return fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
 		e.release(ctx, &sp, ops)

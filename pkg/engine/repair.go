@@ -72,7 +72,7 @@ func dueKeyAt(t time.Time) string {
 func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, error) {
 	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: map[string]any{
-		pRun: h.runID, pNonce: h.nonce, pGen: h.gen, pStep: h.step, pKind: kind,
+		pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind,
 	}}}})
 	if err != nil {
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
@@ -139,7 +139,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity) (bool, error) {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
 		return false, err
-	case h.nonce != str(p, pNonce) || h.gen != i64(p, pGen) || !h.active() || h.step != i64(p, pStep):
+	case h.nonce != str(p, pNonce) || !h.active() || h.step != i64(p, pStep):
 		// Another run of the id, finished, or moved on: nothing to repair.
 	case str(p, pKind) == dueStart:
 		stuck = h.status == StatusPending // Running: a worker has taken the first step
