@@ -201,24 +201,27 @@ func (o *EngineOptions) setDefaults() {
 // ExecuteNodeName (fg_execute_node), ResolveRouteName (fg_resolve_route) and
 // ApplyEventName (fg_apply_event) in-process, node and route of one visit in one commit.
 // History rows and logs carry these names. There is one work queue; its message is
-// {"v":1,"run_id":…,"gen":…,"step":…}, raw JSON (a Functions queue backend base64-encodes it).
+// {"v":1,"run_id":…,"gen":…,"step":…,"nonce":…}, raw JSON (a Functions queue backend
+// base64-encodes it).
 //
 // Exactly-once commits, at-least-once activities. A commit that loses its If-Match means
 // someone else wrote the head: if that was only a raised event, the step's result is applied
 // to the new head and committed again; otherwise (another worker committed the step, the run
 // was cancelled, replaced or purged) the result is discarded. A work item whose step has
-// passed is dropped. A crash after a commit but before the next dispatch leaves a runnable,
-// idle head that Sweep re-dispatches. Handlers may therefore run more than once for the same
-// step and must keep side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
-// "<run id>:<generation>:<step>", stable across attempts.
+// passed is dropped, unless it is a redelivery (its worker died): then it carries the run's
+// current step. Handlers may therefore run more than once for the same step and must keep
+// side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
+// "<run id>:<generation>.<nonce>:<step>", stable across attempts. Recovery needs no scan:
+// see repair.go for the design and its cost model.
 //
 // Events go to the inbox (one batch: inbox row, event_received history row, head counters)
 // and wake the run only when it waits for that name; a wait consumes the oldest inbox row
 // with its name. Cancellation writes Terminated to the head at once (hard termination).
 // Values above InlineLimit go to the PayloadStore and the row keeps the key.
 //
-// An Engine is safe for concurrent use. Start runs the embedded dispatcher and sweeper;
-// without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a timer).
+// An Engine is safe for concurrent use. Start runs the embedded dispatcher and the repair
+// pass (Sweep); without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a
+// timer trigger).
 type Engine struct {
 	opts     EngineOptions
 	reg      *durable.Registry
