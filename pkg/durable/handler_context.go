@@ -14,17 +14,25 @@ type StepInfo struct {
 	// Generation counts starts of this instance id: 1 for its first run, more when a
 	// finished run was replaced by a new one with the same id. Zero reads as 1.
 	Generation int64
+	// Nonce is random per run: it tells apart runs that reuse an instance id after a purge
+	// (which forgets the generation count). Empty outside the engine.
+	Nonce string
 	// Step is the step's sequence number within the run.
 	Step int64
 	// Attempt counts executions of this step, from 1.
 	Attempt int
 }
 
-// IdempotencyKey returns "<run_id>:<generation>:<step>", stable across attempts of the same
-// step and distinct for a later run that reuses the instance id: use it to deduplicate side
-// effects.
+// IdempotencyKey returns "<run_id>:<generation>:<step>", or "<run_id>:<generation>.<nonce>:<step>"
+// when Nonce is set (always, under the engine): stable across attempts of the same step and
+// distinct for a later run that reuses the instance id, replaced or purged: use it to
+// deduplicate side effects.
 func (s StepInfo) IdempotencyKey() string {
-	return s.RunID + ":" + strconv.FormatInt(max(s.Generation, 1), 10) + ":" + strconv.FormatInt(s.Step, 10)
+	gen := strconv.FormatInt(max(s.Generation, 1), 10)
+	if s.Nonce != "" {
+		gen += "." + s.Nonce
+	}
+	return s.RunID + ":" + gen + ":" + strconv.FormatInt(s.Step, 10)
 }
 
 type stepInfoKey struct{}

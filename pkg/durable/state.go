@@ -308,12 +308,14 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 	case nil:
 		return nil
 	case map[string]any:
-		for k, v := range r {
-			i, ok := s.byName[k]
-			if !ok {
-				continue // unknown keys are dropped, like the original
-			}
+		// Fields in declaration order (unknown keys are dropped, like the original), so
+		// that with several bad fields the error is always the same one.
+		for i := range s.fields {
 			f := &s.fields[i]
+			v, ok := r[f.name]
+			if !ok {
+				continue
+			}
 			if err := s.setValue(f, cur.Field(f.index), v); err != nil {
 				return err
 			}
@@ -331,12 +333,12 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return s.errorf("", "decode update: %v", err)
 		}
-		for k, fraw := range obj {
-			i, ok := s.byName[k]
+		for i := range s.fields {
+			f := &s.fields[i]
+			fraw, ok := obj[f.name]
 			if !ok {
 				continue
 			}
-			f := &s.fields[i]
 			if err := s.decodeField(f, cur.Field(f.index), fraw); err != nil {
 				return err
 			}

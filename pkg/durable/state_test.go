@@ -179,3 +179,31 @@ func TestStepInfo_Context_RoundTripsAndKeys(t *testing.T) {
 		t.Fatalf("StepInfoFrom = %+v, %v; key %q", info, ok, info.IdempotencyKey())
 	}
 }
+
+// TestExecuteNode_SeveralInvalidFields_SameErrorEveryTime: the merge of an update with more
+// than one bad field names the first in declaration order, always, so that a redelivered
+// step commits the same failure (issue #10, defect 9).
+func TestExecuteNode_SeveralInvalidFields_SameErrorEveryTime(t *testing.T) {
+	type many struct {
+		A int `json:"a"`
+		B int `json:"b"`
+		C int `json:"c"`
+		D int `json:"d"`
+		E int `json:"e"`
+	}
+	b := NewManifestBuilder[many]("many")
+	b.SetEntrypoint("n")
+	_ = b.AddNode("n", func(context.Context, many) (any, error) {
+		return Update{"e": "x", "d": "x", "c": "x", "b": "x", "a": "x"}, nil
+	}, WithHandlerName("tests.many.n"), Terminal())
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		_, err := g.ExecuteNode(context.Background(), "n", json.RawMessage(`{}`))
+		if err == nil || !strings.Contains(err.Error(), "field 'a'") {
+			t.Fatalf("error %v, want the first declared field 'a'", err)
+		}
+	}
+}

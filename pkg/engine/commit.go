@@ -115,59 +115,146 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	return n, ops
 }
 
+// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
+// rather than leaving its outcome unknown.
+func rejected(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+}
+
+// restepError reports a commit that must not be rebased but recomputed: the head changed in
+// a way that changes what the step should do (an event arrived for a wait that was about to
+// time out). fresh is the head to compute it on.
+type restepError struct{ fresh *head }
+
+func (e *restepError) Error() string { return "durable: step must be recomputed" }
+
 // commit writes an outcome. A conflict means another writer changed the head: if it only
 // appended events (same generation and step, still active, same wait), the outcome is
-// rebuilt on the fresh head and written again; otherwise the step is dropped (errDropped).
+// rebuilt on the fresh head and written again, re-checking the inbox; otherwise the step is
+// dropped (errDropped). A timeout whose wait got its event meanwhile is not rebased: the
+// event wins (*restepError). A result the table cannot hold fails the run on this attempt.
 func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head, error) {
+	var sp spills
+	stored := false
 	for range maxRebase {
 		n, ops := e.buildCommit(base, o, e.clock())
-		if err := e.spill(ctx, base.runID, base.gen, ops); err != nil {
+		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
+			if errors.Is(err, ErrTooLarge) && !stored {
+				stored = true
+				e.unstorable(base, o, err)
+				continue
+			}
+			e.release(ctx, &sp, nil)
 			return nil, err
 		}
 		n.absorb(ops[0].Entity.Properties)
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
-			n.etag = etags[0]
-			if n.etag == "" { // the backend cannot report ETags: read the head back
-				fresh, err := e.getHead(ctx, n.runID)
-				if err != nil {
-					return nil, fmt.Errorf("reread head after commit run=%s step=%d: %w", n.runID, n.step, err)
-				}
-				if fresh.gen != n.gen || fresh.step != n.step || fresh.histSeq != n.histSeq {
-					return nil, errDropped
-				}
-				n.etag = fresh.etag
+			e.release(ctx, &sp, ops)
+			if base.stateRef != "" && n.stateRef != base.stateRef {
+				// The head no longer refers to the state it replaced; nothing else does.
+				e.release(ctx, &spills{byValue: map[string]string{"": base.stateRef}}, nil)
 			}
 			if base.active() && !n.active() {
 				e.indexSetStatus(ctx, n)
 			}
 			e.changes.notify()
-			return n, nil
+			if n.etag = etags[0]; n.etag != "" || !n.active() {
+				return n, nil
+			}
+			return e.afterBlindCommit(ctx, n)
+		}
+		if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)) && !stored {
+			stored = true // convert once; a failure that cannot be stored is an infrastructure error
+			e.unstorable(base, o, err)
+			continue
+		}
+		if errors.Is(err, ErrNotFound) { // the head is gone: purged
+			e.release(ctx, &sp, nil)
+			return nil, errDropped
 		}
 		if !errors.Is(err, ErrConflict) {
+			if !rejected(err) { // the batch may have landed (an error after the write)
+				sp.keep()
+			}
+			e.release(ctx, &sp, nil)
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
 		}
 		fresh, err := e.getHead(ctx, base.runID)
 		if errors.Is(err, ErrNotFound) {
+			e.release(ctx, &sp, nil)
 			return nil, errDropped
 		}
 		if err != nil {
+			e.release(ctx, &sp, nil)
 			return nil, err
 		}
-		if fresh.gen != base.gen || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting ||
+		if fresh.gen != base.gen || fresh.nonce != base.nonce || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting ||
 			(o.kind == outRetry && fresh.attempt != base.attempt) {
 			e.log.Debug("step dropped: run moved on", "run_id", base.runID, "step", base.step+1, "head_step", fresh.step, "status", string(fresh.status))
+			e.release(ctx, &sp, nil)
 			return nil, errDropped
 		}
 		fresh.stateVal = base.stateVal
+		if o.timedOut && fresh.pending > 0 {
+			// An event accepted before this commit beats the timeout.
+			if _, found, err := e.findEvent(ctx, fresh, fresh.waiting); err != nil {
+				e.release(ctx, &sp, nil)
+				return nil, err
+			} else if found {
+				e.release(ctx, &sp, nil)
+				return nil, &restepError{fresh: fresh}
+			}
+		}
 		if o.kind == outVisit && o.decision.Action == durable.ActionWaitForEvent && fresh.pending > 0 && !o.waitMatch {
 			_, found, err := e.findEvent(ctx, fresh, o.decision.EventName)
 			if err != nil {
+				e.release(ctx, &sp, nil)
 				return nil, err
 			}
 			o.waitMatch = found
 		}
 		base = fresh
 	}
+	e.release(ctx, &sp, nil)
 	return nil, fmt.Errorf("commit step run=%s step=%d: head keeps changing: %w", base.runID, base.step+1, ErrConflict)
+}
+
+// afterBlindCommit learns the ETag of a commit whose store returned none, by reading the
+// head back. The commit happened (Submit succeeded): if the head still holds this step,
+// anything else on it (raised events) came after, and the run goes on from the head as
+// read; if another writer moved the run on (a cancel, a duplicate worker), that writer
+// drives it and this worker stops (errDropped), never mistaking its own commit for a lost
+// one.
+func (e *Engine) afterBlindCommit(ctx context.Context, n *head) (*head, error) {
+	fresh, err := e.getHead(ctx, n.runID)
+	if err != nil {
+		return nil, fmt.Errorf("reread head after commit run=%s step=%d: %w", n.runID, n.step, err)
+	}
+	if fresh.gen != n.gen || fresh.nonce != n.nonce || fresh.step != n.step || fresh.status != n.status || fresh.attempt != n.attempt {
+		e.log.Debug("run moved on after commit", "run_id", n.runID, "step", n.step, "head_step", fresh.step)
+		return nil, errDropped
+	}
+	fresh.stateVal = n.stateVal
+	return fresh, nil
+}
+
+// unstorable turns an outcome whose commit the table refuses (a property, entity or batch
+// above Azure's limits, e.g. a route's event name of 100 KiB) into a run failure that names
+// the limit, so the run fails on this attempt instead of retrying as an infrastructure
+// error.
+func (e *Engine) unstorable(base *head, o *stepOutcome, err error) {
+	cause := "step result cannot be stored: invalid table entity"
+	var le *LimitError
+	if errors.As(err, &le) {
+		cause = fmt.Sprintf("step result too large to store: %s of %d above the limit of %d", le.Limit, le.Size, le.Max)
+		if le.Property != "" {
+			cause += " (property " + le.Property + ")"
+		}
+	} else if errors.Is(err, ErrTooLarge) {
+		cause = "step result too large to store"
+	}
+	e.log.Warn("orchestrator failed: graph="+base.graph+" hash="+base.hash, "run_id", base.runID, "error", cause)
+	*o = failure("orchestrator", OrchestratorName, cause)
+	o.node = base.node
 }

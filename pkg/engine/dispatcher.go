@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -33,14 +34,74 @@ func (e *Engine) worker(ctx context.Context, id int) {
 	}
 }
 
+// handleMessage runs one message, keeping it hidden meanwhile (a renewal every third of the
+// visibility timeout), so that the queue redelivers it only when this worker died. A
+// handling that fails re-enqueues the item as a fresh message marked as retried (after a
+// back-off) and deletes this one: failures do not count towards MaxDequeueCount, deaths do.
 func (e *Engine) handleMessage(ctx context.Context, m Message) {
-	if err := e.HandleWorkItem(ctx, m.Body, m.DequeueCount); err != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("work item failed; left for redelivery", "message_id", m.ID, "dequeue_count", m.DequeueCount, "error", err.Error())
+	var (
+		mu  sync.Mutex
+		cur = m // guarded by mu: the latest pop receipt
+	)
+	stop := make(chan struct{})
+	var renewing sync.WaitGroup
+	renewing.Add(1)
+	go func() {
+		defer renewing.Done()
+		t := time.NewTicker(max(e.opts.VisibilityTimeout/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			next, err := e.queue.Extend(context.WithoutCancel(ctx), cur, e.opts.VisibilityTimeout)
+			if err == nil {
+				cur = next
+			} else {
+				e.log.Warn("renew work item visibility", "message_id", m.ID, "error", err.Error())
+			}
+			mu.Unlock()
 		}
-		return
+	}()
+	err := e.HandleWorkItem(ctx, m.Body, m.DequeueCount)
+	close(stop)
+	renewing.Wait()
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("work item failed; re-enqueued", "message_id", m.ID, "dequeue_count", m.DequeueCount, "error", err.Error())
+		}
+		if !e.retryLater(context.WithoutCancel(ctx), m.Body) {
+			return // left for redelivery after its visibility timeout
+		}
 	}
-	if err := e.queue.Delete(context.WithoutCancel(ctx), m); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := e.queue.Delete(context.WithoutCancel(ctx), cur); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Warn("delete work item", "message_id", m.ID, "error", err.Error())
 	}
+}
+
+// retryLater enqueues a copy of a failed work item with its retry count raised, after a
+// back-off of PollInterval doubling per retry (at most VisibilityTimeout). It reports
+// whether the copy is queued.
+func (e *Engine) retryLater(ctx context.Context, body []byte) bool {
+	it, err := decodeWorkItem(body)
+	if err != nil {
+		return false
+	}
+	delay := e.opts.PollInterval
+	for i := int64(0); i < it.Retry && delay < e.opts.VisibilityTimeout; i++ {
+		delay *= 2
+	}
+	delay = min(delay, e.opts.VisibilityTimeout)
+	it.Retry++
+	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {
+		e.log.Warn("re-enqueue failed work item", "run_id", it.RunID, "error", err.Error())
+		return false
+	}
+	if e.started.Load() {
+		time.AfterFunc(delay, e.wake)
+	}
+	return true
 }

@@ -40,22 +40,29 @@ type EngineOptions struct {
 
 	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS).
 	Concurrency int
-	// VisibilityTimeout hides a received work item from other workers (default 2 min).
+	// VisibilityTimeout hides a received work item from other workers (default 2 min). The
+	// embedded dispatcher renews it every third of its length while the item runs, so a slow
+	// healthy step is never redelivered; an item comes back only when its worker died.
 	VisibilityTimeout time.Duration
 	// PollInterval is how often an idle dispatcher worker looks at the queue for work enqueued
 	// by other processes or made visible by a delay (default 1 s). Work enqueued by this
 	// engine wakes a worker at once.
 	PollInterval time.Duration
 	// StepBudget is how long one work item may keep running a run's steps in-process before
-	// handing the run back to the queue (default VisibilityTimeout / 2).
+	// handing the run back to the queue (default VisibilityTimeout / 2). Under the Functions
+	// host keep it well inside functionTimeout.
 	StepBudget time.Duration
-	// SweepInterval is the period of the embedded sweeper (default 30 s; negative disables it).
+	// SweepInterval is the period of the embedded repair pass, Sweep (default 30 s; negative
+	// disables it).
 	SweepInterval time.Duration
-	// IdleThreshold is how long a runnable run may go without a commit before the sweeper
-	// dispatches it again (default 5 min; keep it above VisibilityTimeout).
-	IdleThreshold time.Duration
-	// MaxDequeueCount fails the run of a work item received this many times without
-	// completing (default 5).
+	// RepairAfter is how long a start or a waking event may go without its work item being
+	// confirmed on the queue before Sweep dispatches the run (default 1 min). It only delays
+	// the repair of a failed enqueue; it never re-dispatches a run that is progressing.
+	RepairAfter time.Duration
+	// MaxDequeueCount fails the run of a work item delivered this many times without
+	// completing (default 5). With the embedded dispatcher a delivery counts only when its
+	// worker died (a failed handling re-enqueues the item afresh); under the Functions host
+	// every failed invocation counts.
 	MaxDequeueCount int64
 	// InlineLimit is the largest property value, in UTF-16 code units, kept in a row; larger
 	// values go to Payloads (default 30000, below Azure's 32768).
@@ -124,6 +131,9 @@ func (o EngineOptions) Validate() error {
 	if o.Payloads == nil {
 		errs = append(errs, errors.New("payload store is required"))
 	}
+	if o.VisibilityTimeout < 0 || o.VisibilityTimeout > MaxDelay || o.RepairAfter < 0 {
+		errs = append(errs, fmt.Errorf("visibility timeout must be within 0..%s and repair delay not negative", MaxDelay))
+	}
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count and inline limit must not be negative"))
 	}
@@ -163,8 +173,8 @@ func (o *EngineOptions) setDefaults() {
 	if o.SweepInterval == 0 {
 		o.SweepInterval = 30 * time.Second
 	}
-	if o.IdleThreshold == 0 {
-		o.IdleThreshold = 5 * time.Minute
+	if o.RepairAfter == 0 {
+		o.RepairAfter = time.Minute
 	}
 	if o.MaxDequeueCount == 0 {
 		o.MaxDequeueCount = 5
@@ -191,24 +201,27 @@ func (o *EngineOptions) setDefaults() {
 // ExecuteNodeName (fg_execute_node), ResolveRouteName (fg_resolve_route) and
 // ApplyEventName (fg_apply_event) in-process, node and route of one visit in one commit.
 // History rows and logs carry these names. There is one work queue; its message is
-// {"v":1,"run_id":…,"gen":…,"step":…}, raw JSON (a Functions queue backend base64-encodes it).
+// {"v":1,"run_id":…,"gen":…,"step":…,"nonce":…}, raw JSON (a Functions queue backend
+// base64-encodes it).
 //
 // Exactly-once commits, at-least-once activities. A commit that loses its If-Match means
 // someone else wrote the head: if that was only a raised event, the step's result is applied
 // to the new head and committed again; otherwise (another worker committed the step, the run
 // was cancelled, replaced or purged) the result is discarded. A work item whose step has
-// passed is dropped. A crash after a commit but before the next dispatch leaves a runnable,
-// idle head that Sweep re-dispatches. Handlers may therefore run more than once for the same
-// step and must keep side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
-// "<run id>:<generation>:<step>", stable across attempts.
+// passed is dropped, unless it is a redelivery (its worker died): then it carries the run's
+// current step. Handlers may therefore run more than once for the same step and must keep
+// side effects idempotent: StepInfoFrom(ctx).IdempotencyKey() is
+// "<run id>:<generation>.<nonce>:<step>", stable across attempts. Recovery needs no scan:
+// see repair.go for the design and its cost model.
 //
 // Events go to the inbox (one batch: inbox row, event_received history row, head counters)
 // and wake the run only when it waits for that name; a wait consumes the oldest inbox row
 // with its name. Cancellation writes Terminated to the head at once (hard termination).
 // Values above InlineLimit go to the PayloadStore and the row keeps the key.
 //
-// An Engine is safe for concurrent use. Start runs the embedded dispatcher and sweeper;
-// without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a timer).
+// An Engine is safe for concurrent use. Start runs the embedded dispatcher and the repair
+// pass (Sweep); without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a
+// timer trigger).
 type Engine struct {
 	opts     EngineOptions
 	reg      *durable.Registry
@@ -313,10 +326,18 @@ func (e *Engine) maxSteps(graph string) int64 {
 // spillable names the properties whose values may move to the payload store.
 var spillable = [...]string{pState, pOutput, pInput, pData, pPayload}
 
+// spills remembers the payloads one write (with its rebases) stored, so that a rebase reuses
+// them and the payloads no commit refers to are deleted: a rebased, dropped or failed
+// commit leaves no orphan. Only a crash between a payload write and its commit can; it lies
+// under the run's prefix and goes with the run's purge or replacement.
+type spills struct {
+	byValue map[string]string // value → key
+}
+
 // spill moves property values above InlineLimit to the payload store, leaving "" and a
-// "<name>Ref" property with the key. Keys are unique per write, so a losing writer never
-// overwrites the winner's payload.
-func (e *Engine) spill(ctx context.Context, runID string, gen int64, ops []Op) error {
+// "<name>Ref" property with the key "<run id>/<run nonce>/<engine id>-<n>.json". Keys are
+// unique per value written, so a losing writer never overwrites the winner's payload.
+func (e *Engine) spill(ctx context.Context, runID, nonce string, ops []Op, sp *spills) error {
 	for i := range ops {
 		props := ops[i].Entity.Properties
 		for _, name := range spillable {
@@ -324,13 +345,60 @@ func (e *Engine) spill(ctx context.Context, runID string, gen int64, ops []Op) e
 			if !ok || len(v) <= e.opts.InlineLimit || UTF16Len(v) <= e.opts.InlineLimit {
 				continue
 			}
-			key := runID + "/" + strconv.FormatInt(gen, 10) + "/" + e.id + "-" + strconv.FormatInt(e.spillSeq.Add(1), 10)
-			if err := e.payloads.Put(ctx, key, []byte(v)); err != nil {
-				return fmt.Errorf("spill %s of run %s: %w", name, runID, err)
+			key, done := sp.byValue[v]
+			if !done {
+				key = payloadPrefix(runID, nonce) + e.id + "-" + strconv.FormatInt(e.spillSeq.Add(1), 10) + ".json"
+				if err := e.payloads.Put(ctx, key, []byte(v)); err != nil {
+					return fmt.Errorf("spill %s of run %s: %w", name, runID, err)
+				}
+				if sp.byValue == nil {
+					sp.byValue = map[string]string{}
+				}
+				sp.byValue[v] = key
 			}
 			props[name] = ""
 			props[name+refSuffix] = key
 		}
 	}
 	return nil
+}
+
+// release deletes the payloads sp stored that the committed ops (nil: none) do not refer
+// to. Failures are logged: the payload is then an orphan under the run's prefix.
+func (e *Engine) release(ctx context.Context, sp *spills, committed []Op) {
+	if len(sp.byValue) == 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, op := range committed {
+		for _, name := range spillable {
+			if k, ok := op.Entity.Properties[name+refSuffix].(string); ok && k != "" {
+				used[k] = true
+			}
+		}
+	}
+	for _, key := range sp.byValue {
+		if used[key] {
+			continue
+		}
+		// Keys end in ".json" and never extend one another, so the prefix is the key alone.
+		if _, err := e.payloads.DeletePrefix(context.WithoutCancel(ctx), key); err != nil {
+			e.log.Warn("delete unused payload", "key", key, "error", err.Error())
+		}
+	}
+	sp.byValue = nil
+}
+
+// keep forgets the payloads sp stored without deleting them: a write whose outcome is
+// unknown may refer to them.
+func (sp *spills) keep() { sp.byValue = nil }
+
+// payloadPrefix is the key prefix of every payload of one run (one generation and nonce).
+func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/" }
+
+// newNonce returns a random run nonce (12 hex digits).
+func newNonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

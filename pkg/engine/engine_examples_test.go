@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -223,25 +224,42 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 	}
 }
 
-func TestEngine_StateError_FailsFirstNode(t *testing.T) {
+// TestEngine_InvalidInitialState_RejectedAtStartNothingStored: the product rule of spec
+// section 8: a missing required field, a wrong type or a failed Validate is refused at start
+// with every problem listed, and nothing is stored or queued.
+func TestEngine_InvalidInitialState_RejectedAtStartNothingStored(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
-	run := r.wait(t, r.start(t, "data_pipeline", "", ``))
-	if run.Status != engine.StatusFailed || !strings.HasPrefix(outputString(t, run), "execute_node failed: ") {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	r := newRig(t, engine.EngineOptions{}, false)
+	tests := []struct {
+		input string
+		want  []durable.StateIssue
+	}{
+		{``, []durable.StateIssue{{Field: "source_url", Msg: "field required"}}},
+		{`{"source_url":7,"record_count":"x"}`, []durable.StateIssue{
+			{Field: "source_url", Msg: "expected string, got JSON number"},
+			{Field: "record_count", Msg: "expected an integer, got \"x\""}}},
 	}
-	want := `{"graph_name":"data_pipeline","graph_version":"0.1.0","graph_hash":"6135ea2aa13d431c","current_node":"extract"}`
-	if string(run.CustomStatus) != want {
-		t.Errorf("custom %s, want %s", run.CustomStatus, want)
+	for _, tt := range tests {
+		_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "bad", Input: json.RawMessage(tt.input)})
+		var se *durable.StateErrors
+		if !errors.As(err, &se) || !errors.Is(err, durable.ErrInvalidState) {
+			t.Fatalf("input %s: err = %v, want *durable.StateErrors", tt.input, err)
+		}
+		if fmt.Sprint(se.Issues) != fmt.Sprint(tt.want) {
+			t.Errorf("input %s: issues %v, want %v", tt.input, se.Issues, tt.want)
+		}
 	}
-	if string(run.Input.InitialState) != "{}" {
-		t.Errorf("empty input stored as %s, want {}", run.Input.InitialState)
+	if n := r.store.Len(); n != 0 {
+		t.Errorf("%d rows stored for refused starts", n)
+	}
+	if n := r.queue.Len(); n != 0 {
+		t.Errorf("%d work items queued for refused starts", n)
 	}
 }
 
 func TestEngine_StartRun_Semantics(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "free", 1, nil))
 	ctx := t.Context()
 	if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "nope"}); !errors.Is(err, durable.ErrUnknownGraph) || err.Error() != "unknown graph 'nope'" {
 		t.Errorf("unknown graph: %v", err)
@@ -252,7 +270,7 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 		}
 	}
 	for _, in := range []string{`null`, `false`, `0`, `""`, `[]`, `{}`, ` `} {
-		run, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", Input: json.RawMessage(in), Metadata: json.RawMessage(in)})
+		run, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "free", Input: json.RawMessage(in), Metadata: json.RawMessage(in)})
 		if err != nil {
 			t.Fatalf("falsy input %q: %v", in, err)
 		}
@@ -271,7 +289,7 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 	r.start(t, "support_agent", id, `{"user_message":"refund"}`)
 	r.drive(t)
 	var exists *engine.RunExistsError
-	if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: id}); !errors.As(err, &exists) || exists.Status != engine.StatusRunning {
+	if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: id, Input: json.RawMessage(`{"source_url":"u"}`)}); !errors.As(err, &exists) || exists.Status != engine.StatusRunning {
 		t.Fatalf("start over a waiting run: %v", err)
 	}
 	if err := r.e.RaiseEvent(ctx, id, "unrelated", json.RawMessage(`1`)); err != nil {

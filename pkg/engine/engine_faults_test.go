@@ -76,36 +76,33 @@ func TestEngine_CrashAfterActivityBeforeCommit_RedeliveryCompletesOnce(t *testin
 	assertPipelineDone(t, r, id)
 }
 
-func TestEngine_CrashAfterCommitBeforeDispatch_SweeperRepairs(t *testing.T) {
+func TestEngine_CrashAfterCommitBeforeNextStep_RedeliveryCarriesCurrentStep(t *testing.T) {
 	t.Parallel()
-	now := atomic.Int64{}
-	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	r := newRig(t, engine.EngineOptions{Clock: clock, IdleThreshold: time.Minute}, false)
+	r := newRig(t, engine.EngineOptions{}, false)
 	r.fstore.AfterSubmit = once("transform") // written, but the worker "dies" before going on
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
-	r.drive(t)
-	// The message is redelivered; its step has passed, so it is dropped as stale.
-	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 2); err != nil {
+	r.drive(t) // the item's handling fails after the commit: the message stays in the queue
+	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
+		t.Fatalf("after the crash: %s", run.Status)
+	}
+	// A first delivery of a passed step is a duplicate and is dropped...
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 1); err != nil {
 		t.Fatal(err)
 	}
 	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-		t.Fatalf("before the sweep: %s", run.Status)
+		t.Fatalf("a duplicate moved the run: %s", run.Status)
 	}
-	if n, err := r.e.Sweep(t.Context()); err != nil || n != 0 {
-		t.Fatalf("sweep before the idle threshold dispatched %d (err %v)", n, err)
+	// ...but the redelivery of the dead worker's item carries the run's current step.
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 2); err != nil {
+		t.Fatal(err)
 	}
-	now.Add(int64(2 * time.Minute))
-	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
-		t.Fatalf("sweep dispatched %d runs (err %v), want 1", n, err)
-	}
-	r.drive(t)
 	assertPipelineDone(t, r, id)
 }
 
-func TestEngine_LostEnqueue_SweeperDispatches(t *testing.T) {
+func TestEngine_LostEnqueue_SweepDispatchesFromDueIndex(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{IdleThreshold: time.Nanosecond}, false)
+	clk := newFakeClock()
+	r := newRig(t, engine.EngineOptions{Clock: clk.now, RepairAfter: time.Minute}, false)
 	var drop atomic.Bool
 	drop.Store(true)
 	r.fqueue.OnEnqueue = func([]byte) (int, error) {
@@ -119,11 +116,18 @@ func TestEngine_LostEnqueue_SweeperDispatches(t *testing.T) {
 		t.Fatal("an item was queued despite the failing queue")
 	}
 	drop.Store(false)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("sweep before the repair delay dispatched %d (err %v)", n, err)
+	}
+	clk.advance(2 * time.Minute)
 	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
 		t.Fatalf("sweep dispatched %d (err %v)", n, err)
 	}
 	r.drive(t)
 	assertPipelineDone(t, r, id)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("a second sweep dispatched %d (err %v): the due row should be gone", n, err)
+	}
 }
 
 func TestEngine_DuplicateDelivery_NoDuplicateHistory(t *testing.T) {

@@ -40,15 +40,14 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 			clock := func() time.Time { return time.Unix(0, now.Load()) }
 			r := newRig(t, engine.EngineOptions{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
 			id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
-			r.drive(t)
-			if n, _ := r.e.Sweep(t.Context()); n != 0 {
-				t.Fatalf("sweep before the deadline dispatched %d", n)
+			r.drive(t) // the wait's timer is a delayed message, invisible until the deadline
+			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
+				t.Fatalf("before the deadline: %s", run.Status)
 			}
 			now.Add(int64(time.Hour + time.Second))
-			if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
-				t.Fatalf("sweep after the deadline dispatched %d (err %v)", n, err)
+			if n := r.drive(t); n != 1 {
+				t.Fatalf("after the deadline %d items were handled, want the timer", n)
 			}
-			r.drive(t)
 			run, _ := r.e.GetRun(t.Context(), id)
 			if run.Status != tt.status {
 				t.Fatalf("status %s output %s", run.Status, run.Output)
@@ -127,7 +126,7 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for i, info := range seen {
-				if info.RunID != id || info.Step != 1 || info.Attempt != i+1 || info.IdempotencyKey() != id+":1:1" {
+				if info.RunID != id || info.Step != 1 || info.Attempt != i+1 || info.Nonce == "" || info.IdempotencyKey() != id+":1."+info.Nonce+":1" {
 					t.Errorf("attempt %d saw step info %+v", i+1, info)
 				}
 			}

@@ -16,7 +16,8 @@ import (
 //
 // gen counts the runs that have used this instance id: a finished run replaced by a new
 // start keeps its old rows under the old generation until they are cleaned up, so the
-// replacement itself is one atomic write.
+// replacement itself is one atomic write. A purge forgets the count; the head's random
+// Nonce tells runs of one id apart across purges.
 const headRowKey = "r"
 
 // Head properties.
@@ -27,6 +28,7 @@ const (
 	pNotBefore, pState, pInput, pCustom    = "NotBefore", "State", "Input", "Custom"
 	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
+	pNonce                                 = "Nonce"
 	refSuffix                              = "Ref"
 )
 
@@ -35,7 +37,11 @@ type head struct {
 	runID string
 	etag  string
 
-	gen                  int64
+	gen int64
+	// nonce is random per run (per start): a run that reuses the id of a purged one starts
+	// again at generation 1, and the nonce keeps its work items, idempotency keys and
+	// payloads apart from the purged run's.
+	nonce                string
 	status               RunStatus
 	graph, version, hash string
 	node                 string // node of the next visit; while waiting, the node that waited
@@ -82,7 +88,7 @@ func (h *head) mutableProps() map[string]any {
 // allProps returns every head property (insert or replace at start).
 func (h *head) allProps() map[string]any {
 	p := h.mutableProps()
-	p[pGen] = h.gen
+	p[pGen], p[pNonce] = h.gen, h.nonce
 	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash
 	p[pInput], p[pInput+refSuffix] = h.inputJSON, h.inputRef
 	p[pCreated] = h.created
@@ -102,7 +108,7 @@ func decodeHead(e Entity) (*head, error) {
 	p := e.Properties
 	h := &head{
 		runID: e.PartitionKey, etag: e.ETag,
-		gen: i64(p, pGen), status: RunStatus(str(p, pStatus)),
+		gen: i64(p, pGen), nonce: str(p, pNonce), status: RunStatus(str(p, pStatus)),
 		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash),
 		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt),
 		waiting: str(p, pWaiting), resume: str(p, pResume),

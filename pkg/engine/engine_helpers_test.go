@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +82,45 @@ func loopGraph(t testing.TB, name string) durable.GraphRegistration[counterState
 	return g
 }
 
+// noETags makes newRig's store return no ETags from Submit; TestMain runs every test a
+// second time with it set.
+var noETags bool
+
+// TestMain runs the package's tests twice: on the memory store, then on a memory store that
+// returns no ETags from Submit (as the Store contract allows), skipping the second pass for
+// fuzzing, benchmarks and listings.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if code != 0 || os.Getenv("FUNCGRAPH_ENGINE_ONE_PASS") != "" {
+		os.Exit(code)
+	}
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		os.Exit(code)
+	}
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		os.Exit(code)
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "^$" {
+		os.Exit(code)
+	}
+	fmt.Println("engine tests, second pass: a store that returns no ETags from Submit")
+	noETags = true
+	os.Exit(m.Run())
+}
+
+// fakeClock is a settable clock for tests that must step over timeouts.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
 // rig is an engine on counted, fault-injectable memory storage.
 type rig struct {
 	e        *engine.Engine
@@ -95,7 +137,21 @@ type rig struct {
 // storage. start runs the embedded dispatcher.
 func newRig(t testing.TB, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
 	t.Helper()
-	r := &rig{reg: opts.Registry, store: memory.NewStore(), queue: memory.NewQueue(), payloads: memory.NewPayloadStore(), counts: &enginetest.OpCounts{}}
+	return newRigETags(t, !noETags, opts, start, extra...)
+}
+
+// newRigETags is newRig with the store's ETag behaviour chosen by the test.
+func newRigETags(t testing.TB, etags bool, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
+	t.Helper()
+	var storeOpts, queueOpts []memory.Option
+	if !etags {
+		storeOpts = append(storeOpts, memory.WithoutETags())
+	}
+	if opts.Clock != nil {
+		storeOpts = append(storeOpts, memory.WithClock(opts.Clock))
+		queueOpts = append(queueOpts, memory.WithClock(opts.Clock))
+	}
+	r := &rig{reg: opts.Registry, store: memory.NewStore(storeOpts...), queue: memory.NewQueue(queueOpts...), payloads: memory.NewPayloadStore(), counts: &enginetest.OpCounts{}}
 	if r.reg == nil {
 		r.reg = durable.NewRegistry()
 		gs, err := examples.All()

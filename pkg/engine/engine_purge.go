@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
-// PurgeRun implements Runs: it deletes a finished run's rows and payloads. Errors:
-// ErrRunNotFound, *RunNotFinishedError.
+// PurgeRun implements Runs: it deletes a finished run's rows and payloads. The rows go
+// first, while the head still stands (a start of the id meanwhile replaces the head with a
+// later generation, whose rows it leaves alone, and the purge then fails on the head's
+// ETag); the head next; the payloads last, by the run's nonce, so a new run of the id that
+// started after the head was deleted keeps its own. Errors: ErrRunNotFound,
+// *RunNotFinishedError.
 func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
+	if !ValidInstanceID(instanceID) {
+		return ErrRunNotFound
+	}
 	h, err := e.getHead(ctx, instanceID)
 	if err != nil {
 		return runLookupError(err)
@@ -32,7 +38,7 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	case err != nil:
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
-	if _, err := e.payloads.DeletePrefix(ctx, instanceID+"/"); err != nil {
+	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(instanceID, h.nonce)); err != nil {
 		return fmt.Errorf("purge payloads of run %s: %w", instanceID, err)
 	}
 	if err := e.indexDelete(ctx, instanceID, h.graph, h.created); err != nil {
@@ -42,16 +48,19 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	return nil
 }
 
-// cleanupGenerations deletes the rows and payloads of generations before gen, after a
-// finished run was replaced. Failures are logged; PurgeRun removes leftovers.
-func (e *Engine) cleanupGenerations(ctx context.Context, runID string, gen int64) {
-	if err := e.deleteRows(ctx, runID, gen); err != nil {
-		e.log.Warn("clean up replaced run", "run_id", runID, "error", err.Error())
+// cleanupGenerations deletes the rows of generations before h's and the payloads of the run
+// h replaced (nonce oldNonce). It first checks that h is still the run of the id: after a
+// purge a new run starts again at generation 1, and a late cleanup must not delete its rows.
+// Failures are logged; PurgeRun removes leftover rows.
+func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) {
+	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce)); err != nil {
+		e.log.Warn("clean up payloads of replaced run", "run_id", h.runID, "error", err.Error())
+	}
+	if cur, err := e.getHead(ctx, h.runID); err != nil || cur.nonce != h.nonce {
 		return
 	}
-	// Earlier generations were cleaned when they were replaced.
-	if _, err := e.payloads.DeletePrefix(ctx, runID+"/"+strconv.FormatInt(gen-1, 10)+"/"); err != nil {
-		e.log.Warn("clean up payloads of replaced run", "run_id", runID, "error", err.Error())
+	if err := e.deleteRows(ctx, h.runID, h.gen); err != nil {
+		e.log.Warn("clean up replaced run", "run_id", h.runID, "error", err.Error())
 	}
 }
 

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,19 +14,65 @@ import (
 // against concurrent commits.
 const maxHeadRetries = 32
 
+// ErrInvalidEventPayload reports a non-empty event payload that is not valid JSON.
+var ErrInvalidEventPayload = errors.New("durable: event payload must be valid JSON")
+
+// EventOption is a per-call option of RaiseEvent.
+type EventOption func(*eventOptions)
+
+type eventOptions struct{ key string }
+
+// WithIdempotencyKey makes RaiseEvent store the event at most once per key and run: a retry
+// with the same key (a client that lost the 202) is accepted again without storing a second
+// event. Keys are compared exactly; "" means no key.
+func WithIdempotencyKey(key string) EventOption {
+	return func(o *eventOptions) { o.key = key }
+}
+
+// dedupKey is the row key that records an idempotency key of generation gen.
+func dedupKey(gen int64, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return seqKey('k', gen, 0)[:8] + hex.EncodeToString(sum[:16])
+}
+
 // RaiseEvent implements Runs. It appends the event to the run's inbox (an inbox row and an
 // event_received history row, with the head's counters, in one batch conditioned on the
 // head) and, when the run waits for exactly this name, dispatches it. Events that arrive
 // before the wait, or carry another name, stay in the inbox in arrival order. payload is
-// any JSON; empty or invalid means null. Names match case-sensitively.
-func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage) error {
-	if len(payload) == 0 || !json.Valid(payload) {
-		payload = json.RawMessage("null")
+// any JSON; empty means null. Names match case-sensitively.
+//
+// Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
+// it is logged and Sweep dispatches the run (a due row written before the batch says so).
+// Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.
+func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error {
+	if !ValidInstanceID(instanceID) {
+		return ErrRunNotFound
 	}
-	for range maxHeadRetries {
+	if payload = bytes.TrimSpace(payload); len(payload) == 0 {
+		payload = json.RawMessage("null")
+	} else if !json.Valid(payload) {
+		return ErrInvalidEventPayload
+	}
+	var o eventOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var (
+		due dueRow
+		sp  spills
+	)
+	defer func() { e.release(ctx, &sp, nil) }()
+	for attempt := range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
 			return runLookupError(err)
+		}
+		if o.key != "" && attempt == 0 {
+			if _, err := e.store.Get(ctx, instanceID, dedupKey(h.gen, o.key)); err == nil {
+				return nil // stored by an earlier call with this key
+			} else if !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
+			}
 		}
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
@@ -31,6 +80,12 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		now := e.clock()
 		seq := h.inboxSeq + 1
 		match := h.waiting == eventName
+		if match && (due.rowKey == "" || due.step != h.step) {
+			e.clearDue(ctx, due)
+			if due, err = e.writeDue(ctx, h, dueEvent); err != nil {
+				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
+			}
+		}
 		headProps := map[string]any{pInboxSeq: seq, pPending: h.pending + 1, pHistSeq: h.histSeq + 1, pUpdated: now}
 		if match {
 			headProps[pRunnable] = true
@@ -45,21 +100,46 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 			typ: HistoryEventReceived, name: eventName, node: h.node,
 			data: jsonObject("inbox_seq", itoa(seq), "payload", string(payload)),
 		}})...)
-		if err := e.spill(ctx, instanceID, h.gen, ops); err != nil {
+		dedupAt := -1
+		if o.key != "" {
+			dedupAt = len(ops)
+			ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: instanceID, RowKey: dedupKey(h.gen, o.key),
+				Properties: map[string]any{pEvent: eventName, pTime: now}}})
+		}
+		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}
-		if _, err := e.store.Submit(ctx, ops); errors.Is(err, ErrConflict) {
+		_, err = e.store.Submit(ctx, ops)
+		var be *BatchError
+		switch {
+		case errors.Is(err, ErrConflict) && errors.As(err, &be) && be.Index == dedupAt:
+			e.clearDue(ctx, due)
+			return nil // a concurrent call with this key stored it
+		case errors.Is(err, ErrConflict):
 			continue
-		} else if err != nil {
+		case err != nil:
+			// The write may have landed: keep its payloads, and its due row for Sweep.
+			if !rejected(err) {
+				sp.keep()
+			}
 			return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 		}
+		e.release(ctx, &sp, ops)
 		e.log.Info("event received", "run_id", instanceID, "graph", h.graph, "event", eventName, "wakes", match)
 		e.changes.notify()
-		if match {
-			return e.dispatch(ctx, h, 0)
+		if !match {
+			e.clearDue(ctx, due) // written by an attempt that saw the wait; this one did not
+			return nil
 		}
+		if err := e.dispatch(ctx, h, 0); err != nil {
+			// Accepted all the same: the due row makes Sweep dispatch the run.
+			e.log.Warn("raise event: wake-up dispatch failed; left to the repair pass", "run_id", instanceID, "event", eventName, "error", err.Error())
+			return nil
+		}
+		e.clearDue(ctx, due)
 		return nil
 	}
+	e.clearDue(ctx, due)
 	return fmt.Errorf("raise event %q run=%s: head keeps changing: %w", eventName, instanceID, ErrConflict)
 }
 
@@ -90,6 +170,11 @@ func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, b
 // row). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
+	if !ValidInstanceID(instanceID) {
+		return ErrRunNotFound
+	}
+	var sp spills
+	defer func() { e.release(ctx, &sp, nil) }()
 	for range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
@@ -107,14 +192,18 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step+1, now, []histRow{{
 			typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out),
 		}})...)
-		if err := e.spill(ctx, instanceID, h.gen, ops); err != nil {
+		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}
 		if _, err := e.store.Submit(ctx, ops); errors.Is(err, ErrConflict) {
 			continue
 		} else if err != nil {
+			if !rejected(err) {
+				sp.keep() // the write may have landed
+			}
 			return fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
+		e.release(ctx, &sp, ops)
 		h.status = StatusTerminated
 		e.indexSetStatus(ctx, h)
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)

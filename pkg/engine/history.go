@@ -48,6 +48,9 @@ func historyOps(runID string, gen, seq, step int64, now time.Time, rows []histRo
 // History implements Runs: it pages through the current run's history, oldest first. limit
 // is the page size (default 100, at most 1000).
 func (e *Engine) History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error) {
+	if !ValidInstanceID(instanceID) {
+		return HistoryList{}, ErrRunNotFound
+	}
 	h, err := e.getHead(ctx, instanceID)
 	if err != nil {
 		return HistoryList{}, runLookupError(err)

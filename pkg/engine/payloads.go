@@ -3,8 +3,9 @@ package engine
 import "context"
 
 // PayloadStore keeps values too large for a table property (state, event payloads, outputs)
-// as blobs; the row keeps the key as a reference. Keys are "<run id>/<generation>/<name>",
-// so a run's payloads share a prefix.
+// as blobs; the row keeps the key as a reference. Keys are "<run id>/<run nonce>/<name>",
+// so the payloads of one run share a prefix that no other run (an earlier or later run of
+// the same id included) extends.
 //
 // Implementations must be safe for concurrent use.
 type PayloadStore interface {

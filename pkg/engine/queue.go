@@ -15,8 +15,8 @@ import (
 //
 // Implementations must be safe for concurrent use.
 type WorkQueue interface {
-	// Enqueue adds a message that becomes visible after delay (0: at once). Errors:
-	// ErrTooLarge when body exceeds MaxMessageBytes.
+	// Enqueue adds a message that becomes visible after delay (0 to MaxDelay; 0: at once).
+	// Errors: ErrTooLarge when body exceeds MaxMessageBytes.
 	Enqueue(ctx context.Context, body []byte, delay time.Duration) error
 
 	// Receive returns up to max (1–MaxReceive) visible messages, oldest first, hides each for
@@ -27,6 +27,13 @@ type WorkQueue interface {
 	// Delete removes a received message. Errors: ErrNotFound when the message is gone or
 	// msg's pop receipt is stale (the message became visible and was received again).
 	Delete(ctx context.Context, msg Message) error
+
+	// Extend hides a received message for another visibility from now (Azure's Update
+	// Message) and returns it with its new pop receipt; msg's receipt is stale afterwards. A
+	// worker calls it while a step runs, well before the visibility timeout expires, so a
+	// healthy slow step is never redelivered. The dequeue count is unchanged. Errors:
+	// ErrNotFound when the message is gone or msg's pop receipt is stale.
+	Extend(ctx context.Context, msg Message, visibility time.Duration) (Message, error)
 }
 
 // Queue limits.
@@ -35,13 +42,16 @@ const (
 	MaxMessageBytes = 48 << 10
 	// MaxReceive is the most messages one Receive returns.
 	MaxReceive = 32
+	// MaxDelay is the longest delay or visibility timeout a message can have (Azure: 7 days).
+	// The engine enqueues longer timers capped at it and re-enqueues them when they come early.
+	MaxDelay = 7 * 24 * time.Hour
 )
 
 // Message is a received queue message.
 type Message struct {
 	// ID identifies the message.
 	ID string
-	// PopReceipt proves the receive; Delete needs the latest one.
+	// PopReceipt proves the receive; Delete and Extend need the latest one.
 	PopReceipt string
 	// Body is the message body as enqueued.
 	Body []byte

@@ -126,9 +126,9 @@ type Runs interface {
 	StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	// GetRun returns a run's status. Errors: ErrRunNotFound.
 	GetRun(ctx context.Context, instanceID string) (Run, error)
-	// RaiseEvent stores an event for a run and wakes it. Errors: ErrRunNotFound,
-	// *RunFinishedError.
-	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage) error
+	// RaiseEvent stores an event for a run and wakes it; once stored it is accepted (nil).
+	// Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.
+	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error
 	// CancelRun records a termination request. Errors: ErrRunNotFound, *RunFinishedError.
 	CancelRun(ctx context.Context, instanceID, reason string) error
 	// ListRuns lists runs, newest first within a page, with paging.

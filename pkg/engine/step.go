@@ -49,6 +49,9 @@ type stepOutcome struct {
 
 	// timeout
 	timeoutNode string
+	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
+	// event that reaches the inbox before it commits wins.
+	timedOut bool
 }
 
 func failure(kind, name, cause string) stepOutcome {
@@ -58,7 +61,7 @@ func failure(kind, name, cause string) stepOutcome {
 
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) durable.StepInfo {
-	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Step: h.step + 1, Attempt: int(h.attempt) + 1}
+	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1}
 }
 
 // visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
@@ -152,7 +155,7 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 func (e *Engine) timeout(h *head) stepOutcome {
 	p := e.policy(h.graph)
 	if p.WaitTimeoutNode != "" {
-		return stepOutcome{kind: outTimeout, node: h.node, event: h.waiting, timeoutNode: p.WaitTimeoutNode}
+		return stepOutcome{kind: outTimeout, node: h.node, event: h.waiting, timeoutNode: p.WaitTimeoutNode, timedOut: true}
 	}
 	d := time.Duration(h.waitDeadline - h.updated.UnixNano())
 	if p.WaitTimeout > 0 {
@@ -160,6 +163,7 @@ func (e *Engine) timeout(h *head) stepOutcome {
 	}
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", "wait timed out")
 	o := failure("orchestrator", OrchestratorName, fmt.Sprintf("wait for event '%s' timed out after %s", h.waiting, d))
+	o.node, o.timedOut = h.node, true
 	return o
 }
 

@@ -52,6 +52,9 @@ func (q *Queue) Enqueue(ctx context.Context, body []byte, delay time.Duration) e
 	if delay < 0 {
 		delay = 0
 	}
+	if delay > engine.MaxDelay {
+		return fmt.Errorf("enqueue: delay %s above %s", delay, engine.MaxDelay)
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.seq++
@@ -103,6 +106,28 @@ func (q *Queue) Delete(ctx context.Context, msg engine.Message) error {
 	heap.Remove(&q.heap, m.index)
 	delete(q.byID, m.id)
 	return nil
+}
+
+// Extend implements engine.WorkQueue.
+func (q *Queue) Extend(ctx context.Context, msg engine.Message, visibility time.Duration) (engine.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return engine.Message{}, err
+	}
+	if visibility < 0 || visibility > engine.MaxDelay {
+		return engine.Message{}, fmt.Errorf("extend message %s: visibility %s outside 0..%s", msg.ID, visibility, engine.MaxDelay)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m := q.byID[msg.ID]
+	if m == nil || m.receipt != msg.PopReceipt {
+		return engine.Message{}, fmt.Errorf("extend message %s: %w", msg.ID, engine.ErrNotFound)
+	}
+	q.seq++
+	m.receipt = strconv.FormatUint(q.seq, 10)
+	m.visibleAt = q.clock().Add(visibility)
+	heap.Fix(&q.heap, m.index)
+	msg.PopReceipt = m.receipt
+	return msg, nil
 }
 
 // Len returns the number of messages, visible or not (for tests).

@@ -14,7 +14,8 @@ import (
 // Store is an in-memory engine.Store with Azure Table semantics. For tests and the embedded
 // default, not production: nothing survives the process.
 type Store struct {
-	clock func() time.Time
+	clock   func() time.Time
+	noETags bool
 
 	mu       sync.Mutex
 	parts    map[string]*partition // guarded by mu
@@ -39,7 +40,7 @@ var _ engine.Store = (*Store)(nil)
 // NewStore returns an empty store.
 func NewStore(opts ...Option) *Store {
 	c := newConfig(opts)
-	return &Store{clock: c.clock, parts: map[string]*partition{}}
+	return &Store{clock: c.clock, noETags: c.noETags, parts: map[string]*partition{}}
 }
 
 // Get implements engine.Store.
@@ -141,7 +142,9 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		s.etagNext++
 		r.etag = `W/"` + strconv.FormatUint(s.etagNext, 10) + `"`
 		r.ts = now
-		etags[i] = r.etag
+		if !s.noETags {
+			etags[i] = r.etag
+		}
 	}
 	if len(p.rows) == 0 {
 		delete(s.parts, pk)

@@ -21,6 +21,8 @@ var (
 	errBodyNotObject = errors.New("durable: request body must be valid JSON object")
 	// errReasonNotString: the cancel body has a non-string reason.
 	errReasonNotString = errors.New("durable: reason must be a string")
+	// errEventBodyNotJSON: a non-empty event body that is not JSON.
+	errEventBodyNotJSON = errors.New("durable: request body must be valid JSON")
 	// errBodyTooLarge: the body exceeds Options.MaxRequestBodyBytes.
 	errBodyTooLarge = errors.New("durable: request body too large")
 )
@@ -62,6 +64,14 @@ type (
 		Error   string          `json:"error"`
 		Details []apiFieldError `json:"details"`
 	}
+	apiStateIssue struct {
+		Loc []string `json:"loc"`
+		Msg string   `json:"msg"`
+	}
+	apiStateBody struct {
+		Error   string          `json:"error"`
+		Details []apiStateIssue `json:"details"`
+	}
 	apiRunStateBody struct {
 		Error         string           `json:"error"`
 		InstanceID    string           `json:"instance_id"`
@@ -80,6 +90,7 @@ func errorResponse(err error) (int, any) {
 		finished *engine.RunFinishedError
 		active   *engine.RunNotFinishedError
 		body     *funchost.BodyError
+		state    *durable.StateErrors
 	)
 	switch {
 	case errors.As(err, &graph):
@@ -92,6 +103,17 @@ func errorResponse(err error) (int, any) {
 		return http.StatusBadRequest, apiDetailsBody{"invalid request body", invalid.details}
 	case errors.Is(err, engine.ErrInvalidInstanceID):
 		return http.StatusBadRequest, apiErrorBody{"invalid instance_id"}
+	case errors.As(err, &state):
+		details := make([]apiStateIssue, len(state.Issues))
+		for i, is := range state.Issues {
+			details[i] = apiStateIssue{Loc: []string{}, Msg: is.Msg}
+			if is.Field != "" {
+				details[i].Loc = []string{is.Field}
+			}
+		}
+		return http.StatusBadRequest, apiStateBody{"invalid initial state", details}
+	case errors.Is(err, errEventBodyNotJSON), errors.Is(err, engine.ErrInvalidEventPayload):
+		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON"}
 	case errors.Is(err, errReasonNotString):
 		return http.StatusBadRequest, apiErrorBody{"reason must be a string"}
 	case errors.As(err, &query):

@@ -169,7 +169,7 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 				id := uniqueID(tr, "support-exists")
 				start(t, tr, "support_agent", id, `{"user_message": "refund"}`)
 				poll(t, tr, id, waiting)
-				call(t, tr, "POST", "/api/graphs/support_agent/runs", fmt.Sprintf(`{"instance_id": %q}`, id)).expect(t, "duplicate", 409,
+				call(t, tr, "POST", "/api/graphs/support_agent/runs", fmt.Sprintf(`{"instance_id": %q, "input": {"user_message": "again"}}`, id)).expect(t, "duplicate", 409,
 					fmt.Sprintf(`{"error": "instance already exists", "instance_id": "%s", "runtime_status": "Running"}`, id))
 				call(t, tr, "DELETE", "/api/runs/"+id, "").expect(t, "purge active", 409,
 					fmt.Sprintf(`{"error": "instance is still active", "instance_id": "%s", "runtime_status": "Running"}`, id))
@@ -195,12 +195,54 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 					quote(fmt.Sprintf("orchestrator failed: max steps exceeded: graph 'loop' made %d node visits without completing", contractMaxSteps))))
 			})
 
-			t.Run("state validation failure", func(t *testing.T) {
+			t.Run("invalid initial state refused", func(t *testing.T) {
 				id := uniqueID(tr, "pipeline-bad")
-				start(t, tr, "data_pipeline", id, `{"other": 1}`)
-				res := poll(t, tr, id, finished)
-				if !strings.Contains(res.body, `"runtime_status": "Failed"`) || !strings.Contains(res.body, `"output": "execute_node failed: `) {
-					t.Fatalf("want a Failed run with an execute_node failure: %s", res.body)
+				call(t, tr, "POST", "/api/graphs/data_pipeline/runs", fmt.Sprintf(`{"instance_id": %q, "input": {"other": 1, "record_count": "many"}}`, id)).
+					expect(t, "start", 400, `{"error": "invalid initial state", "details": [{"loc": ["source_url"], "msg": "field required"}, {"loc": ["record_count"], "msg": "expected an integer, got \"many\""}]}`)
+				call(t, tr, "GET", "/api/runs/"+id, "").expect(t, "nothing stored", 404, `{"error": "instance not found"}`)
+			})
+
+			t.Run("event body not JSON refused", func(t *testing.T) {
+				id := uniqueID(tr, "support-badbody")
+				start(t, tr, "support_agent", id, `{"user_message": "refund"}`)
+				poll(t, tr, id, waiting)
+				call(t, tr, "POST", "/api/runs/"+id+"/events/approval", `{"approved": tr`).expect(t, "truncated body", 400, `{"error": "request body must be valid JSON"}`)
+				hist := call(t, tr, "GET", "/api/runs/"+id+"/history", "")
+				if strings.Contains(hist.body, "event_received") {
+					t.Fatalf("a refused event was stored: %s", hist.body)
+				}
+				call(t, tr, "POST", "/api/runs/"+id+"/cancel", ``).expect(t, "cancel", 202, "")
+			})
+
+			t.Run("event idempotency key stores once", func(t *testing.T) {
+				id := uniqueID(tr, "support-idem")
+				start(t, tr, "support_agent", id, `{"user_message": "hello"}`)
+				poll(t, tr, id, finished)
+				start(t, tr, "support_agent", id, `{"user_message": "refund"}`)
+				poll(t, tr, id, waiting)
+				for range 2 { // a client that lost the first 202 retries with the same key
+					call(t, tr, "POST", "/api/runs/"+id+"/events/note", `{"n": 1}`, "Idempotency-Key", "k-1").
+						expect(t, "event", 202, fmt.Sprintf(`{"instance_id": "%s", "event_name": "note", "accepted": true}`, id))
+				}
+				call(t, tr, "POST", "/api/runs/"+id+"/events/note", `{"n": 2}`, "Idempotency-Key", "k-2").expect(t, "other key", 202, "")
+				hist := call(t, tr, "GET", "/api/runs/"+id+"/history", "")
+				if n := strings.Count(hist.body, `"event_received"`); n != 2 {
+					t.Fatalf("%d events stored for keys k-1 (twice) and k-2, want 2: %s", n, hist.body)
+				}
+				call(t, tr, "POST", "/api/runs/"+id+"/cancel", ``).expect(t, "cancel", 202, "")
+			})
+
+			t.Run("bad run ids answer 404", func(t *testing.T) {
+				for _, bad := range []string{"a%2Fb", "a%23b", "a%3Fb", "a%5Cb", "tab%09id", "ctl%01id", strings.Repeat("x", 513), strings.Repeat("y", 257)} {
+					for _, rq := range []struct{ method, suffix, body string }{
+						{"GET", "", ""}, {"POST", "/events/approval", `{}`}, {"POST", "/cancel", ``},
+						{"GET", "/history", ""}, {"DELETE", "", ""},
+					} {
+						res := call(t, tr, rq.method, "/api/runs/"+bad+rq.suffix, rq.body)
+						if res.status != 404 || res.body != `{"error": "instance not found"}` {
+							t.Errorf("%s /api/runs/%.20s…%s: %d %s, want 404 instance not found", rq.method, bad, rq.suffix, res.status, res.body)
+						}
+					}
 				}
 			})
 

@@ -139,12 +139,16 @@ func apiCompact(raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-// decodeEventPayload returns the event body as a JSON value; an empty or invalid body is null.
-func decodeEventPayload(body []byte) json.RawMessage {
-	if !apiIsJSON(body) {
-		return json.RawMessage("null")
+// decodeEventPayload returns the event body as a JSON value: an empty body is null, a
+// non-empty one that is not JSON is errEventBodyNotJSON (spec section 8, product rule).
+func decodeEventPayload(body []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return json.RawMessage("null"), nil
 	}
-	return apiCompact(body)
+	if !apiIsJSON(body) {
+		return nil, errEventBodyNotJSON
+	}
+	return apiCompact(body), nil
 }
 
 // decodeCancelReason returns the cancel reason: DefaultCancelReason when the body is empty,

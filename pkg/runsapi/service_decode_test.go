@@ -143,12 +143,12 @@ func TestDecodeCancelReason_Cases_DefaultOrKeptOrRejected(t *testing.T) {
 	}
 }
 
-func TestDecodeEventPayload_Bodies_NullWhenEmptyOrInvalid(t *testing.T) {
+func TestDecodeEventPayload_Bodies_NullWhenEmptyErrorWhenNotJSON(t *testing.T) {
 	tests := []struct{ body, want string }{
 		{"", "null"},
 		{"   ", "null"},
-		{"{bad", "null"},
-		{"\xff", "null"},
+		{"{bad", ""},
+		{"\xff", ""},
 		{`{"approved": true, "reviewer": "a"}`, `{"approved":true,"reviewer":"a"}`},
 		{`[1, 2]`, `[1,2]`},
 		{`"text"`, `"text"`},
@@ -156,8 +156,15 @@ func TestDecodeEventPayload_Bodies_NullWhenEmptyOrInvalid(t *testing.T) {
 		{`null`, `null`},
 	}
 	for _, tt := range tests {
-		if got := decodeEventPayload([]byte(tt.body)); string(got) != tt.want {
-			t.Errorf("decodeEventPayload(%q) = %s, want %s", tt.body, got, tt.want)
+		got, err := decodeEventPayload([]byte(tt.body))
+		if tt.want == "" {
+			if !errors.Is(err, errEventBodyNotJSON) {
+				t.Errorf("decodeEventPayload(%q) = %s, %v; want errEventBodyNotJSON", tt.body, got, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("decodeEventPayload(%q) = %s, %v; want %s", tt.body, got, err, tt.want)
 		}
 	}
 }

@@ -111,7 +111,11 @@ func graphLookupError(name string, err error) error {
 
 // getStatus serves GET /api/runs/{instance_id}.
 func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.runs.GetRun(r.Context(), r.PathValue("instance_id"))
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
+	run, err := s.runs.GetRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -122,10 +126,29 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sendEvent serves POST /api/runs/{instance_id}/events/{event_name}. Any body is accepted;
-// an empty or invalid one is the payload null.
+// IdempotencyKeyHeader names the optional request header of POST
+// /api/runs/{id}/events/{event}: a retry carrying the same value as an earlier accepted
+// request for the same run is answered 202 again without storing the event twice.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// runID returns the request's instance id, or ErrRunNotFound (404) for an id no run can
+// have — checked before anything reaches storage.
+func runID(r *http.Request) (string, error) {
+	id := r.PathValue("instance_id")
+	if !engine.ValidInstanceID(id) {
+		return "", engine.ErrRunNotFound
+	}
+	return id, nil
+}
+
+// sendEvent serves POST /api/runs/{instance_id}/events/{event_name}. Any JSON body is
+// accepted; an empty one is the payload null, a non-empty one that is not JSON a 400.
 func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
-	id, event := r.PathValue("instance_id"), r.PathValue("event_name")
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
+	event := r.PathValue("event_name")
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if errors.Is(err, errBodyTooLarge) {
 		// The contract's checks come first: unknown run 404, finished run 409; only then
@@ -141,7 +164,15 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.runs.RaiseEvent(r.Context(), id, event, decodeEventPayload(body)); err != nil {
+	payload, err := decodeEventPayload(body)
+	if err != nil {
+		return err
+	}
+	var opts []engine.EventOption
+	if key := r.Header.Get(IdempotencyKeyHeader); key != "" {
+		opts = append(opts, engine.WithIdempotencyKey(key))
+	}
+	if err := s.runs.RaiseEvent(r.Context(), id, event, payload, opts...); err != nil {
 		return err
 	}
 	s.logger.InfoContext(r.Context(), "durable event accepted", "run_id", id, "event", event)
@@ -152,7 +183,10 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 // cancelRun serves POST /api/runs/{instance_id}/cancel. Checks, in order: unknown run, a
 // non-string reason, finished run.
 func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("instance_id")
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
 	if _, err := s.runs.GetRun(r.Context(), id); err != nil {
 		return err
 	}
@@ -196,7 +230,10 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 
 // getHistory serves GET /api/runs/{instance_id}/history.
 func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("instance_id")
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
 	limit, err := parseLimit(r.URL.Query())
 	if err != nil {
 		return err
@@ -222,7 +259,10 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 
 // purgeRun serves DELETE /api/runs/{instance_id}.
 func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("instance_id")
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
 	if err := s.runs.PurgeRun(r.Context(), id); err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (f *fakeRuns) GetRun(ctx context.Context, id string) (engine.Run, error) {
 	return f.get(ctx, id)
 }
 
-func (f *fakeRuns) RaiseEvent(ctx context.Context, id, name string, payload json.RawMessage) error {
+func (f *fakeRuns) RaiseEvent(ctx context.Context, id, name string, payload json.RawMessage, _ ...engine.EventOption) error {
 	if f.raise == nil {
 		return errNotFaked
 	}

@@ -27,6 +27,8 @@ func RunQueueTests(t *testing.T, newQueue NewQueue) {
 		{"Enqueue_Delay_HidesUntilDue", queueDelay},
 		{"Limits_Rejected", queueLimits},
 		{"ConcurrentReceivers_EachMessageOnce", queueConcurrent},
+		{"Extend_KeepsHidden_NewReceipt", queueExtend},
+		{"Extend_StaleReceiptOrDeleted_NotFound", queueExtendStale},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,5 +177,56 @@ func queueConcurrent(t *testing.T, q engine.WorkQueue) {
 		if c != 1 {
 			t.Errorf("message %s received %d times", body, c)
 		}
+	}
+}
+
+func queueExtend(t *testing.T, q engine.WorkQueue) {
+	if err := q.Enqueue(ctxOf(t), []byte("slow"), 0); err != nil {
+		t.Fatal(err)
+	}
+	first := receive(t, q, 1, time.Second)
+	if len(first) != 1 {
+		t.Fatalf("received %d messages", len(first))
+	}
+	ext, err := q.Extend(ctxOf(t), first[0], 3*time.Second)
+	if err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if ext.ID != first[0].ID || ext.PopReceipt == "" || ext.PopReceipt == first[0].PopReceipt || ext.DequeueCount != first[0].DequeueCount {
+		t.Fatalf("Extend returned %+v for %+v: want the same message, count unchanged, a new receipt", ext, first[0])
+	}
+	time.Sleep(1500 * time.Millisecond) // past the first visibility timeout, within the extension
+	if again := receive(t, q, 32, time.Second); len(again) != 0 {
+		t.Fatalf("extended message was redelivered: %+v", again)
+	}
+	if err := q.Delete(ctxOf(t), first[0]); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("delete with the receipt from before Extend: err = %v, want ErrNotFound", err)
+	}
+	if err := q.Delete(ctxOf(t), ext); err != nil {
+		t.Fatalf("delete with the receipt from Extend: %v", err)
+	}
+}
+
+func queueExtendStale(t *testing.T, q engine.WorkQueue) {
+	if err := q.Enqueue(ctxOf(t), []byte("m"), 0); err != nil {
+		t.Fatal(err)
+	}
+	first := receive(t, q, 1, time.Second)
+	if len(first) != 1 {
+		t.Fatalf("received %d messages", len(first))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	second := receive(t, q, 1, 30*time.Second)
+	if len(second) != 1 {
+		t.Fatal("no redelivery")
+	}
+	if _, err := q.Extend(ctxOf(t), first[0], 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Extend with a stale receipt: err = %v, want ErrNotFound", err)
+	}
+	if err := q.Delete(ctxOf(t), second[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Extend(ctxOf(t), second[0], 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Extend of a deleted message: err = %v, want ErrNotFound", err)
 	}
 }
