@@ -259,7 +259,9 @@ func cp(id, parent string, versions map[string]string) checkpoint.Checkpoint {
 	return checkpoint.Checkpoint{ID: id, ParentID: parent, TS: t0.Add(time.Duration(len(id)) * time.Second), ChannelVersions: versions}
 }
 
-func jv(s string) checkpoint.Value { return checkpoint.Value{SerdeType: checkpoint.SerdeJSON, Data: []byte(s)} }
+func jv(s string) checkpoint.Value {
+	return checkpoint.Value{SerdeType: checkpoint.SerdeJSON, Data: []byte(s)}
+}
 
 func put(t *testing.T, s checkpoint.Saver, tid, ns string, c checkpoint.Checkpoint, values map[string]checkpoint.Value) {
 	t.Helper()
