@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
@@ -17,9 +19,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -34,6 +36,33 @@ type Config struct {
 	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
 	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
 	PlatformThreads threads.Store
+	// Checkpointer keeps echo_agent's checkpoints (its messages and state history); nil means
+	// in process memory (blobcheckpoint.Saver keeps them in Azure Blob storage).
+	Checkpointer checkpoint.Saver
+}
+
+// ErrDistributedNeedsSharedStorage is wrapped by Build when a distributed thread lock is
+// configured while the platform threads or the checkpointer stay in process memory: every
+// instance would then see its own threads.
+var ErrDistributedNeedsSharedStorage = errors.New("GRAPH_LOCK_BACKEND=distributed needs shared storage " +
+	"for the platform threads and the checkpointer; configure AzureWebJobsStorage so they live in Azure storage, or unset GRAPH_LOCK_BACKEND")
+
+// Validate reports a distributed deployment (a ThreadLock) with in-process stores.
+func (c Config) Validate() error {
+	if c.ThreadLock == nil {
+		return nil
+	}
+	var missing []string
+	if c.PlatformThreads == nil {
+		missing = append(missing, "platform threads")
+	}
+	if c.Checkpointer == nil {
+		missing = append(missing, "checkpointer")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (in process memory: %s)", ErrDistributedNeedsSharedStorage, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // App is the built example app: its function app and the background work (the embedded
@@ -52,6 +81,9 @@ type App struct {
 // over the three example durable graphs on the embedded in-memory engine. Nothing runs until
 // Start, so building only to write function.json folders starts no goroutines.
 func Build(cfg Config) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -66,7 +98,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	err = app.Register(echoagent.New(echoagent.Options{}), echoagent.Name, host.RegisterOptions{
+	err = app.Register(echoagent.New(echoagent.Options{Checkpointer: cfg.Checkpointer}), echoagent.Name, host.RegisterOptions{
 		Description:   "Chat echo with an in-memory checkpointer",
 		RequestModel:  echoagent.State{},
 		ResponseModel: echoagent.State{},

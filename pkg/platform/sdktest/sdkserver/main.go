@@ -1,6 +1,7 @@
 // Command sdkserver serves the example app standalone for the LangGraph SDK tests, with the
-// platform threads on Azure Table storage when AzureWebJobsStorage holds a connection string
-// (the handler binary does not select that store yet). Usage: sdkserver serve --addr host:port.
+// platform threads on Azure Table storage and echo_agent's checkpoints on Azure Blob storage
+// when AzureWebJobsStorage holds a connection string (the handler binary does not select
+// those stores yet). Usage: sdkserver serve --addr host:port.
 // Keys come from FUNCGRAPH_FUNCTION_KEY. Test tooling only.
 package main
 
@@ -14,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/tablethreads"
@@ -45,6 +47,11 @@ func run(ctx context.Context, args []string, logger *slog.Logger) error {
 			return err
 		}
 		cfg.PlatformThreads = store
+		saver, err := blobcheckpoint.Open(ctx, conn, blobcheckpoint.Options{Logger: logger})
+		if err != nil {
+			return err
+		}
+		cfg.Checkpointer = saver
 	}
 	app, err := exampleapp.Build(cfg)
 	if err != nil {
