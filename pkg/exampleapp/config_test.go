@@ -7,11 +7,16 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // distributedLock stands for a distributed lock: any ThreadLock other than the in-process one.
 type distributedLock struct{ lock.ThreadLock }
+
+func engineStorage() *EngineStorage {
+	return &EngineStorage{Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()}
+}
 
 // A distributed deployment with an in-process store fails fast, naming what is missing.
 func TestBuild_DistributedNeedsSharedStorage(t *testing.T) {
@@ -22,12 +27,16 @@ func TestBuild_DistributedNeedsSharedStorage(t *testing.T) {
 		missing string // "" means Build succeeds
 	}{
 		{"in-process deployment keeps memory", Config{}, ""},
-		{"both in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist}, "platform threads, checkpointer"},
-		{"checkpointer in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist, PlatformThreads: threads.NewMemory()}, "checkpointer"},
-		{"threads in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist, Checkpointer: checkpoint.NewMemory(checkpoint.MemoryOptions{})}, "platform threads"},
+		{"all in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist}, "platform threads, checkpointer, durable engine storage"},
+		{"checkpointer in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist, PlatformThreads: threads.NewMemory(),
+			EngineStorage: engineStorage()}, "checkpointer"},
+		{"threads in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist, Checkpointer: checkpoint.NewMemory(checkpoint.MemoryOptions{}),
+			EngineStorage: engineStorage()}, "platform threads"},
+		{"engine in memory", Config{LockBackendSetting: "distributed", ThreadLock: dist, PlatformThreads: threads.NewMemory(),
+			Checkpointer: checkpoint.NewMemory(checkpoint.MemoryOptions{})}, "durable engine storage"},
 		// Shared stores are stood in by the memory twins: Build only checks they are given.
 		{"shared stores", Config{LockBackendSetting: "distributed", ThreadLock: dist, PlatformThreads: threads.NewMemory(),
-			Checkpointer: checkpoint.NewMemory(checkpoint.MemoryOptions{})}, ""},
+			Checkpointer: checkpoint.NewMemory(checkpoint.MemoryOptions{}), EngineStorage: engineStorage()}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
@@ -39,13 +40,24 @@ type Config struct {
 	// Checkpointer keeps echo_agent's checkpoints (its messages and state history); nil means
 	// in process memory (blobcheckpoint.Saver keeps them in Azure Blob storage).
 	Checkpointer checkpoint.Saver
+	// EngineStorage holds the durable engine's storage (runs API and the platform's
+	// background runs); nil means in process memory (tablestore, queuestore and blobstore
+	// keep it in Azure storage, shared by instances).
+	EngineStorage *EngineStorage
+}
+
+// EngineStorage is the storage of the embedded durable engine.
+type EngineStorage struct {
+	Store    engine.Store
+	Queue    engine.WorkQueue
+	Payloads engine.PayloadStore
 }
 
 // ErrDistributedNeedsSharedStorage is wrapped by Build when a distributed thread lock is
-// configured while the platform threads or the checkpointer stay in process memory: every
-// instance would then see its own threads.
+// configured while the platform threads, the checkpointer or the durable engine's storage
+// stay in process memory: every instance would then see its own threads and runs.
 var ErrDistributedNeedsSharedStorage = errors.New("GRAPH_LOCK_BACKEND=distributed needs shared storage " +
-	"for the platform threads and the checkpointer; configure AzureWebJobsStorage so they live in Azure storage, or unset GRAPH_LOCK_BACKEND")
+	"for the platform threads, the checkpointer and the durable engine (runs and background runs); configure AzureWebJobsStorage so they live in Azure storage, or unset GRAPH_LOCK_BACKEND")
 
 // Validate reports a distributed deployment (a ThreadLock) with in-process stores.
 func (c Config) Validate() error {
@@ -58,6 +70,9 @@ func (c Config) Validate() error {
 	}
 	if c.Checkpointer == nil {
 		missing = append(missing, "checkpointer")
+	}
+	if c.EngineStorage == nil {
+		missing = append(missing, "durable engine storage")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w (in process memory: %s)", ErrDistributedNeedsSharedStorage, strings.Join(missing, ", "))
@@ -106,11 +121,11 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, err := mountDurable(app, logger)
+	eng, bg, err := mountDurable(app, logger, cfg.EngineStorage)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads})
+	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads, NewRunBackend: bg.Bind(eng)})
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -138,30 +153,39 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, error) {
+// mountDurable mounts the durable runs API for the example durable graphs on app, on an
+// engine that also runs the platform's background runs.
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st *EngineStorage) (*engine.Engine, *platformruns.Backend, error) {
 	graphs, err := examples.All()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reg := durable.NewRegistry()
 	for _, g := range graphs {
 		if err := reg.Register(g); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	eng, err := memory.NewEngine(reg, &engine.EngineOptions{Logger: logger})
+	bg, err := platformruns.Register(reg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	opts := engine.EngineOptions{Logger: logger, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}}
+	if st != nil {
+		opts.Store, opts.Queue, opts.Payloads = st.Store, st.Queue, st.Payloads
+	}
+	eng, err := memory.NewEngine(reg, &opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return eng, nil
+	return eng, bg, nil
 }
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
