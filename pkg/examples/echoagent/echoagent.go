@@ -186,4 +186,3 @@ func messageBytes(ms []Message) int {
 	}
 	return n
 }
-
