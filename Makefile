@@ -93,14 +93,13 @@ integration: $(AZURITE) build
 	@$(MAKE) --no-print-directory platform-sdk-test
 
 ## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
-## store (bin/funcgraph), then on Azurite with a server restart (bin/sdkserver, Azure thread store).
+## store, then on Azurite with a server restart (AzureWebJobsStorage: Azure threads, checkpoints, runs).
 SDKTEST := $(TOOLS)/sdktest
 platform-sdk-test: $(AZURITE) build
-	$(GO) build -o bin/sdkserver ./pkg/platform/sdktest/sdkserver
 	rm -rf $(SDKTEST) && mkdir -p $(SDKTEST) && cp pkg/platform/sdktest/package.json pkg/platform/sdktest/package-lock.json pkg/platform/sdktest/*.mjs $(SDKTEST)/
 	cd $(SDKTEST) && npm ci --no-audit --no-fund --loglevel=error
 	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test sdk.test.mjs
-	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/sdkserver \
+	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
 
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.

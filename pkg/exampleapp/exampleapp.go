@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
@@ -19,6 +22,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/tablethreads"
 )
@@ -35,9 +39,40 @@ type Config struct {
 	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
 	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
 	PlatformThreads threads.Store
-	// Durable is the durable engine's storage; a zero value means fresh in-memory twins with
-	// the embedded dispatcher (launch.Settings.Durable picks Azure when storage is configured).
+	// Checkpointer keeps echo_agent's checkpoints (its messages and state history); nil means
+	// in process memory (blobcheckpoint.Saver keeps them in Azure Blob storage).
+	Checkpointer checkpoint.Saver
+	// Durable is the durable engine's storage (runs API and the platform's background runs);
+	// a zero value means fresh in-memory twins with the embedded dispatcher
+	// (launch.Settings.Durable picks Azure when storage is configured).
 	Durable launch.Durable
+}
+
+// ErrDistributedNeedsSharedStorage is wrapped by Build when a distributed thread lock is
+// configured while the platform threads, the checkpointer or the durable engine's storage
+// stay in process memory: every instance would then see its own threads and runs.
+var ErrDistributedNeedsSharedStorage = errors.New("GRAPH_LOCK_BACKEND=distributed needs shared storage " +
+	"for the platform threads, the checkpointer and the durable engine (runs and background runs); configure AzureWebJobsStorage so they live in Azure storage, or unset GRAPH_LOCK_BACKEND")
+
+// Validate reports a distributed deployment (a ThreadLock) with in-process stores.
+func (c Config) Validate() error {
+	if c.ThreadLock == nil {
+		return nil
+	}
+	var missing []string
+	if c.PlatformThreads == nil {
+		missing = append(missing, "platform threads")
+	}
+	if c.Checkpointer == nil {
+		missing = append(missing, "checkpointer")
+	}
+	if c.Durable.Store == nil {
+		missing = append(missing, "durable engine storage")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w (in process memory: %s)", ErrDistributedNeedsSharedStorage, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // App is the built example app: its function app and the background work (the embedded
@@ -57,6 +92,9 @@ type App struct {
 // over the three example durable graphs on the embedded in-memory engine. Nothing runs until
 // Start, so building only to write function.json folders starts no goroutines.
 func Build(cfg Config) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -71,7 +109,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	err = app.Register(echoagent.New(echoagent.Options{}), echoagent.Name, host.RegisterOptions{
+	err = app.Register(echoagent.New(echoagent.Options{Checkpointer: cfg.Checkpointer}), echoagent.Name, host.RegisterOptions{
 		Description:   "Chat echo with an in-memory checkpointer",
 		RequestModel:  echoagent.State{},
 		ResponseModel: echoagent.State{},
@@ -79,11 +117,11 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, err := mountDurable(app, cfg.Durable, logger)
+	eng, bg, err := mountDurable(app, logger, cfg.Durable)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads})
+	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads, NewRunBackend: bg.Bind(eng)})
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -115,17 +153,23 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, st launch.Durable, logger *slog.Logger) (*engine.Engine, error) {
+// mountDurable mounts the durable runs API for the example durable graphs on app, on an
+// engine that also runs the platform's background runs, with the worker functions that
+// deliver its work items under the Functions host.
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable) (*engine.Engine, *platformruns.Backend, error) {
 	graphs, err := examples.All()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reg := durable.NewRegistry()
 	for _, g := range graphs {
 		if err := reg.Register(g); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+	}
+	bg, err := platformruns.Register(reg)
+	if err != nil {
+		return nil, nil, err
 	}
 	if st.Store == nil {
 		st = launch.Durable{Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), EmbeddedDispatcher: true}
@@ -134,21 +178,23 @@ func mountDurable(app *host.GraphHostApp, st launch.Durable, logger *slog.Logger
 		names, _ := launch.NamesFor("")
 		st.QueueName = names.WorkQueue
 	}
-	eng, err := engine.NewEngine(st.EngineOptions(engine.EngineOptions{Registry: reg, Logger: logger}))
+	eng, err := engine.NewEngine(st.EngineOptions(engine.EngineOptions{
+		Registry: reg, Logger: logger, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy},
+	}))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := runsapi.RegisterWorker(app.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: logger}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return eng, nil
+	return eng, bg, nil
 }
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
@@ -160,6 +206,11 @@ func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
 			return nil, fmt.Errorf("build example app: %w", err)
 		}
 		cfg.PlatformThreads = tablethreads.New(table, s.Logger)
+		c, err := s.Azure.EnsureContainer(ctx, s.Names.CheckpointContainer)
+		if err != nil {
+			return nil, fmt.Errorf("build example app: %w", err)
+		}
+		cfg.Checkpointer = blobcheckpoint.New(c, blobcheckpoint.Options{Logger: s.Logger})
 	}
 	a, err := Build(cfg)
 	if err != nil {

@@ -52,6 +52,8 @@ type Names struct {
 	PayloadContainer string
 	// ThreadsTable holds the platform API's threads.
 	ThreadsTable string
+	// CheckpointContainer holds hosted graphs' checkpoints.
+	CheckpointContainer string
 }
 
 // NamesFor derives the storage names of prefix: lowercase letters and digits, starting with
@@ -70,7 +72,7 @@ func NamesFor(prefix string) (Names, error) {
 	}
 	return Names{
 		Prefix: prefix, RunsTable: prefix + "runs", WorkQueue: prefix + "-work",
-		PayloadContainer: prefix + "-payloads", ThreadsTable: prefix + "threads",
+		PayloadContainer: prefix + "-payloads", ThreadsTable: prefix + "threads", CheckpointContainer: prefix + "-checkpoints",
 	}, nil
 }
 

@@ -23,6 +23,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger is the surface's logger; nil means the app's logger.
 	Logger *slog.Logger
+	// StaleLockAge is how long a thread may stay busy before the timer-triggered sweep
+	// (StaleLockFunction) moves it to error; 0 means DefaultStaleLockAge. Negative is invalid.
+	StaleLockAge time.Duration
+	// StaleLockSchedule is the sweep's NCRONTAB schedule; "" means DefaultStaleLockSchedule.
+	StaleLockSchedule string
 }
 
 // ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
@@ -44,12 +49,22 @@ type Service struct {
 }
 
 // Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
-// on app's function app and returns the service. It fails with ErrNotEnabled when app was
+// and the timer-triggered stale-lock sweep (StaleLockFunction) on app's function app and
+// returns the service. It fails with ErrNotEnabled when app was
 // built without PlatformCompat, and with funchost.ErrRouteConflict when a route collides.
 // Graphs registered on app later are served too. Close the service to stop background runs.
 func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 	if !app.PlatformCompat() {
 		return nil, ErrNotEnabled
+	}
+	if opts.StaleLockAge < 0 {
+		return nil, errors.New("mount platform routes: stale lock age must not be negative")
+	}
+	if opts.StaleLockAge == 0 {
+		opts.StaleLockAge = DefaultStaleLockAge
+	}
+	if opts.StaleLockSchedule == "" {
+		opts.StaleLockSchedule = DefaultStaleLockSchedule
 	}
 	ho := app.Options()
 	s := &Service{
@@ -97,6 +112,9 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		if err := fa.HandleHTTP(fn); err != nil {
 			return nil, fmt.Errorf("mount platform routes: %w", err)
 		}
+	}
+	if err := fa.HandleTimer(s.sweepFunction(opts.StaleLockSchedule, opts.StaleLockAge)); err != nil {
+		return nil, fmt.Errorf("mount platform routes: %w", err)
 	}
 	return s, nil
 }

@@ -3,9 +3,10 @@ package echoagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/host"
 )
 
@@ -37,37 +38,27 @@ type State struct {
 type Options struct {
 	// MaxMessages is the number of messages kept per thread; 0 means 100.
 	MaxMessages int
-	// MaxThreads is the number of threads kept; the oldest thread is forgotten first. 0
-	// means 1000.
-	MaxThreads int
 	// MaxThreadBytes is the byte budget of one thread, counted as the bytes of its messages'
 	// roles and contents: the oldest messages are dropped to stay within it, and a turn whose
 	// own messages exceed it is refused (422). 0 means 1 MiB.
 	MaxThreadBytes int
-	// MaxTotalBytes is the byte budget of all threads together: the oldest threads are
-	// forgotten to stay within it. 0 means 64 MiB.
+	// MaxThreads and MaxTotalBytes bound the default in-memory checkpointer: the least
+	// recently written threads are forgotten beyond MaxThreads threads (0 means 1000) or
+	// beyond MaxTotalBytes bytes of stored checkpoints, values and metadata, all threads
+	// together (0 means 64 MiB). They do not apply to a Checkpointer given here.
+	MaxThreads    int
 	MaxTotalBytes int
+	// Checkpointer keeps the threads' checkpoints; nil means a checkpoint.Memory bounded by
+	// MaxThreads and MaxTotalBytes. Give a blobcheckpoint.Saver to keep threads across
+	// restarts and instances.
+	Checkpointer checkpoint.Saver
 }
 
-// Graph is the echo agent. It is safe for concurrent use; the host's thread lock serialises
-// turns of one thread.
+// Graph is the echo agent. It is safe for concurrent use; the host's thread lock (or the
+// platform's run lock) serialises turns of one thread.
 type Graph struct {
-	maxMessages, maxThreads       int
-	maxThreadBytes, maxTotalBytes int
-
-	mu      sync.Mutex
-	threads map[string]*thread // guarded by mu
-	order   []string           // thread ids, oldest first; guarded by mu
-	sizes   map[string]int     // bytes per thread; guarded by mu
-	total   int                // sum of sizes; guarded by mu
-}
-
-// thread is one conversation. Its own mutex keeps threads from contending with each other.
-type thread struct {
-	mu       sync.Mutex
-	messages []Message  // guarded by mu
-	step     int        // guarded by mu
-	history  []snapshot // newest last, at most historyLimit; guarded by mu
+	maxMessages, maxThreadBytes int
+	saver                       checkpoint.Saver
 }
 
 var (
@@ -76,7 +67,7 @@ var (
 	_ host.Checkpointed  = (*Graph)(nil)
 )
 
-// New returns an echo agent with an empty in-memory checkpointer.
+// New returns an echo agent on opts.Checkpointer, or on a new in-memory checkpointer.
 func New(opts Options) *Graph {
 	if opts.MaxMessages <= 0 {
 		opts.MaxMessages = DefaultMaxMessages
@@ -90,9 +81,11 @@ func New(opts Options) *Graph {
 	if opts.MaxTotalBytes <= 0 {
 		opts.MaxTotalBytes = DefaultMaxTotalBytes
 	}
-	return &Graph{maxMessages: opts.MaxMessages, maxThreads: opts.MaxThreads,
-		maxThreadBytes: opts.MaxThreadBytes, maxTotalBytes: opts.MaxTotalBytes,
-		threads: map[string]*thread{}, sizes: map[string]int{}}
+	saver := opts.Checkpointer
+	if saver == nil {
+		saver = checkpoint.NewMemory(checkpoint.MemoryOptions{MaxThreads: opts.MaxThreads, MaxBytes: opts.MaxTotalBytes})
+	}
+	return &Graph{maxMessages: opts.MaxMessages, maxThreadBytes: opts.MaxThreadBytes, saver: saver}
 }
 
 // HasCheckpointer reports true: turns need a thread id and run under the thread lock.
@@ -129,27 +122,20 @@ func (g *Graph) Stream(ctx context.Context, req host.Request, emit func(chunk an
 	return nil
 }
 
-// GetState returns the thread's messages. A thread the graph never saw has empty state.
-func (g *Graph) GetState(_ context.Context, threadID string) (host.StateView, error) {
-	g.mu.Lock()
-	t, ok := g.threads[threadID]
-	g.mu.Unlock()
-	if !ok {
+// GetState returns the thread's latest checkpoint. A thread the graph never saw has empty
+// state.
+func (g *Graph) GetState(ctx context.Context, threadID string) (host.StateView, error) {
+	tp, err := g.saver.Get(ctx, checkpoint.Ref{ThreadID: threadID})
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
 		return host.StateView{}, nil
+	case err != nil:
+		return host.StateView{}, fmt.Errorf("echo agent: get state: %w", err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if n := len(t.history); n > 0 {
-		return t.view(threadID, n-1), nil
-	}
-	msgs := append([]Message(nil), t.messages...)
-	return host.StateView{
-		Values:   State{Messages: msgs},
-		Metadata: map[string]any{"source": "loop", "step": t.step},
-	}, nil
+	return view(tp)
 }
 
-// turn applies the echo rule and saves the thread.
+// turn applies the echo rule and commits a checkpoint.
 func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, error) {
 	var in State
 	if err := json.Unmarshal(req.Input, &in); err != nil {
@@ -169,26 +155,26 @@ func (g *Graph) turn(ctx context.Context, req host.Request) (State, []Message, e
 			Message: fmt.Sprintf("Input exceeds the thread memory budget: %d bytes with the reply (max %d bytes)", n, g.maxThreadBytes)}
 	}
 	tid := req.Config.ThreadID
-	t := g.thread(tid)
-	t.mu.Lock()
-	t.messages = append(t.messages, added...)
-	if over := len(t.messages) - g.maxMessages; over > 0 {
-		t.messages = append([]Message(nil), t.messages[over:]...)
+	prev, err := g.saver.Get(ctx, checkpoint.Ref{ThreadID: tid})
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return State{}, nil, fmt.Errorf("echo agent: read thread: %w", err)
 	}
-	size := messageBytes(t.messages)
-	drop := 0
-	for size > g.maxThreadBytes {
-		size -= len(t.messages[drop].Role) + len(t.messages[drop].Content)
-		drop++
+	st, step, err := decode(prev)
+	if err != nil {
+		return State{}, nil, err
 	}
-	if drop > 0 {
-		t.messages = append([]Message(nil), t.messages[drop:]...)
+	msgs := append(st.Messages, added...)
+	if over := len(msgs) - g.maxMessages; over > 0 {
+		msgs = msgs[over:]
 	}
-	t.step++
-	t.record()
-	out := State{Messages: append([]Message(nil), t.messages...)}
-	t.mu.Unlock()
-	g.account(tid, t, size)
+	for size := messageBytes(msgs); size > g.maxThreadBytes; {
+		size -= len(msgs[0].Role) + len(msgs[0].Content)
+		msgs = msgs[1:]
+	}
+	out := State{Messages: append([]Message{}, msgs...)}
+	if err := g.commit(ctx, tid, prev.Checkpoint, out, step+1); err != nil {
+		return State{}, nil, err
+	}
 	return out, added, nil
 }
 
@@ -199,50 +185,4 @@ func messageBytes(ms []Message) int {
 		n += len(m.Role) + len(m.Content)
 	}
 	return n
-}
-
-// account records a thread's size and forgets the oldest other threads while the total is over
-// MaxTotalBytes.
-func (g *Graph) account(tid string, t *thread, size int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.threads[tid] != t {
-		return // forgotten meanwhile
-	}
-	g.total += size - g.sizes[tid]
-	g.sizes[tid] = size
-	for i := 0; g.total > g.maxTotalBytes && i < len(g.order); {
-		old := g.order[i]
-		if old == tid {
-			i++
-			continue
-		}
-		g.forget(i)
-	}
-}
-
-// forget drops the thread at position i of order; g.mu must be held.
-func (g *Graph) forget(i int) {
-	tid := g.order[i]
-	g.total -= g.sizes[tid]
-	delete(g.sizes, tid)
-	delete(g.threads, tid)
-	g.order = append(g.order[:i], g.order[i+1:]...)
-}
-
-// thread returns the thread with id tid, creating it (and forgetting the oldest thread beyond
-// MaxThreads) when needed.
-func (g *Graph) thread(tid string) *thread {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	t := g.threads[tid]
-	if t == nil {
-		t = &thread{}
-		g.threads[tid] = t
-		g.order = append(g.order, tid)
-		for len(g.order) > g.maxThreads {
-			g.forget(0)
-		}
-	}
-	return t
 }

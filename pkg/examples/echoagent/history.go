@@ -3,24 +3,20 @@ package echoagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 )
 
 // historyLimit is the number of checkpoints kept per thread.
-const historyLimit = 20
+const historyLimit = checkpoint.DefaultKeep
 
-// snapshot is one checkpoint of a thread: the messages after a turn.
-type snapshot struct {
-	id       string
-	step     int
-	messages []Message
-	at       time.Time
-}
+// channel is the one channel of the graph.
+const channel = "messages"
 
 var (
 	_ platform.StateHistorian = (*Graph)(nil)
@@ -28,31 +24,68 @@ var (
 	_ platform.Ephemeral      = (*Graph)(nil)
 )
 
-// record appends the thread's current messages as a checkpoint. Called with t.mu held.
-func (t *thread) record() {
-	t.history = append(t.history, snapshot{
-		id: uuid.Must(uuid.NewV7()).String(), step: t.step,
-		messages: append([]Message(nil), t.messages...), at: time.Now().UTC(),
-	})
-	if over := len(t.history) - historyLimit; over > 0 {
-		t.history = append([]snapshot(nil), t.history[over:]...)
-	}
+type stepMetadata struct {
+	Source string `json:"source"`
+	Step   int    `json:"step"`
 }
 
-// view renders checkpoint i of the thread. Called with t.mu held.
-func (t *thread) view(tid string, i int) host.StateView {
-	s := t.history[i]
+// decode returns a checkpoint's state and step; the zero Tuple decodes as an empty thread.
+func decode(tp checkpoint.Tuple) (State, int, error) {
+	var st State
+	if v, ok := tp.Values[channel]; ok {
+		if err := json.Unmarshal(v.Data, &st.Messages); err != nil {
+			return State{}, 0, fmt.Errorf("echo agent: decode checkpoint %s: %w", tp.Checkpoint.ID, err)
+		}
+	}
+	if st.Messages == nil {
+		st.Messages = []Message{}
+	}
+	var md stepMetadata
+	if len(tp.Checkpoint.Metadata) > 0 {
+		_ = json.Unmarshal(tp.Checkpoint.Metadata, &md)
+	}
+	return st, md.Step, nil
+}
+
+// commit writes the thread's new checkpoint after prev, then keeps only the newest
+// historyLimit.
+func (g *Graph) commit(ctx context.Context, tid string, prev checkpoint.Checkpoint, st State, step int) error {
+	data, err := json.Marshal(st.Messages)
+	if err != nil {
+		return fmt.Errorf("echo agent: encode messages: %w", err)
+	}
+	md, _ := json.Marshal(stepMetadata{Source: "loop", Step: step})
+	cp := checkpoint.Checkpoint{
+		ID: checkpoint.NewID(), ParentID: prev.ID, TS: time.Now().UTC(), Metadata: md,
+		ChannelVersions: map[string]string{channel: checkpoint.NextVersion(prev.ChannelVersions[channel])},
+	}
+	values := map[string]checkpoint.Value{channel: {SerdeType: checkpoint.SerdeJSON, Data: data}}
+	if err := g.saver.Put(ctx, tid, "", cp, values); err != nil {
+		return fmt.Errorf("echo agent: save thread: %w", err)
+	}
+	// Retention is best effort: a failed prune leaves one checkpoint too many, and the next
+	// turn prunes again. The turn itself is committed.
+	_, _ = g.saver.Prune(ctx, tid, "", historyLimit)
+	return nil
+}
+
+// view renders a checkpoint as a state view.
+func view(tp checkpoint.Tuple) (host.StateView, error) {
+	st, step, err := decode(tp)
+	if err != nil {
+		return host.StateView{}, err
+	}
 	v := host.StateView{
-		Values:    State{Messages: append([]Message(nil), s.messages...)},
+		Values:    st,
 		Next:      []string{},
-		Metadata:  map[string]any{"source": "loop", "step": s.step},
-		Config:    checkpointConfig(tid, s.id),
-		CreatedAt: s.at,
+		Metadata:  map[string]any{"source": "loop", "step": step},
+		Config:    checkpointConfig(tp.ThreadID, tp.Checkpoint.ID),
+		CreatedAt: tp.Checkpoint.TS,
 	}
-	if i > 0 {
-		v.ParentConfig = checkpointConfig(tid, t.history[i-1].id)
+	if tp.Checkpoint.ParentID != "" {
+		v.ParentConfig = checkpointConfig(tp.ThreadID, tp.Checkpoint.ParentID)
 	}
-	return v
+	return v, nil
 }
 
 func checkpointConfig(tid, id string) map[string]any {
@@ -60,41 +93,38 @@ func checkpointConfig(tid, id string) map[string]any {
 }
 
 // GetStateHistory returns the thread's checkpoints newest first, starting at ref.ID when
-// given. A thread the graph never saw has an empty history.
-func (g *Graph) GetStateHistory(_ context.Context, ref platform.CheckpointRef) ([]host.StateView, error) {
-	g.mu.Lock()
-	t, ok := g.threads[ref.ThreadID]
-	g.mu.Unlock()
-	if !ok {
-		return nil, nil
+// given. A thread (or checkpoint) the graph does not know has an empty history.
+func (g *Graph) GetStateHistory(ctx context.Context, ref platform.CheckpointRef) ([]host.StateView, error) {
+	var tuples []checkpoint.Tuple
+	if ref.ID != "" {
+		first, err := g.saver.Get(ctx, checkpoint.Ref{ThreadID: ref.ThreadID, ID: ref.ID})
+		switch {
+		case errors.Is(err, checkpoint.ErrNotFound):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("echo agent: get history: %w", err)
+		}
+		tuples = append(tuples, first)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	rest, err := g.saver.List(ctx, ref.ThreadID, "", checkpoint.ListOptions{Before: ref.ID})
+	if err != nil {
+		return nil, fmt.Errorf("echo agent: get history: %w", err)
+	}
 	var out []host.StateView
-	started := ref.ID == ""
-	for i := len(t.history) - 1; i >= 0; i-- {
-		if !started && t.history[i].id == ref.ID {
-			started = true
+	for _, tp := range append(tuples, rest...) {
+		v, err := view(tp)
+		if err != nil {
+			return nil, err
 		}
-		if started {
-			out = append(out, t.view(ref.ThreadID, i))
-		}
+		out = append(out, v)
 	}
 	return out, nil
 }
 
-// DeleteThread forgets a thread.
-func (g *Graph) DeleteThread(_ context.Context, threadID string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, ok := g.threads[threadID]; ok {
-		delete(g.threads, threadID)
-		for i, id := range g.order {
-			if id == threadID {
-				g.order = append(g.order[:i], g.order[i+1:]...)
-				break
-			}
-		}
+// DeleteThread removes the thread's checkpoints.
+func (g *Graph) DeleteThread(ctx context.Context, threadID string) error {
+	if err := g.saver.DeleteThread(ctx, threadID); err != nil {
+		return fmt.Errorf("echo agent: delete thread: %w", err)
 	}
 	return nil
 }

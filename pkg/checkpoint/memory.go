@@ -1,0 +1,403 @@
+package checkpoint
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Defaults of MemoryOptions.
+const (
+	DefaultMemoryMaxThreads = 1000
+	DefaultMemoryMaxBytes   = 64 << 20
+)
+
+// MemoryOptions configures Memory. The zero value means the defaults.
+type MemoryOptions struct {
+	// MaxThreads bounds the threads kept; the least recently written thread is forgotten
+	// first. 0 means 1000.
+	MaxThreads int
+	// MaxBytes bounds the bytes kept (values, writes and metadata): the least recently
+	// written other threads are forgotten while it is exceeded. 0 means 64 MiB.
+	MaxBytes int
+	// Now is the clock of the sweep's grace period; nil means time.Now.
+	Now func() time.Time
+}
+
+// Memory is the in-process Saver: everything lives in this process's memory, bounded by
+// MaxThreads and MaxBytes, and is lost on restart. For tests, demos and a single instance,
+// not production.
+type Memory struct {
+	opts MemoryOptions
+
+	mu      sync.Mutex
+	threads map[string]*memThread // guarded by mu
+	order   []string              // thread ids, least recently written first; guarded by mu
+	total   int                   // bytes of all threads; guarded by mu
+}
+
+type memThread struct {
+	ns    map[string]*memNS
+	bytes int
+}
+
+type memNS struct {
+	cps    map[string]*memCheckpoint
+	latest string
+	values map[string]map[string]memValue // channel → version → value
+}
+
+type memCheckpoint struct {
+	cp     Checkpoint
+	writes map[string]Write // by task id and index
+}
+
+type memValue struct {
+	v  Value
+	at time.Time
+}
+
+var _ Saver = (*Memory)(nil)
+
+// NewMemory returns an empty in-process saver.
+func NewMemory(opts MemoryOptions) *Memory {
+	if opts.MaxThreads <= 0 {
+		opts.MaxThreads = DefaultMemoryMaxThreads
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMemoryMaxBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Memory{opts: opts, threads: map[string]*memThread{}}
+}
+
+// Bytes returns the bytes kept, as MaxBytes counts them.
+func (m *Memory) Bytes() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total
+}
+
+// Put implements Saver.
+func (m *Memory) Put(_ context.Context, threadID, ns string, cp Checkpoint, values map[string]Value) error {
+	if err := CheckPut(threadID, ns, cp, values); err != nil {
+		return fmt.Errorf("put checkpoint: %w", err)
+	}
+	cp = cloneCheckpoint(cp)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, n := m.namespace(threadID, ns)
+	now := m.opts.Now()
+	for ch, v := range values {
+		if n.values[ch] == nil {
+			n.values[ch] = map[string]memValue{}
+		}
+		ver := cp.ChannelVersions[ch]
+		m.grow(t, len(v.Data)-len(n.values[ch][ver].v.Data))
+		n.values[ch][ver] = memValue{v: Value{SerdeType: v.SerdeType, Data: slices.Clone(v.Data)}, at: now}
+	}
+	if old := n.cps[cp.ID]; old != nil {
+		m.grow(t, -len(old.cp.Metadata))
+	}
+	n.cps[cp.ID] = &memCheckpoint{cp: cp, writes: map[string]Write{}}
+	m.grow(t, len(cp.Metadata))
+	if cp.ID >= n.latest {
+		n.latest = cp.ID
+	}
+	m.evict(threadID)
+	return nil
+}
+
+// namespace returns the namespace, creating it and marking the thread most recently written.
+// Called with m.mu held.
+func (m *Memory) namespace(threadID, ns string) (*memThread, *memNS) {
+	t := m.threads[threadID]
+	if t == nil {
+		t = &memThread{ns: map[string]*memNS{}}
+		m.threads[threadID] = t
+	} else {
+		m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == threadID })
+	}
+	m.order = append(m.order, threadID)
+	n := t.ns[ns]
+	if n == nil {
+		n = &memNS{cps: map[string]*memCheckpoint{}, values: map[string]map[string]memValue{}}
+		t.ns[ns] = n
+	}
+	return t, n
+}
+
+func (m *Memory) grow(t *memThread, d int) {
+	t.bytes += d
+	m.total += d
+}
+
+// evict forgets the least recently written threads other than keep while a bound is
+// exceeded. Called with m.mu held.
+func (m *Memory) evict(keep string) {
+	for i := 0; i < len(m.order) && (len(m.order) > m.opts.MaxThreads || m.total > m.opts.MaxBytes); {
+		if m.order[i] == keep {
+			i++
+			continue
+		}
+		m.dropThread(m.order[i])
+	}
+}
+
+func (m *Memory) dropThread(threadID string) {
+	if t := m.threads[threadID]; t != nil {
+		m.total -= t.bytes
+		delete(m.threads, threadID)
+	}
+	m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == threadID })
+}
+
+// PutWrites implements Saver.
+func (m *Memory) PutWrites(_ context.Context, ref Ref, writes []Write) error {
+	if err := CheckWrites(ref, writes); err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, n := m.namespace(ref.ThreadID, ref.NS)
+	c := n.cps[ref.ID]
+	if c == nil {
+		// Writes may precede their checkpoint's commit; keep them on an uncommitted shell.
+		c = &memCheckpoint{writes: map[string]Write{}}
+		n.cps[ref.ID] = c
+	}
+	for _, w := range writes {
+		key := w.TaskID + "\x00" + strconv.Itoa(w.Idx)
+		old, exists := c.writes[key]
+		if exists && w.Idx >= 0 {
+			continue
+		}
+		m.grow(t, len(w.Value.Data)-len(old.Value.Data))
+		w.Value.Data = slices.Clone(w.Value.Data)
+		c.writes[key] = w
+	}
+	m.evict(ref.ThreadID)
+	return nil
+}
+
+// committed reports whether c holds a committed checkpoint (not a shell of early writes).
+func (c *memCheckpoint) committed() bool { return c.cp.ID != "" }
+
+// Get implements Saver.
+func (m *Memory) Get(_ context.Context, ref Ref) (Tuple, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.lookup(ref.ThreadID, ref.NS)
+	id := ref.ID
+	if n != nil && id == "" {
+		id = n.latest
+	}
+	if n == nil || n.cps[id] == nil || !n.cps[id].committed() {
+		return Tuple{}, fmt.Errorf("get checkpoint %q of thread %q: %w", ref.ID, ref.ThreadID, ErrNotFound)
+	}
+	return n.tuple(ref.ThreadID, ref.NS, n.cps[id]), nil
+}
+
+func (m *Memory) lookup(threadID, ns string) *memNS {
+	if t := m.threads[threadID]; t != nil {
+		return t.ns[ns]
+	}
+	return nil
+}
+
+func (n *memNS) tuple(threadID, ns string, c *memCheckpoint) Tuple {
+	tp := Tuple{ThreadID: threadID, NS: ns, Checkpoint: cloneCheckpoint(c.cp), Values: map[string]Value{}}
+	for ch, ver := range c.cp.ChannelVersions {
+		if v, ok := n.values[ch][ver]; ok && v.v.SerdeType != SerdeEmpty {
+			tp.Values[ch] = Value{SerdeType: v.v.SerdeType, Data: slices.Clone(v.v.Data)}
+		}
+	}
+	for _, w := range c.writes {
+		w.Value.Data = slices.Clone(w.Value.Data)
+		tp.Writes = append(tp.Writes, w)
+	}
+	SortWrites(tp.Writes)
+	return tp
+}
+
+// SortWrites orders writes by task id, then index.
+func SortWrites(ws []Write) {
+	slices.SortFunc(ws, func(a, b Write) int {
+		return cmp.Or(cmp.Compare(a.TaskID, b.TaskID), cmp.Compare(a.Idx, b.Idx))
+	})
+}
+
+// ids returns the committed checkpoint ids, newest first.
+func (n *memNS) ids() []string {
+	var out []string
+	for id, c := range n.cps {
+		if c.committed() {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	slices.Reverse(out)
+	return out
+}
+
+// List implements Saver.
+func (m *Memory) List(_ context.Context, threadID, ns string, opts ListOptions) ([]Tuple, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.lookup(threadID, ns)
+	if n == nil {
+		return nil, nil
+	}
+	var out []Tuple
+	for _, id := range n.ids() {
+		if opts.Before != "" && id >= opts.Before {
+			continue
+		}
+		out = append(out, n.tuple(threadID, ns, n.cps[id]))
+		if opts.Limit > 0 && len(out) == opts.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// DeleteThread implements Saver.
+func (m *Memory) DeleteThread(_ context.Context, threadID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dropThread(threadID)
+	return nil
+}
+
+// DeleteBefore implements Saver.
+func (m *Memory) DeleteBefore(_ context.Context, ref Ref) (int, error) {
+	if err := CheckNames(ref.ThreadID, ref.NS, ref.ID); err != nil {
+		return 0, fmt.Errorf("delete checkpoints: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.lookup(ref.ThreadID, ref.NS)
+	if n == nil {
+		return 0, nil
+	}
+	var doomed []string
+	for id := range n.cps {
+		if id < ref.ID {
+			doomed = append(doomed, id)
+		}
+	}
+	return m.deleteCheckpoints(ref.ThreadID, n, doomed), nil
+}
+
+// deleteCheckpoints removes the given checkpoints and counts the committed ones. Called
+// with m.mu held.
+func (m *Memory) deleteCheckpoints(threadID string, n *memNS, ids []string) int {
+	t := m.threads[threadID]
+	count := 0
+	for _, id := range ids {
+		c := n.cps[id]
+		if c.committed() {
+			count++
+		}
+		d := len(c.cp.Metadata)
+		for _, w := range c.writes {
+			d += len(w.Value.Data)
+		}
+		m.grow(t, -d)
+		delete(n.cps, id)
+	}
+	return count
+}
+
+// Prune implements Saver.
+func (m *Memory) Prune(_ context.Context, threadID, ns string, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("prune checkpoints: %w: keep must not be negative, got %d", ErrInvalidArgument, keep)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.lookup(threadID, ns)
+	if n == nil {
+		return 0, nil
+	}
+	ids := n.ids()
+	if len(ids) <= keep {
+		return 0, nil
+	}
+	return m.deleteCheckpoints(threadID, n, ids[keep:]), nil
+}
+
+// SweepOrphanedValues implements Saver.
+func (m *Memory) SweepOrphanedValues(_ context.Context, threadID string, opts SweepOptions) (SweepReport, error) {
+	grace, err := sweepGrace(opts)
+	if err != nil {
+		return SweepReport{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rep SweepReport
+	t := m.threads[threadID]
+	if t == nil {
+		return rep, nil
+	}
+	cutoff := m.opts.Now().Add(-grace)
+	for _, ns := range slices.Sorted(maps.Keys(t.ns)) {
+		n := t.ns[ns]
+		used := map[string]bool{}
+		for _, c := range n.cps {
+			for ch, ver := range c.cp.ChannelVersions {
+				used[ch+"\x00"+ver] = true
+			}
+		}
+		for ch, vers := range n.values {
+			for ver, v := range vers {
+				if used[ch+"\x00"+ver] || !v.at.Before(cutoff) {
+					continue
+				}
+				rep.Orphans++
+				if opts.Delete {
+					m.grow(t, -len(v.v.Data))
+					delete(vers, ver)
+					rep.Deleted++
+				}
+			}
+		}
+	}
+	return rep, nil
+}
+
+// sweepGrace returns the grace period of opts.
+func sweepGrace(opts SweepOptions) (time.Duration, error) {
+	switch {
+	case opts.Grace < 0:
+		return 0, fmt.Errorf("sweep values: %w: grace must not be negative", ErrInvalidArgument)
+	case opts.Grace == 0:
+		return DefaultGrace, nil
+	}
+	return opts.Grace, nil
+}
+
+// SweepGrace returns the grace period opts ask for: DefaultGrace for 0, ErrInvalidArgument
+// for a negative one. Backends share it.
+func SweepGrace(opts SweepOptions) (time.Duration, error) { return sweepGrace(opts) }
+
+func cloneCheckpoint(cp Checkpoint) Checkpoint {
+	cp.ChannelVersions = maps.Clone(cp.ChannelVersions)
+	if cp.ChannelVersions == nil {
+		cp.ChannelVersions = map[string]string{}
+	}
+	if len(cp.Metadata) == 0 {
+		cp.Metadata = json.RawMessage("{}")
+	}
+	cp.Metadata = slices.Clone(cp.Metadata)
+	cp.TS = cp.TS.UTC()
+	return cp
+}
