@@ -20,7 +20,7 @@ INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 
-.PHONY: all build run test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -36,6 +36,20 @@ run: build
 	@echo "             http://127.0.0.1:7071/api/graphs/echo_agent/invoke"
 	@echo "  (development keys: function=$(DEV_FUNCTION_KEY) master=$(DEV_MASTER_KEY); never use them in Azure)"
 	FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:7071
+
+## run-azurite: the example app on Azure storage: Azurite on its default ports (10000-10002) with
+## its data kept under .tools/azurite-data, so durable runs, threads and checkpoints survive a
+## restart of the app (and of this target). Stops Azurite when the app stops.
+AZURITE_DATA := $(TOOLS)/azurite-data
+run-azurite: build $(AZURITE)
+	@mkdir -p $(AZURITE_DATA); \
+	$(AZURITE) --location $(AZURITE_DATA) --disableTelemetry --silent --skipApiVersionCheck --loose \
+	  --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 > $(AZURITE_DATA)/azurite.log 2>&1 & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT INT TERM; \
+	for i in $$(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/10002) 2>/dev/null && break; sleep 0.1; done; \
+	echo "funcgraph example app on http://127.0.0.1:7071/api, storage: Azurite (data in $(AZURITE_DATA))"; \
+	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
+	  ./bin/funcgraph serve --addr 127.0.0.1:7071
 
 ## test: vet, race-enabled unit tests, a short fuzz pass, then integration tests against Azurite.
 test: vet unit fuzz-short integration
