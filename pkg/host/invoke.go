@@ -2,7 +2,6 @@ package host
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 )
 
@@ -18,10 +17,9 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	a.observer.started(&rc)
 	body, err := a.runInvoke(r, g, adm)
 	a.release(g, adm)
-	var inputErr *InputError
-	if errors.As(err, &inputErr) {
+	if pub := clientError(err); pub != nil {
 		a.observer.failed(&rc, err)
-		writeError(w, validationError(inputErr.Field, inputErr.Message), a.logger)
+		writeError(w, pub, a.logger)
 		return
 	}
 	if err != nil {

@@ -39,10 +39,9 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 	a.observer.started(&rc)
 	buf := a.runStream(r, g, streamer, adm)
 	a.release(g, adm)
-	var inputErr *InputError
-	if errors.As(buf.err, &inputErr) && len(buf.chunks) == 0 {
+	if pub := clientError(buf.err); pub != nil && len(buf.chunks) == 0 {
 		a.observer.failed(&rc, buf.err)
-		writeError(w, validationError(inputErr.Field, inputErr.Message), a.logger)
+		writeError(w, pub, a.logger)
 		return
 	}
 	switch {
