@@ -118,7 +118,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 			return nil, err
 		}
 	}
-	eng, err := memory.NewEngine(reg, &engine.EngineOptions{Logger: logger})
+	eng, err := memory.NewEngine(reg, engine.EngineOptions{Logger: logger})
 	if err != nil {
 		return nil, err
 	}

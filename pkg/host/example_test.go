@@ -70,7 +70,7 @@ func ExampleNew() {
 
 func ExampleGraphHostApp_Register() {
 	app, _ := host.New(host.Options{})
-	fmt.Println(app.Register(upper{}, "upper", host.RegisterOptions{Stream: host.StreamOff()}))
+	fmt.Println(app.Register(upper{}, "upper", host.RegisterOptions{NoStream: true}))
 	fmt.Println(app.Register(upper{}, "UPPER", host.RegisterOptions{}))
 	fmt.Println(app.Register(nil, "x", host.RegisterOptions{}))
 	for _, fn := range app.FunctionApp().HTTPFunctions() {

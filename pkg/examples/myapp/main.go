@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -42,7 +43,7 @@ func build(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err := reg.Register(g); err != nil {
 		return nil, err
 	}
-	eng, err := memory.NewEngine(reg, nil)
+	eng, err := memory.NewEngine(reg, engine.EngineOptions{})
 	if err != nil {
 		return nil, err
 	}
