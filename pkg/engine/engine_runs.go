@@ -104,6 +104,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
 		histSeq: 1, runnable: true, created: now, updated: now,
 	}
+	h.trace = e.observeRunStarted(ctx, h)
 	var oldGen int64
 	var old *head
 	for attempt := 0; ; attempt++ {

@@ -22,12 +22,14 @@ type workItem struct {
 	RunID string `json:"run_id"`
 	Gen   int64  `json:"gen"`
 	Step  int64  `json:"step"`
+	// Trace is the run's trace context (optional; items without it decode as before).
+	Trace string `json:"tp,omitempty"`
 }
 
 // ErrInvalidWorkItem reports a queue message that is not a work item.
 var ErrInvalidWorkItem = errors.New("durable: invalid work item")
 
-func encodeWorkItem(runID string, gen, step int64) []byte {
+func encodeWorkItem(runID string, gen, step int64, trace string) []byte {
 	b := make([]byte, 0, 64+len(runID))
 	b = append(b, `{"v":1,"run_id":`...)
 	b = appendJSONString(b, runID)
@@ -35,6 +37,10 @@ func encodeWorkItem(runID string, gen, step int64) []byte {
 	b = append(b, itoa(gen)...)
 	b = append(b, `,"step":`...)
 	b = append(b, itoa(step)...)
+	if trace != "" {
+		b = append(b, `,"tp":`...)
+		b = appendJSONString(b, trace)
+	}
 	return append(b, '}')
 }
 
@@ -60,7 +66,7 @@ func decodeWorkItem(body []byte) (workItem, error) {
 // dispatch enqueues a work item for h's next step. A delayed item also schedules a local
 // wake-up so the embedded dispatcher sees it when it becomes visible.
 func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) error {
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(h.runID, h.gen, h.step), delay); err != nil {
+	if err := e.queue.Enqueue(ctx, encodeWorkItem(h.runID, h.gen, h.step, h.trace), delay); err != nil {
 		return fmt.Errorf("dispatch run=%s step=%d: %w", h.runID, h.step, err)
 	}
 	if delay <= 0 {
@@ -86,7 +92,7 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 		e.log.Error("dropping malformed work item", "error", err.Error(), "orchestrator", OrchestratorName)
 		return nil
 	}
-	return e.process(ctx, it, dequeueCount)
+	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }
 
 // process runs a work item: read the head, check the item is current, then run steps
@@ -149,6 +155,9 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 // (another node to visit, or an inbox event to apply).
 func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
 	var o stepOutcome
+	ctx, endStep := e.observeStepStarted(ctx, h)
+	var committed *head
+	defer func() { endStep(committed, &o) }()
 	switch {
 	case h.waiting != "":
 		ev, found, err := e.findEvent(ctx, h, h.waiting)
@@ -178,6 +187,7 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 		return nil, false, err
 	}
 	e.logStep(n, &o)
+	committed = n
 	switch {
 	case !n.active():
 		return n, false, nil
