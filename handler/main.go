@@ -10,8 +10,11 @@
 package main
 
 import (
+	"os"
+
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
-func main() { launch.Main(exampleapp.Launch) }
+// FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr (make run TRACE=stdout).
+func main() { launch.Main(exampleapp.LaunchTraced(os.Getenv("FUNCGRAPH_TRACE_EXPORTER"))) }

@@ -20,6 +20,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -34,7 +35,13 @@ type Config struct {
 	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
 	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
 	PlatformThreads threads.Store
+	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
+	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
+	TraceExporter string
 }
+
+// Trace exporters of Config.TraceExporter.
+const TraceStdout = "stdout"
 
 // App is the built example app: its function app and the background work (the embedded
 // durable engine) that Start runs and Close stops.
@@ -56,11 +63,21 @@ func Build(cfg Config) (*App, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	tr, err := newTracing(cfg.TraceExporter)
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	var hostObs host.RunObserver = host.NewLoggingObserver(logger)
+	var engineObs engine.Observer
+	if tr != nil {
+		hostObs = tracing.NewHostObserver(tr.opts, hostObs)
+		engineObs = tracing.NewEngineObserver(tr.opts, nil)
+	}
 	app, err := host.New(host.Options{
 		Logger:             logger,
 		LockBackendSetting: cfg.LockBackendSetting,
 		ThreadLock:         cfg.ThreadLock,
-		Observer:           host.NewLoggingObserver(logger),
+		Observer:           hostObs,
 		PlatformCompat:     true,
 	})
 	if err != nil {
@@ -74,7 +91,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, err := mountDurable(app, logger)
+	eng, err := mountDurable(app, logger, engineObs)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -82,7 +99,11 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	return &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat}, nil
+	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat}
+	if tr != nil {
+		a.OnClose(tr.shutdown)
+	}
+	return a, nil
 }
 
 // Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
@@ -107,7 +128,7 @@ func (a *App) Close() error {
 }
 
 // mountDurable mounts the durable runs API for the example durable graphs on app.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, error) {
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger, obs engine.Observer) (*engine.Engine, error) {
 	graphs, err := examples.All()
 	if err != nil {
 		return nil, err
@@ -118,7 +139,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 			return nil, err
 		}
 	}
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{Logger: logger})
+	eng, err := memory.NewEngine(reg, engine.EngineOptions{Logger: logger, Observer: obs})
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +154,20 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger) (*engine.Engine, 
 }
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
-func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
-	a, err := Build(Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock})
+func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
+	return LaunchTraced("")(ctx, s)
+}
+
+// LaunchTraced is Launch with Config.TraceExporter set to exporter (the handler binary reads
+// it from FUNCGRAPH_TRACE_EXPORTER).
+func LaunchTraced(exporter string) launch.Builder {
+	return func(_ context.Context, s launch.Settings) (*launch.App, error) {
+		return launchApp(s, exporter)
+	}
+}
+
+func launchApp(s launch.Settings, exporter string) (*launch.App, error) {
+	a, err := Build(Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, TraceExporter: exporter})
 	if err != nil {
 		return nil, err
 	}
