@@ -87,6 +87,9 @@ func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
 		for _, m := range oasBodySchemas() {
 			doc.AddSchema(m.Key, m.Value)
 		}
+		for _, m := range s.graphInputSchemas() {
+			doc.AddSchema(m.Key, m.Value)
+		}
 	})
 	return nil
 }

@@ -196,19 +196,22 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 	return []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
-			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload")}},
+			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus")}},
+			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
-			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted")}},
+			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
+				Status: http.StatusAccepted, Errors: routeErrors(404, 409, 413)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
-			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted")}},
+			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted"),
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList")}},
+			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory")}},
+			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged")}},
+			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 }
 
