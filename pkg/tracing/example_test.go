@@ -16,7 +16,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
 
-
 // The engine observer gives every step of a run a span under the run's span.
 func ExampleNewEngineObserver() {
 	exp := tracetest.NewInMemoryExporter()
