@@ -19,6 +19,7 @@ FUZZTIME  ?= 30s
 INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' pkg handler))))
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
+TRACE            ?=
 
 .PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock package functions azurite-install clean platform-sdk-test
 
@@ -28,6 +29,7 @@ build:
 	$(GO) build -o bin/funcgraph ./handler
 
 ## run: serve the example app on 127.0.0.1:7071 (embedded in-memory backend, no Azure).
+## make run TRACE=stdout prints OpenTelemetry spans on stderr.
 run: build
 	@echo "funcgraph example app on http://127.0.0.1:7071/api"
 	@echo "  health:  curl http://127.0.0.1:7071/api/health"
@@ -35,7 +37,7 @@ run: build
 	@echo "             -d '{\"input\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]},\"config\":{\"configurable\":{\"thread_id\":\"t1\"}}}' \\"
 	@echo "             http://127.0.0.1:7071/api/graphs/echo_agent/invoke"
 	@echo "  (development keys: function=$(DEV_FUNCTION_KEY) master=$(DEV_MASTER_KEY); never use them in Azure)"
-	FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:7071
+	FUNCGRAPH_TRACE_EXPORTER=$(TRACE) FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:7071
 
 ## run-azurite: the example app on Azure storage: Azurite on its default ports (10000-10002) with
 ## its data kept under .tools/azurite-data, so durable runs, threads and checkpoints survive a

@@ -6,7 +6,8 @@
 //	funcgraph functions [--out functions]     write the function.json folders
 //	funcgraph hostjson --out dist/host.json   write host.json naming this binary
 //
-// Everything but the choice of app lives in pkg/launch; see its documentation for settings.
+// Everything but the choice of app lives in pkg/launch; see its documentation for settings
+// (FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr: make run TRACE=stdout).
 package main
 
 import (

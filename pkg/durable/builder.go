@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -33,11 +34,13 @@ func WithMetadata(metadata map[string]any) BuilderOption {
 type NodeOption func(*nodeOptions)
 
 type nodeOptions struct {
-	next        string
-	route       any // RouteFunc[S] of the builder's S, or nil
-	routeName   string
-	handlerName string
-	terminal    bool
+	next  string
+	route any // RouteFunc[S] of the builder's S, or nil
+	// routeIdentity is the user's function behind a typed route adapter (WithDecide), or nil.
+	routeIdentity any
+	routeName     string
+	handlerName   string
+	terminal      bool
 }
 
 // WithNext sets the node's static next node. With a route handler it is the fallback used when
@@ -50,10 +53,10 @@ func WithNext(node string) NodeOption {
 func WithRoute[S any](fn RouteFunc[S]) NodeOption {
 	return func(o *nodeOptions) {
 		if fn == nil {
-			o.route = nil
+			o.route, o.routeIdentity = nil, nil
 			return
 		}
-		o.route = fn
+		o.route, o.routeIdentity = fn, nil
 	}
 }
 
@@ -90,6 +93,14 @@ type ManifestBuilder[S any] struct {
 	nodeHandlers  map[string]NodeFunc[S] // by handler name
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
+	// nodeIdentity and routeIdentity hold the code pointer of the user's function behind each
+	// handler name (the adapter's for typed forms is not the user's).
+	nodeIdentity  map[string]uintptr
+	routeIdentity map[string]uintptr
+
+	schemaOnce sync.Once // reflects S for the typed adapters
+	schema     *stateSchema
+	schemaErr  error
 
 	err error // first AddNode / AddEventHandler error, reported again by Build
 }
@@ -106,7 +117,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 		graphName: graphName, version: o.version, metadata: md,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		nodeHandlers: map[string]NodeFunc[S]{}, routeHandlers: map[string]RouteFunc[S]{},
-		eventHandlers: map[string]EventFunc[S]{},
+		eventHandlers: map[string]EventFunc[S]{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
 	}
 }
 
@@ -131,6 +142,11 @@ func (b *ManifestBuilder[S]) fail(msg string) error {
 // nothing, and Build reports the first such error again so that an unchecked error cannot
 // produce a graph.
 func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
+	return b.addNode(name, handler, nil, opts...)
+}
+
+// addNode is AddNode; identity, when set, is the user's function behind a typed adapter.
+func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity any, opts ...NodeOption) error {
 	var o nodeOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -149,20 +165,28 @@ func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...N
 		}
 		route = r
 	}
+	var userFn any = handler
+	if t, ok := identity.(typedHandler); ok {
+		userFn = t.fn
+	}
 	handlerName := o.handlerName
 	if handlerName == "" {
-		handlerName = FuncName(handler)
+		handlerName = FuncName(userFn)
 	}
-	if prev, ok := b.nodeHandlers[handlerName]; ok && funcPointer(prev) != funcPointer(handler) {
+	if prev, ok := b.nodeIdentity[handlerName]; ok && prev != funcPointer(userFn) {
 		return b.fail(fmt.Sprintf("handler name '%s' already registered to a different callable", handlerName))
 	}
 	routeName := ""
+	var routeFn any = route
+	if o.routeIdentity != nil {
+		routeFn = o.routeIdentity
+	}
 	if route != nil {
 		routeName = o.routeName
 		if routeName == "" {
-			routeName = FuncName(route)
+			routeName = FuncName(routeFn)
 		}
-		if prev, ok := b.routeHandlers[routeName]; ok && funcPointer(prev) != funcPointer(route) {
+		if prev, ok := b.routeIdentity[routeName]; ok && prev != funcPointer(routeFn) {
 			return b.fail(fmt.Sprintf("route handler name '%s' already registered to a different callable", routeName))
 		}
 	}
@@ -175,9 +199,11 @@ func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...N
 	})
 	b.nodeFuncs[name] = handler
 	b.nodeHandlers[handlerName] = handler
+	b.nodeIdentity[handlerName] = funcPointer(userFn)
 	if route != nil {
 		b.routeFuncs[name] = route
 		b.routeHandlers[routeName] = route
+		b.routeIdentity[routeName] = funcPointer(routeFn)
 	}
 	return nil
 }

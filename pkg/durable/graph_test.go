@@ -48,7 +48,7 @@ func buildGraphUnderTest(t testing.TB) GraphRegistration[testState] {
 			if s.Name == "badresult" {
 				return 42, nil
 			}
-			return Update{"count": s.Count + 1, "tags": append(s.Tags, "a"), "unknown": true}, nil
+			return Update{"count": s.Count + 1, "tags": append(s.Tags, "a")}, nil
 		}, WithHandlerName("h.a"), WithRoute(route), WithRouteName("h.route")),
 		b.AddNode("b", func(_ context.Context, s testState) (any, error) {
 			s.Count *= 10

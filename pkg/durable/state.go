@@ -7,13 +7,20 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Update is a shallow state update returned by node and event handlers: its top-level keys
-// overwrite the state fields with the same JSON name; unknown keys are dropped.
+// overwrite the state fields with the same JSON name. A key that names no state field fails
+// the step with "validate state <Model>: field '<key>': unknown field in update" (a typo such
+// as "stauts" is never dropped silently). Prefer the typed forms (AddStep, OnEvent), which
+// return the new state and cannot misspell a field.
 type Update = map[string]any
+
+// unknownUpdateKey is the StateError reason of an update key that names no state field.
+const unknownUpdateKey = "unknown field in update"
 
 // Validator is implemented by state models (on S or *S) that check invariants beyond field
 // types. Validate runs after every decode and merge; an error fails the step.
@@ -308,8 +315,11 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 	case nil:
 		return nil
 	case map[string]any:
-		// Fields in declaration order (unknown keys are dropped, like the original), so
-		// that with several bad fields the error is always the same one.
+		if err := s.checkUpdateKeys(mapKeys(r)); err != nil {
+			return err
+		}
+		// Fields in declaration order, so that with several bad values the error is always
+		// the same one.
 		for i := range s.fields {
 			f := &s.fields[i]
 			v, ok := r[f.name]
@@ -332,6 +342,9 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return s.errorf("", "decode update: %v", err)
+		}
+		if err := s.checkUpdateKeys(mapKeys(obj)); err != nil {
+			return err
 		}
 		for i := range s.fields {
 			f := &s.fields[i]
@@ -358,6 +371,26 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 		return s.finish(cur, ptr)
 	}
 	return newError(ErrUnsupportedResult, fmt.Sprintf("unsupported state merge result: %T", result))
+}
+
+// checkUpdateKeys fails on the first (sorted) update key that names no state field, so that a
+// misspelt key fails the run naming it instead of being dropped.
+func (s *stateSchema) checkUpdateKeys(keys []string) error {
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, ok := s.byName[k]; !ok {
+			return s.errorf(k, unknownUpdateKey)
+		}
+	}
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // dump encodes the state with every model field in declaration order. Slices and maps have

@@ -64,6 +64,10 @@ type EngineOptions struct {
 	// worker died (a failed handling re-enqueues the item afresh); under the Functions host
 	// every failed invocation counts.
 	MaxDequeueCount int64
+	// Observer sees runs start, step, wait, apply events, retry, fail, complete and get
+	// cancelled (default NopObserver). An Observer that is also a TraceCarrier has its trace
+	// context kept with each run and carried by its work items.
+	Observer Observer
 	// InlineLimit is the largest property value, in UTF-16 code units, kept in a row; larger
 	// values go to Payloads (default 30000, below Azure's 32768).
 	InlineLimit int
@@ -230,6 +234,7 @@ type Engine struct {
 	payloads PayloadStore
 	log      *slog.Logger
 	clock    func() time.Time
+	obs      observer
 
 	id       string        // random prefix of payload keys written by this engine
 	spillSeq atomic.Int64  // payload key counter
@@ -256,7 +261,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	_, _ = rand.Read(b[:])
 	return &Engine{
 		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
-		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]),
+		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
 		kick: make(chan struct{}, opts.Concurrency),
 	}, nil
 }

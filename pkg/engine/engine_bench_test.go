@@ -41,7 +41,7 @@ func benchChain(b *testing.B, runs int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		e, err := memory.NewEngine(reg, nil)
+		e, err := memory.NewEngine(reg, engine.EngineOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkEngine_StepCost_At10_vs_At1000(b *testing.B) {
 	var early, late time.Duration
 	for range b.N {
 		stamps = stamps[:0]
-		e, err := memory.NewEngine(reg, &engine.EngineOptions{MaxSteps: 2 * steps, Concurrency: 1})
+		e, err := memory.NewEngine(reg, engine.EngineOptions{MaxSteps: 2 * steps, Concurrency: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
@@ -17,7 +18,7 @@ func FuzzEngine_HandleWorkItem(f *testing.F) {
 	} {
 		f.Add([]byte(s), int64(1))
 	}
-	e, err := memory.NewEngine(durable.NewRegistry(), nil)
+	e, err := memory.NewEngine(durable.NewRegistry(), engine.EngineOptions{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -64,6 +64,7 @@ type head struct {
 	histSeq, inboxSeq, pending int64
 	runnable                   bool
 	created, updated           time.Time
+	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -92,6 +93,9 @@ func (h *head) allProps() map[string]any {
 	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash
 	p[pInput], p[pInput+refSuffix] = h.inputJSON, h.inputRef
 	p[pCreated] = h.created
+	if h.trace != "" {
+		p[pTrace] = h.trace
+	}
 	return p
 }
 
@@ -117,6 +121,7 @@ func decodeHead(e Entity) (*head, error) {
 		inputJSON: str(p, pInput), inputRef: str(p, pInput+refSuffix),
 		custom: str(p, pCustom), outputJSON: str(p, pOutput), outputRef: str(p, pOutput+refSuffix),
 		histSeq: i64(p, pHistSeq), inboxSeq: i64(p, pInboxSeq), pending: i64(p, pPending),
+		trace: str(p, pTrace),
 	}
 	h.runnable, _ = p[pRunnable].(bool)
 	h.created, _ = p[pCreated].(time.Time)

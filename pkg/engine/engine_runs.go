@@ -114,6 +114,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
 		histSeq: 1, runnable: true, created: now, updated: now,
 	}
+	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)
 	if err != nil {
 		return Run{}, fmt.Errorf("start run %s: %w", id, err)

@@ -26,6 +26,8 @@ type workItem struct {
 	Nonce string `json:"nonce,omitempty"`
 	// Retry counts the handlings of this item that failed with an error and re-enqueued it.
 	Retry int64 `json:"retry,omitempty"`
+	// Trace is the run's trace context (optional; items without it decode as before).
+	Trace string `json:"tp,omitempty"`
 }
 
 // ErrInvalidWorkItem reports a queue message that is not a work item.
@@ -47,12 +49,16 @@ func encodeWorkItem(it workItem) []byte {
 		b = append(b, `,"retry":`...)
 		b = append(b, itoa(it.Retry)...)
 	}
+	if it.Trace != "" {
+		b = append(b, `,"tp":`...)
+		b = appendJSONString(b, it.Trace)
+	}
 	return append(b, '}')
 }
 
 // itemOf returns the work item of h's next step.
 func itemOf(h *head) workItem {
-	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce}
+	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce, Trace: h.trace}
 }
 
 func decodeWorkItem(body []byte) (workItem, error) {
@@ -115,7 +121,7 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 		e.log.Error("dropping malformed work item", "error", err.Error(), "orchestrator", OrchestratorName)
 		return nil
 	}
-	return e.process(ctx, it, dequeueCount)
+	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }
 
 // process runs a work item: read the head, check the item is current (or adopt the current
@@ -197,6 +203,9 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 // back-off, wait timeout) is on the queue when it returns.
 func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
 	var o stepOutcome
+	ctx, endStep := e.observeStepStarted(ctx, h)
+	var committed *head
+	defer func() { endStep(committed, &o) }()
 	switch {
 	case h.waiting != "":
 		ev, found, err := e.findEvent(ctx, h, h.waiting)
@@ -233,6 +242,7 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 		return nil, false, err
 	}
 	e.logStep(n, &o)
+	committed = n
 	switch {
 	case !n.active():
 		return n, false, nil

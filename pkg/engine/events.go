@@ -207,6 +207,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		h.status = StatusTerminated
 		e.indexSetStatus(ctx, h)
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
+		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify()
 		return nil
 	}

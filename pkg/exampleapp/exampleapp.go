@@ -25,6 +25,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/tablethreads"
+	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
 
 // Config configures the example app. The handler binary fills it from the environment.
@@ -46,6 +47,9 @@ type Config struct {
 	// a zero value means fresh in-memory twins with the embedded dispatcher
 	// (launch.Settings.Durable picks Azure when storage is configured).
 	Durable launch.Durable
+	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
+	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
+	TraceExporter string
 }
 
 // ErrDistributedNeedsSharedStorage is wrapped by Build when a distributed thread lock is
@@ -75,6 +79,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Trace exporters of Config.TraceExporter.
+const TraceStdout = "stdout"
+
 // App is the built example app: its function app and the background work (the embedded
 // durable engine) that Start runs and Close stops.
 type App struct {
@@ -99,11 +106,21 @@ func Build(cfg Config) (*App, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	tr, err := newTracing(cfg.TraceExporter)
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	var hostObs host.RunObserver = host.NewLoggingObserver(logger)
+	var engineObs engine.Observer
+	if tr != nil {
+		hostObs = tracing.NewHostObserver(tr.opts, hostObs)
+		engineObs = tracing.NewEngineObserver(tr.opts, nil)
+	}
 	app, err := host.New(host.Options{
 		Logger:             logger,
 		LockBackendSetting: cfg.LockBackendSetting,
 		ThreadLock:         cfg.ThreadLock,
-		Observer:           host.NewLoggingObserver(logger),
+		Observer:           hostObs,
 		PlatformCompat:     true,
 	})
 	if err != nil {
@@ -117,7 +134,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, bg, err := mountDurable(app, logger, cfg.Durable)
+	eng, bg, err := mountDurable(app, logger, cfg.Durable, engineObs)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -126,7 +143,11 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	dispatch := cfg.Durable.Store == nil || cfg.Durable.EmbeddedDispatcher
-	return &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: dispatch}, nil
+	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: dispatch}
+	if tr != nil {
+		a.OnClose(tr.shutdown)
+	}
+	return a, nil
 }
 
 // Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
@@ -156,7 +177,7 @@ func (a *App) Close() error {
 // mountDurable mounts the durable runs API for the example durable graphs on app, on an
 // engine that also runs the platform's background runs, with the worker functions that
 // deliver its work items under the Functions host.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable) (*engine.Engine, *platformruns.Backend, error) {
+func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable, obs engine.Observer) (*engine.Engine, *platformruns.Backend, error) {
 	graphs, err := examples.All()
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +200,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 		st.QueueName = names.WorkQueue
 	}
 	eng, err := engine.NewEngine(st.EngineOptions(engine.EngineOptions{
-		Registry: reg, Logger: logger, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy},
+		Registry: reg, Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy},
 	}))
 	if err != nil {
 		return nil, nil, err
@@ -199,7 +220,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
 func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
-	cfg := Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable}
+	cfg := Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable, TraceExporter: s.TraceExporter}
 	if s.Azure != nil {
 		table, err := s.Azure.EnsureTable(ctx, s.Names.ThreadsTable)
 		if err != nil {

@@ -82,7 +82,7 @@ func oracle(t *testing.T, runs []*fleetRun) {
 			t.Fatal(err)
 		}
 	}
-	eng, err := memory.NewEngine(reg, nil)
+	eng, err := memory.NewEngine(reg, engine.EngineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

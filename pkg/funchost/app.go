@@ -62,6 +62,18 @@ type RouteDoc struct {
 	// Request and Response are JSON Schemas (any JSON-encodable value), or nil.
 	Request  any
 	Response any
+	// Status is the success status documented for Response; 0 means 200.
+	Status int
+	// Errors documents the error statuses the route really answers, in order.
+	Errors []RouteError
+}
+
+// RouteError documents one error status of a route.
+type RouteError struct {
+	Status      int
+	Description string
+	// Schema is the error body's JSON Schema, or nil.
+	Schema any
 }
 
 // Outputs holds output binding values by binding name.

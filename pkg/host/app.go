@@ -66,6 +66,10 @@ func New(opts Options) (*GraphHostApp, error) {
 // (the durable engine, the platform routes) may add their functions to it.
 func (a *GraphHostApp) FunctionApp() *funchost.FunctionApp { return a.app }
 
+// AuthLevel returns the app-level auth level of graph routes (Options.AuthLevel, default
+// funchost.AuthFunction). Surfaces mounted on the app inherit it unless told otherwise.
+func (a *GraphHostApp) AuthLevel() funchost.AuthLevel { return a.opts.AuthLevel }
+
 // PlatformCompat reports whether the platform routes were asked for (Options.PlatformCompat).
 func (a *GraphHostApp) PlatformCompat() bool { return a.opts.PlatformCompat }
 

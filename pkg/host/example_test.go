@@ -70,7 +70,7 @@ func ExampleNew() {
 
 func ExampleGraphHostApp_Register() {
 	app, _ := host.New(host.Options{})
-	fmt.Println(app.Register(upper{}, "upper", host.RegisterOptions{Stream: host.StreamOff()}))
+	fmt.Println(app.Register(upper{}, "upper", host.RegisterOptions{NoStream: true}))
 	fmt.Println(app.Register(upper{}, "UPPER", host.RegisterOptions{}))
 	fmt.Println(app.Register(nil, "x", host.RegisterOptions{}))
 	for _, fn := range app.FunctionApp().HTTPFunctions() {
@@ -97,7 +97,7 @@ func ExampleNewLoggingObserver() {
 		},
 	}))
 	obs := host.NewLoggingObserver(logger)
-	obs.OnRunRejected(host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: host.TransportBuffered,
+	obs.OnRunRejected(context.Background(), host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: host.TransportBuffered,
 		LockBackend: "InProcessThreadLock"}, host.ReasonInvalidRequest)
 	// Output:
 	// level=INFO msg=langgraph.run.rejected graph_name=upper endpoint=invoke thread_id=<nil> assistant_id=<nil> stream_mode=<nil> transport=buffered has_checkpointer=false lock_backend=InProcessThreadLock trigger_type=<nil> status=rejected reason=invalid_request

@@ -70,12 +70,12 @@ func (o *recordingObserver) add(event string, rc RunContext) {
 	o.calls = append(o.calls, observed{event, rc})
 }
 
-func (o *recordingObserver) OnRunStarted(rc RunContext)   { o.add("started", rc) }
-func (o *recordingObserver) OnRunCompleted(rc RunContext) { o.add("completed", rc) }
-func (o *recordingObserver) OnRunFailed(rc RunContext, err error) {
+func (o *recordingObserver) OnRunStarted(_ context.Context, rc RunContext)   { o.add("started", rc) }
+func (o *recordingObserver) OnRunCompleted(_ context.Context, rc RunContext) { o.add("completed", rc) }
+func (o *recordingObserver) OnRunFailed(_ context.Context, rc RunContext, err error) {
 	o.add("failed", rc)
 }
-func (o *recordingObserver) OnRunRejected(rc RunContext, reason RejectReason) {
+func (o *recordingObserver) OnRunRejected(_ context.Context, rc RunContext, reason RejectReason) {
 	o.add("rejected:"+string(reason), rc)
 }
 

@@ -26,6 +26,10 @@ var (
 
 // httpStatus is the one place where an error of this surface becomes an HTTP status.
 func httpStatus(err error) int {
+	var pe *publicError
+	if errors.As(err, &pe) && pe.status != 0 {
+		return pe.status
+	}
 	switch {
 	case errors.Is(err, errBadRequest), errors.Is(err, errInvalidConfig), errors.Is(err, errMissingPathParam),
 		errors.Is(err, ErrInvalidThreadID), errors.Is(err, errTooDeep), errors.Is(err, errTooManyNode),

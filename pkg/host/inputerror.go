@@ -1,6 +1,10 @@
 package host
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
 
 // InputError is what a graph returns (from Invoke, or from Stream before it emits anything)
 // when the input passes the host's checks but not the graph's own: the caller gets 422 with
@@ -14,3 +18,45 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string { return fmt.Sprintf("invalid input: %s: %s", e.Field, e.Message) }
+
+// ClientError is what a graph returns (from Invoke, or from Stream before it emits anything)
+// to say "the client is wrong" with any 4xx status: the caller gets Status with
+// `{"error":"error","detail":"<Message>"}` instead of 500 "Graph execution failed". Message
+// must be safe to show a caller; Err, the cause, is logged by observers (its type only), never
+// sent. A Status outside 400–499 answers 400.
+type ClientError struct {
+	// Status is the HTTP status, 400–499 (e.g. http.StatusNotFound, http.StatusConflict).
+	Status int
+	// Message is the public message, the response's detail.
+	Message string
+	// Err is the underlying cause, if any; it is never sent.
+	Err error
+}
+
+func (e *ClientError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("client error %d: %s: %v", e.Status, e.Message, e.Err)
+	}
+	return fmt.Sprintf("client error %d: %s", e.Status, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *ClientError) Unwrap() error { return e.Err }
+
+// clientError turns a graph's InputError or ClientError into the public error answered to the
+// caller, or returns nil for any other error (a 500).
+func clientError(err error) error {
+	var inputErr *InputError
+	if errors.As(err, &inputErr) {
+		return validationError(inputErr.Field, inputErr.Message)
+	}
+	var ce *ClientError
+	if errors.As(err, &ce) {
+		status := ce.Status
+		if status < http.StatusBadRequest || status > 499 {
+			status = http.StatusBadRequest
+		}
+		return &publicError{kind: errBadRequest, msg: ce.Message, status: status}
+	}
+	return nil
+}

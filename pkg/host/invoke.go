@@ -2,7 +2,6 @@ package host
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 )
 
@@ -11,27 +10,26 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	rc := a.newRunContext(r, g, EndpointInvoke)
 	adm, err := a.admit(r, g, invokeRequestKind, &rc)
 	if err != nil {
-		a.observer.rejected(&rc, rejectReason(err))
+		a.observer.rejected(r.Context(), &rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return
 	}
-	a.observer.started(&rc)
+	a.observer.started(r.Context(), &rc)
 	body, err := a.runInvoke(r, g, adm)
 	a.release(g, adm)
-	var inputErr *InputError
-	if errors.As(err, &inputErr) {
-		a.observer.failed(&rc, err)
-		writeError(w, validationError(inputErr.Field, inputErr.Message), a.logger)
+	if pub := clientError(err); pub != nil {
+		a.observer.failed(r.Context(), &rc, err)
+		writeError(w, pub, a.logger)
 		return
 	}
 	if err != nil {
 		a.logger.Error("graph execution failed", "graph", g.name, "run_id", rc.RunID,
 			"invocation_id", rc.InvocationID, "error", err)
-		a.observer.failed(&rc, err)
+		a.observer.failed(r.Context(), &rc, err)
 		writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
 		return
 	}
-	a.observer.completed(&rc)
+	a.observer.completed(r.Context(), &rc)
 	writeBody(w, http.StatusOK, "application/json", body)
 }
 

@@ -34,27 +34,27 @@ func NewLoggingObserver(logger *slog.Logger) *LoggingObserver {
 }
 
 // OnRunStarted logs langgraph.run.started.
-func (o *LoggingObserver) OnRunStarted(rc RunContext) {
-	o.log(slog.LevelInfo, LogRunStarted, rc, "started")
+func (o *LoggingObserver) OnRunStarted(ctx context.Context, rc RunContext) {
+	o.log(ctx, slog.LevelInfo, LogRunStarted, rc, "started")
 }
 
 // OnRunCompleted logs langgraph.run.completed.
-func (o *LoggingObserver) OnRunCompleted(rc RunContext) {
-	o.log(slog.LevelInfo, LogRunCompleted, rc, "completed")
+func (o *LoggingObserver) OnRunCompleted(ctx context.Context, rc RunContext) {
+	o.log(ctx, slog.LevelInfo, LogRunCompleted, rc, "completed")
 }
 
 // OnRunFailed logs langgraph.run.failed with the error's type name.
-func (o *LoggingObserver) OnRunFailed(rc RunContext, err error) {
-	o.log(slog.LevelError, LogRunFailed, rc, "failed", slog.String("error_type", errorType(err)))
+func (o *LoggingObserver) OnRunFailed(ctx context.Context, rc RunContext, err error) {
+	o.log(ctx, slog.LevelError, LogRunFailed, rc, "failed", slog.String("error_type", errorType(err)))
 }
 
 // OnRunRejected logs langgraph.run.rejected with the reason.
-func (o *LoggingObserver) OnRunRejected(rc RunContext, reason RejectReason) {
-	o.log(slog.LevelInfo, LogRunRejected, rc, "rejected", slog.String("reason", string(reason)))
+func (o *LoggingObserver) OnRunRejected(ctx context.Context, rc RunContext, reason RejectReason) {
+	o.log(ctx, slog.LevelInfo, LogRunRejected, rc, "rejected", slog.String("reason", string(reason)))
 }
 
-func (o *LoggingObserver) log(level slog.Level, msg string, rc RunContext, status string, extra ...slog.Attr) {
-	ctx := context.Background()
+func (o *LoggingObserver) log(ctx context.Context, level slog.Level, msg string, rc RunContext, status string, extra ...slog.Attr) {
+	ctx = context.WithoutCancel(ctx)
 	if !o.logger.Enabled(ctx, level) {
 		return
 	}
@@ -86,12 +86,41 @@ func nullableString(key, v string) slog.Attr {
 	return slog.String(key, v)
 }
 
-// errorType returns the Go type name of err, e.g. "*errors.errorString".
+// errorType returns the Go type name of err's root cause, e.g. "*host.InputError" for
+// fmt.Errorf("run: %w", &InputError{...}): wrappers made by fmt.Errorf and errors.Join are
+// looked through (the first error of a join), so the name says what went wrong, not
+// "*fmt.wrapError".
 func errorType(err error) string {
 	if err == nil {
 		return ""
 	}
-	return fmt.Sprintf("%T", err)
+	for {
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			if !isPlainWrapper(err) || x.Unwrap() == nil {
+				return fmt.Sprintf("%T", err)
+			}
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			errs := x.Unwrap()
+			if !isPlainWrapper(err) || len(errs) == 0 {
+				return fmt.Sprintf("%T", err)
+			}
+			err = errs[0]
+		default:
+			return fmt.Sprintf("%T", err)
+		}
+	}
+}
+
+// isPlainWrapper reports the standard library's anonymous wrappers, which carry context text
+// but no meaning of their own.
+func isPlainWrapper(err error) bool {
+	switch fmt.Sprintf("%T", err) {
+	case "*fmt.wrapError", "*fmt.wrapErrors", "*errors.joinError":
+		return true
+	}
+	return false
 }
 
 // typeName returns the bare type name of v, without package or pointer.

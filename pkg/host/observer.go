@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -11,20 +12,22 @@ import (
 // validation gets exactly one OnRunStarted followed by exactly one OnRunCompleted or
 // OnRunFailed; a request refused before the graph ran gets only OnRunRejected.
 //
-// Calls are made synchronously on the request's goroutine. Panics are recovered and logged;
-// they never change the HTTP outcome or delay the lock release.
+// Calls are made synchronously on the request's goroutine, with the request's context (its
+// values, e.g. a trace span a middleware put there, are visible; it may be cancelled by the
+// terminal calls). Panics are recovered and logged; they never change the HTTP outcome or
+// delay the lock release.
 type RunObserver interface {
 	// OnRunStarted is called when all pre-execution checks passed and the lock (if any) is
 	// held, just before the graph runs.
-	OnRunStarted(rc RunContext)
+	OnRunStarted(ctx context.Context, rc RunContext)
 	// OnRunCompleted is called when the graph finished normally (stream: no error and no
 	// overflow).
-	OnRunCompleted(rc RunContext)
+	OnRunCompleted(ctx context.Context, rc RunContext)
 	// OnRunFailed is called when the graph failed or panicked, a stream event could not be
 	// encoded, or the stream overflowed.
-	OnRunFailed(rc RunContext, err error)
+	OnRunFailed(ctx context.Context, rc RunContext, err error)
 	// OnRunRejected is called when a pre-execution check failed.
-	OnRunRejected(rc RunContext, reason RejectReason)
+	OnRunRejected(ctx context.Context, rc RunContext, reason RejectReason)
 }
 
 // RejectReason says why a run was rejected before the graph ran.
@@ -104,16 +107,16 @@ func monotonicNS() int64 { return int64(time.Since(processStart)) }
 type NopObserver struct{}
 
 // OnRunStarted does nothing.
-func (NopObserver) OnRunStarted(RunContext) {}
+func (NopObserver) OnRunStarted(context.Context, RunContext) {}
 
 // OnRunCompleted does nothing.
-func (NopObserver) OnRunCompleted(RunContext) {}
+func (NopObserver) OnRunCompleted(context.Context, RunContext) {}
 
 // OnRunFailed does nothing.
-func (NopObserver) OnRunFailed(RunContext, error) {}
+func (NopObserver) OnRunFailed(context.Context, RunContext, error) {}
 
 // OnRunRejected does nothing.
-func (NopObserver) OnRunRejected(RunContext, RejectReason) {}
+func (NopObserver) OnRunRejected(context.Context, RunContext, RejectReason) {}
 
 // safeObserver contains an observer's panics.
 type safeObserver struct {
@@ -131,21 +134,21 @@ func (s safeObserver) call(hook string, rc *RunContext, fn func()) {
 	fn()
 }
 
-func (s safeObserver) started(rc *RunContext) {
-	s.call("started", rc, func() { s.obs.OnRunStarted(*rc) })
+func (s safeObserver) started(ctx context.Context, rc *RunContext) {
+	s.call("started", rc, func() { s.obs.OnRunStarted(ctx, *rc) })
 }
 
-func (s safeObserver) completed(rc *RunContext) {
+func (s safeObserver) completed(ctx context.Context, rc *RunContext) {
 	rc.EndedAtNS = monotonicNS()
-	s.call("completed", rc, func() { s.obs.OnRunCompleted(*rc) })
+	s.call("completed", rc, func() { s.obs.OnRunCompleted(ctx, *rc) })
 }
 
-func (s safeObserver) failed(rc *RunContext, err error) {
+func (s safeObserver) failed(ctx context.Context, rc *RunContext, err error) {
 	rc.EndedAtNS = monotonicNS()
-	s.call("failed", rc, func() { s.obs.OnRunFailed(*rc, err) })
+	s.call("failed", rc, func() { s.obs.OnRunFailed(ctx, *rc, err) })
 }
 
-func (s safeObserver) rejected(rc *RunContext, reason RejectReason) {
+func (s safeObserver) rejected(ctx context.Context, rc *RunContext, reason RejectReason) {
 	rc.EndedAtNS = monotonicNS()
-	s.call("rejected", rc, func() { s.obs.OnRunRejected(*rc, reason) })
+	s.call("rejected", rc, func() { s.obs.OnRunRejected(ctx, *rc, reason) })
 }

@@ -56,10 +56,10 @@ func TestObserver_RunContext_CarriesRunFields(t *testing.T) {
 // panickyObserver panics in every hook.
 type panickyObserver struct{}
 
-func (panickyObserver) OnRunStarted(RunContext)                { panic("observer") }
-func (panickyObserver) OnRunCompleted(RunContext)              { panic("observer") }
-func (panickyObserver) OnRunFailed(RunContext, error)          { panic("observer") }
-func (panickyObserver) OnRunRejected(RunContext, RejectReason) { panic("observer") }
+func (panickyObserver) OnRunStarted(context.Context, RunContext)                { panic("observer") }
+func (panickyObserver) OnRunCompleted(context.Context, RunContext)              { panic("observer") }
+func (panickyObserver) OnRunFailed(context.Context, RunContext, error)          { panic("observer") }
+func (panickyObserver) OnRunRejected(context.Context, RunContext, RejectReason) { panic("observer") }
 
 func TestObserver_Panics_DoNotChangeOutcome(t *testing.T) {
 	app := testApp(t, Options{Observer: panickyObserver{}}, map[string]InvocableGraph{

@@ -3,6 +3,7 @@ package host
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -169,7 +170,19 @@ func operationOf(fn funchost.HTTPFunction, method string, params []OpenAPIParame
 		}
 		ok = append(ok, member{"content", orderedObject{{ctype, orderedObject{{"schema", fn.Doc.Response}}}}})
 	}
-	responses := orderedObject{{"200", ok}}
+	status := "200"
+	if fn.Doc.Status != 0 {
+		status = strconv.Itoa(fn.Doc.Status)
+		ok[0] = member{"description", http.StatusText(fn.Doc.Status)}
+	}
+	responses := orderedObject{{status, ok}}
+	for _, e := range fn.Doc.Errors {
+		r := orderedObject{{"description", e.Description}}
+		if e.Schema != nil {
+			r = append(r, member{"content", orderedObject{{"application/json", orderedObject{{"schema", e.Schema}}}}})
+		}
+		responses = append(responses, member{strconv.Itoa(e.Status), r})
+	}
 	if fn.AuthLevel != funchost.AuthAnonymous {
 		op.Security = []map[string][]string{{"functionKey": {}}, {"functionCode": {}}}
 		responses = append(responses, member{"401", orderedObject{{"description", "Missing or invalid key (empty body, answered by the host)"}}})

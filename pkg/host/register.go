@@ -23,8 +23,9 @@ var (
 type RegisterOptions struct {
 	// Description is shown in health details and the OpenAPI document.
 	Description string
-	// Stream registers the stream route; nil means true. Use StreamOff to disable it.
-	Stream *bool
+	// NoStream leaves out the stream route (default false: a graph that can stream gets
+	// POST graphs/<name>/stream).
+	NoStream bool
 	// AuthLevel overrides the app level for this graph's invoke, stream and state routes;
 	// "" means the app level.
 	AuthLevel funchost.AuthLevel
@@ -36,9 +37,6 @@ type RegisterOptions struct {
 	// attached (see GraphHostApp.AsyncGraphs).
 	AsyncMode bool
 }
-
-// StreamOff is a RegisterOptions.Stream value that disables the stream route.
-func StreamOff() *bool { b := false; return &b }
 
 // GraphInfo describes a registered graph, as listed by health details.
 type GraphInfo struct {
@@ -77,7 +75,7 @@ func (g *hostedGraph) info() GraphInfo {
 }
 
 // Register adds a graph under name and registers its functions: fg_<name>_invoke, and
-// fg_<name>_stream unless opts.Stream is false, and fg_<name>_state when graph is a
+// fg_<name>_stream unless opts.NoStream, and fg_<name>_state when graph is a
 // StatefulGraph. A graph that is not a StreamableGraph answers its stream route with 501.
 //
 // Checks, in order: a nil graph (ErrNotAGraph), an empty name (ErrEmptyName), the graph name
@@ -93,7 +91,7 @@ func (a *GraphHostApp) Register(graph InvocableGraph, name string, opts Register
 	}
 	g := &hostedGraph{
 		name: name, description: opts.Description, graph: graph, auth: opts.AuthLevel,
-		stream: opts.Stream == nil || *opts.Stream, async: opts.AsyncMode,
+		stream: !opts.NoStream, async: opts.AsyncMode,
 		requestModel: modelType(opts.RequestModel), responseModel: modelType(opts.ResponseModel),
 	}
 	if g.auth == "" {

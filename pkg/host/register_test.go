@@ -65,7 +65,7 @@ func TestRegister_Functions_NamedAndRoutedPerCapability(t *testing.T) {
 	}
 	must(app.Register(&fakeGraph{}, "full", RegisterOptions{AuthLevel: funchost.AuthAnonymous}))
 	must(app.Register(&fakeInvoker{}, "inv", RegisterOptions{}))
-	must(app.Register(&fakeGraph{}, "nostream", RegisterOptions{Stream: StreamOff()}))
+	must(app.Register(&fakeGraph{}, "nostream", RegisterOptions{NoStream: true}))
 	got := map[string]string{}
 	for _, fn := range app.FunctionApp().HTTPFunctions() {
 		got[fn.Name] = fn.Methods[0] + " " + fn.Route + " " + string(fn.AuthLevel)
@@ -114,7 +114,7 @@ func TestRegister_RouteConflict_RegistersNothing(t *testing.T) {
 	if after := len(app.FunctionApp().HTTPFunctions()); after != before {
 		t.Fatalf("functions %d → %d after a refused registration", before, after)
 	}
-	if err := app.Register(&fakeGraph{}, "g", RegisterOptions{Stream: StreamOff()}); err != nil {
+	if err := app.Register(&fakeGraph{}, "g", RegisterOptions{NoStream: true}); err != nil {
 		t.Fatalf("name not released after refusal: %v", err)
 	}
 }

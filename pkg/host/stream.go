@@ -26,36 +26,35 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 	streamer, ok := g.graph.(StreamableGraph)
 	if !ok {
 		err := newPublic(errNoStreaming, "Graph %s does not support streaming", pyRepr(g.name))
-		a.observer.rejected(&rc, rejectReason(err))
+		a.observer.rejected(r.Context(), &rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return
 	}
 	adm, err := a.admit(r, g, streamRequestKind, &rc)
 	if err != nil {
-		a.observer.rejected(&rc, rejectReason(err))
+		a.observer.rejected(r.Context(), &rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return
 	}
-	a.observer.started(&rc)
+	a.observer.started(r.Context(), &rc)
 	buf := a.runStream(r, g, streamer, adm)
 	a.release(g, adm)
-	var inputErr *InputError
-	if errors.As(buf.err, &inputErr) && len(buf.chunks) == 0 {
-		a.observer.failed(&rc, buf.err)
-		writeError(w, validationError(inputErr.Field, inputErr.Message), a.logger)
+	if pub := clientError(buf.err); pub != nil && len(buf.chunks) == 0 {
+		a.observer.failed(r.Context(), &rc, buf.err)
+		writeError(w, pub, a.logger)
 		return
 	}
 	switch {
 	case buf.overflow:
 		buf.appendTerminal(overflowFrame(a.opts.MaxStreamResponseBytes))
-		a.observer.failed(&rc, fmt.Errorf("stream run=%s: %w", rc.RunID, ErrStreamOverflow))
+		a.observer.failed(r.Context(), &rc, fmt.Errorf("stream run=%s: %w", rc.RunID, ErrStreamOverflow))
 	case buf.err != nil:
 		a.logger.Error("stream processing failed", "graph", g.name, "run_id", rc.RunID,
 			"invocation_id", rc.InvocationID, "error", buf.err)
 		buf.appendTerminal(failedFrame)
-		a.observer.failed(&rc, buf.err)
+		a.observer.failed(r.Context(), &rc, buf.err)
 	default:
-		a.observer.completed(&rc)
+		a.observer.completed(r.Context(), &rc)
 	}
 	buf.appendTerminal(endFrame)
 	h := w.Header()

@@ -163,7 +163,7 @@ func TestStream_Contract_BothTransports(t *testing.T) {
 }
 
 func TestStream_DisabledRoute_HostAnswers404(t *testing.T) {
-	app := testApp(t, Options{}, map[string]InvocableGraph{"g": &fakeGraph{}}, map[string]RegisterOptions{"g": {Stream: StreamOff()}})
+	app := testApp(t, Options{}, map[string]InvocableGraph{"g": &fakeGraph{}}, map[string]RegisterOptions{"g": {NoStream: true}})
 	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
 		got := call(t, tr, "POST", "/api/graphs/g/stream", `{"input":{}}`, tr.FunctionKey)
 		if got.status != 404 || got.body != "" {

@@ -22,8 +22,9 @@ var (
 // publicError is an error whose message is the public, contractual text and which unwraps to
 // a sentinel to branch on.
 type publicError struct {
-	kind error
-	msg  string
+	kind   error
+	msg    string
+	status int // when set, the HTTP status (a graph's ClientError); else from kind
 }
 
 func (e *publicError) Error() string { return e.msg }

@@ -33,6 +33,9 @@ const (
 	EnvMasterKey = "FUNCGRAPH_MASTER_KEY"
 	// EnvKeysFile is a keys file for `serve` (format of funchost.LoadKeysFile).
 	EnvKeysFile = "FUNCGRAPH_KEYS_FILE"
+	// EnvTraceExporter selects an OpenTelemetry exporter for apps that offer one ("" off,
+	// "stdout" in the example app).
+	EnvTraceExporter = "FUNCGRAPH_TRACE_EXPORTER"
 )
 
 // ErrDistributedNeedsStorage is the fail-fast error for a distributed lock without storage.
@@ -52,6 +55,8 @@ type Settings struct {
 	ThreadLock lock.ThreadLock
 	// Mode is how the binary runs.
 	Mode Mode
+	// TraceExporter is FUNCGRAPH_TRACE_EXPORTER, for the app to interpret.
+	TraceExporter string
 	// Names are the storage names (FUNCGRAPH_STORAGE_PREFIX).
 	Names Names
 	// Durable is the durable engine's storage.
@@ -80,7 +85,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode}
+	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(EnvTraceExporter))}
 	if err := openStorage(ctx, getenv, mode, &s); err != nil {
 		return Settings{}, err
 	}

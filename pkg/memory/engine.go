@@ -8,14 +8,12 @@ import (
 )
 
 // NewEngine returns a durable engine on fresh in-memory twins: the embedded default of the
-// standalone server and the usual engine of tests. opts may set anything but the registry
-// and the storage, which it fills in (a nil opts means all defaults). Call Start to run the
-// embedded dispatcher, Close to stop it.
-func NewEngine(reg *durable.Registry, opts *engine.EngineOptions) (*engine.Engine, error) {
-	var o engine.EngineOptions
-	if opts != nil {
-		o = *opts
-	}
+// standalone server and the usual engine of tests. opts is the engine's config by value, as
+// everywhere in funcgraph (the zero EngineOptions means every default); NewEngine sets its
+// Registry to reg and fills in the Store, Queue and Payloads left nil with in-memory twins on
+// opts.Clock. Call Start to run the embedded dispatcher, Close to stop it.
+func NewEngine(reg *durable.Registry, opts engine.EngineOptions) (*engine.Engine, error) {
+	o := opts
 	o.Registry = reg
 	var mopts []Option
 	if o.Clock != nil {

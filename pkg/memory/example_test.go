@@ -15,7 +15,7 @@ import (
 func ExampleNewEngine() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := memory.NewEngine(reg, nil)
+	e, err := memory.NewEngine(reg, engine.EngineOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -185,7 +185,7 @@ func TestBind_RequiresTheRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := memory.NewEngine(reg, nil)
+	e, err := memory.NewEngine(reg, engine.EngineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,9 @@ type MountOptions struct {
 //     in the service's registry as a one-node durable graph (NewAsyncGraph), so that
 //     POST /api/graphs/{name}/runs starts it and the run routes serve it. The engine must use
 //     the same registry;
-//   - the durable graphs named in opts.InProcess are also registered on h as InProcessGraphs.
+//   - the durable graphs named in opts.InProcess are also registered on h as InProcessGraphs;
+//   - without an explicit Options.AuthLevel the run routes take h's app-level auth level
+//     (function by default), so mounting never opens them silently.
 //
 // Call Mount once, at startup, after registering the hosted graphs and the durable graphs.
 func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
@@ -72,7 +74,8 @@ func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
 		}
 	}
 	app := h.FunctionApp()
-	for _, fn := range s.runFunctions() {
+	auth := s.authLevel(h.AuthLevel())
+	for _, fn := range s.runFunctions(auth) {
 		if err := app.HandleHTTP(fn); err != nil {
 			return fmt.Errorf("%w: %w", ErrMount, err)
 		}
@@ -82,6 +85,9 @@ func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
 	}
 	h.AddOpenAPI(func(doc *host.OpenAPIDocument) {
 		for _, m := range oasBodySchemas() {
+			doc.AddSchema(m.Key, m.Value)
+		}
+		for _, m := range s.graphInputSchemas() {
 			doc.AddSchema(m.Key, m.Value)
 		}
 	})

@@ -1,6 +1,12 @@
 package runsapi
 
-import "github.com/funcgraph/funcgraph/pkg/durable"
+import (
+	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
+)
 
 // JSON Schemas of the request and response bodies, listed in openapi.json after
 // RegisteredGraphs. They document; they never affect serving.
@@ -37,9 +43,9 @@ func oasBodySchemas() durable.OrderedObject {
 	return durable.OrderedObject{
 		{Key: "StartRunRequest", Value: oasObj(nil, durable.OrderedObject{
 			{Key: "instance_id", Value: oasSchema{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[ !"$-.0-9:->@-\[\]-~]+$`,
-				"description": "Run id; absent or pyFalsy means a new UUID4. Printable ASCII without / \\ # ?."}},
-			{Key: "input", Value: oasFreeObject("Initial state; pyFalsy means {}.")},
-			{Key: "metadata", Value: oasFreeObject("Stored and echoed, never read; pyFalsy means {}.")},
+				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?. Absent, null or empty means a new random id."}},
+			{Key: "input", Value: oasFreeObject("Initial state of the run, validated against the graph's state model (see RunInput_<graph_name>). Absent, null or empty means {}.")},
+			{Key: "metadata", Value: oasFreeObject("Kept with the run and returned with its status; absent, null or empty means {}.")},
 		})},
 		{Key: "ManagementPayload", Value: oasObj([]string{"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri"}, durable.OrderedObject{
 			{Key: "id", Value: oasStr()}, {Key: "statusQueryGetUri", Value: oasStr()}, {Key: "sendEventPostUri", Value: oasStr()}, {Key: "terminatePostUri", Value: oasStr()},
@@ -89,4 +95,45 @@ func oasBodySchemas() durable.OrderedObject {
 		{Key: "RunError", Value: oasObj([]string{"error"}, durable.OrderedObject{{Key: "error", Value: oasStr()}})},
 		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active")},
 	}
+}
+
+// routeErrors documents the error statuses of a run route with their bodies.
+func routeErrors(statuses ...int) []funchost.RouteError {
+	out := make([]funchost.RouteError, 0, len(statuses))
+	for _, s := range statuses {
+		e := funchost.RouteError{Status: s, Schema: oasRef("RunError")}
+		switch s {
+		case 400:
+			e.Description = "Invalid body, instance id or query parameter"
+		case 404:
+			e.Description = "Unknown graph or run"
+		case 409:
+			e.Description = "The run exists and is not finished (start), is finished (event, cancel) or is still active (purge)"
+			e.Schema = oasRef("RunConflict")
+		case 413:
+			e.Description = "Request body too large"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// stater is implemented by graphs built with durable.ManifestBuilder: their state model.
+type stater interface{ StateType() reflect.Type }
+
+// RunInputSchemaName is the components.schemas name of a graph's run input schema.
+func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
+
+// graphInputSchemas returns one JSON Schema per registered graph with a Go state model,
+// generated from the state struct, by schema name.
+func (s *Service) graphInputSchemas() durable.OrderedObject {
+	var out durable.OrderedObject
+	for _, g := range s.reg.List() {
+		st, ok := g.(stater)
+		if !ok {
+			continue
+		}
+		out = append(out, durable.Member{Key: RunInputSchemaName(g.Manifest().GraphName), Value: host.SchemaOf(st.StateType())})
+	}
+	return out
 }

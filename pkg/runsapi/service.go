@@ -44,8 +44,12 @@ type Options struct {
 	Runs engine.Runs
 	// Registry holds the graphs runs are started from; health and openapi.json list them.
 	Registry *durable.Registry
-	// AuthLevel is the auth level of every endpoint; "" means funchost.AuthAnonymous, as in
-	// the original. Anonymous logs a warning at every NewService.
+	// AuthLevel is the auth level of every endpoint. "" means: the hosting app's auth level
+	// when the service is mounted (Mount; funchost.AuthFunction unless the app says
+	// otherwise), and funchost.AuthAnonymous, as in the original, for the service's own
+	// FunctionApp. An explicit anonymous level logs a warning at NewService; an inherited or
+	// defaulted one where it takes effect (Mount, FunctionApp), so every anonymous run surface
+	// is announced once per construction, like the hosting app's.
 	AuthLevel funchost.AuthLevel
 	// Logger receives request failures (never bodies or keys); nil means slog.Default().
 	Logger *slog.Logger
@@ -78,9 +82,6 @@ func (o Options) Validate() error {
 }
 
 func (o Options) withDefaults() Options {
-	if o.AuthLevel == "" {
-		o.AuthLevel = funchost.AuthAnonymous
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -144,11 +145,28 @@ func NewService(opts Options) (*Service, error) {
 	}
 	opts = opts.withDefaults()
 	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api")}
-	if opts.AuthLevel == funchost.AuthAnonymous {
-		s.logger.Warn("durable run endpoints are publicly accessible without authentication; " +
-			"use auth level function at app level")
-	}
+	s.warnIfAnonymous(opts.AuthLevel)
 	return s, nil
+}
+
+// AnonymousWarning is the warning logged when the run endpoints end up without
+// authentication; the hosting app logs its counterpart for graph endpoints.
+const AnonymousWarning = "durable run endpoints are publicly accessible without authentication; " +
+	"use auth level function at app level"
+
+func (s *Service) warnIfAnonymous(level funchost.AuthLevel) {
+	if level == funchost.AuthAnonymous {
+		s.logger.Warn(AnonymousWarning)
+	}
+}
+
+// authLevel returns the effective auth level of the run endpoints: the explicit
+// Options.AuthLevel, else inherited.
+func (s *Service) authLevel(inherited funchost.AuthLevel) funchost.AuthLevel {
+	if s.opts.AuthLevel != "" {
+		return s.opts.AuthLevel
+	}
+	return inherited
 }
 
 // FunctionApp returns a new function app serving the whole surface, health and openapi.json
@@ -156,7 +174,11 @@ func NewService(opts Options) (*Service, error) {
 func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
 	app := funchost.NewFunctionApp()
 	app.SetRoutePrefix(s.opts.RoutePrefix)
-	fns := append(s.runFunctions(), s.metaFunctions()...)
+	auth := s.authLevel(funchost.AuthAnonymous)
+	if s.opts.AuthLevel == "" {
+		s.warnIfAnonymous(auth)
+	}
+	fns := append(s.runFunctions(auth), s.metaFunctions(auth)...)
 	for _, fn := range fns {
 		if err := app.HandleHTTP(fn); err != nil {
 			return nil, fmt.Errorf("register %s: %w", fn.Name, err)
@@ -170,31 +192,32 @@ func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
 func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragments() }
 
 // runFunctions are the run endpoints: everything but health and openapi.json.
-func (s *Service) runFunctions() []funchost.HTTPFunction {
-	auth := s.opts.AuthLevel
+func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 	return []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
-			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload")}},
+			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus")}},
+			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
-			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted")}},
+			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
+				Status: http.StatusAccepted, Errors: routeErrors(404, 409, 413)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
-			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted")}},
+			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted"),
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList")}},
+			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory")}},
+			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged")}},
+			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 }
 
 // metaFunctions are health and openapi.json, which the hosting app replaces when both
 // surfaces share one function app.
-func (s *Service) metaFunctions() []funchost.HTTPFunction {
-	auth := s.opts.AuthLevel
+func (s *Service) metaFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get := []string{http.MethodGet}
 	return []funchost.HTTPFunction{
 		{Name: FuncOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,

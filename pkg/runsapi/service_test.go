@@ -367,7 +367,8 @@ func TestNewService_Options_ValidatedAndAnonymousWarns(t *testing.T) {
 		{"no registry", runsapi.Options{Runs: &fakeRuns{}}, true, false},
 		{"bad auth", runsapi.Options{Runs: &fakeRuns{}, Registry: reg, AuthLevel: "open"}, true, false},
 		{"negative body cap", runsapi.Options{Runs: &fakeRuns{}, Registry: reg, MaxRequestBodyBytes: -1}, true, false},
-		{"default anonymous warns", runsapi.Options{Runs: &fakeRuns{}, Registry: reg}, false, true},
+		{"explicit anonymous warns", runsapi.Options{Runs: &fakeRuns{}, Registry: reg, AuthLevel: funchost.AuthAnonymous}, false, true},
+		{"default decided later is quiet", runsapi.Options{Runs: &fakeRuns{}, Registry: reg}, false, false},
 		{"function is quiet", runsapi.Options{Runs: &fakeRuns{}, Registry: reg, AuthLevel: funchost.AuthFunction}, false, false},
 	}
 	for _, tt := range tests {

@@ -4,21 +4,69 @@ package main
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
-	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
-type Greeting struct {
-	Name  string `json:"name"`
+// A hosted graph is a plain function: JSON in, JSON out.
+type Question struct {
+	Text string `json:"text"`
+}
+
+type Answer struct {
 	Reply string `json:"reply"`
 }
 
-func greet(_ context.Context, s Greeting) (any, error) {
-	return durable.Update{"reply": "hello " + s.Name}, nil
+func ask(_ context.Context, q Question) (Answer, error) {
+	if q.Text == "" {
+		return Answer{}, &host.ClientError{Status: http.StatusBadRequest, Message: "text is required"}
+	}
+	return Answer{Reply: "you asked: " + q.Text}, nil
+}
+
+// A durable graph's state; each step returns the new state.
+type Greeting struct {
+	Name     string `json:"name"`
+	Reply    string `json:"reply"`
+	Approved bool   `json:"approved"`
+}
+
+type Approval struct {
+	Approved bool `json:"approved"`
+}
+
+func greet(_ context.Context, s Greeting) (Greeting, error) {
+	s.Reply = "hello " + s.Name
+	return s, nil
+}
+
+func awaitApproval(_ context.Context, s Greeting) (durable.RouteDecision, error) {
+	if !s.Approved {
+		return durable.WaitForEvent("approval", "send"), nil
+	}
+	return durable.Next("send"), nil
+}
+
+func approve(_ context.Context, s Greeting, a Approval) (Greeting, error) {
+	s.Approved = a.Approved
+	return s, nil
+}
+
+func send(_ context.Context, s Greeting) (Greeting, error) {
+	s.Reply += " (approved)"
+	return s, nil
+}
+
+func greeter() (durable.GraphRegistration[Greeting], error) {
+	b := durable.NewManifestBuilder[Greeting]("greeter")
+	b.SetEntrypoint("greet")
+	_ = b.AddStep("greet", greet, durable.WithDecide(awaitApproval))
+	_ = b.AddStep("send", send, durable.Terminal())
+	_ = durable.OnEvent(b, "approval", approve)
+	return b.Build() // reports the first AddStep or OnEvent error
 }
 
 func build(_ context.Context, s launch.Settings) (*launch.App, error) {
@@ -26,36 +74,16 @@ func build(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.Register(host.InvokeFunc(echo), "echo", host.RegisterOptions{}); err != nil {
+	if err := h.Register(host.Func[Question, Answer](ask), "ask", host.RegisterOptions{}); err != nil {
 		return nil, err
 	}
-	b := durable.NewManifestBuilder[Greeting]("greeter")
-	b.SetEntrypoint("greet")
-	if err := b.AddNode("greet", greet, durable.Terminal()); err != nil {
-		return nil, err
-	}
-	g, err := b.Build()
+	g, err := greeter()
 	if err != nil {
 		return nil, err
 	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		return nil, err
-	}
-	eng, err := memory.NewEngine(reg, nil)
-	if err != nil {
-		return nil, err
-	}
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg})
-	if err != nil {
-		return nil, err
-	}
-	if err := svc.Mount(h, runsapi.MountOptions{}); err != nil {
-		return nil, err
-	}
-	return &launch.App{FunctionApp: h.FunctionApp(), Start: eng.Start, Close: eng.Close}, nil
+	// Durable runs on Azure Storage when AzureWebJobsStorage is set, in memory otherwise; the
+	// run routes take the app's function auth.
+	return launch.HostApp(s, h, launch.DurableOptions{}, g)
 }
-
-func echo(_ context.Context, req host.Request) (any, error) { return req.Input, nil }
 
 func main() { launch.Main(build) }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -32,9 +35,35 @@ func TestBuild_ServesBothGraphs(t *testing.T) {
 	if err := launch.Run(context.Background(), build, launch.Options{Args: []string{"functions", "--out", out}, Getenv: func(string) string { return "" }}); err != nil {
 		t.Fatal(err)
 	}
-	for _, fn := range []string{"fg_echo_invoke", "start_graph_run"} {
+	for _, fn := range []string{"fg_ask_invoke", "start_graph_run"} {
 		if _, err := os.Stat(filepath.Join(out, fn, "function.json")); err != nil {
 			t.Errorf("%s: %v", fn, err)
 		}
+	}
+}
+
+// TestGreeter_WaitsForApproval drives the durable graph with the test kit.
+func TestGreeter_WaitsForApproval(t *testing.T) {
+	g, err := greeter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := durabletest.New(t, g, durabletest.Options{})
+	run := kit.Start("g1", Greeting{Name: "ana"})
+	if ev, _ := run.WaitingFor(); ev != "approval" {
+		t.Fatalf("waiting for %q", ev)
+	}
+	kit.Send("g1", "approval", Approval{Approved: true})
+	if got := kit.Final("g1"); got.Reply != "hello ana (approved)" {
+		t.Fatalf("final %+v", got)
+	}
+}
+
+// TestAsk_ClientError checks the hosted graph refuses an empty question.
+func TestAsk_ClientError(t *testing.T) {
+	_, err := ask(context.Background(), Question{})
+	var ce *host.ClientError
+	if !errors.As(err, &ce) || ce.Status != 400 {
+		t.Fatalf("ask(empty) = %v", err)
 	}
 }

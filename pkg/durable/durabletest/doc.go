@@ -1,0 +1,16 @@
+// Package durabletest is a test kit for durable graphs: import it in your own tests to run a
+// graph on the real engine, in memory, deterministically. A Kit starts runs, drives them until
+// they wait or finish by handing each queued work item to the engine itself (no dispatcher
+// goroutines, no sleeps, no polling), sends events, advances a fake clock for wait timeouts
+// and retry back-offs, injects transient node failures, and reads the typed final state and
+// the history.
+//
+//	kit := durabletest.New(t, myGraph, durabletest.Options{})
+//	kit.Start("r1", MyState{Subject: "refund"})
+//	if ev, _ := kit.Run("r1").WaitingFor(); ev != "approval" { t.Fatal(ev) }
+//	kit.Send("r1", "approval", Approval{OK: true})
+//	final := kit.Final("r1")
+//
+// It is for tests, not for running graphs in production (use engine.Engine with a real
+// backend); it is not a storage conformance suite (see pkg/engine/enginetest).
+package durabletest

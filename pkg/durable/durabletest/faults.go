@@ -1,0 +1,40 @@
+package durabletest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// ErrInjected is the cause of a failure injected by Options.Faults.
+var ErrInjected = errors.New("durabletest: injected transient failure")
+
+var errNegative = errors.New("options: negative value")
+
+// faultyGraph fails the first attempts of some nodes before running the real handler.
+type faultyGraph struct {
+	durable.Graph
+	mu   sync.Mutex
+	left map[string]int // guarded by mu
+}
+
+// ExecuteNode fails with a *durable.HandlerError wrapping ErrInjected while node has faults
+// left, as a failing handler would.
+func (g *faultyGraph) ExecuteNode(ctx context.Context, node string, state json.RawMessage) (json.RawMessage, error) {
+	g.mu.Lock()
+	fail := g.left[node] > 0
+	if fail {
+		g.left[node]--
+	}
+	g.mu.Unlock()
+	if fail {
+		return nil, &durable.HandlerError{Kind: "node", Name: node, Err: ErrInjected}
+	}
+	return g.Graph.ExecuteNode(ctx, node, state)
+}
+
+func cloneFaults(m map[string]int) map[string]int { return maps.Clone(m) }

@@ -1,0 +1,162 @@
+package durable
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// StepFunc is the typed node handler: it receives a validated copy of the state and returns
+// the new state. The engine records the same history as for the equivalent map-of-updates
+// handler: the update is derived from the fields whose JSON changed, merged and validated
+// exactly like an Update. Returning the state unchanged is "no change". A returned error
+// fails the step (and is retried under a RetryPolicy), as for NodeFunc.
+//
+// Handlers may run more than once for the same step (see StepInfo) and must keep their side
+// effects idempotent.
+type StepFunc[S any] func(ctx context.Context, state S) (S, error)
+
+// DecideFunc is the typed route handler: it returns the RouteDecision made with Next,
+// Complete or WaitForEvent. The zero RouteDecision means "no decision": the node's static
+// next node (WithNext), else completion, like a route handler returning nil.
+type DecideFunc[S any] func(ctx context.Context, state S) (RouteDecision, error)
+
+// EventStepFunc is the typed event handler of OnEvent: it receives the state and the event
+// payload decoded into P, and returns the new state (the update is derived as for StepFunc).
+type EventStepFunc[S, P any] func(ctx context.Context, state S, payload P) (S, error)
+
+// typedHandler remembers the user's function behind an adapter, so that the default handler
+// name and the "already registered to a different callable" check see the user's function,
+// not the adapter: the graph hash is the same as for the map form with the same names.
+type typedHandler struct {
+	fn any // the user's function
+}
+
+// AddStep adds a node whose handler returns the new state (StepFunc). Options, checks and
+// errors are those of AddNode; the default handler name is FuncName(fn), so a graph built with
+// AddStep hashes like its AddNode twin with the same names.
+func (b *ManifestBuilder[S]) AddStep(name string, fn StepFunc[S], opts ...NodeOption) error {
+	if fn == nil {
+		return b.AddNode(name, nil, opts...)
+	}
+	adapter := func(ctx context.Context, s S) (any, error) {
+		old, err := b.fieldJSON(&s)
+		if err != nil {
+			return nil, err
+		}
+		next, err := fn(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return b.diff(old, &next)
+	}
+	return b.addNode(name, adapter, typedHandler{fn: fn}, opts...)
+}
+
+// WithDecide sets the node's route handler to a typed DecideFunc. Its default name is
+// FuncName(fn); WithRouteName overrides it as for WithRoute.
+func WithDecide[S any](fn DecideFunc[S]) NodeOption {
+	return func(o *nodeOptions) {
+		if fn == nil {
+			o.route, o.routeIdentity = nil, nil
+			return
+		}
+		o.route = RouteFunc[S](func(ctx context.Context, s S) (any, error) {
+			d, err := fn(ctx, s)
+			if err != nil || d == (RouteDecision{}) {
+				return nil, err
+			}
+			return d, nil
+		})
+		o.routeIdentity = fn
+	}
+}
+
+// OnEvent registers on b the typed handler of eventName: the event body is decoded into P
+// (strict JSON: unknown object keys are refused when P is a struct; a body that does not
+// decode fails the run with "decode payload of event '<event>': <reason>"), and the handler
+// returns the new state. It is AddEventHandler's typed form, with the same checks and errors;
+// event handler names do not enter the graph hash.
+func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc[S, P]) error {
+	if fn == nil {
+		return b.AddEventHandler(eventName, nil)
+	}
+	return b.AddEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
+		var p P
+		if err := decodePayload(payload, &p); err != nil {
+			return nil, fmt.Errorf("decode payload of event '%s': %w", eventName, err)
+		}
+		old, err := b.fieldJSON(&s)
+		if err != nil {
+			return nil, err
+		}
+		next, err := fn(ctx, s, p)
+		if err != nil {
+			return nil, err
+		}
+		return b.diff(old, &next)
+	})
+}
+
+// decodePayload decodes an event body into p; null leaves p at its zero value.
+func decodePayload(payload json.RawMessage, p any) error {
+	if len(payload) == 0 || string(payload) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if reflect.TypeOf(p).Elem().Kind() == reflect.Struct {
+		dec.DisallowUnknownFields()
+	}
+	return dec.Decode(p)
+}
+
+// fieldJSON encodes each state field of *s, by JSON name.
+func (b *ManifestBuilder[S]) fieldJSON(s *S) (map[string]string, error) {
+	schema, err := b.stateSchema()
+	if err != nil {
+		return nil, err
+	}
+	rv := reflect.ValueOf(s).Elem()
+	out := make(map[string]string, len(schema.fields))
+	for _, f := range schema.fields {
+		raw, err := json.Marshal(rv.Field(f.index).Interface())
+		if err != nil {
+			return nil, schema.errorf(f.name, "encode value: %v", err)
+		}
+		out[f.name] = string(raw)
+	}
+	return out, nil
+}
+
+// diff returns the Update holding the fields of *next whose JSON differs from old; nil when
+// nothing changed.
+func (b *ManifestBuilder[S]) diff(old map[string]string, next *S) (any, error) {
+	now, err := b.fieldJSON(next)
+	if err != nil {
+		return nil, err
+	}
+	schema, _ := b.stateSchema()
+	rv := reflect.ValueOf(next).Elem()
+	var u Update
+	for _, f := range schema.fields {
+		if now[f.name] == old[f.name] {
+			continue
+		}
+		if u == nil {
+			u = Update{}
+		}
+		u[f.name] = rv.Field(f.index).Interface()
+	}
+	if u == nil {
+		return nil, nil
+	}
+	return u, nil
+}
+
+// stateSchema reflects S once per builder, for the typed adapters.
+func (b *ManifestBuilder[S]) stateSchema() (*stateSchema, error) {
+	b.schemaOnce.Do(func() { b.schema, b.schemaErr = newStateSchema(reflect.TypeFor[S]()) })
+	return b.schema, b.schemaErr
+}

@@ -1,0 +1,9 @@
+// Package tracing is the OpenTelemetry adapter of funcgraph's observers: a span per hosted
+// invoke or stream (HostObserver), a span per durable run and per step (EngineObserver), and
+// W3C trace context carried from the HTTP request that started a run (Middleware) into every
+// step through the run's work items, so one trace shows a run end to end across workers.
+//
+// It uses the OpenTelemetry API only: spans go to whatever TracerProvider the binary installs
+// (otel.SetTracerProvider, or Options.TracerProvider). Without one they are no-ops. The SDK
+// and exporters belong in the binary (see pkg/exampleapp), not here.
+package tracing
