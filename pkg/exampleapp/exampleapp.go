@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
@@ -145,6 +146,8 @@ func Build(cfg Config) (*App, error) {
 	dispatch := cfg.Durable.Store == nil || cfg.Durable.EmbeddedDispatcher
 	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: dispatch}
 	if tr != nil {
+		// Every route, in every mode (custom handler included), continues the caller's trace.
+		a.FunctionApp.Use(func(h http.Handler) http.Handler { return tracing.Middleware(h, tr.opts) })
 		a.OnClose(tr.shutdown)
 	}
 	return a, nil

@@ -132,6 +132,7 @@ type FunctionApp struct {
 	http        []*httpEntry
 	queues      []QueueFunction
 	timers      []TimerFunction
+	middleware  []func(http.Handler) http.Handler
 }
 
 type httpEntry struct {
@@ -210,6 +211,9 @@ func (a *FunctionApp) HandleHTTP(fn HTTPFunction) error {
 	}
 	if err := a.claimName(fn.Name); err != nil {
 		return err
+	}
+	for _, mw := range a.middleware {
+		e.fn.Handler = mw(e.fn.Handler)
 	}
 	a.http = append(a.http, e)
 	return nil
@@ -334,4 +338,17 @@ func sortedEntries(es []*httpEntry) []*httpEntry {
 	out := slices.Clone(es)
 	slices.SortStableFunc(out, func(x, y *httpEntry) int { return compareNames(x.fn.Name, y.fn.Name) })
 	return out
+}
+
+// Use wraps the handler of every HTTP function, registered now or later, with mw (the last Use
+// is outermost). The same wrapped handler serves the custom-handler protocol, forwarded
+// requests and the standalone server, so mw sees the caller's request as rebuilt from the
+// invocation (headers such as traceparent included) in every mode. Call it at startup.
+func (a *FunctionApp) Use(mw func(http.Handler) http.Handler) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.middleware = append(a.middleware, mw)
+	for _, e := range a.http {
+		e.fn.Handler = mw(e.fn.Handler)
+	}
 }
