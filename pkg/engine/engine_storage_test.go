@@ -166,15 +166,15 @@ func TestEngine_StorageOps_PerStep(t *testing.T) {
 	t12, q12 := measure(12)
 	t.Logf("3-step run: %d table + %d queue ops (%.2f per step); 12-step run: %d + %d", t3, q3, float64(t3+q3)/3, t12, q12)
 	// Per run: due row + start batch + due delete + head read + the Pending→Running merge +
-	// one batch per step, plus the run index (two inserts at start, two merges at the
-	// finish); enqueue + receive + delete.
+	// one batch per step, plus the run index (four inserts at start, two merges and two
+	// deletes at the finish); enqueue + receive + delete.
 	// A store that returns no ETags costs one head read more per commit that goes on (all
 	// but the last).
 	perCommit := int64(1)
 	if noETags {
 		perCommit = 2
 	}
-	if want := 8 + 4 + (perCommit-1)*3; t3 != want || q3 != 3 {
+	if want := 8 + 8 + (perCommit-1)*3; t3 != want || q3 != 3 {
 		t.Errorf("3-step run: %d table ops and %d queue ops, want %d and 3", t3, q3, want)
 	}
 	perStep := float64((t12+q12)-(t3+q3)) / 9

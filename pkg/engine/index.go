@@ -14,17 +14,21 @@ import (
 // The run index lists runs without scanning the run store. Each run generation has one
 // index row in the partition of all runs and one in the partition of its graph:
 //
-//	PartitionKey  "~runs"  or  "~graph~<graph name>"
+//	PartitionKey  "~runs"  or  "~graph~<graph name>"          (every run)
+//	              "~active"  or  "~active~<graph name>"       (while the run is Pending or Running)
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
 //	Properties    RunID, Gen, Graph, Status ("active" until the run finishes, then its final
 //	              status), Created
+//
+// A Pending or Running filter reads the active partitions, which hold only unfinished runs,
+// so its cost follows the runs in flight, not every run ever kept.
 //
 // Row keys start with a digit and run rows ("r", "h…", "i…") with a letter, so even a run whose
 // id equals an index partition key shares no row with it, and every index query is bounded
 // to the digit range. Newest runs sort first, and a created-time filter is a row-key range.
 //
-// Cost: two inserts when a run starts, two merges when it finishes, two deletes when it is
-// purged or replaced — O(1) per run lifecycle, none per step. A list page is one partition
+// Cost: four inserts when a run starts, two merges and two deletes when it finishes, two
+// deletes when it is purged or replaced — O(1) per run lifecycle, none per step. A list page is one partition
 // query plus one head read per listed run; it never touches a history row. Index rows are
 // written outside the run's transaction: the row is inserted before the head, so a stored run
 // is always listed; its status is written after the finishing commit, and a list that finds it
@@ -33,6 +37,7 @@ import (
 const (
 	indexAllPartition   = "~runs"
 	indexGraphPartition = "~graph~"
+	indexActivePrefix   = "~active"
 	indexRowFrom        = "0"
 	indexRowTo          = ":" // the byte after '9'
 	indexActive         = "active"
@@ -57,6 +62,10 @@ func indexPartitions(graph string) [2]string {
 	return [2]string{indexAllPartition, indexGraphPartition + graph}
 }
 
+func activePartitions(graph string) [2]string {
+	return [2]string{indexActivePrefix, indexActivePrefix + "~" + graph}
+}
+
 func indexStatus(s RunStatus) string {
 	if s == StatusPending || s == StatusRunning {
 		return indexActive
@@ -67,7 +76,8 @@ func indexStatus(s RunStatus) string {
 // indexInsert writes the index rows of a run generation that is about to be stored.
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	rk := indexRowKey(h.created, h.runID)
-	for _, pk := range indexPartitions(h.graph) {
+	all, active := indexPartitions(h.graph), activePartitions(h.graph)
+	for _, pk := range append(all[:], active[:]...) {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
 			iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iStatus: indexActive, iCreated: h.created,
 		}}}})
@@ -94,12 +104,22 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 			e.log.Warn("index: record status", "run_id", h.runID, "error", err.Error())
 		}
 	}
+	if h.active() {
+		return
+	}
+	for _, pk := range activePartitions(h.graph) {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk}}})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Warn("index: remove finished run from the active index", "run_id", h.runID, "error", err.Error())
+		}
+	}
 }
 
 // indexDelete removes the index rows of the generation created at created.
 func (e *Engine) indexDelete(ctx context.Context, runID, graph string, created time.Time) error {
 	rk := indexRowKey(created, runID)
-	for _, pk := range indexPartitions(graph) {
+	all, active := indexPartitions(graph), activePartitions(graph)
+	for _, pk := range append(all[:], active[:]...) {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("unindex run %s: %w", runID, err)
@@ -122,7 +142,13 @@ func indexQuery(q RunQuery, limit int) Query {
 	if !q.CreatedAfter.IsZero() {
 		iq.RowKeyTo = padRowTime(math.MaxInt64 - q.CreatedAfter.UnixNano() + 1)
 	}
-	if q.Status != "" {
+	switch {
+	case q.Status == StatusPending || q.Status == StatusRunning:
+		iq.PartitionKey = indexActivePrefix
+		if q.GraphName != "" {
+			iq.PartitionKey = indexActivePrefix + "~" + q.GraphName
+		}
+	case q.Status != "":
 		iq.Where = []Cond{{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)}}
 	}
 	return iq

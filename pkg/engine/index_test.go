@@ -86,7 +86,7 @@ func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 	if got := listIDs(t, r, engine.RunQuery{}); len(got) != 0 {
 		t.Fatalf("after purge: %v", got)
 	}
-	for _, pk := range []string{"~runs", "~graph~data_pipeline", "~graph~support_agent"} {
+	for _, pk := range []string{"~runs", "~graph~data_pipeline", "~graph~support_agent", "~active", "~active~data_pipeline", "~active~support_agent"} {
 		page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: pk})
 		if err != nil {
 			t.Fatal(err)
@@ -129,5 +129,36 @@ func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 	}
 	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusRunning}); len(got) != 0 {
 		t.Fatalf("running: %v, want none", got)
+	}
+}
+
+// TestEngine_ListRuns_ActiveIndexHoldsOnlyUnfinishedRuns: a Pending/Running filter reads the
+// active partitions, which shrink again as runs finish, so its cost follows the runs in flight.
+func TestEngine_ListRuns_ActiveIndexHoldsOnlyUnfinishedRuns(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.EngineOptions{}, false)
+	for i := range 5 {
+		r.start(t, "data_pipeline", fmt.Sprintf("d%d", i), `{"source_url":"u"}`)
+	}
+	r.start(t, "support_agent", "w", `{"user_message":"refund"}`)
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusPending}); len(got) != 6 {
+		t.Fatalf("pending before driving: %v, want 6", got)
+	}
+	r.drive(t)
+	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusRunning}); strings.Join(got, ",") != "w" {
+		t.Fatalf("running: %v, want the waiting run only", got)
+	}
+	for _, pk := range []string{"~active", "~active~data_pipeline", "~active~support_agent"} {
+		page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: pk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if pk != "~active~data_pipeline" {
+			want = 1
+		}
+		if len(page.Entities) != want {
+			t.Errorf("%s holds %d rows, want %d (finished runs leave the active index)", pk, len(page.Entities), want)
+		}
 	}
 }
