@@ -167,9 +167,16 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 		o := failure("orchestrator", OrchestratorName, cause)
 		o.node = h.node
-		if _, err := e.commit(ctx, h, &o); err != nil && !errors.Is(err, errDropped) {
-			return err
+		ctx, endStep := e.observeStepStarted(ctx, h)
+		n, err := e.commit(ctx, h, &o)
+		if err != nil {
+			endStep(nil, nil)
+			if !errors.Is(err, errDropped) {
+				return err
+			}
+			return nil
 		}
+		endStep(n, &o) // observed as Failed, like any failing step
 		return nil
 	}
 	if h.status == StatusPending {
