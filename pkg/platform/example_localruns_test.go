@@ -1,0 +1,37 @@
+package platform_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/funcgraph/funcgraph/pkg/platform"
+)
+
+// executor stands in for the platform Service, which is the RunExecutor in an app.
+type executor func(ctx context.Context, run platform.Run) (platform.RunStatus, error)
+
+func (f executor) ExecuteRun(ctx context.Context, run platform.Run) (platform.RunStatus, error) {
+	return f(ctx, run)
+}
+
+// The in-process background-run backend, with 8 workers instead of 4. In an app it is built
+// by the service: platform.Options{NewRunBackend: func(exec platform.RunExecutor)
+// (platform.RunBackend, error) { return platform.NewLocalRuns(exec, opts), nil }}.
+func ExampleNewLocalRuns() {
+	exec := executor(func(ctx context.Context, run platform.Run) (platform.RunStatus, error) {
+		return platform.RunSuccess, nil // run the assistant's graph on the thread
+	})
+	runs := platform.NewLocalRuns(exec, platform.LocalRunsOptions{Workers: 8})
+	defer runs.Close()
+
+	ctx := context.Background()
+	run := platform.Run{RunID: "run-1", ThreadID: "thread-1", Status: platform.RunPending,
+		Request: platform.RunRequest{AssistantID: "echo_agent"}}
+	if err := runs.Submit(ctx, run); err != nil {
+		fmt.Println(err)
+		return
+	}
+	done, err := runs.Join(ctx, "thread-1", "run-1")
+	fmt.Println(done.Status, err)
+	// Output: success <nil>
+}

@@ -1,0 +1,31 @@
+package tablethreads_test
+
+import (
+	"log/slog"
+
+	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform"
+	"github.com/funcgraph/funcgraph/pkg/tablethreads"
+)
+
+// A thread store on a table client the app already has (in a launch.Builder,
+// s.Azure.EnsureTable(ctx, s.Names.ThreadsTable) returns one), so the platform routes' threads
+// are shared by every instance. Building the clients sends nothing.
+func ExampleNew() {
+	logger := slog.Default()
+	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	table := clients.Tables.NewClient("funcgraphthreads")
+	app, err := host.New(host.Options{PlatformCompat: true, Logger: logger})
+	if err != nil {
+		panic(err)
+	}
+	svc, err := platform.Mount(app, platform.Options{Threads: tablethreads.New(table, logger)})
+	if err != nil {
+		panic(err)
+	}
+	defer svc.Close()
+}
