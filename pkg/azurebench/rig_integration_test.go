@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -163,13 +164,14 @@ func registry(b testing.TB, graphs ...durable.Graph) *durable.Registry {
 
 // azureRig is an engine on the Azure backends of a fresh storage prefix on Azurite, picked
 // by launch.FromEnv as `funcgraph serve` picks them, with its storage operations counted and
-// its batches recorded. table is the runs table, for the raw peers.
+// its batches recorded. table is the runs table, for the raw peers; queue the work queue.
 type azureRig struct {
 	e      *engine.Engine
 	st     *stamps
 	counts *enginetest.OpCounts
 	rec    *recordingStore
 	table  *aztables.Client
+	queue  *azqueue.QueueClient
 	prefix string
 }
 
@@ -197,6 +199,7 @@ func newAzureRig(b testing.TB, env map[string]string, st *stamps, opts engine.En
 	}
 	r := &azureRig{st: st, counts: &enginetest.OpCounts{}, prefix: s.Names.Prefix}
 	r.table = s.Azure.Tables.NewClient(s.Names.RunsTable)
+	r.queue = s.Azure.Queues.NewQueueClient(s.Names.WorkQueue)
 	r.rec = &recordingStore{Store: enginetest.CountingStore{Store: s.Durable.Store, Counts: r.counts}}
 	d := s.Durable
 	d.Store = r.rec
