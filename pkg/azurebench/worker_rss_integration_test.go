@@ -25,7 +25,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
-// BenchmarkIntegrationWorkerRSS_10000WaitingRuns measures the memory of a standalone worker
+// BenchmarkIntegrationWorkerRSS_WaitingRuns measures the memory of a standalone worker
 // process (`funcgraph serve` on Azurite, the binary `make bench-azure` builds, its embedded
 // dispatcher running) that has taken 10 000 support_agent refund runs to their wait for the
 // "approval" event. Target: ≤ 100 MB RSS. The peer is the same process idle, before any run.
@@ -33,8 +33,11 @@ import (
 // The runs are started from this process by an engine on the same storage that runs no
 // dispatcher, so the worker's memory holds only what serving the runs costs it. The worker
 // runs with GODEBUG=gctrace=1; its live heap after its last GC is read from that trace.
-// FUNCGRAPH_BENCH_WAITING_RUNS overrides the number of runs (for a quick try).
-func BenchmarkIntegrationWorkerRSS_10000WaitingRuns(b *testing.B) {
+// FUNCGRAPH_BENCH_WAITING_RUNS overrides the number of runs: Azurite takes runs to their
+// wait ever more slowly as its table grows (about 6 runs/s past 5 000 on two cores, Azurite's
+// CPU saturated and the worker's idle), so `make bench-azure` asks for fewer by default.
+// The worker's RSS is sampled every 10 s while it works and logged, to show its course.
+func BenchmarkIntegrationWorkerRSS_WaitingRuns(b *testing.B) {
 	runs := 10000
 	if v := os.Getenv("FUNCGRAPH_BENCH_WAITING_RUNS"); v != "" {
 		var err error
@@ -54,9 +57,9 @@ func BenchmarkIntegrationWorkerRSS_10000WaitingRuns(b *testing.B) {
 		idle += w.rssMB("VmRSS")
 		starter := newAzureRig(b, env, newStamps(), engine.EngineOptions{Registry: registry(b, exampleGraphs(b)...)}, false)
 		t0 := time.Now()
-		ids := startWaitingRuns(b, starter, runs)
+		ids := startWaitingRuns(b, starter, w, runs)
 		b.Logf("%d runs started in %s", runs, time.Since(t0).Round(time.Millisecond))
-		drainQueue(b, starter, w)
+		drainQueue(b, starter, w, runs)
 		b.Logf("worker took them to their wait in %s", time.Since(t0).Round(time.Millisecond))
 		waiting += w.rssMB("VmRSS")
 		peak += w.rssMB("VmHWM")
@@ -86,7 +89,7 @@ func exampleGraphs(b *testing.B) []durable.Graph {
 }
 
 // startWaitingRuns starts n support_agent refund runs (32 at a time) and returns their ids.
-func startWaitingRuns(b *testing.B, r *azureRig, n int) []string {
+func startWaitingRuns(b *testing.B, r *azureRig, w *worker, n int) []string {
 	b.Helper()
 	ids := make([]string, n)
 	var next atomic.Int64
@@ -99,6 +102,9 @@ func startWaitingRuns(b *testing.B, r *azureRig, n int) []string {
 				i := int(next.Add(1) - 1)
 				if i >= n || b.Failed() {
 					return
+				}
+				if i%1000 == 0 && i > 0 {
+					b.Logf("%d runs started; worker RSS %.1f MB", i, w.rssMB("VmRSS"))
 				}
 				run, err := r.e.StartRun(context.Background(), engine.StartRunRequest{GraphName: "support_agent",
 					Input: []byte(fmt.Sprintf(`{"user_message":"I want a refund for order %d"}`, i))})
@@ -119,10 +125,14 @@ func startWaitingRuns(b *testing.B, r *azureRig, n int) []string {
 
 // drainQueue waits until the work queue is empty: every work item received and deleted, so
 // every run has taken its first step.
-func drainQueue(b *testing.B, r *azureRig, w *worker) {
+func drainQueue(b *testing.B, r *azureRig, w *worker, n int) {
 	b.Helper()
 	q := r.queue
 	deadline := time.Now().Add(10 * time.Minute)
+	if d := time.Duration(n) * 200 * time.Millisecond; d > 10*time.Minute {
+		deadline = time.Now().Add(d)
+	}
+	lastLog := time.Now()
 	for {
 		props, err := q.GetProperties(context.Background(), nil)
 		if err != nil {
@@ -133,6 +143,10 @@ func drainQueue(b *testing.B, r *azureRig, w *worker) {
 		}
 		if time.Now().After(deadline) || w.exited() {
 			b.Fatalf("work queue not drained (%d left); worker log:\n%s", *props.ApproximateMessagesCount, w.tail())
+		}
+		if time.Since(lastLog) >= 10*time.Second {
+			lastLog = time.Now()
+			b.Logf("%d work items left; worker RSS %.1f MB", *props.ApproximateMessagesCount, w.rssMB("VmRSS"))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
