@@ -10,6 +10,10 @@ import (
 	"unsafe"
 )
 
+// decodeInvocation is the invocation reader of the payload path; a variable so the jsontext
+// comparison (jsontext_compare_test.go) can measure the whole path with its reader.
+var decodeInvocation = decodeHTTPInvocation
+
 // decodeHTTPInvocation reads `{"Data": {"<binding>": <httpTrigger>}, ...}` in one pass,
 // skipping (but validating) everything else, and returns the decoded trigger (nil when the
 // binding is missing or null).
