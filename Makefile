@@ -70,7 +70,7 @@ fuzz-short:
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./pkg/...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	  for f in $$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
 	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; continue; }; \
 	    echo "$$out"; \

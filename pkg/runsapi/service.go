@@ -203,7 +203,7 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
 			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
 				Description: "The body is the event payload: any JSON value, empty for null. A client that may retry sends an Idempotency-Key header; a retried POST with the same key stores the event once.",
-				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
+				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
 			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
