@@ -20,7 +20,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
-	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
@@ -135,7 +134,8 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	eng, bg, err := mountDurable(app, logger, cfg.Durable, engineObs)
+	st := cfg.Durable.OrMemory()
+	eng, bg, err := mountDurable(app, logger, st, engineObs)
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
@@ -143,8 +143,7 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	dispatch := cfg.Durable.Store == nil || cfg.Durable.EmbeddedDispatcher
-	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: dispatch}
+	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: st.EmbeddedDispatcher}
 	if tr != nil {
 		// Every route, in every mode (custom handler included), continues the caller's trace.
 		a.FunctionApp.Use(func(h http.Handler) http.Handler { return tracing.Middleware(h, tr.opts) })
@@ -178,8 +177,7 @@ func (a *App) Close() error {
 }
 
 // mountDurable mounts the durable runs API for the example durable graphs on app, on an
-// engine that also runs the platform's background runs, with the worker functions that
-// deliver its work items under the Functions host.
+// engine over st that also runs the platform's background runs.
 func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable, obs engine.Observer) (*engine.Engine, *platformruns.Backend, error) {
 	graphs, err := examples.All()
 	if err != nil {
@@ -195,27 +193,11 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 	if err != nil {
 		return nil, nil, err
 	}
-	if st.Store == nil {
-		st = launch.Durable{Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), EmbeddedDispatcher: true}
-	}
-	if st.QueueName == "" {
-		names, _ := launch.NamesFor("")
-		st.QueueName = names.WorkQueue
-	}
-	eng, err := engine.NewEngine(st.EngineOptions(engine.EngineOptions{
-		Registry: reg, Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy},
-	}))
+	eng, err := launch.MountDurable(st, app, reg, launch.DurableOptions{
+		Engine: engine.EngineOptions{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
+		API:    runsapi.Options{AuthLevel: funchost.AuthFunction, Logger: logger},
+	})
 	if err != nil {
-		return nil, nil, err
-	}
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
-		return nil, nil, err
-	}
-	if err := runsapi.RegisterWorker(app.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: logger}); err != nil {
 		return nil, nil, err
 	}
 	return eng, bg, nil

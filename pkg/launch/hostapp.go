@@ -38,25 +38,57 @@ func HostApp(s Settings, h *host.GraphHostApp, opts DurableOptions, graphs ...du
 			return nil, fmt.Errorf("launch: %w", err)
 		}
 	}
-	st := s.Durable
-	if st.Store == nil { // Settings not read by FromEnv (a test): in-memory twins
+	if opts.Engine.Logger == nil {
+		opts.Engine.Logger = s.Logger
+	}
+	if opts.API.Logger == nil {
+		opts.API.Logger = s.Logger
+	}
+	st := s.Durable.OrMemory()
+	eng, err := MountDurable(st, h, reg, opts)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{FunctionApp: h.FunctionApp(), Close: eng.Close}
+	if st.EmbeddedDispatcher {
+		a.Start = eng.Start
+	}
+	return a, nil
+}
+
+// OrMemory returns d, or fresh in-memory twins with the embedded dispatcher when d has no
+// storage (Settings that FromEnv did not fill, as in tests).
+func (d Durable) OrMemory() Durable {
+	if d.Store != nil {
+		return d
+	}
+	names, _ := NamesFor("")
+	return Durable{
+		Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+		QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: d.VisibilityTimeout,
+	}
+}
+
+// MountDurable runs the graphs of reg on an engine over st, mounts the runs API on h and
+// registers the worker functions (fg_orchestrator, fg_repair) that deliver its work items
+// under the Functions host. The caller starts the engine (Engine.Start) only when
+// st.EmbeddedDispatcher, and closes it. HostApp is the short form.
+func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts DurableOptions) (*engine.Engine, error) {
+	if st.Store == nil {
+		return nil, fmt.Errorf("launch: MountDurable: no storage (use Durable.OrMemory)")
+	}
+	if st.QueueName == "" {
 		names, _ := NamesFor("")
-		st = Durable{Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), QueueName: names.WorkQueue, EmbeddedDispatcher: true}
+		st.QueueName = names.WorkQueue
 	}
 	eo := st.EngineOptions(opts.Engine)
 	eo.Registry = reg
-	if eo.Logger == nil {
-		eo.Logger = s.Logger
-	}
 	eng, err := engine.NewEngine(eo)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	api := opts.API
 	api.Runs, api.Registry = eng, reg
-	if api.Logger == nil {
-		api.Logger = s.Logger
-	}
 	svc, err := runsapi.NewService(api)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
@@ -64,13 +96,9 @@ func HostApp(s Settings, h *host.GraphHostApp, opts DurableOptions, graphs ...du
 	if err := svc.Mount(h, opts.Mount); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	err = runsapi.RegisterWorker(h.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: s.Logger})
+	err = runsapi.RegisterWorker(h.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	a := &App{FunctionApp: h.FunctionApp(), Close: eng.Close}
-	if st.EmbeddedDispatcher {
-		a.Start = eng.Start
-	}
-	return a, nil
+	return eng, nil
 }
