@@ -60,3 +60,15 @@ func clientError(err error) error {
 	}
 	return nil
 }
+
+// ClientStatus reports how the hosting routes answer a graph error that blames the client: the
+// status and public message of an *InputError (422) or a *ClientError (its 4xx). ok is false
+// for any other error, which callers answer as a 500 without its text. Other surfaces that run
+// hosted graphs (the platform API) use it to answer the same way.
+func ClientStatus(err error) (status int, message string, ok bool) {
+	ce := clientError(err)
+	if ce == nil {
+		return 0, "", false
+	}
+	return httpStatus(ce), ce.Error(), true
+}

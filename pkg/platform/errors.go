@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -37,8 +38,29 @@ func validationError(field, msg string) error {
 	return newPublic(errValidation, "Validation error: %s: %s", field, msg)
 }
 
+// graphClientError is a hosted graph's error that blames the client (host.ClientStatus).
+type graphClientError struct {
+	status int
+	msg    string
+}
+
+func (e *graphClientError) Error() string { return e.msg }
+
+// graphFailure is the public error for a graph's failed run: the graph's own 4xx with its
+// message when it blames the client, else "Graph execution failed" (a 500).
+func graphFailure(err error) error {
+	if status, msg, ok := host.ClientStatus(err); ok {
+		return &publicError{kind: &graphClientError{status: status, msg: msg}, msg: msg}
+	}
+	return newPublic(errInternal, "Graph execution failed")
+}
+
 // httpStatus is the one place where an error of this surface becomes an HTTP status.
 func httpStatus(err error) int {
+	var gce *graphClientError
+	if errors.As(err, &gce) {
+		return gce.status
+	}
 	switch {
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest

@@ -119,7 +119,7 @@ func (s *Service) serveThreadRunWait(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", err)
 		_ = s.releaseThread(r.Context(), tid, threads.StatusError, nil)
-		writeError(w, newPublic(errInternal, "Graph execution failed"), s.logger)
+		writeError(w, graphFailure(err), s.logger)
 		return
 	}
 	_ = s.releaseThread(r.Context(), tid, threads.StatusIdle, body)
@@ -215,7 +215,7 @@ func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
 	body, err := invoke(r.Context(), g, req, "")
 	if err != nil {
 		s.logger.Error("graph execution failed", "graph", req.AssistantID, "run_id", runID, "error", err)
-		writeError(w, newPublic(errInternal, "Graph execution failed"), s.logger)
+		writeError(w, graphFailure(err), s.logger)
 		return
 	}
 	s.writeWait(w, "", runID, body)

@@ -19,6 +19,9 @@ func TestRuns_Wait_Contract_BothTransports(t *testing.T) {
 			if strings.Contains(string(req.Input), "boom") {
 				return nil, errors.New("secret failure text")
 			}
+			if strings.Contains(string(req.Input), "gone") {
+				return nil, &host.ClientError{Status: 404, Message: "Order 'x' not found", Err: errors.New("secret cause")}
+			}
 			if base != nil {
 				return base(ctx, req)
 			}
@@ -66,6 +69,7 @@ func TestRuns_Wait_Contract_BothTransports(t *testing.T) {
 					`{"config": {"configurable": {"k": "v", "thread_id": "` + tid + `"}, "tags": ["x"]}, "context": {"c": 1}}`},
 				{"bound to another assistant", wait, `{"assistant_id":"plain"}`, 409, detail("Thread '" + tid + "' is bound to assistant 'chat', cannot run with 'plain'")},
 				{"failure", wait, `{"assistant_id":"chat","input":{"boom":1}}`, 500, detail("Graph execution failed")},
+				{"graph blames the client", wait, `{"assistant_id":"chat","input":{"gone":1}}`, 404, detail("Order 'x' not found")},
 			}
 			for _, tc := range tests {
 				r := do(t, tr, "POST", tc.path, tc.body)
