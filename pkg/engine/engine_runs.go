@@ -92,6 +92,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	} else if !ValidInstanceID(id) {
 		return Run{}, ErrInvalidInstanceID
 	}
+	if c, ok := e.store.(PartitionKeyChecker); ok && c.CheckPartitionKey(id) != nil {
+		return Run{}, ErrInvalidInstanceID
+	}
 	input, err := normalizeObject(req.Input)
 	if err != nil {
 		return Run{}, err

@@ -43,6 +43,15 @@ type Store interface {
 	Query(ctx context.Context, q Query) (Page, error)
 }
 
+// PartitionKeyChecker is an optional capability of a Store: a backend that cannot write some
+// partition keys Azure's rules allow (the Azure Table store cannot update a row whose key
+// holds a single quote, see package tablestore) says so, and StartRun refuses such an
+// instance id with ErrInvalidInstanceID instead of starting a run it could never step.
+type PartitionKeyChecker interface {
+	// CheckPartitionKey returns an error when the store cannot update rows under pk.
+	CheckPartitionKey(pk string) error
+}
+
 // Entity is one table row. Property values are string, []byte, bool, int32, int64, float64
 // or time.Time; nil and other types are rejected. Stores never retain or return the caller's
 // map or byte slices.

@@ -5,6 +5,7 @@ package launch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -115,3 +116,23 @@ func TestIntegrationDurable_LargeStateSpillsToBlobs(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestIntegrationDurable_QuotedRunIDRefusedOnAzure: on the Azure table store a run id holding a
+// single quote (which aztables cannot update) is refused at start, not left stuck.
+func TestIntegrationDurable_QuotedRunIDRefusedOnAzure(t *testing.T) {
+	s, err := launch.FromEnv(t.Context(), envOf(map[string]string{
+		launch.EnvStorage:       azuritetest.ConnectionString(t),
+		launch.EnvStoragePrefix: azuritetest.UniqueName("q"),
+	}), launch.ModeServe, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	eng, err := engine.NewEngine(s.Durable.EngineOptions(engine.EngineOptions{Registry: growGraph(t), Logger: discard()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.StartRun(t.Context(), engine.StartRunRequest{GraphName: "grow", InstanceID: "it's"}); !errors.Is(err, engine.ErrInvalidInstanceID) {
+		t.Fatalf("err = %v, want ErrInvalidInstanceID", err)
+	}
+}

@@ -120,3 +120,13 @@ func TestBuildFilter_OData(t *testing.T) {
 		t.Error("a row key compared with a number should match nothing")
 	}
 }
+
+func TestStore_CheckPartitionKey(t *testing.T) {
+	s := New(nil)
+	if err := s.CheckPartitionKey("run-1"); err != nil {
+		t.Errorf("plain key: %v", err)
+	}
+	if err := s.CheckPartitionKey("it's"); !errors.Is(err, engine.ErrInvalidEntity) {
+		t.Errorf("quoted key: %v, want ErrInvalidEntity", err)
+	}
+}
