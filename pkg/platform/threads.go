@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
@@ -44,15 +45,7 @@ func (s *Service) serveThreadCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
-	body, err := readBody(r, s.maxBody)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	obj, err := parseBody(body, emptyOK)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	meta, err := obj.optObject("metadata")
+	meta, err := s.readMetadata(r)
 	if err != nil {
 		return threads.Thread{}, err
 	}
@@ -99,15 +92,7 @@ func (s *Service) patchThread(r *http.Request) (threads.Thread, error) {
 	if err != nil {
 		return threads.Thread{}, err
 	}
-	body, err := readBody(r, s.maxBody)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	obj, err := parseBody(body, emptyOK)
-	if err != nil {
-		return threads.Thread{}, err
-	}
-	meta, err := obj.optObject("metadata")
+	meta, err := s.readMetadata(r)
 	if err != nil {
 		return threads.Thread{}, err
 	}
@@ -232,4 +217,17 @@ func (s *Service) serveThreadsCount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, n, s.logger)
+}
+
+// readMetadata reads the optional "metadata" object of a create or patch body (empty allowed).
+func (s *Service) readMetadata(r *http.Request) (json.RawMessage, error) {
+	body, err := readBody(r, s.maxBody)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := parseBody(body, emptyOK)
+	if err != nil {
+		return nil, err
+	}
+	return obj.optObject("metadata")
 }

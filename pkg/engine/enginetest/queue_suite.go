@@ -79,25 +79,14 @@ func queueVisibility(t *testing.T, q engine.WorkQueue) {
 }
 
 func queueStaleDelete(t *testing.T, q engine.WorkQueue) {
-	if err := q.Enqueue(ctxOf(t), []byte("m"), 0); err != nil {
-		t.Fatal(err)
-	}
-	first := receive(t, q, 1, time.Second)
-	if len(first) != 1 {
-		t.Fatalf("received %d messages", len(first))
-	}
-	time.Sleep(1500 * time.Millisecond)
-	second := receive(t, q, 1, 30*time.Second)
-	if len(second) != 1 {
-		t.Fatalf("no redelivery")
-	}
-	if err := q.Delete(ctxOf(t), first[0]); !errors.Is(err, engine.ErrNotFound) {
+	first, second := receivedTwice(t, q)
+	if err := q.Delete(ctxOf(t), first); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("delete with stale receipt: err = %v, want ErrNotFound", err)
 	}
-	if err := q.Delete(ctxOf(t), second[0]); err != nil {
+	if err := q.Delete(ctxOf(t), second); err != nil {
 		t.Fatalf("delete with current receipt: %v", err)
 	}
-	if err := q.Delete(ctxOf(t), second[0]); !errors.Is(err, engine.ErrNotFound) {
+	if err := q.Delete(ctxOf(t), second); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("second delete: err = %v, want ErrNotFound", err)
 	}
 }
@@ -208,25 +197,33 @@ func queueExtend(t *testing.T, q engine.WorkQueue) {
 }
 
 func queueExtendStale(t *testing.T, q engine.WorkQueue) {
+	first, second := receivedTwice(t, q)
+	if _, err := q.Extend(ctxOf(t), first, 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Extend with a stale receipt: err = %v, want ErrNotFound", err)
+	}
+	if err := q.Delete(ctxOf(t), second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Extend(ctxOf(t), second, 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("Extend of a deleted message: err = %v, want ErrNotFound", err)
+	}
+}
+
+// receivedTwice enqueues one message, receives it with a 1 s visibility, lets that expire and
+// receives it again: first carries the now stale pop receipt, second the current one.
+func receivedTwice(t *testing.T, q engine.WorkQueue) (first, second engine.Message) {
+	t.Helper()
 	if err := q.Enqueue(ctxOf(t), []byte("m"), 0); err != nil {
 		t.Fatal(err)
 	}
-	first := receive(t, q, 1, time.Second)
-	if len(first) != 1 {
-		t.Fatalf("received %d messages", len(first))
+	got := receive(t, q, 1, time.Second)
+	if len(got) != 1 {
+		t.Fatalf("received %d messages", len(got))
 	}
 	time.Sleep(1500 * time.Millisecond)
-	second := receive(t, q, 1, 30*time.Second)
-	if len(second) != 1 {
+	again := receive(t, q, 1, 30*time.Second)
+	if len(again) != 1 {
 		t.Fatal("no redelivery")
 	}
-	if _, err := q.Extend(ctxOf(t), first[0], 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("Extend with a stale receipt: err = %v, want ErrNotFound", err)
-	}
-	if err := q.Delete(ctxOf(t), second[0]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.Extend(ctxOf(t), second[0], 30*time.Second); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("Extend of a deleted message: err = %v, want ErrNotFound", err)
-	}
+	return got[0], again[0]
 }
