@@ -3,7 +3,7 @@ package durabletest_test
 import (
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/durabletest"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
