@@ -84,10 +84,10 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	}
 	queue := memory.NewQueue(memory.WithClock(clock.Now))
 	eo := opts.Engine
-	eo.Clock, eo.Queue, eo.Store, eo.Payloads = clock.Now, queue, memory.NewStore(memory.WithClock(clock.Now)), nil
-	eo.Logger = opts.Logger
+	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, opts.Logger
+	eo.Store, eo.Queue, eo.Payloads = memory.NewStore(memory.WithClock(clock.Now)), queue, memory.NewPayloadStore()
 	eo.Policies = map[string]engine.GraphPolicy{g.Manifest().GraphName: opts.Policy}
-	eng, err := memory.NewEngine(reg, eo)
+	eng, err := engine.NewEngine(eo)
 	if err != nil {
 		t.Fatalf("durabletest: %v", err)
 	}

@@ -41,7 +41,7 @@ func benchChain(b *testing.B, runs int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		e, err := memory.NewEngine(reg, engine.EngineOptions{})
+		e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkEngine_StepCost_At10_vs_At1000(b *testing.B) {
 	var early, late time.Duration
 	for range b.N {
 		stamps = stamps[:0]
-		e, err := memory.NewEngine(reg, engine.EngineOptions{MaxSteps: 2 * steps, Concurrency: 1})
+		e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), MaxSteps: 2 * steps, Concurrency: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

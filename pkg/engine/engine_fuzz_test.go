@@ -18,7 +18,7 @@ func FuzzEngine_HandleWorkItem(f *testing.F) {
 	} {
 		f.Add([]byte(s), int64(1))
 	}
-	e, err := memory.NewEngine(durable.NewRegistry(), engine.EngineOptions{})
+	e, err := engine.NewEngine(engine.EngineOptions{Registry: durable.NewRegistry(), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		f.Fatal(err)
 	}

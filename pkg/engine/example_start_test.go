@@ -18,7 +18,7 @@ import (
 func ExampleEngine_Start() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := memory.NewEngine(reg, engine.EngineOptions{Concurrency: 2})
+	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Concurrency: 2})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ func ExampleEngine_Start() {
 func ExampleEngine_StartRun() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 
 	run, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",

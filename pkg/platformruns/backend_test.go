@@ -185,7 +185,7 @@ func TestBind_RequiresTheRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := memory.NewEngine(reg, engine.EngineOptions{})
+	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestMount_WithoutAuthLevel_InheritsTheHostingApp(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg := exampleRegistry(t)
-			eng, err := memory.NewEngine(reg, engine.EngineOptions{})
+			eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestService_OwnAppWithoutAuthLevel_IsAnonymousAndWarns(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	reg := exampleRegistry(t)
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{})
+	eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

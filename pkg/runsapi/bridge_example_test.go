@@ -39,7 +39,7 @@ func ExampleNewAsyncGraph() {
 	}
 	reg := durable.NewRegistry()
 	_ = reg.Register(g)
-	eng, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 	_ = eng.Start(ctx)
 	defer eng.Close()
@@ -84,7 +84,7 @@ func ExampleNewInProcessGraph() {
 func ExampleRegisterWorker() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	app := funchost.NewFunctionApp()
 	err := runsapi.RegisterWorker(app, runsapi.WorkerOptions{Worker: eng, QueueName: "funcgraph-work"})
 	fmt.Println(err)
@@ -104,7 +104,7 @@ func ExampleRegisterWorker() {
 func ExampleService_OpenAPIDocument() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
 		Logger: slog.New(slog.DiscardHandler)})
 	doc := svc.OpenAPIDocument()
