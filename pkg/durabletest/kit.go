@@ -21,7 +21,7 @@ var DefaultStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 const maxItems = 100000
 
 // Options configures a Kit. The zero value is valid: no policy, the clock at DefaultStart, no
-// faults, logs discarded.
+// faults, logs to slog.Default().
 type Options struct {
 	// Policy is the graph's engine policy: wait timeout, retry, max steps.
 	Policy engine.GraphPolicy
@@ -31,8 +31,8 @@ type Options struct {
 	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
 	// a Policy.Retry they are retried like any handler error.
 	Faults map[string]int
-	// Logger receives the engine's logs (default: discarded). Pass hosttest.TestLogger(t)
-	// or a slog.Logger on t.Output() to see them.
+	// Logger receives the engine's logs; nil means slog.Default(). Pass
+	// hosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
 	Logger *slog.Logger
 	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
 	// storage, Clock, Logger and Policies are set by the kit.
@@ -84,7 +84,11 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	}
 	queue := memory.NewQueue(memory.WithClock(clock.Now))
 	eo := opts.Engine
-	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, opts.Logger
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, logger
 	eo.Store, eo.Queue, eo.Payloads = memory.NewStore(memory.WithClock(clock.Now)), queue, memory.NewPayloadStore()
 	eo.Policies = map[string]engine.GraphPolicy{g.Manifest().GraphName: opts.Policy}
 	eng, err := engine.NewEngine(eo)
