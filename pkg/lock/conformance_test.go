@@ -9,7 +9,7 @@ import (
 )
 
 func TestInProcessThreadLock_Conformance(t *testing.T) {
-	locktest.Run(t, locktest.Shared(func(t *testing.T) lock.ThreadLock {
+	locktest.RunThreadLockTests(t, locktest.Shared(func(t *testing.T) lock.ThreadLock {
 		return lock.NewInProcessThreadLock()
 	}))
 }
@@ -19,7 +19,7 @@ func TestInProcessThreadLock_Conformance(t *testing.T) {
 func TestBlobLeaseThreadLock_FakeStorage_Conformance(t *testing.T) {
 	var mu sync.Mutex
 	stores := make(map[*testing.T]*lock.FakeLeases)
-	locktest.Run(t, func(t *testing.T) lock.ThreadLock {
+	locktest.RunThreadLockTests(t, func(t *testing.T) lock.ThreadLock {
 		mu.Lock()
 		f, ok := stores[t]
 		if !ok {

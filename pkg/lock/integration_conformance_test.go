@@ -26,7 +26,7 @@ func TestIntegrationBlobLeaseThreadLock_Conformance(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = c.Delete(context.Background(), nil) })
 	var mu sync.Mutex
-	locktest.Run(t, func(t *testing.T) lock.ThreadLock {
+	locktest.RunThreadLockTests(t, func(t *testing.T) lock.ThreadLock {
 		mu.Lock()
 		defer mu.Unlock()
 		l, err := lock.NewBlobLeaseThreadLock(t.Context(), lock.BlobLeaseOptions{Container: c})

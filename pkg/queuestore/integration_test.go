@@ -35,7 +35,7 @@ func newQueue(t testing.TB) *azqueue.QueueClient {
 
 func TestIntegrationQueue_Conformance(t *testing.T) {
 	t.Parallel()
-	enginetest.RunQueueTests(t, func(t *testing.T) engine.WorkQueue { return queuestore.New(newQueue(t)) })
+	enginetest.RunWorkQueueTests(t, func(t *testing.T) engine.WorkQueue { return queuestore.New(newQueue(t)) })
 }
 
 func receiveOne(t *testing.T, q *queuestore.Queue, vis time.Duration) engine.Message {
