@@ -15,5 +15,5 @@
 // keys. It stops on SIGTERM or interrupt: the server drains, then the app's Close runs.
 //
 // It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
-// which composes the host, durable and runsapi packages as it likes.
+// which composes the host, durable, runsapi and durablehost packages as it likes.
 package launch

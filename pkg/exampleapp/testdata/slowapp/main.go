@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
@@ -68,10 +69,10 @@ func build(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := svc.Mount(h, runsapi.MountOptions{}); err != nil {
+	if err := durablehost.Mount(svc, h, durablehost.MountOptions{}); err != nil {
 		return nil, err
 	}
-	if err := runsapi.RegisterWorker(h.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: s.Durable.QueueName, Logger: s.Logger}); err != nil {
+	if err := durablehost.RegisterWorker(h.FunctionApp(), durablehost.WorkerOptions{Worker: eng, QueueName: s.Durable.QueueName, Logger: s.Logger}); err != nil {
 		return nil, err
 	}
 	a := &launch.App{FunctionApp: h.FunctionApp(), Close: eng.Close}

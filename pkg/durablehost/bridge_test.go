@@ -1,4 +1,4 @@
-package runsapi_test
+package durablehost_test
 
 import (
 	"context"
@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 )
-
-const pipelineFinalState = `{"source_url":"https://example.com/data","raw_records":[{"id":1,"name":"  Alice  ","score":"85"},{"id":2,"name":"  Bob  ","score":"92"},{"id":3,"name":"  Carol  ","score":"78"}],"transformed_records":[{"id":1,"name":"Alice","score":85},{"id":2,"name":"Bob","score":92},{"id":3,"name":"Carol","score":78}],"load_result":"Loaded 3 records to https://example.com/data/output","record_count":3}`
 
 func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 	app, err := host.New(host.Options{AuthLevel: funchost.AuthAnonymous, Logger: hosttest.TestLogger(t)})
@@ -23,7 +22,7 @@ func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range []durable.Graph{examples.MustDataPipeline(), examples.MustSupportAgent()} {
-		if err := app.Register(runsapi.NewInProcessGraph(g, 0), g.Manifest().GraphName, host.RegisterOptions{}); err != nil {
+		if err := app.Register(durablehost.NewInProcessGraph(g, 0), g.Manifest().GraphName, host.RegisterOptions{}); err != nil {
 			t.Fatalf("register: %v", err)
 		}
 	}
@@ -36,7 +35,7 @@ func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 				wantBody         string
 			}{
 				{"pipeline completes", "/api/graphs/data_pipeline/invoke", `{"input": {"source_url": "https://example.com/data"}}`, 200,
-					`{"output":{"status":"completed","graph_name":"data_pipeline","graph_version":"0.1.0","graph_hash":"6135ea2aa13d431c","final_node":"load","state":` + pipelineFinalState + `}}`},
+					`{"output":{"status":"completed","graph_name":"data_pipeline","graph_version":"0.1.0","graph_hash":"6135ea2aa13d431c","final_node":"load","state":` + runsapitest.PipelineFinalState + `}}`},
 				{"support stops at its first wait", "/api/graphs/support_agent/invoke", `{"input": {"user_message": "I want a refund"}}`, 200,
 					`{"output":{"status":"waiting_for_event","graph_name":"support_agent","graph_version":"0.1.0","graph_hash":"` + support + `","current_node":"classify_request","waiting_for_event":"approval","resume_node":"draft_reply","state":{"user_message":"I want a refund","needs_human":true,"approved":null,"reviewer":null,"draft_response":null,"final_response":null,"tags":["refund"]}}}`},
 				{"missing required field fails", "/api/graphs/data_pipeline/invoke", `{"input": {}}`, 500,
@@ -44,22 +43,22 @@ func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					res := call(t, tr, "POST", tt.path, tt.body)
-					if res.status != tt.wantStatus || res.body != tt.wantBody {
-						t.Fatalf("%d %s\nwant %d %s", res.status, res.body, tt.wantStatus, tt.wantBody)
+					res := runsapitest.Call(t, tr, "POST", tt.path, tt.body)
+					if res.Status != tt.wantStatus || res.Body != tt.wantBody {
+						t.Fatalf("%d %s\nwant %d %s", res.Status, res.Body, tt.wantStatus, tt.wantBody)
 					}
 				})
 			}
-			res := call(t, tr, "POST", "/api/graphs/data_pipeline/stream", `{"input": {"source_url": "https://example.com/data"}}`)
-			if res.status != 200 {
-				t.Fatalf("stream: %d %s", res.status, res.body)
+			res := runsapitest.Call(t, tr, "POST", "/api/graphs/data_pipeline/stream", `{"input": {"source_url": "https://example.com/data"}}`)
+			if res.Status != 200 {
+				t.Fatalf("stream: %d %s", res.Status, res.Body)
 			}
 			var nodes []string
-			for _, frame := range strings.Split(strings.TrimSuffix(res.body, "\n\n"), "\n\n") {
+			for _, frame := range strings.Split(strings.TrimSuffix(res.Body, "\n\n"), "\n\n") {
 				if !strings.HasPrefix(frame, "event: data\ndata: ") {
 					continue
 				}
-				var chunk runsapi.InProcessChunk
+				var chunk durablehost.InProcessChunk
 				if err := json.Unmarshal([]byte(strings.TrimPrefix(frame, "event: data\ndata: ")), &chunk); err != nil {
 					t.Fatalf("chunk %q: %v", frame, err)
 				}
@@ -68,8 +67,8 @@ func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 			if got := strings.Join(nodes, ","); got != "extract:next,transform:next,load:complete" {
 				t.Fatalf("stream chunks %s, want one per node", got)
 			}
-			if !strings.HasSuffix(res.body, "event: end\ndata: {}\n\n") {
-				t.Fatalf("stream does not end with the end frame: %q", res.body)
+			if !strings.HasSuffix(res.Body, "event: end\ndata: {}\n\n") {
+				t.Fatalf("stream does not end with the end frame: %q", res.Body)
 			}
 		})
 	}
@@ -87,16 +86,11 @@ func TestInProcessGraph_SelfLoop_MaxStepsFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runsapi.NewInProcessGraph(g, 5).Invoke(t.Context(), host.Request{Input: json.RawMessage(`{}`)})
+	_, err = durablehost.NewInProcessGraph(g, 5).Invoke(t.Context(), host.Request{Input: json.RawMessage(`{}`)})
 	if err == nil || !strings.Contains(err.Error(), "max steps exceeded: graph 'loop' made 5 node visits without completing") {
 		t.Fatalf("err = %v, want max steps", err)
 	}
 }
-
-// invokeFunc is a host.InvocableGraph made of a function.
-type invokeFunc func(context.Context, host.Request) (any, error)
-
-func (f invokeFunc) Invoke(ctx context.Context, req host.Request) (any, error) { return f(ctx, req) }
 
 func TestNewAsyncGraph_Outputs_WrappedLikeInvoke(t *testing.T) {
 	boom := errors.New("model unavailable")
@@ -117,14 +111,14 @@ func TestNewAsyncGraph_Outputs_WrappedLikeInvoke(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var seen json.RawMessage
-			g, err := runsapi.NewAsyncGraph("agent", invokeFunc(func(_ context.Context, req host.Request) (any, error) {
+			g, err := durablehost.NewAsyncGraph("agent", host.InvokeFunc(func(_ context.Context, req host.Request) (any, error) {
 				seen = req.Input
 				return tt.output, tt.err
 			}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := g.ExecuteNode(t.Context(), runsapi.AsyncNodeName, json.RawMessage(tt.state))
+			got, err := g.ExecuteNode(t.Context(), durablehost.AsyncNodeName, json.RawMessage(tt.state))
 			if tt.wantErr != nil {
 				var he *durable.HandlerError
 				if !errors.Is(err, tt.wantErr) || !errors.As(err, &he) {
@@ -143,15 +137,15 @@ func TestNewAsyncGraph_Outputs_WrappedLikeInvoke(t *testing.T) {
 }
 
 func TestNewAsyncGraph_Manifest_OneTerminalNode(t *testing.T) {
-	g, err := runsapi.NewAsyncGraph("agent", invokeFunc(func(context.Context, host.Request) (any, error) { return nil, nil }))
+	g, err := durablehost.NewAsyncGraph("agent", host.InvokeFunc(func(context.Context, host.Request) (any, error) { return nil, nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := g.Manifest()
-	if m.Entrypoint != runsapi.AsyncNodeName || len(m.Nodes) != 1 || !m.Nodes[0].Terminal || len(m.GraphHash) != 16 {
+	if m.Entrypoint != durablehost.AsyncNodeName || len(m.Nodes) != 1 || !m.Nodes[0].Terminal || len(m.GraphHash) != 16 {
 		t.Fatalf("manifest = %+v", m)
 	}
-	if d, err := g.ResolveRoute(t.Context(), runsapi.AsyncNodeName, nil); err != nil || d.Action != durable.ActionComplete {
+	if d, err := g.ResolveRoute(t.Context(), durablehost.AsyncNodeName, nil); err != nil || d.Action != durable.ActionComplete {
 		t.Fatalf("route = %+v, %v; want complete", d, err)
 	}
 	if _, err := g.ExecuteNode(t.Context(), "other", nil); !errors.Is(err, durable.ErrUnknownNode) {
@@ -160,7 +154,7 @@ func TestNewAsyncGraph_Manifest_OneTerminalNode(t *testing.T) {
 	if _, err := g.ApplyEvent(t.Context(), "approval", nil, nil); !errors.Is(err, durable.ErrUnknownEvent) || err.Error() != "unknown event handler 'approval'" {
 		t.Fatalf("event err = %v", err)
 	}
-	if _, err := runsapi.NewAsyncGraph("agent", nil); !errors.Is(err, durable.ErrInvalidGraph) {
+	if _, err := durablehost.NewAsyncGraph("agent", nil); !errors.Is(err, durable.ErrInvalidGraph) {
 		t.Fatalf("nil graph err = %v", err)
 	}
 }

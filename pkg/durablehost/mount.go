@@ -1,15 +1,17 @@
-package runsapi
+package durablehost
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // HealthDetailsKey is the member of GET /api/health/details that lists the durable graphs
-// when the service is mounted on a hosting app.
+// when the runs API is mounted on a hosting app.
 const HealthDetailsKey = "durable_graphs"
 
 // ErrMount is wrapped by Mount when the two surfaces cannot share one app.
@@ -25,7 +27,7 @@ type MountOptions struct {
 	InProcessMaxSteps int
 }
 
-// Mount puts the service on the hosting app's function app, so that one app serves both
+// Mount puts the runs API svc on the hosting app's function app, so that one app serves both
 // kinds of graph (durable.md section 8, hosting.md section 5):
 //
 //   - the run routes (start, status, event, cancel, list, history, purge) are added to h's
@@ -36,17 +38,18 @@ type MountOptions struct {
 //   - graph names form one namespace: every durable graph name is claimed on h (names taken
 //     by hosted graphs fail), and a duplicate route fails;
 //   - every graph h offers as async runs (AsyncRuns, or AsyncMode on the graph) is registered
-//     in the service's registry as a one-node durable graph (NewAsyncGraph), so that
+//     in svc's registry as a one-node durable graph (NewAsyncGraph), so that
 //     POST /api/graphs/{name}/runs starts it and the run routes serve it. The engine must use
 //     the same registry;
 //   - the durable graphs named in opts.InProcess are also registered on h as InProcessGraphs;
-//   - without an explicit Options.AuthLevel the run routes take h's app-level auth level
+//   - without an explicit runsapi.Options.AuthLevel the run routes take h's app-level auth level
 //     (function by default), so mounting never opens them silently.
 //
 // Call Mount once, at startup, after registering the hosted graphs and the durable graphs.
-func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
+func Mount(svc *runsapi.Service, h *host.GraphHostApp, opts MountOptions) error {
+	reg := svc.Registry()
 	durableNames := make([]string, 0)
-	for _, g := range s.reg.List() {
+	for _, g := range reg.List() {
 		durableNames = append(durableNames, g.Manifest().GraphName)
 	}
 	for _, name := range opts.InProcess {
@@ -54,11 +57,11 @@ func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
 			return fmt.Errorf("%w: in-process graph %q is not a registered durable graph", ErrMount, name)
 		}
 	}
-	if err := s.mountAsync(h, opts, durableNames); err != nil {
+	if err := mountAsync(reg, h, durableNames); err != nil {
 		return err
 	}
 	for _, name := range durableNames {
-		g, err := s.reg.Latest(name)
+		g, err := reg.Latest(name)
 		if err != nil {
 			return fmt.Errorf("mount graph %s: %w", name, err)
 		}
@@ -74,28 +77,24 @@ func (s *Service) Mount(h *host.GraphHostApp, opts MountOptions) error {
 		}
 	}
 	app := h.FunctionApp()
-	auth := s.authLevel(h.AuthLevel())
-	for _, fn := range s.runFunctions(auth) {
+	for _, fn := range svc.RunFunctions(h.AuthLevel()) {
 		if err := app.HandleHTTP(fn); err != nil {
 			return fmt.Errorf("%w: %w", ErrMount, err)
 		}
 	}
-	if err := h.AddHealthDetails(HealthDetailsKey, func() any { return s.Fragments() }); err != nil {
+	if err := h.AddHealthDetails(HealthDetailsKey, func() any { return svc.Fragments() }); err != nil {
 		return fmt.Errorf("%w: %w", ErrMount, err)
 	}
 	h.AddOpenAPI(func(doc *host.OpenAPIDocument) {
-		for _, m := range oasBodySchemas() {
-			doc.AddSchema(m.Key, m.Value)
-		}
-		for _, m := range s.graphInputSchemas() {
+		for _, m := range svc.OpenAPISchemas() {
 			doc.AddSchema(m.Key, m.Value)
 		}
 	})
 	return nil
 }
 
-// mountAsync registers h's async graphs in the service's registry.
-func (s *Service) mountAsync(h *host.GraphHostApp, opts MountOptions, durableNames []string) error {
+// mountAsync registers h's async graphs in reg, the runs API's registry.
+func mountAsync(reg *durable.Registry, h *host.GraphHostApp, durableNames []string) error {
 	names := h.AsyncGraphs()
 	if len(names) == 0 {
 		return nil
@@ -112,7 +111,7 @@ func (s *Service) mountAsync(h *host.GraphHostApp, opts MountOptions, durableNam
 		if err != nil {
 			return fmt.Errorf("%w: graph %s: %w", ErrMount, name, err)
 		}
-		if err := s.reg.Register(g); err != nil {
+		if err := reg.Register(g); err != nil {
 			return fmt.Errorf("%w: graph %s: %w", ErrMount, name, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package runsapi_test
+package durablehost_test
 
 import (
 	"encoding/json"

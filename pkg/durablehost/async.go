@@ -1,12 +1,12 @@
-package runsapi
+package durablehost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-
 	"github.com/funcgraph/funcgraph/pkg/host"
 )
 
@@ -87,7 +87,7 @@ func (a *asyncGraph) ExecuteNode(ctx context.Context, node string, state json.Ra
 }
 
 // invokeOutput writes an Invoke result as the invoke route does: an object as is, a string as
-// {"result": s}, anything else as {"result": "<apiCompact JSON>"}.
+// {"result": s}, anything else as {"result": "<compact JSON>"}.
 func invokeOutput(result any) (json.RawMessage, error) {
 	if s, ok := result.(string); ok {
 		return json.Marshal(map[string]string{"result": s})
@@ -96,7 +96,10 @@ func invokeOutput(result any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode graph output: %w", err)
 	}
-	data = apiCompact(data)
+	var compact bytes.Buffer
+	if json.Compact(&compact, data) == nil {
+		data = compact.Bytes()
+	}
 	if len(data) > 0 && data[0] == '{' {
 		return data, nil
 	}

@@ -1,4 +1,4 @@
-package runsapi
+package durablehost
 
 import (
 	"context"
@@ -46,10 +46,10 @@ type WorkerOptions struct {
 // Validate reports a missing worker or queue name.
 func (o WorkerOptions) Validate() error {
 	if o.Worker == nil {
-		return errors.New("runsapi: WorkerOptions.Worker is required")
+		return errors.New("durablehost: WorkerOptions.Worker is required")
 	}
 	if o.QueueName == "" {
-		return errors.New("runsapi: WorkerOptions.QueueName is required")
+		return errors.New("durablehost: WorkerOptions.QueueName is required")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package runsapi
+package durablehost
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-
 	"github.com/funcgraph/funcgraph/pkg/host"
 )
 

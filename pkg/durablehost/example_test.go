@@ -1,16 +1,17 @@
-package runsapi_test
+package durablehost_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -20,8 +21,8 @@ import (
 )
 
 // A hosted graph run durably: its invoke becomes the one node of a durable graph, and the
-// run's final state holds the input and the output. (Service.Mount does this for every graph
-// registered with host.RegisterOptions{AsyncMode: true}.)
+// run's final state holds the input and the output. (Mount does this for every graph registered
+// with host.RegisterOptions{AsyncMode: true}.)
 func ExampleNewAsyncGraph() {
 	summarize := host.InvokeFunc(func(_ context.Context, req host.Request) (any, error) {
 		var in struct {
@@ -32,7 +33,7 @@ func ExampleNewAsyncGraph() {
 		}
 		return map[string]int{"words": len(strings.Fields(in.Text))}, nil
 	})
-	g, err := runsapi.NewAsyncGraph("summarize", summarize)
+	g, err := durablehost.NewAsyncGraph("summarize", summarize)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +57,7 @@ func ExampleNewAsyncGraph() {
 // (or to its first wait) in the request, storing nothing.
 func ExampleNewInProcessGraph() {
 	app, _ := host.New(host.Options{AuthLevel: funchost.AuthAnonymous, Logger: slog.New(slog.DiscardHandler)})
-	if err := app.Register(runsapi.NewInProcessGraph(examples.MustDataPipeline(), 0), "data_pipeline", host.RegisterOptions{}); err != nil {
+	if err := app.Register(durablehost.NewInProcessGraph(examples.MustDataPipeline(), 0), "data_pipeline", host.RegisterOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -71,7 +72,7 @@ func ExampleNewInProcessGraph() {
 	}
 	defer res.Body.Close()
 	var body struct {
-		Output runsapi.InProcessResult `json:"output"`
+		Output durablehost.InProcessResult `json:"output"`
 	}
 	_ = json.NewDecoder(res.Body).Decode(&body)
 	fmt.Println(res.StatusCode, body.Output.Status, body.Output.FinalNode)
@@ -86,7 +87,7 @@ func ExampleRegisterWorker() {
 	_ = reg.Register(examples.MustDataPipeline())
 	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	app := funchost.NewFunctionApp()
-	err := runsapi.RegisterWorker(app, runsapi.WorkerOptions{Worker: eng, QueueName: "funcgraph-work"})
+	err := durablehost.RegisterWorker(app, durablehost.WorkerOptions{Worker: eng, QueueName: "funcgraph-work"})
 	fmt.Println(err)
 	for _, fn := range app.QueueFunctions() {
 		fmt.Println("queue:", fn.Name, fn.QueueName)
@@ -100,26 +101,35 @@ func ExampleRegisterWorker() {
 	// timer: fg_repair
 }
 
-// The OpenAPI document lists the run routes and one manifest fragment per registered graph.
-func ExampleService_OpenAPIDocument() {
+// Both kinds of graph on one function app: the hosting app keeps health and openapi.json, the
+// durable service adds its run routes, and data_pipeline is also served in-process.
+func ExampleMount() {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h, _ := host.New(host.Options{Logger: quiet})
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
-	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
-		Logger: slog.New(slog.DiscardHandler)})
-	doc := svc.OpenAPIDocument()
-	fmt.Println(doc.OpenAPI, doc.Info.Title)
-	for _, p := range doc.Paths {
-		fmt.Println(p.Key)
+	eng, _ := engine.NewEngine(engine.EngineOptions{
+		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+	})
+	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: quiet})
+	if err := durablehost.Mount(svc, h, durablehost.MountOptions{InProcess: []string{"data_pipeline"}}); err != nil {
+		fmt.Println(err)
+		return
 	}
-	raw, _ := json.Marshal(doc.Components.Schemas)
-	fmt.Println(strings.Contains(string(raw), `"data_pipeline"`))
+	for _, fn := range h.FunctionApp().HTTPFunctions() {
+		fmt.Println(fn.Name, fn.Methods, fn.Route)
+	}
 	// Output:
-	// 3.0.3 funcgraph durable runtime
-	// /api/graphs/{graph_name}/runs
-	// /api/runs/{instance_id}
-	// /api/runs/{instance_id}/events/{event_name}
-	// /api/runs/{instance_id}/cancel
-	// /api/health
-	// true
+	// cancel_run [POST] runs/{instance_id}/cancel
+	// fg_data_pipeline_invoke [POST] graphs/data_pipeline/invoke
+	// fg_data_pipeline_stream [POST] graphs/data_pipeline/stream
+	// fg_health [GET] health
+	// fg_health_details [GET] health/details
+	// fg_openapi [GET] openapi.json
+	// get_run_history [GET] runs/{instance_id}/history
+	// get_run_status [GET] runs/{instance_id}
+	// list_runs [GET] runs
+	// purge_run [DELETE] runs/{instance_id}
+	// send_run_event [POST] runs/{instance_id}/events/{event_name}
+	// start_graph_run [POST] graphs/{graph_name}/runs
 }
