@@ -39,7 +39,7 @@ type WorkerOptions struct {
 	Connection string
 	// RepairSchedule is the repair timer's NCRONTAB schedule (default DefaultRepairSchedule).
 	RepairSchedule string
-	// Logger receives failures (default slog.Default()).
+	// Logger receives failures; nil means slog.Default().
 	Logger *slog.Logger
 }
 
