@@ -16,8 +16,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// EngineOptions configures an Engine. Zero fields take the documented defaults.
-type EngineOptions struct {
+// Options configures an Engine. Zero fields take the documented defaults.
+type Options struct {
 	// Registry resolves graphs by name (starts) and by (name, hash) (steps). Required.
 	Registry *durable.Registry
 	// Store keeps run heads, history and inboxes. Required.
@@ -26,7 +26,7 @@ type EngineOptions struct {
 	Queue WorkQueue
 	// Payloads keeps values too large for a table property. Required.
 	Payloads PayloadStore
-	// Logger receives engine logs (default: discard).
+	// Logger receives engine logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Clock is the time source (default time.Now). Only timeouts, back-off and timestamps
 	// read it, never route decisions.
@@ -73,12 +73,17 @@ type EngineOptions struct {
 	InlineLimit int
 }
 
-// DefaultVisibilityTimeout is the default EngineOptions.VisibilityTimeout.
+// EngineOptions is Options.
+//
+// Deprecated: use Options.
+type EngineOptions = Options
+
+// DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
 
 // GraphPolicy holds the guards of one graph beyond the original runtime.
 type GraphPolicy struct {
-	// MaxSteps bounds node visits per run of this graph (0: EngineOptions.MaxSteps).
+	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
 	MaxSteps int
 	// WaitTimeout bounds every wait_for_event of this graph (0: wait forever, as the spec).
 	WaitTimeout time.Duration
@@ -121,7 +126,7 @@ func (p RetryPolicy) backoff(next int64) time.Duration {
 }
 
 // Validate reports missing dependencies and out-of-range values.
-func (o EngineOptions) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	if o.Registry == nil {
 		errs = append(errs, errors.New("registry is required"))
@@ -152,9 +157,9 @@ func (o EngineOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o *EngineOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -227,7 +232,7 @@ func (o *EngineOptions) setDefaults() {
 // pass (Sweep); without Start, drive it with HandleWorkItem (a queue trigger) and Sweep (a
 // timer trigger).
 type Engine struct {
-	opts     EngineOptions
+	opts     Options
 	reg      *durable.Registry
 	store    Store
 	queue    WorkQueue
@@ -250,9 +255,9 @@ type Engine struct {
 
 var _ Runs = (*Engine)(nil)
 
-// NewEngine validates opts and returns an engine. It starts nothing; call Start for the
+// New validates opts and returns an engine. It starts nothing; call Start for the
 // embedded dispatcher.
-func NewEngine(opts EngineOptions) (*Engine, error) {
+func New(opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
@@ -266,8 +271,13 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	}, nil
 }
 
+// NewEngine is New.
+//
+// Deprecated: use New.
+func NewEngine(opts Options) (*Engine, error) { return New(opts) }
+
 // Options returns the engine's options with defaults applied.
-func (e *Engine) Options() EngineOptions { return e.opts }
+func (e *Engine) Options() Options { return e.opts }
 
 // Start runs the embedded dispatcher (Concurrency workers) and, unless SweepInterval is
 // negative, the sweeper, until ctx ends or Close is called. It returns at once.

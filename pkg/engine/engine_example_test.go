@@ -12,10 +12,10 @@ import (
 )
 
 // An embedded engine: in-memory storage, the dispatcher started, one run to completion.
-func ExampleNewEngine() {
+func ExampleNew() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := engine.NewEngine(engine.EngineOptions{
+	e, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 	})
 	if err != nil {
@@ -39,7 +39,7 @@ func ExampleEngine_HandleWorkItem() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustSupportAgent())
 	queue := memory.NewQueue()
-	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: queue, Payloads: memory.NewPayloadStore()})
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: queue, Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "support_agent", InstanceID: "ticket-7",
 		Input: json.RawMessage(`{"user_message":"I want a refund"}`)})
@@ -69,7 +69,7 @@ func ExampleEngine_HandleWorkItem() {
 // One sweeper pass, as a timer trigger would run it.
 func ExampleEngine_Sweep() {
 	reg := durable.NewRegistry()
-	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	n, err := e.Sweep(context.Background())
 	fmt.Println(n, err)
 	// Output: 0 <nil>

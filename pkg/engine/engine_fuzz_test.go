@@ -18,7 +18,7 @@ func FuzzEngine_HandleWorkItem(f *testing.F) {
 	} {
 		f.Add([]byte(s), int64(1))
 	}
-	e, err := memory.NewEngine(durable.NewRegistry(), engine.EngineOptions{})
+	e, err := memory.NewEngine(durable.NewRegistry(), engine.Options{Logger: quiet})
 	if err != nil {
 		f.Fatal(err)
 	}

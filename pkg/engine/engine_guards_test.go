@@ -38,7 +38,7 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 			var now atomic.Int64
 			now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 			clock := func() time.Time { return time.Unix(0, now.Load()) }
-			r := newRig(t, engine.EngineOptions{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
+			r := newRig(t, engine.Options{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
 			id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 			r.drive(t) // the wait's timer is a delayed message, invisible until the deadline
 			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
@@ -59,7 +59,7 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 
 func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{PollInterval: time.Hour,
+	r := newRig(t, engine.Options{PollInterval: time.Hour,
 		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 30 * time.Millisecond, WaitTimeoutNode: "draft_reply"}}}, true)
 	run := r.waitFor(t, r.start(t, "support_agent", "", `{"user_message":"refund"}`), func(r engine.Run) bool { return r.Status.Finished() })
 	if run.Status != engine.StatusCompleted {
@@ -69,7 +69,7 @@ func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
 
 func TestEngine_EventBeforeTimeout_CancelsTimeout(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 40 * time.Millisecond}}}, true)
+	r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 40 * time.Millisecond}}}, true)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.wait(t, id)
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", []byte(`{"approved":true}`)); err != nil {
@@ -110,7 +110,7 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 				return durable.Update{"n": s.N + 1}, nil
 			}
 			policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: tt.attempts, InitialBackoff: 5 * time.Millisecond}}
-			r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
+			r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
 			id := r.start(t, "flaky", "", `{}`)
 			run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
 			if run.Status != tt.status {

@@ -23,7 +23,7 @@ func TestEngine_RepairPass_LeavesSlowStepAndBackoffAlone(t *testing.T) {
 	clk := newFakeClock()
 	flaky := func(_ context.Context, s counterState) (any, error) { return nil, errors.New("flaky failure") }
 	policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Hour}}
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"flaky": policy}}, false,
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"flaky": policy}}, false,
 		chainGraph(t, "flaky", 1, flaky))
 	backoff := r.start(t, "flaky", "", `{}`)
 	r.drive(t) // attempt 1 fails; the retry is a delayed message
@@ -60,7 +60,7 @@ func TestEngine_RouteEventNameTooLargeForProperty_FailsOnFirstAttempt(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRig(t, engine.EngineOptions{}, false, g)
+	r := newRig(t, engine.Options{}, false, g)
 	id := r.start(t, "huge", "", `{}`)
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
@@ -73,7 +73,7 @@ func TestEngine_RouteEventNameTooLargeForProperty_FailsOnFirstAttempt(t *testing
 func TestEngine_TimeoutAndPoisonFailures_NameTheNode(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Minute}}}, false)
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Minute}}}, false)
 	timed := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	clk.advance(2 * time.Minute)
@@ -102,7 +102,7 @@ func TestEngine_RebasedAndDroppedCommits_LeaveNoOrphanPayloads(t *testing.T) {
 		}
 		return durable.Update{"n": s.N + 1, "pad": pad + strings.Repeat("x", s.N)}, nil
 	}
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "big", 3, big))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "big", 3, big))
 	var raised atomic.Bool
 	rebased := r.start(t, "big", "", `{}`)
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
@@ -149,7 +149,7 @@ func TestEngine_RebasedAndDroppedCommits_LeaveNoOrphanPayloads(t *testing.T) {
 // Product rule: a non-empty event body that is not JSON is refused and nothing is stored.
 func TestEngine_RaiseEvent_NonJSONPayloadRefused(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved": tr`)); !errors.Is(err, engine.ErrInvalidEventPayload) {
@@ -166,7 +166,7 @@ func TestEngine_RaiseEvent_NonJSONPayloadRefused(t *testing.T) {
 // Product rule: WaitRun waits for a finished run unless told to stop at a wait.
 func TestEngine_WaitRun_DefaultWaitsForFinished(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
+	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	if run := r.waitFor(t, id, engine.RunSettled); run.Status != engine.StatusRunning {
 		t.Fatalf("settled at %s, want Running (waiting)", run.Status)
@@ -212,7 +212,7 @@ func (s *recordingStore) Get(ctx context.Context, pk, rk string) (engine.Entity,
 func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now}, false)
+	r := newRig(t, engine.Options{Clock: clk.now}, false)
 	for range 30 {
 		r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
 		r.start(t, "support_agent", "", `{"user_message":"refund"}`)
@@ -223,7 +223,7 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	r.fqueue.OnEnqueue = nil
 	clk.advance(time.Hour)
 	rec := &recordingStore{Store: r.store}
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: r.reg, Store: rec, Queue: r.queue, Payloads: r.payloads, Clock: clk.now})
+	e, err := engine.New(engine.Options{Registry: r.reg, Store: rec, Queue: r.queue, Payloads: r.payloads, Clock: clk.now, Logger: r.e.Options().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}

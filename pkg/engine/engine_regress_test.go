@@ -31,7 +31,7 @@ func isHeadDelete(ops []engine.Op) bool {
 // Defect 1.
 func TestEngine_PurgeRacingStartOfSameID_NewRunKeepsItsPayloads(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "big", 1, nil))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "big", 1, nil))
 	r.start(t, "big", "x", bigInput())
 	r.drive(t)
 	var restarted atomic.Bool
@@ -70,7 +70,7 @@ func TestEngine_PurgeThenRestart_KeysAndWorkItemsNeverCollide(t *testing.T) {
 		keys <- info.IdempotencyKey()
 		return nil, nil
 	})
-	r := newRig(t, engine.EngineOptions{}, false, g)
+	r := newRig(t, engine.Options{}, false, g)
 	var items [][]byte
 	r.fqueue.OnEnqueue = func(body []byte) (int, error) {
 		items = append(items, append([]byte(nil), body...))
@@ -100,7 +100,7 @@ func TestEngine_PurgeThenRestart_KeysAndWorkItemsNeverCollide(t *testing.T) {
 // Defect 3.
 func TestEngine_NoETagStore_EventLandsAfterCommit_RunNotStalled(t *testing.T) {
 	t.Parallel()
-	r := newRigETags(t, false, engine.EngineOptions{}, false)
+	r := newRigETags(t, false, engine.Options{}, false)
 	var raised atomic.Bool
 	r.fstore.AfterSubmit = func(ops []engine.Op) error {
 		// Another writer touches the head between the commit and the engine's read-back.
@@ -121,7 +121,7 @@ func TestEngine_NoETagStore_EventLandsAfterCommit_RunNotStalled(t *testing.T) {
 func TestEngine_WaitTimeoutCommitRacesAcceptedEvent_EventWins(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	clk.advance(time.Hour + time.Second)
@@ -155,7 +155,7 @@ func TestEngine_SlowStepLongerThanVisibility_KeptHiddenNotPoisoned(t *testing.T)
 		<-release
 		return durable.Update{"n": s.N + 1}, nil
 	}
-	r := newRig(t, engine.EngineOptions{VisibilityTimeout: 150 * time.Millisecond, MaxDequeueCount: 2, Concurrency: 3}, true,
+	r := newRig(t, engine.Options{VisibilityTimeout: 150 * time.Millisecond, MaxDequeueCount: 2, Concurrency: 3}, true,
 		chainGraph(t, "slow", 1, slow))
 	id := r.start(t, "slow", "", `{}`)
 	time.Sleep(time.Second) // several visibility timeouts
@@ -169,7 +169,7 @@ func TestEngine_SlowStepLongerThanVisibility_KeptHiddenNotPoisoned(t *testing.T)
 // Defect 5, second half: a handling that fails (storage error) is not a death.
 func TestEngine_FailedHandlings_DoNotCountTowardsPoison(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{VisibilityTimeout: 100 * time.Millisecond, MaxDequeueCount: 2}, true)
+	r := newRig(t, engine.Options{VisibilityTimeout: 100 * time.Millisecond, MaxDequeueCount: 2}, true)
 	var fails atomic.Int32
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
 		if commitsNode(ops, "transform") && fails.Add(1) <= 3 {
@@ -187,7 +187,7 @@ func TestEngine_FailedHandlings_DoNotCountTowardsPoison(t *testing.T) {
 func TestEngine_EarlyWaitTimeoutMessage_ReEnqueuedWithRemainingDelay(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	// The queue's clock runs ahead of the engine's: the timer arrives half an hour early.
@@ -215,7 +215,7 @@ func TestEngine_EarlyWaitTimeoutMessage_ReEnqueuedWithRemainingDelay(t *testing.
 func TestEngine_EventStoredWakeEnqueueFails_AcceptedAndRepaired(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now}, false)
+	r := newRig(t, engine.Options{Clock: clk.now}, false)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	var down atomic.Bool
@@ -252,7 +252,7 @@ func TestEngine_EventStoredWakeEnqueueFails_AcceptedAndRepaired(t *testing.T) {
 // Defect 8 (engine side; the HTTP side is in runsapi's contract tests).
 func TestEngine_BadRunIDs_NotFoundBeforeStorage(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	for _, id := range []string{"a/b", `a\b`, "a#b", "a?b", "ctl\x01", strings.Repeat("x", 513)} {
 		errs := []error{
 			r.e.RaiseEvent(t.Context(), id, "e", nil),

@@ -23,7 +23,7 @@ func TestEngine_Status_PendingThenRunningDuringFirstVisit(t *testing.T) {
 		}
 		return durable.Update{"n": s.N + 1}, nil
 	})
-	r := newRig(t, engine.EngineOptions{}, false, gated)
+	r := newRig(t, engine.Options{}, false, gated)
 	id := r.start(t, "gated", "first-visit", `{}`)
 	run, err := r.e.GetRun(t.Context(), id)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestEngine_IdempotencyKey_DistinctForReplacedRun(t *testing.T) {
 		keys <- info.IdempotencyKey()
 		return nil, nil
 	})
-	r := newRig(t, engine.EngineOptions{}, false, g)
+	r := newRig(t, engine.Options{}, false, g)
 	for range 2 {
 		r.start(t, "keyed", "reused", `{}`)
 		r.drive(t)

@@ -14,7 +14,7 @@ import (
 
 func TestEngine_LargeValues_SpillToPayloadStore(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "big", 2, nil))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "big", 2, nil))
 	pad := strings.Repeat("é", 40000) // 40 000 UTF-16 units: above the inline limit
 	in, _ := json.Marshal(map[string]any{"pad": pad})
 	id := r.start(t, "big", "", string(in))
@@ -74,7 +74,7 @@ func TestEngine_ListRuns_FiltersAndPages(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now.Store(base.UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Add(int64(time.Second))).UTC() }
-	r := newRig(t, engine.EngineOptions{Clock: clock}, false)
+	r := newRig(t, engine.Options{Clock: clock}, false)
 	for i := range 5 {
 		r.start(t, "data_pipeline", fmt.Sprintf("p%d", i), `{"source_url":"u"}`)
 	}
@@ -128,7 +128,7 @@ func TestEngine_ListRuns_FiltersAndPages(t *testing.T) {
 
 func TestEngine_PurgeRun_OnlyFinished(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	r.start(t, "support_agent", "w", `{"user_message":"refund"}`)
 	r.start(t, "data_pipeline", "d", `{"source_url":"u"}`)
 	r.drive(t)
@@ -154,7 +154,7 @@ func TestEngine_PurgeRun_OnlyFinished(t *testing.T) {
 func TestEngine_StorageOps_PerStep(t *testing.T) {
 	t.Parallel()
 	measure := func(steps int) (table, queue int64) {
-		r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, fmt.Sprintf("ops%d", steps), steps, nil))
+		r := newRig(t, engine.Options{}, false, chainGraph(t, fmt.Sprintf("ops%d", steps), steps, nil))
 		r.start(t, fmt.Sprintf("ops%d", steps), "", `{}`)
 		r.drive(t)
 		if r.counts.Payload() != 0 {

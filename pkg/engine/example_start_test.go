@@ -18,7 +18,7 @@ import (
 func ExampleEngine_Start() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := memory.NewEngine(reg, engine.EngineOptions{Concurrency: 2})
+	e, err := memory.NewEngine(reg, engine.Options{Concurrency: 2})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -45,7 +45,7 @@ func ExampleEngine_Start() {
 func ExampleEngine_StartRun() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	e, _ := memory.NewEngine(reg, engine.Options{})
 	ctx := context.Background()
 
 	run, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",

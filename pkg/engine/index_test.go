@@ -34,7 +34,7 @@ func listIDs(t *testing.T, r *rig, q engine.RunQuery) []string {
 // index partition and its digit row range, so its cost never grows with history.
 func TestEngine_ListRuns_TouchesNoRunOrHistoryRow(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	for i := range 30 {
 		r.start(t, "data_pipeline", fmt.Sprintf("p%02d", i), `{"source_url":"u"}`)
 	}
@@ -63,7 +63,7 @@ func TestEngine_ListRuns_TouchesNoRunOrHistoryRow(t *testing.T) {
 
 func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	r.start(t, "data_pipeline", "x", `{"source_url":"u"}`)
 	r.drive(t)
 	r.start(t, "data_pipeline", "x", `{"source_url":"v"}`) // replaces the finished run
@@ -102,7 +102,7 @@ func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 // repairs the row, after which the status filter finds the run.
 func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	var failIndex sync.Map
 	failIndex.Store("on", true)
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
@@ -136,7 +136,7 @@ func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 // active partitions, which shrink again as runs finish, so its cost follows the runs in flight.
 func TestEngine_ListRuns_ActiveIndexHoldsOnlyUnfinishedRuns(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	for i := range 5 {
 		r.start(t, "data_pipeline", fmt.Sprintf("d%d", i), `{"source_url":"u"}`)
 	}

@@ -37,7 +37,7 @@ func TestEngine_StartRun_IDTheStoreCannotUpdate_Refused(t *testing.T) {
 		}
 	}
 	st := quoteShyStore{memory.NewStore()}
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: st, Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, err := engine.New(engine.Options{Registry: reg, Store: st, Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 func ExampleDecodeOutput() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustSupportAgent())
-	e, _ := memory.NewEngine(reg, engine.EngineOptions{})
+	e, _ := memory.NewEngine(reg, engine.Options{})
 	ctx := context.Background()
 	_ = e.Start(ctx)
 	defer e.Close()
