@@ -11,7 +11,7 @@ import (
 
 // errDropped reports a step whose commit lost to another writer that moved the run on (or
 // finished, cancelled or purged it): the step's work is discarded, which is correct.
-var errDropped = errors.New("durable: step dropped")
+var errDropped = errors.New("engine: step dropped")
 
 // maxRebase bounds how often a step re-applies its outcome to a head that changed only by
 // raised events.
@@ -126,7 +126,7 @@ func rejected(err error) bool {
 // time out). fresh is the head to compute it on.
 type restepError struct{ fresh *head }
 
-func (e *restepError) Error() string { return "durable: step must be recomputed" }
+func (e *restepError) Error() string { return "engine: step must be recomputed" }
 
 // commit writes an outcome. A conflict means another writer changed the head: if it only
 // appended events (same generation and step, still active, same wait), the outcome is

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrInvalidRunInput reports a start whose input or metadata is truthy but not a JSON object.
-var ErrInvalidRunInput = errors.New("durable: run input and metadata must be JSON objects")
+var ErrInvalidRunInput = errors.New("engine: run input and metadata must be JSON objects")
 
 // ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
 func ValidInstanceID(id string) bool {

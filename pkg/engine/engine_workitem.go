@@ -31,7 +31,7 @@ type workItem struct {
 }
 
 // ErrInvalidWorkItem reports a queue message that is not a work item.
-var ErrInvalidWorkItem = errors.New("durable: invalid work item")
+var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 
 func encodeWorkItem(it workItem) []byte {
 	b := make([]byte, 0, 96+len(it.RunID))

@@ -15,7 +15,7 @@ import (
 const maxHeadRetries = 32
 
 // ErrInvalidEventPayload reports a non-empty event payload that is not valid JSON.
-var ErrInvalidEventPayload = errors.New("durable: event payload must be valid JSON")
+var ErrInvalidEventPayload = errors.New("engine: event payload must be valid JSON")
 
 // EventOption is a per-call option of RaiseEvent.
 type EventOption func(*eventOptions)

@@ -143,10 +143,10 @@ type Runs interface {
 // Run errors.
 var (
 	// ErrRunNotFound reports an unknown run id.
-	ErrRunNotFound = errors.New("durable: run not found")
+	ErrRunNotFound = errors.New("engine: run not found")
 	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
 	// characters without / \ # ?.
-	ErrInvalidInstanceID = errors.New("durable: invalid instance_id")
+	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
 )
 
 // RunExistsError reports a start for an instance id whose run is not finished.
@@ -156,7 +156,7 @@ type RunExistsError struct {
 }
 
 func (e *RunExistsError) Error() string {
-	return fmt.Sprintf("durable: instance %q already exists with status %s", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q already exists with status %s", e.InstanceID, e.Status)
 }
 
 // RunFinishedError reports an event or cancel for a finished run.
@@ -166,7 +166,7 @@ type RunFinishedError struct {
 }
 
 func (e *RunFinishedError) Error() string {
-	return fmt.Sprintf("durable: instance %q is not running (status %s)", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q is not running (status %s)", e.InstanceID, e.Status)
 }
 
 // RunNotFinishedError reports a purge of a run that is still active.
@@ -176,5 +176,5 @@ type RunNotFinishedError struct {
 }
 
 func (e *RunNotFinishedError) Error() string {
-	return fmt.Sprintf("durable: instance %q is still active (status %s)", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q is still active (status %s)", e.InstanceID, e.Status)
 }
