@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
@@ -166,28 +165,3 @@ func (e *Engine) timeout(h *head) stepOutcome {
 	o.node, o.timedOut = h.node, true
 	return o
 }
-
-// customStatus returns the 4-key custom status of a visit of node.
-func customStatus(h *head, node string) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"current_node", jstr(node))
-}
-
-// waitingStatus returns the 6-key custom status of a run waiting after node.
-func waitingStatus(h *head, node, event, resume string) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"current_node", jstr(node), "waiting_for_event", jstr(event), "resume_node", jstr(resume))
-}
-
-// completedOutput returns the Completed output object.
-func completedOutput(h *head, node string, state json.RawMessage) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"final_node", jstr(node), "state", string(state))
-}
-
-func decisionJSON(d durable.RouteDecision) string {
-	return jsonObject("action", jstr(string(d.Action)), "next_node", jnull(d.NextNode), "event_name", jnull(d.EventName),
-		"resume_node", jnull(d.ResumeNode), "note", jnull(d.Note))
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
