@@ -115,12 +115,6 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	return n, ops
 }
 
-// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
-// rather than leaving its outcome unknown.
-func rejected(err error) bool {
-	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
-}
-
 // restepError reports a commit that must not be rebased but recomputed: the head changed in
 // a way that changes what the step should do (an event arrived for a wait that was about to
 // time out). fresh is the head to compute it on.

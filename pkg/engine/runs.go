@@ -111,6 +111,21 @@ type HistoryEvent struct {
 	Data      json.RawMessage
 }
 
+// History row types (HistoryEvent.Type).
+const (
+	HistoryRunStarted         = "run_started"
+	HistoryNodeCompleted      = "node_completed"
+	HistoryRouteResolved      = "route_resolved"
+	HistoryWaitStarted        = "wait_started"
+	HistoryWaitTimedOut       = "wait_timed_out"
+	HistoryEventReceived      = "event_received"
+	HistoryEventApplied       = "event_applied"
+	HistoryNodeRetryScheduled = "node_retry_scheduled"
+	HistoryRunCompleted       = "run_completed"
+	HistoryRunFailed          = "run_failed"
+	HistoryRunTerminated      = "run_terminated"
+)
+
 // HistoryList is one page of a run's history, oldest first.
 type HistoryList struct {
 	Events            []HistoryEvent
@@ -149,6 +164,20 @@ var (
 	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
 )
 
+// ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
+func ValidInstanceID(id string) bool {
+	if len(id) < 1 || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c < 0x20 || c > 0x7e || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return false
+		}
+	}
+	return true
+}
+
 // RunExistsError reports a start for an instance id whose run is not finished.
 type RunExistsError struct {
 	InstanceID string
@@ -177,4 +206,12 @@ type RunNotFinishedError struct {
 
 func (e *RunNotFinishedError) Error() string {
 	return fmt.Sprintf("engine: instance %q is still active (status %s)", e.InstanceID, e.Status)
+}
+
+// runLookupError maps a head read error to the Runs contract (ErrRunNotFound).
+func runLookupError(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return ErrRunNotFound
+	}
+	return err
 }

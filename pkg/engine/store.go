@@ -205,3 +205,9 @@ func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.In
 
 // Unwrap returns the op's error.
 func (e *BatchError) Unwrap() error { return e.Err }
+
+// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
+// rather than leaving its outcome unknown.
+func rejected(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+}
