@@ -186,3 +186,14 @@ func (o *Options) setDefaults() {
 		o.InlineLimit = 30000
 	}
 }
+
+// policy returns the guards of a graph.
+func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
+
+// maxSteps returns the node visits a run of graph may make.
+func (e *Engine) maxSteps(graph string) int64 {
+	if p := e.policy(graph); p.MaxSteps > 0 {
+		return int64(p.MaxSteps)
+	}
+	return int64(e.opts.MaxSteps)
+}

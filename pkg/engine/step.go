@@ -165,14 +165,3 @@ func (e *Engine) timeout(h *head) stepOutcome {
 	o.node, o.timedOut = h.node, true
 	return o
 }
-
-// policy returns the guards of a graph.
-func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
-
-// maxSteps returns the node visits a run of graph may make.
-func (e *Engine) maxSteps(graph string) int64 {
-	if p := e.policy(graph); p.MaxSteps > 0 {
-		return int64(p.MaxSteps)
-	}
-	return int64(e.opts.MaxSteps)
-}
