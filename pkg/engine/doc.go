@@ -16,23 +16,21 @@
 // is package runsapi.
 package engine
 
-// The files, in reading order. Calls go down the list; the few that go up: StartRun,
-// RaiseEvent and Sweep dispatch work items (workitem.go), and a commit the table refuses
-// becomes a step failure (step.go).
+// The files, in reading order; calls go down the list, never up:
 //
 //	engine.go       Engine, New, Start, Close
-//	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
-//	workitem.go     one work item: HandleWorkItem, the step loop, dispatch of the next item
-//	step.go         one step: the user's node, route or event handler
-//	commit.go       the step's batch: head merge and history rows, rebased on raised events
 //	start.go        StartRun
 //	events.go       RaiseEvent
 //	cancel.go       CancelRun
+//	repair.go       Sweep and the due index (recovery and its cost model)
+//	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
+//	workitem.go     one work item: HandleWorkItem, the step loop, dispatch of the next item
+//	step.go         one step: the user's node, route or event handler
+//	commit.go       the step's outcome and its batch: head merge and history rows
 //	purge.go        PurgeRun, and the rows of replaced runs
 //	wait.go         WaitRun
 //	index.go        ListRuns and the run index
 //	read.go         GetRun and History
-//	repair.go       Sweep and the due index (recovery and its cost model)
 //	observer.go     Observer hooks
 //	partition.go    a run's partition: head row, history and inbox rows, row keys
 //	options.go      Options and the policies of graphs
