@@ -18,7 +18,7 @@ const supportWaiting = `{"graph_name":"support_agent","graph_version":"0.1.0","g
 
 func TestEngine_DataPipeline_CompletesWithSpecOutput(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
+	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "data_pipeline", "", `{"source_url": "https://example.com/data"}`)
 	run := r.wait(t, id)
 	if run.Status != engine.StatusCompleted || string(run.Output) != pipelineFinal {
@@ -42,7 +42,7 @@ func TestEngine_DataPipeline_CompletesWithSpecOutput(t *testing.T) {
 
 func TestEngine_ContentClassifier_RoutesByCategory(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
+	r := newRig(t, engine.Options{}, true)
 	tests := []struct{ text, category, sentiment, handler string }{
 		{"How do I reset my password?", "question", "neutral", "handle_question"},
 		{"This product is broken and terrible", "complaint", "negative", "handle_complaint"},
@@ -87,7 +87,7 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, engine.EngineOptions{}, false)
+			r := newRig(t, engine.Options{}, false)
 			in, _ := json.Marshal(map[string]string{"user_message": tt.message})
 			id := r.start(t, "support_agent", "", string(in))
 			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusPending || string(run.CustomStatus) != "null" {
@@ -137,7 +137,7 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 
 func TestEngine_CancelWhileWaiting_TerminatesWithReason(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
+	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.wait(t, id)
 	if err := r.e.CancelRun(t.Context(), id, "customer withdrew"); err != nil {
@@ -162,7 +162,7 @@ func TestEngine_CancelWhileWaiting_TerminatesWithReason(t *testing.T) {
 
 func TestEngine_FinishedRun_RejectsEventAndCancel(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, true)
+	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "data_pipeline", "", `{"source_url":"x"}`)
 	r.wait(t, id)
 	for name, err := range map[string]error{
@@ -178,7 +178,7 @@ func TestEngine_FinishedRun_RejectsEventAndCancel(t *testing.T) {
 
 func TestEngine_UnknownRun_NotFound(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	ctx := t.Context()
 	_, getErr := r.e.GetRun(ctx, "nope")
 	_, histErr := r.e.History(ctx, "nope", "", 0)
@@ -197,16 +197,16 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		opts   engine.EngineOptions
+		opts   engine.Options
 		limit  int
 		status engine.RunStatus
 		output string
 	}{
-		{"engine default bound", engine.EngineOptions{MaxSteps: 5}, 0, engine.StatusFailed,
+		{"engine default bound", engine.Options{MaxSteps: 5}, 0, engine.StatusFailed,
 			"orchestrator failed: max steps exceeded: graph 'looper' made 5 node visits without completing"},
-		{"graph policy bound", engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"looper": {MaxSteps: 3}}}, 0, engine.StatusFailed,
+		{"graph policy bound", engine.Options{Policies: map[string]engine.GraphPolicy{"looper": {MaxSteps: 3}}}, 0, engine.StatusFailed,
 			"orchestrator failed: max steps exceeded: graph 'looper' made 3 node visits without completing"},
-		{"self-loop within bound", engine.EngineOptions{MaxSteps: 5}, 4, engine.StatusCompleted, ""},
+		{"self-loop within bound", engine.Options{MaxSteps: 5}, 4, engine.StatusCompleted, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,7 +229,7 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 // with every problem listed, and nothing is stored or queued.
 func TestEngine_InvalidInitialState_RejectedAtStartNothingStored(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	tests := []struct {
 		input string
 		want  []durable.StateIssue
@@ -259,7 +259,7 @@ func TestEngine_InvalidInitialState_RejectedAtStartNothingStored(t *testing.T) {
 
 func TestEngine_StartRun_Semantics(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "free", 1, nil))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "free", 1, nil))
 	ctx := t.Context()
 	if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "nope"}); !errors.Is(err, durable.ErrUnknownGraph) || err.Error() != "unknown graph 'nope'" {
 		t.Errorf("unknown graph: %v", err)
@@ -328,7 +328,7 @@ func TestEngine_Pinning_OldVersionFinishesOrFailsClearly(t *testing.T) {
 	}
 
 	// The run starts on v1; the process then restarts with v1 and v2, or v2 only.
-	r := newRig(t, engine.EngineOptions{Registry: regOf(t, v1)}, false)
+	r := newRig(t, engine.Options{Registry: regOf(t, v1)}, false)
 	both := r.restart(t, regOf(t, v1, v2))
 	id := r.start(t, "pinned", "", `{}`)
 	both.drive(t)
@@ -361,7 +361,7 @@ func regOf(t *testing.T, gs ...durable.Graph) *durable.Registry {
 // restart returns a second engine on r's storage with another registry (a redeploy).
 func (r *rig) restart(t *testing.T, reg *durable.Registry) *rig {
 	t.Helper()
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: r.store, Queue: r.queue, Payloads: r.payloads})
+	e, err := engine.New(engine.Options{Registry: reg, Store: r.store, Queue: r.queue, Payloads: r.payloads, Logger: r.e.Options().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}

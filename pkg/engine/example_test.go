@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
@@ -12,10 +13,10 @@ import (
 )
 
 // An embedded engine: in-memory storage, the dispatcher started, one run to completion.
-func ExampleNewEngine() {
+func ExampleNew() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := engine.NewEngine(engine.EngineOptions{
+	e, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 	})
 	if err != nil {
@@ -39,7 +40,7 @@ func ExampleEngine_HandleWorkItem() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustSupportAgent())
 	queue := memory.NewQueue()
-	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: queue, Payloads: memory.NewPayloadStore()})
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: queue, Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "support_agent", InstanceID: "ticket-7",
 		Input: json.RawMessage(`{"user_message":"I want a refund"}`)})
@@ -69,8 +70,58 @@ func ExampleEngine_HandleWorkItem() {
 // One sweeper pass, as a timer trigger would run it.
 func ExampleEngine_Sweep() {
 	reg := durable.NewRegistry()
-	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	n, err := e.Sweep(context.Background())
 	fmt.Println(n, err)
 	// Output: 0 <nil>
+}
+
+// Start runs the embedded dispatcher in the background and returns at once. A run started
+// before it waits on the queue until a worker takes it; Close stops the workers and waits
+// for them.
+func ExampleEngine_Start() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustDataPipeline())
+	e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Concurrency: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
+		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
+	fmt.Println(run.Status)
+
+	if err := e.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer e.Close()
+	run, _ = e.WaitRun(ctx, "run-1", nil)
+	fmt.Println(run.Status)
+	// Output:
+	// Pending
+	// Completed
+}
+
+// StartRun pins a run to the graph's latest registration and refuses an initial state that
+// fails the graph's state model, storing nothing.
+func ExampleEngine_StartRun() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustDataPipeline())
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	ctx := context.Background()
+
+	run, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
+		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
+	fmt.Println(run.InstanceID, run.Status, run.GraphVersion, err)
+
+	_, err = e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-2", Input: json.RawMessage(`{}`)})
+	fmt.Println(errors.Is(err, durable.ErrInvalidState))
+	_, err = e.GetRun(ctx, "run-2")
+	fmt.Println(errors.Is(err, engine.ErrRunNotFound))
+	// Output:
+	// run-1 Pending 0.1.0 <nil>
+	// true
+	// true
 }

@@ -65,7 +65,7 @@ func interleave(t *testing.T, seed int64, actions int) {
 		keyOwners[info.IdempotencyKey()] = owner
 		return durable.Update{"n": s.N + 1}, nil
 	})
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, RepairAfter: time.Minute,
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute,
 		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed)
 	faults := true
 	chance := func(p float64) bool { return faults && rng.Float64() < p }

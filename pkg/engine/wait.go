@@ -8,35 +8,6 @@ import (
 	"time"
 )
 
-// notifier broadcasts "some run changed" to local waiters. It costs nothing while nobody
-// waits.
-type notifier struct {
-	waiters atomic.Int32
-	mu      sync.Mutex
-	ch      chan struct{} // guarded by mu; closed on the next change
-}
-
-func (n *notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) notify() {
-	if n.waiters.Load() == 0 {
-		return
-	}
-	n.mu.Lock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
-	n.mu.Unlock()
-}
-
 // RunSettled reports whether a run is finished or waiting for an event: the points where a
 // caller that started it can stop watching.
 func RunSettled(r Run) bool {
@@ -85,4 +56,33 @@ func (e *Engine) WaitRun(ctx context.Context, instanceID string, done func(Run) 
 		case <-t.C:
 		}
 	}
+}
+
+// notifier broadcasts "some run changed" to local waiters. It costs nothing while nobody
+// waits.
+type notifier struct {
+	waiters atomic.Int32
+	mu      sync.Mutex
+	ch      chan struct{} // guarded by mu; closed on the next change
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) notify() {
+	if n.waiters.Load() == 0 {
+		return
+	}
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
 }

@@ -13,21 +13,7 @@ import (
 )
 
 // ErrInvalidRunInput reports a start whose input or metadata is truthy but not a JSON object.
-var ErrInvalidRunInput = errors.New("durable: run input and metadata must be JSON objects")
-
-// ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
-func ValidInstanceID(id string) bool {
-	if len(id) < 1 || len(id) > 256 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c < 0x20 || c > 0x7e || c == '/' || c == '\\' || c == '#' || c == '?' {
-			return false
-		}
-	}
-	return true
-}
+var ErrInvalidRunInput = errors.New("engine: run input and metadata must be JSON objects")
 
 // normalizeObject applies the start rules to input and metadata: a falsy value (absent,
 // null, false, 0, "", [], {}) becomes {}; any other value must be a JSON object.
@@ -197,51 +183,4 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	}
 	e.clearDue(ctx, due)
 	return run, nil
-}
-
-// run converts a head whose spilled values are inline (a fresh start) into a Run.
-func (h *head) run() Run {
-	r := Run{
-		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash,
-		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"),
-	}
-	if h.status != StatusPending && h.custom != "" {
-		r.CustomStatus = json.RawMessage(h.custom)
-	} else {
-		r.CustomStatus = json.RawMessage("null")
-	}
-	return r
-}
-
-// GetRun implements Runs.
-func (e *Engine) GetRun(ctx context.Context, instanceID string) (Run, error) {
-	if !ValidInstanceID(instanceID) {
-		return Run{}, ErrRunNotFound
-	}
-	h, err := e.getHead(ctx, instanceID)
-	if err != nil {
-		return Run{}, runLookupError(err)
-	}
-	return e.toRun(ctx, h)
-}
-
-func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
-	r := h.run()
-	in, err := e.readSpilled(ctx, h.inputJSON, h.inputRef)
-	if err != nil {
-		return Run{}, fmt.Errorf("read input of run %s: %w", h.runID, err)
-	}
-	if err := json.Unmarshal([]byte(in), &r.Input); err != nil {
-		return Run{}, fmt.Errorf("decode input of run %s: %w", h.runID, err)
-	}
-	if h.status.Finished() {
-		out, err := e.readSpilled(ctx, h.outputJSON, h.outputRef)
-		if err != nil {
-			return Run{}, fmt.Errorf("read output of run %s: %w", h.runID, err)
-		}
-		if out != "" {
-			r.Output = json.RawMessage(out)
-		}
-	}
-	return r, nil
 }

@@ -56,7 +56,7 @@ func assertPipelineDone(t *testing.T, r *rig, id string) {
 
 func TestEngine_CrashAfterActivityBeforeCommit_RedeliveryCompletesOnce(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	r.fstore.BeforeSubmit = once("transform")
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t) // the item fails at the transform commit and stays in the queue (invisible)
@@ -78,7 +78,7 @@ func TestEngine_CrashAfterActivityBeforeCommit_RedeliveryCompletesOnce(t *testin
 
 func TestEngine_CrashAfterCommitBeforeNextStep_RedeliveryCarriesCurrentStep(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	r.fstore.AfterSubmit = once("transform") // written, but the worker "dies" before going on
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t) // the item's handling fails after the commit: the message stays in the queue
@@ -102,7 +102,7 @@ func TestEngine_CrashAfterCommitBeforeNextStep_RedeliveryCarriesCurrentStep(t *t
 func TestEngine_LostEnqueue_SweepDispatchesFromDueIndex(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.EngineOptions{Clock: clk.now, RepairAfter: time.Minute}, false)
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
 	var drop atomic.Bool
 	drop.Store(true)
 	r.fqueue.OnEnqueue = func([]byte) (int, error) {
@@ -132,7 +132,7 @@ func TestEngine_LostEnqueue_SweepDispatchesFromDueIndex(t *testing.T) {
 
 func TestEngine_DuplicateDelivery_NoDuplicateHistory(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{Concurrency: 4}, true)
+	r := newRig(t, engine.Options{Concurrency: 4}, true)
 	r.fqueue.OnEnqueue = func([]byte) (int, error) { return 3, nil }
 	var ids []string
 	for range 20 {
@@ -161,7 +161,7 @@ func TestEngine_TwoWorkersOneRun_OneCommitWins(t *testing.T) {
 		}
 		return durable.Update{"n": s.N + 1}, nil
 	}
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "raced", 3, barrier))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "raced", 3, barrier))
 	id := r.start(t, "raced", "", `{}`)
 	msgs, _ := r.queue.Receive(t.Context(), 1, time.Minute)
 	var wg sync.WaitGroup
@@ -192,9 +192,9 @@ func TestEngine_TwoWorkersOneRun_OneCommitWins(t *testing.T) {
 
 func TestEngine_TwoEnginesOneStore_AllRunsOnce(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{Concurrency: 3}, true)
-	other, err := engine.NewEngine(engine.EngineOptions{Registry: r.reg, Store: r.fstore, Queue: r.fqueue, Payloads: r.payloads,
-		Concurrency: 3, PollInterval: time.Millisecond})
+	r := newRig(t, engine.Options{Concurrency: 3}, true)
+	other, err := engine.New(engine.Options{Registry: r.reg, Store: r.fstore, Queue: r.fqueue, Payloads: r.payloads,
+		Concurrency: 3, PollInterval: time.Millisecond, Logger: r.e.Options().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestEngine_CancelDuringStep_DiscardsResult(t *testing.T) {
 		<-release
 		return durable.Update{"n": 99}, nil
 	}
-	r := newRig(t, engine.EngineOptions{}, false, chainGraph(t, "slow", 1, slow))
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "slow", 1, slow))
 	id := r.start(t, "slow", "", `{}`)
 	done := make(chan struct{})
 	go func() { defer close(done); r.drive(t) }()
@@ -242,7 +242,7 @@ func TestEngine_CancelDuringStep_DiscardsResult(t *testing.T) {
 
 func TestEngine_EventDuringStep_RebasesInsteadOfDropping(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	var raised atomic.Bool
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
 		if commitsNode(ops, "classify_request") && raised.CompareAndSwap(false, true) {
@@ -267,7 +267,7 @@ func TestEngine_EventDuringStep_RebasesInsteadOfDropping(t *testing.T) {
 
 func TestEngine_PoisonWorkItem_FailsRunAfterMaxDequeues(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	id := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 5); err != nil {
 		t.Fatal(err)

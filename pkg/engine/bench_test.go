@@ -41,7 +41,7 @@ func benchChain(b *testing.B, runs int) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+		e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkEngine_StepCost_At10_vs_At1000(b *testing.B) {
 	var early, late time.Duration
 	for range b.N {
 		stamps = stamps[:0]
-		e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), MaxSteps: 2 * steps, Concurrency: 1})
+		e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), MaxSteps: 2 * steps, Concurrency: 1, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func BenchmarkEngine_StorageOpsPerStep(b *testing.B) {
 }
 
 func opsOf(b *testing.B, steps int) int64 {
-	r := newRig(b, engine.EngineOptions{}, false, chainGraph(b, fmt.Sprintf("ops%d", steps), steps, nil))
+	r := newRig(b, engine.Options{}, false, chainGraph(b, fmt.Sprintf("ops%d", steps), steps, nil))
 	r.start(b, fmt.Sprintf("ops%d", steps), "", `{}`)
 	r.drive(b)
 	return r.counts.Total()

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 			var now atomic.Int64
 			now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 			clock := func() time.Time { return time.Unix(0, now.Load()) }
-			r := newRig(t, engine.EngineOptions{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
+			r := newRig(t, engine.Options{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
 			id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 			r.drive(t) // the wait's timer is a delayed message, invisible until the deadline
 			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
@@ -59,7 +60,7 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 
 func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{PollInterval: time.Hour,
+	r := newRig(t, engine.Options{PollInterval: time.Hour,
 		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 30 * time.Millisecond, WaitTimeoutNode: "draft_reply"}}}, true)
 	run := r.waitFor(t, r.start(t, "support_agent", "", `{"user_message":"refund"}`), func(r engine.Run) bool { return r.Status.Finished() })
 	if run.Status != engine.StatusCompleted {
@@ -69,7 +70,7 @@ func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
 
 func TestEngine_EventBeforeTimeout_CancelsTimeout(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 40 * time.Millisecond}}}, true)
+	r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 40 * time.Millisecond}}}, true)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.wait(t, id)
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", []byte(`{"approved":true}`)); err != nil {
@@ -110,7 +111,7 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 				return durable.Update{"n": s.N + 1}, nil
 			}
 			policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: tt.attempts, InitialBackoff: 5 * time.Millisecond}}
-			r := newRig(t, engine.EngineOptions{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
+			r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
 			id := r.start(t, "flaky", "", `{}`)
 			run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
 			if run.Status != tt.status {
@@ -131,5 +132,82 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Issue #10, defect 4.
+func TestEngine_WaitTimeoutCommitRacesAcceptedEvent_EventWins(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	clk.advance(time.Hour + time.Second)
+	var raised atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		for _, op := range ops {
+			if op.Entity.Properties["Type"] == engine.HistoryRunFailed && raised.CompareAndSwap(false, true) {
+				// The client's event is accepted (202) just before the timeout commits.
+				return r.e.RaiseEvent(context.Background(), id, "approval", json.RawMessage(`{"approved":true,"reviewer":"r"}`))
+			}
+		}
+		return nil
+	}
+	r.drive(t)
+	if !raised.Load() {
+		t.Fatal("the timeout never tried to commit")
+	}
+	run, _ := r.e.GetRun(t.Context(), id)
+	if run.Status != engine.StatusCompleted {
+		t.Fatalf("status %s output %s: an accepted event lost to the timeout", run.Status, run.Output)
+	}
+}
+
+// Issue #10, defect 6.
+func TestEngine_EarlyWaitTimeoutMessage_ReEnqueuedWithRemainingDelay(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Hour}}}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	// The queue's clock runs ahead of the engine's: the timer arrives half an hour early.
+	clk.advance(time.Hour + time.Second)
+	msgs, err := r.queue.Receive(t.Context(), 1, time.Minute)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("timer message: %v %v", msgs, err)
+	}
+	clk.advance(-31 * time.Minute)
+	if err := r.e.HandleWorkItem(t.Context(), msgs[0].Body, msgs[0].DequeueCount); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.queue.Delete(t.Context(), msgs[0]); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(31 * time.Minute)
+	r.drive(t)
+	run, _ := r.e.GetRun(t.Context(), id)
+	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "timed out") {
+		t.Fatalf("status %s output %s: the early timer was dropped", run.Status, run.Output)
+	}
+}
+
+// Issue #10, also measured 3.
+func TestEngine_TimeoutAndPoisonFailures_NameTheNode(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Minute}}}, false)
+	timed := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	clk.advance(2 * time.Minute)
+	r.drive(t)
+	poisoned := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(poisoned, 1, 0), 5); err != nil {
+		t.Fatal(err)
+	}
+	for id, node := range map[string]string{timed: "classify_request", poisoned: "extract"} {
+		h := r.history(t, id)
+		if last := h[len(h)-1]; last.Type != engine.HistoryRunFailed || last.Node != node {
+			t.Errorf("run %s ends with %s at node %q, want run_failed at %q", id, last.Type, last.Node, node)
+		}
 	}
 }

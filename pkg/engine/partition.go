@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -30,6 +32,12 @@ const (
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
 	pNonce                                 = "Nonce"
 	refSuffix                              = "Ref"
+)
+
+// History and inbox row properties.
+const (
+	pType, pName, pHistNode, pHistStep, pTime, pData = "Type", "Name", "Node", "Step", "Time", "Data"
+	pEvent, pPayload                                 = "Event", "Payload"
 )
 
 // head is the decoded run head row.
@@ -147,6 +155,10 @@ func i64(p map[string]any, k string) int64 {
 	return 0
 }
 
+// maxHeadRetries bounds the read-modify-write loops of RaiseEvent, CancelRun and StartRun
+// against concurrent commits.
+const maxHeadRetries = 32
+
 // getHead reads a run's head. Errors: ErrNotFound (wrapped) for an unknown run.
 func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
 	ent, err := e.store.Get(ctx, runID, headRowKey)
@@ -169,20 +181,55 @@ func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error
 	return h.stateVal, nil
 }
 
-// readSpilled returns an inline value, or the payload behind ref.
-func (e *Engine) readSpilled(ctx context.Context, inline, ref string) (string, error) {
-	if ref == "" {
-		return inline, nil
+// newNonce returns a random run nonce (12 hex digits).
+func newNonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// histRow is a history row before it gets its sequence number.
+type histRow struct {
+	typ, name, node string
+	data            string // JSON
+}
+
+// historyOps appends rows after seq (the head's HistSeq) as inserts.
+func historyOps(runID string, gen, seq, step int64, now time.Time, rows []histRow) []Op {
+	ops := make([]Op, len(rows))
+	for i, r := range rows {
+		ops[i] = Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
+			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: step, pTime: now, pData: r.data,
+		}}}
 	}
-	data, err := e.payloads.Get(ctx, ref)
-	if err != nil {
-		return "", fmt.Errorf("read payload %s: %w", ref, err)
+	return ops
+}
+
+// findEvent returns the oldest inbox row of h's generation carrying name.
+func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, bool, error) {
+	if h.pending <= 0 {
+		return Entity{}, false, nil
 	}
-	return string(data), nil
+	from, to := genRange('i', h.gen)
+	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to, Where: []Cond{{Property: pEvent, Op: CondEq, Value: name}}, Limit: 1}
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return Entity{}, false, fmt.Errorf("read inbox run=%s: %w", h.runID, err)
+		}
+		if len(page.Entities) > 0 {
+			return page.Entities[0], true, nil
+		}
+		if page.Continuation == "" {
+			return Entity{}, false, nil
+		}
+		q.Continuation = page.Continuation
+	}
 }
 
 // Row keys.
 
+// padInt appends n zero-padded to width digits.
 func padInt(dst []byte, n int64, width int) []byte {
 	s := strconv.AppendInt(nil, n, 10)
 	for i := len(s); i < width; i++ {
@@ -191,6 +238,7 @@ func padInt(dst []byte, n int64, width int) []byte {
 	return append(dst, s...)
 }
 
+// seqKey is the row key "<prefix><gen:6>-<seq:16>".
 func seqKey(prefix byte, gen, seq int64) string {
 	b := make([]byte, 0, 24)
 	b = append(b, prefix)
@@ -217,6 +265,20 @@ func keyGen(rk string) int64 {
 	n, err := strconv.ParseInt(rk[1:7], 10, 64)
 	if err != nil {
 		return 0
+	}
+	return n
+}
+
+// parseSeq parses the sequence number of a history or inbox row key (0 if malformed).
+func parseSeq(rk string) int64 {
+	var n int64
+	if len(rk) > 8 {
+		for _, c := range rk[8:] {
+			if c < '0' || c > '9' {
+				return 0
+			}
+			n = n*10 + int64(c-'0')
+		}
 	}
 	return n
 }

@@ -109,6 +109,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// quiet discards the logs of engines built outside a rig in benchmarks and fuzzing.
+var quiet = slog.New(slog.DiscardHandler)
+
 // fakeClock is a settable clock for tests that must step over timeouts.
 type fakeClock struct{ ns atomic.Int64 }
 
@@ -135,13 +138,13 @@ type rig struct {
 
 // newRig builds an engine over the example graphs plus extra; opts may set anything but the
 // storage. start runs the embedded dispatcher.
-func newRig(t testing.TB, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
+func newRig(t testing.TB, opts engine.Options, start bool, extra ...durable.Graph) *rig {
 	t.Helper()
 	return newRigETags(t, !noETags, opts, start, extra...)
 }
 
 // newRigETags is newRig with the store's ETag behaviour chosen by the test.
-func newRigETags(t testing.TB, etags bool, opts engine.EngineOptions, start bool, extra ...durable.Graph) *rig {
+func newRigETags(t testing.TB, etags bool, opts engine.Options, start bool, extra ...durable.Graph) *rig {
 	t.Helper()
 	var storeOpts, queueOpts []memory.Option
 	if !etags {
@@ -171,12 +174,12 @@ func newRigETags(t testing.TB, etags bool, opts engine.EngineOptions, start bool
 	opts.Queue = r.fqueue
 	opts.Payloads = enginetest.CountingPayloads{PayloadStore: r.payloads, Counts: r.counts}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		opts.Logger = testLogger(t)
 	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 5 * time.Millisecond
 	}
-	e, err := engine.NewEngine(opts)
+	e, err := engine.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +194,11 @@ func newRigETags(t testing.TB, etags bool, opts engine.EngineOptions, start bool
 }
 
 type testWriter struct{ t testing.TB }
+
+// testLogger logs warnings and errors through t.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))

@@ -18,7 +18,7 @@ func FuzzEngine_HandleWorkItem(f *testing.F) {
 	} {
 		f.Add([]byte(s), int64(1))
 	}
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: durable.NewRegistry(), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, err := engine.New(engine.Options{Registry: durable.NewRegistry(), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: quiet})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func (o *recordingObserver) StepEnded(_ context.Context, ev engine.RunEvent) {
 func TestEngine_Observer_SeesPoisonFailure(t *testing.T) {
 	t.Parallel()
 	obs := &recordingObserver{}
-	r := newRig(t, engine.EngineOptions{Observer: obs}, false)
+	r := newRig(t, engine.Options{Observer: obs}, false)
 	id := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 5); err != nil {
 		t.Fatal(err)

@@ -31,73 +31,7 @@ type workItem struct {
 }
 
 // ErrInvalidWorkItem reports a queue message that is not a work item.
-var ErrInvalidWorkItem = errors.New("durable: invalid work item")
-
-func encodeWorkItem(it workItem) []byte {
-	b := make([]byte, 0, 96+len(it.RunID))
-	b = append(b, `{"v":1,"run_id":`...)
-	b = appendJSONString(b, it.RunID)
-	b = append(b, `,"gen":`...)
-	b = append(b, itoa(it.Gen)...)
-	b = append(b, `,"step":`...)
-	b = append(b, itoa(it.Step)...)
-	if it.Nonce != "" {
-		b = append(b, `,"nonce":`...)
-		b = appendJSONString(b, it.Nonce)
-	}
-	if it.Retry > 0 {
-		b = append(b, `,"retry":`...)
-		b = append(b, itoa(it.Retry)...)
-	}
-	if it.Trace != "" {
-		b = append(b, `,"tp":`...)
-		b = appendJSONString(b, it.Trace)
-	}
-	return append(b, '}')
-}
-
-// itemOf returns the work item of h's next step.
-func itemOf(h *head) workItem {
-	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce, Trace: h.trace}
-}
-
-func decodeWorkItem(body []byte) (workItem, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] != '{' {
-		dec, err := base64.StdEncoding.DecodeString(string(body))
-		if err != nil {
-			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", ErrInvalidWorkItem)
-		}
-		body = bytes.TrimSpace(dec)
-	}
-	var it workItem
-	if err := json.Unmarshal(body, &it); err != nil {
-		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
-	}
-	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 {
-		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
-	}
-	return it, nil
-}
-
-// maxTimerDelay is the longest delay the engine gives a message: Azure's 7 days less a
-// margin. A longer timer comes early and is re-enqueued with the rest.
-const maxTimerDelay = MaxDelay - time.Hour
-
-// dispatch enqueues a work item for h's next step. A delayed item also schedules a local
-// wake-up so the embedded dispatcher sees it when it becomes visible.
-func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) error {
-	delay = min(max(delay, 0), maxTimerDelay)
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(itemOf(h)), delay); err != nil {
-		return fmt.Errorf("dispatch run=%s step=%d: %w", h.runID, h.step, err)
-	}
-	if delay <= 0 {
-		e.wake()
-	} else if e.started.Load() {
-		time.AfterFunc(delay, e.wake)
-	}
-	return nil
-}
+var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 
 // HandleWorkItem processes one work item: the entry point of a queue trigger (the
 // fg_orchestrator function) and of the embedded dispatcher. body is the message text (the
@@ -264,6 +198,7 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	return n, true, nil
 }
 
+// logStep logs a step that completed or failed the run, or made it wait.
 func (e *Engine) logStep(n *head, o *stepOutcome) {
 	switch {
 	case n.status == StatusCompleted:
@@ -273,4 +208,80 @@ func (e *Engine) logStep(n *head, o *stepOutcome) {
 	case n.waiting != "" && o.kind == outVisit:
 		e.log.Debug("run waiting for event", "run_id", n.runID, "graph", n.graph, "event", n.waiting)
 	}
+}
+
+// maxTimerDelay is the longest delay the engine gives a message: Azure's 7 days less a
+// margin. A longer timer comes early and is re-enqueued with the rest.
+const maxTimerDelay = MaxDelay - time.Hour
+
+// dispatch enqueues a work item for h's next step. A delayed item also schedules a local
+// wake-up so the embedded dispatcher sees it when it becomes visible.
+func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) error {
+	delay = min(max(delay, 0), maxTimerDelay)
+	if err := e.queue.Enqueue(ctx, encodeWorkItem(itemOf(h)), delay); err != nil {
+		return fmt.Errorf("dispatch run=%s step=%d: %w", h.runID, h.step, err)
+	}
+	if delay <= 0 {
+		e.wake()
+	} else if e.started.Load() {
+		time.AfterFunc(delay, e.wake)
+	}
+	return nil
+}
+
+// wake nudges one idle dispatcher worker.
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// itemOf returns the work item of h's next step.
+func itemOf(h *head) workItem {
+	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce, Trace: h.trace}
+}
+
+// encodeWorkItem returns the JSON of it.
+func encodeWorkItem(it workItem) []byte {
+	b := make([]byte, 0, 96+len(it.RunID))
+	b = append(b, `{"v":1,"run_id":`...)
+	b = appendJSONString(b, it.RunID)
+	b = append(b, `,"gen":`...)
+	b = append(b, itoa(it.Gen)...)
+	b = append(b, `,"step":`...)
+	b = append(b, itoa(it.Step)...)
+	if it.Nonce != "" {
+		b = append(b, `,"nonce":`...)
+		b = appendJSONString(b, it.Nonce)
+	}
+	if it.Retry > 0 {
+		b = append(b, `,"retry":`...)
+		b = append(b, itoa(it.Retry)...)
+	}
+	if it.Trace != "" {
+		b = append(b, `,"tp":`...)
+		b = appendJSONString(b, it.Trace)
+	}
+	return append(b, '}')
+}
+
+// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: ErrInvalidWorkItem.
+func decodeWorkItem(body []byte) (workItem, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] != '{' {
+		dec, err := base64.StdEncoding.DecodeString(string(body))
+		if err != nil {
+			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", ErrInvalidWorkItem)
+		}
+		body = bytes.TrimSpace(dec)
+	}
+	var it workItem
+	if err := json.Unmarshal(body, &it); err != nil {
+		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+	}
+	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 {
+		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
+	}
+	return it, nil
 }

@@ -17,7 +17,7 @@ import (
 func ExampleDecodeOutput() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustSupportAgent())
-	e, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 	_ = e.Start(ctx)
 	defer e.Close()
