@@ -1,7 +1,7 @@
 package blobcheckpoint_test
 
 import (
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 )
@@ -11,7 +11,7 @@ import (
 // its checkpointer so threads survive restarts and are shared by instances. Building the
 // clients sends nothing; the first request is the graph's first checkpoint.
 func ExampleNew() {
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	if err != nil {
 		panic(err)
 	}

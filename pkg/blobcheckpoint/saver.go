@@ -63,7 +63,7 @@ func Open(ctx context.Context, connectionString string, opts Options) (*Saver, e
 	return New(c, opts), nil
 }
 
-// New returns a saver on an existing container client (azstorage.Clients.EnsureContainer
+// New returns a saver on an existing container client (azure.Clients.EnsureContainer
 // creates one). opts.Container is ignored.
 func New(c *container.Client, opts Options) *Saver {
 	if opts.Logger == nil {

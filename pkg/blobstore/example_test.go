@@ -4,14 +4,14 @@ import (
 	"context"
 	"os"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/blobstore"
 )
 
 // Payloads of a run share its prefix, so purging a run is one DeletePrefix.
 func ExampleNew() {
 	ctx := context.Background()
-	clients, err := azstorage.NewClients(azstorage.SettingsFrom("", os.Getenv), nil)
+	clients, err := azure.NewClients(azure.SettingsFrom("", os.Getenv), nil)
 	if err != nil {
 		return
 	}

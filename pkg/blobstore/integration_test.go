@@ -12,7 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/blobstore"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
@@ -22,7 +22,7 @@ import (
 // newContainer creates a fresh container on Azurite and deletes it when the test ends.
 func newContainer(t testing.TB) *container.Client {
 	t.Helper()
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

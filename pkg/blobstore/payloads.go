@@ -26,7 +26,7 @@ type Payloads struct {
 
 var _ engine.PayloadStore = (*Payloads)(nil)
 
-// New returns a Payloads on an existing container (azstorage.Clients.EnsureContainer
+// New returns a Payloads on an existing container (azure.Clients.EnsureContainer
 // creates it).
 func New(c *container.Client) *Payloads {
 	return &Payloads{c: c}

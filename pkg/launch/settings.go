@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
@@ -63,7 +63,7 @@ type Settings struct {
 	Durable Durable
 	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
 	// the app serves (nil otherwise), for the app's own Azure stores.
-	Azure *azstorage.Clients
+	Azure *azure.Clients
 
 	closers []func() error
 }

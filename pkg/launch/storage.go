@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/blobstore"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -118,7 +118,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 			return fmt.Errorf("%s: want a duration of at least 1s", EnvVisibilityTimeout)
 		}
 	}
-	az := azstorage.SettingsFrom(EnvStorage, getenv)
+	az := azure.SettingsFrom(EnvStorage, getenv)
 	if mode == ModeFunctions || !az.Configured() {
 		s.Durable = Durable{
 			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
@@ -126,7 +126,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 		}
 		return nil
 	}
-	clients, err := azstorage.NewClients(az, nil)
+	clients, err := azure.NewClients(az, nil)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}

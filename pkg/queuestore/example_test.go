@@ -5,14 +5,14 @@ import (
 	"os"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/queuestore"
 )
 
 // A worker receives a work item, keeps it hidden while the step runs, then deletes it.
 func ExampleNew() {
 	ctx := context.Background()
-	clients, err := azstorage.NewClients(azstorage.SettingsFrom("", os.Getenv), nil)
+	clients, err := azure.NewClients(azure.SettingsFrom("", os.Getenv), nil)
 	if err != nil {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
@@ -21,7 +21,7 @@ import (
 // newQueue creates a fresh queue on Azurite and deletes it when the test ends.
 func newQueue(t testing.TB) *azqueue.QueueClient {
 	t.Helper()
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type Queue struct {
 
 var _ engine.WorkQueue = (*Queue)(nil)
 
-// New returns a Queue on an existing queue (azstorage.Clients.EnsureQueue creates it).
+// New returns a Queue on an existing queue (azure.Clients.EnsureQueue creates it).
 func New(client *azqueue.QueueClient) *Queue {
 	return &Queue{client: client}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
@@ -14,7 +14,7 @@ import (
 // step's If-Match.
 func ExampleNew() {
 	ctx := context.Background()
-	clients, err := azstorage.NewClients(azstorage.SettingsFrom("", os.Getenv), nil)
+	clients, err := azure.NewClients(azure.SettingsFrom("", os.Getenv), nil)
 	if err != nil {
 		return
 	}

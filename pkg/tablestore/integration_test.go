@@ -9,7 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
@@ -19,7 +19,7 @@ import (
 // newTable creates a fresh table on Azurite and deletes it when the test ends.
 func newTable(t testing.TB) *aztables.Client {
 	t.Helper()
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ type Store struct {
 
 var _ engine.Store = (*Store)(nil)
 
-// New returns a Store on an existing table (azstorage.Clients.EnsureTable creates it).
+// New returns a Store on an existing table (azure.Clients.EnsureTable creates it).
 func New(client *aztables.Client) *Store {
 	return &Store{client: client}
 }

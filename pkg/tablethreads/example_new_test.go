@@ -3,7 +3,7 @@ package tablethreads_test
 import (
 	"log/slog"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/tablethreads"
@@ -14,7 +14,7 @@ import (
 // are shared by every instance. Building the clients sends nothing.
 func ExampleNew() {
 	logger := slog.Default()
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package azstorage
+package azure
 
 import (
 	"strings"

@@ -1,19 +1,19 @@
 //go:build integration
 
-package azstorage_test
+package azure_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 
 // Ensure* create what is missing and accept what exists (a second start of the app).
 func TestIntegrationClients_Ensure_Idempotent(t *testing.T) {
 	t.Parallel()
-	c, err := azstorage.NewClients(azstorage.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	c, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
-// Package azstorage turns the Azure Functions storage setting into Azure SDK clients for
-// Tables, Queues and Blobs, and creates the tables, queues and containers a backend needs.
+// Package azure is funcgraph on Azure Storage. At its root it turns the Azure Functions
+// storage setting into Azure SDK clients for Tables, Queues and Blobs (Settings, NewClients),
+// and creates the tables, queues and containers a backend needs (Clients.EnsureTable,
+// EnsureQueue, EnsureContainer: the only place that creates them).
 //
 // Two forms of the setting are understood, as the Functions host does for
 // AzureWebJobsStorage:
@@ -22,4 +24,4 @@
 //
 // It is not a storage backend: tablestore, queuestore and blobstore take the clients it
 // builds and know nothing of settings.
-package azstorage
+package azure

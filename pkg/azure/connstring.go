@@ -1,17 +1,10 @@
-package azstorage
+package azure
 
 import (
 	"errors"
-	"fmt"
 	"strings"
-)
 
-// Development storage (Azurite) defaults for "UseDevelopmentStorage=true". The key is the
-// public, well-known emulator key, not a secret.
-const (
-	devAccountName = "devstoreaccount1"
-	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-	devHost        = "http://127.0.0.1"
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 )
 
 // connString is a parsed connection string, with the development form expanded.
@@ -37,14 +30,7 @@ func parseConnectionString(cs string) (connString, error) {
 		keys[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 	}
 	if strings.EqualFold(keys["usedevelopmentstorage"], "true") {
-		host := devHost
-		if p := keys["developmentstorageproxyuri"]; p != "" {
-			host = strings.TrimRight(p, "/")
-		}
-		raw := fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;"+
-			"BlobEndpoint=%s:10000/%s;QueueEndpoint=%s:10001/%s;TableEndpoint=%s:10002/%s;",
-			devAccountName, devAccountKey, host, devAccountName, host, devAccountName, host, devAccountName)
-		return parseConnectionString(raw)
+		return parseConnectionString(azsdk.DevelopmentStorage(strings.TrimRight(keys["developmentstorageproxyuri"], "/")))
 	}
 	if keys["accountname"] == "" {
 		return connString{}, errors.New("storage connection string: AccountName is missing")

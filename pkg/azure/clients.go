@@ -1,20 +1,18 @@
-package azstorage
+package azure
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
+
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 )
 
 // Options tunes NewClients. The zero value is ready to use.
@@ -114,9 +112,7 @@ func (c *Clients) EnsureTable(ctx context.Context, name string) (*aztables.Clien
 	if err := ValidateTableName(name); err != nil {
 		return nil, err
 	}
-	_, err := c.Tables.CreateTable(ctx, name, nil)
-	var re *azcore.ResponseError
-	if err != nil && !(errors.As(err, &re) && re.ErrorCode == string(aztables.TableAlreadyExists)) {
+	if _, err := c.Tables.CreateTable(ctx, name, nil); err != nil && azsdk.Classify(err).Kind != azsdk.AlreadyExists {
 		return nil, fmt.Errorf("create table %s: %w", name, redact(err))
 	}
 	return c.Tables.NewClient(name), nil
@@ -129,7 +125,7 @@ func (c *Clients) EnsureQueue(ctx context.Context, name string) (*azqueue.QueueC
 		return nil, err
 	}
 	q := c.Queues.NewQueueClient(name)
-	if _, err := q.Create(ctx, nil); err != nil && !queueerror.HasCode(err, queueerror.QueueAlreadyExists) {
+	if _, err := q.Create(ctx, nil); err != nil && azsdk.Classify(err).Kind != azsdk.AlreadyExists {
 		return nil, fmt.Errorf("create queue %s: %w", name, redact(err))
 	}
 	return q, nil
@@ -142,7 +138,7 @@ func (c *Clients) EnsureContainer(ctx context.Context, name string) (*container.
 		return nil, err
 	}
 	cc := c.Blobs.ServiceClient().NewContainerClient(name)
-	if _, err := cc.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+	if err := azsdk.CreateContainer(ctx, cc); err != nil {
 		return nil, fmt.Errorf("create container %s: %w", name, redact(err))
 	}
 	return cc, nil
@@ -150,17 +146,7 @@ func (c *Clients) EnsureContainer(ctx context.Context, name string) (*container.
 
 // redact drops the request URL (which may carry a SAS token) from transport errors and
 // reduces service errors to their status and code.
-func redact(err error) error {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return fmt.Errorf("storage service answered %d %s", re.StatusCode, re.ErrorCode)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s request: %w", ue.Op, ue.Err)
-	}
-	return err
-}
+func redact(err error) error { return azsdk.Reduce("storage", err, nil) }
 
 // ValidateTableName checks Azure's table naming rule.
 func ValidateTableName(name string) error {

@@ -1,10 +1,10 @@
-package azstorage_test
+package azure_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 )
 
 // Identity-based settings, as an app would read them with os.Getenv.
@@ -14,14 +14,14 @@ func ExampleSettingsFrom() {
 		"AzureWebJobsStorage__credential":  "managedidentity",
 		"AzureWebJobsStorage__clientId":    "00000000-0000-0000-0000-000000000001",
 	}
-	s := azstorage.SettingsFrom("", func(k string) string { return env[k] })
+	s := azure.SettingsFrom("", func(k string) string { return env[k] })
 	fmt.Println(s.Configured(), s.UsesIdentity(), s.Validate())
 	// Output: true true <nil>
 }
 
 // Clients for a local Azurite on its default ports; nothing is sent until a call is made.
 func ExampleNewClients() {
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +32,7 @@ func ExampleNewClients() {
 // Ensure the backends' table, queue and container exist at startup.
 func ExampleClients_EnsureTable() {
 	ctx := context.Background()
-	clients, err := azstorage.NewClients(azstorage.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	if err != nil {
 		return
 	}
