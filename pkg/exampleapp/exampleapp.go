@@ -10,7 +10,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobcheckpoint"
+	"github.com/funcgraph/funcgraph/pkg/azure/tablethreads"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -24,7 +25,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
-	"github.com/funcgraph/funcgraph/pkg/tablethreads"
 	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
 

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
-	"github.com/funcgraph/funcgraph/pkg/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/azure/queuestore"
+	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/queuestore"
-	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
 
 // EnvStoragePrefix names the durable engine's table, queue and container:
