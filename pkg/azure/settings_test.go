@@ -114,3 +114,45 @@ func FuzzParseConnectionString(f *testing.F) {
 		}
 	})
 }
+
+func TestParseConnectionString_DevelopmentStorageForms(t *testing.T) {
+	tests := []struct {
+		name, in, wantBlob string // wantBlob "": the string names no account and is refused
+	}{
+		{"dev storage", "UseDevelopmentStorage=true", "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"},
+		{"dev storage any case", "usedevelopmentstorage=TRUE;", "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;"},
+		{"proxy", "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://ipv4.fiddler/", "BlobEndpoint=http://ipv4.fiddler:10000/devstoreaccount1;"},
+		{"explicit unchanged", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k", "AccountName=a;AccountKey=k"},
+		{"false is not development storage", "UseDevelopmentStorage=false", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := parseConnectionString(tt.in)
+			if tt.wantBlob == "" {
+				if err == nil {
+					t.Fatalf("parseConnectionString(%q) = %q, want an error", tt.in, cs.raw)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(cs.raw, tt.wantBlob) {
+				t.Errorf("parseConnectionString(%q) = %q, %v; want it to contain %q", tt.in, cs.raw, err, tt.wantBlob)
+			}
+		})
+	}
+}
+
+func TestValidateContainerName_Rules(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"funcgraph-locks", true}, {"abc", true}, {strings.Repeat("a", 63), true},
+		{"ab", false}, {strings.Repeat("a", 64), false}, {"Locks", false}, {"-abc", false},
+		{"abc-", false}, {"a--b", false}, {"a_b", false}, {"", false},
+	}
+	for _, tt := range tests {
+		if err := ValidateContainerName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidateContainerName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}

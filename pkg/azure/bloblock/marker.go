@@ -1,8 +1,8 @@
-package lock
+package bloblock
 
 import "strings"
 
-// DefaultBlobPrefix is where marker blobs live when BlobLeaseOptions.BlobPrefix is empty.
+// DefaultBlobPrefix is where marker blobs live when Options.BlobPrefix is empty.
 const DefaultBlobPrefix = "thread-locks/"
 
 // markerName returns the marker blob for one key: prefix + enc(graph) + "/" + enc(thread).

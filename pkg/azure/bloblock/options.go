@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"errors"
@@ -10,22 +10,22 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
-// InfiniteLease as BlobLeaseOptions.LeaseDuration asks for leases that never expire. They are
+// InfiniteLease as Options.LeaseDuration asks for leases that never expire. They are
 // never renewed, and a crashed holder's lease must be broken by an operator. -1 * time.Second
 // means the same.
 const InfiniteLease time.Duration = -1
 
-// DefaultLeaseDuration is the lease duration used when BlobLeaseOptions.LeaseDuration is 0.
+// DefaultLeaseDuration is the lease duration used when Options.LeaseDuration is 0.
 const DefaultLeaseDuration = 60 * time.Second
 
-// BlobLeaseOptions configures a BlobLeaseThreadLock. The zero value of every field but
+// Options configures a BlobLeaseThreadLock. The zero value of every field but
 // Container is a documented default.
-type BlobLeaseOptions struct {
+type Options struct {
 	// Container holds the marker blobs. Required. The container must already exist unless
 	// CreateContainer is set; the lock never creates it on its own.
 	Container *container.Client
 
-	// CreateContainer makes NewBlobLeaseThreadLock create Container when it is missing.
+	// CreateContainer makes New create Container when it is missing.
 	CreateContainer bool
 
 	// LeaseDuration is the lease length: whole seconds from 15 s to 60 s, or InfiniteLease.
@@ -50,7 +50,7 @@ type BlobLeaseOptions struct {
 }
 
 // Validate reports whether the options can build a lock.
-func (o BlobLeaseOptions) Validate() error {
+func (o Options) Validate() error {
 	if o.Container == nil && o.api == nil {
 		return errors.New("blob lease lock needs a container client: the container must already exist, or set CreateContainer to create it")
 	}

@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
 const (
@@ -19,11 +22,11 @@ const (
 	maxTransientFailures = 3
 )
 
-// BlobLeaseThreadLock is a distributed ThreadLock: a lease on one marker blob per
+// BlobLeaseThreadLock is a distributed lock.ThreadLock: a lease on one marker blob per
 // (graphName, threadID), so instances of a scaled-out app serialise a thread's requests.
 //
 // A lease says who may run; it does not fence writes. A holder learns that its lease was
-// lost through Lost (see LossNotifier and ContextWithLoss). Close releases every held lease
+// lost through Lost (see lock.LossNotifier and lock.ContextWithLoss). Close releases every held lease
 // and stops the renewer.
 type BlobLeaseThreadLock struct {
 	api        leaseAPI
@@ -37,9 +40,12 @@ type BlobLeaseThreadLock struct {
 	closeOnce   sync.Once
 
 	mu      sync.Mutex
-	entries map[lockKey]*leaseEntry // guarded by mu
-	closed  bool                    // guarded by mu
+	entries map[leaseKey]*leaseEntry // guarded by mu
+	closed  bool                     // guarded by mu
 }
+
+// leaseKey identifies one thread of one graph.
+type leaseKey struct{ graph, thread string }
 
 // leaseEntry is one key held (or lost and not yet released) by this process.
 type leaseEntry struct {
@@ -63,14 +69,14 @@ func (e *leaseEntry) end() {
 }
 
 var (
-	_ ThreadLock   = (*BlobLeaseThreadLock)(nil)
-	_ LossNotifier = (*BlobLeaseThreadLock)(nil)
+	_ lock.ThreadLock   = (*BlobLeaseThreadLock)(nil)
+	_ lock.LossNotifier = (*BlobLeaseThreadLock)(nil)
 )
 
-// NewBlobLeaseThreadLock validates opts, creates the container when opts.CreateContainer is
+// New validates opts, creates the container when opts.CreateContainer is
 // set, and starts the renewer unless renewal is off. ctx bounds only the container creation.
 // Close the lock to release its leases and stop the renewer.
-func NewBlobLeaseThreadLock(ctx context.Context, opts BlobLeaseOptions) (*BlobLeaseThreadLock, error) {
+func New(ctx context.Context, opts Options) (*BlobLeaseThreadLock, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -80,7 +86,7 @@ func NewBlobLeaseThreadLock(ctx context.Context, opts BlobLeaseOptions) (*BlobLe
 		seconds: seconds,
 		prefix:  opts.BlobPrefix,
 		log:     opts.Logger,
-		entries: make(map[lockKey]*leaseEntry),
+		entries: make(map[leaseKey]*leaseEntry),
 	}
 	if l.api == nil {
 		l.api = azureLeases{c: opts.Container}
@@ -118,10 +124,10 @@ func NewBlobLeaseThreadLock(ctx context.Context, opts BlobLeaseOptions) (*BlobLe
 // Acquire takes the lease for (graphName, threadID). A key this process already tracks
 // (held, or lost and not yet released) returns ok=false at once without calling storage.
 // A lease held elsewhere is ok=false with a nil error; with a timeout > 0 Acquire polls with
-// a bounded back-off until the deadline. After Close it returns ErrClosed; storage failures
-// are returned as errors.
+// a bounded back-off until the deadline. After Close it returns lock.ErrClosed; storage
+// failures are returned as errors.
 func (l *BlobLeaseThreadLock) Acquire(ctx context.Context, graphName, threadID string, timeout time.Duration) (string, bool, error) {
-	key := lockKey{graphName, threadID}
+	key := leaseKey{graphName, threadID}
 	name := markerName(l.prefix, graphName, threadID)
 	deadline := time.Now().Add(timeout)
 	markerCreated := false
@@ -133,7 +139,7 @@ func (l *BlobLeaseThreadLock) Acquire(ctx context.Context, graphName, threadID s
 		closed, tracked := l.closed, l.entries[key] != nil
 		l.mu.Unlock()
 		if closed {
-			return "", false, ErrClosed
+			return "", false, lock.ErrClosed
 		}
 		if tracked {
 			return "", false, nil
@@ -167,18 +173,18 @@ func (l *BlobLeaseThreadLock) Acquire(ctx context.Context, graphName, threadID s
 
 // track records a freshly acquired lease. If the lock closed or another local Acquire won
 // the key meanwhile, it gives the new lease back.
-func (l *BlobLeaseThreadLock) track(key lockKey, name, leaseID string) (string, bool, error) {
+func (l *BlobLeaseThreadLock) track(key leaseKey, name, leaseID string) (string, bool, error) {
 	l.mu.Lock()
 	if l.closed || l.entries[key] != nil {
 		closed := l.closed
 		l.mu.Unlock()
 		l.releaseLease(key, name, leaseID)
 		if closed {
-			return "", false, ErrClosed
+			return "", false, lock.ErrClosed
 		}
 		return "", false, nil
 	}
-	token := newToken()
+	token := lock.NewToken()
 	l.entries[key] = &leaseEntry{token: token, blob: name, leaseID: leaseID, done: make(chan struct{})}
 	l.mu.Unlock()
 	return token, true, nil
@@ -188,7 +194,7 @@ func (l *BlobLeaseThreadLock) track(key lockKey, name, leaseID string) (string, 
 // already marked lost is only forgotten. Release never fails: a stale token or unknown key is
 // a no-op, and a failed release is logged at debug and left to expire.
 func (l *BlobLeaseThreadLock) Release(graphName, threadID, token string) {
-	key := lockKey{graphName, threadID}
+	key := leaseKey{graphName, threadID}
 	l.mu.Lock()
 	e := l.entries[key]
 	if e == nil || e.token != token {
@@ -212,7 +218,7 @@ func (l *BlobLeaseThreadLock) Release(graphName, threadID, token string) {
 func (l *BlobLeaseThreadLock) Lost(graphName, threadID, token string) <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.entries[lockKey{graphName, threadID}]; e != nil && e.token == token {
+	if e := l.entries[leaseKey{graphName, threadID}]; e != nil && e.token == token {
 		return e.done
 	}
 	return closedChan
@@ -223,13 +229,13 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 // Close stops the renewer (waiting up to 5 s), releases every held lease that is not lost
 // and forgets all keys. It is idempotent and always returns nil. Afterwards Acquire returns
-// ErrClosed and Release is a no-op.
+// lock.ErrClosed and Release is a no-op.
 func (l *BlobLeaseThreadLock) Close() error {
 	l.closeOnce.Do(func() {
 		l.mu.Lock()
 		l.closed = true
 		held := l.entries
-		l.entries = make(map[lockKey]*leaseEntry)
+		l.entries = make(map[leaseKey]*leaseEntry)
 		for _, e := range held {
 			e.end()
 		}
@@ -264,12 +270,12 @@ func (l *BlobLeaseThreadLock) Close() error {
 }
 
 // releaseLease gives a lease back, best effort.
-func (l *BlobLeaseThreadLock) releaseLease(key lockKey, name, leaseID string) {
+func (l *BlobLeaseThreadLock) releaseLease(key leaseKey, name, leaseID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if err := l.api.release(ctx, name, leaseID); err != nil {
 		l.log.Debug("thread lock lease release failed; leaving it to expire",
-			"graph", key.graph, "thread_id", key.thread, "error", errorSummary(err))
+			"graph", key.graph, "thread_id", key.thread, "error", azsdk.Summary(err))
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build integration
 
-package lock
+package bloblock
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // compare with BenchmarkIntegrationRawLease from the same run.
 func BenchmarkIntegrationBlobLease(b *testing.B) {
 	c, _ := newAzuriteContainer(b)
-	l := newAzuriteLock(b, c, BlobLeaseOptions{})
+	l := newAzuriteLock(b, c, Options{})
 	ctx := context.Background()
 	tok, ok, err := l.Acquire(ctx, "bench", "t", 0) // creates the marker
 	if err != nil || !ok {

@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestBlobLeaseOptions_Validate_LeaseDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := BlobLeaseOptions{Container: c, LeaseDuration: tt.d}.Validate()
+			err := Options{Container: c, LeaseDuration: tt.d}.Validate()
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate(%v) = %v, want nil", tt.d, err)
@@ -53,9 +53,9 @@ func TestBlobLeaseOptions_Validate_LeaseDuration(t *testing.T) {
 }
 
 func TestBlobLeaseOptions_NilContainer_ErrorSaysContainerMustExist(t *testing.T) {
-	_, err := NewBlobLeaseThreadLock(t.Context(), BlobLeaseOptions{})
+	_, err := New(t.Context(), Options{})
 	if err == nil || !strings.Contains(err.Error(), "must already exist") || !strings.Contains(err.Error(), "CreateContainer") {
-		t.Errorf("NewBlobLeaseThreadLock(nil container) = %v, want an error naming the container requirement", err)
+		t.Errorf("New(nil container) = %v, want an error naming the container requirement", err)
 	}
 }
 
@@ -76,7 +76,7 @@ func TestNewBlobLeaseThreadLock_AutoRenewOff_Warns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, nil))
-			l, err := NewBlobLeaseThreadLock(t.Context(), BlobLeaseOptions{
+			l, err := New(t.Context(), Options{
 				api: newFakeLeases(), LeaseDuration: tt.duration, DisableAutoRenew: tt.disable, Logger: log,
 			})
 			if err != nil {
@@ -99,7 +99,7 @@ func TestNewBlobLeaseThreadLock_AutoRenewOff_Warns(t *testing.T) {
 func TestNewBlobLeaseThreadLock_CreateContainer_OnlyWhenAsked(t *testing.T) {
 	for _, create := range []bool{false, true} {
 		f := newFakeLeases()
-		newFakeLock(t, f, BlobLeaseOptions{CreateContainer: create})
+		newFakeLock(t, f, Options{CreateContainer: create})
 		want := 0
 		if create {
 			want = 1

@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"bytes"
@@ -6,15 +6,20 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/lock"
 )
+
+var tokenPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func TestBlobLeaseThreadLock_Acquire_CreatesMarkerOnce(t *testing.T) {
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{BlobPrefix: "locks/"})
+	l := newFakeLock(t, f, Options{BlobPrefix: "locks/"})
 	for i := range 3 {
 		tok, ok, err := l.Acquire(t.Context(), "g", "a/b", 0)
 		if err != nil || !ok {
@@ -36,7 +41,7 @@ func TestBlobLeaseThreadLock_Acquire_CreatesMarkerOnce(t *testing.T) {
 func TestBlobLeaseThreadLock_TrackedKey_NoStorageCall(t *testing.T) {
 	for _, lost := range []bool{false, true} {
 		f := newFakeLeases()
-		l := newFakeLock(t, f, BlobLeaseOptions{})
+		l := newFakeLock(t, f, Options{})
 		tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
 		if lost {
 			f.renewFn = func(string) error { return respErr(http.StatusConflict, "LeaseLost") }
@@ -63,7 +68,7 @@ func TestBlobLeaseThreadLock_TrackedKey_NoStorageCall(t *testing.T) {
 
 func TestBlobLeaseThreadLock_LostLocalRace_GivesNewLeaseBack(t *testing.T) {
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{})
+	l := newFakeLock(t, f, Options{})
 	tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
 	defer l.Release("g", "t", tok)
 	f.createMarker(t.Context(), "other")
@@ -72,7 +77,7 @@ func TestBlobLeaseThreadLock_LostLocalRace_GivesNewLeaseBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second local acquire got a lease while the key was won locally.
-	tok2, ok, err := l.track(lockKey{"g", "t"}, "other", id)
+	tok2, ok, err := l.track(leaseKey{"g", "t"}, "other", id)
 	if ok || err != nil || tok2 != "" {
 		t.Errorf("track on a won key = %q, %v, %v; want not acquired", tok2, ok, err)
 	}
@@ -94,7 +99,7 @@ func TestBlobLeaseThreadLock_StorageError_Returned(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeLeases()
 			f.acqFn = func(string) error { return tt.err }
-			l := newFakeLock(t, f, BlobLeaseOptions{})
+			l := newFakeLock(t, f, Options{})
 			_, ok, err := l.Acquire(t.Context(), "g", "t", time.Second)
 			if ok || !errors.Is(err, tt.err) {
 				t.Errorf("Acquire = %v, %v; want error wrapping %v", ok, err, tt.err)
@@ -114,7 +119,7 @@ func TestBlobLeaseThreadLock_ConflictCodes_AreNotAcquired(t *testing.T) {
 	} {
 		f := newFakeLeases()
 		f.acqFn = func(string) error { return e }
-		l := newFakeLock(t, f, BlobLeaseOptions{})
+		l := newFakeLock(t, f, Options{})
 		_, ok, err := l.Acquire(t.Context(), "g", "t", 0)
 		if ok || err != nil {
 			t.Errorf("Acquire with %v = %v, %v; want not acquired, nil", e, ok, err)
@@ -124,8 +129,8 @@ func TestBlobLeaseThreadLock_ConflictCodes_AreNotAcquired(t *testing.T) {
 
 func TestBlobLeaseThreadLock_Blocking_BacksOffAndCancels(t *testing.T) {
 	f := newFakeLeases()
-	other := newFakeLock(t, f, BlobLeaseOptions{})
-	l := newFakeLock(t, f, BlobLeaseOptions{})
+	other := newFakeLock(t, f, Options{})
+	l := newFakeLock(t, f, Options{})
 	tok, _, _ := other.Acquire(t.Context(), "g", "t", 0)
 	defer other.Release("g", "t", tok)
 
@@ -171,7 +176,7 @@ func TestBlobLeaseThreadLock_Renewal_MarksLost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			f := newFakeLeases()
-			l := newFakeLock(t, f, BlobLeaseOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			l := newFakeLock(t, f, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
 			ch := l.Lost("g", "t", tok)
 			for i, outcome := range tt.rounds {
@@ -200,7 +205,7 @@ func TestBlobLeaseThreadLock_Renewal_MarksLost(t *testing.T) {
 
 func TestBlobLeaseThreadLock_Renewal_IgnoresReleasedEntries(t *testing.T) {
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{})
+	l := newFakeLock(t, f, Options{})
 	tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
 	var once sync.Once
 	f.renewFn = func(string) error {
@@ -226,7 +231,7 @@ func TestBlobLeaseThreadLock_Renewal_IgnoresReleasedEntries(t *testing.T) {
 
 func TestBlobLeaseThreadLock_Close_ReleasesAndRefuses(t *testing.T) {
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{renewEvery: time.Millisecond})
+	l := newFakeLock(t, f, Options{renewEvery: time.Millisecond})
 	var toks []string
 	for _, th := range []string{"a", "b", "c"} {
 		tok, ok, err := l.Acquire(t.Context(), "g", th, 0)
@@ -266,7 +271,7 @@ func TestBlobLeaseThreadLock_Close_ReleasesAndRefuses(t *testing.T) {
 		l.Release("g", th, toks[i]) // safe no-op
 	}
 	_, ok, err := l.Acquire(t.Context(), "g", "d", 0)
-	if ok || !errors.Is(err, ErrClosed) || err.Error() != "thread lock is closed" {
+	if ok || !errors.Is(err, lock.ErrClosed) || err.Error() != "thread lock is closed" {
 		t.Errorf("Acquire after Close = %v, %v; want ErrClosed", ok, err)
 	}
 }
@@ -274,7 +279,7 @@ func TestBlobLeaseThreadLock_Close_ReleasesAndRefuses(t *testing.T) {
 func TestBlobLeaseThreadLock_ReleaseFailure_LoggedAtDebug(t *testing.T) {
 	var logs bytes.Buffer
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	l := newFakeLock(t, f, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
 	f.breakLease("thread-locks/g/t")
 	f.acquire(t.Context(), "thread-locks/g/t", 60) // someone else takes it
@@ -289,9 +294,9 @@ func TestBlobLeaseThreadLock_ReleaseFailure_LoggedAtDebug(t *testing.T) {
 
 func TestContextWithLoss_LockLost_CancelsWithCause(t *testing.T) {
 	f := newFakeLeases()
-	l := newFakeLock(t, f, BlobLeaseOptions{})
+	l := newFakeLock(t, f, Options{})
 	tok, _, _ := l.Acquire(t.Context(), "g", "t", 0)
-	ctx, cancel := ContextWithLoss(t.Context(), l, "g", "t", tok)
+	ctx, cancel := lock.ContextWithLoss(t.Context(), l, "g", "t", tok)
 	defer cancel()
 	if ctx.Err() != nil {
 		t.Fatal("context cancelled while the lease is held")
@@ -303,13 +308,13 @@ func TestContextWithLoss_LockLost_CancelsWithCause(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("context not cancelled after the lease was lost")
 	}
-	if !errors.Is(context.Cause(ctx), ErrLockLost) {
+	if !errors.Is(context.Cause(ctx), lock.ErrLockLost) {
 		t.Errorf("cause = %v, want ErrLockLost", context.Cause(ctx))
 	}
 
-	in := NewInProcessThreadLock()
+	in := lock.NewInProcessThreadLock()
 	tok, _, _ = in.Acquire(t.Context(), "g", "t", 0)
-	ctx, cancel = ContextWithLoss(t.Context(), in, "g", "t", tok)
+	ctx, cancel = lock.ContextWithLoss(t.Context(), in, "g", "t", tok)
 	if ctx.Err() != nil {
 		t.Error("in-process context cancelled early")
 	}

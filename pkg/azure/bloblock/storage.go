@@ -1,10 +1,8 @@
-package lock
+package bloblock
 
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -14,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 )
 
 // leaseAPI is the part of Blob storage the lock uses. azureLeases implements it; unit tests
@@ -76,71 +76,29 @@ func (a azureLeases) createMarker(ctx context.Context, name string) error {
 			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &etagAny},
 		}})
 	// 409 BlobAlreadyExists, or 412 when it exists and is leased: either way it is there.
-	if status, _ := storageCode(err); status == http.StatusConflict || status == http.StatusPreconditionFailed {
+	if status := azsdk.Classify(err).Status; status == http.StatusConflict || status == http.StatusPreconditionFailed {
 		return nil
 	}
 	return err
 }
 
 func (a azureLeases) createContainer(ctx context.Context) error {
-	_, err := a.c.Create(ctx, nil)
-	if _, code := storageCode(err); strings.EqualFold(code, "ContainerAlreadyExists") {
-		return nil
-	}
-	return err
-}
-
-// storageCode returns the HTTP status and storage error code of a service error, or zeros.
-func storageCode(err error) (status int, code string) {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode, re.ErrorCode
-	}
-	return 0, ""
+	return azsdk.CreateContainer(ctx, a.c)
 }
 
 // isLeaseConflict reports whether an acquire failed because someone else holds the lease:
-// a storage code starting with "lease" or any 409.
+// a storage code starting with "lease" (any case) or any 409 (hosting.md section 11).
 func isLeaseConflict(err error) bool {
-	status, code := storageCode(err)
-	return status == http.StatusConflict || strings.HasPrefix(strings.ToLower(code), "lease")
+	a := azsdk.Classify(err)
+	return a.Status == http.StatusConflict || strings.HasPrefix(strings.ToLower(a.Code), "lease")
 }
 
 // isBlobNotFound reports whether the marker blob is missing (not the container).
-func isBlobNotFound(err error) bool {
-	_, code := storageCode(err)
-	return strings.EqualFold(code, "BlobNotFound")
-}
+func isBlobNotFound(err error) bool { return azsdk.Classify(err).Kind == azsdk.NotFound }
 
-// definitiveLossCodes are renewal errors after which the lease is certainly not ours.
-var definitiveLossCodes = []string{
-	"LeaseLost", "LeaseIdMismatchWithLeaseOperation", "LeaseNotPresentWithLeaseOperation", "LeaseIdMissing",
-}
-
-// isDefinitiveLoss reports whether a renewal error proves the lease is lost (any 412 too).
+// isDefinitiveLoss reports whether a renewal error proves the lease is lost: a code saying
+// the lease is not ours (azsdk.LeaseLost) or any 412.
 func isDefinitiveLoss(err error) bool {
-	status, code := storageCode(err)
-	if status == http.StatusPreconditionFailed {
-		return true
-	}
-	for _, c := range definitiveLossCodes {
-		if strings.EqualFold(code, c) {
-			return true
-		}
-	}
-	return false
-}
-
-// errorSummary describes err for logs without request URLs (which may carry a SAS).
-func errorSummary(err error) string {
-	if status, code := storageCode(err); status != 0 {
-		return fmt.Sprintf("status=%d code=%s", status, code)
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	return fmt.Sprintf("transport error (%T)", err)
+	a := azsdk.Classify(err)
+	return a.Kind == azsdk.LeaseLost || a.Status == http.StatusPreconditionFailed
 }

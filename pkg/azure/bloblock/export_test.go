@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import "testing"
 
@@ -12,5 +12,5 @@ var NewFakeLeases = newFakeLeases
 
 // NewBlobLeaseOnFake returns a blob lease lock on fake storage, closed at cleanup.
 func NewBlobLeaseOnFake(t *testing.T, f *FakeLeases) *BlobLeaseThreadLock {
-	return newFakeLock(t, f, BlobLeaseOptions{})
+	return newFakeLock(t, f, Options{})
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package lock
+package bloblock
 
 import (
 	"bufio"
@@ -63,7 +63,7 @@ func runHelper(role string) helperResult {
 		return helperResult{Err: err.Error()}
 	}
 	seconds, _ := strconv.Atoi(os.Getenv(envSeconds))
-	l, err := NewBlobLeaseThreadLock(ctx, BlobLeaseOptions{Container: c, LeaseDuration: time.Duration(seconds) * time.Second})
+	l, err := New(ctx, Options{Container: c, LeaseDuration: time.Duration(seconds) * time.Second})
 	if err != nil {
 		return helperResult{Err: err.Error()}
 	}
@@ -276,7 +276,7 @@ func TestIntegrationBlobLease_CrossProcess_CrashedHolderExpires(t *testing.T) {
 	}
 	_ = cmd.Wait()
 
-	l := newAzuriteLock(t, c, BlobLeaseOptions{})
+	l := newAzuriteLock(t, c, Options{})
 	var tok string
 	var attempts int
 	for time.Since(acquired) < lease+10*time.Second {

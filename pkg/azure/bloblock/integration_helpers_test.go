@@ -1,6 +1,6 @@
 //go:build integration
 
-package lock
+package bloblock
 
 import (
 	"context"
@@ -28,12 +28,12 @@ func newAzuriteContainer(t testing.TB) (*container.Client, string) {
 }
 
 // newAzuriteLock returns a blob lease lock on c, closed at cleanup.
-func newAzuriteLock(t testing.TB, c *container.Client, opts BlobLeaseOptions) *BlobLeaseThreadLock {
+func newAzuriteLock(t testing.TB, c *container.Client, opts Options) *BlobLeaseThreadLock {
 	t.Helper()
 	opts.Container = c
-	l, err := NewBlobLeaseThreadLock(context.Background(), opts)
+	l, err := New(context.Background(), opts)
 	if err != nil {
-		t.Fatalf("NewBlobLeaseThreadLock: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	return l

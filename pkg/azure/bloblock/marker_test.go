@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"net/url"

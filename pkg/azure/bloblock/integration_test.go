@@ -1,6 +1,6 @@
 //go:build integration
 
-package lock
+package bloblock
 
 import (
 	"errors"
@@ -12,12 +12,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
 func TestIntegrationBlobLease_MarkerBlobs_EscapedAndNotOverwritten(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
-	l := newAzuriteLock(t, c, BlobLeaseOptions{BlobPrefix: "p/"})
+	l := newAzuriteLock(t, c, Options{BlobPrefix: "p/"})
 	ctx := t.Context()
 
 	// An existing marker keeps its metadata: markers are created without overwrite.
@@ -84,7 +87,7 @@ func TestIntegrationBlobLease_LostLease_HolderObservesLoss(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := newAzuriteContainer(t)
-			l := newAzuriteLock(t, c, BlobLeaseOptions{LeaseDuration: 15 * time.Second, renewEvery: interval})
+			l := newAzuriteLock(t, c, Options{LeaseDuration: 15 * time.Second, renewEvery: interval})
 			ctx := t.Context()
 			tok, ok, err := l.Acquire(ctx, "g", "t", 0)
 			if !ok || err != nil {
@@ -127,8 +130,8 @@ func TestIntegrationBlobLease_LostLease_HolderObservesLoss(t *testing.T) {
 
 func TestIntegrationBlobLease_Close_ReleasesLeases(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
-	l := newAzuriteLock(t, c, BlobLeaseOptions{})
-	other := newAzuriteLock(t, c, BlobLeaseOptions{})
+	l := newAzuriteLock(t, c, Options{})
+	other := newAzuriteLock(t, c, Options{})
 	ctx := t.Context()
 	threads := []string{"a", "b", "c"}
 	for _, th := range threads {
@@ -155,17 +158,21 @@ func TestIntegrationBlobLease_Close_ReleasesLeases(t *testing.T) {
 		}
 		other.Release("g", th, tok)
 	}
-	if _, ok, err := l.Acquire(ctx, "g", "d", 0); ok || !errors.Is(err, ErrClosed) {
+	if _, ok, err := l.Acquire(ctx, "g", "d", 0); ok || !errors.Is(err, lock.ErrClosed) {
 		t.Errorf("Acquire after Close = %v, %v; want ErrClosed", ok, err)
 	}
 	l.Release("g", "a", "whatever")
 }
 
-func TestIntegrationOpenBlobLease_CreatesContainer(t *testing.T) {
+func TestIntegrationOpen_CreatesContainer(t *testing.T) {
 	name := azuritetest.UniqueName("open")
-	l, err := OpenBlobLease(t.Context(), azuritetest.ConnectionString(t), name, BlobLeaseOptions{LeaseDuration: 15 * time.Second})
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
-		t.Fatalf("OpenBlobLease: %v", err)
+		t.Fatal(err)
+	}
+	l, err := Open(t.Context(), clients, name, Options{LeaseDuration: 15 * time.Second})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
 	}
 	defer l.Close()
 	tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
@@ -174,16 +181,16 @@ func TestIntegrationOpenBlobLease_CreatesContainer(t *testing.T) {
 	}
 	l.Release("g", "t", tok)
 	// Opening again on the existing container is fine.
-	l2, err := OpenBlobLease(t.Context(), azuritetest.ConnectionString(t), name, BlobLeaseOptions{})
+	l2, err := Open(t.Context(), clients, name, Options{})
 	if err != nil {
-		t.Fatalf("second OpenBlobLease: %v", err)
+		t.Fatalf("second Open: %v", err)
 	}
 	l2.Close()
 }
 
 func TestIntegrationBlobLease_MissingContainer_AcquireErrors(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
-	l := newAzuriteLock(t, c, BlobLeaseOptions{})
+	l := newAzuriteLock(t, c, Options{})
 	if _, err := c.Delete(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package lock_test
+package bloblock_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/funcgraph/funcgraph/pkg/azure/bloblock"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/lock/locktest"
@@ -29,7 +30,7 @@ func TestIntegrationBlobLeaseThreadLock_Conformance(t *testing.T) {
 	locktest.Run(t, func(t *testing.T) lock.ThreadLock {
 		mu.Lock()
 		defer mu.Unlock()
-		l, err := lock.NewBlobLeaseThreadLock(t.Context(), lock.BlobLeaseOptions{Container: c})
+		l, err := bloblock.New(t.Context(), bloblock.Options{Container: c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package lock
+package bloblock
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 )
 
 // renewLoop renews every held lease each renewEvery until ctx ends. It is the only
@@ -24,7 +26,7 @@ func (l *BlobLeaseThreadLock) renewLoop(ctx context.Context) {
 
 // renewal is one lease to renew in a round.
 type renewal struct {
-	key lockKey
+	key leaseKey
 	e   *leaseEntry
 	err error
 }
@@ -86,12 +88,12 @@ func (l *BlobLeaseThreadLock) recordRenewal(r renewal) {
 		e.failures++
 		if e.failures < maxTransientFailures {
 			l.log.Debug("thread lock lease renewal failed", "graph", r.key.graph, "thread_id", r.key.thread,
-				"failures", e.failures, "error", errorSummary(r.err))
+				"failures", e.failures, "error", azsdk.Summary(r.err))
 			return
 		}
 	}
 	e.lost = true
 	e.end()
 	l.log.Warn("thread lock lease lost", "graph", r.key.graph, "thread_id", r.key.thread,
-		"failures", e.failures, "error", errorSummary(r.err))
+		"failures", e.failures, "error", azsdk.Summary(r.err))
 }

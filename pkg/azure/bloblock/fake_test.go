@@ -1,4 +1,4 @@
-package lock
+package bloblock
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 )
 
 // fakeLeases is an in-memory leaseAPI with Azure's lease answers (no expiry). Error hooks
@@ -30,8 +31,8 @@ func newFakeLeases() *fakeLeases {
 	return &fakeLeases{blobs: make(map[string]*fakeBlob), calls: make(map[string]int)}
 }
 
-func respErr(status int, code string) error {
-	return &azcore.ResponseError{StatusCode: status, ErrorCode: code}
+func respErr[C ~string](status int, code C) error {
+	return &azcore.ResponseError{StatusCode: status, ErrorCode: string(code)}
 }
 
 func (f *fakeLeases) count(op string) int {
@@ -52,9 +53,9 @@ func (f *fakeLeases) acquire(ctx context.Context, name string, seconds int32) (s
 	b := f.blobs[name]
 	switch {
 	case b == nil:
-		return "", respErr(http.StatusNotFound, "BlobNotFound")
+		return "", respErr(http.StatusNotFound, bloberror.BlobNotFound)
 	case b.leaseID != "" && !b.broken:
-		return "", respErr(http.StatusConflict, "LeaseAlreadyPresent")
+		return "", respErr(http.StatusConflict, bloberror.LeaseAlreadyPresent)
 	}
 	f.nextID++
 	b.leaseID, b.broken = fmt.Sprintf("lease-%d", f.nextID), false
@@ -73,11 +74,11 @@ func (f *fakeLeases) renew(ctx context.Context, name, leaseID string) error {
 	b := f.blobs[name]
 	switch {
 	case b == nil || b.leaseID == "":
-		return respErr(http.StatusConflict, "LeaseNotPresentWithLeaseOperation")
+		return respErr(http.StatusConflict, bloberror.LeaseNotPresentWithLeaseOperation)
 	case b.leaseID != leaseID:
-		return respErr(http.StatusConflict, "LeaseIdMismatchWithLeaseOperation")
+		return respErr(http.StatusConflict, bloberror.LeaseIDMismatchWithLeaseOperation)
 	case b.broken:
-		return respErr(http.StatusConflict, "LeaseIsBrokenAndCannotBeRenewed")
+		return respErr(http.StatusConflict, bloberror.LeaseIsBrokenAndCannotBeRenewed)
 	}
 	return nil
 }
@@ -88,7 +89,7 @@ func (f *fakeLeases) release(ctx context.Context, name, leaseID string) error {
 	f.calls["release"]++
 	b := f.blobs[name]
 	if b == nil || b.leaseID != leaseID {
-		return respErr(http.StatusConflict, "LeaseIdMismatchWithLeaseOperation")
+		return respErr(http.StatusConflict, bloberror.LeaseIDMismatchWithLeaseOperation)
 	}
 	b.leaseID, b.broken = "", false
 	return nil
@@ -132,15 +133,15 @@ func (f *fakeLeases) heldBy(name string) string {
 
 // newFakeLock returns a blob lease lock on api whose renewer never ticks by itself; tests
 // drive renewAll directly. It is closed at cleanup.
-func newFakeLock(t *testing.T, api *fakeLeases, opts BlobLeaseOptions) *BlobLeaseThreadLock {
+func newFakeLock(t *testing.T, api *fakeLeases, opts Options) *BlobLeaseThreadLock {
 	t.Helper()
 	opts.api = api
 	if opts.renewEvery == 0 {
 		opts.renewEvery = 1 << 62
 	}
-	l, err := NewBlobLeaseThreadLock(t.Context(), opts)
+	l, err := New(t.Context(), opts)
 	if err != nil {
-		t.Fatalf("NewBlobLeaseThreadLock: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	return l
