@@ -41,7 +41,7 @@ func rawSequence(b *testing.B, r *azureRig, shape rawShape, n int) []time.Time {
 	return append(ts, time.Now())
 }
 
-// storeSequence is rawSequence through the engine's Store (pkg/tablestore), the head's
+// storeSequence is rawSequence through the engine's Store (pkg/azure/tablestore), the head's
 // If-Match chained from each reply's ETag as the engine does.
 func storeSequence(b *testing.B, r *azureRig, shape rawShape, n int) []time.Time {
 	b.Helper()
@@ -79,7 +79,7 @@ func cpuTime() time.Duration {
 // node handler call to the next: commit of node + route, then the next handler, all on one
 // worker) with one raw aztables batch commit of the same shape sent from the same process
 // to the same table (target: step ≤ 1.2× raw). A third series sends the same batch through
-// pkg/tablestore with the head's ETag chained, which splits the gap between the engine and
+// pkg/azure/tablestore with the head's ETag chained, which splits the gap between the engine and
 // the backend. The three series take turns within each iteration, in rotating order. The
 // process's CPU time per step/commit is reported too: on two shared cores, Go CPU spent per
 // step is latency Azurite waits for.

@@ -111,7 +111,7 @@ func (s rawShape) commit(ctx context.Context, c *aztables.Client, pk string, i i
 	return nil
 }
 
-// storeCommit sends the shape's batch number i to partition pk through store (pkg/tablestore
+// storeCommit sends the shape's batch number i to partition pk through store (pkg/azure/tablestore
 // in the benchmarks), the head with If-Match on ifMatch, and returns the head's new ETag:
 // what the engine's commit sends, without the engine.
 func (s rawShape) storeCommit(ctx context.Context, store engine.Store, pk string, i int, ifMatch string) (string, error) {
