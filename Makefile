@@ -106,9 +106,10 @@ if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurit
 export FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)';
 endef
 
-# integration runs the tagged integration tests against Azurite.
+# integration runs the tagged integration tests against Azurite. Tests that need an Azurite of
+# their own (HTTPS with OAuth, for identity-based settings) start FUNCGRAPH_TEST_AZURITE_BIN.
 integration: $(AZURITE) build
-	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
+	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
 	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
 	@$(MAKE) --no-print-directory platform-sdk-test
 
