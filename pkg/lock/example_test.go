@@ -39,3 +39,9 @@ func ExampleContextWithLoss() {
 	// <nil>
 	// context canceled
 }
+
+// A ThreadLock implementation hands out owner tokens of this shape.
+func ExampleNewToken() {
+	fmt.Println(len(lock.NewToken()), lock.NewToken() != lock.NewToken())
+	// Output: 32 true
+}
