@@ -2,7 +2,6 @@ package tablestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
@@ -176,8 +176,7 @@ func (s *Store) CheckPartitionKey(pk string) error {
 // ResponseError with status 202 and no code; the failed operation's status, code and index
 // are read from the captured multipart reply instead.
 func batchFailure(err error, raw *http.Response, nops int) error {
-	var re *azcore.ResponseError
-	if raw == nil || raw.StatusCode != http.StatusAccepted || !errors.As(err, &re) {
+	if raw == nil || raw.StatusCode != http.StatusAccepted || azsdk.Classify(err).Status == 0 {
 		return classify(err)
 	}
 	body, perr := runtime.Payload(raw)
