@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -66,17 +65,18 @@ func StartOAuth(t testing.TB) OAuthAzurite {
 		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(ports[1]),
 		"--tableHost", "127.0.0.1", "--tablePort", strconv.Itoa(ports[2]))
 	cmd.Dir = dir
-	var out syncBuffer
+	var out bytes.Buffer // one writer at a time: exec copies both streams through one goroutine
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start azurite: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
+	stop := func() {
 		_ = cmd.Process.Kill()
-		<-exited
-	})
+		<-exited // out is complete and no longer written
+	}
+	t.Cleanup(stop)
 
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(certPEM)
@@ -95,6 +95,7 @@ func StartOAuth(t testing.TB) OAuthAzurite {
 			default:
 			}
 			if time.Now().After(deadline) {
+				stop()
 				t.Fatalf("azurite did not serve TLS on port %d within 30 s (%v):\n%s", p, err, out.String())
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -151,22 +152,4 @@ func freePorts(t testing.TB, n int) []int {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
-}
-
-// syncBuffer is a bytes.Buffer safe for the two output streams of one process.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
