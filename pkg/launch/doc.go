@@ -15,7 +15,8 @@
 // lock backend (GRAPH_LOCK_BACKEND, FUNCGRAPH_LOCK_CONTAINER) and the keys. With storage
 // configured it opens every Azure store from one set of clients (package azure) and hands
 // them to the app in Settings: the engine's (Durable), the platform threads (Threads), a
-// checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or interrupt: the server drains, then the app's Close runs.
+// checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or
+// interrupt: the server drains, then the app's Close runs.
 //
 // It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
 // which composes the host, durable and runsapi packages as it likes.

@@ -7,8 +7,9 @@ import (
 )
 
 // A saver on a container client the app already has (a launch.Builder finds one opened in
-// launch.Settings.Checkpoints), given to a graph as its checkpointer so threads survive restarts and are shared by instances. Building the
-// clients sends nothing; the first request is the graph's first checkpoint.
+// launch.Settings.Checkpoints), given to a graph as its checkpointer so threads survive
+// restarts and are shared by instances. Building the clients sends nothing; the first request
+// is the graph's first checkpoint.
 func ExampleNew() {
 	clients, err := azure.NewClients(azure.Settings{ConnectionString: "UseDevelopmentStorage=true"}, nil)
 	if err != nil {
