@@ -10,9 +10,13 @@
 //   - `<binary> hostjson --in host.json --out dist/host.json` writes host.json with
 //     customHandler.description.defaultExecutablePath set to the binary's own name.
 //
-// It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), the thread
-// lock backend (GRAPH_LOCK_BACKEND, AzureWebJobsStorage, FUNCGRAPH_LOCK_CONTAINER) and the
-// keys. It stops on SIGTERM or interrupt: the server drains, then the app's Close runs.
+// It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), storage
+// (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the thread
+// lock backend (GRAPH_LOCK_BACKEND, FUNCGRAPH_LOCK_CONTAINER) and the keys. With storage
+// configured it opens every Azure store from one set of clients (package azure) and hands
+// them to the app in Settings: the engine's (Durable), the platform threads (Threads), a
+// checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or
+// interrupt: the server drains, then the app's Close runs.
 //
 // It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
 // which composes the host, durable, runsapi and durablehost packages as it likes.
