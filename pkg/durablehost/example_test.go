@@ -40,7 +40,7 @@ func ExampleNewAsyncGraph() {
 	}
 	reg := durable.NewRegistry()
 	_ = reg.Register(g)
-	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	ctx := context.Background()
 	_ = eng.Start(ctx)
 	defer eng.Close()
@@ -85,7 +85,7 @@ func ExampleNewInProcessGraph() {
 func ExampleRegisterWorker() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	app := funchost.NewFunctionApp()
 	err := durablehost.RegisterWorker(app, durablehost.WorkerOptions{Worker: eng, QueueName: "funcgraph-work"})
 	fmt.Println(err)
@@ -108,7 +108,7 @@ func ExampleMount() {
 	h, _ := host.New(host.Options{Logger: quiet})
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{
+	eng, _ := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 	})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: quiet})

@@ -39,7 +39,7 @@ func TestMount_WithoutAuthLevel_InheritsTheHostingApp(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg := runsapitest.ExampleRegistry(t)
-			eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+			eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func mountedApp(t *testing.T) (*host.GraphHostApp, *runsapi.Service) {
 		t.Fatal(err)
 	}
 	reg := runsapitest.ExampleRegistry(t)
-	eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: logger})
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

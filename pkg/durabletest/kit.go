@@ -36,7 +36,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
 	// storage, Clock, Logger and Policies are set by the kit.
-	Engine engine.EngineOptions
+	Engine engine.Options
 }
 
 // Validate reports options that cannot work.
@@ -91,7 +91,7 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, logger
 	eo.Store, eo.Queue, eo.Payloads = memory.NewStore(memory.WithClock(clock.Now)), queue, memory.NewPayloadStore()
 	eo.Policies = map[string]engine.GraphPolicy{g.Manifest().GraphName: opts.Policy}
-	eng, err := engine.NewEngine(eo)
+	eng, err := engine.New(eo)
 	if err != nil {
 		t.Fatalf("durabletest: %v", err)
 	}

@@ -192,7 +192,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 		return nil, nil, err
 	}
 	eng, err := launch.MountDurable(st, app, reg, launch.DurableOptions{
-		Engine: engine.EngineOptions{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
+		Engine: engine.Options{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
 		API:    runsapi.Options{AuthLevel: funchost.AuthFunction, Logger: logger},
 	})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 type DurableOptions struct {
 	// Engine configures the engine; its storage, registry and (when nil) logger are filled in
 	// from the settings.
-	Engine engine.EngineOptions
+	Engine engine.Options
 	// API configures the runs HTTP API; Runs and Registry are filled in. Its AuthLevel
 	// defaults to the hosting app's.
 	API runsapi.Options
@@ -84,7 +84,7 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	}
 	eo := st.EngineOptions(opts.Engine)
 	eo.Registry = reg
-	eng, err := engine.NewEngine(eo)
+	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}

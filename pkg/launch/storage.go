@@ -98,7 +98,7 @@ type Durable struct {
 }
 
 // EngineOptions returns opts with the storage and the visibility timeout filled in.
-func (d Durable) EngineOptions(opts engine.EngineOptions) engine.EngineOptions {
+func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout

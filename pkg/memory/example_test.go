@@ -15,7 +15,7 @@ import (
 func Example() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		panic(err)
 	}

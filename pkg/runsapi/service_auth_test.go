@@ -16,7 +16,7 @@ func TestService_OwnAppWithoutAuthLevel_IsAnonymousAndWarns(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	reg := runsapitest.ExampleRegistry(t)
-	eng, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 		}
 	}
 	logger := hosttest.TestLogger(t)
-	eng, err := engine.NewEngine(engine.EngineOptions{
+	eng, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Logger: logger, Policies: map[string]engine.GraphPolicy{"loop": {MaxSteps: contractMaxSteps}},
 	})

@@ -23,7 +23,7 @@ import (
 func ExampleNewService() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{
+	eng, _ := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 	})
 	_ = eng.Start(context.Background())
@@ -64,7 +64,7 @@ func ExampleNewService() {
 func ExampleService_OpenAPIDocument() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
 		Logger: slog.New(slog.DiscardHandler)})
 	doc := svc.OpenAPIDocument()

@@ -30,7 +30,7 @@ func ExampleNewEngineObserver() {
 	g, _ := b.Build()
 	reg := durable.NewRegistry()
 	_ = reg.Register(g)
-	eng, _ := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Observer: tracing.NewEngineObserver(opts, nil)})
 	ctx := context.Background()
 	_ = eng.Start(ctx)

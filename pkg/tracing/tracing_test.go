@@ -131,7 +131,7 @@ func TestTracing_DurableRunWithAnEvent_OneTraceAcrossTwoWorkers(t *testing.T) {
 	// Two engines share storage: two workers of one app.
 	store, queue, payloads := memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore()
 	newWorker := func() *engine.Engine {
-		e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: store, Queue: queue, Payloads: payloads,
+		e, err := engine.New(engine.Options{Registry: reg, Store: store, Queue: queue, Payloads: payloads,
 			Observer: tracing.NewEngineObserver(opts, nil)})
 		if err != nil {
 			t.Fatal(err)

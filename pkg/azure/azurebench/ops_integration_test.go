@@ -38,9 +38,9 @@ func BenchmarkIntegrationOpsPerStep(b *testing.B) {
 	const short, long = 3, 23
 	st := newStamps()
 	reg := registry(b, chainGraph(b, st, short), chainGraph(b, st, long))
-	az := newAzureRig(b, storageEnv(b), st, engine.EngineOptions{Registry: reg}, true)
+	az := newAzureRig(b, storageEnv(b), st, engine.Options{Registry: reg}, true)
 	memCounts := &enginetest.OpCounts{}
-	mem, err := engine.NewEngine(engine.EngineOptions{
+	mem, err := engine.New(engine.Options{
 		Registry: reg, SweepInterval: -1,
 		Store:    enginetest.CountingStore{Store: memory.NewStore(), Counts: memCounts},
 		Queue:    enginetest.CountingQueue{WorkQueue: memory.NewQueue(), Counts: memCounts},

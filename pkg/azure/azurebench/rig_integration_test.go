@@ -187,7 +187,7 @@ func storageEnv(b testing.TB) map[string]string {
 // newAzureRig opens the Azure storage of env and builds an engine on it. opts may set
 // anything but the storage; the sweeper is off unless opts sets it. start runs the
 // embedded dispatcher.
-func newAzureRig(b testing.TB, env map[string]string, st *stamps, opts engine.EngineOptions, start bool) *azureRig {
+func newAzureRig(b testing.TB, env map[string]string, st *stamps, opts engine.Options, start bool) *azureRig {
 	b.Helper()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := launch.FromEnv(context.Background(), func(k string) string { return env[k] }, launch.ModeServe, logger)
@@ -210,7 +210,7 @@ func newAzureRig(b testing.TB, env map[string]string, st *stamps, opts engine.En
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = -1
 	}
-	if r.e, err = engine.NewEngine(opts); err != nil {
+	if r.e, err = engine.New(opts); err != nil {
 		b.Fatal(err)
 	}
 	if start {

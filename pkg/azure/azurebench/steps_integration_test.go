@@ -86,7 +86,7 @@ func cpuTime() time.Duration {
 func BenchmarkIntegrationStepLatency(b *testing.B) {
 	const steps, from, to = 130, 20, 120
 	st := newStamps()
-	r := newAzureRig(b, storageEnv(b), st, engine.EngineOptions{Registry: registry(b, loopGraph(b, st)), Concurrency: 1}, true)
+	r := newAzureRig(b, storageEnv(b), st, engine.Options{Registry: registry(b, loopGraph(b, st)), Concurrency: 1}, true)
 	shape := shapeOf(b, r)
 	b.Logf("step batch: %s", shape.describe())
 	var step, raw, store, stepCPU, rawCPU, storeCPU time.Duration
@@ -140,7 +140,7 @@ func BenchmarkIntegrationStepLatency(b *testing.B) {
 func BenchmarkIntegrationStepAt10VsAt1000(b *testing.B) {
 	const steps = 1100
 	st := newStamps()
-	r := newAzureRig(b, storageEnv(b), st, engine.EngineOptions{Registry: registry(b, loopGraph(b, st)), Concurrency: 1, MaxSteps: 2 * steps}, true)
+	r := newAzureRig(b, storageEnv(b), st, engine.Options{Registry: registry(b, loopGraph(b, st)), Concurrency: 1, MaxSteps: 2 * steps}, true)
 	shape := shapeOf(b, r)
 	var early, late, rawEarly, rawLate time.Duration
 	for b.Loop() {

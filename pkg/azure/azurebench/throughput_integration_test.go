@@ -27,7 +27,7 @@ func BenchmarkIntegrationConcurrent64(b *testing.B) {
 	st := newStamps()
 	env := storageEnv(b)
 	reg := registry(b, loopGraph(b, st))
-	opts := engine.EngineOptions{Registry: reg, Concurrency: runs}
+	opts := engine.Options{Registry: reg, Concurrency: runs}
 	first := newAzureRig(b, env, st, opts, true)
 	shape := shapeOf(b, first)
 	_ = first.e.Close() // its dispatcher would take work items of the runs below

@@ -55,7 +55,7 @@ func BenchmarkIntegrationWorkerRSS_WaitingRuns(b *testing.B) {
 		w := startWorker(b, bin, env)
 		time.Sleep(2 * time.Second)
 		idle += w.rssMB("VmRSS")
-		starter := newAzureRig(b, env, newStamps(), engine.EngineOptions{Registry: registry(b, exampleGraphs(b)...)}, false)
+		starter := newAzureRig(b, env, newStamps(), engine.Options{Registry: registry(b, exampleGraphs(b)...)}, false)
 		t0 := time.Now()
 		ids := startWaitingRuns(b, starter, w, runs)
 		b.Logf("%d runs started in %s", runs, time.Since(t0).Round(time.Millisecond))

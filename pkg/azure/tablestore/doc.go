@@ -2,8 +2,8 @@
 //
 // One table holds every run; a run is one partition (its instance id), so its head row and
 // history rows commit together in one entity group transaction. Every conditional write
-// sends If-Match; the service's 412 and 409 become durable.ErrConflict and 404 becomes
-// durable.ErrNotFound here, and nowhere else. Azure's limits (key characters and sizes, 252
+// sends If-Match; the service's 412 and 409 become engine.ErrConflict and 404 becomes
+// engine.ErrNotFound here, and nowhere else. Azure's limits (key characters and sizes, 252
 // properties, 64 KiB per value, 1 MiB per entity, 100 operations and 4 MiB per batch, one
 // partition per batch) are checked in code before anything is sent, because Azurite accepts
 // more than Azure does.

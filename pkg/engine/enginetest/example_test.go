@@ -33,7 +33,7 @@ func ExampleRunPayloadStoreTests() {
 // Count storage operations of an engine through the instrumented wrappers.
 func ExampleCountingStore() {
 	counts := &enginetest.OpCounts{}
-	_ = engine.EngineOptions{
+	_ = engine.Options{
 		Store:    enginetest.CountingStore{Store: memory.NewStore(), Counts: counts},
 		Queue:    enginetest.CountingQueue{WorkQueue: memory.NewQueue(), Counts: counts},
 		Payloads: enginetest.CountingPayloads{PayloadStore: memory.NewPayloadStore(), Counts: counts},

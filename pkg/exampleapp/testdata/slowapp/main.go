@@ -61,7 +61,7 @@ func build(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err := reg.Register(g); err != nil {
 		return nil, err
 	}
-	eng, err := engine.NewEngine(s.Durable.EngineOptions(engine.EngineOptions{Registry: reg, Logger: s.Logger}))
+	eng, err := engine.New(s.Durable.EngineOptions(engine.Options{Registry: reg, Logger: s.Logger}))
 	if err != nil {
 		return nil, err
 	}
