@@ -18,6 +18,9 @@
 // checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or
 // interrupt: the server drains, then the app's Close runs.
 //
-// It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
-// which composes the host, durable, runsapi and durablehost packages as it likes.
+// Assemble is the one place that puts an app together on those stores: hosted graphs, durable
+// graphs (engine, runs API, worker functions) and the LangGraph-Platform routes with their
+// background runs, returning the engine so the app can start runs from routes of its own.
+// What routes and graphs exist stays the Builder's choice; it may also compose the host,
+// durable, runsapi and durablehost packages itself (HostApp and MountDurable are the parts).
 package launch
