@@ -63,3 +63,20 @@ func ExampleRegistry_Register() {
 	// <nil>
 	// true 1
 }
+
+// RegisterInternal is for graphs funcgraph runs for itself: the engine resolves them like any
+// other, but Public and Fragments (what health and openapi.json list) leave them out.
+func ExampleRegistry_RegisterInternal() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(refundGraph("0.1.0"))
+	b := durable.NewManifestBuilder[Refund]("fg_housekeeping")
+	b.SetEntrypoint("sweep")
+	_ = b.AddStep("sweep", func(_ context.Context, r Refund) (Refund, error) { return r, nil }, durable.Terminal())
+	internal, _ := b.Build()
+	fmt.Println(reg.RegisterInternal(internal))
+	_, err := reg.Latest("fg_housekeeping")
+	fmt.Println(err, reg.Internal("fg_housekeeping"), len(reg.List()), len(reg.Public()), len(reg.Fragments()))
+	// Output:
+	// <nil>
+	// <nil> true 2 1 1
+}

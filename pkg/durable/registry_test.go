@@ -95,3 +95,49 @@ func TestRegistry_ConcurrentReads_RaceFree(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestRegistry_RegisterInternal_HiddenFromPublicViews(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	pub, in := buildVersion(t, "app", "1"), buildVersion(t, "fg_internal", "1")
+	if err := r.Register(pub); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterInternal(in); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Internal("fg_internal") || r.Internal("app") || r.Internal("zz") || !r.HasInternal() {
+		t.Fatalf("Internal marks wrong: fg_internal=%v app=%v", r.Internal("fg_internal"), r.Internal("app"))
+	}
+	if g, err := r.Latest("fg_internal"); err != nil || g.Manifest().GraphName != "fg_internal" {
+		t.Fatalf("Latest(internal) = %v, %v; the engine must still resolve it", g, err)
+	}
+	if got := len(r.List()); got != 2 {
+		t.Fatalf("List has %d graphs, want 2 (internal included)", got)
+	}
+	if pubs := r.Public(); len(pubs) != 1 || pubs[0].Manifest().GraphName != "app" {
+		t.Fatalf("Public = %v, want only app", pubs)
+	}
+	if frags := r.Fragments(); len(frags) != 1 || frags[0].GraphName != "app" {
+		t.Fatalf("Fragments = %+v, want only app", frags)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"public over internal", r.Register(buildVersion(t, "fg_internal", "2")), "graph 'fg_internal' is already registered as internal"},
+		{"internal over public", r.RegisterInternal(buildVersion(t, "app", "2")), "graph 'app' is already registered as public"},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || tt.err.Error() != tt.want || !errors.Is(tt.err, ErrGraphExists) {
+			t.Errorf("%s: error = %v, want %q wrapping ErrGraphExists", tt.name, tt.err, tt.want)
+		}
+	}
+	if err := r.RegisterInternal(buildVersion(t, "fg_internal", "2")); err != nil {
+		t.Fatalf("a new version of an internal graph: %v", err)
+	}
+	if NewRegistry().HasInternal() {
+		t.Fatal("an empty registry has internal graphs")
+	}
+}

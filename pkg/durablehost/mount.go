@@ -35,8 +35,10 @@ type MountOptions struct {
 //     {"status":"ok"}, the durable graphs' fragments appear in GET /api/health/details under
 //     HealthDetailsKey, and the hosting app's openapi.json lists the run routes and their
 //     schemas;
-//   - graph names form one namespace: every durable graph name is claimed on h (names taken
-//     by hosted graphs fail), and a duplicate route fails;
+//   - graph names form one namespace: every durable graph name, internal ones included, is
+//     claimed on h (names taken by hosted graphs fail), and a duplicate route fails;
+//   - internal graphs (durable.Registry.RegisterInternal) appear in neither health details nor
+//     openapi.json, and the run routes answer 404 for them and their runs;
 //   - every graph h offers as async runs (AsyncRuns, or AsyncMode on the graph) is registered
 //     in svc's registry as a one-node durable graph (NewAsyncGraph), so that
 //     POST /api/graphs/{name}/runs starts it and the run routes serve it. The engine must use
@@ -53,7 +55,7 @@ func Mount(svc *runsapi.Service, h *host.GraphHostApp, opts MountOptions) error 
 		durableNames = append(durableNames, g.Manifest().GraphName)
 	}
 	for _, name := range opts.InProcess {
-		if !slices.Contains(durableNames, name) {
+		if !slices.Contains(durableNames, name) || reg.Internal(name) {
 			return fmt.Errorf("%w: in-process graph %q is not a registered durable graph", ErrMount, name)
 		}
 	}

@@ -67,7 +67,9 @@ type Backend struct {
 
 var _ platform.RunBackend = (*Backend)(nil)
 
-// Register adds GraphName to reg and returns the backend whose nodes it runs. Give the
+// Register adds GraphName to reg as an internal graph (durable.Registry.RegisterInternal: the
+// runs API neither starts nor shows its runs, health and openapi.json do not list it, so the
+// platform routes stay the only way in) and returns the backend whose nodes it runs. Give the
 // engine built on reg the Policy for GraphName.
 func Register(reg *durable.Registry) (*Backend, error) {
 	b := &Backend{}
@@ -83,7 +85,7 @@ func Register(reg *durable.Registry) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("register platform runs: %w", err)
 	}
-	if err := reg.Register(g); err != nil {
+	if err := reg.RegisterInternal(g); err != nil {
 		return nil, fmt.Errorf("register platform runs: %w", err)
 	}
 	return b, nil

@@ -13,7 +13,10 @@
 // then the executor's final status (success, error, interrupted); a terminated durable run
 // is interrupted and a failed one (retries exhausted) is error. Runs are found by listing
 // the engine's runs of GraphName, so list and the FIFO check cost one scan of the platform
-// runs kept; purge finished runs (the runs API) to keep it small.
+// runs kept; the app purges finished ones with engine.Engine.PurgeRun. GraphName is internal
+// (durable.Registry.RegisterInternal): the generic runs API answers 404 for it and its runs
+// and leaves them out of its listings, so no client can start, signal, cancel or purge a
+// background run behind the platform's checks.
 //
 // Not for: blocking runs (runs/wait and runs/stream run in the request), the in-process
 // backend (platform.LocalRuns).

@@ -125,7 +125,7 @@ type stater interface{ StateType() reflect.Type }
 func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
 
 // OpenAPISchemas returns the components.schemas entries the run routes refer to: the
-// request and response bodies, then one run input schema per registered graph with a Go
+// request and response bodies, then one run input schema per public registered graph with a Go
 // state model (RunInputSchemaName), for an OpenAPI document other than the service's own
 // (durablehost.Mount adds them to the hosting app's).
 func (s *Service) OpenAPISchemas() durable.OrderedObject {
@@ -136,7 +136,7 @@ func (s *Service) OpenAPISchemas() durable.OrderedObject {
 // generated from the state struct, by schema name.
 func (s *Service) graphInputSchemas() durable.OrderedObject {
 	var out durable.OrderedObject
-	for _, g := range s.reg.List() {
+	for _, g := range s.reg.Public() {
 		st, ok := g.(stater)
 		if !ok {
 			continue

@@ -131,6 +131,13 @@ func (o Options) withDefaults() Options {
 //
 // Bodies above Options.MaxRequestBodyBytes are refused with 413
 // {"error": "request body too large"} (a guard the original did not have).
+//
+// Graphs registered with durable.Registry.RegisterInternal (the platform's background runs)
+// are not the client's: starting one is a 404 as for an unknown graph; status, events, cancel,
+// history and purge of one of their runs are a 404 as for an unknown run; listings, health and
+// openapi.json leave them out (a page of GET /api/runs may then hold fewer runs than its limit,
+// even none, and still carry a continuation token); and a start may not take the id of one of
+// their runs (409 instance already exists).
 type Service struct {
 	opts   Options
 	runs   engine.Runs
@@ -187,8 +194,9 @@ func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
 	return app, nil
 }
 
-// Fragments returns the public fragment of every registered graph (latest registration per
-// name, in first-registration order), as health and openapi.json list them.
+// Fragments returns the public fragment of every registered graph but the internal ones
+// (latest registration per name, in first-registration order), as health and openapi.json
+// list them.
 func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragments() }
 
 // Registry returns the registry runs are started from (Options.Registry).

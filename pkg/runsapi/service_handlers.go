@@ -78,12 +78,18 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.reg.Latest(name); err != nil {
 		return graphLookupError(name, err)
 	}
+	if s.reg.Internal(name) {
+		return &graphNotFoundError{name: name}
+	}
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if err != nil {
 		return err
 	}
 	req, err := decodeStartRunBody(body)
 	if err != nil {
+		return err
+	}
+	if err := s.checkStartID(r.Context(), req.InstanceID); err != nil {
 		return err
 	}
 	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata})
@@ -119,6 +125,9 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.publicRun(run); err != nil {
+		return err
+	}
 	apiWriteJSON(w, http.StatusOK, runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.Status, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output,
@@ -146,6 +155,9 @@ func runID(r *http.Request) (string, error) {
 func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	id, err := runID(r)
 	if err != nil {
+		return err
+	}
+	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
 	event := r.PathValue("event_name")
@@ -187,7 +199,9 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.runs.GetRun(r.Context(), id); err != nil {
+	if run, err := s.runs.GetRun(r.Context(), id); err != nil {
+		return err
+	} else if err := s.publicRun(run); err != nil {
 		return err
 	}
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
@@ -212,9 +226,12 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.runs.ListRuns(r.Context(), q)
-	if err != nil {
-		return err
+	var list engine.RunList
+	if !s.reg.Internal(q.GraphName) {
+		if list, err = s.runs.ListRuns(r.Context(), q); err != nil {
+			return err
+		}
+		list.Runs = s.publicRuns(list.Runs)
 	}
 	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: apiToken(list.ContinuationToken)}
 	for i, run := range list.Runs {
@@ -236,6 +253,9 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	limit, err := parseLimit(r.URL.Query())
 	if err != nil {
+		return err
+	}
+	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
 	h, err := s.runs.History(r.Context(), id, r.URL.Query().Get("continuation_token"), limit)
@@ -261,6 +281,9 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
 	id, err := runID(r)
 	if err != nil {
+		return err
+	}
+	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
 	if err := s.runs.PurgeRun(r.Context(), id); err != nil {
