@@ -158,6 +158,9 @@ func indexQuery(q RunQuery, limit int) Query {
 // index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
 // carry a continuation token.
 func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
+	if err := q.Validate(); err != nil {
+		return RunList{}, fmt.Errorf("list runs: %w", err)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100

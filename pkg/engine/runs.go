@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -95,6 +96,25 @@ type RunQuery struct {
 	ContinuationToken string
 }
 
+// Bounds of RunQuery.CreatedAfter and CreatedBefore: the run index keeps creation times as
+// nanoseconds after the Unix epoch in an int64, so a bound outside them cannot be compared.
+var (
+	MinCreatedFilter = time.Unix(0, 1).UTC()
+	MaxCreatedFilter = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// Validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
+// MaxCreatedFilter (ErrInvalidQuery).
+func (q RunQuery) Validate() error {
+	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore} {
+		if !t.IsZero() && (t.Before(MinCreatedFilter) || t.After(MaxCreatedFilter)) {
+			return fmt.Errorf("%w: created time %s outside %s..%s", ErrInvalidQuery, t.Format(time.RFC3339Nano),
+				MinCreatedFilter.Format(time.RFC3339Nano), MaxCreatedFilter.Format(time.RFC3339Nano))
+		}
+	}
+	return nil
+}
+
 // RunList is one page of runs.
 type RunList struct {
 	Runs              []Run
@@ -146,7 +166,8 @@ type Runs interface {
 	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error
 	// CancelRun records a termination request. Errors: ErrRunNotFound, *RunFinishedError.
 	CancelRun(ctx context.Context, instanceID, reason string) error
-	// ListRuns lists runs, newest first within a page, with paging.
+	// ListRuns lists runs, newest first within a page, with paging. Errors: ErrInvalidQuery
+	// for a time filter outside MinCreatedFilter..MaxCreatedFilter or a bad continuation token.
 	ListRuns(ctx context.Context, q RunQuery) (RunList, error)
 	// History pages through a run's history. Errors: ErrRunNotFound.
 	History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error)

@@ -115,7 +115,8 @@ func (o Options) withDefaults() Options {
 // The first six are the spec's, to the letter. The additions:
 //
 //   - GET /api/runs filters with the query parameters graph_name, status (one of the five
-//     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before)
+//     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before,
+//     within engine.MinCreatedFilter..MaxCreatedFilter: 1970 to 2262)
 //     and pages with limit (1–1000, default 100) and continuation_token (opaque, from the
 //     previous page). 200 {"runs": [{"instance_id", "runtime_status", "graph_name",
 //     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],

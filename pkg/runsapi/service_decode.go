@@ -184,6 +184,10 @@ func apiReadBody(_ http.ResponseWriter, r *http.Request, max int64) ([]byte, err
 	return body, nil
 }
 
+// timeRangeWant is what a time filter outside the run index's range is told.
+var timeRangeWant = "want a time from " + engine.MinCreatedFilter.Format(time.RFC3339Nano) + " to " +
+	engine.MaxCreatedFilter.Format(time.RFC3339Nano)
+
 // parseRunQuery reads the filters and paging of GET /api/runs. Unknown parameters are
 // ignored; an empty value does not filter.
 func parseRunQuery(q url.Values) (engine.RunQuery, error) {
@@ -201,6 +205,9 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
 				return engine.RunQuery{}, &apiQueryError{p.name, "want an RFC 3339 time such as 2025-01-02T15:04:05Z"}
+			}
+			if t.Before(engine.MinCreatedFilter) || t.After(engine.MaxCreatedFilter) {
+				return engine.RunQuery{}, &apiQueryError{p.name, timeRangeWant}
 			}
 			*p.dst = t
 		}

@@ -271,6 +271,11 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 			runsapitest.Call(t, tr, "GET", "/api/runs?status=Done", "").Expect(t, "bad status", 400,
 				`{"error": "invalid query parameter 'status': want Pending, Running, Completed, Failed or Terminated"}`)
 			runsapitest.Call(t, tr, "GET", "/api/runs?limit=5000", "").Expect(t, "bad limit", 400, `{"error": "invalid query parameter 'limit': want an integer from 1 to 1000"}`)
+			for _, p := range []string{"created_before=2300-01-01T00:00:00Z", "created_after=1600-01-01T00:00:00Z"} {
+				name, _, _ := strings.Cut(p, "=")
+				runsapitest.Call(t, tr, "GET", "/api/runs?"+p, "").Expect(t, p, 400, `{"error": "invalid query parameter '`+name+
+					`': want a time from 1970-01-01T00:00:00.000000001Z to 2262-04-11T23:47:16.854775807Z"}`)
+			}
 			if len(queries) != 0 {
 				t.Fatal("bad filters reached ListRuns")
 			}
