@@ -3,32 +3,33 @@ package platform
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
-// readBody reads the raw body, failing with 400 when it is longer than maxBytes (equal passes).
+// readBody reads the raw body through funchost.ReadRequestBody, answering its failures as the
+// hosting routes do: a body longer than maxBytes (equal passes; a declared Content-Length
+// fails before anything is read, a streamed body as soon as it passes the cap) or one whose
+// framing is broken (bad chunking, cut short) is a 400, one that did not arrive in time a 408,
+// each with the funchost.BodyError's message.
 func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
-	tooLarge := func(n int64) error {
-		return newPublic(errBadRequest, "Request body too large: %d bytes (max %d bytes)", n, maxBytes)
+	body, err := funchost.ReadRequestBody(r, maxBytes)
+	if err == nil {
+		return body, nil
 	}
-	if r.ContentLength > maxBytes {
-		return nil, tooLarge(r.ContentLength)
+	var be *funchost.BodyError
+	if !errors.As(err, &be) {
+		be = &funchost.BodyError{Kind: funchost.ErrMalformedBody, Err: err}
 	}
-	if r.Body == nil {
-		return nil, nil
+	if errors.Is(be, funchost.ErrBodyTimeout) {
+		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	if int64(len(body)) > maxBytes {
-		rest, _ := io.Copy(io.Discard, r.Body)
-		return nil, tooLarge(int64(len(body)) + rest)
-	}
-	return body, nil
+	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
 }
 
 // bodyMode says how a route treats its body.

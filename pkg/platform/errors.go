@@ -13,12 +13,13 @@ import (
 // Request-level error kinds of the platform surface. Each HTTP failure wraps exactly one of
 // them in a publicError whose message is the response's `detail`; httpStatus maps them.
 var (
-	errBadRequest     = errors.New("platform: bad request")      // 400
-	errValidation     = errors.New("platform: validation error") // 422
-	errNotFound       = errors.New("platform: not found")        // 404
-	errConflict       = errors.New("platform: conflict")         // 409
-	errNotImplemented = errors.New("platform: not implemented")  // 501
-	errInternal       = errors.New("platform: internal error")   // 500
+	errBadRequest     = errors.New("platform: bad request")            // 400
+	errValidation     = errors.New("platform: validation error")       // 422
+	errNotFound       = errors.New("platform: not found")              // 404
+	errConflict       = errors.New("platform: conflict")               // 409
+	errNotImplemented = errors.New("platform: not implemented")        // 501
+	errInternal       = errors.New("platform: internal error")         // 500
+	errRequestTimeout = errors.New("platform: request body timed out") // 408
 )
 
 // publicError is an error whose message is the public, contractual text.
@@ -72,6 +73,8 @@ func httpStatus(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, errNotImplemented):
 		return http.StatusNotImplemented
+	case errors.Is(err, errRequestTimeout):
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
