@@ -131,9 +131,18 @@ func errorResponse(err error) (int, any) {
 		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
 	case errors.As(err, &active):
 		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
+	case errors.Is(err, engine.ErrConflict):
+		// Writers on one run kept moving its head: nothing was written; the client retries.
+		return http.StatusServiceUnavailable, apiErrorBody{"instance is busy, retry later"}
 	}
 	return http.StatusInternalServerError, apiErrorBody{"internal error"}
 }
+
+// RetryAfterBusy is the Retry-After (seconds) of a 503 {"error": "instance is busy, retry
+// later"}: the request lost to other writers on the same run too often (engine.ErrConflict)
+// and wrote nothing, so sending it again is safe (an event with the same Idempotency-Key is
+// stored once).
+const RetryAfterBusy = "1"
 
 // handle adapts an endpoint that returns an error to an http.Handler: errors are answered
 // through errorResponse, and server errors are logged with their cause (never returned).
@@ -144,9 +153,13 @@ func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) 
 			return
 		}
 		status, body := errorResponse(err)
-		if status >= http.StatusInternalServerError {
+		switch {
+		case status == http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", RetryAfterBusy)
+			s.logger.WarnContext(r.Context(), "durable request refused: run busy", "method", r.Method, "path", r.URL.Path, "error", err)
+		case status >= http.StatusInternalServerError:
 			s.logger.ErrorContext(r.Context(), "durable request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		} else {
+		default:
 			s.logger.DebugContext(r.Context(), "durable request rejected", "method", r.Method, "path", r.URL.Path, "status", status)
 		}
 		apiWriteJSON(w, status, body, s.logger)

@@ -3,6 +3,7 @@ package runsapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,6 +100,33 @@ func TestService_InternalGraph_AnsweredAsUnknown(t *testing.T) {
 			for _, path := range []string{"/api/health", "/api/openapi.json"} {
 				if res := runsapitest.Call(t, tr, "GET", path, ""); res.Status != 200 || strings.Contains(res.Body, "fg_internal") {
 					t.Fatalf("%s names the internal graph: %s", path, res.Body)
+				}
+			}
+		})
+	}
+}
+
+// Contention on one run (engine.ErrConflict: its head kept changing) is a 503 with
+// Retry-After on every writing route, never a 500.
+func TestService_HeadKeepsChanging_503RetryAfter(t *testing.T) {
+	busy := fmt.Errorf("head keeps changing: %w", engine.ErrConflict)
+	runs := &fakeRuns{
+		get:    func(_ context.Context, id string) (engine.Run, error) { return pendingRun(id), nil },
+		start:  func(context.Context, engine.StartRunRequest) (engine.Run, error) { return engine.Run{}, busy },
+		raise:  func(context.Context, string, string, json.RawMessage) error { return busy },
+		cancel: func(context.Context, string, string) error { return busy },
+	}
+	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
+		t.Run(tr.Name, func(t *testing.T) {
+			for _, c := range []struct{ path, body string }{
+				{"/api/graphs/data_pipeline/runs", `{"instance_id": "r"}`},
+				{"/api/runs/r/events/approval", `{}`},
+				{"/api/runs/r/cancel", `{}`},
+			} {
+				res := runsapitest.Call(t, tr, "POST", c.path, c.body)
+				res.Expect(t, c.path, 503, `{"error": "instance is busy, retry later"}`)
+				if got := res.Header.Get("Retry-After"); got != runsapi.RetryAfterBusy {
+					t.Errorf("%s: Retry-After %q, want %q", c.path, got, runsapi.RetryAfterBusy)
 				}
 			}
 		})

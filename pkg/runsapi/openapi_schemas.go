@@ -112,6 +112,8 @@ func routeErrors(statuses ...int) []funchost.RouteError {
 			e.Schema = oasRef("RunConflict")
 		case 413:
 			e.Description = "Request body too large"
+		case 503:
+			e.Description = "The run is busy with other writers; nothing was written, retry after Retry-After seconds"
 		}
 		out = append(out, e)
 	}

@@ -102,10 +102,10 @@ func (o Options) withDefaults() Options {
 // in Python json.dumps style; every error body has an "error" string; internal errors are
 // answered 500 {"error": "internal error"} and logged, never returned.
 //
-//	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413
+//	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413 | 503
 //	GET    /api/runs/{instance_id}                    get_run_status    200 | 404
-//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413
-//	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413
+//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413 | 503
+//	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413 | 503
 //	GET    /api/openapi.json                          openapi_document  200
 //	GET    /api/health                                health            200
 //	GET    /api/runs                                  list_runs         200 | 400
@@ -131,7 +131,10 @@ func (o Options) withDefaults() Options {
 //     not finished.
 //
 // Bodies above Options.MaxRequestBodyBytes are refused with 413
-// {"error": "request body too large"} (a guard the original did not have).
+// {"error": "request body too large"} (a guard the original did not have). A start, event or
+// cancel that lost to other writers on the same run too often (engine.ErrConflict) wrote
+// nothing and is answered 503 {"error": "instance is busy, retry later"} with Retry-After
+// (RetryAfterBusy), never 500.
 //
 // Graphs registered with durable.Registry.RegisterInternal (the platform's background runs)
 // are not the client's: starting one is a 404 as for an unknown graph; status, events, cancel,
@@ -216,16 +219,16 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 	return []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
 			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
-				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
 			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
 			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
 				Description: "The body is the event payload: any JSON value, empty for null. A client that may retry sends an Idempotency-Key header; a retried POST with the same key stores the event once.",
-				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
+				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
 			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted"),
-				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
+				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
 			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,

@@ -235,6 +235,7 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		{&apiQueryError{"limit", "want x"}, 400, `{"error": "invalid query parameter 'limit': want x"}`},
 		{fmt.Errorf("list runs: %w: bad continuation token", engine.ErrInvalidQuery), 400, `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`},
 		{errBodyTooLarge, 413, `{"error": "request body too large"}`},
+		{fmt.Errorf("raise event \"e\" run=r: head keeps changing: %w", engine.ErrConflict), 503, `{"error": "instance is busy, retry later"}`},
 		{&engine.RunExistsError{InstanceID: "r", Status: engine.StatusRunning}, 409, `{"error": "instance already exists", "instance_id": "r", "runtime_status": "Running"}`},
 		{&engine.RunFinishedError{InstanceID: "r", Status: engine.StatusCompleted}, 409, `{"error": "instance is not running", "instance_id": "r", "runtime_status": "Completed"}`},
 		{&engine.RunNotFinishedError{InstanceID: "r", Status: engine.StatusPending}, 409, `{"error": "instance is still active", "instance_id": "r", "runtime_status": "Pending"}`},
