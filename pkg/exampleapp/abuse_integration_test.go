@@ -147,3 +147,45 @@ func TestIntegrationAbuse_ConcurrentEventsOneRun(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationAbuse_JunkContinuationToken: on Azure storage as in memory, a continuation
+// token the runs API did not issue is a 400, also junk Azurite would read as a position; a
+// token it issued pages on.
+func TestIntegrationAbuse_JunkContinuationToken(t *testing.T) {
+	ctx := t.Context()
+	badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`
+	for _, tr := range azureApp(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			id := "junk-" + tr.Name
+			if status, _, body, err := call(ctx, http.DefaultClient, tr, "POST", "/api/graphs/support_agent/runs", `{"instance_id":"`+id+`","input":{"user_message":"hi"}}`); err != nil || status != 202 {
+				t.Fatalf("start: %d %s %v", status, body, err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				_, _, body, _ := call(ctx, http.DefaultClient, tr, "GET", "/api/runs/"+id, "")
+				if strings.Contains(body, `"runtime_status": "Completed"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("run did not complete: %s", body)
+				}
+			}
+			status, _, body, err := call(ctx, http.DefaultClient, tr, "GET", "/api/runs/"+id+"/history?limit=1", "")
+			var page struct {
+				Token *string `json:"continuation_token"`
+			}
+			if err != nil || status != 200 || json.Unmarshal([]byte(body), &page) != nil || page.Token == nil {
+				t.Fatalf("history page 1: %d %s %v", status, body, err)
+			}
+			if status, _, body, _ := call(ctx, http.DefaultClient, tr, "GET", "/api/runs/"+id+"/history?limit=1&continuation_token="+*page.Token, ""); status != 200 {
+				t.Fatalf("history page 2: %d %s", status, body)
+			}
+			for _, junk := range []string{"%25%25", "AA", "eAB5", "YQBi", "junk", (*page.Token)[:len(*page.Token)-1]} {
+				for _, path := range []string{"/api/runs?continuation_token=", "/api/runs/" + id + "/history?continuation_token="} {
+					if status, _, body, _ := call(ctx, http.DefaultClient, tr, "GET", path+junk, ""); status != 400 || body != badToken {
+						t.Errorf("%s%s: %d %s", path, junk, status, body)
+					}
+				}
+			}
+		})
+	}
+}

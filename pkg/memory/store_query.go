@@ -108,7 +108,7 @@ func decodeToken(tok string) (pk, rk string, err error) {
 		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	pk, rk, ok := strings.Cut(string(raw), "\x00")
-	if !ok {
+	if !ok || pk == "" { // as tablestore: every token names the partition it continues in
 		return "", "", fmt.Errorf("%w: bad continuation token", engine.ErrInvalidQuery)
 	}
 	return pk, rk, nil

@@ -1,6 +1,7 @@
 package runsapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -266,8 +267,16 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 					t.Fatalf("history page of 1 has no continuation token: %s", page.Body)
 				}
 				badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`
-				runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token=%25%25not-a-token", "").Expect(t, "list bad token", 400, badToken)
-				runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history?continuation_token=%25%25not-a-token", "").Expect(t, "history bad token", 400, badToken)
+				var next string
+				if err := json.Unmarshal(page.Field(t, "continuation_token"), &next); err != nil {
+					t.Fatal(err)
+				}
+				runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history?limit=1&continuation_token="+next, "").Expect(t, "history page 2", 200, "")
+				// Junk the store would read as a position (AA is "\x00", eAB5 "x\x00y") is refused too.
+				for _, junk := range []string{"%25%25not-a-token", "AA", "eAB5", "junk", next[:len(next)-1]} {
+					runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token="+junk, "").Expect(t, "list bad token "+junk, 400, badToken)
+					runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history?continuation_token="+junk, "").Expect(t, "history bad token "+junk, 400, badToken)
+				}
 				runsapitest.Call(t, tr, "DELETE", "/api/runs/"+id, "").Expect(t, "purge", 200, fmt.Sprintf(`{"instance_id": "%s", "purged": true}`, id))
 				runsapitest.Call(t, tr, "GET", "/api/runs/"+id, "").Expect(t, "gone", 404, `{"error": "instance not found"}`)
 			})

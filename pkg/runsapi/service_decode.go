@@ -191,7 +191,7 @@ var timeRangeWant = "want a time from " + engine.MinCreatedFilter.Format(time.RF
 // parseRunQuery reads the filters and paging of GET /api/runs. Unknown parameters are
 // ignored; an empty value does not filter.
 func parseRunQuery(q url.Values) (engine.RunQuery, error) {
-	out := engine.RunQuery{GraphName: q.Get("graph_name"), ContinuationToken: q.Get("continuation_token")}
+	out := engine.RunQuery{GraphName: q.Get("graph_name")}
 	if v := q.Get("status"); v != "" {
 		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
 			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
@@ -220,6 +220,9 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 		return engine.RunQuery{}, err
 	}
 	out.Limit = limit
+	if out.ContinuationToken, err = unwrapToken(q.Get("continuation_token")); err != nil {
+		return engine.RunQuery{}, err
+	}
 	return out, nil
 }
 

@@ -177,7 +177,9 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 		wantParam string
 	}{
 		{"", engine.RunQuery{Limit: apiDefaultPageSize}, ""},
-		{"graph_name=g&status=Running&limit=5&continuation_token=t&ignored=1", engine.RunQuery{GraphName: "g", Status: engine.StatusRunning, Limit: 5, ContinuationToken: "t"}, ""},
+		{"graph_name=g&status=Running&limit=5&continuation_token=" + wrapToken("t") + "&ignored=1", engine.RunQuery{GraphName: "g", Status: engine.StatusRunning, Limit: 5, ContinuationToken: "t"}, ""},
+		{"continuation_token=t", engine.RunQuery{}, "continuation_token"},
+		{"continuation_token=" + wrapToken("t")[1:], engine.RunQuery{}, "continuation_token"},
 		{"created_after=2025-01-02T03:04:05Z", engine.RunQuery{CreatedAfter: after, Limit: apiDefaultPageSize}, ""},
 		{"limit=1000", engine.RunQuery{Limit: 1000}, ""},
 		{"status=running", engine.RunQuery{}, "status"},

@@ -258,7 +258,11 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
-	h, err := s.runs.History(r.Context(), id, r.URL.Query().Get("continuation_token"), limit)
+	token, err := unwrapToken(r.URL.Query().Get("continuation_token"))
+	if err != nil {
+		return err
+	}
+	h, err := s.runs.History(r.Context(), id, token, limit)
 	if err != nil {
 		return err
 	}
@@ -306,7 +310,9 @@ func (s *Service) openAPI(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
-func apiToken(tok string) *string { return nullable(tok) }
+// apiToken is the continuation token a client sees for the engine's token: wrapped
+// (wrapToken), or null for the last page.
+func apiToken(tok string) *string { return nullable(wrapToken(tok)) }
 
 // nullable is nil for "" and &s otherwise.
 func nullable(s string) *string {

@@ -263,11 +263,22 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 	}
 	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
 		t.Run(tr.Name, func(t *testing.T) {
-			runsapitest.Call(t, tr, "GET", "/api/runs?graph_name=g&status=Pending&limit=2&continuation_token=tok", "").Expect(t, "list", 200,
-				`{"runs": [{"instance_id": "a", "runtime_status": "Pending", "graph_name": "g", "graph_version": "0.1.0", "graph_hash": "h", "created_at": "2025-02-03T04:05:06.000000007Z", "last_updated_at": "2025-02-03T04:05:06.000000007Z"}], "continuation_token": "next"}`)
-			if q := <-queries; q.GraphName != "g" || q.Status != engine.StatusPending || q.Limit != 2 || q.ContinuationToken != "tok" {
+			res := runsapitest.Call(t, tr, "GET", "/api/runs?graph_name=g&status=Pending&limit=2", "")
+			var token string
+			if err := json.Unmarshal(res.Field(t, "continuation_token"), &token); err != nil || token == "" || token == "next" {
+				t.Fatalf("list token = %s (%v), want the engine's token wrapped", res.Field(t, "continuation_token"), err)
+			}
+			res.Expect(t, "list", 200,
+				`{"runs": [{"instance_id": "a", "runtime_status": "Pending", "graph_name": "g", "graph_version": "0.1.0", "graph_hash": "h", "created_at": "2025-02-03T04:05:06.000000007Z", "last_updated_at": "2025-02-03T04:05:06.000000007Z"}], "continuation_token": "`+token+`"}`)
+			if q := <-queries; q.GraphName != "g" || q.Status != engine.StatusPending || q.Limit != 2 || q.ContinuationToken != "" {
 				t.Fatalf("query = %+v", q)
 			}
+			runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token="+token, "").Expect(t, "list page 2", 200, "")
+			if q := <-queries; q.ContinuationToken != "next" {
+				t.Fatalf("page 2 query token = %q, want the engine's token", q.ContinuationToken)
+			}
+			runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token=next", "").Expect(t, "engine token as is", 400,
+				`{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`)
 			runsapitest.Call(t, tr, "GET", "/api/runs?status=Done", "").Expect(t, "bad status", 400,
 				`{"error": "invalid query parameter 'status': want Pending, Running, Completed, Failed or Terminated"}`)
 			runsapitest.Call(t, tr, "GET", "/api/runs?limit=5000", "").Expect(t, "bad limit", 400, `{"error": "invalid query parameter 'limit': want an integer from 1 to 1000"}`)

@@ -279,6 +279,12 @@ func storeQueryPaging(t *testing.T, s engine.Store) {
 	if _, err := s.Query(ctxOf(t), engine.Query{PartitionKey: pk, Limit: 1001}); !errors.Is(err, engine.ErrInvalidQuery) {
 		t.Errorf("limit 1001: err = %v, want ErrInvalidQuery", err)
 	}
+	// Tokens no store issues: not base64, no separator, an empty next partition key ("AA").
+	for _, tok := range []string{"%%", "junk", "AA"} {
+		if _, err := s.Query(ctxOf(t), engine.Query{PartitionKey: pk, Limit: 10, Continuation: tok}); !errors.Is(err, engine.ErrInvalidQuery) {
+			t.Errorf("continuation %q: err = %v, want ErrInvalidQuery", tok, err)
+		}
+	}
 }
 
 func storeQueryConditions(t *testing.T, s engine.Store) {
