@@ -1,6 +1,8 @@
 package checkpoint_test
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
@@ -61,4 +63,29 @@ func TestEscape_KeepsUnreservedOnly(t *testing.T) {
 	if got := checkpoint.Escape("a-Z_0.~/?#% é"); got != "a-Z_0.~%2F%3F%23%25%20%C3%A9" {
 		t.Fatalf("Escape = %q", got)
 	}
+}
+
+// A whole "." or ".." is escaped too, so no id becomes a dot segment of a blob name.
+func TestEscape_DotSegments(t *testing.T) {
+	for in, want := range map[string]string{".": "%2E", "..": "%2E%2E", "...": "...", ".a": ".a", "a..": "a.."} {
+		if got := checkpoint.Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "a/b", "%2F", "?#", "ünï", "\x00\xff", " ", ".", "..", "%2E"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := checkpoint.Escape(s)
+		if strings.ContainsAny(got, "/?#\\ ") || got == "." || got == ".." {
+			t.Fatalf("Escape(%q) = %q is not one plain segment", s, got)
+		}
+		back, err := url.PathUnescape(got)
+		if err != nil || back != s {
+			t.Fatalf("Escape(%q) = %q does not round-trip: %q, %v", s, got, back, err)
+		}
+	})
 }

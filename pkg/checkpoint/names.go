@@ -28,9 +28,18 @@ const (
 	nameOverhead = len("threads//ns//checkpoints//writes//.bin") + 20
 )
 
-// Escape percent-encodes every byte of s except ASCII letters, digits and "_.-~", as the
-// lock's marker names do, so no id can add or escape a path segment.
+// Escape percent-encodes every byte of s except ASCII letters, digits and "_.-~", so no id
+// can add a path segment, query or fragment to a blob name; and a whole segment "." or ".."
+// becomes "%2E" or "%2E%2E", so no id can become a dot segment that a URL normaliser would
+// collapse into another path. Distinct inputs give distinct outputs, and url.PathUnescape
+// reverses it. The blob checkpointer's names and the Blob lease lock's marker names use it.
 func Escape(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -29,8 +29,8 @@ func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if key == "" {
-		return fmt.Errorf("put payload: empty key: %w", engine.ErrInvalidEntity)
+	if err := engine.CheckPayloadKey(key); err != nil {
+		return fmt.Errorf("put payload: %w", err)
 	}
 	if len(data) > engine.MaxPayloadBytes {
 		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), engine.ErrTooLarge)
@@ -45,6 +45,9 @@ func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 func (p *PayloadStore) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if err := engine.CheckPayloadKey(key); err != nil {
+		return nil, fmt.Errorf("get payload: %w", err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

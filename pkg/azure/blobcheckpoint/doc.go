@@ -7,8 +7,9 @@
 //	threads/<tid>/ns/<ns>/values/<channel>/<version>.bin        channel values (serde_type; "empty" for an absent channel)
 //	threads/<tid>/ns/<ns>/latest.json                           {"checkpoint_id":"<cid>"}, a hint only moved forward
 //
-// Every path segment is percent-encoded like the lock's marker names (checkpoint.Escape), so
-// the default namespace gives a literal "ns//" segment; blob metadata values are encoded the
+// Every path segment is percent-encoded like the lock's marker names (checkpoint.Escape: a
+// whole "." or ".." becomes "%2E" or "%2E%2E", never a dot segment), so the default namespace
+// gives a literal "ns//" segment; blob metadata values are encoded the
 // same way, keeping them ASCII. Put writes values, metadata, checkpoint.bin, then latest.json
 // (compare-and-swap on its ETag, only when the new id sorts at or after the current one), so
 // checkpoint.bin marks a checkpoint committed. Get reads an explicit id, else the hint, else

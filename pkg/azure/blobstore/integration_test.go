@@ -58,7 +58,7 @@ func TestIntegrationPayloads_KeysAndSizes(t *testing.T) {
 			t.Fatalf("Get %q: %d bytes, %v", k, len(got), err)
 		}
 	}
-	for _, bad := range []string{"a\\b", "run/x.", "run/x/", "a\x01b", strings.Repeat("k", blobstore.MaxKeyLength+1)} {
+	for _, bad := range []string{"a\\b", "run/x.", "run/x/", "a\x01b", "../x.json", "run/./x.json", strings.Repeat("k", blobstore.MaxKeyLength+1)} {
 		if err := p.Put(ctx, bad, []byte("x")); !errors.Is(err, engine.ErrInvalidEntity) {
 			t.Errorf("Put %q: err = %v, want ErrInvalidEntity", bad, err)
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
@@ -14,8 +12,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// MaxKeyLength is the longest key: Azure's blob name limit, in characters.
-const MaxKeyLength = 1024
+// MaxKeyLength is the longest key: Azure's blob name limit, in characters
+// (engine.MaxPayloadKeyLength; keys are checked with engine.CheckPayloadKey).
+const MaxKeyLength = engine.MaxPayloadKeyLength
 
 // Payloads is a engine.PayloadStore on one blob container. Safe for concurrent use.
 type Payloads struct {
@@ -40,31 +39,9 @@ func Open(ctx context.Context, clients *azure.Clients, containerName string) (*P
 	return New(c), nil
 }
 
-// checkKey enforces the blob naming rules a payload key must meet: non-empty, at most
-// MaxKeyLength characters of valid UTF-8, no control characters or backslashes (Azure turns
-// '\' into '/'), not ending in '.' or '/'. Errors wrap ErrInvalidEntity.
-func checkKey(key string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%w: empty key", engine.ErrInvalidEntity)
-	case !utf8.ValidString(key):
-		return fmt.Errorf("%w: key is not valid UTF-8", engine.ErrInvalidEntity)
-	case utf8.RuneCountInString(key) > MaxKeyLength:
-		return fmt.Errorf("%w: key longer than %d characters", engine.ErrInvalidEntity, MaxKeyLength)
-	case strings.HasSuffix(key, ".") || strings.HasSuffix(key, "/"):
-		return fmt.Errorf("%w: key ends with '.' or '/'", engine.ErrInvalidEntity)
-	}
-	for _, r := range key {
-		if r < 0x20 || r == 0x7f || r == '\\' {
-			return fmt.Errorf("%w: key contains %U", engine.ErrInvalidEntity, r)
-		}
-	}
-	return nil
-}
-
 // Put implements engine.PayloadStore.
 func (p *Payloads) Put(ctx context.Context, key string, data []byte) error {
-	if err := checkKey(key); err != nil {
+	if err := engine.CheckPayloadKey(key); err != nil {
 		return fmt.Errorf("put payload: %w", err)
 	}
 	if len(data) > engine.MaxPayloadBytes {
@@ -78,7 +55,7 @@ func (p *Payloads) Put(ctx context.Context, key string, data []byte) error {
 
 // Get implements engine.PayloadStore.
 func (p *Payloads) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := checkKey(key); err != nil {
+	if err := engine.CheckPayloadKey(key); err != nil {
 		return nil, fmt.Errorf("get payload %s: %w", key, engine.ErrNotFound)
 	}
 	resp, err := p.c.NewBlobClient(key).DownloadStream(ctx, nil)

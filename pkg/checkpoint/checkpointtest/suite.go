@@ -88,6 +88,20 @@ func RunSaverTests(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		wantIDs(t, list(t, s, "a", "", checkpoint.ListOptions{}), "c5")
 		wantIDs(t, list(t, s, "a/b", "", checkpoint.ListOptions{}))
 	})
+	t.Run("DotSegmentIDsAreIsolated", func(t *testing.T) {
+		// "." and ".." are ids like any other: on Blob storage they never become a dot segment
+		// that a URL normaliser would collapse into another thread's path.
+		s := newSaver(t)
+		put(t, s, "..", "..", cp("..", "", map[string]string{"..": "."}), map[string]checkpoint.Value{"..": jv(`"dotdot"`)})
+		put(t, s, ".", ".", cp(".", "", map[string]string{".": ".."}), map[string]checkpoint.Value{".": jv(`"dot"`)})
+		put(t, s, "ns", "", cp("c1", "", nil), nil)
+		wantValues(t, get(t, s, checkpoint.Ref{ThreadID: "..", NS: ".."}), map[string]string{"..": `"dotdot"`})
+		wantValues(t, get(t, s, checkpoint.Ref{ThreadID: ".", NS: "."}), map[string]string{".": `"dot"`})
+		wantIDs(t, list(t, s, "..", "..", checkpoint.ListOptions{}), "..")
+		wantIDs(t, list(t, s, ".", ".", checkpoint.ListOptions{}), ".")
+		wantIDs(t, list(t, s, "ns", "", checkpoint.ListOptions{}), "c1")
+		wantIDs(t, list(t, s, "..", "", checkpoint.ListOptions{}))
+	})
 	t.Run("PendingWrites", func(t *testing.T) {
 		s, ctx := newSaver(t), t.Context()
 		put(t, s, "t1", "", cp("c1", "", nil), nil)
