@@ -189,3 +189,11 @@ func TestIntegrationAbuse_JunkContinuationToken(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationAbuse_LargeThreadValues: a 400 KB message on Azure storage leaves the thread
+// idle with its values, as in memory (the values go to a blob; the thread entity stays small).
+func TestIntegrationAbuse_LargeThreadValues(t *testing.T) {
+	for _, tr := range azureApp(t) {
+		t.Run(tr.Name, func(t *testing.T) { checkLargeThreadValues(t, tr) })
+	}
+}

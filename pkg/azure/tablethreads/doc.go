@@ -5,6 +5,12 @@
 // ASCII letters, digits and "-_.~"). Columns: created_at and updated_at (Edm.DateTime, UTC),
 // status, assistant_id, and JSON text in metadata_json, values_json and interrupts_json;
 // JSON longer than one property allows continues in metadata_json_1, values_json_1, ...
+// Values longer than 64 Ki UTF-16 units live in a blob of the values container instead
+// (Options.Container), named threads/<escaped thread id>/values-<uuid>.json (checkpoint.Escape),
+// and the entity's values_ref names it: a new blob per write, so a writer that loses the
+// compare-and-swap deletes its own blob and the winner deletes the one it replaced; Delete
+// removes the thread's blobs. The record limits are the threads package's (threads.CheckSize:
+// 16 MiB of values, 256 KiB of metadata), the same as the in-memory store's.
 //
 // Why buckets, not the original's single "thread" partition: a partition is served by one
 // partition server (about 2 000 entities/s), and every run takes and releases its thread's
@@ -16,8 +22,9 @@
 //
 // Every write is a compare-and-swap: read the entity, then replace it with If-Match on its
 // ETag; a 412 re-reads and retries, up to 3 attempts, after which Acquire answers
-// ErrThreadBusy and the other writes an error. The store refuses entities above 1 MiB
-// (ErrTooLarge) and logs a warning from 90 %; each property stays under 64 KiB.
+// ErrThreadBusy and the other writes an error. The store refuses records past the threads
+// limits, and entities above 1 MiB, with ErrTooLarge, and logs a warning from 90 %; each
+// property stays under 64 KiB.
 //
 // Not for: checkpoints (see blobcheckpoint); the table must exist (Open creates it through
 // azure.Clients).

@@ -10,7 +10,6 @@ import (
 	"unicode/utf16"
 
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
-	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // Azure Table limits enforced here (Azurite accepts more).
@@ -45,9 +44,10 @@ func rowKey(tid string) string {
 const timeLayout = "2006-01-02T15:04:05.0000000Z"
 
 // encode renders t as an entity and returns its estimated size in bytes. JSON columns are
-// stored ASCII-only (non-ASCII escaped as \uXXXX, as the platform bodies are written), which
-// also keeps Azurite from splitting multi-byte characters in large bodies.
-func encode(t threads.Thread) ([]byte, int, error) {
+// stored ASCII-only (threads.StoredJSON: non-ASCII escaped as \uXXXX, as the platform bodies
+// are written), which also keeps Azurite from splitting multi-byte characters in large bodies.
+// v says where the values are: inline text, or the blob that holds them (values_ref).
+func encode(t threads.Thread, v storedValues) ([]byte, int, error) {
 	e := map[string]any{
 		"PartitionKey": partitionKey(t.ThreadID), "RowKey": rowKey(t.ThreadID),
 		"thread_id":  t.ThreadID,
@@ -55,20 +55,16 @@ func encode(t threads.Thread) ([]byte, int, error) {
 		"updated_at": t.UpdatedAt.UTC().Format(timeLayout), "updated_at@odata.type": "Edm.DateTime",
 		"status": string(t.Status), "assistant_id": t.AssistantID, "interrupts_json": "{}",
 	}
-	meta := "null"
-	if t.Metadata != nil {
-		b, err := json.Marshal(t.Metadata)
-		if err != nil {
-			return nil, 0, fmt.Errorf("encode metadata: %w", err)
-		}
-		meta = string(pyjson.AppendReformat(nil, b))
+	meta, err := threads.MetadataJSON(t.Metadata)
+	if err != nil {
+		return nil, 0, err
 	}
-	values := "null"
-	if t.Values != nil {
-		values = string(pyjson.AppendReformat(nil, t.Values))
+	putChunks(e, "metadata_json", string(meta))
+	if v.ref != "" {
+		e["values_ref"] = v.ref
+	} else {
+		putChunks(e, "values_json", v.inline)
 	}
-	putChunks(e, "metadata_json", meta)
-	putChunks(e, "values_json", values)
 	size := 4
 	for k, v := range e {
 		if strings.HasSuffix(k, "@odata.type") {
@@ -141,28 +137,29 @@ func utf16Len(s string) int {
 	return n
 }
 
-// decode reads an entity back.
-func decode(b []byte) (threads.Thread, error) {
+// decode reads an entity back, and the blob holding its values when they were spilled (then
+// Values is nil until loaded).
+func decode(b []byte) (threads.Thread, string, error) {
 	var e map[string]any
 	if err := json.Unmarshal(b, &e); err != nil {
-		return threads.Thread{}, fmt.Errorf("decode thread entity: %w", err)
+		return threads.Thread{}, "", fmt.Errorf("decode thread entity: %w", err)
 	}
 	str := func(k string) string { s, _ := e[k].(string); return s }
 	t := threads.Thread{ThreadID: str("thread_id"), Status: threads.Status(str("status")), AssistantID: str("assistant_id")}
 	var err error
 	if t.CreatedAt, err = time.Parse(time.RFC3339Nano, str("created_at")); err != nil {
-		return t, fmt.Errorf("decode created_at: %w", err)
+		return t, "", fmt.Errorf("decode created_at: %w", err)
 	}
 	if t.UpdatedAt, err = time.Parse(time.RFC3339Nano, str("updated_at")); err != nil {
-		return t, fmt.Errorf("decode updated_at: %w", err)
+		return t, "", fmt.Errorf("decode updated_at: %w", err)
 	}
 	if meta := getChunks(e, "metadata_json"); meta != "null" && meta != "" {
 		if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
-			return t, fmt.Errorf("decode metadata: %w", err)
+			return t, "", fmt.Errorf("decode metadata: %w", err)
 		}
 	}
 	if values := getChunks(e, "values_json"); values != "null" && values != "" {
 		t.Values = json.RawMessage(values)
 	}
-	return t, nil
+	return t, str("values_ref"), nil
 }

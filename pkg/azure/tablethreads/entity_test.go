@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -29,7 +30,7 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 123456700, time.UTC)
 	in := threads.Thread{ThreadID: "t/1", CreatedAt: at, UpdatedAt: at, Status: threads.StatusBusy, AssistantID: "g",
 		Metadata: map[string]any{"k": "é"}, Values: json.RawMessage(`{"m": "` + strings.Repeat("x", 70000) + `"}`)}
-	b, size, err := encode(in)
+	b, size, err := encode(in, storedValues{inline: string(in.Values)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +44,36 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 	if _, ok := e["values_json_2"]; !ok || size < 140000 {
 		t.Errorf("values were not split across properties (size %d): %v", size, len(e))
 	}
-	out, err := decode(b)
-	if err != nil {
-		t.Fatal(err)
+	out, ref, err := decode(b)
+	if err != nil || ref != "" {
+		t.Fatal(err, ref)
 	}
 	if out.ThreadID != in.ThreadID || !out.CreatedAt.Equal(at) || out.Status != in.Status || out.Metadata["k"] != "é" ||
 		string(out.Values) != string(in.Values) {
 		t.Fatalf("round trip: %+v", out)
 	}
-	in.Values = json.RawMessage(`"` + strings.Repeat("y", MaxEntityBytes/2) + `"`)
-	if _, _, err := encode(in); !errors.Is(err, threads.ErrTooLarge) {
+	if _, _, err := encode(in, storedValues{inline: `"` + strings.Repeat("y", MaxEntityBytes/2) + `"`}); !errors.Is(err, threads.ErrTooLarge) {
 		t.Fatalf("oversized entity: %v", err)
+	}
+	// Spilled values leave only their blob's name in the entity.
+	b, _, err = encode(in, storedValues{ref: "threads/t%2F1/values-x.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ref, err = decode(b)
+	if err != nil || ref != "threads/t%2F1/values-x.json" || out.Values != nil {
+		t.Fatalf("spilled values: ref %q, values %d bytes, %v", ref, len(out.Values), err)
+	}
+}
+
+func TestValuesContainer_ValidName(t *testing.T) {
+	for _, table := range []string{DefaultTable, "funcgraphthreads", "Threads" + strings.Repeat("x", 56)} {
+		name := valuesContainer(table)
+		if err := azure.ValidateContainerName(name); err != nil {
+			t.Errorf("valuesContainer(%q) = %q: %v", table, name, err)
+		}
+	}
+	if got := valuesPrefix(".."); got != "threads/%2E%2E/" {
+		t.Errorf("valuesPrefix(..) = %q", got)
 	}
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobstore"
 	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -22,10 +24,12 @@ const DefaultTable = "langgraphthreads"
 // casAttempts bounds the compare-and-swap retries of one write.
 const casAttempts = 3
 
-// Store is a threads.Store on one Azure table. It is safe for concurrent use, also across
-// instances: every write is conditional on the entity's ETag.
+// Store is a threads.Store on one Azure table, with values too long for a table entity in
+// blobs of one container. It is safe for concurrent use, also across instances: every write
+// is conditional on the entity's ETag.
 type Store struct {
 	client *aztables.Client
+	values *blobstore.Payloads
 	logger *slog.Logger
 }
 
@@ -35,29 +39,41 @@ var _ threads.Store = (*Store)(nil)
 type Options struct {
 	// Table is the table name; "" means DefaultTable.
 	Table string
+	// Container holds the values too long for the table (one blob per thread and write);
+	// "" means the table's name lower-cased (cut to 56 characters) followed by "-values".
+	Container string
 	// Logger receives the size warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// Open returns a store on the table opts.Table of clients' account, creating the table if
-// missing. Its error names the table (from azure.Clients.EnsureTable).
+// Open returns a store on the table opts.Table and the container opts.Container of clients'
+// account, creating them if missing. Its error names the table or container (from
+// azure.Clients.EnsureTable and EnsureContainer).
 func Open(ctx context.Context, clients *azure.Clients, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable
+	}
+	if opts.Container == "" {
+		opts.Container = valuesContainer(opts.Table)
 	}
 	table, err := clients.EnsureTable(ctx, opts.Table)
 	if err != nil {
 		return nil, err
 	}
-	return New(table, opts.Logger), nil
+	values, err := clients.EnsureContainer(ctx, opts.Container)
+	if err != nil {
+		return nil, err
+	}
+	return New(table, values, opts.Logger), nil
 }
 
-// New returns a store on an existing table client.
-func New(client *aztables.Client, logger *slog.Logger) *Store {
+// New returns a store on an existing table client and an existing container client (for
+// values too long for the table).
+func New(client *aztables.Client, values *container.Client, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{client: client, logger: logger}
+	return &Store{client: client, values: blobstore.New(values), logger: logger}
 }
 
 // kindOf is what the table service's answer in err means (azsdk.Unclassified for other
@@ -74,8 +90,8 @@ func isNotFound(err error) bool {
 func reduce(err error) error { return azsdk.Reduce("table", err, nil) }
 
 // encodeChecked encodes t and warns near the entity limit.
-func (s *Store) encodeChecked(t threads.Thread) ([]byte, error) {
-	b, size, err := encode(t)
+func (s *Store) encodeChecked(t threads.Thread, v storedValues) ([]byte, error) {
+	b, size, err := encode(t, v)
 	if err != nil {
 		return nil, err
 	}
@@ -87,59 +103,105 @@ func (s *Store) encodeChecked(t threads.Thread) ([]byte, error) {
 
 // Create implements threads.Store.
 func (s *Store) Create(ctx context.Context, t threads.Thread) error {
-	b, err := s.encodeChecked(t)
+	if err := threads.CheckSize(t); err != nil {
+		return fmt.Errorf("create thread: %w", err)
+	}
+	v, created, err := s.place(ctx, t)
 	if err != nil {
 		return err
 	}
-	if _, err := s.client.AddEntity(ctx, b, nil); err != nil {
-		if k := kindOf(err); k == azsdk.AlreadyExists || k == azsdk.Conflict {
-			return fmt.Errorf("create thread %q: %w", t.ThreadID, threads.ErrThreadExists)
+	b, err := s.encodeChecked(t, v)
+	if err == nil {
+		if _, err = s.client.AddEntity(ctx, b, nil); err != nil {
+			if k := kindOf(err); k == azsdk.AlreadyExists || k == azsdk.Conflict {
+				err = fmt.Errorf("create thread %q: %w", t.ThreadID, threads.ErrThreadExists)
+			} else {
+				err = fmt.Errorf("create thread %q: %w", t.ThreadID, reduce(err))
+			}
 		}
-		return fmt.Errorf("create thread %q: %w", t.ThreadID, reduce(err))
 	}
-	return nil
+	if err != nil && created {
+		s.drop(ctx, t.ThreadID, v.ref)
+	}
+	return err
 }
 
-// get reads a thread and its ETag.
-func (s *Store) get(ctx context.Context, tid string) (threads.Thread, azcore.ETag, error) {
+// get reads a thread, its ETag and the blob holding its values when they were spilled (then
+// Values is nil).
+func (s *Store) get(ctx context.Context, tid string) (threads.Thread, azcore.ETag, string, error) {
 	resp, err := s.client.GetEntity(ctx, partitionKey(tid), rowKey(tid), nil)
 	if err != nil {
 		if isNotFound(err) {
-			return threads.Thread{}, "", fmt.Errorf("get thread %q: %w", tid, threads.ErrThreadNotFound)
+			return threads.Thread{}, "", "", fmt.Errorf("get thread %q: %w", tid, threads.ErrThreadNotFound)
 		}
-		return threads.Thread{}, "", fmt.Errorf("get thread %q: %w", tid, reduce(err))
+		return threads.Thread{}, "", "", fmt.Errorf("get thread %q: %w", tid, reduce(err))
 	}
-	t, err := decode(resp.Value)
-	return t, resp.ETag, err
+	t, ref, err := decode(resp.Value)
+	return t, resp.ETag, ref, err
 }
 
 // Get implements threads.Store.
 func (s *Store) Get(ctx context.Context, tid string) (threads.Thread, error) {
-	t, _, err := s.get(ctx, tid)
-	return t, err
+	for attempt := 0; ; attempt++ {
+		t, _, ref, err := s.get(ctx, tid)
+		if err != nil {
+			return threads.Thread{}, err
+		}
+		if err := s.load(ctx, &t, ref); errors.Is(err, errValuesGone) && attempt+1 < casAttempts {
+			continue
+		} else if err != nil {
+			return threads.Thread{}, err
+		}
+		return t, nil
+	}
 }
 
 // errConflict is a lost compare-and-swap.
 var errConflict = errors.New("tablethreads: entity changed")
 
-// update applies change to the stored thread with If-Match, retrying lost races.
-func (s *Store) update(ctx context.Context, tid string, change func(*threads.Thread) error) (threads.Thread, error) {
+// update applies change to the stored thread with If-Match, retrying lost races. change sees
+// Values nil when they are spilled and leaves them there unless it sets new ones; with
+// withValues the returned thread carries its values (read back from their blob if need be).
+func (s *Store) update(ctx context.Context, tid string, withValues bool, change func(*threads.Thread) error) (threads.Thread, error) {
 	for attempt := 0; ; attempt++ {
-		t, etag, err := s.get(ctx, tid)
+		t, etag, ref, err := s.get(ctx, tid)
 		if err != nil {
 			return threads.Thread{}, err
 		}
 		if err := change(&t); err != nil {
 			return threads.Thread{}, err
 		}
-		b, err := s.encodeChecked(t)
-		if err != nil {
-			return threads.Thread{}, err
+		if err := threads.CheckSize(t); err != nil {
+			return threads.Thread{}, fmt.Errorf("update thread: %w", err)
 		}
-		_, err = s.client.UpdateEntity(ctx, b, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
+		v, created := storedValues{ref: ref}, false
+		if t.Values != nil || ref == "" {
+			if v, created, err = s.place(ctx, t); err != nil {
+				return threads.Thread{}, err
+			}
+		}
+		b, err := s.encodeChecked(t, v)
+		if err == nil {
+			_, err = s.client.UpdateEntity(ctx, b, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
+		}
+		if err != nil && created {
+			s.drop(ctx, tid, v.ref)
+		}
 		switch {
 		case err == nil:
+			if ref != v.ref {
+				s.drop(ctx, tid, ref)
+			}
+			if withValues && t.Values == nil {
+				if err := s.load(ctx, &t, v.ref); errors.Is(err, errValuesGone) {
+					return s.Get(ctx, tid) // replaced since: the newest thread is the answer
+				} else if err != nil {
+					return threads.Thread{}, err
+				}
+			}
 			return t, nil
+		case errors.Is(err, threads.ErrTooLarge):
+			return threads.Thread{}, err
 		case kindOf(err) == azsdk.PreconditionFailed:
 			if attempt+1 >= casAttempts {
 				return threads.Thread{}, fmt.Errorf("update thread %q: %w", tid, errConflict)
@@ -154,14 +216,14 @@ func (s *Store) update(ctx context.Context, tid string, change func(*threads.Thr
 
 // PatchMetadata implements threads.Store.
 func (s *Store) PatchMetadata(ctx context.Context, tid string, metadata map[string]any, now time.Time) (threads.Thread, error) {
-	return s.update(ctx, tid, func(t *threads.Thread) error {
+	return s.update(ctx, tid, true, func(t *threads.Thread) error {
 		t.Metadata = threads.MergeMetadata(t.Metadata, metadata)
 		t.UpdatedAt = now.UTC()
 		return nil
 	})
 }
 
-// Delete implements threads.Store.
+// Delete implements threads.Store: the entity, then every values blob of the thread.
 func (s *Store) Delete(ctx context.Context, tid string) error {
 	if _, err := s.client.DeleteEntity(ctx, partitionKey(tid), rowKey(tid), nil); err != nil {
 		if isNotFound(err) {
@@ -169,58 +231,74 @@ func (s *Store) Delete(ctx context.Context, tid string) error {
 		}
 		return fmt.Errorf("delete thread %q: %w", tid, reduce(err))
 	}
+	s.drop(ctx, tid, valuesPrefix(tid))
 	return nil
 }
 
-// scan lists every thread with status (all when ""), filtered client-side by q.
-func (s *Store) scan(ctx context.Context, q threads.Query) ([]threads.Thread, error) {
+// scan lists every thread with status (all when ""), filtered client-side by q, with the
+// blob of each thread whose values were spilled (by thread id; their Values are nil).
+func (s *Store) scan(ctx context.Context, q threads.Query) ([]threads.Thread, map[string]string, error) {
 	var opts aztables.ListEntitiesOptions
 	if q.Status != "" {
 		if !q.Status.Valid() {
-			return nil, fmt.Errorf("%w: unknown status %q", threads.ErrInvalidArgument, q.Status)
+			return nil, nil, fmt.Errorf("%w: unknown status %q", threads.ErrInvalidArgument, q.Status)
 		}
 		f := fmt.Sprintf("status eq '%s'", q.Status)
 		opts.Filter = &f
 	}
-	out := []threads.Thread{}
+	out, refs := []threads.Thread{}, map[string]string{}
 	pager := s.client.NewListEntitiesPager(&opts)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list threads: %w", reduce(err))
+			return nil, nil, fmt.Errorf("list threads: %w", reduce(err))
 		}
 		for _, b := range page.Entities {
-			t, err := decode(b)
+			t, ref, err := decode(b)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if q.Matches(t) {
 				out = append(out, t)
+				if ref != "" {
+					refs[t.ThreadID] = ref
+				}
 			}
 		}
 	}
-	return out, nil
+	return out, refs, nil
 }
 
-// Search implements threads.Store.
+// Search implements threads.Store: it reads the spilled values of the threads it returns
+// only (a thread whose values were replaced meanwhile is read again).
 func (s *Store) Search(ctx context.Context, q threads.Query) ([]threads.Thread, error) {
-	ts, err := s.scan(ctx, q)
+	ts, refs, err := s.scan(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return threads.SortAndPage(ts, q), nil
+	page := threads.SortAndPage(ts, q)
+	for i := range page {
+		err := s.load(ctx, &page[i], refs[page[i].ThreadID])
+		if errors.Is(err, errValuesGone) {
+			page[i], err = s.Get(ctx, page[i].ThreadID)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return page, nil
 }
 
 // Count implements threads.Store.
 func (s *Store) Count(ctx context.Context, q threads.Query) (int, error) {
-	ts, err := s.scan(ctx, q)
+	ts, _, err := s.scan(ctx, q)
 	return len(ts), err
 }
 
 // Acquire implements threads.Store: a compare-and-swap on the entity's ETag; after 3 lost
 // races the thread counts as busy.
 func (s *Store) Acquire(ctx context.Context, tid, assistantID string, metadata map[string]any, now time.Time) (threads.Thread, error) {
-	t, err := s.update(ctx, tid, func(t *threads.Thread) error {
+	t, err := s.update(ctx, tid, true, func(t *threads.Thread) error {
 		switch {
 		case t.AssistantID != "" && t.AssistantID != assistantID:
 			return &threads.BoundError{ThreadID: tid, Bound: t.AssistantID, Requested: assistantID}
@@ -242,7 +320,7 @@ func (s *Store) Release(ctx context.Context, tid string, status threads.Status, 
 	if err := threads.CheckReleaseStatus(status); err != nil {
 		return err
 	}
-	_, err := s.update(ctx, tid, func(t *threads.Thread) error {
+	_, err := s.update(ctx, tid, false, func(t *threads.Thread) error {
 		t.Status, t.UpdatedAt = status, now.UTC()
 		if values != nil {
 			t.Values = values
@@ -258,7 +336,7 @@ func (s *Store) ResetStaleLocks(ctx context.Context, olderThan time.Duration, to
 	if err := threads.CheckResetArgs(olderThan, to); err != nil {
 		return 0, err
 	}
-	busy, err := s.scan(ctx, threads.Query{Status: threads.StatusBusy})
+	busy, _, err := s.scan(ctx, threads.Query{Status: threads.StatusBusy})
 	if err != nil {
 		return 0, err
 	}
@@ -267,7 +345,7 @@ func (s *Store) ResetStaleLocks(ctx context.Context, olderThan time.Duration, to
 		if !b.UpdatedAt.Before(cutoff) {
 			continue
 		}
-		_, err := s.update(ctx, b.ThreadID, func(t *threads.Thread) error {
+		_, err := s.update(ctx, b.ThreadID, false, func(t *threads.Thread) error {
 			if t.Status != threads.StatusBusy || !t.UpdatedAt.Before(cutoff) {
 				return errSkip
 			}

@@ -10,7 +10,8 @@ import (
 )
 
 // Memory is the in-process Store: for tests and a single instance only. It does not survive
-// a restart and does not coordinate scaled-out instances.
+// a restart and does not coordinate scaled-out instances. It enforces the record limits
+// (CheckSize) as the Azure store does.
 type Memory struct {
 	mu      sync.Mutex
 	threads map[string]Thread // guarded by mu
@@ -39,6 +40,9 @@ func (m *Memory) Create(_ context.Context, t Thread) error {
 	if _, ok := m.threads[t.ThreadID]; ok {
 		return fmt.Errorf("create thread %q: %w", t.ThreadID, ErrThreadExists)
 	}
+	if err := CheckSize(t); err != nil {
+		return fmt.Errorf("create thread: %w", err)
+	}
 	m.threads[t.ThreadID] = clone(t)
 	return nil
 }
@@ -65,6 +69,9 @@ func (m *Memory) PatchMetadata(_ context.Context, threadID string, metadata map[
 	t = clone(t)
 	t.Metadata = MergeMetadata(t.Metadata, metadata)
 	t.UpdatedAt = now.UTC()
+	if err := CheckSize(t); err != nil {
+		return Thread{}, fmt.Errorf("patch thread: %w", err)
+	}
 	m.threads[threadID] = t
 	return clone(t), nil
 }
@@ -122,6 +129,9 @@ func (m *Memory) Acquire(_ context.Context, threadID, assistantID string, metada
 	t = clone(t)
 	t.Status, t.UpdatedAt, t.AssistantID = StatusBusy, now.UTC(), assistantID
 	t.Metadata = MergeMetadata(t.Metadata, metadata)
+	if err := CheckSize(t); err != nil {
+		return Thread{}, fmt.Errorf("acquire thread: %w", err)
+	}
 	m.threads[threadID] = t
 	return clone(t), nil
 }
@@ -141,6 +151,9 @@ func (m *Memory) Release(_ context.Context, threadID string, status Status, valu
 	t.Status, t.UpdatedAt = status, now.UTC()
 	if values != nil {
 		t.Values = append(json.RawMessage(nil), values...)
+	}
+	if err := CheckSize(t); err != nil {
+		return fmt.Errorf("release thread: %w", err)
 	}
 	m.threads[threadID] = t
 	return nil

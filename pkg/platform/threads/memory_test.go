@@ -8,5 +8,5 @@ import (
 )
 
 func TestMemory_Conformance(t *testing.T) {
-	threadstest.RunStoreTests(t, func(*testing.T) threads.Store { return threads.NewMemory() }, threadstest.Options{})
+	threadstest.RunStoreTests(t, func(*testing.T) threads.Store { return threads.NewMemory() })
 }

@@ -64,8 +64,8 @@ var (
 	ErrThreadExists = errors.New("threads: thread already exists")
 	// ErrThreadBusy reports an Acquire on a busy thread.
 	ErrThreadBusy = errors.New("threads: thread is busy")
-	// ErrTooLarge reports a record that would not fit the backend (Azure: 1 MiB per
-	// entity). Nothing was written.
+	// ErrTooLarge reports a record past MaxValuesBytes or MaxMetadataBytes (CheckSize).
+	// Nothing was written.
 	ErrTooLarge = errors.New("threads: thread record too large")
 	// ErrInvalidArgument reports an argument the contract refuses (an unknown status, a
 	// negative age). Nothing was written.

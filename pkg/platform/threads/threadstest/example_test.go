@@ -11,6 +11,6 @@ import (
 // backend's limits (the zero value for a store without a record size limit).
 func ExampleRunStoreTests() {
 	_ = func(t *testing.T) {
-		threadstest.RunStoreTests(t, func(*testing.T) threads.Store { return threads.NewMemory() }, threadstest.Options{})
+		threadstest.RunStoreTests(t, func(*testing.T) threads.Store { return threads.NewMemory() })
 	}
 }

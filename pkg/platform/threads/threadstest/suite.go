@@ -13,16 +13,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
-// Options tunes the suite to a backend. The zero value runs every check that needs no knob.
-type Options struct {
-	// MaxRecordBytes, when positive, makes the suite check that a record whose values are
-	// this large is refused with ErrTooLarge and leaves the thread unchanged.
-	MaxRecordBytes int
-}
-
-// RunStoreTests runs the threads.Store conformance suite. newStore returns an empty store for
-// each subtest; opts tunes the suite to the backend.
-func RunStoreTests(t *testing.T, newStore func(t *testing.T) threads.Store, opts Options) {
+// RunStoreTests runs the threads.Store conformance suite, the record limits (MaxValuesBytes,
+// MaxMetadataBytes) included. newStore returns an empty store for each subtest.
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) threads.Store) {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(id string, at time.Time, meta map[string]any) threads.Thread {
 		return threads.Thread{ThreadID: id, CreatedAt: at, UpdatedAt: at, Status: threads.StatusIdle, Metadata: meta}
@@ -233,38 +226,106 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) threads.Store, opts
 			}
 		}
 	})
-	if opts.MaxRecordBytes > 0 {
-		t.Run("RefusesOversizedRecords", func(t *testing.T) {
-			s, ctx := newStore(t), t.Context()
-			mustCreate(t, s, mk("t", t0, nil))
-			if _, err := s.Acquire(ctx, "t", "g", nil, t0); err != nil {
-				t.Fatal(err)
+	t.Run("LargeValues_RoundTrip", func(t *testing.T) {
+		// A 400 KB run output (past one Azure table entity) is kept whole, and status and
+		// values read back the same on every store.
+		s, ctx := newStore(t), t.Context()
+		mustCreate(t, s, mk("t", t0, map[string]any{"k": "v"}))
+		if _, err := s.Acquire(ctx, "t", "g", nil, t0); err != nil {
+			t.Fatal(err)
+		}
+		large := json.RawMessage(`{"messages": [{"role": "user", "content": "` + strings.Repeat("é€x", 400_000/6) + `"}]}`)
+		if err := s.Release(ctx, "t", threads.StatusIdle, large, t0.Add(time.Second)); err != nil {
+			t.Fatalf("Release with 400 KB values: %v", err)
+		}
+		want := func(what string, got threads.Thread, values json.RawMessage) {
+			t.Helper()
+			if got.Status != threads.StatusIdle || !jsonEq(got.Values, values) {
+				t.Fatalf("%s: status %s, values of %d bytes; want idle with %d bytes", what, got.Status, len(got.Values), len(values))
 			}
-			big := json.RawMessage(`"` + strings.Repeat("a", opts.MaxRecordBytes) + `"`)
-			if err := s.Release(ctx, "t", threads.StatusIdle, big, t0); !errors.Is(err, threads.ErrTooLarge) {
-				t.Fatalf("Release with oversized values: %v, want ErrTooLarge", err)
-			}
-			if got, _ := s.Get(ctx, "t"); got.Status != threads.StatusBusy {
-				t.Fatalf("a refused Release changed the thread: %+v", got)
-			}
-			// Just under: values that need several 64 KiB properties still fit.
-			ok := json.RawMessage(`"` + strings.Repeat("é", 60_000) + `"`)
-			if err := s.Release(ctx, "t", threads.StatusIdle, ok, t0); err != nil {
-				t.Fatalf("Release with values spanning several properties: %v", err)
-			}
-			if got, _ := s.Get(ctx, "t"); !jsonEq(got.Values, ok) {
-				i := 0
-				for i < len(got.Values) && i < len(ok) && got.Values[i] == ok[i] {
-					i++
-				}
-				t.Fatalf("large values did not round-trip (%d bytes, want %d; first difference at %d: %q)", len(got.Values), len(ok), i, got.Values[max(0, i-10):min(len(got.Values), i+20)])
-			}
-			huge := map[string]any{"pad": strings.Repeat("m", opts.MaxRecordBytes)}
-			if _, err := s.PatchMetadata(ctx, "t", huge, t0); !errors.Is(err, threads.ErrTooLarge) {
-				t.Fatalf("PatchMetadata with oversized metadata: %v, want ErrTooLarge", err)
-			}
-		})
-	}
+		}
+		got, err := s.Get(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want("Get", got, large)
+		found, err := s.Search(ctx, threads.Query{Metadata: map[string]any{"k": "v"}})
+		if err != nil || len(found) != 1 {
+			t.Fatalf("Search = %d threads, %v", len(found), err)
+		}
+		want("Search", found[0], large)
+		patched, err := s.PatchMetadata(ctx, "t", map[string]any{"k2": "v2"}, t0.Add(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want("PatchMetadata's thread", patched, large)
+		if _, err := s.Acquire(ctx, "t", "g", nil, t0.Add(3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, "t", threads.StatusIdle, nil, t0.Add(4*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Get(ctx, "t")
+		want("a run without output", got, large)
+		small := json.RawMessage(`{"messages": []}`)
+		if err := s.Release(ctx, "t", threads.StatusIdle, small, t0.Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.Get(ctx, "t")
+		want("small values after large", got, small)
+		if err := s.Release(ctx, "t", threads.StatusIdle, large, t0.Add(6*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Delete(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "t"); !errors.Is(err, threads.ErrThreadNotFound) {
+			t.Fatalf("Get after Delete: %v, want ErrThreadNotFound", err)
+		}
+	})
+	t.Run("RefusesRecordsPastTheLimits", func(t *testing.T) {
+		s, ctx := newStore(t), t.Context()
+		mustCreate(t, s, mk("t", t0, nil))
+		if _, err := s.Acquire(ctx, "t", "g", nil, t0); err != nil {
+			t.Fatal(err)
+		}
+		big := json.RawMessage(`"` + strings.Repeat("a", threads.MaxValuesBytes-1) + `"`)
+		if err := s.Release(ctx, "t", threads.StatusIdle, big, t0); !errors.Is(err, threads.ErrTooLarge) {
+			t.Fatalf("Release with values past MaxValuesBytes: %v, want ErrTooLarge", err)
+		}
+		if got, _ := s.Get(ctx, "t"); got.Status != threads.StatusBusy || got.Values != nil {
+			t.Fatalf("a refused Release changed the thread: %s, %d bytes of values", got.Status, len(got.Values))
+		}
+		// Values that need several 64 KiB table properties still fit.
+		ok := json.RawMessage(`"` + strings.Repeat("é", 60_000) + `"`)
+		if err := s.Release(ctx, "t", threads.StatusIdle, ok, t0); err != nil {
+			t.Fatalf("Release with values spanning several properties: %v", err)
+		}
+		if got, _ := s.Get(ctx, "t"); !jsonEq(got.Values, ok) {
+			t.Fatalf("values did not round-trip (%d bytes, want %d)", len(got.Values), len(ok))
+		}
+		// Metadata is measured as stored: "é" is written \u00e9, six bytes.
+		huge := map[string]any{"pad": strings.Repeat("é", threads.MaxMetadataBytes/6)}
+		if _, err := s.PatchMetadata(ctx, "t", huge, t0); !errors.Is(err, threads.ErrTooLarge) {
+			t.Fatalf("PatchMetadata past MaxMetadataBytes: %v, want ErrTooLarge", err)
+		}
+		if _, err := s.Acquire(ctx, "t", "g", huge, t0); !errors.Is(err, threads.ErrTooLarge) {
+			t.Fatalf("Acquire with metadata past MaxMetadataBytes: %v, want ErrTooLarge", err)
+		}
+		if got, _ := s.Get(ctx, "t"); got.Metadata != nil || got.Status != threads.StatusIdle {
+			t.Fatalf("refused metadata changed the thread: %+v", got.Metadata)
+		}
+		if err := s.Create(ctx, mk("t2", t0, huge)); !errors.Is(err, threads.ErrTooLarge) {
+			t.Fatalf("Create with metadata past MaxMetadataBytes: %v, want ErrTooLarge", err)
+		}
+		if _, err := s.Get(ctx, "t2"); !errors.Is(err, threads.ErrThreadNotFound) {
+			t.Fatalf("a refused Create stored the thread: %v", err)
+		}
+		fits := map[string]any{"pad": strings.Repeat("é", threads.MaxMetadataBytes/6-10)}
+		if _, err := s.PatchMetadata(ctx, "t", fits, t0); err != nil {
+			t.Fatalf("PatchMetadata just under MaxMetadataBytes: %v", err)
+		}
+	})
 }
 
 func mustCreate(t *testing.T, s threads.Store, th threads.Thread) {
