@@ -55,8 +55,11 @@ func Mount(svc *runsapi.Service, h *host.GraphHostApp, opts MountOptions) error 
 		durableNames = append(durableNames, g.Manifest().GraphName)
 	}
 	for _, name := range opts.InProcess {
-		if !slices.Contains(durableNames, name) || reg.Internal(name) {
+		if !slices.Contains(durableNames, name) {
 			return fmt.Errorf("%w: in-process graph %q is not a registered durable graph", ErrMount, name)
+		}
+		if reg.Internal(name) {
+			return fmt.Errorf("%w: in-process graph %q is an internal graph", ErrMount, name)
 		}
 	}
 	if err := mountAsync(reg, h, durableNames); err != nil {

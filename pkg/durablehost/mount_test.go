@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
@@ -136,6 +137,27 @@ func TestMount_Conflicts_FailAtStartup(t *testing.T) {
 			h, _ := host.New(host.Options{})
 			svc, _ := runsapi.NewService(runsapi.Options{Runs: noRuns{}, Registry: durable.NewRegistry(), AuthLevel: funchost.AuthFunction})
 			return durablehost.Mount(svc, h, durablehost.MountOptions{InProcess: []string{"nope"}})
+		}},
+		{"in-process name of an internal graph", func(t *testing.T) error {
+			h, _ := host.New(host.Options{})
+			reg := durable.NewRegistry()
+			if _, err := platformruns.Register(reg); err != nil {
+				t.Fatal(err)
+			}
+			svc, _ := runsapi.NewService(runsapi.Options{Runs: noRuns{}, Registry: reg, AuthLevel: funchost.AuthFunction})
+			return durablehost.Mount(svc, h, durablehost.MountOptions{InProcess: []string{platformruns.GraphName}})
+		}},
+		{"hosted graph takes an internal graph's name", func(t *testing.T) error {
+			h, _ := host.New(host.Options{})
+			if err := h.Register(echoGraph, platformruns.GraphName, host.RegisterOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			reg := durable.NewRegistry()
+			if _, err := platformruns.Register(reg); err != nil {
+				t.Fatal(err)
+			}
+			svc, _ := runsapi.NewService(runsapi.Options{Runs: noRuns{}, Registry: reg, AuthLevel: funchost.AuthFunction})
+			return durablehost.Mount(svc, h, durablehost.MountOptions{})
 		}},
 	}
 	for _, tt := range tests {
