@@ -2,28 +2,16 @@ package exampleapp_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 )
 
 // One rule for duplicate keys in request bodies on every route family: the last one wins
 // (hosting.md section 1, "Duplicate keys: last one wins", as Python's json.loads does), never
 // a 400 on one family and a silent pick on another.
 func TestExampleApp_DuplicateKeys_LastWinsEverywhere(t *testing.T) {
-	app, err := exampleapp.Build(exampleapp.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	for _, tr := range memoryApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			// Hosting: invoke.
 			status, body := do(t, tr, "POST", "/api/graphs/echo_agent/invoke",

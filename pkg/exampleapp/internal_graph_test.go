@@ -1,36 +1,19 @@
-package exampleapp
+package exampleapp_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
 )
-
-// startedApp builds and starts the example app (in memory) for the life of the test.
-func startedApp(t *testing.T) *App {
-	t.Helper()
-	app, err := Build(Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Close() })
-	return app
-}
 
 // The platform's background runs are runs of the internal durable graph fg_platform_run: the
 // platform routes serve them, the generic runs API answers 404 as for a graph or run that does
 // not exist, lists none of them, and health details and openapi.json do not name the graph.
 func TestExampleApp_InternalGraph_UnreachableThroughRunsAPI(t *testing.T) {
-	app := startedApp(t)
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	for _, tr := range memoryApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			call := func(method, path, body string) runsapitest.Response {
 				t.Helper()

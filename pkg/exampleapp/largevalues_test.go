@@ -72,7 +72,10 @@ func checkLargeThreadValues(t *testing.T, tr hosttest.Transport) {
 	}
 }
 
-func TestExampleApp_LargeThreadValues_InMemory(t *testing.T) {
+// memoryApp serves the example app in process on the in-memory stores through both
+// transports, for the life of the test.
+func memoryApp(t *testing.T) []hosttest.Transport {
+	t.Helper()
 	app, err := exampleapp.Build(exampleapp.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +84,11 @@ func TestExampleApp_LargeThreadValues_InMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	return hosttest.Transports(t, app.FunctionApp)
+}
+
+func TestExampleApp_LargeThreadValues_InMemory(t *testing.T) {
+	for _, tr := range memoryApp(t) {
 		t.Run(tr.Name, func(t *testing.T) { checkLargeThreadValues(t, tr) })
 	}
 }
