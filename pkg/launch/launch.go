@@ -137,19 +137,9 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 // fileCommand runs a subcommand that builds the app only to write files: `functions`,
 // `hostjson` or `stage`. Nothing is started.
 func fileCommand(ctx context.Context, build Builder, opts Options) error {
-	if err := checkWorkQueueEnv(opts.Getenv); err != nil {
-		return err
-	}
-	s, err := FromEnv(ctx, opts.Getenv, ModeFunctions, opts.Logger)
+	a, s, err := buildApp(ctx, build, opts, ModeFunctions)
 	if err != nil {
 		return err
-	}
-	a, err := build(ctx, s)
-	if err != nil {
-		return errors.Join(err, s.Close())
-	}
-	if a == nil || a.FunctionApp == nil {
-		return errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
 	}
 	args := opts.Args[1:]
 	switch opts.Args[0] {
@@ -167,6 +157,25 @@ func fileCommand(ctx context.Context, build Builder, opts Options) error {
 	return errors.Join(err, a.close(), s.Close())
 }
 
+// buildApp reads the settings for mode and builds the app. On error nothing is left open.
+func buildApp(ctx context.Context, build Builder, opts Options, mode Mode) (*App, Settings, error) {
+	if err := checkWorkQueueEnv(opts.Getenv); err != nil {
+		return nil, Settings{}, err
+	}
+	s, err := FromEnv(ctx, opts.Getenv, mode, opts.Logger)
+	if err != nil {
+		return nil, Settings{}, err
+	}
+	a, err := build(ctx, s)
+	if err != nil {
+		return nil, Settings{}, errors.Join(err, s.Close())
+	}
+	if a == nil || a.FunctionApp == nil {
+		return nil, Settings{}, errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
+	}
+	return a, s, nil
+}
+
 // serve builds the app, starts its background work, and serves handler(app) on addr until ctx
 // ends; then the server drains and the app closes.
 func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr string, handler func(*App) (http.Handler, error)) error {
@@ -175,19 +184,9 @@ func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr str
 	if err != nil {
 		return err
 	}
-	if err := checkWorkQueueEnv(opts.Getenv); err != nil {
-		return err
-	}
-	s, err := FromEnv(ctx, opts.Getenv, mode, logger)
+	a, s, err := buildApp(ctx, build, opts, mode)
 	if err != nil {
 		return err
-	}
-	a, err := build(ctx, s)
-	if err != nil {
-		return errors.Join(err, s.Close())
-	}
-	if a == nil || a.FunctionApp == nil {
-		return errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
 	}
 	closeAll := func() error { return errors.Join(a.close(), s.Close()) }
 	if err := checkAppSettings(a.FunctionApp, opts.Getenv, mode); err != nil {

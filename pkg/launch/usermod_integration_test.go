@@ -5,7 +5,6 @@ package launch_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -57,28 +56,17 @@ func TestIntegrationStage_UserModule_LocalFolderServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	call := func(method, path, body string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), method, e.URL()+path, strings.NewReader(body))
-		req.Header.Set("x-functions-key", "user-key")
-		req.Header.Set("content-type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	if status, body := call("POST", "/api/graphs/shout/invoke", `{"input":{"text":"hi"}}`); status != http.StatusOK || !strings.Contains(body, `"hi!"`) {
+	send := func(method, path, body string) (int, string) { return call(t, method, e.URL()+path, "user-key", body) }
+	if status, body := send("POST", "/api/graphs/shout/invoke", `{"input":{"text":"hi"}}`); status != http.StatusOK || !strings.Contains(body, `"hi!"`) {
 		t.Fatalf("invoke = %d %s", status, body)
 	}
 	id := "order-" + azuritetest.UniqueName("o")
-	if status, body := call("POST", "/api/graphs/orders/runs", `{"instance_id":"`+id+`","input":{}}`); status != http.StatusAccepted {
+	if status, body := send("POST", "/api/graphs/orders/runs", `{"instance_id":"`+id+`","input":{}}`); status != http.StatusAccepted {
 		t.Fatalf("start = %d %s", status, body)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, body := call("GET", "/api/runs/"+id, "")
+		_, body := send("GET", "/api/runs/"+id, "")
 		var st struct {
 			Status string          `json:"runtime_status"`
 			Output json.RawMessage `json:"output"`
