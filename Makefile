@@ -106,9 +106,10 @@ if [ $$ok -ne 1 ]; then echo "Azurite did not start:"; cat $(AZURITE_DIR)/azurit
 export FUNCGRAPH_TEST_STORAGE='$(AZURITE_CONN)';
 endef
 
-# integration runs the tagged integration tests against Azurite.
+# integration runs the tagged integration tests against Azurite. Tests that need an Azurite of
+# their own (HTTPS with OAuth, for identity-based settings) start FUNCGRAPH_TEST_AZURITE_BIN.
 integration: $(AZURITE) build
-	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph \
+	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
 	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
 	@$(MAKE) --no-print-directory platform-sdk-test
 
@@ -124,7 +125,7 @@ platform-sdk-test: $(AZURITE) build
 
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
 bench-lock: $(AZURITE)
-	@$(AZURITE_UP) $(GO) test -tags integration -run '^$$' -bench Integration -benchmem ./pkg/lock/
+	@$(AZURITE_UP) $(GO) test -tags integration -run '^$$' -bench Integration -benchmem ./pkg/azure/bloblock/
 
 ## bench-azure: the durable engine on Azure Storage (Azurite) against raw SDK peers measured in
 ## the same run (README, "Durable engine on Azure Storage"): operations per step, step latency,
@@ -136,9 +137,9 @@ BENCH_AZURE_WAITING_RUNS ?= 2000
 bench-azure: $(AZURITE) build
 	@$(AZURITE_UP) export FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph; \
 	  $(GO) test -tags integration -run '^$$' -bench 'Integration(OpsPerStep|StepLatency|StepAt10|Concurrent64)' \
-	    -benchtime $(BENCH_AZURE_TIME) -timeout 15m ./pkg/azurebench/ && \
+	    -benchtime $(BENCH_AZURE_TIME) -timeout 15m ./pkg/azure/azurebench/ && \
 	  FUNCGRAPH_BENCH_WAITING_RUNS=$(BENCH_AZURE_WAITING_RUNS) \
-	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azurebench/
+	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/
 
 ## bench: the benchmarks reported in the README, then funcgraph vs durabletask-go v0.6.0 on the
 ## same 3-step chain (separate module bench/, so the product's go.mod has no benchmark deps).

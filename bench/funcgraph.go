@@ -58,7 +58,7 @@ func NewFuncgraph(ctx context.Context, concurrency int, interval time.Duration) 
 	if err := reg.Register(g); err != nil {
 		return nil, fmt.Errorf("register chain graph: %w", err)
 	}
-	eng, err := engine.NewEngine(engine.EngineOptions{
+	eng, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Concurrency: concurrency,
 	})

@@ -10,7 +10,7 @@
 // and one writer per thread is assumed (the thread lock provides it).
 //
 // Not for: thread records and the busy lock (package platform/threads), run history (the
-// durable engine). Backends live in sibling packages named for their dependency
-// (blobcheckpoint on Azure Blob storage); every backend runs the conformance suite in
+// durable engine). Backends live in packages named for their dependency
+// (pkg/azure/blobcheckpoint on Azure Blob storage); every backend runs the conformance suite in
 // checkpointtest.
 package checkpoint

@@ -132,7 +132,7 @@ func runTicket(t *testing.T, g durable.Graph) (engine.Run, []engine.HistoryEvent
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := func() time.Time { return now }
 	q := memory.NewQueue(memory.WithClock(clock))
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{Clock: clock, Queue: q})
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(memory.WithClock(clock)), Queue: q, Payloads: memory.NewPayloadStore(), Clock: clock})
 	must(t, err)
 	_, err = eng.StartRun(t.Context(), engine.StartRunRequest{GraphName: "tickets", InstanceID: "r1", Input: json.RawMessage(`{"subject":"refund"}`)})
 	must(t, err)
@@ -208,7 +208,7 @@ func TestUpdate_UnknownKeyFailsTheRunNamingIt(t *testing.T) {
 	reg := durable.NewRegistry()
 	must(t, reg.Register(g))
 	q := memory.NewQueue()
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{Queue: q})
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: q, Payloads: memory.NewPayloadStore()})
 	must(t, err)
 	_, err = eng.StartRun(t.Context(), engine.StartRunRequest{GraphName: "typo", InstanceID: "r", Input: json.RawMessage(`{"subject":"s"}`)})
 	must(t, err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,9 +10,58 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
+// Step kinds of a stepOutcome.
+const (
+	outVisit   = iota + 1 // a node ran and its route resolved
+	outEvent              // an inbox event was applied
+	outTimeout            // a wait timed out and continues at the policy's node
+	outFail               // the run fails
+	outRetry              // the node failed and will be retried after a back-off
+	outBegin              // a Pending run starts its first visit: Running, custom status set
+)
+
+// stepOutcome is what a step's activities produced, before it is committed. Building the
+// commit from it is pure, so a commit that lost a race against an event can be rebuilt on
+// the fresh head without running user code again.
+type stepOutcome struct {
+	kind     int
+	node     string                // node visited (visit, fail, retry)
+	state    json.RawMessage       // new state (visit, event; fail after a completed node)
+	decision durable.RouteDecision // visit
+	// waitMatch: a wait decision whose event is already in the inbox.
+	waitMatch bool
+
+	// event
+	inboxRow string
+	inboxSeq int64
+	event    string
+
+	// fail
+	failKind   string // execute_node, resolve_route, apply_event, orchestrator
+	failName   string // fixed internal name of the failing step kind
+	failMsg    string // "<kind> failed: <cause>"
+	keepCustom bool   // orchestrator failures keep the last custom status
+
+	// retry
+	retryDelay time.Duration
+	retryCause string
+
+	// timeout
+	timeoutNode string
+	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
+	// event that reaches the inbox before it commits wins.
+	timedOut bool
+}
+
+// failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
+func failure(kind, name, cause string) stepOutcome {
+	return stepOutcome{kind: outFail, failKind: kind, failName: name, failMsg: kind + " failed: " + cause,
+		keepCustom: kind == "orchestrator"}
+}
+
 // errDropped reports a step whose commit lost to another writer that moved the run on (or
 // finished, cancelled or purged it): the step's work is discarded, which is correct.
-var errDropped = errors.New("durable: step dropped")
+var errDropped = errors.New("engine: step dropped")
 
 // maxRebase bounds how often a step re-applies its outcome to a head that changed only by
 // raised events.
@@ -115,18 +165,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	return n, ops
 }
 
-// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
-// rather than leaving its outcome unknown.
-func rejected(err error) bool {
-	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
-}
-
 // restepError reports a commit that must not be rebased but recomputed: the head changed in
 // a way that changes what the step should do (an event arrived for a wait that was about to
 // time out). fresh is the head to compute it on.
 type restepError struct{ fresh *head }
 
-func (e *restepError) Error() string { return "durable: step must be recomputed" }
+func (e *restepError) Error() string { return "engine: step must be recomputed" }
 
 // commit writes an outcome. A conflict means another writer changed the head: if it only
 // appended events (same generation and step, still active, same wait), the outcome is

@@ -15,3 +15,29 @@
 // It imports nothing of HTTP serving, the Functions host protocol or Azure: the runs HTTP API
 // is package runsapi.
 package engine
+
+// The files, in reading order; calls go down the list, never up:
+//
+//	engine.go       Engine, New, Start, Close
+//	start.go        StartRun
+//	events.go       RaiseEvent
+//	cancel.go       CancelRun
+//	repair.go       Sweep and the due index (recovery and its cost model)
+//	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
+//	workitem.go     one work item: HandleWorkItem, the step loop, dispatch of the next item
+//	step.go         one step: the user's node, route or event handler
+//	commit.go       the step's outcome and its batch: head merge and history rows
+//	purge.go        PurgeRun, and the rows of replaced runs
+//	wait.go         WaitRun
+//	index.go        ListRuns and the run index
+//	read.go         GetRun and History
+//	observer.go     Observer hooks
+//	partition.go    a run's partition: head row, history and inbox rows, row keys
+//	options.go      Options and the policies of graphs
+//	runs.go         the Runs contract: Run, statuses, errors, instance ids
+//	run_status.go   accessors of a Run
+//	store.go        the Store contract
+//	queue.go        the WorkQueue contract
+//	payloads.go     the PayloadStore contract, and spilling large values to it
+//	limits.go       the Azure Table limits every Store enforces
+//	json.go         the JSON the engine writes by hand

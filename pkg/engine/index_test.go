@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
@@ -34,7 +36,7 @@ func listIDs(t *testing.T, r *rig, q engine.RunQuery) []string {
 // index partition and its digit row range, so its cost never grows with history.
 func TestEngine_ListRuns_TouchesNoRunOrHistoryRow(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	for i := range 30 {
 		r.start(t, "data_pipeline", fmt.Sprintf("p%02d", i), `{"source_url":"u"}`)
 	}
@@ -63,7 +65,7 @@ func TestEngine_ListRuns_TouchesNoRunOrHistoryRow(t *testing.T) {
 
 func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	r.start(t, "data_pipeline", "x", `{"source_url":"u"}`)
 	r.drive(t)
 	r.start(t, "data_pipeline", "x", `{"source_url":"v"}`) // replaces the finished run
@@ -102,7 +104,7 @@ func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 // repairs the row, after which the status filter finds the run.
 func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	var failIndex sync.Map
 	failIndex.Store("on", true)
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
@@ -136,7 +138,7 @@ func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 // active partitions, which shrink again as runs finish, so its cost follows the runs in flight.
 func TestEngine_ListRuns_ActiveIndexHoldsOnlyUnfinishedRuns(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.EngineOptions{}, false)
+	r := newRig(t, engine.Options{}, false)
 	for i := range 5 {
 		r.start(t, "data_pipeline", fmt.Sprintf("d%d", i), `{"source_url":"u"}`)
 	}
@@ -159,6 +161,64 @@ func TestEngine_ListRuns_ActiveIndexHoldsOnlyUnfinishedRuns(t *testing.T) {
 		}
 		if len(page.Entities) != want {
 			t.Errorf("%s holds %d rows, want %d (finished runs leave the active index)", pk, len(page.Entities), want)
+		}
+	}
+}
+
+func TestEngine_ListRuns_FiltersAndPages(t *testing.T) {
+	t.Parallel()
+	var now atomic.Int64
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now.Store(base.UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Add(int64(time.Second))).UTC() }
+	r := newRig(t, engine.Options{Clock: clock}, false)
+	for i := range 5 {
+		r.start(t, "data_pipeline", fmt.Sprintf("p%d", i), `{"source_url":"u"}`)
+	}
+	r.drive(t)
+	r.start(t, "support_agent", "s0", `{"user_message":"refund"}`)
+	r.start(t, "support_agent", "s1", `{"user_message":"refund"}`)
+
+	created := func(id string) time.Time {
+		run, err := r.e.GetRun(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.CreatedAt
+	}
+	list := func(q engine.RunQuery) []string {
+		var ids []string
+		for range 20 {
+			page, err := r.e.ListRuns(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, run := range page.Runs {
+				if i > 0 && run.CreatedAt.After(page.Runs[i-1].CreatedAt) {
+					t.Errorf("page not newest first")
+				}
+				ids = append(ids, run.InstanceID)
+			}
+			if q.ContinuationToken = page.ContinuationToken; q.ContinuationToken == "" {
+				break
+			}
+		}
+		return ids
+	}
+	tests := []struct {
+		name string
+		q    engine.RunQuery
+		want int
+	}{
+		{"all", engine.RunQuery{Limit: 2}, 7},
+		{"by graph", engine.RunQuery{GraphName: "support_agent"}, 2},
+		{"by status", engine.RunQuery{Status: engine.StatusCompleted, Limit: 3}, 5},
+		{"pending", engine.RunQuery{Status: engine.StatusPending}, 2},
+		{"created window", engine.RunQuery{CreatedAfter: created("p2"), CreatedBefore: created("p4")}, 2},
+	}
+	for _, tt := range tests {
+		if got := list(tt.q); len(got) != tt.want {
+			t.Errorf("%s: %v, want %d runs", tt.name, got, tt.want)
 		}
 	}
 }

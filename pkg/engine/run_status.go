@@ -31,7 +31,7 @@ type RunResult[S any] struct {
 }
 
 // ErrRunNotCompleted is returned by DecodeOutput for a run that is not Completed.
-var ErrRunNotCompleted = errors.New("durable: run not completed")
+var ErrRunNotCompleted = errors.New("engine: run not completed")
 
 // Progress decodes the custom status. ok is false while the run is Pending (null custom
 // status) or when the custom status is not the engine's object.

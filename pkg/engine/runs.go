@@ -111,6 +111,21 @@ type HistoryEvent struct {
 	Data      json.RawMessage
 }
 
+// History row types (HistoryEvent.Type).
+const (
+	HistoryRunStarted         = "run_started"
+	HistoryNodeCompleted      = "node_completed"
+	HistoryRouteResolved      = "route_resolved"
+	HistoryWaitStarted        = "wait_started"
+	HistoryWaitTimedOut       = "wait_timed_out"
+	HistoryEventReceived      = "event_received"
+	HistoryEventApplied       = "event_applied"
+	HistoryNodeRetryScheduled = "node_retry_scheduled"
+	HistoryRunCompleted       = "run_completed"
+	HistoryRunFailed          = "run_failed"
+	HistoryRunTerminated      = "run_terminated"
+)
+
 // HistoryList is one page of a run's history, oldest first.
 type HistoryList struct {
 	Events            []HistoryEvent
@@ -143,11 +158,25 @@ type Runs interface {
 // Run errors.
 var (
 	// ErrRunNotFound reports an unknown run id.
-	ErrRunNotFound = errors.New("durable: run not found")
+	ErrRunNotFound = errors.New("engine: run not found")
 	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
 	// characters without / \ # ?.
-	ErrInvalidInstanceID = errors.New("durable: invalid instance_id")
+	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
 )
+
+// ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
+func ValidInstanceID(id string) bool {
+	if len(id) < 1 || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c < 0x20 || c > 0x7e || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return false
+		}
+	}
+	return true
+}
 
 // RunExistsError reports a start for an instance id whose run is not finished.
 type RunExistsError struct {
@@ -156,7 +185,7 @@ type RunExistsError struct {
 }
 
 func (e *RunExistsError) Error() string {
-	return fmt.Sprintf("durable: instance %q already exists with status %s", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q already exists with status %s", e.InstanceID, e.Status)
 }
 
 // RunFinishedError reports an event or cancel for a finished run.
@@ -166,7 +195,7 @@ type RunFinishedError struct {
 }
 
 func (e *RunFinishedError) Error() string {
-	return fmt.Sprintf("durable: instance %q is not running (status %s)", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q is not running (status %s)", e.InstanceID, e.Status)
 }
 
 // RunNotFinishedError reports a purge of a run that is still active.
@@ -176,5 +205,13 @@ type RunNotFinishedError struct {
 }
 
 func (e *RunNotFinishedError) Error() string {
-	return fmt.Sprintf("durable: instance %q is still active (status %s)", e.InstanceID, e.Status)
+	return fmt.Sprintf("engine: instance %q is still active (status %s)", e.InstanceID, e.Status)
+}
+
+// runLookupError maps a head read error to the Runs contract (ErrRunNotFound).
+func runLookupError(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return ErrRunNotFound
+	}
+	return err
 }

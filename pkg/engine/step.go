@@ -5,64 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
-
-// Step kinds of a stepOutcome.
-const (
-	outVisit   = iota + 1 // a node ran and its route resolved
-	outEvent              // an inbox event was applied
-	outTimeout            // a wait timed out and continues at the policy's node
-	outFail               // the run fails
-	outRetry              // the node failed and will be retried after a back-off
-	outBegin              // a Pending run starts its first visit: Running, custom status set
-)
-
-// stepOutcome is what a step's activities produced, before it is committed. Building the
-// commit from it is pure, so a commit that lost a race against an event can be rebuilt on
-// the fresh head without running user code again.
-type stepOutcome struct {
-	kind     int
-	node     string                // node visited (visit, fail, retry)
-	state    json.RawMessage       // new state (visit, event; fail after a completed node)
-	decision durable.RouteDecision // visit
-	// waitMatch: a wait decision whose event is already in the inbox.
-	waitMatch bool
-
-	// event
-	inboxRow string
-	inboxSeq int64
-	event    string
-
-	// fail
-	failKind   string // execute_node, resolve_route, apply_event, orchestrator
-	failName   string // fixed internal name of the failing step kind
-	failMsg    string // "<kind> failed: <cause>"
-	keepCustom bool   // orchestrator failures keep the last custom status
-
-	// retry
-	retryDelay time.Duration
-	retryCause string
-
-	// timeout
-	timeoutNode string
-	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
-	// event that reaches the inbox before it commits wins.
-	timedOut bool
-}
-
-func failure(kind, name, cause string) stepOutcome {
-	return stepOutcome{kind: outFail, failKind: kind, failName: name, failMsg: kind + " failed: " + cause,
-		keepCustom: kind == "orchestrator"}
-}
-
-// stepInfo is the StepInfo handlers of the next step of h see.
-func stepInfo(h *head) durable.StepInfo {
-	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1}
-}
 
 // visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
 // resolve route. User code runs only inside ExecuteNode and ResolveRoute. The error result
@@ -167,27 +113,7 @@ func (e *Engine) timeout(h *head) stepOutcome {
 	return o
 }
 
-// customStatus returns the 4-key custom status of a visit of node.
-func customStatus(h *head, node string) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"current_node", jstr(node))
+// stepInfo is the StepInfo handlers of the next step of h see.
+func stepInfo(h *head) durable.StepInfo {
+	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1}
 }
-
-// waitingStatus returns the 6-key custom status of a run waiting after node.
-func waitingStatus(h *head, node, event, resume string) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"current_node", jstr(node), "waiting_for_event", jstr(event), "resume_node", jstr(resume))
-}
-
-// completedOutput returns the Completed output object.
-func completedOutput(h *head, node string, state json.RawMessage) string {
-	return jsonObject("graph_name", jstr(h.graph), "graph_version", jstr(h.version), "graph_hash", jstr(h.hash),
-		"final_node", jstr(node), "state", string(state))
-}
-
-func decisionJSON(d durable.RouteDecision) string {
-	return jsonObject("action", jstr(string(d.Action)), "next_node", jnull(d.NextNode), "event_name", jnull(d.EventName),
-		"resume_node", jnull(d.ResumeNode), "note", jnull(d.Note))
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -155,17 +155,17 @@ type Page struct {
 // Storage errors. Backends wrap them; test with errors.Is.
 var (
 	// ErrNotFound reports a missing entity, payload or queue message.
-	ErrNotFound = errors.New("durable: not found")
+	ErrNotFound = errors.New("engine: not found")
 	// ErrConflict reports an insert of an existing key or an If-Match that failed: another
 	// writer got there first.
-	ErrConflict = errors.New("durable: conflict")
+	ErrConflict = errors.New("engine: conflict")
 	// ErrTooLarge reports a value, entity, batch, payload or message above its limit.
-	ErrTooLarge = errors.New("durable: too large")
+	ErrTooLarge = errors.New("engine: too large")
 	// ErrInvalidEntity reports a write the table service would reject for reasons other than
 	// size (keys, property names and types, batch shape).
-	ErrInvalidEntity = errors.New("durable: invalid entity")
+	ErrInvalidEntity = errors.New("engine: invalid entity")
 	// ErrInvalidQuery reports a query with a bad limit, condition or continuation token.
-	ErrInvalidQuery = errors.New("durable: invalid query")
+	ErrInvalidQuery = errors.New("engine: invalid query")
 )
 
 // LimitError reports which limit a write exceeded. It wraps ErrTooLarge.
@@ -181,7 +181,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	msg := fmt.Sprintf("durable: %s too large: %d > %d", e.Limit, e.Size, e.Max)
+	msg := fmt.Sprintf("engine: %s too large: %d > %d", e.Limit, e.Size, e.Max)
 	if e.Property != "" {
 		msg += " (property " + e.Property + ")"
 	}
@@ -205,3 +205,9 @@ func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.In
 
 // Unwrap returns the op's error.
 func (e *BatchError) Unwrap() error { return e.Err }
+
+// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
+// rather than leaving its outcome unknown.
+func rejected(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/blobcheckpoint"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -24,7 +23,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
-	"github.com/funcgraph/funcgraph/pkg/tablethreads"
 	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
 
@@ -38,10 +36,10 @@ type Config struct {
 	// ThreadLock serialises runs per thread; nil means the in-process lock.
 	ThreadLock lock.ThreadLock
 	// PlatformThreads stores the threads of the LangGraph-Platform-compatible routes; nil
-	// means in process memory (tablethreads.Store keeps them in Azure Table storage).
+	// means in process memory (launch.Settings.Threads keeps them in Azure Table storage).
 	PlatformThreads threads.Store
 	// Checkpointer keeps echo_agent's checkpoints (its messages and state history); nil means
-	// in process memory (blobcheckpoint.Saver keeps them in Azure Blob storage).
+	// in process memory (launch.Settings.Checkpoints keeps them in Azure Blob storage).
 	Checkpointer checkpoint.Saver
 	// Durable is the durable engine's storage (runs API and the platform's background runs);
 	// a zero value means fresh in-memory twins with the embedded dispatcher
@@ -194,7 +192,7 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 		return nil, nil, err
 	}
 	eng, err := launch.MountDurable(st, app, reg, launch.DurableOptions{
-		Engine: engine.EngineOptions{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
+		Engine: engine.Options{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
 		API:    runsapi.Options{AuthLevel: funchost.AuthFunction, Logger: logger},
 	})
 	if err != nil {
@@ -203,20 +201,13 @@ func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable
 	return eng, bg, nil
 }
 
-// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings.
-func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
-	cfg := Config{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable, TraceExporter: s.TraceExporter}
-	if s.Azure != nil {
-		table, err := s.Azure.EnsureTable(ctx, s.Names.ThreadsTable)
-		if err != nil {
-			return nil, fmt.Errorf("build example app: %w", err)
-		}
-		cfg.PlatformThreads = tablethreads.New(table, s.Logger)
-		c, err := s.Azure.EnsureContainer(ctx, s.Names.CheckpointContainer)
-		if err != nil {
-			return nil, fmt.Errorf("build example app: %w", err)
-		}
-		cfg.Checkpointer = blobcheckpoint.New(c, blobcheckpoint.Options{Logger: s.Logger})
+// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings,
+// with the platform threads and echo_agent's checkpoints in the stores launch opened (Azure
+// storage when AzureWebJobsStorage is configured, process memory otherwise).
+func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
+	cfg := Config{
+		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
+		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
 	}
 	a, err := Build(cfg)
 	if err != nil {

@@ -82,7 +82,7 @@ func oracle(t *testing.T, runs []*fleetRun) {
 			t.Fatal(err)
 		}
 	}
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{})
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/durabletest"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 

@@ -24,10 +24,14 @@
 // (under the host also when it is missing), naming both settings, rather than leave every run
 // Pending; the same holds for any other name function.json reads from a setting.
 //
-// It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), the thread
-// lock backend (GRAPH_LOCK_BACKEND, AzureWebJobsStorage, FUNCGRAPH_LOCK_CONTAINER) and the
-// keys. It stops on SIGTERM or interrupt: the server drains, then the app's Close runs.
+// It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), storage
+// (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the thread
+// lock backend (GRAPH_LOCK_BACKEND, FUNCGRAPH_LOCK_CONTAINER) and the keys. With storage
+// configured it opens every Azure store from one set of clients (package azure) and hands
+// them to the app in Settings: the engine's (Durable), the platform threads (Threads), a
+// checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or
+// interrupt: the server drains, then the app's Close runs.
 //
 // It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
-// which composes the host, durable and runsapi packages as it likes.
+// which composes the host, durable, runsapi and durablehost packages as it likes.
 package launch

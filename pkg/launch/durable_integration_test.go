@@ -65,7 +65,7 @@ func TestIntegrationDurable_LargeStateSpillsToBlobs(t *testing.T) {
 	if !s.Durable.Azure || s.Azure == nil {
 		t.Fatal("FromEnv did not pick the Azure backends")
 	}
-	eng, err := engine.NewEngine(s.Durable.EngineOptions(engine.EngineOptions{Registry: growGraph(t), Logger: discard()}))
+	eng, err := engine.New(s.Durable.EngineOptions(engine.Options{Registry: growGraph(t), Logger: discard()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestIntegrationDurable_QuotedRunIDRefusedOnAzure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	eng, err := engine.NewEngine(s.Durable.EngineOptions(engine.EngineOptions{Registry: growGraph(t), Logger: discard()}))
+	eng, err := engine.New(s.Durable.EngineOptions(engine.Options{Registry: growGraph(t), Logger: discard()}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -14,12 +15,12 @@ import (
 type DurableOptions struct {
 	// Engine configures the engine; its storage, registry and (when nil) logger are filled in
 	// from the settings.
-	Engine engine.EngineOptions
+	Engine engine.Options
 	// API configures the runs HTTP API; Runs and Registry are filled in. Its AuthLevel
 	// defaults to the hosting app's.
 	API runsapi.Options
 	// Mount configures how the API mounts on the hosting app.
-	Mount runsapi.MountOptions
+	Mount durablehost.MountOptions
 }
 
 // HostApp returns the App that serves the hosting app h and the durable graphs: it runs them
@@ -83,7 +84,7 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	}
 	eo := st.EngineOptions(opts.Engine)
 	eo.Registry = reg
-	eng, err := engine.NewEngine(eo)
+	eng, err := engine.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
@@ -93,10 +94,10 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	if err := svc.Mount(h, opts.Mount); err != nil {
+	if err := durablehost.Mount(svc, h, opts.Mount); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	err = runsapi.RegisterWorker(h.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
+	err = durablehost.RegisterWorker(h.FunctionApp(), durablehost.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}

@@ -40,7 +40,7 @@ func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the host would not read it: %v", err)
 	}
-	eng, err := memory.NewEngine(durable.NewRegistry(), engine.EngineOptions{})
+	eng, err := engine.New(engine.Options{Registry: durable.NewRegistry(), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
+	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/bloblock"
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // Settings read from the environment (app settings under the Functions host). FromEnv is the
@@ -23,7 +26,9 @@ const (
 	EnvLogLevel = "FUNCGRAPH_LOG_LEVEL"
 	// EnvLockBackend is GRAPH_LOCK_BACKEND: "" or "inprocess" (default), or "distributed".
 	EnvLockBackend = "GRAPH_LOCK_BACKEND"
-	// EnvStorage is the storage connection string the Functions host also uses.
+	// EnvStorage is the storage connection string the Functions host also uses; its
+	// identity-based variants are EnvStorage + "__accountName" and the others azure.SettingsFrom
+	// reads.
 	EnvStorage = "AzureWebJobsStorage"
 	// EnvLockContainer names the blob container of the distributed lock.
 	EnvLockContainer = "FUNCGRAPH_LOCK_CONTAINER"
@@ -50,8 +55,9 @@ type Settings struct {
 	// host.Options.LockBackendSetting so a mismatch fails fast.
 	LockBackend string
 	// ThreadLock is the distributed thread lock when LockBackend is "distributed" (a Blob
-	// lease lock on AzureWebJobsStorage), nil otherwise (the hosting app's in-process lock).
-	// The entrypoint closes it after the app.
+	// lease lock on the AzureWebJobsStorage account, opened from the same clients as the
+	// stores), nil otherwise (the hosting app's in-process lock). The entrypoint closes it
+	// after the app.
 	ThreadLock lock.ThreadLock
 	// Mode is how the binary runs.
 	Mode Mode
@@ -61,9 +67,18 @@ type Settings struct {
 	Names Names
 	// Durable is the durable engine's storage.
 	Durable Durable
+	// Threads is the platform routes' thread store on Azure Table storage (table
+	// Names.ThreadsTable) when AzureWebJobsStorage is configured and the app serves; nil
+	// otherwise, and the app keeps its threads in memory (platform.Options.Threads).
+	Threads threads.Store
+	// Checkpoints is a checkpointer of hosted graphs on Azure Blob storage (container
+	// Names.CheckpointContainer) when AzureWebJobsStorage is configured and the app serves;
+	// nil otherwise, and graphs keep their checkpoints in memory.
+	Checkpoints checkpoint.Saver
 	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
-	// the app serves (nil otherwise), for the app's own Azure stores.
-	Azure *azstorage.Clients
+	// the app serves (nil otherwise): every store above and the thread lock are opened from
+	// them, and the app may open its own Azure stores from them too.
+	Azure *azure.Clients
 
 	closers []func() error
 }
@@ -77,33 +92,51 @@ func (s Settings) Close() error {
 	return errors.Join(errs...)
 }
 
-// FromEnv reads the settings for mode. Durable storage: see Durable and EnvStoragePrefix.
+// FromEnv reads the settings for mode. Storage: see openStorage and EnvStoragePrefix.
 // Thread lock: GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the
 // AzureWebJobsStorage account (container FUNCGRAPH_LOCK_CONTAINER, default funcgraph-locks,
-// created if missing). Other values are left for the hosting app to check.
+// created if missing), through the same clients as the stores, so a connection string and
+// identity-based settings both work. Other values are left for the hosting app to check.
 func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger *slog.Logger) (Settings, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(EnvTraceExporter))}
-	if err := openStorage(ctx, getenv, mode, &s); err != nil {
+	az := azure.SettingsFrom(EnvStorage, getenv)
+	if err := openStorage(ctx, getenv, mode, az, &s); err != nil {
 		return Settings{}, err
 	}
 	if strings.ToLower(strings.TrimSpace(s.LockBackend)) == "distributed" {
-		conn := getenv(EnvStorage)
-		if conn == "" {
-			return Settings{}, ErrDistributedNeedsStorage
-		}
-		container := cmp.Or(getenv(EnvLockContainer), lock.DefaultLockContainer)
-		blob, err := lock.OpenBlobLease(ctx, conn, container, lock.BlobLeaseOptions{Logger: logger.With("component", "lock")})
+		l, err := openLock(ctx, getenv, az, s.Azure, logger)
 		if err != nil {
-			return Settings{}, fmt.Errorf("open distributed thread lock: %w", err)
+			return Settings{}, err
 		}
-		s.ThreadLock = blob
-		s.closers = append(s.closers, blob.Close)
-		logger.Info("thread lock: blob leases", "container", container)
+		s.ThreadLock = l
+		s.closers = append(s.closers, l.Close)
 	}
 	return s, nil
+}
+
+// openLock opens the Blob lease lock on the storage account of az, from clients when the
+// stores were opened (nil: the lock builds the clients itself, as when only writing
+// function.json folders).
+func openLock(ctx context.Context, getenv func(string) string, az azure.Settings, clients *azure.Clients, logger *slog.Logger) (*bloblock.BlobLeaseThreadLock, error) {
+	if !az.Configured() {
+		return nil, ErrDistributedNeedsStorage
+	}
+	if clients == nil {
+		var err error
+		if clients, err = azure.NewClients(az, nil); err != nil {
+			return nil, fmt.Errorf("open distributed thread lock: %w", err)
+		}
+	}
+	container := cmp.Or(getenv(EnvLockContainer), bloblock.DefaultContainer)
+	l, err := bloblock.Open(ctx, clients, container, bloblock.Options{Logger: logger.With("component", "lock")})
+	if err != nil {
+		return nil, fmt.Errorf("open distributed thread lock: %w", err)
+	}
+	logger.Info("thread lock: blob leases", "container", container)
+	return l, nil
 }
 
 // LoadKeys reads the standalone server's keys: FUNCGRAPH_KEYS_FILE, plus FUNCGRAPH_FUNCTION_KEY

@@ -6,18 +6,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/azstorage"
-	"github.com/funcgraph/funcgraph/pkg/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobcheckpoint"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/azure/queuestore"
+	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
+	"github.com/funcgraph/funcgraph/pkg/azure/tablethreads"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/queuestore"
-	"github.com/funcgraph/funcgraph/pkg/tablestore"
 )
 
 // EnvStoragePrefix names the durable engine's table, queue and container:
 // <prefix>runs, <prefix>-work, <prefix>-payloads (default prefix "funcgraph"). The queue
-// name is also written into the generated function.json of the queue trigger, so set it the
-// same when generating functions/ and when running.
+// trigger's function.json reads the work queue's name from EnvWorkQueue, which must agree.
 const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
 
 // EnvVisibilityTimeout is how long a received work item stays hidden from other workers of
@@ -96,7 +97,7 @@ type Durable struct {
 }
 
 // EngineOptions returns opts with the storage and the visibility timeout filled in.
-func (d Durable) EngineOptions(opts engine.EngineOptions) engine.EngineOptions {
+func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout
@@ -104,9 +105,12 @@ func (d Durable) EngineOptions(opts engine.EngineOptions) engine.EngineOptions {
 	return opts
 }
 
-// openStorage reads the storage settings: AzureWebJobsStorage (a connection string, or the
-// identity-based AzureWebJobsStorage__* settings) selects the Azure backends.
-func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *Settings) error {
+// openStorage opens the storage az describes (AzureWebJobsStorage: a connection string, or
+// the identity-based AzureWebJobsStorage__* settings): from one set of clients, the durable
+// engine's table, queue and payload container, the platform's thread table and the
+// checkpoint container, each created if missing. Without storage, or when only writing
+// function.json folders, the engine gets the in-memory twins and the other stores stay nil.
+func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az azure.Settings, s *Settings) error {
 	names, err := NamesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
 	if err != nil {
 		return err
@@ -118,7 +122,6 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 			return fmt.Errorf("%s: want a duration of at least 1s", EnvVisibilityTimeout)
 		}
 	}
-	az := azstorage.SettingsFrom(EnvStorage, getenv)
 	if mode == ModeFunctions || !az.Configured() {
 		s.Durable = Durable{
 			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
@@ -126,29 +129,38 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, s *
 		}
 		return nil
 	}
-	clients, err := azstorage.NewClients(az, nil)
+	clients, err := azure.NewClients(az, nil)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
-	table, err := clients.EnsureTable(ctx, names.RunsTable)
+	store, err := tablestore.Open(ctx, clients, names.RunsTable)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
-	queue, err := clients.EnsureQueue(ctx, names.WorkQueue)
+	queue, err := queuestore.Open(ctx, clients, names.WorkQueue)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
-	container, err := clients.EnsureContainer(ctx, names.PayloadContainer)
+	payloads, err := blobstore.Open(ctx, clients, names.PayloadContainer)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
-	s.Azure = clients
+	threads, err := tablethreads.Open(ctx, clients, tablethreads.Options{Table: names.ThreadsTable, Logger: s.Logger})
+	if err != nil {
+		return fmt.Errorf("thread storage: %w", err)
+	}
+	checkpoints, err := blobcheckpoint.Open(ctx, clients, blobcheckpoint.Options{Container: names.CheckpointContainer, Logger: s.Logger})
+	if err != nil {
+		return fmt.Errorf("checkpoint storage: %w", err)
+	}
+	s.Azure, s.Threads, s.Checkpoints = clients, threads, checkpoints
 	s.Durable = Durable{
-		Store: tablestore.New(table), Queue: queuestore.New(queue), Payloads: blobstore.New(container),
+		Store: store, Queue: queue, Payloads: payloads,
 		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
 		VisibilityTimeout: visibility,
 	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
 		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher)
+	s.Logger.Info("platform storage: Azure", "threads_table", names.ThreadsTable, "checkpoint_container", names.CheckpointContainer)
 	return nil
 }

@@ -3,9 +3,6 @@ package lock_test
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
@@ -30,37 +27,6 @@ func ExampleNewInProcessThreadLock() {
 	// after release: true
 }
 
-// Open the distributed lock on the app's storage account (here a local Azurite) and run
-// work under a context that ends if the lease is lost.
-func ExampleOpenBlobLease() {
-	ctx := context.Background()
-	l, err := lock.OpenBlobLease(ctx, "UseDevelopmentStorage=true", lock.DefaultLockContainer, lock.BlobLeaseOptions{})
-	if err != nil {
-		fmt.Println("open lock:", err)
-		return
-	}
-	defer l.Close()
-
-	token, ok, err := l.Acquire(ctx, "echo_agent", "thread-1", 0)
-	if err != nil || !ok {
-		return // 500 on err, 409 when busy
-	}
-	defer l.Release("echo_agent", "thread-1", token)
-	runCtx, cancel := lock.ContextWithLoss(ctx, l, "echo_agent", "thread-1", token)
-	defer cancel()
-	_ = runCtx // run the graph with runCtx; stop before writing once it is done
-}
-
-func ExampleNewBlobLeaseThreadLock() {
-	var c *container.Client // from azblob, for an existing container
-	l, err := lock.NewBlobLeaseThreadLock(context.Background(), lock.BlobLeaseOptions{
-		Container:     c,
-		LeaseDuration: 30 * time.Second,
-	})
-	fmt.Println(l == nil, err != nil)
-	// Output: true true
-}
-
 func ExampleContextWithLoss() {
 	l := lock.NewInProcessThreadLock() // never lost: the context only ends on cancel
 	token, _, _ := l.Acquire(context.Background(), "g", "t", 0)
@@ -72,4 +38,10 @@ func ExampleContextWithLoss() {
 	// Output:
 	// <nil>
 	// context canceled
+}
+
+// A ThreadLock implementation hands out owner tokens of this shape.
+func ExampleNewToken() {
+	fmt.Println(len(lock.NewToken()), lock.NewToken() != lock.NewToken())
+	// Output: 32 true
 }

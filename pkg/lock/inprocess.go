@@ -11,7 +11,7 @@ import (
 
 // InProcessThreadLock is the default ThreadLock: one lock per (graphName, threadID) inside
 // one process. It does not coordinate across worker processes, scaled-out instances or
-// restarts; use BlobLeaseThreadLock for that.
+// restarts; use a distributed lock for that (pkg/azure/bloblock on Azure Blob leases).
 //
 // The zero value is ready to use. Entries are dropped on release, so memory is bounded by
 // the number of keys held (and waited for) at once.
@@ -68,7 +68,7 @@ func (l *InProcessThreadLock) Acquire(ctx context.Context, graphName, threadID s
 	var timer *time.Timer
 	sh := l.shard(key)
 	// Built outside the mutex: the critical section stays a map lookup.
-	mine := &heldEntry{token: newToken(), freed: make(chan struct{})}
+	mine := &heldEntry{token: NewToken(), freed: make(chan struct{})}
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", false, fmt.Errorf("acquire thread lock: %w", err)

@@ -11,11 +11,11 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
-// The embedded default: an engine on in-memory storage.
-func ExampleNewEngine() {
+// The embedded default: an engine on the in-memory twins.
+func Example() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	e, err := memory.NewEngine(reg, engine.EngineOptions{})
+	e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ func TestStore_Conformance(t *testing.T) {
 
 func TestQueue_Conformance(t *testing.T) {
 	t.Parallel()
-	enginetest.RunQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })
+	enginetest.RunWorkQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })
 }
 
 func TestPayloadStore_Conformance(t *testing.T) {

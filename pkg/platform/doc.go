@@ -6,7 +6,7 @@
 //
 // Mount attaches the routes to a host.GraphHostApp built with Options.PlatformCompat. Thread
 // records live in a threads.Store (in memory by default; Azure Table storage in package
-// tablethreads); checkpoints live in each graph's own checkpointer, reached through the
+// pkg/azure/tablethreads); checkpoints live in each graph's own checkpointer, reached through the
 // optional capabilities in graph.go. Background runs go through a RunBackend; LocalRuns is
 // the in-process one.
 //

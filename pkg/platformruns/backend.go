@@ -24,7 +24,7 @@ const (
 	nodeExecute  = "execute"
 )
 
-// Policy is the engine policy GraphName needs (EngineOptions.Policies[GraphName]): retries
+// Policy is the engine policy GraphName needs (engine.Options.Policies[GraphName]): retries
 // with back-off from 100 ms to 2 s while a run waits for its turn or its thread, for about
 // 5 hours.
 var Policy = engine.GraphPolicy{
@@ -93,9 +93,9 @@ func Register(reg *durable.Registry) (*Backend, error) {
 // the platform's executor. The engine must run GraphName with Policy.
 func (b *Backend) Bind(eng Engine) func(platform.RunExecutor) (platform.RunBackend, error) {
 	return func(exec platform.RunExecutor) (platform.RunBackend, error) {
-		if eo, ok := eng.(interface{ Options() engine.EngineOptions }); ok {
+		if eo, ok := eng.(interface{ Options() engine.Options }); ok {
 			if eo.Options().Policies[GraphName].Retry.MaxAttempts < 2 {
-				return nil, fmt.Errorf("bind platform runs: the engine has no retry policy for %s (set EngineOptions.Policies[%q] = platformruns.Policy)", GraphName, GraphName)
+				return nil, fmt.Errorf("bind platform runs: the engine has no retry policy for %s (set engine.Options.Policies[%q] = platformruns.Policy)", GraphName, GraphName)
 			}
 		}
 		b.mu.Lock()

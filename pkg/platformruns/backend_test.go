@@ -41,7 +41,7 @@ func instance(t *testing.T, st storage, exec platform.RunExecutor) platform.RunB
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.NewEngine(engine.EngineOptions{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs,
+	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs,
 		PollInterval: 20 * time.Millisecond, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestBind_RequiresTheRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := memory.NewEngine(reg, engine.EngineOptions{})
+	e, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func ExampleRegister() {
 		fmt.Println(err)
 		return
 	}
-	eng, err := memory.NewEngine(reg, engine.EngineOptions{
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy},
 	})
 	if err != nil {

@@ -4,10 +4,7 @@
 // host and in the standalone server. Every error becomes an HTTP status in one function
 // (errorResponse).
 //
-// It also bridges durable graphs and hosted graphs: Service.Mount adds the runs API to a
-// hosting app (package host), NewAsyncGraph runs a hosted graph as a one-node durable graph,
-// and NewInProcessGraph serves a durable graph through the hosting routes in one process.
-//
-// It is not the engine (package engine) and holds no storage of its own: it talks to an
-// engine.Runs.
+// It is the API only: mounting it on a hosting app, the bridges between hosted and durable
+// graphs and the worker functions of the Functions host are in package durablehost. It is not
+// the engine (package engine) and holds no storage of its own: it talks to an engine.Runs.
 package runsapi

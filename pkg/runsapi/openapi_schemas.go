@@ -124,6 +124,14 @@ type stater interface{ StateType() reflect.Type }
 // RunInputSchemaName is the components.schemas name of a graph's run input schema.
 func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
 
+// OpenAPISchemas returns the components.schemas entries the run routes refer to: the
+// request and response bodies, then one run input schema per registered graph with a Go
+// state model (RunInputSchemaName), for an OpenAPI document other than the service's own
+// (durablehost.Mount adds them to the hosting app's).
+func (s *Service) OpenAPISchemas() durable.OrderedObject {
+	return append(oasBodySchemas(), s.graphInputSchemas()...)
+}
+
 // graphInputSchemas returns one JSON Schema per registered graph with a Go state model,
 // generated from the state struct, by schema name.
 func (s *Service) graphInputSchemas() durable.OrderedObject {

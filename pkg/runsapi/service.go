@@ -45,11 +45,11 @@ type Options struct {
 	// Registry holds the graphs runs are started from; health and openapi.json list them.
 	Registry *durable.Registry
 	// AuthLevel is the auth level of every endpoint. "" means: the hosting app's auth level
-	// when the service is mounted (Mount; funchost.AuthFunction unless the app says
-	// otherwise), and funchost.AuthAnonymous, as in the original, for the service's own
+	// when the service is mounted (durablehost.Mount; funchost.AuthFunction unless the app
+	// says otherwise), and funchost.AuthAnonymous, as in the original, for the service's own
 	// FunctionApp. An explicit anonymous level logs a warning at NewService; an inherited or
-	// defaulted one where it takes effect (Mount, FunctionApp), so every anonymous run surface
-	// is announced once per construction, like the hosting app's.
+	// defaulted one where it takes effect (durablehost.Mount, FunctionApp), so every
+	// anonymous run surface is announced once per construction, like the hosting app's.
 	AuthLevel funchost.AuthLevel
 	// Logger receives request failures (never bodies or keys); nil means slog.Default().
 	Logger *slog.Logger
@@ -190,6 +190,16 @@ func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
 // Fragments returns the public fragment of every registered graph (latest registration per
 // name, in first-registration order), as health and openapi.json list them.
 func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragments() }
+
+// Registry returns the registry runs are started from (Options.Registry).
+func (s *Service) Registry() *durable.Registry { return s.reg }
+
+// RunFunctions returns the run endpoints (every route but health and openapi.json), for a
+// function app that serves its own health and openapi.json (durablehost.Mount). Their auth
+// level is Options.AuthLevel, or inherited when that is empty.
+func (s *Service) RunFunctions(inherited funchost.AuthLevel) []funchost.HTTPFunction {
+	return s.runFunctions(s.authLevel(inherited))
+}
 
 // runFunctions are the run endpoints: everything but health and openapi.json.
 func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {

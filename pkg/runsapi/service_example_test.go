@@ -2,6 +2,7 @@ package runsapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +15,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
@@ -23,7 +23,7 @@ import (
 func ExampleNewService() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{
+	eng, _ := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 	})
 	_ = eng.Start(context.Background())
@@ -60,35 +60,40 @@ func ExampleNewService() {
 	// true
 }
 
-// Both kinds of graph on one function app: the hosting app keeps health and openapi.json, the
-// durable service adds its run routes, and data_pipeline is also served in-process.
-func ExampleService_Mount() {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h, _ := host.New(host.Options{Logger: quiet})
+// The OpenAPI document lists the run routes and one manifest fragment per registered graph.
+func ExampleService_OpenAPIDocument() {
 	reg := durable.NewRegistry()
 	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.NewEngine(engine.EngineOptions{
-		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
-	})
-	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: quiet})
-	if err := svc.Mount(h, runsapi.MountOptions{InProcess: []string{"data_pipeline"}}); err != nil {
-		fmt.Println(err)
-		return
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
+		Logger: slog.New(slog.DiscardHandler)})
+	doc := svc.OpenAPIDocument()
+	fmt.Println(doc.OpenAPI, doc.Info.Title)
+	for _, p := range doc.Paths {
+		fmt.Println(p.Key)
 	}
-	for _, fn := range h.FunctionApp().HTTPFunctions() {
-		fmt.Println(fn.Name, fn.Methods, fn.Route)
+	raw, _ := json.Marshal(doc.Components.Schemas)
+	fmt.Println(strings.Contains(string(raw), `"data_pipeline"`))
+	// Output:
+	// 3.0.3 funcgraph durable runtime
+	// /api/graphs/{graph_name}/runs
+	// /api/runs/{instance_id}
+	// /api/runs/{instance_id}/events/{event_name}
+	// /api/runs/{instance_id}/cancel
+	// /api/health
+	// true
+}
+
+// The run routes alone, for a function app that serves its own health and openapi.json: with
+// no Options.AuthLevel they take the level they are given (here the hosting app's).
+func ExampleService_RunFunctions() {
+	reg := durable.NewRegistry()
+	_ = reg.Register(examples.MustDataPipeline())
+	svc, _ := runsapi.NewService(runsapi.Options{Runs: &fakeRuns{}, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	for _, fn := range svc.RunFunctions(funchost.AuthFunction)[:2] {
+		fmt.Println(fn.Name, fn.Methods, fn.Route, fn.AuthLevel)
 	}
 	// Output:
-	// cancel_run [POST] runs/{instance_id}/cancel
-	// fg_data_pipeline_invoke [POST] graphs/data_pipeline/invoke
-	// fg_data_pipeline_stream [POST] graphs/data_pipeline/stream
-	// fg_health [GET] health
-	// fg_health_details [GET] health/details
-	// fg_openapi [GET] openapi.json
-	// get_run_history [GET] runs/{instance_id}/history
-	// get_run_status [GET] runs/{instance_id}
-	// list_runs [GET] runs
-	// purge_run [DELETE] runs/{instance_id}
-	// send_run_event [POST] runs/{instance_id}/events/{event_name}
-	// start_graph_run [POST] graphs/{graph_name}/runs
+	// start_graph_run [POST] graphs/{graph_name}/runs function
+	// get_run_status [GET] runs/{instance_id} function
 }

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
-	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
@@ -77,69 +75,6 @@ func (f *fakeRuns) PurgeRun(ctx context.Context, id string) error {
 }
 
 var _ engine.Runs = (*fakeRuns)(nil)
-
-// response is one HTTP answer.
-type response struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// call sends one request through a transport. headers are name/value pairs.
-func call(t *testing.T, tr hosttest.Transport, method, path, body string, headers ...string) response {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, rd)
-	if err != nil {
-		t.Fatalf("new request: %v", err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("read body: %v", err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: string(data)}
-}
-
-// expect checks the status and, when wantBody is not empty, the exact body and JSON type.
-func (r response) expect(t *testing.T, what string, wantStatus int, wantBody string) {
-	t.Helper()
-	if r.status != wantStatus {
-		t.Fatalf("%s: status %d, want %d (body %s)", what, r.status, wantStatus, r.body)
-	}
-	if wantBody == "" {
-		return
-	}
-	if r.body != wantBody {
-		t.Fatalf("%s: body\n got %s\nwant %s", what, r.body, wantBody)
-	}
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Fatalf("%s: Content-Type %q, want application/json", what, ct)
-	}
-}
-
-// field decodes one top-level member of a JSON body.
-func (r response) field(t *testing.T, key string) json.RawMessage {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
-		t.Fatalf("decode body %s: %v", r.body, err)
-	}
-	return m[key]
-}
 
 // hostOf returns the host:port of a transport's base URL.
 func hostOf(tr hosttest.Transport) string { return strings.TrimPrefix(tr.BaseURL, "http://") }

@@ -12,34 +12,18 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
-
-// exampleRegistry registers the three example graphs.
-func exampleRegistry(t *testing.T) *durable.Registry {
-	t.Helper()
-	graphs, err := examples.All()
-	if err != nil {
-		t.Fatalf("build examples: %v", err)
-	}
-	reg := durable.NewRegistry()
-	for _, g := range graphs {
-		if err := reg.Register(g); err != nil {
-			t.Fatalf("register: %v", err)
-		}
-	}
-	return reg
-}
 
 // serveFake serves a service over fake runs through both transports.
 func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []hosttest.Transport {
 	t.Helper()
 	opts.Runs = runs
 	if opts.Registry == nil {
-		opts.Registry = exampleRegistry(t)
+		opts.Registry = runsapitest.ExampleRegistry(t)
 	}
 	opts.Logger = hosttest.TestLogger(t)
 	svc, err := runsapi.NewService(opts)
@@ -107,8 +91,8 @@ func TestService_StartRun_FakeRuns_SpecResponses(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					before := calls.Load()
-					res := call(t, tr, http.MethodPost, tt.path, tt.body, tt.headers...)
-					res.expect(t, tt.name, tt.wantStatus, tt.wantBody)
+					res := runsapitest.Call(t, tr, http.MethodPost, tt.path, tt.body, tt.headers...)
+					res.Expect(t, tt.name, tt.wantStatus, tt.wantBody)
 					if called := calls.Load() > before; called != tt.wantCalled {
 						t.Fatalf("StartRun called = %v, want %v", called, tt.wantCalled)
 					}
@@ -116,11 +100,11 @@ func TestService_StartRun_FakeRuns_SpecResponses(t *testing.T) {
 						return
 					}
 					var id string
-					_ = json.Unmarshal(res.field(t, "statusQueryGetUri"), &id)
-					if loc := res.header.Get("Location"); loc != id {
+					_ = json.Unmarshal(res.Field(t, "statusQueryGetUri"), &id)
+					if loc := res.Header.Get("Location"); loc != id {
 						t.Fatalf("Location = %q, want %q", loc, id)
 					}
-					if ra := res.header.Get("Retry-After"); ra != "10" {
+					if ra := res.Header.Get("Retry-After"); ra != "10" {
 						t.Fatalf("Retry-After = %q, want 10", ra)
 					}
 				})
@@ -141,7 +125,7 @@ func TestService_StartRun_FakeRuns_PassesDecodedRequest(t *testing.T) {
 	}}
 	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
 		t.Run(tr.Name, func(t *testing.T) {
-			call(t, tr, http.MethodPost, "/api/graphs/support_agent/runs", `{"input": {"user_message": "caf\u00e9", "z": 1}, "metadata": 0, "instance_id": false}`).expect(t, "start", 202, "")
+			runsapitest.Call(t, tr, http.MethodPost, "/api/graphs/support_agent/runs", `{"input": {"user_message": "caf\u00e9", "z": 1}, "metadata": 0, "instance_id": false}`).Expect(t, "start", 202, "")
 			req := <-reqs
 			want := engine.StartRunRequest{GraphName: "support_agent", Input: json.RawMessage(`{"user_message":"caf\u00e9","z":1}`), Metadata: json.RawMessage(`{}`)}
 			if req.GraphName != want.GraphName || req.InstanceID != "" || string(req.Input) != string(want.Input) || string(req.Metadata) != string(want.Metadata) {
@@ -237,7 +221,7 @@ func TestService_RunEndpoints_FakeRuns_SpecResponses(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					call(t, tr, tt.method, tt.path, tt.body).expect(t, tt.name, tt.wantStatus, tt.wantBody)
+					runsapitest.Call(t, tr, tt.method, tt.path, tt.body).Expect(t, tt.name, tt.wantStatus, tt.wantBody)
 					if tt.wantEvent != "" {
 						select {
 						case got := <-events:
@@ -279,20 +263,20 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 	}
 	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
 		t.Run(tr.Name, func(t *testing.T) {
-			call(t, tr, "GET", "/api/runs?graph_name=g&status=Pending&limit=2&continuation_token=tok", "").expect(t, "list", 200,
+			runsapitest.Call(t, tr, "GET", "/api/runs?graph_name=g&status=Pending&limit=2&continuation_token=tok", "").Expect(t, "list", 200,
 				`{"runs": [{"instance_id": "a", "runtime_status": "Pending", "graph_name": "g", "graph_version": "0.1.0", "graph_hash": "h", "created_at": "2025-02-03T04:05:06.000000007Z", "last_updated_at": "2025-02-03T04:05:06.000000007Z"}], "continuation_token": "next"}`)
 			if q := <-queries; q.GraphName != "g" || q.Status != engine.StatusPending || q.Limit != 2 || q.ContinuationToken != "tok" {
 				t.Fatalf("query = %+v", q)
 			}
-			call(t, tr, "GET", "/api/runs?status=Done", "").expect(t, "bad status", 400,
+			runsapitest.Call(t, tr, "GET", "/api/runs?status=Done", "").Expect(t, "bad status", 400,
 				`{"error": "invalid query parameter 'status': want Pending, Running, Completed, Failed or Terminated"}`)
-			call(t, tr, "GET", "/api/runs?limit=5000", "").expect(t, "bad limit", 400, `{"error": "invalid query parameter 'limit': want an integer from 1 to 1000"}`)
+			runsapitest.Call(t, tr, "GET", "/api/runs?limit=5000", "").Expect(t, "bad limit", 400, `{"error": "invalid query parameter 'limit': want an integer from 1 to 1000"}`)
 			if len(queries) != 0 {
 				t.Fatal("bad filters reached ListRuns")
 			}
-			call(t, tr, "GET", "/api/runs/a/history", "").expect(t, "history", 200,
+			runsapitest.Call(t, tr, "GET", "/api/runs/a/history", "").Expect(t, "history", 200,
 				`{"instance_id": "a", "events": [{"sequence": 1, "type": "run_started", "name": "fg_orchestrator", "node": null, "timestamp": "2025-02-03T04:05:06.000000007Z", "data": {"k": 1}}, {"sequence": 2, "type": "node_completed", "name": "fg_execute_node", "node": "extract", "timestamp": "2025-02-03T04:05:06.000000007Z", "data": null}], "continuation_token": null}`)
-			call(t, tr, "GET", "/api/runs/zz/history", "").expect(t, "history unknown", 404, `{"error": "instance not found"}`)
+			runsapitest.Call(t, tr, "GET", "/api/runs/zz/history", "").Expect(t, "history unknown", 404, `{"error": "instance not found"}`)
 		})
 	}
 }
@@ -300,13 +284,13 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 	for _, tr := range serveFake(t, &fakeRuns{}, runsapi.Options{Version: "9.9.9"}) {
 		t.Run(tr.Name, func(t *testing.T) {
-			call(t, tr, "GET", "/api/health", "").expect(t, "health", 200,
+			runsapitest.Call(t, tr, "GET", "/api/health", "").Expect(t, "health", 200,
 				`{"ok": true, "registered_graphs": [`+
 					`{"graph_name": "data_pipeline", "version": "0.1.0", "graph_hash": "6135ea2aa13d431c", "entrypoint": "extract", "state_model_name": "PipelineState", "nodes": ["extract", "transform", "load"], "events": []}, `+
 					`{"graph_name": "content_classifier", "version": "0.1.0", "graph_hash": "`+hashOf(t, "content_classifier")+`", "entrypoint": "classify", "state_model_name": "ContentState", "nodes": ["classify", "handle_question", "handle_complaint", "handle_feedback", "summarize"], "events": []}, `+
 					`{"graph_name": "support_agent", "version": "0.1.0", "graph_hash": "af183f226f37e6fc", "entrypoint": "classify_request", "state_model_name": "SupportState", "nodes": ["classify_request", "draft_reply", "finalize_reply"], "events": ["approval"]}]}`)
-			res := call(t, tr, "GET", "/api/openapi.json", "")
-			res.expect(t, "openapi", 200, "")
+			res := runsapitest.Call(t, tr, "GET", "/api/openapi.json", "")
+			res.Expect(t, "openapi", 200, "")
 			id := `{"name": "instance_id", "in": "path", "required": true, "schema": {"type": "string"}}`
 			wantPrefix := `{"openapi": "3.0.3", "info": {"title": "funcgraph durable runtime", "version": "9.9.9"}, "paths": {` +
 				`"/api/graphs/{graph_name}/runs": {"post": {"summary": "Start a graph run", "parameters": [{"name": "graph_name", "in": "path", "required": true, "schema": {"type": "string"}}]}}, ` +
@@ -315,17 +299,17 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 				`"/api/runs/{instance_id}/cancel": {"post": {"summary": "Terminate a run", "parameters": [` + id + `]}}, ` +
 				`"/api/health": {"get": {"summary": "Health"}}}, ` +
 				`"components": {"schemas": {"RegisteredGraphs": {"type": "array", "items": {"type": "object"}, "x-afdg-graphs": [{"graph_name": "data_pipeline", `
-			if !strings.HasPrefix(res.body, wantPrefix) {
-				t.Fatalf("openapi.json does not start with the spec's document:\n got %s\nwant %s...", res.body, wantPrefix)
+			if !strings.HasPrefix(res.Body, wantPrefix) {
+				t.Fatalf("openapi.json does not start with the spec's document:\n got %s\nwant %s...", res.Body, wantPrefix)
 			}
-			if !strings.Contains(res.body, `"events": ["approval"]}]}, "StartRunRequest": {`) || !strings.HasSuffix(res.body, "}}}") {
-				t.Fatalf("openapi.json: RegisteredGraphs is not followed by the body schemas: %s", res.body)
+			if !strings.Contains(res.Body, `"events": ["approval"]}]}, "StartRunRequest": {`) || !strings.HasSuffix(res.Body, "}}}") {
+				t.Fatalf("openapi.json: RegisteredGraphs is not followed by the body schemas: %s", res.Body)
 			}
-			if strings.Contains(res.body, `"responses"`) || strings.Contains(res.body, "openapi.json") {
+			if strings.Contains(res.Body, `"responses"`) || strings.Contains(res.Body, "openapi.json") {
 				t.Fatalf("openapi.json has responses objects or lists itself")
 			}
 			var doc any
-			if err := json.Unmarshal([]byte(res.body), &doc); err != nil {
+			if err := json.Unmarshal([]byte(res.Body), &doc); err != nil {
 				t.Fatalf("openapi.json is not JSON: %v", err)
 			}
 		})
@@ -334,7 +318,7 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 
 func hashOf(t *testing.T, name string) string {
 	t.Helper()
-	g, err := exampleRegistry(t).Latest(name)
+	g, err := runsapitest.ExampleRegistry(t).Latest(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,11 +330,11 @@ func TestService_AuthFunction_KeysEnforcedOnEveryRoute(t *testing.T) {
 	for _, tr := range serveFake(t, runs, runsapi.Options{AuthLevel: funchost.AuthFunction}) {
 		t.Run(tr.Name, func(t *testing.T) {
 			for _, path := range []string{"/api/health", "/api/openapi.json", "/api/runs/r", "/api/runs"} {
-				if res := call(t, tr, "GET", path, ""); res.status != http.StatusUnauthorized {
-					t.Fatalf("GET %s without key: %d, want 401", path, res.status)
+				if res := runsapitest.Call(t, tr, "GET", path, ""); res.Status != http.StatusUnauthorized {
+					t.Fatalf("GET %s without key: %d, want 401", path, res.Status)
 				}
 			}
-			call(t, tr, "GET", "/api/runs/r", "", "x-functions-key", tr.FunctionKey).expect(t, "with key", 200, "")
+			runsapitest.Call(t, tr, "GET", "/api/runs/r", "", "x-functions-key", tr.FunctionKey).Expect(t, "with key", 200, "")
 		})
 	}
 }

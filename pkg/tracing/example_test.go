@@ -30,12 +30,13 @@ func ExampleNewEngineObserver() {
 	g, _ := b.Build()
 	reg := durable.NewRegistry()
 	_ = reg.Register(g)
-	eng, _ := memory.NewEngine(reg, engine.EngineOptions{Observer: tracing.NewEngineObserver(opts, nil)})
+	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+		Observer: tracing.NewEngineObserver(opts, nil)})
 	ctx := context.Background()
 	_ = eng.Start(ctx)
-	defer eng.Close()
 	run, _ := eng.StartRun(ctx, engine.StartRunRequest{GraphName: "count", InstanceID: "c1"})
 	_, _ = eng.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.Status.Finished() })
+	_ = eng.Close() // the worker returns after its observer calls, so every span has ended
 	for _, s := range exp.GetSpans() {
 		fmt.Println(s.Name)
 	}

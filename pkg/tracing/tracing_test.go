@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -130,7 +131,7 @@ func TestTracing_DurableRunWithAnEvent_OneTraceAcrossTwoWorkers(t *testing.T) {
 	// Two engines share storage: two workers of one app.
 	store, queue, payloads := memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore()
 	newWorker := func() *engine.Engine {
-		e, err := memory.NewEngine(reg, engine.EngineOptions{Store: store, Queue: queue, Payloads: payloads,
+		e, err := engine.New(engine.Options{Registry: reg, Store: store, Queue: queue, Payloads: payloads,
 			Observer: tracing.NewEngineObserver(opts, nil)})
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +155,7 @@ func TestTracing_DurableRunWithAnEvent_OneTraceAcrossTwoWorkers(t *testing.T) {
 	}
 	app, _ := host.New(host.Options{Logger: slog.New(slog.DiscardHandler)})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: w1, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
-	if err := svc.Mount(app, runsapi.MountOptions{}); err != nil {
+	if err := durablehost.Mount(svc, app, durablehost.MountOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h := tracing.Middleware(app.FunctionApp().Standalone(funchost.StandaloneOptions{Keys: funchost.Keys{Master: "k"}}), opts)

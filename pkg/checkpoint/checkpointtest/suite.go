@@ -12,7 +12,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 )
 
-// RunSaverTests runs the conformance suite. newSaver returns an empty saver for each subtest.
+// RunSaverTests runs the checkpoint.Saver conformance suite. newSaver returns an empty saver
+// for each subtest.
 func RunSaverTests(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 	t.Run("GetMissing", func(t *testing.T) {
 		s, ctx := newSaver(t), t.Context()

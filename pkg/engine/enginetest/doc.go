@@ -1,5 +1,5 @@
 // Package enginetest holds the conformance suites of the durable engine's storage
-// interfaces — RunStoreTests, RunQueueTests and RunPayloadStoreTests — and instrumented
+// interfaces — RunStoreTests, RunWorkQueueTests and RunPayloadStoreTests — and instrumented
 // wrappers that count or fail storage operations (CountingStore, CountingQueue, FaultStore,
 // FaultQueue) for engine tests.
 //

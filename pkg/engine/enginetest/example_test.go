@@ -8,12 +8,24 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
-// A backend runs the three suites; the in-memory twins do in their own tests.
+// A backend's store runs the suite; stores returned within one test may share storage.
 func ExampleRunStoreTests() {
 	_ = func(t *testing.T) {
 		store := memory.NewStore()
 		enginetest.RunStoreTests(t, func(*testing.T) engine.Store { return store })
-		enginetest.RunQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })
+	}
+}
+
+// A backend's queue runs the suite with a fresh, empty queue per subtest.
+func ExampleRunWorkQueueTests() {
+	_ = func(t *testing.T) {
+		enginetest.RunWorkQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })
+	}
+}
+
+// A backend's payload store runs the suite; stores may share storage.
+func ExampleRunPayloadStoreTests() {
+	_ = func(t *testing.T) {
 		enginetest.RunPayloadStoreTests(t, func(*testing.T) engine.PayloadStore { return memory.NewPayloadStore() })
 	}
 }
@@ -21,7 +33,7 @@ func ExampleRunStoreTests() {
 // Count storage operations of an engine through the instrumented wrappers.
 func ExampleCountingStore() {
 	counts := &enginetest.OpCounts{}
-	_ = engine.EngineOptions{
+	_ = engine.Options{
 		Store:    enginetest.CountingStore{Store: memory.NewStore(), Counts: counts},
 		Queue:    enginetest.CountingQueue{WorkQueue: memory.NewQueue(), Counts: counts},
 		Payloads: enginetest.CountingPayloads{PayloadStore: memory.NewPayloadStore(), Counts: counts},

@@ -7,12 +7,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// NewPayloadStore returns the payload store under test. The suite uses fresh key prefixes
-// for every subtest, so stores may share storage.
-type NewPayloadStore func(t *testing.T) engine.PayloadStore
-
-// RunPayloadStoreTests runs the engine.PayloadStore conformance suite.
-func RunPayloadStoreTests(t *testing.T, newStore NewPayloadStore) {
+// RunPayloadStoreTests runs the engine.PayloadStore conformance suite. newPayloadStore
+// returns the payload store under test for each subtest; the suite uses fresh key prefixes
+// for every subtest, so the stores it returns may share storage.
+func RunPayloadStoreTests(t *testing.T, newPayloadStore func(t *testing.T) engine.PayloadStore) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -26,7 +24,7 @@ func RunPayloadStoreTests(t *testing.T, newStore NewPayloadStore) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.run(t, newStore(t))
+			tt.run(t, newPayloadStore(t))
 		})
 	}
 }

@@ -10,12 +10,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// NewQueue returns a fresh, empty queue for one subtest.
-type NewQueue func(t *testing.T) engine.WorkQueue
-
-// RunQueueTests runs the engine.WorkQueue conformance suite. Visibility timeouts are whole
-// seconds (the Azure granularity), so the suite sleeps a few seconds in total.
-func RunQueueTests(t *testing.T, newQueue NewQueue) {
+// RunWorkQueueTests runs the engine.WorkQueue conformance suite. newWorkQueue returns a
+// fresh, empty queue for each subtest. Visibility timeouts are whole seconds (the Azure
+// granularity), so the suite sleeps a few seconds in total.
+func RunWorkQueueTests(t *testing.T, newWorkQueue func(t *testing.T) engine.WorkQueue) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -32,7 +30,7 @@ func RunQueueTests(t *testing.T, newQueue NewQueue) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.run(t, newQueue(t))
+			tt.run(t, newWorkQueue(t))
 		})
 	}
 }

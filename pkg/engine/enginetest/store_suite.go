@@ -14,12 +14,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// NewStore returns the store under test. Stores returned within one test may share storage;
-// the suite uses fresh partition keys for every subtest.
-type NewStore func(t *testing.T) engine.Store
-
-// RunStoreTests runs the engine.Store conformance suite.
-func RunStoreTests(t *testing.T, newStore NewStore) {
+// RunStoreTests runs the engine.Store conformance suite. newStore returns the store under
+// test for each subtest; the suite uses fresh partition keys for every subtest, so the stores
+// it returns may share storage.
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) engine.Store) {
 	t.Helper()
 	tests := []struct {
 		name string

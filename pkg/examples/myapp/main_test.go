@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/durable/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/durabletest"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )

@@ -61,7 +61,7 @@ func TestStorageQueues_DevelopmentStorage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := devStorageQueueEndpoint + "/q"; c.URL() != want {
+	if want := "http://127.0.0.1:10001/devstoreaccount1/q"; c.URL() != want {
 		t.Errorf("URL = %s, want %s", c.URL(), want)
 	}
 }

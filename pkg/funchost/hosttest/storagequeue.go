@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/queueerror"
+	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
@@ -20,15 +21,6 @@ const DefaultListenerVisibility = 10 * time.Minute
 // minVisibilityRenewal is the shortest interval between visibility renewals after failed
 // renewals (QueueListener.MinimumVisibilityRenewalInterval).
 const minVisibilityRenewal = time.Minute
-
-// devStorageQueueEndpoint is the queue endpoint of UseDevelopmentStorage=true.
-const devStorageQueueEndpoint = "http://127.0.0.1:10001/devstoreaccount1"
-
-// devStorageConnection is the explicit form of UseDevelopmentStorage=true, which azqueue does
-// not parse itself.
-const devStorageConnection = "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;" +
-	"AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;" +
-	"QueueEndpoint=" + devStorageQueueEndpoint + ";"
 
 // storageConnection resolves a storage binding's `connection` (default AzureWebJobsStorage)
 // to a connection string, as the host does: the setting "AzureWebJobs<connection>" first, then
@@ -69,14 +61,13 @@ func (s *storageQueues) client(conn, queue string) (*azqueue.QueueClient, error)
 	if c, ok := s.clients[key]; ok {
 		return c, nil
 	}
-	cs := conn
-	if strings.EqualFold(strings.TrimRight(strings.ReplaceAll(conn, " ", ""), ";"), "UseDevelopmentStorage=true") {
-		cs = devStorageConnection
-	}
-	c, err := azqueue.NewQueueClientFromConnectionString(cs, queue, nil)
+	// pkg/azure reads the connection string as the app does, UseDevelopmentStorage=true
+	// (which azqueue does not parse itself) included.
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: conn}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: %w", queue, err)
 	}
+	c := clients.Queues.NewQueueClient(queue)
 	s.clients[key] = c
 	return c, nil
 }

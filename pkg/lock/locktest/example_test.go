@@ -9,9 +9,9 @@ import (
 
 // A lock whose instances share nothing is wrapped in Shared, so the suite's two contenders
 // are one lock. A storage-backed lock returns a fresh instance per call instead.
-func ExampleRun() {
+func ExampleRunThreadLockTests() {
 	_ = func(t *testing.T) {
-		locktest.Run(t, locktest.Shared(func(t *testing.T) lock.ThreadLock {
+		locktest.RunThreadLockTests(t, locktest.Shared(func(t *testing.T) lock.ThreadLock {
 			return lock.NewInProcessThreadLock()
 		}))
 	}

@@ -13,15 +13,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
-// NewLock returns a ThreadLock for one subtest. The suite calls it once or more per subtest;
-// all locks it returns within one subtest must contend for the same keys, the way two
-// processes on one storage account do. A process-local lock satisfies that by returning the
-// same instance for the same t (see Shared). Cleanup (Close) belongs in t.Cleanup.
-type NewLock func(t *testing.T) lock.ThreadLock
-
 // Shared wraps a constructor so that every call within one test returns the same lock. Use
 // it for locks whose instances do not share state, such as lock.InProcessThreadLock.
-func Shared(newLock func(t *testing.T) lock.ThreadLock) NewLock {
+func Shared(newThreadLock func(t *testing.T) lock.ThreadLock) func(t *testing.T) lock.ThreadLock {
 	var mu sync.Mutex
 	locks := make(map[*testing.T]lock.ThreadLock)
 	return func(t *testing.T) lock.ThreadLock {
@@ -30,7 +24,7 @@ func Shared(newLock func(t *testing.T) lock.ThreadLock) NewLock {
 		if l, ok := locks[t]; ok {
 			return l
 		}
-		l := newLock(t)
+		l := newThreadLock(t)
 		locks[t] = l
 		t.Cleanup(func() {
 			mu.Lock()
@@ -41,13 +35,17 @@ func Shared(newLock func(t *testing.T) lock.ThreadLock) NewLock {
 	}
 }
 
-// Run runs the conformance suite against the locks newLock returns. Keys are unique per
-// subtest, so a lock may be backed by shared storage.
-func Run(t *testing.T, newLock NewLock) {
+// RunThreadLockTests runs the lock.ThreadLock conformance suite. newThreadLock returns a
+// lock for one subtest; the suite calls it once or more per subtest, and all locks it returns
+// within one subtest must contend for the same keys, the way two processes on one storage
+// account do. A process-local lock satisfies that by returning the same instance for the
+// same t (see Shared). Cleanup (Close) belongs in t.Cleanup. Keys are unique per subtest, so
+// the locks may be backed by shared storage.
+func RunThreadLockTests(t *testing.T, newThreadLock func(t *testing.T) lock.ThreadLock) {
 	t.Helper()
 	tests := []struct {
 		name string
-		run  func(t *testing.T, newLock NewLock)
+		run  func(t *testing.T, newLock func(t *testing.T) lock.ThreadLock)
 	}{
 		{"AcquireRelease_ReacquireSucceeds", testAcquireRelease},
 		{"Tokens_UniqueAndNonEmpty", testTokens},
@@ -63,7 +61,7 @@ func Run(t *testing.T, newLock NewLock) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.run(t, newLock)
+			tt.run(t, newThreadLock)
 		})
 	}
 }
@@ -102,7 +100,7 @@ func mustNotAcquire(t *testing.T, l lock.ThreadLock, graph, thread string, timeo
 	}
 }
 
-func testAcquireRelease(t *testing.T, newLock NewLock) {
+func testAcquireRelease(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	l := newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, l, g, "t1", 0)
@@ -115,7 +113,7 @@ func testAcquireRelease(t *testing.T, newLock NewLock) {
 	other.Release(g, "t1", tok)
 }
 
-func testTokens(t *testing.T, newLock NewLock) {
+func testTokens(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	l := newLock(t)
 	g := graphFor(t)
 	seen := make(map[string]bool)
@@ -132,7 +130,7 @@ func testTokens(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testNonBlocking(t *testing.T, newLock NewLock) {
+func testNonBlocking(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, a, g, "t1", 0)
@@ -147,7 +145,7 @@ func testNonBlocking(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testBlockingSucceeds(t *testing.T, newLock NewLock) {
+func testBlockingSucceeds(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, a, g, "t1", 0)
@@ -169,7 +167,7 @@ func testBlockingSucceeds(t *testing.T, newLock NewLock) {
 	b.Release(g, "t1", tok2)
 }
 
-func testBlockingTimesOut(t *testing.T, newLock NewLock) {
+func testBlockingTimesOut(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, a, g, "t1", 0)
@@ -183,7 +181,7 @@ func testBlockingTimesOut(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testContextCancelled(t *testing.T, newLock NewLock) {
+func testContextCancelled(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, a, g, "t1", 0)
@@ -213,7 +211,7 @@ func testContextCancelled(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testStaleRelease(t *testing.T, newLock NewLock) {
+func testStaleRelease(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	old := mustAcquire(t, a, g, "t1", 0)
@@ -227,7 +225,7 @@ func testStaleRelease(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testUnknownRelease(t *testing.T, newLock NewLock) {
+func testUnknownRelease(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	l := newLock(t)
 	g := graphFor(t)
 	l.Release(g, "never-held", "whatever") // must not panic
@@ -238,7 +236,7 @@ func testUnknownRelease(t *testing.T, newLock NewLock) {
 	l.Release(g, "never-held", tok)
 }
 
-func testIndependentKeys(t *testing.T, newLock NewLock) {
+func testIndependentKeys(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	keys := []struct{ graph, thread string }{
@@ -267,7 +265,7 @@ var OddThreadIDs = []string{
 	"tab\there", "new\nline", strings.Repeat("x", 256),
 }
 
-func testOddIDs(t *testing.T, newLock NewLock) {
+func testOddIDs(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tokens := make(map[string]string)
@@ -286,7 +284,7 @@ func testOddIDs(t *testing.T, newLock NewLock) {
 	}
 }
 
-func testHammer(t *testing.T, newLock NewLock) {
+func testHammer(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	locks := []lock.ThreadLock{newLock(t), newLock(t)}
 	g := graphFor(t)
 	const workers, rounds = 8, 10

@@ -7,6 +7,6 @@
 // status.
 //
 // Not for: checkpoints (package checkpoint), HTTP (package platform). Storage backends live in
-// sibling packages named for their dependency (tablethreads on Azure Table storage); every
+// packages named for their dependency (pkg/azure/tablethreads on Azure Table storage); every
 // backend runs the conformance suite in threadstest.
 package threads

@@ -13,14 +13,15 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
-// Options tunes the suite to a backend.
+// Options tunes the suite to a backend. The zero value runs every check that needs no knob.
 type Options struct {
 	// MaxRecordBytes, when positive, makes the suite check that a record whose values are
 	// this large is refused with ErrTooLarge and leaves the thread unchanged.
 	MaxRecordBytes int
 }
 
-// RunStoreTests runs the conformance suite. newStore returns an empty store for each subtest.
+// RunStoreTests runs the threads.Store conformance suite. newStore returns an empty store for
+// each subtest; opts tunes the suite to the backend.
 func RunStoreTests(t *testing.T, newStore func(t *testing.T) threads.Store, opts Options) {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(id string, at time.Time, meta map[string]any) threads.Thread {

@@ -1,0 +1,140 @@
+package blobstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// MaxKeyLength is the longest key: Azure's blob name limit, in characters.
+const MaxKeyLength = 1024
+
+// Payloads is a engine.PayloadStore on one blob container. Safe for concurrent use.
+type Payloads struct {
+	c *container.Client
+}
+
+var _ engine.PayloadStore = (*Payloads)(nil)
+
+// New returns a Payloads on an existing container (azure.Clients.EnsureContainer
+// creates it).
+func New(c *container.Client) *Payloads {
+	return &Payloads{c: c}
+}
+
+// Open returns a Payloads on the container of clients' account, creating the container if
+// missing. Its error names the container (from azure.Clients.EnsureContainer).
+func Open(ctx context.Context, clients *azure.Clients, containerName string) (*Payloads, error) {
+	c, err := clients.EnsureContainer(ctx, containerName)
+	if err != nil {
+		return nil, err
+	}
+	return New(c), nil
+}
+
+// checkKey enforces the blob naming rules a payload key must meet: non-empty, at most
+// MaxKeyLength characters of valid UTF-8, no control characters or backslashes (Azure turns
+// '\' into '/'), not ending in '.' or '/'. Errors wrap ErrInvalidEntity.
+func checkKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty key", engine.ErrInvalidEntity)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: key is not valid UTF-8", engine.ErrInvalidEntity)
+	case utf8.RuneCountInString(key) > MaxKeyLength:
+		return fmt.Errorf("%w: key longer than %d characters", engine.ErrInvalidEntity, MaxKeyLength)
+	case strings.HasSuffix(key, ".") || strings.HasSuffix(key, "/"):
+		return fmt.Errorf("%w: key ends with '.' or '/'", engine.ErrInvalidEntity)
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return fmt.Errorf("%w: key contains %U", engine.ErrInvalidEntity, r)
+		}
+	}
+	return nil
+}
+
+// Put implements engine.PayloadStore.
+func (p *Payloads) Put(ctx context.Context, key string, data []byte) error {
+	if err := checkKey(key); err != nil {
+		return fmt.Errorf("put payload: %w", err)
+	}
+	if len(data) > engine.MaxPayloadBytes {
+		return fmt.Errorf("put payload %s: %d bytes: %w", key, len(data), engine.ErrTooLarge)
+	}
+	if _, err := p.c.NewBlockBlobClient(key).UploadBuffer(ctx, data, nil); err != nil {
+		return fmt.Errorf("put payload %s: %w", key, classify(err))
+	}
+	return nil
+}
+
+// Get implements engine.PayloadStore.
+func (p *Payloads) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, fmt.Errorf("get payload %s: %w", key, engine.ErrNotFound)
+	}
+	resp, err := p.c.NewBlobClient(key).DownloadStream(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("get payload %s: %w", key, classify(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("get payload %s: read: %w", key, classify(err))
+	}
+	return data, nil
+}
+
+// DeletePrefix implements engine.PayloadStore: it lists the blobs under prefix page by
+// page and deletes each; blobs deleted concurrently by someone else are not counted.
+func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	if prefix == "" {
+		return 0, fmt.Errorf("delete payloads: empty prefix: %w", engine.ErrInvalidEntity)
+	}
+	pager := p.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	n := 0
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("delete payloads %s: list: %w", prefix, classify(err))
+		}
+		for _, item := range page.Segment.BlobItems {
+			if item == nil || item.Name == nil {
+				continue
+			}
+			_, err := p.c.NewBlobClient(*item.Name).Delete(ctx, nil)
+			switch {
+			case err == nil:
+				n++
+			case azsdk.Classify(err).Kind == azsdk.NotFound:
+			default:
+				return n, fmt.Errorf("delete payloads %s: delete %s: %w", prefix, *item.Name, classify(err))
+			}
+		}
+	}
+	return n, nil
+}
+
+// sentinelFor maps the kind of a blob service answer to the engine's sentinels. The only
+// place that knows what the engine makes of them.
+func sentinelFor(k azsdk.Kind) error {
+	switch k {
+	case azsdk.NotFound: // not ParentNotFound: a missing container is a deployment problem
+		return engine.ErrNotFound
+	case azsdk.TooLarge:
+		return engine.ErrTooLarge
+	}
+	return nil
+}
+
+// classify maps blob service errors to the engine's sentinels, without the request URL (it
+// may carry a SAS token) or the service's message.
+func classify(err error) error { return azsdk.Reduce("blob", err, sentinelFor) }

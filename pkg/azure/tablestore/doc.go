@@ -1,0 +1,23 @@
+// Package tablestore is the engine's run/history Store on Azure Table storage.
+//
+// One table holds every run; a run is one partition (its instance id), so its head row and
+// history rows commit together in one entity group transaction. Every conditional write
+// sends If-Match; the service's 412 and 409 become engine.ErrConflict and 404 becomes
+// engine.ErrNotFound here, and nowhere else. Azure's limits (key characters and sizes, 252
+// properties, 64 KiB per value, 1 MiB per entity, 100 operations and 4 MiB per batch, one
+// partition per batch) are checked in code before anything is sent, because Azurite accepts
+// more than Azure does.
+//
+// Submit returns the new ETag of every operation: the aztables SDK drops them, so the store
+// captures the raw multipart reply of the batch and reads each sub-response's ETag header
+// (one table operation per commit, no re-read of the head).
+//
+// Value types: string, []byte, bool, int32, int64 (sent as Edm.Int64), float64 (always
+// annotated Edm.Double, NaN and ±Inf included) and time.Time (Edm.DateTime: UTC, 100 ns
+// precision, years 1601–9999). Strings must be valid UTF-8.
+//
+// Not for: creating tables (azure.Clients.EnsureTable, which Open calls), payloads too large
+// for a property (blobstore), or queries without a PartitionKey on tables that grow with
+// history (they scan the whole table; the engine must not issue them periodically or per
+// request).
+package tablestore

@@ -1,0 +1,260 @@
+package durabletest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+)
+
+// DefaultStart is the fake clock's start when Options.Start is zero.
+var DefaultStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxItems bounds the work items one Drive handles, so a graph that loops forever fails the
+// test instead of hanging it.
+const maxItems = 100000
+
+// Options configures a Kit. The zero value is valid: no policy, the clock at DefaultStart, no
+// faults, logs to slog.Default().
+type Options struct {
+	// Policy is the graph's engine policy: wait timeout, retry, max steps.
+	Policy engine.GraphPolicy
+	// Start is the fake clock's start (default DefaultStart).
+	Start time.Time
+	// Faults makes node handlers fail transiently: node name → how many of its first
+	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
+	// a Policy.Retry they are retried like any handler error.
+	Faults map[string]int
+	// Logger receives the engine's logs; nil means slog.Default(). Pass
+	// hosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
+	Logger *slog.Logger
+	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
+	// storage, Clock, Logger and Policies are set by the kit.
+	Engine engine.Options
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.Policy.WaitTimeout < 0 || o.Policy.MaxSteps < 0 || o.Policy.Retry.MaxAttempts < 0 {
+		return errNegative
+	}
+	for _, n := range o.Faults {
+		if n < 0 {
+			return errNegative
+		}
+	}
+	return nil
+}
+
+// Kit runs one graph over the state model S on an in-memory engine with a fake clock. Its
+// methods fail the test (t.Fatal) on infrastructure errors, so test code reads straight. A
+// Kit is driven from the test's goroutine; it is not safe for concurrent use.
+type Kit[S any] struct {
+	t     testing.TB
+	graph durable.GraphRegistration[S]
+	eng   *engine.Engine
+	queue *memory.Queue
+	clock *fakeClock
+}
+
+// New builds a kit for g. Runs start at the graph's latest registration, as over HTTP.
+func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit[S] {
+	t.Helper()
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("durabletest: %v", err)
+	}
+	start := opts.Start
+	if start.IsZero() {
+		start = DefaultStart
+	}
+	clock := &fakeClock{now: start}
+	reg := durable.NewRegistry()
+	var graph durable.Graph = g
+	if len(opts.Faults) > 0 {
+		graph = &faultyGraph{Graph: g, left: cloneFaults(opts.Faults)}
+	}
+	if err := reg.Register(graph); err != nil {
+		t.Fatalf("durabletest: register %s: %v", g.Manifest().GraphName, err)
+	}
+	queue := memory.NewQueue(memory.WithClock(clock.Now))
+	eo := opts.Engine
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, logger
+	eo.Store, eo.Queue, eo.Payloads = memory.NewStore(memory.WithClock(clock.Now)), queue, memory.NewPayloadStore()
+	eo.Policies = map[string]engine.GraphPolicy{g.Manifest().GraphName: opts.Policy}
+	eng, err := engine.New(eo)
+	if err != nil {
+		t.Fatalf("durabletest: %v", err)
+	}
+	return &Kit[S]{t: t, graph: g, eng: eng, queue: queue, clock: clock}
+}
+
+// Engine returns the engine, for what the kit does not wrap (ListRuns, PurgeRun, ...). Do not
+// Start it: the kit drives it.
+func (k *Kit[S]) Engine() *engine.Engine { return k.eng }
+
+// Now returns the fake clock's time.
+func (k *Kit[S]) Now() time.Time { return k.clock.Now() }
+
+// Start starts run id with input as its initial state and drives it until it waits or
+// finishes. It returns the run's status.
+func (k *Kit[S]) Start(id string, input S) engine.Run {
+	k.t.Helper()
+	raw, err := k.graph.EncodeState(input)
+	if err != nil {
+		k.t.Fatalf("durabletest: encode input of %s: %v", id, err)
+	}
+	return k.StartJSON(id, string(raw))
+}
+
+// StartJSON is Start with the initial state as JSON text (a partial object takes the model's
+// defaults, as over HTTP).
+func (k *Kit[S]) StartJSON(id, input string) engine.Run {
+	k.t.Helper()
+	_, err := k.eng.StartRun(context.Background(), engine.StartRunRequest{
+		GraphName: k.graph.Manifest().GraphName, InstanceID: id, Input: json.RawMessage(input)})
+	if err != nil {
+		k.t.Fatalf("durabletest: start %s: %v", id, err)
+	}
+	k.Drive()
+	return k.Run(id)
+}
+
+// Send raises event on run id with payload encoded as JSON (nil sends null; a
+// json.RawMessage is sent as is) and drives the run. It returns the run's status.
+func (k *Kit[S]) Send(id, event string, payload any) engine.Run {
+	k.t.Helper()
+	raw, ok := payload.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(payload); err != nil {
+			k.t.Fatalf("durabletest: encode payload of %s: %v", event, err)
+		}
+	}
+	if err := k.eng.RaiseEvent(context.Background(), id, event, raw); err != nil {
+		k.t.Fatalf("durabletest: send %s to %s: %v", event, id, err)
+	}
+	k.Drive()
+	return k.Run(id)
+}
+
+// Cancel cancels run id with reason.
+func (k *Kit[S]) Cancel(id, reason string) engine.Run {
+	k.t.Helper()
+	if err := k.eng.CancelRun(context.Background(), id, reason); err != nil {
+		k.t.Fatalf("durabletest: cancel %s: %v", id, err)
+	}
+	k.Drive()
+	return k.Run(id)
+}
+
+// Advance moves the fake clock forward by d and drives every run whose timer (wait timeout,
+// retry back-off) fell due.
+func (k *Kit[S]) Advance(d time.Duration) {
+	k.t.Helper()
+	k.clock.advance(d)
+	k.Drive()
+}
+
+// Drive hands every visible work item to the engine, as a queue trigger would, until none is
+// left. Items delayed into the future (timers) wait for Advance.
+func (k *Kit[S]) Drive() {
+	k.t.Helper()
+	ctx := context.Background()
+	for n := 0; n < maxItems; {
+		msgs, err := k.queue.Receive(ctx, engine.MaxReceive, engine.DefaultVisibilityTimeout)
+		if err != nil {
+			k.t.Fatalf("durabletest: receive: %v", err)
+		}
+		if len(msgs) == 0 {
+			return
+		}
+		for _, m := range msgs {
+			n++
+			if err := k.eng.HandleWorkItem(ctx, m.Body, m.DequeueCount); err != nil {
+				k.t.Fatalf("durabletest: handle work item: %v", err)
+			}
+			if err := k.queue.Delete(ctx, m); err != nil {
+				k.t.Fatalf("durabletest: delete work item: %v", err)
+			}
+		}
+	}
+	k.t.Fatalf("durabletest: more than %d work items without settling; does the graph loop?", maxItems)
+}
+
+// Run returns run id's status.
+func (k *Kit[S]) Run(id string) engine.Run {
+	k.t.Helper()
+	r, err := k.eng.GetRun(context.Background(), id)
+	if err != nil {
+		k.t.Fatalf("durabletest: get %s: %v", id, err)
+	}
+	return r
+}
+
+// Final returns the final state of run id, failing the test unless it completed.
+func (k *Kit[S]) Final(id string) S {
+	k.t.Helper()
+	r := k.Run(id)
+	s, err := engine.DecodeState[S](r)
+	if err != nil {
+		k.t.Fatalf("durabletest: final state of %s: %v (output %s)", id, err, r.Output)
+	}
+	return s
+}
+
+// History returns every history row of run id, oldest first.
+func (k *Kit[S]) History(id string) []engine.HistoryEvent {
+	k.t.Helper()
+	var out []engine.HistoryEvent
+	token := ""
+	for {
+		page, err := k.eng.History(context.Background(), id, token, 1000)
+		if err != nil {
+			k.t.Fatalf("durabletest: history of %s: %v", id, err)
+		}
+		out = append(out, page.Events...)
+		if token = page.ContinuationToken; token == "" {
+			return out
+		}
+	}
+}
+
+// Visits returns the nodes run id completed, in order (its node_completed rows).
+func (k *Kit[S]) Visits(id string) []string {
+	k.t.Helper()
+	var out []string
+	for _, h := range k.History(id) {
+		if h.Type == engine.HistoryNodeCompleted {
+			out = append(out, h.Node)
+		}
+	}
+	return out
+}
+
+// fakeClock is the kit's time source; the engine and the queue read it.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time // guarded by mu
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}

@@ -1,0 +1,225 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+)
+
+// FuzzEngine_Interleavings drives many runs of a few reused ids through random, seeded
+// interleavings — duplicate and failed enqueues, writes that fail before or after they
+// land, workers that die holding a message, early and late timers (clock skew), events
+// before, during and after waits, cancels, purges and restarts — then heals the faults,
+// lets everything quiesce and checks the invariants of issue #10. A failing input is
+// reproducible from (seed, actions). `go test` runs the seed corpus in seconds (twice:
+// with and without store ETags); `make fuzz` explores further, and
+// FUNCGRAPH_INTERLEAVINGS=<n> runs n more seeds under `go test`.
+func FuzzEngine_Interleavings(f *testing.F) {
+	for seed := range int64(6) {
+		f.Add(seed, uint16(250))
+	}
+	if n, _ := strconv.Atoi(os.Getenv("FUNCGRAPH_INTERLEAVINGS")); n > 0 {
+		for seed := range int64(n) {
+			f.Add(1000+seed, uint16(600))
+		}
+	}
+	f.Fuzz(func(t *testing.T, seed int64, actions uint16) {
+		interleave(t, seed, int(actions%1000)+1)
+	})
+}
+
+// incarnation is one start of an id, as the test saw it.
+type incarnation struct {
+	graph    string
+	accepted int // events accepted (nil from RaiseEvent)
+	maybe    int // events whose RaiseEvent failed: stored or not
+	unsure   bool
+	gone     bool
+}
+
+func interleave(t *testing.T, seed int64, actions int) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	clk := newFakeClock()
+	var keysMu sync.Mutex
+	keyOwners := map[string]string{} // idempotency key → run id + nonce
+	keyed := chainGraph(t, "keyed", 3, func(ctx context.Context, s counterState) (any, error) {
+		info, _ := durable.StepInfoFrom(ctx)
+		keysMu.Lock()
+		defer keysMu.Unlock()
+		owner := info.RunID + "/" + info.Nonce
+		if prev, ok := keyOwners[info.IdempotencyKey()]; ok && prev != owner {
+			t.Errorf("idempotency key %s shared by %s and %s", info.IdempotencyKey(), prev, owner)
+		}
+		keyOwners[info.IdempotencyKey()] = owner
+		return durable.Update{"n": s.N + 1}, nil
+	})
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute,
+		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed)
+	faults := true
+	chance := func(p float64) bool { return faults && rng.Float64() < p }
+	r.fstore.BeforeSubmit = func([]engine.Op) error {
+		if chance(0.04) {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	r.fstore.AfterSubmit = func([]engine.Op) error {
+		if chance(0.04) {
+			return enginetest.ErrInjected // written, but the writer never learns
+		}
+		return nil
+	}
+	r.fqueue.OnEnqueue = func([]byte) (int, error) {
+		switch {
+		case chance(0.05):
+			return 0, enginetest.ErrInjected
+		case chance(0.1):
+			return 2, nil
+		}
+		return 1, nil
+	}
+	ctx := context.Background()
+	ids := []string{"a", "b", "c", "d", "e"}
+	runs := map[string]*incarnation{}
+	inputs := map[string]string{
+		"data_pipeline": `{"source_url":"https://example.com/data"}`, "support_agent": `{"user_message":"refund"}`, "keyed": `{}`,
+	}
+	graphs := []string{"data_pipeline", "support_agent", "keyed"}
+	deliver := func(die bool) bool {
+		msgs, err := r.queue.Receive(ctx, 1, time.Minute)
+		if err != nil || len(msgs) == 0 {
+			return false
+		}
+		if die {
+			return true // the worker died holding it: it comes back after a minute
+		}
+		if rng.IntN(10) == 0 { // this worker's clock runs behind: timers look early
+			clk.advance(-30 * time.Second)
+			defer clk.advance(30 * time.Second)
+		}
+		if r.e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount) == nil {
+			_ = r.queue.Delete(ctx, msgs[0])
+		}
+		return true
+	}
+	for range actions {
+		id := ids[rng.IntN(len(ids))]
+		switch k := rng.IntN(20); {
+		case k < 3:
+			g := graphs[rng.IntN(len(graphs))]
+			var exists *engine.RunExistsError
+			switch _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: g, InstanceID: id, Input: json.RawMessage(inputs[g])}); {
+			case err == nil:
+				runs[id] = &incarnation{graph: g}
+			case !errors.As(err, &exists): // an injected fault: the start may have landed
+				runs[id] = &incarnation{graph: g, unsure: true}
+			}
+		case k < 6:
+			err := r.e.RaiseEvent(ctx, id, "approval", json.RawMessage(`{"approved":true,"reviewer":"r"}`))
+			var finished *engine.RunFinishedError
+			if inc := runs[id]; inc != nil {
+				switch {
+				case err == nil:
+					inc.accepted++
+				case !errors.Is(err, engine.ErrRunNotFound) && !errors.As(err, &finished):
+					inc.maybe++
+				}
+			}
+		case k < 7:
+			_ = r.e.CancelRun(ctx, id, "stop")
+		case k < 8:
+			var active *engine.RunNotFinishedError
+			if err := r.e.PurgeRun(ctx, id); !errors.As(err, &active) && !errors.Is(err, engine.ErrRunNotFound) {
+				if inc := runs[id]; inc != nil {
+					inc.gone = true // purged, or maybe (an injected fault after the write)
+				}
+			}
+		case k < 9:
+			clk.advance(time.Duration(rng.IntN(120)) * time.Second)
+		case k < 10:
+			_, _ = r.e.Sweep(ctx)
+		default:
+			deliver(rng.IntN(15) == 0)
+		}
+	}
+	// Heal and quiesce: past every visibility timeout, repair delay and wait timeout.
+	faults = false
+	for range 50 {
+		clk.advance(11 * time.Minute)
+		if _, err := r.e.Sweep(ctx); err != nil {
+			t.Fatalf("seed %d: sweep: %v", seed, err)
+		}
+		moved := false
+		for deliver(false) {
+			moved = true
+		}
+		if !moved && r.queue.Len() == 0 {
+			break
+		}
+	}
+	for id, inc := range runs {
+		checkQuiescentRun(t, r, seed, id, inc)
+	}
+}
+
+func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarnation) {
+	t.Helper()
+	run, err := r.e.GetRun(context.Background(), id)
+	if errors.Is(err, engine.ErrRunNotFound) && (inc.gone || inc.unsure) {
+		return
+	}
+	if err != nil {
+		t.Fatalf("seed %d run %s: status: %v (a payload of a live run missing?)", seed, id, err)
+	}
+	if inc.gone || run.GraphName != inc.graph {
+		return // replaced by a start whose answer was lost to an injected fault
+	}
+	hist := r.history(t, id)
+	rows := checkHistory(t, hist) // gap-free
+	seen := map[string]int{}
+	received := 0
+	for _, row := range rows {
+		if strings.HasPrefix(row, engine.HistoryNodeCompleted+":") {
+			seen[row]++
+		}
+		if strings.HasPrefix(row, engine.HistoryEventReceived+":") {
+			received++
+		}
+	}
+	for row, n := range seen {
+		if n > 1 && inc.graph != "keyed" {
+			t.Errorf("seed %d run %s: %s committed %d times: %v", seed, id, row, n, rows)
+		}
+	}
+	if !inc.unsure && (received < inc.accepted || received > inc.accepted+inc.maybe) {
+		t.Errorf("seed %d run %s: %d events accepted (%d more unsure), %d stored: %v", seed, id, inc.accepted, inc.maybe, received, rows)
+	}
+	switch run.Status {
+	case engine.StatusCompleted:
+		if inc.graph == "data_pipeline" && string(run.Output) != pipelineFinal {
+			t.Errorf("seed %d run %s: output %s differs from a sequential run's", seed, id, run.Output)
+		}
+		if inc.graph == "keyed" && fmt.Sprint(stateOf(t, run)["n"]) != "3" {
+			t.Errorf("seed %d run %s: output %s, want n=3", seed, id, run.Output)
+		}
+	case engine.StatusTerminated:
+	case engine.StatusFailed:
+		if out := outputString(t, run); !strings.Contains(out, "delivered") {
+			t.Errorf("seed %d run %s failed: %s", seed, id, out)
+		}
+	default:
+		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.Status, rows)
+	}
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Options configures an Engine. Zero fields take the documented defaults.
+type Options struct {
+	// Registry resolves graphs by name (starts) and by (name, hash) (steps). Required.
+	Registry *durable.Registry
+	// Store keeps run heads, history and inboxes. Required.
+	Store Store
+	// Queue carries work items. Required.
+	Queue WorkQueue
+	// Payloads keeps values too large for a table property. Required.
+	Payloads PayloadStore
+	// Logger receives engine logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Clock is the time source (default time.Now). Only timeouts, back-off and timestamps
+	// read it, never route decisions.
+	Clock func() time.Time
+
+	// MaxSteps bounds node visits per run (default 1000); GraphPolicy.MaxSteps overrides it
+	// per graph.
+	MaxSteps int
+	// Policies holds per-graph guards by graph name.
+	Policies map[string]GraphPolicy
+
+	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS).
+	Concurrency int
+	// VisibilityTimeout hides a received work item from other workers (default 2 min). The
+	// embedded dispatcher renews it every third of its length while the item runs, so a slow
+	// healthy step is never redelivered; an item comes back only when its worker died.
+	VisibilityTimeout time.Duration
+	// PollInterval is how often an idle dispatcher worker looks at the queue for work enqueued
+	// by other processes or made visible by a delay (default 1 s). Work enqueued by this
+	// engine wakes a worker at once.
+	PollInterval time.Duration
+	// StepBudget is how long one work item may keep running a run's steps in-process before
+	// handing the run back to the queue (default VisibilityTimeout / 2). Under the Functions
+	// host keep it well inside functionTimeout.
+	StepBudget time.Duration
+	// SweepInterval is the period of the embedded repair pass, Sweep (default 30 s; negative
+	// disables it).
+	SweepInterval time.Duration
+	// RepairAfter is how long a start or a waking event may go without its work item being
+	// confirmed on the queue before Sweep dispatches the run (default 1 min). It only delays
+	// the repair of a failed enqueue; it never re-dispatches a run that is progressing.
+	RepairAfter time.Duration
+	// MaxDequeueCount fails the run of a work item delivered this many times without
+	// completing (default 5). With the embedded dispatcher a delivery counts only when its
+	// worker died (a failed handling re-enqueues the item afresh); under the Functions host
+	// every failed invocation counts.
+	MaxDequeueCount int64
+	// Observer sees runs start, step, wait, apply events, retry, fail, complete and get
+	// cancelled (default NopObserver). An Observer that is also a TraceCarrier has its trace
+	// context kept with each run and carried by its work items.
+	Observer Observer
+	// InlineLimit is the largest property value, in UTF-16 code units, kept in a row; larger
+	// values go to Payloads (default 30000, below Azure's 32768).
+	InlineLimit int
+}
+
+// EngineOptions is Options.
+//
+// Deprecated: use Options.
+type EngineOptions = Options
+
+// DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
+const DefaultVisibilityTimeout = 2 * time.Minute
+
+// GraphPolicy holds the guards of one graph beyond the original runtime.
+type GraphPolicy struct {
+	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
+	MaxSteps int
+	// WaitTimeout bounds every wait_for_event of this graph (0: wait forever, as the spec).
+	WaitTimeout time.Duration
+	// WaitTimeoutNode is where a timed-out wait continues; empty fails the run with
+	// "orchestrator failed: wait for event '<e>' timed out after <d>".
+	WaitTimeoutNode string
+	// Retry retries failing node handlers (default: no retry, as the original).
+	Retry RetryPolicy
+}
+
+// RetryPolicy retries a node whose handler returned an error, with exponential back-off.
+// State validation errors and route or event handler errors are never retried.
+type RetryPolicy struct {
+	// MaxAttempts counts all attempts, the first included; 0 or 1 means no retry.
+	MaxAttempts int
+	// InitialBackoff is the delay before the second attempt (default 1 s).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the delay (default 5 min).
+	MaxBackoff time.Duration
+	// Multiplier grows the delay per attempt (default 2).
+	Multiplier float64
+}
+
+// backoff returns the delay before attempt number next (2 = first retry).
+func (p RetryPolicy) backoff(next int64) time.Duration {
+	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
+	if d <= 0 {
+		d = time.Second
+	}
+	if maxD <= 0 {
+		maxD = 5 * time.Minute
+	}
+	if mult < 1 {
+		mult = 2
+	}
+	for i := int64(2); i < next && d < maxD; i++ {
+		d = time.Duration(float64(d) * mult)
+	}
+	return min(d, maxD)
+}
+
+// Validate reports missing dependencies and out-of-range values.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Registry == nil {
+		errs = append(errs, errors.New("registry is required"))
+	}
+	if o.Store == nil {
+		errs = append(errs, errors.New("store is required"))
+	}
+	if o.Queue == nil {
+		errs = append(errs, errors.New("queue is required"))
+	}
+	if o.Payloads == nil {
+		errs = append(errs, errors.New("payload store is required"))
+	}
+	if o.VisibilityTimeout < 0 || o.VisibilityTimeout > MaxDelay || o.RepairAfter < 0 {
+		errs = append(errs, fmt.Errorf("visibility timeout must be within 0..%s and repair delay not negative", MaxDelay))
+	}
+	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.InlineLimit < 0 {
+		errs = append(errs, errors.New("max steps, concurrency, max dequeue count and inline limit must not be negative"))
+	}
+	if o.InlineLimit > MaxPropertyBytes/2-2048 {
+		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, MaxPropertyBytes/2-2048))
+	}
+	for name, p := range o.Policies {
+		if p.MaxSteps < 0 || p.WaitTimeout < 0 || p.Retry.MaxAttempts < 0 {
+			errs = append(errs, fmt.Errorf("policy of graph %q: negative value", name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = 1000
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 4 * runtime.GOMAXPROCS(0)
+	}
+	if o.VisibilityTimeout == 0 {
+		o.VisibilityTimeout = DefaultVisibilityTimeout
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = time.Second
+	}
+	if o.StepBudget == 0 {
+		o.StepBudget = o.VisibilityTimeout / 2
+	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = 30 * time.Second
+	}
+	if o.RepairAfter == 0 {
+		o.RepairAfter = time.Minute
+	}
+	if o.MaxDequeueCount == 0 {
+		o.MaxDequeueCount = 5
+	}
+	if o.InlineLimit == 0 {
+		o.InlineLimit = 30000
+	}
+}
+
+// policy returns the guards of a graph.
+func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
+
+// maxSteps returns the node visits a run of graph may make.
+func (e *Engine) maxSteps(graph string) int64 {
+	if p := e.policy(graph); p.MaxSteps > 0 {
+		return int64(p.MaxSteps)
+	}
+	return int64(e.opts.MaxSteps)
+}

@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Row layout of a run's partition (PartitionKey = instance id):
+//
+//	"r"                        the run head: status, graph pin, current node, counters, state
+//	"h<gen:6>-<seq:16>"        history rows of generation gen, append-only, in order
+//	"i<gen:6>-<seq:16>"        inbox rows (events raised and not yet consumed)
+//
+// gen counts the runs that have used this instance id: a finished run replaced by a new
+// start keeps its old rows under the old generation until they are cleaned up, so the
+// replacement itself is one atomic write. A purge forgets the count; the head's random
+// Nonce tells runs of one id apart across purges.
+const headRowKey = "r"
+
+// Head properties.
+const (
+	pGen, pStatus, pGraph, pVersion, pHash = "Gen", "Status", "Graph", "Version", "Hash"
+	pNode, pStep, pVisits, pAttempt        = "Node", "Step", "Visits", "Attempt"
+	pWaiting, pResume, pWaitDeadline       = "Waiting", "Resume", "WaitDeadline"
+	pNotBefore, pState, pInput, pCustom    = "NotBefore", "State", "Input", "Custom"
+	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
+	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
+	pNonce                                 = "Nonce"
+	refSuffix                              = "Ref"
+)
+
+// History and inbox row properties.
+const (
+	pType, pName, pHistNode, pHistStep, pTime, pData = "Type", "Name", "Node", "Step", "Time", "Data"
+	pEvent, pPayload                                 = "Event", "Payload"
+)
+
+// head is the decoded run head row.
+type head struct {
+	runID string
+	etag  string
+
+	gen int64
+	// nonce is random per run (per start): a run that reuses the id of a purged one starts
+	// again at generation 1, and the nonce keeps its work items, idempotency keys and
+	// payloads apart from the purged run's.
+	nonce                string
+	status               RunStatus
+	graph, version, hash string
+	node                 string // node of the next visit; while waiting, the node that waited
+	step                 int64  // committed steps; a work item names the step it may run
+	visits               int64
+	attempt              int64 // failed attempts of the current step (retry policy)
+	waiting, resume      string
+	waitDeadline         int64 // unix nanos, 0: none
+	notBefore            int64 // unix nanos, 0: none (retry back-off)
+
+	// state is the stored State property (inline JSON) or "" with stateRef set.
+	stateJSON, stateRef string
+	// stateVal caches the loaded state.
+	stateVal json.RawMessage
+
+	inputJSON, inputRef   string
+	custom                string // JSON or "" (null)
+	outputJSON, outputRef string
+
+	histSeq, inboxSeq, pending int64
+	runnable                   bool
+	created, updated           time.Time
+	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
+}
+
+func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
+
+func (h *head) clone() *head {
+	c := *h
+	return &c
+}
+
+// mutableProps returns the properties a step rewrites (merged into the head row).
+func (h *head) mutableProps() map[string]any {
+	return map[string]any{
+		pStatus: string(h.status), pNode: h.node, pStep: h.step, pVisits: h.visits, pAttempt: h.attempt,
+		pWaiting: h.waiting, pResume: h.resume, pWaitDeadline: h.waitDeadline, pNotBefore: h.notBefore,
+		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
+		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
+		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
+		pUpdated: h.updated,
+	}
+}
+
+// allProps returns every head property (insert or replace at start).
+func (h *head) allProps() map[string]any {
+	p := h.mutableProps()
+	p[pGen], p[pNonce] = h.gen, h.nonce
+	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash
+	p[pInput], p[pInput+refSuffix] = h.inputJSON, h.inputRef
+	p[pCreated] = h.created
+	if h.trace != "" {
+		p[pTrace] = h.trace
+	}
+	return p
+}
+
+// absorb copies back what spilling changed in the written properties.
+func (h *head) absorb(props map[string]any) {
+	h.stateJSON, h.stateRef = str(props, pState), str(props, pState+refSuffix)
+	h.outputJSON, h.outputRef = str(props, pOutput), str(props, pOutput+refSuffix)
+	if _, ok := props[pInput]; ok {
+		h.inputJSON, h.inputRef = str(props, pInput), str(props, pInput+refSuffix)
+	}
+}
+
+func decodeHead(e Entity) (*head, error) {
+	p := e.Properties
+	h := &head{
+		runID: e.PartitionKey, etag: e.ETag,
+		gen: i64(p, pGen), nonce: str(p, pNonce), status: RunStatus(str(p, pStatus)),
+		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash),
+		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt),
+		waiting: str(p, pWaiting), resume: str(p, pResume),
+		waitDeadline: i64(p, pWaitDeadline), notBefore: i64(p, pNotBefore),
+		stateJSON: str(p, pState), stateRef: str(p, pState+refSuffix),
+		inputJSON: str(p, pInput), inputRef: str(p, pInput+refSuffix),
+		custom: str(p, pCustom), outputJSON: str(p, pOutput), outputRef: str(p, pOutput+refSuffix),
+		histSeq: i64(p, pHistSeq), inboxSeq: i64(p, pInboxSeq), pending: i64(p, pPending),
+		trace: str(p, pTrace),
+	}
+	h.runnable, _ = p[pRunnable].(bool)
+	h.created, _ = p[pCreated].(time.Time)
+	h.updated, _ = p[pUpdated].(time.Time)
+	if !h.status.Valid() || h.gen < 1 {
+		return nil, fmt.Errorf("decode run head %s: bad status %q or generation %d", e.PartitionKey, h.status, h.gen)
+	}
+	return h, nil
+}
+
+func str(p map[string]any, k string) string {
+	s, _ := p[k].(string)
+	return s
+}
+
+func i64(p map[string]any, k string) int64 {
+	switch v := p[k].(type) {
+	case int64:
+		return v
+	case int32:
+		return int64(v)
+	}
+	return 0
+}
+
+// maxHeadRetries bounds the read-modify-write loops of RaiseEvent, CancelRun and StartRun
+// against concurrent commits.
+const maxHeadRetries = 32
+
+// getHead reads a run's head. Errors: ErrNotFound (wrapped) for an unknown run.
+func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
+	ent, err := e.store.Get(ctx, runID, headRowKey)
+	if err != nil {
+		return nil, fmt.Errorf("read run head %s: %w", runID, err)
+	}
+	return decodeHead(ent)
+}
+
+// loadState returns the head's state, reading the payload store when it was spilled.
+func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error) {
+	if h.stateVal != nil {
+		return h.stateVal, nil
+	}
+	v, err := e.readSpilled(ctx, h.stateJSON, h.stateRef)
+	if err != nil {
+		return nil, fmt.Errorf("load state run=%s: %w", h.runID, err)
+	}
+	h.stateVal = json.RawMessage(v)
+	return h.stateVal, nil
+}
+
+// newNonce returns a random run nonce (12 hex digits).
+func newNonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// histRow is a history row before it gets its sequence number.
+type histRow struct {
+	typ, name, node string
+	data            string // JSON
+}
+
+// historyOps appends rows after seq (the head's HistSeq) as inserts.
+func historyOps(runID string, gen, seq, step int64, now time.Time, rows []histRow) []Op {
+	ops := make([]Op, len(rows))
+	for i, r := range rows {
+		ops[i] = Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
+			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: step, pTime: now, pData: r.data,
+		}}}
+	}
+	return ops
+}
+
+// findEvent returns the oldest inbox row of h's generation carrying name.
+func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, bool, error) {
+	if h.pending <= 0 {
+		return Entity{}, false, nil
+	}
+	from, to := genRange('i', h.gen)
+	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to, Where: []Cond{{Property: pEvent, Op: CondEq, Value: name}}, Limit: 1}
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return Entity{}, false, fmt.Errorf("read inbox run=%s: %w", h.runID, err)
+		}
+		if len(page.Entities) > 0 {
+			return page.Entities[0], true, nil
+		}
+		if page.Continuation == "" {
+			return Entity{}, false, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}
+
+// Row keys.
+
+// padInt appends n zero-padded to width digits.
+func padInt(dst []byte, n int64, width int) []byte {
+	s := strconv.AppendInt(nil, n, 10)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+// seqKey is the row key "<prefix><gen:6>-<seq:16>".
+func seqKey(prefix byte, gen, seq int64) string {
+	b := make([]byte, 0, 24)
+	b = append(b, prefix)
+	b = padInt(b, gen, 6)
+	b = append(b, '-')
+	b = padInt(b, seq, 16)
+	return string(b)
+}
+
+func histKey(gen, seq int64) string  { return seqKey('h', gen, seq) }
+func inboxKey(gen, seq int64) string { return seqKey('i', gen, seq) }
+
+// genRange returns the row key range [from, to) of one generation's rows with prefix.
+func genRange(prefix byte, gen int64) (string, string) {
+	b := padInt([]byte{prefix}, gen, 6)
+	return string(b) + "-", string(b) + "."
+}
+
+// keyGen parses the generation of a history or inbox row key (0 if malformed).
+func keyGen(rk string) int64 {
+	if len(rk) < 8 {
+		return 0
+	}
+	n, err := strconv.ParseInt(rk[1:7], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// parseSeq parses the sequence number of a history or inbox row key (0 if malformed).
+func parseSeq(rk string) int64 {
+	var n int64
+	if len(rk) > 8 {
+		for _, c := range rk[8:] {
+			if c < '0' || c > '9' {
+				return 0
+			}
+			n = n*10 + int64(c-'0')
+		}
+	}
+	return n
+}

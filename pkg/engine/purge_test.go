@@ -1,0 +1,115 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+func TestEngine_PurgeRun_OnlyFinished(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	r.start(t, "support_agent", "w", `{"user_message":"refund"}`)
+	r.start(t, "data_pipeline", "d", `{"source_url":"u"}`)
+	r.drive(t)
+	var active *engine.RunNotFinishedError
+	if err := r.e.PurgeRun(t.Context(), "w"); !errors.As(err, &active) || active.Status != engine.StatusRunning {
+		t.Fatalf("purge of a waiting run: %v", err)
+	}
+	if err := r.e.PurgeRun(t.Context(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.e.GetRun(t.Context(), "d"); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("purged run still readable: %v", err)
+	}
+	page, _ := r.store.Query(t.Context(), engine.Query{PartitionKey: "d"})
+	if len(page.Entities) != 0 {
+		t.Fatalf("%d rows left after purge", len(page.Entities))
+	}
+}
+
+// bigInput is an initial state above the inline limit, so the run's input spills.
+func bigInput() string {
+	b, _ := json.Marshal(map[string]any{"pad": strings.Repeat("p", 40000)})
+	return string(b)
+}
+
+// isHeadDelete reports whether a batch deletes a run head.
+func isHeadDelete(ops []engine.Op) bool {
+	return len(ops) == 1 && ops[0].Kind == engine.OpDelete && ops[0].Entity.RowKey == "r"
+}
+
+// Issue #10, defect 1.
+func TestEngine_PurgeRacingStartOfSameID_NewRunKeepsItsPayloads(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "big", 1, nil))
+	r.start(t, "big", "x", bigInput())
+	r.drive(t)
+	var restarted atomic.Bool
+	r.fstore.AfterSubmit = func(ops []engine.Op) error {
+		// Between the purge's head delete and its payload delete, the id starts again.
+		if isHeadDelete(ops) && restarted.CompareAndSwap(false, true) {
+			if _, err := r.e.StartRun(context.Background(), engine.StartRunRequest{GraphName: "big", InstanceID: "x", Input: json.RawMessage(bigInput())}); err != nil {
+				t.Errorf("restart: %v", err)
+			}
+		}
+		return nil
+	}
+	if err := r.e.PurgeRun(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if !restarted.Load() {
+		t.Fatal("the purge never deleted the head")
+	}
+	if _, err := r.e.GetRun(t.Context(), "x"); err != nil {
+		t.Fatalf("the new run lost its payloads to the purge: %v", err)
+	}
+	r.drive(t)
+	if run := r.waitFor(t, "x", engine.RunFinished); run.Status != engine.StatusCompleted {
+		t.Fatalf("new run: %s %s", run.Status, run.Output)
+	}
+}
+
+// Issue #10, defect 2.
+func TestEngine_PurgeThenRestart_KeysAndWorkItemsNeverCollide(t *testing.T) {
+	t.Parallel()
+	keys := make(chan string, 8)
+	var visits atomic.Int32
+	g := chainGraph(t, "keyed", 1, func(ctx context.Context, s counterState) (any, error) {
+		visits.Add(1)
+		info, _ := durable.StepInfoFrom(ctx)
+		keys <- info.IdempotencyKey()
+		return nil, nil
+	})
+	r := newRig(t, engine.Options{}, false, g)
+	var items [][]byte
+	r.fqueue.OnEnqueue = func(body []byte) (int, error) {
+		items = append(items, append([]byte(nil), body...))
+		return 1, nil
+	}
+	r.start(t, "keyed", "reused", `{}`)
+	oldItem := items[0]
+	r.drive(t)
+	if err := r.e.PurgeRun(t.Context(), "reused"); err != nil {
+		t.Fatal(err)
+	}
+	r.start(t, "keyed", "reused", `{}`)
+	// A late copy of the purged run's first work item must not drive the new run.
+	if err := r.e.HandleWorkItem(t.Context(), oldItem, 1); err != nil {
+		t.Fatal(err)
+	}
+	if run, _ := r.e.GetRun(t.Context(), "reused"); run.Status != engine.StatusPending || visits.Load() != 1 {
+		t.Fatalf("the purged run's work item drove the new run: status %s, %d visits", run.Status, visits.Load())
+	}
+	r.drive(t)
+	first, second := <-keys, <-keys
+	if first == second {
+		t.Fatalf("the purged run and its successor share the idempotency key %q", first)
+	}
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// GetRun implements Runs.
+func (e *Engine) GetRun(ctx context.Context, instanceID string) (Run, error) {
+	if !ValidInstanceID(instanceID) {
+		return Run{}, ErrRunNotFound
+	}
+	h, err := e.getHead(ctx, instanceID)
+	if err != nil {
+		return Run{}, runLookupError(err)
+	}
+	return e.toRun(ctx, h)
+}
+
+// toRun converts h into a Run, reading its input and, once finished, its output.
+func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
+	r := h.run()
+	in, err := e.readSpilled(ctx, h.inputJSON, h.inputRef)
+	if err != nil {
+		return Run{}, fmt.Errorf("read input of run %s: %w", h.runID, err)
+	}
+	if err := json.Unmarshal([]byte(in), &r.Input); err != nil {
+		return Run{}, fmt.Errorf("decode input of run %s: %w", h.runID, err)
+	}
+	if h.status.Finished() {
+		out, err := e.readSpilled(ctx, h.outputJSON, h.outputRef)
+		if err != nil {
+			return Run{}, fmt.Errorf("read output of run %s: %w", h.runID, err)
+		}
+		if out != "" {
+			r.Output = json.RawMessage(out)
+		}
+	}
+	return r, nil
+}
+
+// run converts a head whose spilled values are inline (a fresh start) into a Run.
+func (h *head) run() Run {
+	r := Run{
+		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash,
+		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"),
+	}
+	if h.status != StatusPending && h.custom != "" {
+		r.CustomStatus = json.RawMessage(h.custom)
+	} else {
+		r.CustomStatus = json.RawMessage("null")
+	}
+	return r
+}
+
+// History implements Runs: it pages through the current run's history, oldest first. limit
+// is the page size (default 100, at most 1000).
+func (e *Engine) History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error) {
+	if !ValidInstanceID(instanceID) {
+		return HistoryList{}, ErrRunNotFound
+	}
+	h, err := e.getHead(ctx, instanceID)
+	if err != nil {
+		return HistoryList{}, runLookupError(err)
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxPageSize)
+	from, to := genRange('h', h.gen)
+	page, err := e.store.Query(ctx, Query{PartitionKey: instanceID, RowKeyFrom: from, RowKeyTo: to, Limit: limit, Continuation: continuationToken})
+	if err != nil {
+		return HistoryList{}, fmt.Errorf("query history run=%s: %w", instanceID, err)
+	}
+	out := HistoryList{Events: make([]HistoryEvent, 0, len(page.Entities)), ContinuationToken: page.Continuation}
+	for _, ent := range page.Entities {
+		p := ent.Properties
+		data, err := e.readSpilled(ctx, str(p, pData), str(p, pData+refSuffix))
+		if err != nil {
+			return HistoryList{}, fmt.Errorf("read history run=%s row=%s: %w", instanceID, ent.RowKey, err)
+		}
+		ev := HistoryEvent{
+			Sequence: parseSeq(ent.RowKey), Type: str(p, pType), Name: str(p, pName), Node: str(p, pHistNode),
+		}
+		ev.Timestamp, _ = p[pTime].(time.Time)
+		if data != "" {
+			ev.Data = json.RawMessage(data)
+		}
+		out.Events = append(out.Events, ev)
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+)
+
+// Issue #10, defect 7.
+func TestEngine_EventStoredWakeEnqueueFails_AcceptedAndRepaired(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	var down atomic.Bool
+	down.Store(true)
+	r.fqueue.OnEnqueue = func([]byte) (int, error) {
+		if down.Load() {
+			return 0, enginetest.ErrInjected
+		}
+		return 1, nil
+	}
+	approval := json.RawMessage(`{"approved":true,"reviewer":"r"}`)
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", approval, engine.WithIdempotencyKey("k1")); err != nil {
+		t.Fatalf("a stored event answered %v, want accepted", err)
+	}
+	// The client did not see the answer and retries with the same key: stored once.
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", approval, engine.WithIdempotencyKey("k1")); err != nil {
+		t.Fatal(err)
+	}
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("repair dispatched %d (err %v), want 1", n, err)
+	}
+	r.drive(t)
+	run, _ := r.e.GetRun(t.Context(), id)
+	if run.Status != engine.StatusCompleted {
+		t.Fatalf("status %s", run.Status)
+	}
+	if n := strings.Count(strings.Join(checkHistory(t, r.history(t, id)), " "), engine.HistoryEventReceived); n != 1 {
+		t.Fatalf("%d events stored for one idempotency key", n)
+	}
+}
+
+// Issue #10, also measured 1: a slow step or a retry back-off is progress, not a lost work item.
+func TestEngine_RepairPass_LeavesSlowStepAndBackoffAlone(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	flaky := func(_ context.Context, s counterState) (any, error) { return nil, errors.New("flaky failure") }
+	policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Hour}}
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"flaky": policy}}, false,
+		chainGraph(t, "flaky", 1, flaky))
+	backoff := r.start(t, "flaky", "", `{}`)
+	r.drive(t) // attempt 1 fails; the retry is a delayed message
+	slow := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
+	msgs, err := r.queue.Receive(t.Context(), 1, 24*time.Hour) // a worker holds the slow run's item
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %v %v", msgs, err)
+	}
+	for range 20 { // ten simulated minutes of repair passes
+		clk.advance(30 * time.Second)
+		if n, err := r.e.Sweep(t.Context()); err != nil || n != 0 {
+			t.Fatalf("repair dispatched %d runs (err %v): progressing runs were re-dispatched", n, err)
+		}
+	}
+	if n := r.queue.Len(); n != 2 {
+		t.Fatalf("%d messages queued, want the held item and the retry timer", n)
+	}
+	_, _ = backoff, slow
+}
+
+// recordingStore records every Query and every key read by Get.
+type recordingStore struct {
+	engine.Store
+	mu      sync.Mutex
+	queries []engine.Query
+	gets    []string
+}
+
+func (s *recordingStore) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
+	s.mu.Lock()
+	s.queries = append(s.queries, q)
+	s.mu.Unlock()
+	return s.Store.Query(ctx, q)
+}
+
+func (s *recordingStore) Get(ctx context.Context, pk, rk string) (engine.Entity, error) {
+	s.mu.Lock()
+	s.gets = append(s.gets, rk)
+	s.mu.Unlock()
+	return s.Store.Get(ctx, pk, rk)
+}
+
+// Issue #11 "No scans": the repair pass reads due index partitions by row key range and the
+// heads of overdue runs, never a history row, and its idle cost does not grow with runs.
+func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false)
+	for range 30 {
+		r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
+		r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	}
+	r.drive(t)
+	r.fqueue.OnEnqueue = func([]byte) (int, error) { return 0, errors.New("queue down") }
+	lost := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
+	r.fqueue.OnEnqueue = nil
+	clk.advance(time.Hour)
+	rec := &recordingStore{Store: r.store}
+	e, err := engine.New(engine.Options{Registry: r.reg, Store: rec, Queue: r.queue, Payloads: r.payloads, Clock: clk.now, Logger: r.e.Options().Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("repair dispatched %d (err %v), want the lost start", n, err)
+	}
+	idle := len(rec.queries)
+	for _, q := range rec.queries {
+		if !strings.HasPrefix(q.PartitionKey, "§due-") || q.RowKeyFrom != "" || q.RowKeyTo == "" || len(q.Where) != 0 {
+			t.Errorf("repair query %+v is not a due-index range query", q)
+		}
+	}
+	for _, rk := range rec.gets {
+		if rk != "r" {
+			t.Errorf("repair read row %q, want run heads only", rk)
+		}
+	}
+	if len(rec.gets) != 1 {
+		t.Errorf("repair read %d heads, want the lost run's only", len(rec.gets))
+	}
+	r.drive(t)
+	if run, _ := r.e.GetRun(t.Context(), lost); run.Status != engine.StatusCompleted {
+		t.Fatalf("repaired run: %s", run.Status)
+	}
+	rec.queries = nil
+	if n, _ := e.Sweep(t.Context()); n != 0 || len(rec.queries) != idle {
+		t.Errorf("idle pass: %d dispatched, %d queries (want %d, one per due shard)", n, len(rec.queries), idle)
+	}
+}

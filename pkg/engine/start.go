@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// ErrInvalidRunInput reports a start whose input or metadata is truthy but not a JSON object.
+var ErrInvalidRunInput = errors.New("engine: run input and metadata must be JSON objects")
+
+// normalizeObject applies the start rules to input and metadata: a falsy value (absent,
+// null, false, 0, "", [], {}) becomes {}; any other value must be a JSON object.
+func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(raw) {
+		return nil, ErrInvalidRunInput
+	}
+	if raw[0] == '{' {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, ErrInvalidRunInput
+		}
+		return buf.Bytes(), nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, ErrInvalidRunInput
+	}
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("{}"), nil
+	case bool:
+		if !x {
+			return json.RawMessage("{}"), nil
+		}
+	case float64:
+		if x == 0 {
+			return json.RawMessage("{}"), nil
+		}
+	case string:
+		if x == "" {
+			return json.RawMessage("{}"), nil
+		}
+	case []any:
+		if len(x) == 0 {
+			return json.RawMessage("{}"), nil
+		}
+	}
+	return nil, ErrInvalidRunInput
+}
+
+// StartRun implements Runs. It pins the run to the latest registration of the graph,
+// validates the input against the graph's state model (when the graph can: a
+// durable.StateChecker), writes its head (Pending) and run_started row in one batch and
+// dispatches its first step. A finished run with the same id is replaced atomically (a new
+// generation; its old rows are then deleted). A due row written before the head lets Sweep
+// dispatch the run should the enqueue fail. Errors: the registry's unknown graph error
+// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidRunInput, a *durable.StateErrors
+// (ErrInvalidState) for an invalid initial state, *RunExistsError.
+func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
+	g, err := e.reg.Latest(req.GraphName)
+	if err != nil {
+		return Run{}, err
+	}
+	id := req.InstanceID
+	if id == "" {
+		id = uuid.NewString()
+	} else if !ValidInstanceID(id) {
+		return Run{}, ErrInvalidInstanceID
+	}
+	if c, ok := e.store.(PartitionKeyChecker); ok && c.CheckPartitionKey(id) != nil {
+		return Run{}, ErrInvalidInstanceID
+	}
+	input, err := normalizeObject(req.Input)
+	if err != nil {
+		return Run{}, err
+	}
+	meta, err := normalizeObject(req.Metadata)
+	if err != nil {
+		return Run{}, err
+	}
+	if c, ok := g.(durable.StateChecker); ok {
+		if err := c.CheckState(input); err != nil {
+			return Run{}, err
+		}
+	}
+	m := g.Manifest()
+	now := e.clock()
+	h := &head{
+		runID: id, gen: 1, nonce: newNonce(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
+		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
+		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
+			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
+		histSeq: 1, runnable: true, created: now, updated: now,
+	}
+	h.trace = e.observeRunStarted(ctx, h)
+	due, err := e.writeDue(ctx, h, dueStart)
+	if err != nil {
+		return Run{}, fmt.Errorf("start run %s: %w", id, err)
+	}
+	var sp spills
+	defer func() { e.release(ctx, &sp, nil) }()
+	var (
+		oldGen   int64
+		oldNonce string
+		old      *head
+	)
+	for attempt := 0; ; attempt++ {
+		if attempt == maxHeadRetries {
+			e.clearDue(ctx, due)
+			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
+		}
+		headOp := Op{Kind: OpInsert}
+		if oldGen > 0 {
+			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
+		}
+		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
+		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, []histRow{{
+			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
+		}})...)
+		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
+			e.clearDue(ctx, due)
+			return Run{}, err
+		}
+		if err := e.indexInsert(ctx, h); err != nil {
+			e.clearDue(ctx, due)
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		etags, err := e.store.Submit(ctx, ops)
+		if err == nil {
+			e.release(ctx, &sp, ops)
+			h.absorb(ops[0].Entity.Properties)
+			h.etag = etags[0]
+			break
+		}
+		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
+			// The write may have landed: keep its payloads, and its due row for Sweep.
+			if !rejected(err) {
+				sp.keep()
+			}
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		old, err = e.getHead(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			oldGen, oldNonce, h.gen = 0, "", 1
+			continue
+		}
+		if err != nil {
+			e.clearDue(ctx, due)
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		if !old.status.Finished() {
+			e.clearDue(ctx, due)
+			if err := e.indexDelete(ctx, id, h.graph, h.created); err != nil {
+				e.log.Warn("start run: remove index row of a refused start", "run_id", id, "error", err.Error())
+			}
+			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
+		}
+		oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
+	}
+	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
+	if oldGen > 0 {
+		e.cleanupGenerations(ctx, h, oldNonce)
+		if err := e.indexDelete(ctx, id, old.graph, old.created); err != nil {
+			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
+		}
+	}
+	run := h.run()
+	if err := e.dispatch(ctx, h, 0); err != nil {
+		// The run is stored; its due row makes Sweep dispatch it.
+		e.log.Warn("start run: dispatch failed; left to the repair pass", "run_id", id, "error", err.Error())
+		return run, nil
+	}
+	e.clearDue(ctx, due)
+	return run, nil
+}

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RunSettled reports whether a run is finished or waiting for an event: the points where a
+// caller that started it can stop watching.
+func RunSettled(r Run) bool {
+	if r.Status.Finished() {
+		return true
+	}
+	if len(r.CustomStatus) == 0 {
+		return false
+	}
+	var cs struct {
+		Waiting *string `json:"waiting_for_event"`
+	}
+	return json.Unmarshal(r.CustomStatus, &cs) == nil && cs.Waiting != nil
+}
+
+// RunFinished reports whether a run is finished (Completed, Failed or Terminated): the
+// default condition of WaitRun.
+func RunFinished(r Run) bool { return r.Status.Finished() }
+
+// WaitRun polls a run until done(run) holds and returns it. nil waits for a finished run
+// (RunFinished); pass RunSettled to stop at a wait for an event too. Changes made
+// by this engine wake it at once; changes by other processes are seen within 100 ms.
+// Errors: ErrRunNotFound, or the context's error.
+func (e *Engine) WaitRun(ctx context.Context, instanceID string, done func(Run) bool) (Run, error) {
+	if done == nil {
+		done = RunFinished
+	}
+	e.changes.waiters.Add(1)
+	defer e.changes.waiters.Add(-1)
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		changed := e.changes.wait()
+		r, err := e.GetRun(ctx, instanceID)
+		if err != nil {
+			return Run{}, err
+		}
+		if done(r) {
+			return r, nil
+		}
+		t.Reset(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-changed:
+		case <-t.C:
+		}
+	}
+}
+
+// notifier broadcasts "some run changed" to local waiters. It costs nothing while nobody
+// waits.
+type notifier struct {
+	waiters atomic.Int32
+	mu      sync.Mutex
+	ch      chan struct{} // guarded by mu; closed on the next change
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) notify() {
+	if n.waiters.Load() == 0 {
+		return
+	}
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+}

@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// workItem is the queue message of the engine, JSON-encoded:
+//
+//	{"v":1,"run_id":"<instance id>","gen":<generation>,"step":<step>,"nonce":"<run nonce>"}
+//
+// plus "retry":<n> on a copy re-enqueued after n failed handlings. It asks: "if run_id is
+// still the run with this generation and nonce, at step step, run it". Messages are
+// enqueued as raw JSON; a queue backend whose consumer is the Functions queue trigger
+// base64-encodes them (HandleWorkItem accepts both forms).
+type workItem struct {
+	V     int    `json:"v"`
+	RunID string `json:"run_id"`
+	Gen   int64  `json:"gen"`
+	Step  int64  `json:"step"`
+	Nonce string `json:"nonce,omitempty"`
+	// Retry counts the handlings of this item that failed with an error and re-enqueued it.
+	Retry int64 `json:"retry,omitempty"`
+	// Trace is the run's trace context (optional; items without it decode as before).
+	Trace string `json:"tp,omitempty"`
+}
+
+// ErrInvalidWorkItem reports a queue message that is not a work item.
+var ErrInvalidWorkItem = errors.New("engine: invalid work item")
+
+// HandleWorkItem processes one work item: the entry point of a queue trigger (the
+// fg_orchestrator function) and of the embedded dispatcher. body is the message text (the
+// JSON work item, or its base64 form); dequeueCount is the queue's delivery count.
+//
+// It returns nil when the message is done and should be deleted: the step ran and was
+// committed and whatever comes next is durably on the queue (the next item, a retry or
+// wait-timeout timer) or needs nothing (finished, waiting for an event), or the item was
+// stale or a duplicate (its run moved on), or malformed (logged and dropped). A non-nil
+// error means "retry later" (storage unavailable, shutdown); the message then stays in the
+// queue and comes back after its visibility timeout.
+//
+// Recovery rides on this: a redelivered item (dequeueCount > 1, or a retried copy) whose
+// step has passed means its worker died or failed after moving the run on, so it carries
+// the run's current step instead of being dropped; should another worker carry that step
+// too, the conditional commit keeps one of them. An item delivered MaxDequeueCount times
+// fails its run instead of looping forever.
+func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
+	it, err := decodeWorkItem(body)
+	if err != nil {
+		e.log.Error("dropping malformed work item", "error", err.Error(), "orchestrator", OrchestratorName)
+		return nil
+	}
+	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
+}
+
+// process runs a work item: read the head, check the item is current (or adopt the current
+// step, for a redelivery), then run steps in-process — one commit per step — until the run
+// finishes, waits, backs off, or the step budget is spent (then the run goes back to the
+// queue).
+func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
+	h, err := e.getHead(ctx, it.RunID)
+	if errors.Is(err, ErrNotFound) {
+		e.log.Debug("dropping work item of a purged run", "run_id", it.RunID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if h.gen != it.Gen || (it.Nonce != "" && h.nonce != it.Nonce) || !h.active() {
+		e.log.Debug("dropping work item of another or a finished run", "run_id", it.RunID, "status", string(h.status))
+		return nil
+	}
+	if h.step != it.Step {
+		if dequeueCount <= 1 && it.Retry == 0 {
+			e.log.Debug("dropping stale work item", "run_id", it.RunID, "item_step", it.Step, "head_step", h.step)
+			return nil
+		}
+		e.log.Info("redelivered work item carries the run's current step", "run_id", it.RunID, "item_step", it.Step, "head_step", h.step, "dequeue_count", dequeueCount)
+	}
+	now := e.clock().UnixNano()
+	if h.notBefore > now {
+		// A retry back-off not yet over (the timer came early): back to the queue.
+		return e.dispatch(ctx, h, time.Duration(h.notBefore-now))
+	}
+	if h.waiting != "" && !h.runnable {
+		if h.waitDeadline == 0 {
+			return nil // waiting for an event; the event's dispatch wakes the run
+		}
+		if h.waitDeadline > now && h.pending == 0 {
+			// The wait-timeout timer came early (clock skew, whole-second visibility).
+			return e.dispatch(ctx, h, time.Duration(h.waitDeadline-now))
+		}
+	}
+	if dequeueCount >= e.opts.MaxDequeueCount {
+		cause := fmt.Sprintf("work item for step %d was delivered %d times without completing", h.step+1, dequeueCount)
+		e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
+		o := failure("orchestrator", OrchestratorName, cause)
+		o.node = h.node
+		ctx, endStep := e.observeStepStarted(ctx, h)
+		n, err := e.commit(ctx, h, &o)
+		if err != nil {
+			endStep(nil, nil)
+			if !errors.Is(err, errDropped) {
+				return err
+			}
+			return nil
+		}
+		endStep(n, &o) // observed as Failed, like any failing step
+		return nil
+	}
+	if h.status == StatusPending {
+		// Record that the first visit starts (one head merge per run), so a status read
+		// while the entrypoint runs says Running, as the spec's Pending/Running split asks.
+		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin})
+		if errors.Is(err, errDropped) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		h = n
+	}
+	deadline := e.clock().Add(e.opts.StepBudget)
+	for {
+		next, more, err := e.runStep(ctx, h)
+		if err != nil || !more {
+			return err
+		}
+		h = next
+		if ctx.Err() != nil || e.clock().After(deadline) {
+			// Hand the run back to the queue; another worker (or this one) continues.
+			return e.dispatch(context.WithoutCancel(ctx), h, 0)
+		}
+	}
+}
+
+// runStep runs and commits one step of h. more reports whether the run can go on at once
+// (another node to visit, or an inbox event to apply); a delayed continuation (retry
+// back-off, wait timeout) is on the queue when it returns.
+func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
+	var o stepOutcome
+	ctx, endStep := e.observeStepStarted(ctx, h)
+	var committed *head
+	defer func() { endStep(committed, &o) }()
+	switch {
+	case h.waiting != "":
+		ev, found, err := e.findEvent(ctx, h, h.waiting)
+		if err != nil {
+			return nil, false, err
+		}
+		now := e.clock().UnixNano()
+		switch {
+		case found:
+			if o, err = e.applyEvent(ctx, h, ev); err != nil {
+				return nil, false, err
+			}
+		case h.waitDeadline != 0 && now >= h.waitDeadline:
+			o = e.timeout(h)
+		case h.waitDeadline != 0:
+			// Runnable (or adopted) with no event yet: keep the timer on the queue.
+			return nil, false, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
+		default:
+			return nil, false, nil // nothing to do: keep waiting
+		}
+	default:
+		if o, err = e.visit(ctx, h); err != nil {
+			return nil, false, err
+		}
+	}
+	n, err := e.commit(ctx, h, &o)
+	var restep *restepError
+	switch {
+	case errors.As(err, &restep):
+		return restep.fresh, true, nil
+	case errors.Is(err, errDropped):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	e.logStep(n, &o)
+	committed = n
+	switch {
+	case !n.active():
+		return n, false, nil
+	case n.notBefore != 0:
+		return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.notBefore-e.clock().UnixNano()))
+	case n.waiting != "" && !n.runnable:
+		if n.waitDeadline != 0 {
+			return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.waitDeadline-e.clock().UnixNano()))
+		}
+		return n, false, nil
+	}
+	return n, true, nil
+}
+
+// logStep logs a step that completed or failed the run, or made it wait.
+func (e *Engine) logStep(n *head, o *stepOutcome) {
+	switch {
+	case n.status == StatusCompleted:
+		e.log.Info("run completed", "run_id", n.runID, "graph", n.graph, "step", n.step, "orchestrator", OrchestratorName)
+	case n.status == StatusFailed:
+		e.log.Info("run failed", "run_id", n.runID, "graph", n.graph, "step", n.step, "name", o.failName)
+	case n.waiting != "" && o.kind == outVisit:
+		e.log.Debug("run waiting for event", "run_id", n.runID, "graph", n.graph, "event", n.waiting)
+	}
+}
+
+// maxTimerDelay is the longest delay the engine gives a message: Azure's 7 days less a
+// margin. A longer timer comes early and is re-enqueued with the rest.
+const maxTimerDelay = MaxDelay - time.Hour
+
+// dispatch enqueues a work item for h's next step. A delayed item also schedules a local
+// wake-up so the embedded dispatcher sees it when it becomes visible.
+func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) error {
+	delay = min(max(delay, 0), maxTimerDelay)
+	if err := e.queue.Enqueue(ctx, encodeWorkItem(itemOf(h)), delay); err != nil {
+		return fmt.Errorf("dispatch run=%s step=%d: %w", h.runID, h.step, err)
+	}
+	if delay <= 0 {
+		e.wake()
+	} else if e.started.Load() {
+		time.AfterFunc(delay, e.wake)
+	}
+	return nil
+}
+
+// wake nudges one idle dispatcher worker.
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// itemOf returns the work item of h's next step.
+func itemOf(h *head) workItem {
+	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce, Trace: h.trace}
+}
+
+// encodeWorkItem returns the JSON of it.
+func encodeWorkItem(it workItem) []byte {
+	b := make([]byte, 0, 96+len(it.RunID))
+	b = append(b, `{"v":1,"run_id":`...)
+	b = appendJSONString(b, it.RunID)
+	b = append(b, `,"gen":`...)
+	b = append(b, itoa(it.Gen)...)
+	b = append(b, `,"step":`...)
+	b = append(b, itoa(it.Step)...)
+	if it.Nonce != "" {
+		b = append(b, `,"nonce":`...)
+		b = appendJSONString(b, it.Nonce)
+	}
+	if it.Retry > 0 {
+		b = append(b, `,"retry":`...)
+		b = append(b, itoa(it.Retry)...)
+	}
+	if it.Trace != "" {
+		b = append(b, `,"tp":`...)
+		b = appendJSONString(b, it.Trace)
+	}
+	return append(b, '}')
+}
+
+// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: ErrInvalidWorkItem.
+func decodeWorkItem(body []byte) (workItem, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] != '{' {
+		dec, err := base64.StdEncoding.DecodeString(string(body))
+		if err != nil {
+			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", ErrInvalidWorkItem)
+		}
+		body = bytes.TrimSpace(dec)
+	}
+	var it workItem
+	if err := json.Unmarshal(body, &it); err != nil {
+		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+	}
+	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 {
+		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
+	}
+	return it, nil
+}

@@ -1,0 +1,40 @@
+package runsapi_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
+)
+
+func TestService_OwnAppWithoutAuthLevel_IsAnonymousAndWarns(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	reg := runsapitest.ExampleRegistry(t)
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), runsapi.AnonymousWarning) {
+		t.Fatal("warned before the level took effect")
+	}
+	app, err := svc.FunctionApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runsapitest.AuthLevels(t, app)[runsapi.FuncStartGraphRun]; got != "anonymous" {
+		t.Fatalf("authLevel %q, want anonymous (the original's default)", got)
+	}
+	if !strings.Contains(logs.String(), "level=WARN msg=\""+runsapi.AnonymousWarning) {
+		t.Fatalf("no warning; logs:\n%s", logs.String())
+	}
+}
