@@ -15,12 +15,29 @@ import (
 // requiring funcgraph through a replace to this repository), with a main of a few lines.
 var userModule = filepath.Join("testdata", "usermod")
 
-// userGo runs the go command in the user's module, offline from the module cache: the
+// copyUserModule copies the user's module to a temporary folder, its replace pointed at this
+// repository's root, so the commands run there as in a user's checkout and leave the source
+// tree alone.
+func copyUserModule(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "usermod")
+	if err := os.CopyFS(dir, os.DirFS(userModule)); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	userGo(t, dir, nil, "mod", "edit", "-replace=github.com/funcgraph/funcgraph="+root)
+	return dir
+}
+
+// userGo runs the go command in the user's module dir, offline from the module cache: the
 // module's go.mod and go.sum pin every version, so no proxy or checksum database is asked.
-func userGo(t *testing.T, env []string, args ...string) {
+func userGo(t *testing.T, dir string, env []string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("go", args...)
-	cmd.Dir = userModule
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off")
 	cmd.Env = append(cmd.Env, env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -28,25 +45,24 @@ func userGo(t *testing.T, env []string, args ...string) {
 	}
 }
 
-// stageUserModule stages both folders of the user's module with the README's commands
-// (absolute paths instead of the module's local/ and dist/, to keep the source tree clean):
+// stageUserModule stages both folders of the user's module with the README's commands, run
+// in the module's folder:
 //
 //	go build -o local/usermod . && ./local/usermod stage --out local
 //	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -o dist/usermod .
 //	go run . stage --target publish --out dist --exe usermod
 func stageUserModule(t *testing.T) (local, dist string) {
 	t.Helper()
-	dir := t.TempDir()
-	local, dist = filepath.Join(dir, "local"), filepath.Join(dir, "dist")
-	userGo(t, nil, "build", "-o", filepath.Join(local, "usermod"), ".")
-	stage := exec.Command(filepath.Join(local, "usermod"), "stage", "--out", local)
-	stage.Env = os.Environ()
+	dir := copyUserModule(t)
+	userGo(t, dir, nil, "build", "-o", "local/usermod", ".")
+	stage := exec.Command("./local/usermod", "stage", "--out", "local")
+	stage.Dir, stage.Env = dir, os.Environ()
 	if out, err := stage.CombinedOutput(); err != nil {
 		t.Fatalf("usermod stage: %v\n%s", err, out)
 	}
-	userGo(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, "build", "-trimpath", "-o", filepath.Join(dist, "usermod"), ".")
-	userGo(t, nil, "run", ".", "stage", "--target", "publish", "--out", dist, "--exe", "usermod")
-	return local, dist
+	userGo(t, dir, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, "build", "-trimpath", "-o", "dist/usermod", ".")
+	userGo(t, dir, nil, "run", ".", "stage", "--target", "publish", "--out", "dist", "--exe", "usermod")
+	return filepath.Join(dir, "local"), filepath.Join(dir, "dist")
 }
 
 // userFunctions are the functions the user's app declares: its hosted graph, the durable
