@@ -134,7 +134,7 @@ func openLock(ctx context.Context, getenv func(string) string, az azure.Settings
 	}
 	if clients == nil {
 		var err error
-		if clients, err = azure.NewClients(az, nil); err != nil {
+		if clients, err = azure.NewClients(az, azureOptions); err != nil {
 			return nil, fmt.Errorf("open distributed thread lock: %w", err)
 		}
 	}
