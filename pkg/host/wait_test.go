@@ -70,17 +70,6 @@ func gateOf(req Request) string {
 	return in.Gate
 }
 
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: still not true after 10 s", what)
-}
-
 func TestOptions_MaxWait_BelowTheFrontEndCut(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -139,7 +128,7 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 			}
 			g.open(key)
 			g.open("open")
-			eventually(t, "the first run ends and frees its thread", func() bool {
+			hosttest.Eventually(t, "the first run ends and frees its thread", func() bool {
 				return call(t, tr, http.MethodPost, "/api/graphs/slow/invoke", other, tr.FunctionKey).status == http.StatusOK
 			})
 		})
@@ -156,7 +145,7 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 			g.open(key)
 		})
 	}
-	eventually(t, "every run that passed the bound is observed completed", func() bool {
+	hosttest.Eventually(t, "every run that passed the bound is observed completed", func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
 		started, completed := 0, 0

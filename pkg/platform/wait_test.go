@@ -90,7 +90,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 			}
 			close(gates[key])
 			want := `{"done": {"gate": "` + key + `"}}`
-			eventually(t, "the run ends and stores its output", func() bool {
+			hosttest.Eventually(t, "the run ends and stores its output", func() bool {
 				st, values := threadStatus(t, tr, tid)
 				return st == "idle" && values == want
 			})
@@ -116,7 +116,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				t.Fatalf("got %d %q, want 200 %q", r.status, r.body, want)
 			}
 			close(gates[key])
-			eventually(t, "the stream run ends and frees its thread", func() bool {
+			hosttest.Eventually(t, "the stream run ends and frees its thread", func() bool {
 				st, _ := threadStatus(t, tr, tid)
 				return st == "idle"
 			})
@@ -134,7 +134,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				method := "GET"
 				if route == "cancel" {
 					path, location, method = base+"/"+run.RunID+"/cancel?wait=1", base+"/"+run.RunID, "POST"
-					eventually(t, "the run starts", func() bool {
+					hosttest.Eventually(t, "the run starts", func() bool {
 						return strings.Contains(do(t, tr, "GET", base+"/"+run.RunID, "").body, `"status": "running"`)
 					})
 				}
@@ -161,15 +161,4 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 
 type gateInput struct {
 	Gate string `json:"gate"`
-}
-
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: still not true after 10 s", what)
 }
