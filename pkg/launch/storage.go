@@ -129,7 +129,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		}
 		return nil
 	}
-	clients, err := azure.NewClients(az, nil)
+	clients, err := azure.NewClients(az, azureOptions)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
