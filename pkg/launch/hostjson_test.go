@@ -8,7 +8,9 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
@@ -84,5 +86,13 @@ func TestRun_HostJSONSubcommand(t *testing.T) {
 	want, _ := launch.HostJSON("tiny", "api")
 	if string(got) != string(want) || started || closed != 1 {
 		t.Fatalf("out = %s (started %v, closed %d)", got, started, closed)
+	}
+}
+
+// Every wait bound a route can be given stays below the functionTimeout the staged host.json
+// sets, so a route answers before the host would restart the handler.
+func TestHostJSON_FunctionTimeoutAboveEveryWaitBound(t *testing.T) {
+	if launch.HostFunctionTimeout <= funchost.FrontEndTimeout || launch.HostFunctionTimeout <= host.DefaultMaxWait {
+		t.Fatalf("functionTimeout %v must exceed the longest wait bound (%v, default %v)", launch.HostFunctionTimeout, funchost.FrontEndTimeout, host.DefaultMaxWait)
 	}
 }
