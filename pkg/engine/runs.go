@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Fixed internal names of the durable runtime. History rows and logs name the step kind
@@ -142,7 +144,7 @@ type Runs interface {
 	// GetRun returns a run's status. Errors: ErrRunNotFound.
 	GetRun(ctx context.Context, instanceID string) (Run, error)
 	// RaiseEvent stores an event for a run and wakes it; once stored it is accepted (nil).
-	// Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.
+	// Errors: ErrRunNotFound, ErrInvalidEventName, *RunFinishedError, ErrInvalidEventPayload.
 	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error
 	// CancelRun records a termination request. Errors: ErrRunNotFound, *RunFinishedError.
 	CancelRun(ctx context.Context, instanceID, reason string) error
@@ -162,6 +164,11 @@ var (
 	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
 	// characters without / \ # ?.
 	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
+	// ErrInvalidEventName reports an event name outside ValidEventName.
+	ErrInvalidEventName = errors.New("engine: invalid event_name")
+	// ErrInvalidGraphName reports a registered graph whose name the engine cannot store
+	// (ValidGraphName): a fault of the app, found at start before anything is stored.
+	ErrInvalidGraphName = errors.New("engine: graph name cannot be stored")
 )
 
 // ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
@@ -176,6 +183,40 @@ func ValidInstanceID(id string) bool {
 		}
 	}
 	return true
+}
+
+// Name limits. Every name a caller hands the engine that it stores as a key or a property
+// is checked before anything is stored:
+//
+//   - instance ids: 1–256 printable ASCII characters without / \ # ? (ValidInstanceID);
+//   - event names: 1–MaxNameLength characters of valid UTF-8, no control character
+//     (ValidEventName); an event name is a property of its inbox and history rows, which
+//     cannot spill to the payload store;
+//   - graph names: as event names, and without / \ # ? either (ValidGraphName): a graph
+//     name is part of the run index's partition keys;
+//   - idempotency keys: any length; only their SHA-256 is stored.
+//
+// Lengths count UTF-16 code units, the unit Azure Table storage measures strings in.
+const MaxNameLength = 256
+
+// ValidEventName reports whether name can be an event name: 1–MaxNameLength UTF-16 code
+// units of valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
+func ValidEventName(name string) bool {
+	if name == "" || !utf8.ValidString(name) || UTF16Len(name) > MaxNameLength {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidGraphName reports whether the engine can store runs of a graph with this name: a
+// valid event name (ValidEventName) without / \ # or ?.
+func ValidGraphName(name string) bool {
+	return ValidEventName(name) && !strings.ContainsAny(name, "/\\#?")
 }
 
 // RunExistsError reports a start for an instance id whose run is not finished.

@@ -65,8 +65,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // dispatches its first step. A finished run with the same id is replaced atomically (a new
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. Errors: the registry's unknown graph error
-// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidRunInput, a *durable.StateErrors
-// (ErrInvalidState) for an invalid initial state, *RunExistsError.
+// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGraphName, ErrInvalidRunInput, a
+// *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	g, err := e.reg.Latest(req.GraphName)
 	if err != nil {
@@ -95,6 +95,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		}
 	}
 	m := g.Manifest()
+	if !ValidGraphName(m.GraphName) {
+		return Run{}, fmt.Errorf("start run of graph %q: %w", m.GraphName, ErrInvalidGraphName)
+	}
 	now := e.clock()
 	h := &head{
 		runID: id, gen: 1, nonce: newNonce(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,

@@ -104,7 +104,7 @@ func (o Options) withDefaults() Options {
 //
 //	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413
 //	GET    /api/runs/{instance_id}                    get_run_status    200 | 404
-//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413
+//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 400 | 404 | 409 | 413
 //	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413
 //	GET    /api/openapi.json                          openapi_document  200
 //	GET    /api/health                                health            200
@@ -128,6 +128,12 @@ func (o Options) withDefaults() Options {
 //     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
 //     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
 //     not finished.
+//
+// Names (product rule): an event name is 1–256 characters (UTF-16 code units) without
+// control characters; another one is answered 400 {"error": "invalid event_name: want 1 to
+// 256 characters without control characters"} before anything is read or stored (see
+// engine.ValidEventName). The graph_name filter of GET /api/runs follows the graph name rule
+// (engine.ValidGraphName).
 //
 // Bodies above Options.MaxRequestBodyBytes are refused with 413
 // {"error": "request body too large"} (a guard the original did not have).

@@ -188,6 +188,9 @@ func apiReadBody(_ http.ResponseWriter, r *http.Request, max int64) ([]byte, err
 // ignored; an empty value does not filter.
 func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 	out := engine.RunQuery{GraphName: q.Get("graph_name"), ContinuationToken: q.Get("continuation_token")}
+	if out.GraphName != "" && !engine.ValidGraphName(out.GraphName) {
+		return engine.RunQuery{}, &apiQueryError{"graph_name", "want 1 to 256 characters without / \\ # ? or control characters"}
+	}
 	if v := q.Get("status"); v != "" {
 		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
 			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
