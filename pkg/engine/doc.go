@@ -31,6 +31,7 @@ package engine
 //	wait.go         WaitRun
 //	index.go        ListRuns and the run index
 //	read.go         GetRun and History
+//	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
 //	partition.go    a run's partition: head row, history and inbox rows, row keys
 //	options.go      Options and the policies of graphs

@@ -71,6 +71,7 @@ type head struct {
 
 	histSeq, inboxSeq, pending int64
 	runnable                   bool
+	awaitVersion               bool // parked: its graph version is not registered (version.go)
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 }
@@ -90,7 +91,7 @@ func (h *head) mutableProps() map[string]any {
 		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
 		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
 		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
-		pUpdated: h.updated,
+		pUpdated: h.updated, pAwaitVersion: false,
 	}
 }
 
@@ -132,6 +133,7 @@ func decodeHead(e Entity) (*head, error) {
 		trace: str(p, pTrace),
 	}
 	h.runnable, _ = p[pRunnable].(bool)
+	h.awaitVersion, _ = p[pAwaitVersion].(bool)
 	h.created, _ = p[pCreated].(time.Time)
 	h.updated, _ = p[pUpdated].(time.Time)
 	if !h.status.Valid() || h.gen < 1 {
