@@ -89,7 +89,9 @@ type StartRunRequest struct {
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
 type RunQuery struct {
-	GraphName     string
+	GraphName string
+	// GraphHash keeps the runs pinned to one version of their graph (16 hex digits).
+	GraphHash     string
 	Status        RunStatus
 	CreatedAfter  time.Time
 	CreatedBefore time.Time

@@ -1,0 +1,355 @@
+package engine_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+// tickingClock returns a clock that moves one second per reading, so every run has its own
+// creation time.
+func tickingClock() func() time.Time {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	return func() time.Time { return time.Unix(0, now.Add(int64(time.Second))).UTC() }
+}
+
+// pageAll lists every run matching q with page size limit and returns the ids, checking the
+// runs come newest first across pages and none twice.
+func pageAll(t *testing.T, r *rig, q engine.RunQuery, limit int) []string {
+	t.Helper()
+	q.Limit = limit
+	var ids []string
+	var last time.Time
+	seen := map[string]bool{}
+	for range 1000 {
+		page, err := r.e.ListRuns(t.Context(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range page.Runs {
+			if !last.IsZero() && run.CreatedAt.After(last) {
+				t.Fatalf("limit %d: %s (created %s) after a newer run", limit, run.InstanceID, run.CreatedAt)
+			}
+			if seen[run.InstanceID] {
+				t.Fatalf("limit %d: %s listed twice", limit, run.InstanceID)
+			}
+			seen[run.InstanceID], last = true, run.CreatedAt
+			ids = append(ids, run.InstanceID)
+		}
+		if len(page.Runs) > limit {
+			t.Fatalf("page of %d runs for limit %d", len(page.Runs), limit)
+		}
+		if q.ContinuationToken = page.ContinuationToken; q.ContinuationToken == "" {
+			return ids
+		}
+	}
+	t.Fatal("listing did not end")
+	return nil
+}
+
+// shardsUsed counts the sharded "~runs-<s>" partitions holding rows.
+func shardsUsed(t *testing.T, r *rig) int {
+	t.Helper()
+	n := 0
+	for s := range 8 {
+		page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: fmt.Sprintf("~runs-%d", s), Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Entities) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestEngine_ListRuns_MergesShardsNewestFirst: runs spread over the index shards list in one
+// newest-first order whatever the page size, and every filter keeps working across shards.
+func TestEngine_ListRuns_MergesShardsNewestFirst(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{Clock: tickingClock()}, false)
+	var all, pipelines, waiting []string
+	for i := range 40 {
+		id := fmt.Sprintf("run-%02d", i)
+		if i%4 == 0 {
+			r.start(t, "support_agent", id, `{"user_message":"refund"}`)
+			waiting = append(waiting, id)
+		} else {
+			r.start(t, "data_pipeline", id, `{"source_url":"u"}`)
+			pipelines = append(pipelines, id)
+		}
+		all = append(all, id)
+	}
+	r.drive(t)
+	r.start(t, "data_pipeline", "pending", `{"source_url":"u"}`)
+	all = append(all, "pending")
+	if n := shardsUsed(t, r); n < 6 {
+		t.Fatalf("runs use %d of 8 shards; the test needs them spread", n)
+	}
+	newestFirst := func(ids []string) []string {
+		out := slices.Clone(ids)
+		slices.Reverse(out)
+		return out
+	}
+	hash := func(graph string) string {
+		g, err := r.reg.Latest(graph)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Manifest().GraphHash
+	}
+	created := func(id string) time.Time {
+		run, err := r.e.GetRun(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.CreatedAt
+	}
+	tests := []struct {
+		name string
+		q    engine.RunQuery
+		want []string
+	}{
+		{"all", engine.RunQuery{}, newestFirst(all)},
+		{"graph", engine.RunQuery{GraphName: "support_agent"}, newestFirst(waiting)},
+		{"completed", engine.RunQuery{Status: engine.StatusCompleted}, newestFirst(pipelines)},
+		{"running", engine.RunQuery{Status: engine.StatusRunning}, newestFirst(waiting)},
+		{"pending", engine.RunQuery{Status: engine.StatusPending}, []string{"pending"}},
+		{"graph hash", engine.RunQuery{GraphHash: hash("support_agent")}, newestFirst(waiting)},
+		{"graph and hash, running", engine.RunQuery{GraphName: "support_agent", GraphHash: hash("support_agent"), Status: engine.StatusRunning}, newestFirst(waiting)},
+		{"hash of another graph", engine.RunQuery{GraphName: "support_agent", GraphHash: hash("data_pipeline")}, nil},
+		{"created window", engine.RunQuery{CreatedAfter: created("run-10"), CreatedBefore: created("run-20")}, newestFirst(all[10:20])},
+	}
+	for _, tt := range tests {
+		for _, limit := range []int{1, 3, 7, 100} {
+			if got := pageAll(t, r, tt.q, limit); !slices.Equal(got, tt.want) {
+				t.Errorf("%s, limit %d:\n got %v\nwant %v", tt.name, limit, got, tt.want)
+			}
+		}
+	}
+}
+
+// TestEngine_ListRuns_StorageOpsAcrossShards: a page reads each shard once (a few rows over
+// its share of the page) plus the head of each listed run, and a shard found exhausted is
+// not read again on the next pages.
+func TestEngine_ListRuns_StorageOpsAcrossShards(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{Clock: tickingClock()}, false)
+	for i := range 60 {
+		r.start(t, "data_pipeline", fmt.Sprintf("p%02d", i), `{"source_url":"u"}`)
+	}
+	r.drive(t)
+	var mu sync.Mutex
+	perPartition := map[string]int{}
+	r.fstore.BeforeQuery = func(q engine.Query) error {
+		mu.Lock()
+		defer mu.Unlock()
+		perPartition[q.PartitionKey]++
+		return nil
+	}
+	r.counts.Reset()
+	page, err := r.e.ListRuns(t.Context(), engine.RunQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 10 || page.ContinuationToken == "" {
+		t.Fatalf("first page: %d runs, token %q", len(page.Runs), page.ContinuationToken)
+	}
+	if q, g := r.counts.Queries.Load(), r.counts.Gets.Load(); q != 9 || g != 10 {
+		t.Errorf("first page of 10: %d queries and %d head reads, want 9 (8 shards + legacy) and 10", q, g)
+	}
+	if perPartition["~runs"] != 1 {
+		t.Errorf("legacy partition read %d times, want once", perPartition["~runs"])
+	}
+	// The legacy partition is empty: the token marks it done and no later page reads it.
+	for tok := page.ContinuationToken; tok != ""; {
+		page, err := r.e.ListRuns(t.Context(), engine.RunQuery{Limit: 10, ContinuationToken: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok = page.ContinuationToken
+	}
+	if perPartition["~runs"] != 1 {
+		t.Errorf("legacy partition read %d times over all pages, want once", perPartition["~runs"])
+	}
+	for pk, n := range perPartition {
+		if !strings.HasPrefix(pk, "~runs") || n > 8 {
+			t.Errorf("partition %q read %d times", pk, n)
+		}
+	}
+}
+
+// TestEngine_ListRuns_MalformedToken_InvalidQuery: a token ListRuns did not write is the
+// invalid-continuation error, before any storage read.
+func TestEngine_ListRuns_MalformedToken_InvalidQuery(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	r.start(t, "data_pipeline", "x", `{"source_url":"u"}`)
+	enc := base64.RawURLEncoding.EncodeToString
+	nine := func(p string) string {
+		return `["","","","","","","","",` + p + `]`
+	}
+	r.counts.Reset()
+	for _, tok := range []string{
+		"not base64!", enc([]byte("not json")), enc([]byte(`["",""]`)), enc([]byte(nine(`"rowkey"`))),
+		enc([]byte(nine(`"0000000000000000001_a/b"`))), enc([]byte(nine(`5`))), enc([]byte(`{"a":1}`)),
+	} {
+		for _, q := range []engine.RunQuery{{ContinuationToken: tok}, {GraphName: "a/b", ContinuationToken: tok}} {
+			if _, err := r.e.ListRuns(t.Context(), q); !errors.Is(err, engine.ErrInvalidQuery) {
+				t.Errorf("token %q: %v, want ErrInvalidQuery", tok, err)
+			}
+		}
+	}
+	if n := r.counts.Table(); n != 0 {
+		t.Errorf("%d table operations for malformed tokens", n)
+	}
+	if _, err := r.e.ListRuns(t.Context(), engine.RunQuery{ContinuationToken: enc([]byte(nine(`"~"`)))}); err != nil {
+		t.Errorf("a well-formed token: %v", err)
+	}
+}
+
+// legacify turns run id into one started by the release before the index was sharded: its
+// index rows move to the unsharded partitions without Hash and Version, and its head loses
+// IndexShards.
+func legacify(t *testing.T, r *rig, id string) {
+	t.Helper()
+	ctx := t.Context()
+	head, err := r.store.Get(ctx, id, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(head.Properties, "IndexShards")
+	if _, err := r.store.Submit(ctx, []engine.Op{{Kind: engine.OpReplace, IfMatch: head.ETag, Entity: head}}); err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for s := range 8 {
+		for _, family := range []string{"~runs", "~graph", "~active"} {
+			q := engine.Query{Where: []engine.Cond{{Property: "RunID", Op: engine.CondEq, Value: id}}}
+			q.PartitionKey = fmt.Sprintf("%s-%d", family, s)
+			for _, pk := range []string{q.PartitionKey, q.PartitionKey + "~" + str(head.Properties["Graph"])} {
+				q.PartitionKey = pk
+				page, err := r.store.Query(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, ent := range page.Entities {
+					legacyPK := strings.Replace(pk, fmt.Sprintf("-%d", s), "", 1)
+					if _, err := r.store.Submit(ctx, []engine.Op{{Kind: engine.OpDelete, IfMatch: "*", Entity: ent}}); err != nil {
+						t.Fatal(err)
+					}
+					delete(ent.Properties, "Hash")
+					delete(ent.Properties, "Version")
+					ent.PartitionKey = legacyPK
+					if _, err := r.store.Submit(ctx, []engine.Op{{Kind: engine.OpInsert, Entity: ent}}); err != nil {
+						t.Fatal(err)
+					}
+					moved++
+				}
+			}
+		}
+	}
+	if moved < 2 {
+		t.Fatalf("moved %d index rows of %s", moved, id)
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// TestEngine_ListRuns_LegacyUnshardedRows_ListedAndUpdated: runs indexed by the release
+// before sharding (rows in "~runs", "~graph~<g>", "~active", "~active~<g>", no hash) list
+// among the sharded ones newest first, match every filter (the hash through their head),
+// get their status recorded there when they finish, and leave with a purge.
+func TestEngine_ListRuns_LegacyUnshardedRows_ListedAndUpdated(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{Clock: tickingClock()}, false)
+	var all []string
+	for i := range 12 {
+		id := fmt.Sprintf("w%02d", i)
+		r.start(t, "support_agent", id, `{"user_message":"refund"}`)
+		all = append(all, id)
+	}
+	r.drive(t)
+	legacy := []string{"w00", "w03", "w04", "w09"}
+	for _, id := range legacy {
+		legacify(t, r, id)
+	}
+	page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: "~active~support_agent"})
+	if err != nil || len(page.Entities) != len(legacy) {
+		t.Fatalf("legacy active partition: %d rows (%v), want %d", len(page.Entities), err, len(legacy))
+	}
+	slices.Reverse(all)
+	hash := r.reg.Versions("support_agent")[0].Manifest().GraphHash
+	for _, q := range []engine.RunQuery{{}, {GraphName: "support_agent"}, {Status: engine.StatusRunning}, {GraphHash: hash}, {GraphName: "support_agent", GraphHash: hash, Status: engine.StatusRunning}} {
+		for _, limit := range []int{1, 5, 100} {
+			if got := pageAll(t, r, q, limit); !slices.Equal(got, all) {
+				t.Errorf("%+v, limit %d:\n got %v\nwant %v", q, limit, got, all)
+			}
+		}
+	}
+	if got := pageAll(t, r, engine.RunQuery{GraphHash: "0123456789abcdef"}, 100); len(got) != 0 {
+		t.Errorf("another hash lists %v", got)
+	}
+	// A legacy run finishes: its status is recorded in the legacy partitions.
+	for _, id := range []string{"w03", "w05"} {
+		if err := r.e.RaiseEvent(t.Context(), id, "approval", []byte(`{"approved":true}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.drive(t)
+	if err := r.e.CancelRun(t.Context(), "w04", "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageAll(t, r, engine.RunQuery{Status: engine.StatusCompleted}, 1); !slices.Equal(got, []string{"w05", "w03"}) {
+		t.Errorf("completed: %v, want [w05 w03]", got)
+	}
+	if got := pageAll(t, r, engine.RunQuery{Status: engine.StatusTerminated, GraphName: "support_agent"}, 1); !slices.Equal(got, []string{"w04"}) {
+		t.Errorf("terminated: %v, want [w04]", got)
+	}
+	for _, pk := range []string{"~runs", "~graph~support_agent"} {
+		ent, err := r.store.Get(t.Context(), pk, rowKeyOf(t, r, pk, "w03"))
+		if err != nil || ent.Properties["Status"] != "Completed" {
+			t.Errorf("legacy row of w03 in %s: %v %v, want status Completed", pk, ent.Properties["Status"], err)
+		}
+	}
+	page, err = r.store.Query(t.Context(), engine.Query{PartitionKey: "~active"})
+	if err != nil || len(page.Entities) != 2 {
+		t.Fatalf("legacy active partition: %d rows (%v), want the 2 unfinished legacy runs", len(page.Entities), err)
+	}
+	if err := r.e.PurgeRun(t.Context(), "w03"); err != nil {
+		t.Fatal(err)
+	}
+	if rowKeyOf(t, r, "~runs", "w03") != "" || rowKeyOf(t, r, "~graph~support_agent", "w03") != "" {
+		t.Error("purge left legacy index rows")
+	}
+	// Replacing a finished legacy run removes its legacy rows; the new run is sharded.
+	r.start(t, "data_pipeline", "w04", `{"source_url":"u"}`)
+	if rowKeyOf(t, r, "~runs", "w04") != "" {
+		t.Error("replacement left the legacy row of the old run")
+	}
+	if got := pageAll(t, r, engine.RunQuery{GraphName: "data_pipeline"}, 3); !slices.Equal(got, []string{"w04"}) {
+		t.Errorf("replacement: %v", got)
+	}
+}
+
+// rowKeyOf returns the row key of run id's row in index partition pk, or "".
+func rowKeyOf(t *testing.T, r *rig, pk, id string) string {
+	t.Helper()
+	page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: pk, Where: []engine.Cond{{Property: "RunID", Op: engine.CondEq, Value: id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Entities) == 0 {
+		return ""
+	}
+	return page.Entities[0].RowKey
+}
