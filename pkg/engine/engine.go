@@ -74,7 +74,10 @@ type Engine struct {
 	wg     sync.WaitGroup
 }
 
-var _ Runs = (*Engine)(nil)
+var (
+	_ Runs           = (*Engine)(nil)
+	_ VersionCounter = (*Engine)(nil)
+)
 
 // New validates opts and returns an engine. It starts nothing; call Start for the
 // embedded dispatcher.

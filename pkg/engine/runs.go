@@ -161,6 +161,24 @@ type Runs interface {
 	PurgeRun(ctx context.Context, instanceID string) error
 }
 
+// VersionCount is how many unfinished runs one version of a graph has.
+type VersionCount struct {
+	GraphHash    string
+	GraphVersion string
+	// Unfinished counts the runs that are Pending or Running on this version, waiting ones
+	// included.
+	Unfinished int
+}
+
+// VersionCounter is an optional capability of a Runs: counting a graph's unfinished runs per
+// version, so an operator knows when an old version can leave the deployment. The Engine
+// implements it.
+type VersionCounter interface {
+	// UnfinishedByVersion returns one VersionCount per graph hash with unfinished runs of
+	// graph, in hash order; empty for a graph without any.
+	UnfinishedByVersion(ctx context.Context, graph string) ([]VersionCount, error)
+}
+
 // Run errors.
 var (
 	// ErrRunNotFound reports an unknown run id.

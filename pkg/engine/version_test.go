@@ -1,8 +1,6 @@
 package engine_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,39 +8,13 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 )
 
-// approvalState is the state of the versioned test graph.
-type approvalState struct {
-	Approved bool   `json:"approved"`
-	Result   string `json:"result"`
-}
-
-// approvalGraph builds version v of "approvals": "ask" waits for "go", whose handler sets
-// approved; "done" (terminal) writes result "v<version>". v2 has another handler name, so
-// another hash.
+// approvalGraph is enginetest.ApprovalGraph: "approvals", waiting for "go", then "done"
+// writes result "v<version>".
 func approvalGraph(t testing.TB, version string) durable.Graph {
-	t.Helper()
-	b := durable.NewManifestBuilder[approvalState]("approvals", durable.WithVersion(version))
-	b.SetEntrypoint("ask")
-	ask := func(context.Context, approvalState) (any, error) { return nil, nil }
-	wait := func(_ context.Context, s approvalState) (any, error) {
-		if s.Approved {
-			return "done", nil
-		}
-		return durable.WaitForEvent("go", "done"), nil
-	}
-	done := func(context.Context, approvalState) (any, error) { return durable.Update{"result": "v" + version}, nil }
-	_ = b.AddNode("ask", ask, durable.WithHandlerName("approvals.ask"), durable.WithRoute(wait), durable.WithRouteName("approvals.wait"))
-	_ = b.AddNode("done", done, durable.WithHandlerName("approvals.done."+version), durable.Terminal())
-	_ = b.AddEventHandler("go", func(context.Context, approvalState, json.RawMessage) (any, error) {
-		return durable.Update{"approved": true}, nil
-	})
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return enginetest.ApprovalGraph(t, version)
 }
 
 // deploy returns a rig on r's storage whose engine has another registry and r's clock: a
