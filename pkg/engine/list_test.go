@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
@@ -352,4 +353,61 @@ func rowKeyOf(t *testing.T, r *rig, pk, id string) string {
 		return ""
 	}
 	return page.Entities[0].RowKey
+}
+
+// FuzzEngine_ListRuns_Token: any continuation token either lists (a token of per-shard
+// positions) or is refused with ErrInvalidQuery before storage is read; never a panic, never
+// another error. A token ListRuns returned always continues.
+func FuzzEngine_ListRuns_Token(f *testing.F) {
+	r := newRigETags(f, true, engine.Options{Logger: quiet}, false)
+	for i := range 5 {
+		r.start(f, "data_pipeline", fmt.Sprintf("f%d", i), `{"source_url":"u"}`)
+	}
+	page, err := r.e.ListRuns(f.Context(), engine.RunQuery{Limit: 2})
+	if err != nil || page.ContinuationToken == "" {
+		f.Fatalf("seed page: %v %q", err, page.ContinuationToken)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	f.Add(page.ContinuationToken)
+	f.Add(enc([]byte(`["","","","","","","","","~"]`)))
+	f.Add(enc([]byte(`["9223372036854775807_x","","","","","","","","~"]`)))
+	f.Add("garbage")
+	f.Fuzz(func(t *testing.T, tok string) {
+		before := r.counts.Table()
+		_, err := r.e.ListRuns(t.Context(), engine.RunQuery{Limit: 3, ContinuationToken: tok})
+		if err != nil && !errors.Is(err, engine.ErrInvalidQuery) {
+			t.Fatalf("token %q: %v", tok, err)
+		}
+		if err != nil && r.counts.Table() != before {
+			t.Fatalf("token %q refused after %d storage operations", tok, r.counts.Table()-before)
+		}
+	})
+}
+
+// FuzzValidEventName: a name ValidEventName accepts is valid UTF-8 of 1–256 UTF-16 code units
+// without a control character, and a valid graph name is a valid event name.
+func FuzzValidEventName(f *testing.F) {
+	for _, s := range []string{"approval", "", "a\x00", strings.Repeat("😀", 128), "a/b", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		ok := engine.ValidEventName(name)
+		if engine.ValidGraphName(name) && !ok {
+			t.Fatalf("%q: a valid graph name but not a valid event name", name)
+		}
+		if !ok {
+			return
+		}
+		if n := engine.UTF16Len(name); n < 1 || n > engine.MaxNameLength {
+			t.Fatalf("%q accepted with %d UTF-16 code units", name, n)
+		}
+		if !utf8.ValidString(name) {
+			t.Fatalf("%q accepted: not UTF-8", name)
+		}
+		for _, c := range name {
+			if c < 0x20 || c >= 0x7f && c <= 0x9f {
+				t.Fatalf("%q accepted with %U", name, c)
+			}
+		}
+	})
 }
