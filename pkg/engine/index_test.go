@@ -97,6 +97,14 @@ func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 // shard and the legacy partitions.
 func indexRows(t *testing.T, r *rig, prefix string) int {
 	t.Helper()
+	return countRows(t, r, func(ent engine.Entity) bool {
+		return strings.HasPrefix(ent.PartitionKey, prefix) && ent.RowKey >= "0" && ent.RowKey < ":"
+	})
+}
+
+// countRows counts the stored rows keep accepts, reading the whole store.
+func countRows(t *testing.T, r *rig, keep func(engine.Entity) bool) int {
+	t.Helper()
 	n := 0
 	q := engine.Query{}
 	for {
@@ -105,7 +113,7 @@ func indexRows(t *testing.T, r *rig, prefix string) int {
 			t.Fatal(err)
 		}
 		for _, ent := range page.Entities {
-			if strings.HasPrefix(ent.PartitionKey, prefix) && ent.RowKey >= "0" && ent.RowKey < ":" {
+			if keep(ent) {
 				n++
 			}
 		}

@@ -13,27 +13,9 @@ import (
 )
 
 // dueRows counts the rows of the repair (due) index.
-func dueRows(t *testing.T, r *rig) int { t.Helper(); return indexRowsWithPrefix(t, r, "§due-") }
-
-// indexRowsWithPrefix counts the rows of every partition whose key starts with prefix.
-func indexRowsWithPrefix(t *testing.T, r *rig, prefix string) int {
+func dueRows(t *testing.T, r *rig) int {
 	t.Helper()
-	n := 0
-	q := engine.Query{}
-	for {
-		page, err := r.store.Query(t.Context(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ent := range page.Entities {
-			if strings.HasPrefix(ent.PartitionKey, prefix) {
-				n++
-			}
-		}
-		if q.Continuation = page.Continuation; q.Continuation == "" {
-			return n
-		}
-	}
+	return countRows(t, r, func(ent engine.Entity) bool { return strings.HasPrefix(ent.PartitionKey, "§due-") })
 }
 
 // isIndexOp reports whether a batch writes the run index.

@@ -1,7 +1,6 @@
 package runsapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // sharedStorage is one set of memory stores that successive engines (deploys) share.
@@ -32,25 +30,7 @@ func (st sharedStorage) deploy(t *testing.T, gs ...durable.Graph) (*engine.Engin
 			t.Fatal(err)
 		}
 	}
-	logger := hosttest.TestLogger(t)
-	eng, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.payloads, Logger: logger,
-		PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := svc.FunctionApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eng, hosttest.Transports(t, app)
+	return serveRuns(t, engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.payloads, PollInterval: 5 * time.Millisecond})
 }
 
 // TestService_GraphVersions_OperatorSeesWhenAnOldVersionCanGo: after a redeploy with v1 kept
