@@ -72,7 +72,7 @@ const maxRebase = 16
 // applied event, the deletion of the consumed inbox row). It is pure.
 func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, []Op) {
 	n := base.clone()
-	n.updated = now
+	n.updated, n.awaitVersion = now, false
 	var rows []histRow
 	setState := func() {
 		n.stateVal = o.state

@@ -65,8 +65,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // dispatches its first step. A finished run with the same id is replaced atomically (a new
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. Errors: the registry's unknown graph error
-// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidRunInput, a *durable.StateErrors
-// (ErrInvalidState) for an invalid initial state, *RunExistsError.
+// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGraphName, ErrInvalidRunInput, a
+// *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	g, err := e.reg.Latest(req.GraphName)
 	if err != nil {
@@ -95,18 +95,26 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		}
 	}
 	m := g.Manifest()
+	if !ValidGraphName(m.GraphName) {
+		return Run{}, fmt.Errorf("start run of graph %q: %w", m.GraphName, ErrInvalidGraphName)
+	}
 	now := e.clock()
 	h := &head{
 		runID: id, gen: 1, nonce: newNonce(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
 		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
-		histSeq: 1, runnable: true, created: now, updated: now,
+		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards,
 	}
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)
 	if err != nil {
 		return Run{}, fmt.Errorf("start run %s: %w", id, err)
+	}
+	// abandon removes the due and index rows of a start that failed: it stored no head.
+	abandon := func() {
+		e.clearDue(ctx, due)
+		e.unindex(ctx, h.indexRef(), "a failed start")
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -117,7 +125,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt == maxHeadRetries {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
 		}
 		headOp := Op{Kind: OpInsert}
@@ -129,11 +137,11 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})...)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, err
 		}
 		if err := e.indexInsert(ctx, h); err != nil {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		etags, err := e.store.Submit(ctx, ops)
@@ -144,8 +152,11 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			break
 		}
 		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
-			// The write may have landed: keep its payloads, and its due row for Sweep.
-			if !rejected(err) {
+			// The write may have landed: keep its payloads, and its due and index rows for
+			// Sweep, which removes them if the head never landed.
+			if rejected(err) {
+				abandon()
+			} else {
 				sp.keep()
 			}
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
@@ -156,14 +167,11 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			continue
 		}
 		if err != nil {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		if !old.status.Finished() {
-			e.clearDue(ctx, due)
-			if err := e.indexDelete(ctx, id, h.graph, h.created); err != nil {
-				e.log.Warn("start run: remove index row of a refused start", "run_id", id, "error", err.Error())
-			}
+			abandon()
 			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
 		}
 		oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
@@ -171,7 +179,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	if oldGen > 0 {
 		e.cleanupGenerations(ctx, h, oldNonce)
-		if err := e.indexDelete(ctx, id, old.graph, old.created); err != nil {
+		if err := e.indexDelete(ctx, old.indexRef()); err != nil {
 			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
 		}
 	}

@@ -42,6 +42,7 @@ func TestExampleApp_InternalGraph_UnreachableThroughRunsAPI(t *testing.T) {
 			call("POST", "/api/graphs/"+platformruns.GraphName+"/runs", `{"instance_id":"forged","input":{"thread_id":"`+tid+`","run_id":"forged","created_at":"2000-01-01T00:00:00.000000000Z","request":"{}"}}`).
 				Expect(t, "start internal graph", 404, unknownGraph)
 			call("POST", "/api/graphs/"+platformruns.GraphName+"/runs", `not json`).Expect(t, "start internal graph, bad body", 404, unknownGraph)
+			call("GET", "/api/graphs/"+platformruns.GraphName+"/versions", "").Expect(t, "versions of the internal graph", 404, unknownGraph)
 			for _, c := range []struct{ method, path, body string }{
 				{"GET", "/api/runs/" + rid, ""},
 				{"POST", "/api/runs/" + rid + "/events/approval", `{"approved":true}`},

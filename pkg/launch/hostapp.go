@@ -81,5 +81,9 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
+	// function.json reads the queue name from FUNCGRAPH_WORK_QUEUE; Run checks it names st.QueueName.
+	if err := h.FunctionApp().BindQueueName(st.QueueName, EnvWorkQueue); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
 	return eng, nil
 }

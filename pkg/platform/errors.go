@@ -75,6 +75,8 @@ func httpStatus(err error) int {
 		return http.StatusNotImplemented
 	case errors.Is(err, errRequestTimeout):
 		return http.StatusRequestTimeout
+	case errors.Is(err, errWaitExceeded):
+		return http.StatusGatewayTimeout
 	default:
 		return http.StatusInternalServerError
 	}

@@ -192,6 +192,12 @@ var timeRangeWant = "want a time from " + engine.MinCreatedFilter.Format(time.RF
 // ignored; an empty value does not filter.
 func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 	out := engine.RunQuery{GraphName: q.Get("graph_name")}
+	if out.GraphName != "" && !engine.ValidGraphName(out.GraphName) {
+		return engine.RunQuery{}, &apiQueryError{"graph_name", "want 1 to 256 characters without / \\ # ? or control characters"}
+	}
+	if out.GraphHash = q.Get("graph_hash"); out.GraphHash != "" && !validGraphHash(out.GraphHash) {
+		return engine.RunQuery{}, &apiQueryError{"graph_hash", "want 16 lowercase hexadecimal digits"}
+	}
 	if v := q.Get("status"); v != "" {
 		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
 			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
@@ -224,6 +230,19 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 		return engine.RunQuery{}, err
 	}
 	return out, nil
+}
+
+// validGraphHash reports whether h has the shape of a graph_hash: 16 lowercase hex digits.
+func validGraphHash(h string) bool {
+	if len(h) != 16 {
+		return false
+	}
+	for i := range len(h) {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseLimit reads the limit parameter: 1–1000, default 100.
