@@ -92,15 +92,28 @@ func (e *Engine) clearDue(ctx context.Context, d dueRow) {
 	}
 }
 
-// Sweep is the one periodic repair pass: it dispatches the runs whose start or waking event
-// was stored but whose work item never reached the queue (a failed enqueue, a crash in
-// between), and returns how many it dispatched. It reads only the due index rows whose time
-// has come — never a run's history, never a scan — and leaves alone runs that progressed,
-// are running a slow step or are backing off. A duplicate dispatch is harmless: a work item
-// that is no longer current is dropped, and two workers on one step are settled by the
-// conditional commit. The embedded engine runs it every SweepInterval; under Functions, call
-// it from a timer trigger.
+// Sweep is the one periodic repair pass, and returns how many runs it dispatched. It
+// dispatches the runs whose start or waking event was stored but whose work item never
+// reached the queue (a failed enqueue, a crash in between), and settles the work items that
+// ran out of deliveries on the queue's poison queue (poison.go): back on the work queue if
+// their run still needs them, failing the run if its step keeps killing its worker. It reads
+// only the due index rows whose time has come and at most poisonPerPass poison messages —
+// never a run's history, never a scan — and leaves alone runs that progressed, are running a
+// slow step or are backing off. A duplicate dispatch is harmless: a work item that is no
+// longer current is dropped, and two workers on one step are settled by the conditional
+// commit. The embedded engine runs it every SweepInterval; under Functions, call it from a
+// timer trigger. Both halves run even when one fails.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
+	n, err := e.sweepDue(ctx)
+	rescued, perr := e.rescuePoison(ctx)
+	if perr != nil {
+		perr = fmt.Errorf("sweep: %w", perr)
+	}
+	return n + rescued, errors.Join(err, perr)
+}
+
+// sweepDue dispatches the runs of the due index rows whose time has come.
+func (e *Engine) sweepDue(ctx context.Context) (int, error) {
 	now := e.clock()
 	to := dueKeyAt(now.Add(time.Millisecond))
 	n := 0

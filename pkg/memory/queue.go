@@ -13,9 +13,13 @@ import (
 )
 
 // Queue is an in-memory engine.WorkQueue with Azure Queue semantics (visibility timeout,
-// dequeue count, pop receipts). For tests and the embedded default, not production.
+// dequeue count, pop receipts). It has a poison queue (engine.PoisonQueuer), itself a
+// Queue, where the embedded dispatcher moves messages delivered too often. For tests and
+// the embedded default, not production.
 type Queue struct {
 	clock func() time.Time
+	// poison is the poison queue; nil for a poison queue itself.
+	poison *Queue
 
 	mu   sync.Mutex
 	heap msgHeap          // ordered by visibility time, then enqueue order; guarded by mu
@@ -33,12 +37,24 @@ type qmsg struct {
 	index     int
 }
 
-var _ engine.WorkQueue = (*Queue)(nil)
+var (
+	_ engine.WorkQueue    = (*Queue)(nil)
+	_ engine.PoisonQueuer = (*Queue)(nil)
+)
 
-// NewQueue returns an empty queue.
+// NewQueue returns an empty queue with an empty poison queue.
 func NewQueue(opts ...Option) *Queue {
 	c := newConfig(opts)
-	return &Queue{clock: c.clock, byID: map[string]*qmsg{}}
+	return &Queue{clock: c.clock, byID: map[string]*qmsg{}, poison: &Queue{clock: c.clock, byID: map[string]*qmsg{}}}
+}
+
+// PoisonQueue implements engine.PoisonQueuer: the queue's poison queue (a poison queue has
+// none: nil).
+func (q *Queue) PoisonQueue() engine.WorkQueue {
+	if q.poison == nil {
+		return nil
+	}
+	return q.poison
 }
 
 // Enqueue implements engine.WorkQueue.
