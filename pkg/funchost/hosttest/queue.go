@@ -73,14 +73,14 @@ func (s *queueService) remove(queue, id string) {
 	}
 }
 
-// release makes a message visible again at once (the listener's default visibility timeout
-// is zero).
-func (s *queueService) release(queue, id string) {
+// release makes a message visible again after visibility (host.json's
+// queues.visibilityTimeout; default zero, at once), as the listener's ReleaseMessageAsync does.
+func (s *queueService) release(queue, id string, visibility time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.queues[normalizeQueue(queue)] {
 		if m.id == id {
-			m.visible = time.Now().UTC()
+			m.visible = time.Now().UTC().Add(visibility)
 		}
 	}
 }
@@ -131,9 +131,11 @@ func (e *Emulator) decodeFromQueue(text string) ([]byte, bool) {
 
 // DrainQueues delivers queue messages to their queue-triggered functions until no function's
 // queue holds a visible message: successful invocations delete their message, failed ones
-// leave it for a retry, and a message that failed maxDequeueCount times (or cannot be decoded)
-// moves to "<queue>-poison". Functions that keep feeding their own queues keep it looping, so
-// bound it with ctx. It returns ctx's error if ctx ends first.
+// leave it for a retry once host.json's queues.visibilityTimeout has passed (a later
+// DrainQueues or the background poller delivers it then), and a message that failed
+// maxDequeueCount times (or cannot be decoded) moves to "<queue>-poison". Functions that keep
+// feeding their own queues keep it looping, so bound it with ctx. It returns ctx's error if
+// ctx ends first.
 func (e *Emulator) DrainQueues(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -194,7 +196,7 @@ func (e *Emulator) deliver(ctx context.Context, f *function, queue string, m que
 		return nil
 	}
 	if ctx.Err() != nil {
-		e.queues.release(queue, m.id)
+		e.queues.release(queue, m.id, 0)
 		return ctx.Err()
 	}
 	e.logf("hosttest: %s: message %s attempt %d failed: %v", f.Name, m.id, m.dequeueCount, err)
@@ -202,7 +204,7 @@ func (e *Emulator) deliver(ctx context.Context, f *function, queue string, m que
 		e.poison(queue, m)
 		return nil
 	}
-	e.queues.release(queue, m.id)
+	e.queues.release(queue, m.id, e.cfg.Queues.VisibilityTimeout)
 	return nil
 }
 
