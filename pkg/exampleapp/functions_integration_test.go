@@ -3,6 +3,7 @@
 package exampleapp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type functionsApp struct {
 	t    *testing.T
 	e    *hosttest.Emulator
 	logs *logBuffer
+	env  map[string]string // the app settings
 }
 
 type logBuffer struct {
@@ -58,13 +60,31 @@ func (l *logBuffer) String() string {
 // the emulator with AzureWebJobsStorage on Azurite.
 func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, env map[string]string) *functionsApp {
 	t.Helper()
+	return startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: functionTimeout, env: env})
+}
+
+// functionsOptions are the knobs of startFunctionsAppWith.
+type functionsOptions struct {
+	functionTimeout time.Duration
+	env             map[string]string
+	// queues, if set, replaces host.json's extensions.queues (short back-offs for tests).
+	queues map[string]any
+	// listenerStorage, if set, is the storage of the emulator's queue listener, so that the
+	// host keeps reaching the work queue while the handler's AzureWebJobsStorage (a fault
+	// proxy) does not.
+	listenerStorage string
+}
+
+// startFunctionsAppWith is startFunctionsApp with the options of o.
+func startFunctionsAppWith(t *testing.T, bin string, o functionsOptions) *functionsApp {
+	t.Helper()
 	root := t.TempDir()
 	full := map[string]string{
 		"AzureWebJobsStorage":      azuritetest.ConnectionString(t),
 		"FUNCGRAPH_STORAGE_PREFIX": azuritetest.UniqueName("h"),
 		"FUNCGRAPH_LOG_LEVEL":      "info",
 	}
-	for k, v := range env {
+	for k, v := range o.env {
 		full[k] = v
 	}
 	cmd := exec.Command(bin, "functions", "--out", root)
@@ -79,20 +99,79 @@ func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.queues != nil {
+		hostJSON = patchJSON(t, hostJSON, func(doc map[string]any) { doc["extensions"].(map[string]any)["queues"] = o.queues })
+	}
 	if err := os.WriteFile(filepath.Join(root, "host.json"), hostJSON, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if o.listenerStorage != "" {
+		full[listenerSetting] = o.listenerStorage
+		fj := filepath.Join(root, "fg_orchestrator", "function.json")
+		data, err := os.ReadFile(fj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = patchJSON(t, data, func(doc map[string]any) {
+			doc["bindings"].([]any)[0].(map[string]any)["connection"] = listenerSetting
+		})
+		if err := os.WriteFile(fj, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	logs := &logBuffer{}
 	e, err := hosttest.Start(t.Context(), hosttest.Options{
 		AppRoot: root, Command: []string{bin}, Env: full,
 		Keys:            funchost.Keys{HostFunction: map[string]string{"default": functionsKey}},
-		FunctionTimeout: functionTimeout, Logf: logs.logf,
+		FunctionTimeout: o.functionTimeout, Logf: logs.logf,
 	})
 	if err != nil {
 		t.Fatalf("start emulator: %v\n%s", err, logs)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	return &functionsApp{t: t, e: e, logs: logs}
+	return &functionsApp{t: t, e: e, logs: logs, env: full}
+}
+
+// listenerSetting names the app setting of the queue listener's storage (listenerStorage).
+const listenerSetting = "FUNCGRAPH_TEST_LISTENER_STORAGE"
+
+// patchJSON decodes a JSON object, lets edit change it and encodes it again.
+func patchJSON(t *testing.T, data []byte, edit func(map[string]any)) []byte {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// repairEvery runs the fg_repair timer every d until the test ends (the emulator does not
+// run NCRONTAB schedules).
+func (a *functionsApp) repairEvery(d time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	a.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			if err := a.e.TriggerTimer(ctx, "fg_repair"); err != nil && ctx.Err() == nil {
+				a.logs.logf("test: fg_repair: %v", err)
+			}
+		}
+	}()
 }
 
 func (a *functionsApp) do(method, path, body string) (int, []byte) {
@@ -201,14 +280,24 @@ func buildSlowApp(t *testing.T) string {
 	return bin
 }
 
+// testQueues are host.json queue settings with test-sized back-offs.
+func testQueues(maxDequeueCount int) map[string]any {
+	return map[string]any{"messageEncoding": "base64", "maxPollingInterval": "00:00:00.5",
+		"visibilityTimeout": "00:00:01", "maxDequeueCount": maxDequeueCount}
+}
+
 // TestIntegrationFunctions_TimeoutAndPoison: an invocation killed by functionTimeout loses
 // nothing (the work item is redelivered to the restarted handler and the run completes with a
 // gap-free history), and a work item that kills every invocation fails its run with a clear
-// error at the engine's delivery limit instead of looping or vanishing into the poison queue.
+// error once its step was started MaxStepStarts (5) times — counted on the run, so the fifth
+// kill, which sends the message to the poison queue at maxDequeueCount (5), is settled by the
+// fg_repair pass instead of looping or vanishing there.
 func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	bin := buildSlowApp(t)
 	dir := t.TempDir()
-	a := startFunctionsApp(t, bin, 2*time.Second, map[string]string{"SLOWAPP_DIR": dir})
+	a := startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: 2 * time.Second,
+		env: map[string]string{"SLOWAPP_DIR": dir}, queues: testQueues(5)})
+	a.repairEvery(time.Second)
 
 	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":"once"},"instance_id":"once"}`); status != http.StatusAccepted {
 		t.Fatalf("start: %d %s", status, b)
@@ -227,11 +316,14 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 		t.Fatalf("start: %d %s", status, b)
 	}
 	status, out = a.wait("poison", 3*time.Minute)
-	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "delivered 5 times") {
-		t.Fatalf("poison run: %s %s, want Failed after 5 deliveries", status, out)
+	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "was started 5 times without completing") {
+		t.Fatalf("poison run: %s %s, want Failed after 5 starts", status, out)
 	}
-	if n := a.e.Restarts() - restarts; n < 4 {
-		t.Errorf("poison run: %d handler restarts, want 4 (one per hung delivery)", n)
+	if n := a.e.Restarts() - restarts; n != 5 {
+		t.Errorf("poison run: %d handler restarts, want 5 (one per start)", n)
+	}
+	if !strings.Contains(a.logs.String(), "Moving message to queue") {
+		t.Error("the fifth kill did not send the message to the poison queue: the repair pass was not tested")
 	}
 	t.Logf("handler restarts: %d", a.e.Restarts())
 }
