@@ -150,7 +150,7 @@ func (s *syncBuffer) count(sub string) int {
 // kill limit, and a step that kills its worker every time fails its run after MaxStepStarts
 // (5) starts: the delivery budget and the kill limit are independent.
 func TestEngine_EmbeddedDispatcher_PoisonMovedRescuedThenKillLimit(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its busy workers would starve the renewals of timing tests running beside it.
 	var die atomic.Bool
 	var entered atomic.Int32
 	die.Store(true)
@@ -181,7 +181,7 @@ func testLoggerTo(w io.Writer) *slog.Logger {
 // cannot even be re-enqueued and their messages go to the poison queue; once storage is back,
 // every run completes within the bound, none failed as poison.
 func TestEngine_EmbeddedDispatcher_OutageLongerThanBudget_RunsComplete(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its busy workers would starve the renewals of timing tests running beside it.
 	const (
 		visibility = 150 * time.Millisecond
 		sweep      = 150 * time.Millisecond

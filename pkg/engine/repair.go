@@ -19,6 +19,11 @@ import (
 // back; a redelivered item whose step has passed carries the run's current step, and
 // duplicate chains collapse at the conditional commit.
 //
+// A work item that runs out of deliveries (a step that kills its worker, or a storage outage
+// longer than the delivery budget) lands in the queue's poison queue; the repair pass reads it
+// (poison.go), so no run is stranded there, and only the restart count kept on the run
+// (workitem.go) may fail it as poison.
+//
 // Only two writes are not backed by a work item yet: a start (the head is written, then
 // its first item enqueued) and an event that wakes a waiting run (the event is stored and
 // accepted, then the wake-up enqueued). For these an intent row goes to a small due index
@@ -37,7 +42,10 @@ import (
 //   - start: 3 T (due row, head batch, due delete) + 1 Q; the first visit adds 1 T (Running);
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries, plus for each overdue row 1 T head read, 1 T
-//     delete and at most 1 Q enqueue.
+//     delete and at most 1 Q enqueue; 1 Q receive of the poison queue, plus for each poison
+//     message (at most poisonPerPass) 1 T head read, 1 Q delete and at most 1 Q enqueue;
+//   - a redelivered item that starts a step: +1 T (the restart record), +1 T more to take it
+//     back when the handling fails.
 
 // dueShards is the number of due index partitions (spreading intent writes).
 const dueShards = 8

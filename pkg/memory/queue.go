@@ -92,18 +92,23 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) 
 	defer q.mu.Unlock()
 	now := q.clock()
 	var out []engine.Message
+	var taken []*qmsg // off the heap until the end: each message once per call, even at visibility 0
 	for len(out) < max && len(q.heap) > 0 {
 		m := q.heap[0]
 		if m.visibleAt.After(now) {
 			break
 		}
+		heap.Pop(&q.heap)
+		taken = append(taken, m)
 		q.seq++
 		m.dequeues++
 		m.receipt = strconv.FormatUint(q.seq, 10)
 		m.visibleAt = now.Add(visibility)
-		// Keep enqueue order among messages made visible again at the same time.
-		heap.Fix(&q.heap, 0)
 		out = append(out, engine.Message{ID: m.id, PopReceipt: m.receipt, Body: slices.Clone(m.body), DequeueCount: m.dequeues})
+	}
+	for _, m := range taken {
+		// Enqueue order is kept among messages made visible again at the same time.
+		heap.Push(&q.heap, m)
 	}
 	return out, nil
 }
