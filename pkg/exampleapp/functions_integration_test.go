@@ -191,6 +191,12 @@ func (a *functionsApp) do(method, path, body string) (int, []byte) {
 // wait polls a run until it finishes and returns its status body.
 func (a *functionsApp) wait(id string, within time.Duration) (status string, output json.RawMessage) {
 	a.t.Helper()
+	return a.waitUntil(id, within, func(s engine.RunStatus) bool { return s.Finished() })
+}
+
+// waitUntil polls a run until done accepts its status and returns its status body.
+func (a *functionsApp) waitUntil(id string, within time.Duration, done func(engine.RunStatus) bool) (status string, output json.RawMessage) {
+	a.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		_, b := a.do("GET", "/api/runs/"+id, "")
@@ -199,11 +205,11 @@ func (a *functionsApp) wait(id string, within time.Duration) (status string, out
 			Output json.RawMessage `json:"output"`
 		}
 		_ = json.Unmarshal(b, &st)
-		if engine.RunStatus(st.Status).Finished() {
+		if done(engine.RunStatus(st.Status)) {
 			return st.Status, st.Output
 		}
 		if time.Now().After(deadline) {
-			a.t.Fatalf("run %s did not finish: %s\nemulator log:\n%s", id, b, a.logs)
+			a.t.Fatalf("run %s: gave up waiting: %s\nemulator log:\n%s", id, b, a.logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

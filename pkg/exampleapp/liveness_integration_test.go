@@ -3,7 +3,6 @@
 package exampleapp_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,7 +49,7 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 		ids = append(ids, id)
 	}
 	for _, id := range ids { // each is inside its hanging node: Running
-		a.waitStatus(id, engine.StatusRunning, 30*time.Second)
+		a.waitUntil(id, 30*time.Second, func(s engine.RunStatus) bool { return s == engine.StatusRunning })
 	}
 	proxies.Outage(faultproxy.OutageRefuse, 10*time.Minute)
 	began := time.Now()
@@ -92,24 +91,5 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 	}
 	if p, err := poison.GetProperties(t.Context(), nil); err != nil || p.ApproximateMessagesCount == nil || *p.ApproximateMessagesCount != 0 {
 		t.Errorf("poison queue after recovery: %v messages (err %v), want 0", p.ApproximateMessagesCount, err)
-	}
-}
-
-// waitStatus polls a run until its runtime status is want.
-func (a *functionsApp) waitStatus(id string, want engine.RunStatus, within time.Duration) {
-	a.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		_, b := a.do("GET", "/api/runs/"+id, "")
-		var st struct {
-			Status string `json:"runtime_status"`
-		}
-		if json.Unmarshal(b, &st) == nil && st.Status == string(want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("run %s is not %s: %s\nemulator log:\n%s", id, want, b, a.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
