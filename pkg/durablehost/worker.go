@@ -23,9 +23,11 @@ const (
 // Worker is what the worker functions need of the engine (engine.Engine implements it).
 type Worker interface {
 	// HandleWorkItem runs one delivery of a work item. nil means the item is done with
-	// (including a poison item that failed its run); an error asks for redelivery.
+	// (including an item whose step kept killing its worker and failed its run); an error
+	// asks for redelivery.
 	HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error
-	// Sweep runs one repair pass and returns how many runs it dispatched.
+	// Sweep runs one repair pass (the due index and the work queue's poison queue) and
+	// returns how many runs it dispatched.
 	Sweep(ctx context.Context) (int, error)
 }
 
@@ -56,10 +58,17 @@ func (o WorkerOptions) Validate() error {
 
 // RegisterWorker adds the worker functions to app: FuncOrchestrator, a queue trigger on
 // opts.QueueName whose every invocation runs one work item, and FuncRepair, a timer trigger
-// running the repair pass. A work item that fails is left to the host, which redelivers it
-// (after host.json's queues.visibilityTimeout) until queues.maxDequeueCount; the engine fails
-// the run itself at its own MaxDequeueCount, which must not exceed the host's (both default
-// to 5), so a run fails with a clear error rather than its message moving to the poison queue.
+// running the repair pass.
+//
+// A work item whose handling fails (storage unreachable) fails its invocation, and the host
+// makes the message visible again after host.json's queues.visibilityTimeout, the back-off
+// between deliveries, until queues.maxDequeueCount; then it moves the message to
+// "<queue>-poison". Neither counts against the run: the engine counts the starts of a step on
+// the run itself and fails a run only when its step keeps killing its worker
+// (engine.Options.MaxStepStarts, independent of maxDequeueCount). The repair pass reads
+// "<queue>-poison" and puts each message whose run still needs it back on the work queue, so
+// an outage longer than maxDequeueCount × visibilityTimeout delays runs by at most one repair
+// period after it ends; it never strands them.
 func RegisterWorker(app *funchost.FunctionApp, opts WorkerOptions) error {
 	if err := opts.Validate(); err != nil {
 		return err

@@ -17,7 +17,7 @@ const (
 	outTimeout            // a wait timed out and continues at the policy's node
 	outFail               // the run fails
 	outRetry              // the node failed and will be retried after a back-off
-	outBegin              // a Pending run starts its first visit: Running, custom status set
+	outBegin              // a step starts: a Pending run turns Running, a restart is counted
 )
 
 // stepOutcome is what a step's activities produced, before it is committed. Building the
@@ -30,6 +30,8 @@ type stepOutcome struct {
 	decision durable.RouteDecision // visit
 	// waitMatch: a wait decision whose event is already in the inbox.
 	waitMatch bool
+	// restart (begin): the step starts again after a start that ended in no commit.
+	restart bool
 
 	// event
 	inboxRow string
@@ -73,6 +75,7 @@ const maxRebase = 16
 func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, []Op) {
 	n := base.clone()
 	n.updated, n.awaitVersion = now, false
+	n.restarts = 0 // a commit ends the step: its restarts no longer count
 	var rows []histRow
 	setState := func() {
 		n.stateVal = o.state
@@ -80,10 +83,16 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	}
 	switch o.kind {
 	case outBegin:
-		// Durable Functions sets the custom status before the first activity: from here on
-		// the run reads Running with the entrypoint as current_node.
-		n.status = StatusRunning
-		n.custom = customStatus(base, base.node)
+		n.restarts = base.restarts
+		if o.restart {
+			n.restarts++
+		}
+		if base.status == StatusPending {
+			// Durable Functions sets the custom status before the first activity: from here
+			// on the run reads Running with the entrypoint as current_node.
+			n.status = StatusRunning
+			n.custom = customStatus(base, base.node)
+		}
 	case outVisit:
 		n.step++
 		n.visits++

@@ -29,15 +29,41 @@ func (e *Engine) worker(ctx context.Context, id int) {
 			continue
 		}
 		for _, m := range msgs {
+			if m.DequeueCount > e.opts.MaxDequeueCount && e.toPoison(ctx, m) {
+				continue
+			}
 			e.handleMessage(ctx, m)
 		}
 	}
 }
 
+// toPoison moves a message received more than MaxDequeueCount times to the queue's poison
+// queue, as the Functions host does, and the repair pass puts it back on the work queue if
+// its run still needs it. It reports false when the queue has no poison queue (the message
+// is then handled as any other); a move that fails leaves the message hidden until its
+// visibility timeout, to be moved then.
+func (e *Engine) toPoison(ctx context.Context, m Message) bool {
+	pq := poisonQueueOf(e.queue)
+	if pq == nil {
+		return false
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := pq.Enqueue(ctx, m.Body, 0); err != nil {
+		e.log.Warn("move work item to the poison queue", "message_id", m.ID, "dequeue_count", m.DequeueCount, "error", err.Error())
+		return true // hidden until its visibility timeout: try again then
+	}
+	e.log.Warn("work item moved to the poison queue", "message_id", m.ID, "dequeue_count", m.DequeueCount)
+	if err := e.queue.Delete(ctx, m); err != nil && !errors.Is(err, ErrNotFound) {
+		e.log.Warn("delete poisoned work item", "message_id", m.ID, "error", err.Error())
+	}
+	return true
+}
+
 // handleMessage runs one message, keeping it hidden meanwhile (a renewal every third of the
 // visibility timeout), so that the queue redelivers it only when this worker died. A
 // handling that fails re-enqueues the item as a fresh message marked as retried (after a
-// back-off) and deletes this one: failures do not count towards MaxDequeueCount, deaths do.
+// back-off) and deletes this one, so failures do not use up MaxDequeueCount while the queue
+// works; deaths do. Neither fails the run: the engine counts restarts on the run itself.
 func (e *Engine) handleMessage(ctx context.Context, m Message) {
 	var (
 		mu  sync.Mutex
@@ -66,9 +92,15 @@ func (e *Engine) handleMessage(ctx context.Context, m Message) {
 			mu.Unlock()
 		}
 	}()
+	stopRenewal := sync.OnceFunc(func() {
+		close(stop)
+		renewing.Wait()
+	})
+	// However the handling ends: a handler that takes its goroutine down (runtime.Goexit)
+	// must leave the message to come back, as a dead process would.
+	defer stopRenewal()
 	err := e.HandleWorkItem(ctx, m.Body, m.DequeueCount)
-	close(stop)
-	renewing.Wait()
+	stopRenewal()
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("work item failed; re-enqueued", "message_id", m.ID, "dequeue_count", m.DequeueCount, "error", err.Error())

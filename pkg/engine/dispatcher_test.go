@@ -21,10 +21,11 @@ func TestEngine_SlowStepLongerThanVisibility_KeptHiddenNotPoisoned(t *testing.T)
 		<-release
 		return durable.Update{"n": s.N + 1}, nil
 	}
-	r := newRig(t, engine.Options{VisibilityTimeout: 150 * time.Millisecond, MaxDequeueCount: 2, Concurrency: 3}, true,
+	// Renewals every 100 ms: a shorter timeout lets a loaded machine starve one renewal.
+	r := newRig(t, engine.Options{VisibilityTimeout: 300 * time.Millisecond, MaxDequeueCount: 2, Concurrency: 3}, true,
 		chainGraph(t, "slow", 1, slow))
 	id := r.start(t, "slow", "", `{}`)
-	time.Sleep(time.Second) // several visibility timeouts
+	time.Sleep(1500 * time.Millisecond) // several visibility timeouts
 	close(release)
 	run := r.waitFor(t, id, engine.RunFinished)
 	if run.Status != engine.StatusCompleted || entered.Load() != 1 {

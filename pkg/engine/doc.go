@@ -23,8 +23,11 @@ package engine
 //	events.go       RaiseEvent
 //	cancel.go       CancelRun
 //	repair.go       Sweep and the due index (recovery and its cost model)
+//	poison.go       the repair pass's rescue of the poison queue
 //	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
-//	workitem.go     one work item: HandleWorkItem, the step loop, dispatch of the next item
+//	                (or move it to the poison queue past MaxDequeueCount)
+//	workitem.go     one work item: HandleWorkItem, the kill limit (restarts counted on the
+//	                run), the step loop, dispatch of the next item
 //	step.go         one step: the user's node, route or event handler
 //	commit.go       the step's outcome and its batch: head merge and history rows
 //	purge.go        PurgeRun, and the rows of replaced runs

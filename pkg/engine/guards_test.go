@@ -195,16 +195,21 @@ func TestEngine_EarlyWaitTimeoutMessage_ReEnqueuedWithRemainingDelay(t *testing.
 func TestEngine_TimeoutAndPoisonFailures_NameTheNode(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
-	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Minute}}}, false)
+	var die atomic.Bool
+	var entered atomic.Int32
+	r := newRig(t, engine.Options{Clock: clk.now, Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: time.Minute}}}, false,
+		dyingGraph(t, &die, &entered))
 	timed := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	clk.advance(2 * time.Minute)
 	r.drive(t)
-	poisoned := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
-	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(poisoned, 1, 0), 5); err != nil {
+	poisoned := r.start(t, "dying", "", `{}`)
+	die.Store(true)
+	killStep(t, r, poisoned, 5)
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(poisoned, 1, 0), 6); err != nil {
 		t.Fatal(err)
 	}
-	for id, node := range map[string]string{timed: "classify_request", poisoned: "extract"} {
+	for id, node := range map[string]string{timed: "classify_request", poisoned: "n0"} {
 		h := r.history(t, id)
 		if last := h[len(h)-1]; last.Type != engine.HistoryRunFailed || last.Node != node {
 			t.Errorf("run %s ends with %s at node %q, want run_failed at %q", id, last.Type, last.Node, node)

@@ -216,7 +216,7 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 		}
 	case engine.StatusTerminated:
 	case engine.StatusFailed:
-		if out := outputString(t, run); !strings.Contains(out, "delivered") {
+		if out := outputString(t, run); !strings.Contains(out, "without completing: its worker died") {
 			t.Errorf("seed %d run %s failed: %s", seed, id, out)
 		}
 	default:

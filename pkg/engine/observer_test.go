@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -21,19 +22,26 @@ func (o *recordingObserver) StepEnded(_ context.Context, ev engine.RunEvent) {
 	o.ended = append(o.ended, ev)
 }
 
-// TestEngine_Observer_SeesPoisonFailure: a run failed because its work item reached the
-// delivery limit is reported to the observer as Failed, naming the node and the cause.
+// TestEngine_Observer_SeesPoisonFailure: a run failed because its step kept killing its
+// worker is reported to the observer as Failed, naming the node and the cause.
 func TestEngine_Observer_SeesPoisonFailure(t *testing.T) {
 	t.Parallel()
 	obs := &recordingObserver{}
-	r := newRig(t, engine.Options{Observer: obs}, false)
-	id := r.start(t, "data_pipeline", "", `{"source_url":"u"}`)
-	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 5); err != nil {
+	var die atomic.Bool
+	var entered atomic.Int32
+	r := newRig(t, engine.Options{Observer: obs}, false, dyingGraph(t, &die, &entered))
+	id := r.start(t, "dying", "", `{}`)
+	die.Store(true)
+	killStep(t, r, id, 5)
+	obs.mu.Lock()
+	obs.ended = nil
+	obs.mu.Unlock()
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 6); err != nil {
 		t.Fatal(err)
 	}
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
-	if len(obs.ended) != 1 || obs.ended[0].Kind != engine.ObservedFailed || obs.ended[0].Node != "extract" || obs.ended[0].Failure == "" {
-		t.Fatalf("observed %+v, want one Failed step at extract with its cause", obs.ended)
+	if len(obs.ended) != 1 || obs.ended[0].Kind != engine.ObservedFailed || obs.ended[0].Node != "n0" || obs.ended[0].Failure == "" {
+		t.Fatalf("observed %+v, want one Failed step at n0 with its cause", obs.ended)
 	}
 }

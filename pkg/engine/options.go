@@ -53,11 +53,19 @@ type Options struct {
 	// confirmed on the queue before Sweep dispatches the run (default 1 min). It only delays
 	// the repair of a failed enqueue; it never re-dispatches a run that is progressing.
 	RepairAfter time.Duration
-	// MaxDequeueCount fails the run of a work item delivered this many times without
-	// completing (default 5). With the embedded dispatcher a delivery counts only when its
-	// worker died (a failed handling re-enqueues the item afresh); under the Functions host
-	// every failed invocation counts.
+	// MaxDequeueCount is the embedded dispatcher's delivery budget (default 5): a message
+	// received more often than this goes to the queue's poison queue (PoisonQueuer), as the
+	// Functions host moves it to "<queue>-poison" after host.json's maxDequeueCount, and the
+	// repair pass puts it back when its run still needs it. A failed handling re-enqueues its
+	// item as a fresh copy, so only deaths and failures while the queue itself is down use it.
+	// It never fails a run: MaxStepStarts does.
 	MaxDequeueCount int64
+	// MaxStepStarts fails a run whose current step was started this many times without
+	// completing — its worker died, was killed or timed out each time (default 5). Storage
+	// errors and shutdowns do not count: the count is recorded on the run only when a
+	// redelivered item starts the step, and taken back when the handling fails with an
+	// error. Under the Functions host it is independent of maxDequeueCount.
+	MaxStepStarts int64
 	// Observer sees runs start, step, wait, apply events, retry, fail, complete and get
 	// cancelled (default NopObserver). An Observer that is also a TraceCarrier has its trace
 	// context kept with each run and carried by its work items.
@@ -137,8 +145,8 @@ func (o Options) Validate() error {
 	if o.VisibilityTimeout < 0 || o.VisibilityTimeout > MaxDelay || o.RepairAfter < 0 {
 		errs = append(errs, fmt.Errorf("visibility timeout must be within 0..%s and repair delay not negative", MaxDelay))
 	}
-	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.InlineLimit < 0 {
-		errs = append(errs, errors.New("max steps, concurrency, max dequeue count and inline limit must not be negative"))
+	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
+		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
 	}
 	if o.InlineLimit > MaxPropertyBytes/2-2048 {
 		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, MaxPropertyBytes/2-2048))
@@ -181,6 +189,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxDequeueCount == 0 {
 		o.MaxDequeueCount = 5
+	}
+	if o.MaxStepStarts == 0 {
+		o.MaxStepStarts = 5
 	}
 	if o.InlineLimit == 0 {
 		o.InlineLimit = 30000

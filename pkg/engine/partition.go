@@ -30,7 +30,7 @@ const (
 	pNotBefore, pState, pInput, pCustom    = "NotBefore", "State", "Input", "Custom"
 	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
-	pNonce                                 = "Nonce"
+	pNonce, pRestarts                      = "Nonce", "Restarts"
 	refSuffix                              = "Ref"
 )
 
@@ -75,6 +75,11 @@ type head struct {
 	indexShards                int64 // shard count of its index rows; 0: the legacy partitions
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
+
+	// restarts counts the starts of the current step, after its first, that ended in no
+	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
+	// countStart in workitem.go).
+	restarts int64
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -92,7 +97,7 @@ func (h *head) mutableProps() map[string]any {
 		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
 		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
 		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
-		pUpdated: h.updated, pAwaitVersion: false,
+		pUpdated: h.updated, pAwaitVersion: false, pRestarts: h.restarts,
 	}
 }
 
@@ -127,7 +132,7 @@ func decodeHead(e Entity) (*head, error) {
 		runID: e.PartitionKey, etag: e.ETag,
 		gen: i64(p, pGen), nonce: str(p, pNonce), status: RunStatus(str(p, pStatus)),
 		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash),
-		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt),
+		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt), restarts: i64(p, pRestarts),
 		waiting: str(p, pWaiting), resume: str(p, pResume),
 		waitDeadline: i64(p, pWaitDeadline), notBefore: i64(p, pNotBefore),
 		stateJSON: str(p, pState), stateRef: str(p, pState+refSuffix),

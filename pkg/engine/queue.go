@@ -36,6 +36,29 @@ type WorkQueue interface {
 	Extend(ctx context.Context, msg Message, visibility time.Duration) (Message, error)
 }
 
+// PoisonQueuer is an optional capability of a WorkQueue: the queue's poison queue, where
+// messages delivered too often end up — the Functions host moves a message to
+// "<queue>-poison" after host.json's maxDequeueCount, and the embedded dispatcher does the
+// same at Options.MaxDequeueCount. The repair pass (Sweep) reads it and puts back on the
+// work queue what still needs to run, so a message that ran out of deliveries (a storage
+// outage longer than the delivery budget) never strands its run.
+//
+// Wrappers of a WorkQueue implement it by forwarding; a queue without a poison queue
+// returns nil.
+type PoisonQueuer interface {
+	// PoisonQueue returns the poison queue (messages as the host copied them: same body,
+	// fresh dequeue count), or nil when there is none.
+	PoisonQueue() WorkQueue
+}
+
+// poisonQueueOf returns q's poison queue, or nil.
+func poisonQueueOf(q WorkQueue) WorkQueue {
+	if p, ok := q.(PoisonQueuer); ok {
+		return p.PoisonQueue()
+	}
+	return nil
+}
+
 // Queue limits.
 const (
 	// MaxMessageBytes is the largest message body (Azure's 64 KiB holds 48 KiB in base64).

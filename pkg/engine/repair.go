@@ -19,6 +19,11 @@ import (
 // back; a redelivered item whose step has passed carries the run's current step, and
 // duplicate chains collapse at the conditional commit.
 //
+// A work item that runs out of deliveries (a step that kills its worker, or a storage outage
+// longer than the delivery budget) lands in the queue's poison queue; the repair pass reads it
+// (poison.go), so no run is stranded there, and only the restart count kept on the run
+// (workitem.go) may fail it as poison.
+//
 // Only two writes are not backed by a work item yet: a start (the head is written, then
 // its first item enqueued) and an event that wakes a waiting run (the event is stored and
 // accepted, then the wake-up enqueued). For these an intent row goes to a small due index
@@ -38,7 +43,10 @@ import (
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries, plus for each overdue row 1 T head read, 1 T
 //     delete and at most 1 Q enqueue (or, for a start that never stored its head, 4 T
-//     deletes of its index rows instead).
+//     deletes of its index rows instead); 1 Q receive of the poison queue, plus for each
+//     poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at most 1 Q enqueue;
+//   - a redelivered item that starts a step: +1 T (the restart record), +1 T more to take it
+//     back when the handling fails.
 
 // dueShards is the number of due index partitions (spreading intent writes).
 const dueShards = 8
@@ -96,15 +104,28 @@ func (e *Engine) clearDue(ctx context.Context, d dueRow) {
 	}
 }
 
-// Sweep is the one periodic repair pass: it dispatches the runs whose start or waking event
-// was stored but whose work item never reached the queue (a failed enqueue, a crash in
-// between), and returns how many it dispatched. It reads only the due index rows whose time
-// has come — never a run's history, never a scan — and leaves alone runs that progressed,
-// are running a slow step or are backing off. A duplicate dispatch is harmless: a work item
-// that is no longer current is dropped, and two workers on one step are settled by the
-// conditional commit. The embedded engine runs it every SweepInterval; under Functions, call
-// it from a timer trigger.
+// Sweep is the one periodic repair pass, and returns how many runs it dispatched. It
+// dispatches the runs whose start or waking event was stored but whose work item never
+// reached the queue (a failed enqueue, a crash in between), and settles the work items that
+// ran out of deliveries on the queue's poison queue (poison.go): back on the work queue if
+// their run still needs them, failing the run if its step keeps killing its worker. It reads
+// only the due index rows whose time has come and at most poisonPerPass poison messages —
+// never a run's history, never a scan — and leaves alone runs that progressed, are running a
+// slow step or are backing off. A duplicate dispatch is harmless: a work item that is no
+// longer current is dropped, and two workers on one step are settled by the conditional
+// commit. The embedded engine runs it every SweepInterval; under Functions, call it from a
+// timer trigger. Both halves run even when one fails.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
+	n, err := e.sweepDue(ctx)
+	rescued, perr := e.rescuePoison(ctx)
+	if perr != nil {
+		perr = fmt.Errorf("sweep: %w", perr)
+	}
+	return n + rescued, errors.Join(err, perr)
+}
+
+// sweepDue dispatches the runs of the due index rows whose time has come.
+func (e *Engine) sweepDue(ctx context.Context) (int, error) {
 	now := e.clock()
 	to := dueKeyAt(now.Add(time.Millisecond))
 	n := 0

@@ -134,6 +134,7 @@ type rig struct {
 	counts   *enginetest.OpCounts
 	fstore   *enginetest.FaultStore
 	fqueue   *enginetest.FaultQueue
+	outage   *enginetest.Outage // between the fault wrappers and the memory twins
 }
 
 // newRig builds an engine over the example graphs plus extra; opts may set anything but the
@@ -167,12 +168,13 @@ func newRigETags(t testing.TB, etags bool, opts engine.Options, start bool, extr
 			}
 		}
 	}
-	r.fstore = &enginetest.FaultStore{Store: enginetest.CountingStore{Store: r.store, Counts: r.counts}}
-	r.fqueue = &enginetest.FaultQueue{WorkQueue: enginetest.CountingQueue{WorkQueue: r.queue, Counts: r.counts}}
+	r.outage = &enginetest.Outage{}
+	r.fstore = &enginetest.FaultStore{Store: enginetest.CountingStore{Store: r.outage.Store(r.store), Counts: r.counts}}
+	r.fqueue = &enginetest.FaultQueue{WorkQueue: enginetest.CountingQueue{WorkQueue: r.outage.Queue(r.queue), Counts: r.counts}}
 	opts.Registry = r.reg
 	opts.Store = r.fstore
 	opts.Queue = r.fqueue
-	opts.Payloads = enginetest.CountingPayloads{PayloadStore: r.payloads, Counts: r.counts}
+	opts.Payloads = enginetest.CountingPayloads{PayloadStore: r.outage.Payloads(r.payloads), Counts: r.counts}
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
 	}

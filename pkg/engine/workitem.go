@@ -53,8 +53,12 @@ var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 // Recovery rides on this: a redelivered item (dequeueCount > 1, or a retried copy) whose
 // step has passed means its worker died or failed after moving the run on, so it carries
 // the run's current step instead of being dropped; should another worker carry that step
-// too, the conditional commit keeps one of them. An item delivered MaxDequeueCount times
-// fails its run instead of looping forever.
+// too, the conditional commit keeps one of them.
+//
+// Poison is counted on the run, not from dequeueCount, which cannot tell a worker that died
+// from a handling that failed on a storage error: a redelivery records on the head that the
+// step starts again before user code runs (the step's commit clears it), and the step fails
+// its run once it was started MaxStepStarts times without completing. See countStart.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
 	it, err := decodeWorkItem(body)
 	if err != nil {
@@ -65,9 +69,9 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 }
 
 // process runs a work item: read the head, check the item is current (or adopt the current
-// step, for a redelivery), then run steps in-process — one commit per step — until the run
-// finishes, waits, backs off, or the step budget is spent (then the run goes back to the
-// queue).
+// step, for a redelivery), count a restart, then run steps in-process — one commit per
+// step — until the run finishes, waits, backs off, or the step budget is spent (then the run
+// goes back to the queue).
 func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
 	h, err := e.getHead(ctx, it.RunID)
 	if errors.Is(err, ErrNotFound) {
@@ -81,8 +85,9 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		e.log.Debug("dropping work item of another or a finished run", "run_id", it.RunID, "status", string(h.status))
 		return nil
 	}
+	redelivered := dequeueCount > 1 || it.Retry > 0
 	if h.step != it.Step {
-		if dequeueCount <= 1 && it.Retry == 0 {
+		if !redelivered {
 			e.log.Debug("dropping stale work item", "run_id", it.RunID, "item_step", it.Step, "head_step", h.step)
 			return nil
 		}
@@ -105,34 +110,26 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
 		return e.awaitVersion(ctx, h, it) // not this process's version: no user code, no poison count
 	}
-	if dequeueCount >= e.opts.MaxDequeueCount {
-		cause := fmt.Sprintf("work item for step %d was delivered %d times without completing", h.step+1, dequeueCount)
-		e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
-		o := failure("orchestrator", OrchestratorName, cause)
-		o.node = h.node
-		ctx, endStep := e.observeStepStarted(ctx, h)
-		n, err := e.commit(ctx, h, &o)
-		if err != nil {
-			endStep(nil, nil)
-			if !errors.Is(err, errDropped) {
-				return err
-			}
-			return nil
-		}
-		endStep(n, &o) // observed as Failed, like any failing step
-		return nil
+	restart := redelivered || h.restarts > 0
+	if restart && h.restarts+1 >= e.opts.MaxStepStarts {
+		return e.failPoison(ctx, h)
 	}
-	if h.status == StatusPending {
-		// Record that the first visit starts (one head merge per run), so a status read
-		// while the entrypoint runs says Running, as the spec's Pending/Running split asks.
-		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin})
+	var counted *head // the head as the restart record left it, until a step commits
+	if h.status == StatusPending || restart {
+		// One head merge: the first visit of a run starts (Pending → Running, so a status
+		// read while the entrypoint runs says Running, as the spec's split asks), and/or a
+		// restart is counted. A first delivery of a running run writes nothing here.
+		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin, restart: restart})
 		if errors.Is(err, errDropped) {
 			return nil
 		}
 		if err != nil {
-			return err
+			return err // nothing counted: storage errors never count towards poison
 		}
 		h = n
+		if restart {
+			counted = n
+		}
 	}
 	deadline := e.clock().Add(e.opts.StepBudget)
 	for {
@@ -140,8 +137,15 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		if errors.Is(err, errVersionUnavailable) {
 			return e.awaitVersion(ctx, h, it)
 		}
-		if err != nil || !more {
+		if err != nil {
+			if counted != nil {
+				e.uncountStart(ctx, counted, err)
+			}
 			return err
+		}
+		counted = nil
+		if !more {
+			return nil
 		}
 		h = next
 		if ctx.Err() != nil || e.clock().After(deadline) {
@@ -150,6 +154,68 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		}
 	}
 }
+
+// The kill limit. A delivery cannot tell a worker that died (a handler that crashes the
+// process, runs it out of memory or past functionTimeout) from a handling that failed on a
+// storage error: both come back with a higher dequeue count. Only the first may fail a run,
+// so the count lives on the run: a redelivery records that the current step starts again
+// (outBegin with restart: a merge of the head conditioned on its ETag, before any user code
+// runs), and the step's commit clears the record in the same batch — a steady step writes
+// nothing more, and a first delivery never writes it. A record that cannot be written
+// (storage down) fails the handling without counting; a handling that fails with an error
+// after writing it takes it back (uncountStart), since an error return is not a death. The
+// step fails its run once it was started MaxStepStarts times without completing.
+//
+// What still counts wrongly: a storage error that lets the record through, then fails the
+// step's commit and the take-back right after it; and a redelivered item whose worker died
+// after handing the run on (the next step was never started, yet its start counts once).
+// Either costs one start of MaxStepStarts, and only within one step.
+
+// failPoison fails h's run because its current step was started MaxStepStarts times without
+// completing. A run that moved on meanwhile is left alone.
+func (e *Engine) failPoison(ctx context.Context, h *head) error {
+	cause := fmt.Sprintf("step %d (node '%s') was started %d times without completing: its worker died or timed out each time",
+		h.step+1, h.node, h.restarts+1)
+	e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
+	o := failure("orchestrator", OrchestratorName, cause)
+	o.node = h.node
+	ctx, endStep := e.observeStepStarted(ctx, h)
+	n, err := e.commit(ctx, h, &o)
+	if err != nil {
+		endStep(nil, nil)
+		if errors.Is(err, errDropped) {
+			return nil
+		}
+		return err
+	}
+	endStep(n, &o) // observed as Failed, like any failing step
+	return nil
+}
+
+// uncountStart takes back the restart recorded on h (the head as the record left it) after
+// the handling failed with cause: a handling that returns an error did not die. The merge is
+// conditioned on h's ETag, so it changes nothing once anything else wrote the head (the
+// step's own commit, when only the reply was lost). It is best effort: a failure is logged
+// and the start stays counted.
+func (e *Engine) uncountStart(ctx context.Context, h *head, cause error) {
+	if h.etag == "" || h.restarts < 1 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncountTimeout)
+	defer cancel()
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: h.runID, RowKey: headRowKey,
+		Properties: map[string]any{pRestarts: h.restarts - 1}}}})
+	switch {
+	case err == nil:
+		e.log.Debug("restart not counted: the handling failed", "run_id", h.runID, "step", h.step+1, "error", cause.Error())
+	case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+	default:
+		e.log.Warn("take back a counted restart", "run_id", h.runID, "step", h.step+1, "error", err.Error())
+	}
+}
+
+// uncountTimeout bounds uncountStart, which runs after the handling's context may be done.
+const uncountTimeout = 10 * time.Second
 
 // runStep runs and commits one step of h. more reports whether the run can go on at once
 // (another node to visit, or an inbox event to apply); a delayed continuation (retry
@@ -264,7 +330,7 @@ func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) err
 	return e.dispatchItem(ctx, itemOf(h), delay)
 }
 
-// dispatchItem enqueues it, as dispatch does.
+// dispatchItem enqueues it after delay, as dispatch does.
 func (e *Engine) dispatchItem(ctx context.Context, it workItem, delay time.Duration) error {
 	delay = min(max(delay, 0), maxTimerDelay)
 	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {

@@ -57,3 +57,19 @@ func ExampleNewPayloadStore() {
 	fmt.Println(string(data))
 	// Output: {"big":true}
 }
+
+// A message delivered too often is moved to the poison queue (what the Functions host does at
+// maxDequeueCount, and the embedded dispatcher at Options.MaxDequeueCount); the engine's
+// repair pass reads it from there.
+func ExampleQueue_PoisonQueue() {
+	ctx := context.Background()
+	q := memory.NewQueue()
+	_ = q.Enqueue(ctx, []byte(`{"v":1,"run_id":"r","gen":1,"step":0}`), 0)
+	msgs, _ := q.Receive(ctx, 1, 0)
+	poison := q.PoisonQueue()
+	_ = poison.Enqueue(ctx, msgs[0].Body, 0)
+	_ = q.Delete(ctx, msgs[0])
+	moved, _ := poison.Receive(ctx, engine.MaxReceive, 0)
+	fmt.Println(q.Len(), len(moved), moved[0].DequeueCount)
+	// Output: 0 1 1
+}

@@ -13,9 +13,13 @@ import (
 )
 
 // Queue is an in-memory engine.WorkQueue with Azure Queue semantics (visibility timeout,
-// dequeue count, pop receipts). For tests and the embedded default, not production.
+// dequeue count, pop receipts). It has a poison queue (engine.PoisonQueuer), itself a
+// Queue, where the embedded dispatcher moves messages delivered too often. For tests and
+// the embedded default, not production.
 type Queue struct {
 	clock func() time.Time
+	// poison is the poison queue; nil for a poison queue itself.
+	poison *Queue
 
 	mu   sync.Mutex
 	heap msgHeap          // ordered by visibility time, then enqueue order; guarded by mu
@@ -33,12 +37,24 @@ type qmsg struct {
 	index     int
 }
 
-var _ engine.WorkQueue = (*Queue)(nil)
+var (
+	_ engine.WorkQueue    = (*Queue)(nil)
+	_ engine.PoisonQueuer = (*Queue)(nil)
+)
 
-// NewQueue returns an empty queue.
+// NewQueue returns an empty queue with an empty poison queue.
 func NewQueue(opts ...Option) *Queue {
 	c := newConfig(opts)
-	return &Queue{clock: c.clock, byID: map[string]*qmsg{}}
+	return &Queue{clock: c.clock, byID: map[string]*qmsg{}, poison: &Queue{clock: c.clock, byID: map[string]*qmsg{}}}
+}
+
+// PoisonQueue implements engine.PoisonQueuer: the queue's poison queue (a poison queue has
+// none: nil).
+func (q *Queue) PoisonQueue() engine.WorkQueue {
+	if q.poison == nil {
+		return nil
+	}
+	return q.poison
 }
 
 // Enqueue implements engine.WorkQueue.
@@ -76,18 +92,23 @@ func (q *Queue) Receive(ctx context.Context, max int, visibility time.Duration) 
 	defer q.mu.Unlock()
 	now := q.clock()
 	var out []engine.Message
+	var taken []*qmsg // off the heap until the end: each message once per call, even at visibility 0
 	for len(out) < max && len(q.heap) > 0 {
 		m := q.heap[0]
 		if m.visibleAt.After(now) {
 			break
 		}
+		heap.Pop(&q.heap)
+		taken = append(taken, m)
 		q.seq++
 		m.dequeues++
 		m.receipt = strconv.FormatUint(q.seq, 10)
 		m.visibleAt = now.Add(visibility)
-		// Keep enqueue order among messages made visible again at the same time.
-		heap.Fix(&q.heap, 0)
 		out = append(out, engine.Message{ID: m.id, PopReceipt: m.receipt, Body: slices.Clone(m.body), DequeueCount: m.dequeues})
+	}
+	for _, m := range taken {
+		// Enqueue order is kept among messages made visible again at the same time.
+		heap.Push(&q.heap, m)
 	}
 	return out, nil
 }

@@ -10,7 +10,10 @@
 // capped at seven days (a longer delay delivers the message early; consumers are
 // at-least-once anyway). Receive hides messages for at least one second.
 //
-// Not for: poison handling (the Functions host moves a message to <queue>-poison after
-// maxDequeueCount; workers read DequeueCount) or creating queues (azure.Clients.EnsureQueue,
-// which Open calls).
+// The poison queue: the Functions host moves a message that failed maxDequeueCount times to
+// "<queue>-poison"; a Queue from Open has it (engine.PoisonQueuer, created if missing), so
+// the engine's repair pass can put back what still needs to run and the embedded dispatcher
+// can move messages there itself.
+//
+// Not for: creating queues (azure.Clients.EnsureQueue, which Open calls).
 package queuestore

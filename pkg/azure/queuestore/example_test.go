@@ -47,3 +47,25 @@ func ExampleOpen() {
 	}
 	_ = q.Enqueue(ctx, []byte(`{"run_id":"run-1"}`), time.Minute) // delivered in a minute
 }
+
+// A Queue from Open reads the poison queue the Functions host writes ("<queue>-poison"), as
+// the engine's repair pass does.
+func ExampleQueue_PoisonQueue() {
+	ctx := context.Background()
+	clients, err := azure.NewClients(azure.SettingsFrom("", os.Getenv), nil)
+	if err != nil {
+		return
+	}
+	q, err := queuestore.Open(ctx, clients, "funcgraph-work")
+	if err != nil {
+		return
+	}
+	msgs, err := q.PoisonQueue().Receive(ctx, 32, time.Minute)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		_ = q.Enqueue(ctx, m.Body, 0) // what the repair pass does when the run still needs it
+		_ = q.PoisonQueue().Delete(ctx, m)
+	}
+}

@@ -38,6 +38,31 @@ func TestIntegrationQueue_Conformance(t *testing.T) {
 	enginetest.RunWorkQueueTests(t, func(t *testing.T) engine.WorkQueue { return queuestore.New(newQueue(t)) })
 }
 
+// Open's queues have their poison queue: the suite moves a message there and back.
+func TestIntegrationQueue_ConformanceWithPoisonQueue(t *testing.T) {
+	t.Parallel()
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enginetest.RunWorkQueueTests(t, func(t *testing.T) engine.WorkQueue {
+		name := azuritetest.UniqueName("work-")
+		q, err := queuestore.Open(t.Context(), clients, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, n := range []string{name, name + queuestore.PoisonSuffix} {
+				_, _ = clients.Queues.NewQueueClient(n).Delete(context.Background(), nil)
+			}
+		})
+		if q.PoisonQueue() == nil {
+			t.Fatal("Open returned a queue without its poison queue")
+		}
+		return q
+	})
+}
+
 func receiveOne(t *testing.T, q *queuestore.Queue, vis time.Duration) engine.Message {
 	t.Helper()
 	msgs, err := q.Receive(t.Context(), 1, vis)

@@ -16,26 +16,50 @@ import (
 // MaxVisibility is the longest visibility timeout or delay Azure accepts (seven days).
 const MaxVisibility = 7 * 24 * time.Hour
 
-// Queue is a engine.WorkQueue on one Azure queue. Safe for concurrent use.
+// PoisonSuffix names a queue's poison queue: the Functions host moves a message that failed
+// maxDequeueCount times from "<queue>" to "<queue>-poison".
+const PoisonSuffix = "-poison"
+
+// Queue is a engine.WorkQueue on one Azure queue, with the host's poison queue next to it
+// when opened with Open (engine.PoisonQueuer). Safe for concurrent use.
 type Queue struct {
 	client *azqueue.QueueClient
+	poison *azqueue.QueueClient // nil: no poison queue
 }
 
-var _ engine.WorkQueue = (*Queue)(nil)
+var (
+	_ engine.WorkQueue    = (*Queue)(nil)
+	_ engine.PoisonQueuer = (*Queue)(nil)
+)
 
-// New returns a Queue on an existing queue (azure.Clients.EnsureQueue creates it).
+// New returns a Queue on an existing queue (azure.Clients.EnsureQueue creates it), without
+// a poison queue.
 func New(client *azqueue.QueueClient) *Queue {
 	return &Queue{client: client}
 }
 
-// Open returns a Queue on the queue of clients' account, creating the queue if missing.
-// Its error names the queue (from azure.Clients.EnsureQueue).
+// Open returns a Queue on the queue of clients' account and its poison queue
+// ("<queue>-poison", which the Functions host writes and the engine's repair pass reads),
+// creating both if missing. Its error names the queue (from azure.Clients.EnsureQueue).
 func Open(ctx context.Context, clients *azure.Clients, queue string) (*Queue, error) {
 	qc, err := clients.EnsureQueue(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
-	return New(qc), nil
+	pc, err := clients.EnsureQueue(ctx, queue+PoisonSuffix)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{client: qc, poison: pc}, nil
+}
+
+// PoisonQueue implements engine.PoisonQueuer: the poison queue as a Queue (base64 text,
+// as the host copies it), or nil for a Queue made with New.
+func (q *Queue) PoisonQueue() engine.WorkQueue {
+	if q.poison == nil {
+		return nil
+	}
+	return New(q.poison)
 }
 
 // seconds rounds d up to whole seconds within [floor, MaxVisibility].

@@ -88,6 +88,15 @@ func (q CountingQueue) Receive(ctx context.Context, max int, vis time.Duration) 
 	return msgs, err
 }
 
+// PoisonQueue returns the wrapped queue's poison queue (engine.PoisonQueuer), counted in
+// the same OpCounts; nil when it has none.
+func (q CountingQueue) PoisonQueue() engine.WorkQueue {
+	if p := poisonOf(q.WorkQueue); p != nil {
+		return CountingQueue{WorkQueue: p, Counts: q.Counts}
+	}
+	return nil
+}
+
 // Delete counts and forwards.
 func (q CountingQueue) Delete(ctx context.Context, msg engine.Message) error {
 	q.Counts.Deletes.Add(1)

@@ -1,6 +1,9 @@
 package enginetest_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -38,4 +41,23 @@ func ExampleCountingStore() {
 		Queue:    enginetest.CountingQueue{WorkQueue: memory.NewQueue(), Counts: counts},
 		Payloads: enginetest.CountingPayloads{PayloadStore: memory.NewPayloadStore(), Counts: counts},
 	}
+}
+
+// Take an engine's storage down and bring it back: every operation fails in between.
+func ExampleOutage() {
+	var outage enginetest.Outage
+	opts := engine.Options{
+		Store:    outage.Store(memory.NewStore()),
+		Queue:    outage.Queue(memory.NewQueue()),
+		Payloads: outage.Payloads(memory.NewPayloadStore()),
+	}
+	outage.Begin()
+	_, err := opts.Store.Get(context.Background(), "run-1", "r")
+	fmt.Println(errors.Is(err, enginetest.ErrUnavailable))
+	outage.End()
+	_, err = opts.Store.Get(context.Background(), "run-1", "r")
+	fmt.Println(errors.Is(err, engine.ErrNotFound))
+	// Output:
+	// true
+	// true
 }

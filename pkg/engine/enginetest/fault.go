@@ -59,6 +59,18 @@ type FaultQueue struct {
 	OnEnqueue func(body []byte) (copies int, err error)
 }
 
+// PoisonQueue forwards to the wrapped queue's poison queue (engine.PoisonQueuer), without
+// faults; nil when it has none.
+func (q FaultQueue) PoisonQueue() engine.WorkQueue { return poisonOf(q.WorkQueue) }
+
+// poisonOf returns q's poison queue, or nil.
+func poisonOf(q engine.WorkQueue) engine.WorkQueue {
+	if p, ok := q.(engine.PoisonQueuer); ok {
+		return p.PoisonQueue()
+	}
+	return nil
+}
+
 // Enqueue applies OnEnqueue.
 func (q FaultQueue) Enqueue(ctx context.Context, body []byte, delay time.Duration) error {
 	copies := 1

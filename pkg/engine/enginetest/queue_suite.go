@@ -27,6 +27,7 @@ func RunWorkQueueTests(t *testing.T, newWorkQueue func(t *testing.T) engine.Work
 		{"ConcurrentReceivers_EachMessageOnce", queueConcurrent},
 		{"Extend_KeepsHidden_NewReceipt", queueExtend},
 		{"Extend_StaleReceiptOrDeleted_NotFound", queueExtendStale},
+		{"PoisonQueue_SeparateWithFreshCount", queuePoison},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,14 +73,14 @@ func (s *queueService) remove(queue, id string) {
 	}
 }
 
-// release makes a message visible again after after (host.json's visibilityTimeout, 0 by
-// default: at once).
-func (s *queueService) release(queue, id string, after time.Duration) {
+// release makes a message visible again after visibility (host.json's
+// queues.visibilityTimeout; default zero, at once), as the listener's ReleaseMessageAsync does.
+func (s *queueService) release(queue, id string, visibility time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.queues[normalizeQueue(queue)] {
 		if m.id == id {
-			m.visible = time.Now().UTC().Add(after)
+			m.visible = time.Now().UTC().Add(visibility)
 		}
 	}
 }
@@ -131,9 +131,11 @@ func (e *Emulator) decodeFromQueue(text string) ([]byte, bool) {
 
 // DrainQueues delivers queue messages to their queue-triggered functions until no function's
 // queue holds a visible message: successful invocations delete their message, failed ones
-// leave it for a retry, and a message that failed maxDequeueCount times (or cannot be decoded)
-// moves to "<queue>-poison". Functions that keep feeding their own queues keep it looping, so
-// bound it with ctx. It returns ctx's error if ctx ends first.
+// leave it for a retry once host.json's queues.visibilityTimeout has passed (a later
+// DrainQueues or the background poller delivers it then), and a message that failed
+// maxDequeueCount times (or cannot be decoded) moves to "<queue>-poison". Functions that keep
+// feeding their own queues keep it looping, so bound it with ctx. It returns ctx's error if
+// ctx ends first.
 func (e *Emulator) DrainQueues(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -183,6 +184,40 @@ func TestEmulatorIntegration_StorageQueue_RetriesThenPoison(t *testing.T) {
 	}
 	if !slices.Equal(counts, []any{"1", "2"}) {
 		t.Errorf("DequeueCounts %v, want [1 2] (two attempts, then poison)", counts)
+	}
+}
+
+// On a storage queue a failed message is released with host.json's visibilityTimeout (2 s
+// here, QueueProcessor.ReleaseMessageAsync): each retry comes at least that long after the
+// failure before it, then the message moves to <queue>-poison at maxDequeueCount.
+func TestEmulatorIntegration_StorageQueue_FailedMessageBacksOff(t *testing.T) {
+	cs := azuritetest.ConnectionString(t)
+	name := azuritetest.UniqueName("emu")
+	q := storageQueue(t, cs, name)
+	if _, err := q.EnqueueMessage(t.Context(), b64("doomed"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var at []time.Time
+	rec := &recorder{respond: func(w http.ResponseWriter, _ *http.Request, _ invocation) {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		w.WriteHeader(http.StatusInternalServerError)
+	}}
+	root := writeApp(t, fmt.Sprintf(fastPolling, `,"maxDequeueCount":3,"visibilityTimeout":"00:00:02"`), map[string]string{"worker": queueFuncFor(name, "")})
+	start(t, root, rec, hosttest.Options{Env: map[string]string{"AzureWebJobsStorage": cs}})
+	poison := companion(t, cs, name+"-poison")
+	waitFor(t, "the message in the poison queue", func() bool { return messageCount(t, poison) == 1 && messageCount(t, q) == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 3 {
+		t.Fatalf("%d attempts, want 3", len(at))
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 1900*time.Millisecond {
+			t.Errorf("attempt %d came %v after the failure before it, want at least visibilityTimeout (2 s)", i+1, gap)
+		}
 	}
 }
 

@@ -1,0 +1,236 @@
+package engine_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+)
+
+// poisonOf returns the rig's poison queue (the memory twin's).
+func poisonOf(t testing.TB, r *rig) *memory.Queue {
+	t.Helper()
+	pq, ok := r.queue.PoisonQueue().(*memory.Queue)
+	if !ok {
+		t.Fatal("the memory queue has no poison queue")
+	}
+	return pq
+}
+
+// toPoison moves every visible message of the rig's work queue to its poison queue, as the
+// host does at maxDequeueCount, and returns how many it moved.
+func toPoison(t testing.TB, r *rig) int {
+	t.Helper()
+	ctx := context.Background()
+	msgs, err := r.queue.Receive(ctx, engine.MaxReceive, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if err := poisonOf(t, r).Enqueue(ctx, m.Body, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.queue.Delete(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(msgs)
+}
+
+// The repair pass settles each poison message by its run's head: a run that still needs its
+// item gets a fresh one for its current step (also when the poisoned item's step has passed,
+// committed in-process before the handling failed), a run over the kill limit fails, and
+// stale, waiting, purged and malformed items are dropped. The poison queue is left empty.
+func TestEngine_RepairPass_SettlesPoisonQueue(t *testing.T) {
+	t.Parallel()
+	var die atomic.Bool
+	var entered atomic.Int32
+	r := newRig(t, engine.Options{}, false, dyingGraph(t, &die, &entered))
+	ctx := t.Context()
+
+	finished := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
+	waiting := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	purged := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
+	r.drive(t)
+	if err := r.e.PurgeRun(ctx, purged); err != nil {
+		t.Fatal(err)
+	}
+	needed := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
+	if toPoison(t, r) != 1 {
+		t.Fatal("the needed run's first item was not queued")
+	}
+	// A handling that committed extract in-process, then failed at transform and ran out of
+	// deliveries: its item names step 0, the head is at step 1.
+	movedOn := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
+	r.fstore.BeforeSubmit = once("transform")
+	r.drive(t)
+	r.fstore.BeforeSubmit = nil
+	killed := r.start(t, "dying", "", `{}`)
+	die.Store(true)
+	if toPoison(t, r) != 1 {
+		t.Fatal("the dying run's first item was not queued")
+	}
+	killStep(t, r, killed, 5)
+	pq := poisonOf(t, r)
+	for _, id := range []string{finished, waiting, purged, movedOn, killed} {
+		if err := pq.Enqueue(ctx, encodeItemAt(id, 1, 0), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pq.Enqueue(ctx, []byte("not a work item"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.e.Sweep(ctx); err != nil || n != 2 {
+		t.Fatalf("repair dispatched %d runs (err %v), want the needed and the moved-on run", n, err)
+	}
+	if n := pq.Len(); n != 0 {
+		t.Errorf("%d messages left in the poison queue", n)
+	}
+	die.Store(false)
+	r.drive(t)
+	for _, id := range []string{needed, movedOn} {
+		assertPipelineDone(t, r, id)
+	}
+	if run, _ := r.e.GetRun(ctx, killed); run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
+		t.Errorf("killed run: %s %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
+	}
+	if run, _ := r.e.GetRun(ctx, waiting); run.Status != engine.StatusRunning || !strings.Contains(string(run.CustomStatus), `"waiting_for_event":"approval"`) {
+		t.Errorf("waiting run: %s %s, want still waiting", run.Status, run.CustomStatus)
+	}
+}
+
+// One repair pass settles at most 128 poison messages; the rest wait for the next pass.
+func TestEngine_RepairPass_PoisonBatchBounded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	pq := poisonOf(t, r)
+	for range 200 {
+		if err := pq.Enqueue(t.Context(), encodeItemAt("gone", 1, 0), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []int{72, 0} {
+		if _, err := r.e.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := pq.Len(); n != want {
+			t.Errorf("after a pass %d poison messages are left, want %d", n, want)
+		}
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) count(sub string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), sub)
+}
+
+// The embedded dispatcher moves a message delivered more than MaxDequeueCount (2) times to
+// the memory queue's poison queue, the repair pass puts it back while its step is under the
+// kill limit, and a step that kills its worker every time fails its run after MaxStepStarts
+// (5) starts: the delivery budget and the kill limit are independent.
+func TestEngine_EmbeddedDispatcher_PoisonMovedRescuedThenKillLimit(t *testing.T) {
+	// Not parallel: its busy workers would starve the renewals of timing tests running beside it.
+	var die atomic.Bool
+	var entered atomic.Int32
+	die.Store(true)
+	logs := &syncBuffer{}
+	r := newRig(t, engine.Options{VisibilityTimeout: 100 * time.Millisecond, MaxDequeueCount: 2, SweepInterval: 50 * time.Millisecond,
+		Concurrency: 8, Logger: testLoggerTo(logs)}, true, dyingGraph(t, &die, &entered))
+	id := r.start(t, "dying", "", `{}`)
+	run := r.waitFor(t, id, engine.RunFinished)
+	if run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
+		t.Fatalf("status %s output %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
+	}
+	if n := entered.Load(); n != 5 {
+		t.Errorf("the node started %d times, want 5", n)
+	}
+	moved, rescued := logs.count("work item moved to the poison queue"), logs.count("repair put a poisoned work item back")
+	if moved < 2 || rescued < 2 {
+		t.Errorf("%d moves to the poison queue and %d rescues, want at least 2 of each", moved, rescued)
+	}
+}
+
+// testLoggerTo logs at Info and above to w.
+func testLoggerTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// Storage errors under the embedded dispatcher: the store and the queue's enqueues fail for
+// longer than the delivery budget (MaxDequeueCount × VisibilityTimeout), so failed handlings
+// cannot even be re-enqueued and their messages go to the poison queue; once storage is back,
+// every run completes within the bound, none failed as poison.
+func TestEngine_EmbeddedDispatcher_OutageLongerThanBudget_RunsComplete(t *testing.T) {
+	// Not parallel: its busy workers would starve the renewals of timing tests running beside it.
+	const (
+		visibility = 150 * time.Millisecond
+		sweep      = 150 * time.Millisecond
+		repair     = 150 * time.Millisecond
+		poll       = 5 * time.Millisecond
+	)
+	logs := &syncBuffer{}
+	r := newRig(t, engine.Options{VisibilityTimeout: visibility, MaxDequeueCount: 2, SweepInterval: sweep, RepairAfter: repair,
+		PollInterval: poll, MaxStepStarts: 2, Concurrency: 4, Logger: testLoggerTo(logs)}, false)
+	r.outage.Affects = func(op string) bool { return !strings.HasPrefix(op, "queue.") || op == enginetest.OpQueueEnqueue }
+	var hit atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if commitsNode(ops, "transform") && hit.CompareAndSwap(false, true) {
+			r.outage.Begin() // mid-run: extract committed, transform's commit fails
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	var ids []string
+	for range 6 {
+		ids = append(ids, r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`))
+	}
+	if err := r.e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !hit.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(6 * visibility) // longer than the budget: 2 deliveries × visibility
+	r.outage.End()
+	ended := time.Now()
+	for _, id := range ids {
+		run := r.waitFor(t, id, engine.RunFinished)
+		if run.Status != engine.StatusCompleted {
+			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
+		}
+	}
+	// Liveness bound of the embedded engine: max(VisibilityTimeout + PollInterval,
+	// RepairAfter) + SweepInterval + PollInterval, plus the steps themselves and scheduling
+	// slack on a shared machine.
+	bound := max(visibility+poll, repair) + sweep + poll
+	if took := time.Since(ended); took > bound+2*time.Second {
+		t.Errorf("the runs took %v after the outage, bound %v", took, bound)
+	}
+	if logs.count("work item moved to the poison queue") == 0 {
+		t.Error("no work item reached the poison queue: the outage was not longer than the delivery budget")
+	}
+	for _, id := range ids {
+		assertPipelineDone(t, r, id)
+	}
+}
