@@ -21,7 +21,7 @@ DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
 
-.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure bench-jsontext package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -146,15 +146,6 @@ bench-azure: $(AZURITE) build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	cd bench && $(GO) run ./cmd/benchcompare
-
-## bench-jsontext: the hand-written JSON readers against go-json-experiment/json's jsontext (issue
-## #12 item 12): same-result tests, then decode and whole-path benchmarks side by side. The
-## library needs go 1.26, so it is pinned in bench/jsontext.mod, not in the product's go.mod.
-JSONTEXT := -modfile=bench/jsontext.mod -tags jsontextcompare
-bench-jsontext:
-	$(GO) test $(JSONTEXT) -count=1 -run 'JX' ./pkg/funchost/ ./pkg/host/
-	$(GO) test $(JSONTEXT) -run '^$$' -bench 'DecodeInvocation|PayloadPathJX' -benchmem -benchtime 1s -count 3 ./pkg/funchost/
-	$(GO) test $(JSONTEXT) -run '^$$' -bench 'ParseStrict|InvokeEchoCustomHandlerJX' -benchmem -benchtime 1s -count 3 ./pkg/host/
 
 ## functions: regenerate functions/ from the app's route table (MAIN=./path/to/your/main for your app).
 MAIN ?= ./handler
