@@ -21,7 +21,7 @@ DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
 
-.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -53,12 +53,23 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:7071
 
-## test: vet, race-enabled unit tests, a short fuzz pass, then integration tests against Azurite.
-test: vet unit fuzz-short integration
+## test: tidy modules, vet (the product and bench/), race-enabled unit tests, a short fuzz
+## pass, then integration tests against Azurite.
+test: tidy-check vet bench-check unit fuzz-short integration
+
+## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged, in the product's module and in
+## bench/ (it prints the change it would make, and fails, without touching the files).
+tidy-check:
+	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+
+## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets.
+bench-check:
+	cd bench && $(GO) build ./... && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
