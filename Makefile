@@ -57,11 +57,12 @@ run-azurite: build $(AZURITE)
 ## pass, then integration tests against Azurite.
 test: tidy-check vet bench-check unit fuzz-short integration
 
-## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged, in the product's module and in
-## bench/ (it prints the change it would make, and fails, without touching the files).
+## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
+## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
+## touching the files.
+GO_MODULES = $(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -not -path './dist/*' -not -path './local/*')))
 tidy-check:
-	$(GO) mod tidy -diff
-	cd bench && $(GO) mod tidy -diff
+	@set -e; for m in $(GO_MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff); done
 
 vet:
 	$(GO) vet ./...
