@@ -21,7 +21,7 @@ DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
 
-.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure bench-jsontext local package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure local package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -53,12 +53,24 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:7071
 
-## test: vet, race-enabled unit tests, a short fuzz pass, then integration tests against Azurite.
-test: vet unit fuzz-short integration
+## test: tidy modules, vet (the product and bench/), race-enabled unit tests, a short fuzz
+## pass, then integration tests against Azurite.
+test: tidy-check vet bench-check unit fuzz-short integration
+
+## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
+## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
+## touching the files.
+GO_MODULES = $(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -not -path './dist/*' -not -path './local/*')))
+tidy-check:
+	@set -e; for m in $(GO_MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff); done
 
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+
+## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets.
+bench-check:
+	cd bench && $(GO) build ./... && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -146,15 +158,6 @@ bench-azure: $(AZURITE) build
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	cd bench && $(GO) run ./cmd/benchcompare
-
-## bench-jsontext: the hand-written JSON readers against go-json-experiment/json's jsontext (issue
-## #12 item 12): same-result tests, then decode and whole-path benchmarks side by side. The
-## library needs go 1.26, so it is pinned in bench/jsontext.mod, not in the product's go.mod.
-JSONTEXT := -modfile=bench/jsontext.mod -tags jsontextcompare
-bench-jsontext:
-	$(GO) test $(JSONTEXT) -count=1 -run 'JX' ./pkg/funchost/ ./pkg/host/
-	$(GO) test $(JSONTEXT) -run '^$$' -bench 'DecodeInvocation|PayloadPathJX' -benchmem -benchtime 1s -count 3 ./pkg/funchost/
-	$(GO) test $(JSONTEXT) -run '^$$' -bench 'ParseStrict|InvokeEchoCustomHandlerJX' -benchmem -benchtime 1s -count 3 ./pkg/host/
 
 ## functions: regenerate functions/ from the app's route table (MAIN=./path/to/your/main for your app).
 MAIN ?= ./handler

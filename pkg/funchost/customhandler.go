@@ -148,7 +148,7 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	body, err := readBody(r, s.maxInv, buf)
 	var trig *HTTPTrigger
 	if err == nil {
-		trig, err = decodeInvocation(body, HTTPTriggerBinding)
+		trig, err = decodeHTTPInvocation(body, HTTPTriggerBinding)
 	}
 	if err == nil && trig == nil {
 		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // errInvalidJSON reports a body that is not strict RFC 8259 JSON in UTF-8.
@@ -43,230 +47,206 @@ type jsonTree struct {
 }
 
 // parseStrict parses a request body. It fails with errInvalidJSON for an empty body, a BOM,
-// invalid UTF-8, NaN/Infinity or anything else that is not RFC 8259 JSON. Containers nested
-// deeper than maxParseDepth (top level = 1) are recorded but not expanded.
+// invalid UTF-8, NaN/Infinity, nesting deeper than 10 000 levels or anything else that is not
+// RFC 8259 JSON. Containers nested deeper than maxParseDepth (top level = 1) are validated and
+// recorded but not expanded.
 func parseStrict(src []byte, maxParseDepth int) (*jsonTree, error) {
-	if !utf8.Valid(src) || !json.Valid(src) {
+	// Raw bytes are checked here: the decoder allows invalid UTF-8 only so that escaped lone
+	// surrogates ("\ud800") pass, as they do in encoding/json.
+	if !utf8.Valid(src) {
 		return nil, errInvalidJSON
 	}
+	st := decoderPool.Get().(*pooledDecoder)
+	st.buf = *bytes.NewBuffer(src)
+	st.dec.Reset(&st.buf, decoderOptions...)
 	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, 16)}
-	p := parser{t: t, maxDepth: maxParseDepth}
-	p.skipWS()
-	t.root = p.value(1)
+	b := treeBuilder{d: &st.dec, t: t, maxDepth: maxParseDepth}
+	root, err := b.value(1)
+	if err == nil {
+		if _, e := b.d.ReadToken(); e != io.EOF {
+			err = errInvalidJSON // a second document or trailing bytes
+		}
+	}
+	st.buf = bytes.Buffer{}
+	st.dec.Reset(&st.buf)
+	decoderPool.Put(st)
+	if err != nil {
+		return nil, errInvalidJSON
+	}
+	t.root = root
 	return t, nil
 }
 
-type parser struct {
+// pooledDecoder is a jsontext.Decoder over a bytes.Buffer, which it reads in place.
+type pooledDecoder struct {
+	dec jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var decoderPool = sync.Pool{New: func() any { return new(pooledDecoder) }}
+
+// decoderOptions: duplicate names are allowed, because the tree keeps Python's dict semantics
+// for them; invalid UTF-8 is allowed for escaped lone surrogates only (see parseStrict). The
+// nesting limit is jsontext's fixed 10 000 levels, the same as encoding/json's.
+var decoderOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// treeBuilder reads one document from its decoder into a jsonTree.
+type treeBuilder struct {
+	d        *jsontext.Decoder
 	t        *jsonTree
-	pos      int
 	maxDepth int
 }
 
-func (p *parser) skipWS() {
-	src := p.t.src
-	for p.pos < len(src) {
-		switch src[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
+func (b *treeBuilder) add(n jsonNode) int32 {
+	b.t.nodes = append(b.t.nodes, n)
+	return int32(len(b.t.nodes) - 1)
 }
 
-func (p *parser) add(n jsonNode) int32 {
-	p.t.nodes = append(p.t.nodes, n)
-	return int32(len(p.t.nodes) - 1)
-}
-
-// value parses the value at p.pos (already past whitespace) and returns its node index. The
-// source is known to be valid JSON.
-func (p *parser) value(depth int) int32 {
-	src := p.t.src
-	start := p.pos
-	switch c := src[p.pos]; {
-	case c == '{' || c == '[':
+// value reads the next value and returns its node index.
+func (b *treeBuilder) value(depth int) (int32, error) {
+	d := b.d
+	switch k := d.PeekKind(); k {
+	case '{', '[':
 		kind := kindArray
-		if c == '{' {
+		if k == '{' {
 			kind = kindObject
 		}
-		idx := p.add(jsonNode{kind: kind, start: int32(start), child: -1, next: -1, val: -1})
-		if depth > p.maxDepth {
-			p.skipValue()
-			p.t.nodes[idx].deep = true
-		} else if kind == kindObject {
-			p.object(idx, depth)
+		if depth > b.maxDepth {
+			v, err := d.ReadValue() // validated, not expanded
+			if err != nil {
+				return -1, err
+			}
+			end := int32(d.InputOffset())
+			return b.add(jsonNode{kind: kind, deep: true, start: end - int32(len(v)), end: end, child: -1, next: -1, val: -1}), nil
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return -1, err
+		}
+		idx := b.add(jsonNode{kind: kind, start: int32(d.InputOffset()) - 1, child: -1, next: -1, val: -1})
+		var err error
+		if kind == kindObject {
+			err = b.object(idx, depth)
 		} else {
-			p.array(idx, depth)
+			err = b.array(idx, depth)
 		}
-		p.t.nodes[idx].end = int32(p.pos)
-		return idx
-	case c == '"':
-		p.skipString()
-		return p.add(jsonNode{kind: kindString, start: int32(start), end: int32(p.pos), child: -1, next: -1, val: -1})
-	case c == 't':
-		p.pos += 4
-		return p.add(jsonNode{kind: kindBool, start: int32(start), end: int32(p.pos), child: -1, next: -1, val: -1})
-	case c == 'f':
-		p.pos += 5
-		return p.add(jsonNode{kind: kindBool, start: int32(start), end: int32(p.pos), child: -1, next: -1, val: -1})
-	case c == 'n':
-		p.pos += 4
-		return p.add(jsonNode{kind: kindNull, start: int32(start), end: int32(p.pos), child: -1, next: -1, val: -1})
-	default:
-		for p.pos < len(src) && isNumberByte(src[p.pos]) {
-			p.pos++
+		if err != nil {
+			return -1, err
 		}
-		return p.add(jsonNode{kind: kindNumber, start: int32(start), end: int32(p.pos), child: -1, next: -1, val: -1})
+		if _, err := d.ReadToken(); err != nil {
+			return -1, err
+		}
+		b.t.nodes[idx].end = int32(d.InputOffset())
+		return idx, nil
+	case 0: // no value: the end of the input or a syntax error
+		if _, err := d.ReadToken(); err != nil && err != io.EOF {
+			return -1, err
+		}
+		return -1, errInvalidJSON
 	}
+	v, err := d.ReadValue()
+	if err != nil {
+		return -1, err
+	}
+	end := int32(d.InputOffset())
+	kind := kindNumber
+	switch v.Kind() {
+	case 'n':
+		kind = kindNull
+	case 't', 'f':
+		kind = kindBool
+	case '"':
+		kind = kindString
+	}
+	return b.add(jsonNode{kind: kind, start: end - int32(len(v)), end: end, child: -1, next: -1, val: -1}), nil
 }
 
-func (p *parser) array(idx int32, depth int) {
-	p.pos++ // [
-	p.skipWS()
+func (b *treeBuilder) array(idx int32, depth int) error {
 	last := int32(-1)
-	if p.t.src[p.pos] == ']' {
-		p.pos++
-		return
-	}
-	for {
-		v := p.value(depth + 1)
+	for b.d.PeekKind() != ']' {
+		v, err := b.value(depth + 1)
+		if err != nil {
+			return err
+		}
 		if last < 0 {
-			p.t.nodes[idx].child = v
+			b.t.nodes[idx].child = v
 		} else {
-			p.t.nodes[last].next = v
+			b.t.nodes[last].next = v
 		}
 		last = v
-		p.skipWS()
-		if p.t.src[p.pos] == ',' {
-			p.pos++
-			p.skipWS()
-			continue
-		}
-		p.pos++ // ]
-		return
 	}
+	return nil
 }
 
 // dedupMapThreshold is the member count above which duplicate keys are found with a map.
 const dedupMapThreshold = 16
 
-func (p *parser) object(idx int32, depth int) {
-	p.pos++ // {
-	p.skipWS()
-	if p.t.src[p.pos] == '}' {
-		p.pos++
-		return
-	}
+// object reads the members of object node idx. A repeated key keeps its first position and
+// takes the last value.
+func (b *treeBuilder) object(idx int32, depth int) error {
+	t, d := b.t, b.d
 	last := int32(-1)
 	var members []int32
 	var byKey map[string]int32
-	for {
-		keyStart := p.pos + 1
-		p.skipString()
-		keyEnd := p.pos - 1
-		escaped := bytes.IndexByte(p.t.src[keyStart:keyEnd], '\\') >= 0
-		p.skipWS()
-		p.pos++ // :
-		p.skipWS()
-		v := p.value(depth + 1)
-		m := jsonNode{kind: kindMember, escapedKey: escaped, start: int32(keyStart), end: int32(keyEnd), child: -1, next: -1, val: v}
-		if prev := p.findMember(members, byKey, m); prev >= 0 {
-			p.t.nodes[prev].val = v // last value wins, first position kept
-		} else {
-			mi := p.add(m)
-			if last < 0 {
-				p.t.nodes[idx].child = mi
-			} else {
-				p.t.nodes[last].next = mi
-			}
-			last = mi
-			members = append(members, mi)
-			if len(members) > dedupMapThreshold {
-				if byKey == nil {
-					byKey = make(map[string]int32, 2*dedupMapThreshold)
-					for _, x := range members {
-						byKey[p.t.key(x)] = x
-					}
-				} else {
-					byKey[p.t.key(mi)] = mi
-				}
-			}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return err
 		}
-		p.skipWS()
-		if p.t.src[p.pos] == ',' {
-			p.pos++
-			p.skipWS()
+		keyEnd := int32(d.InputOffset()) - 1
+		keyStart := keyEnd - int32(len(name)) + 2
+		escaped := bytes.IndexByte(name, '\\') >= 0
+		v, err := b.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		m := jsonNode{kind: kindMember, escapedKey: escaped, start: keyStart, end: keyEnd, child: -1, next: -1, val: v}
+		if prev := t.findMember(members, byKey, m); prev >= 0 {
+			t.nodes[prev].val = v // last value wins, first position kept
 			continue
 		}
-		p.pos++ // }
-		return
+		mi := b.add(m)
+		if last < 0 {
+			t.nodes[idx].child = mi
+		} else {
+			t.nodes[last].next = mi
+		}
+		last = mi
+		members = append(members, mi)
+		if len(members) > dedupMapThreshold {
+			if byKey == nil {
+				byKey = make(map[string]int32, 2*dedupMapThreshold)
+				for _, x := range members {
+					byKey[t.key(x)] = x
+				}
+			} else {
+				byKey[t.key(mi)] = mi
+			}
+		}
 	}
+	return nil
 }
 
-// findMember returns the member node with m's key, or -1.
-func (p *parser) findMember(members []int32, byKey map[string]int32, m jsonNode) int32 {
+// findMember returns the member node among members (or byKey, once built) with m's key, or -1.
+func (t *jsonTree) findMember(members []int32, byKey map[string]int32, m jsonNode) int32 {
 	if byKey != nil {
-		if x, ok := byKey[p.t.keyOf(m)]; ok {
+		if x, ok := byKey[t.keyOf(m)]; ok {
 			return x
 		}
 		return -1
 	}
 	for _, x := range members {
-		o := p.t.nodes[x]
+		o := t.nodes[x]
 		if !o.escapedKey && !m.escapedKey {
-			if bytes.Equal(p.t.src[o.start:o.end], p.t.src[m.start:m.end]) {
+			if bytes.Equal(t.src[o.start:o.end], t.src[m.start:m.end]) {
 				return x
 			}
 			continue
 		}
-		if p.t.keyOf(o) == p.t.keyOf(m) {
+		if t.keyOf(o) == t.keyOf(m) {
 			return x
 		}
 	}
 	return -1
-}
-
-// skipString moves past the string starting at p.pos.
-func (p *parser) skipString() {
-	src := p.t.src
-	p.pos++
-	for p.pos < len(src) {
-		switch src[p.pos] {
-		case '\\':
-			p.pos += 2
-		case '"':
-			p.pos++
-			return
-		default:
-			p.pos++
-		}
-	}
-}
-
-// skipValue moves past the value at p.pos without building nodes, iteratively.
-func (p *parser) skipValue() {
-	src := p.t.src
-	depth := 0
-	for p.pos < len(src) {
-		switch src[p.pos] {
-		case '"':
-			p.skipString()
-			if depth == 0 {
-				return
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				p.pos++
-				return
-			}
-		}
-		p.pos++
-	}
 }
 
 // key returns the decoded key of member node i.
@@ -277,11 +257,7 @@ func (t *jsonTree) keyOf(m jsonNode) string {
 	if !m.escapedKey {
 		return string(raw)
 	}
-	var s string
-	if err := json.Unmarshal(t.src[m.start-1:m.end+1], &s); err != nil {
-		return string(raw)
-	}
-	return s
+	return jsonUnquote(t.src[m.start-1 : m.end+1])
 }
 
 // member returns the value node of key in object node obj, or -1.
@@ -318,12 +294,11 @@ func (t *jsonTree) isEmptyContainer(v int32) bool {
 }
 
 // str decodes string node v.
-func (t *jsonTree) str(v int32) string {
-	var s string
-	_ = json.Unmarshal(t.raw(v), &s) // the source is valid JSON
-	return s
-}
+func (t *jsonTree) str(v int32) string { return jsonUnquote(t.raw(v)) }
 
-func isNumberByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E'
+// jsonUnquote decodes the JSON string q, validated by the decoder. An escaped lone surrogate
+// becomes U+FFFD, as in encoding/json (jsontext reports it, and replaces it the same way).
+func jsonUnquote(q []byte) string {
+	b, _ := jsontext.AppendUnquote(nil, q)
+	return string(b)
 }

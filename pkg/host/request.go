@@ -42,15 +42,11 @@ func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
 }
 
-// parseBody is the strict parser of request bodies; a variable so the jsontext comparison
-// (jsontext_compare_test.go) can measure the invoke path with its parser.
-var parseBody = parseStrict
-
 // parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the
 // request model (422), depth and node limits of input then config (400), and the configurable
 // and thread id checks (400).
 func parseRunRequest(body []byte, kind requestKind, lim limits) (*runRequest, error) {
-	tree, err := parseBody(body, lim.maxDepth+2)
+	tree, err := parseStrict(body, lim.maxDepth+2)
 	if err != nil {
 		return nil, newPublic(errBadRequest, "Invalid JSON body")
 	}

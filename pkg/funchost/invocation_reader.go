@@ -1,0 +1,319 @@
+package funchost
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// This file holds the reader of the HTTP invocation payload, the hot path of every HTTP request
+// under the Functions host. It reads `{"Data": {"<binding>": <httpTrigger>}, ...}` in one pass
+// with a pooled jsontext.Decoder, skipping (but validating) everything else, instead of
+// encoding/json's reflection and repeated validation of nested RawMessages. It follows
+// encoding/json's rules: exactly RFC 8259 JSON, keys matched case-insensitively, the last
+// duplicate wins, invalid UTF-8 in strings becomes U+FFFD, at most 10 000 levels of nesting.
+// FuzzDecodeHTTPInvocation checks it against encoding/json.
+
+var (
+	// errSyntax is the one error of malformed JSON, whatever the decoder found.
+	errSyntax = errors.New("invalid JSON")
+	// errBodyNotBase64 reports a binary body that is not base64.
+	errBodyNotBase64 = errors.New("body is not base64")
+)
+
+// readerOptions are encoding/json's rules: duplicates allowed (the last wins), invalid UTF-8
+// allowed (replaced by U+FFFD). jsontext's nesting limit is encoding/json's 10 000 levels.
+var readerOptions = []jsontext.Options{
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+}
+
+// invocationReader is a pooled decoder over a pooled bytes.Buffer: jsontext reads a
+// *bytes.Buffer in place, so values alias the payload.
+type invocationReader struct {
+	dec jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var readerPool = sync.Pool{New: func() any { return new(invocationReader) }}
+
+// decodeHTTPInvocation reads `{"Data": {"<binding>": <httpTrigger>}, ...}` and returns the
+// decoded trigger (nil when the binding is missing or null). The trigger does not alias data.
+func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
+	r := readerPool.Get().(*invocationReader)
+	r.buf = *bytes.NewBuffer(data)
+	r.dec.Reset(&r.buf, readerOptions...)
+	trig, err := readInvocation(&r.dec, binding)
+	r.buf = bytes.Buffer{}
+	r.dec.Reset(&r.buf)
+	readerPool.Put(r)
+	if err != nil {
+		if !errors.Is(err, errBodyNotBase64) && !errors.Is(err, ErrBadInvocation) {
+			err = errSyntax // the decoder's own error, or trailing data
+		}
+		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+	}
+	if trig == nil {
+		return nil, nil
+	}
+	if trig.Method == "" {
+		return nil, fmt.Errorf("%w: http trigger has no Method", ErrBadInvocation)
+	}
+	return trig, nil
+}
+
+func readInvocation(d *jsontext.Decoder, binding string) (*HTTPTrigger, error) {
+	var trig *HTTPTrigger
+	err := readObject(d, func(key []byte) error {
+		if !bytes.EqualFold(key, []byte("Data")) {
+			return d.SkipValue()
+		}
+		if d.PeekKind() == 'n' {
+			trig = nil // like encoding/json: a later null Data clears the bindings
+			_, err := d.ReadToken()
+			return err
+		}
+		return readObject(d, func(key []byte) error {
+			if !bytes.EqualFold(key, []byte(binding)) {
+				return d.SkipValue()
+			}
+			if d.PeekKind() == 'n' {
+				trig = nil
+				_, err := d.ReadToken()
+				return err
+			}
+			t, err := readHTTPTrigger(d)
+			trig = t
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, errSyntax // a second value or trailing bytes after the payload
+	}
+	return trig, nil
+}
+
+// readObject calls fn for each member of the object at the decoder, with the decoder
+// positioned at the member's value; fn must consume it. key is valid only until fn reads.
+func readObject(d *jsontext.Decoder, fn func(key []byte) error) error {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return errSyntax
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		key, _ := unquote(name)
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+	_, err = d.ReadToken()
+	return err
+}
+
+// unquote returns the decoded bytes of the JSON string v, already validated by the decoder,
+// and whether they are a fresh copy: a string without escapes or invalid UTF-8 aliases v.
+// Invalid UTF-8 becomes U+FFFD per byte, as encoding/json does.
+func unquote(v []byte) (b []byte, fresh bool) {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if utf8.Valid(inner) {
+			return inner, false
+		}
+		return replaceInvalidUTF8(inner), true
+	}
+	out, _ := jsontext.AppendUnquote(nil, v) // only invalid UTF-8 can fail here, replaced
+	return out, true
+}
+
+// unquoteString is unquote as a string.
+func unquoteString(v []byte) string {
+	b, _ := unquote(v)
+	return string(b)
+}
+
+// readOptString reads a string or null (as "").
+func readOptString(d *jsontext.Decoder) (string, error) {
+	v, err := d.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	switch v.Kind() {
+	case 'n':
+		return "", nil
+	case '"':
+		return unquoteString(v), nil
+	}
+	return "", errSyntax
+}
+
+func readHTTPTrigger(d *jsontext.Decoder) (*HTTPTrigger, error) {
+	t := &HTTPTrigger{}
+	var body, bodyText []byte
+	bodyFresh := false
+	err := readObject(d, func(key []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(key, []byte("Url")):
+			t.URL, err = readOptString(d)
+		case bytes.EqualFold(key, []byte("Method")):
+			t.Method, err = readOptString(d)
+		case bytes.EqualFold(key, []byte("Query")):
+			t.Query, err = readQuery(d)
+		case bytes.EqualFold(key, []byte("Identities")):
+			var v jsontext.Value
+			v, err = d.ReadValue()
+			t.Identities = nil
+			if err == nil && v.Kind() != 'n' {
+				t.Identities = bytes.Clone(v) // the payload buffer is reused
+			}
+		case bytes.EqualFold(key, []byte("Body")):
+			body, bodyText = nil, nil
+			var v jsontext.Value
+			if v, err = d.ReadValue(); err != nil {
+				return err
+			}
+			if v.Kind() == '"' {
+				bodyText, bodyFresh = unquote(v)
+				if bodyText == nil {
+					bodyText = []byte{}
+				}
+			} else {
+				body = v // aliases the payload, which outlives the decode
+			}
+		case bytes.EqualFold(key, []byte("Params")):
+			t.Params, err = readParams(d)
+		case bytes.EqualFold(key, []byte("Headers")):
+			t.Headers, err = readHeaders(d)
+		default:
+			err = d.SkipValue()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Method = strings.ToUpper(t.Method)
+	switch {
+	case bodyText != nil && isBinaryMediaType(headerValue(t.Headers, "Content-Type")):
+		b, err := base64.StdEncoding.AppendDecode(nil, bodyText)
+		if err != nil {
+			return nil, errBodyNotBase64
+		}
+		t.Body = b
+	case bodyText != nil && bodyFresh:
+		t.Body = bodyText
+	case bodyText != nil:
+		t.Body = bytes.Clone(bodyText) // aliases the payload buffer, which is reused
+	case len(body) > 0 && string(body) != "null":
+		t.Body = bytes.Clone(body)
+	}
+	return t, nil
+}
+
+// readQuery reads Query: an object of strings (or arrays, joined with commas), or a string
+// holding such an object.
+func readQuery(d *jsontext.Decoder) (map[string]string, error) {
+	switch d.PeekKind() {
+	case 'n':
+		_, err := d.ReadToken()
+		return nil, err
+	case '"':
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		return decodeQuery(bytes.Clone(v))
+	}
+	q := map[string]string{}
+	err := readObject(d, func(key []byte) error {
+		k := string(key)
+		vals, err := readStringValues(d)
+		q[k] = strings.Join(vals, ",")
+		return err
+	})
+	return q, err
+}
+
+func readParams(d *jsontext.Decoder) (map[string]*string, error) {
+	if d.PeekKind() == 'n' {
+		_, err := d.ReadToken()
+		return nil, err
+	}
+	m := map[string]*string{}
+	err := readObject(d, func(key []byte) error {
+		k := string(key)
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		m[k] = optionalString([]byte(v))
+		return nil
+	})
+	return m, err
+}
+
+// readStringValues reads a string, an array of strings, null, or any other value as its text.
+func readStringValues(d *jsontext.Decoder) ([]string, error) {
+	switch d.PeekKind() {
+	case '[':
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		var vals []string
+		for d.PeekKind() != ']' {
+			v, err := d.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			if v.Kind() != '"' {
+				return nil, errSyntax
+			}
+			vals = append(vals, unquoteString(v))
+		}
+		_, err := d.ReadToken()
+		return vals, err
+	case 'n':
+		_, err := d.ReadToken()
+		return nil, err
+	}
+	v, err := d.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if v.Kind() == '"' {
+		return []string{unquoteString(v)}, nil
+	}
+	return []string{string(v)}, nil
+}
+
+func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
+	if d.PeekKind() == 'n' {
+		_, err := d.ReadToken()
+		return nil, err
+	}
+	m := map[string][]string{}
+	err := readObject(d, func(key []byte) error {
+		k := string(key)
+		vals, err := readStringValues(d)
+		m[k] = vals
+		return err
+	})
+	return m, err
+}
