@@ -97,7 +97,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	m := g.Manifest()
 	now := e.clock()
 	h := &head{
-		runID: id, gen: 1, nonce: newNonce(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
+		runID: id, gen: 1, nonce: newNonce(), writeID: newWriteID(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
 		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
@@ -125,7 +125,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
 		}
 		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
-		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, []histRow{{
+		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, h.writeID, []histRow{{
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})...)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
@@ -143,30 +143,42 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			h.etag = etags[0]
 			break
 		}
-		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
-			// The write may have landed: keep its payloads, and its due row for Sweep.
-			if !rejected(err) {
-				sp.keep()
-			}
-			return Run{}, fmt.Errorf("start run %s: %w", id, err)
-		}
-		old, err = e.getHead(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			oldGen, oldNonce, h.gen = 0, "", 1
-			continue
-		}
-		if err != nil {
+		if refused(err) {
 			e.clearDue(ctx, due)
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
-		if !old.status.Finished() {
+		// Unknown outcome (a conflict included): the head says whose start is stored.
+		cur, gerr := e.getHead(ctx, id)
+		switch {
+		case gerr == nil && cur.nonce == h.nonce:
+			e.log.Info("start landed although its answer was an error", "run_id", id, "error", err.Error())
+			e.release(ctx, &sp, ops)
+			h.absorb(ops[0].Entity.Properties)
+			h.etag = cur.etag
+		case gerr != nil && !errors.Is(gerr, ErrNotFound):
+			// Still unknown: keep its payloads, and its due row for Sweep.
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, gerr)
+		case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound):
+			// Not stored, as far as a read can tell: the caller retries. Its payloads and due
+			// row stay (the write might still land); Sweep removes a due row of no run.
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		case errors.Is(gerr, ErrNotFound):
+			oldGen, oldNonce, h.gen = 0, "", 1
+			continue
+		case !cur.status.Finished():
 			e.clearDue(ctx, due)
 			if err := e.indexDelete(ctx, id, h.graph, h.created); err != nil {
 				e.log.Warn("start run: remove index row of a refused start", "run_id", id, "error", err.Error())
 			}
-			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
+			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
+		default:
+			old = cur
+			oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
+			continue
 		}
-		oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
+		break
 	}
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	if oldGen > 0 {

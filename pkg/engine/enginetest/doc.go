@@ -1,7 +1,8 @@
 // Package enginetest holds the conformance suites of the durable engine's storage
 // interfaces — RunStoreTests, RunWorkQueueTests and RunPayloadStoreTests — and instrumented
-// wrappers that count or fail storage operations (CountingStore, CountingQueue, FaultStore,
-// FaultQueue) for engine tests.
+// wrappers that count storage operations or fail them — before or after they are applied, or
+// losing their reply the way a retrying SDK sees it (CountingStore, CountingQueue,
+// FaultStore, FaultQueue) — for engine tests.
 //
 // Every backend runs the same suites: the in-memory twins in plain `go test`, the Azure
 // backends against Azurite in `make test`. The suites check behaviour visible through the
