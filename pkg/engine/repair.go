@@ -74,7 +74,7 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: map[string]any{
 		pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind,
 	}}}})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
 	}
 	return d, nil
