@@ -9,7 +9,8 @@ import (
 // CancelRun implements Runs. Cancellation is hard termination, applied durably at once: the
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row). A step in flight then loses its conditional commit and its result is discarded;
-// queued work items are dropped as stale.
+// queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
+// reading its run_terminated row: a cancel that landed succeeds.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound

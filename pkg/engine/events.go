@@ -37,6 +37,10 @@ func dedupKey(gen int64, key string) string {
 // before the wait, or carry another name, stay in the inbox in arrival order. payload is
 // any JSON; empty means null. Names match case-sensitively.
 //
+// One call stores the event at most once, with or without a key: a batch whose answer is
+// ambiguous (a lost reply the SDK retried into a conflict with itself) is settled by reading
+// the event_received row it would have written, stamped with this call's write id.
+//
 // Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
 // Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.

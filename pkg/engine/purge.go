@@ -10,8 +10,9 @@ import (
 // first, while the head still stands (a start of the id meanwhile replaces the head with a
 // later generation, whose rows it leaves alone, and the purge then fails on the head's
 // ETag); the head next; the payloads last, by the run's nonce, so a new run of the id that
-// started after the head was deleted keeps its own. Errors: ErrRunNotFound,
-// *RunNotFinishedError.
+// started after the head was deleted keeps its own. A head delete whose answer is ambiguous
+// (a 404 from the retry of a delete that landed) is settled by reading the head: gone means
+// purged. Errors: ErrRunNotFound, *RunNotFinishedError.
 func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound

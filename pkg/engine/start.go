@@ -64,7 +64,9 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // durable.StateChecker), writes its head (Pending) and run_started row in one batch and
 // dispatches its first step. A finished run with the same id is replaced atomically (a new
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
-// dispatch the run should the enqueue fail. Errors: the registry's unknown graph error
+// dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
+// reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
+// nonce says it is this start's. Errors: the registry's unknown graph error
 // (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidRunInput, a *durable.StateErrors
 // (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {

@@ -6,6 +6,12 @@
 // default seven days. Extend keeps a received message hidden while a step runs (Update
 // Message), returning the new pop receipt.
 //
+// The Azure SDK retries a request whose reply was lost or that met a 500 or 503. For Enqueue
+// that may queue the message twice, which the engine's at-least-once work items absorb (a
+// duplicate is dropped as stale, or settled by the run's conditional commit); a Delete whose
+// first try landed makes its retry answer 404, reported as engine.ErrNotFound, which the
+// engine takes as done.
+//
 // Azure counts visibility timeouts and delays in whole seconds: they are rounded up, and
 // capped at seven days (a longer delay delivers the message early; consumers are
 // at-least-once anyway). Receive hides messages for at least one second.
