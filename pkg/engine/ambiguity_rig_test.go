@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,61 +116,17 @@ func countRows(t testing.TB, r *rig, id, typ string) int {
 // rowsNaming returns the rows outside a run's own partition whose property prop names id.
 func rowsNaming(t testing.TB, r *rig, prop, id string) []engine.Entity {
 	t.Helper()
-	var out []engine.Entity
-	q := engine.Query{Where: []engine.Cond{{Property: prop, Op: engine.CondEq, Value: id}}}
-	for {
-		page, err := r.store.Query(context.Background(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ent := range page.Entities {
-			if ent.PartitionKey != id {
-				out = append(out, ent)
-			}
-		}
-		if q.Continuation = page.Continuation; q.Continuation == "" {
-			return out
-		}
-	}
-}
-
-// assertNoOrphans checks that no index row of id names a generation that is not stored, that
-// a finished run has no row left in an active index, that a listing shows the run exactly
-// once (or never, once purged), and that no due row of it is left.
-func assertNoOrphans(t testing.TB, r *rig, id string) {
-	t.Helper()
-	ctx := context.Background()
-	head, err := r.store.Get(ctx, id, "r")
-	gone := errors.Is(err, engine.ErrNotFound)
-	if err != nil && !gone {
-		t.Fatal(err)
-	}
-	for _, row := range rowsNaming(t, r, "RunID", id) {
-		switch {
-		case gone:
-			t.Errorf("index row %s/%s of a purged run", row.PartitionKey, row.RowKey)
-		case row.Properties["Gen"] != head.Properties["Gen"]:
-			t.Errorf("index row %s/%s names generation %v, the run is at %v", row.PartitionKey, row.RowKey, row.Properties["Gen"], head.Properties["Gen"])
-		case row.Properties["Status"] == "active" && head.Properties["Status"] != string(engine.StatusRunning) && head.Properties["Status"] != string(engine.StatusPending):
-			t.Errorf("index row %s/%s says active, the run is %v", row.PartitionKey, row.RowKey, head.Properties["Status"])
-		}
-	}
-	if due := rowsNaming(t, r, "Run", id); len(due) != 0 {
-		t.Errorf("%d due rows left, e.g. %s/%s", len(due), due[0].PartitionKey, due[0].RowKey)
-	}
-	list, err := r.e.ListRuns(ctx, engine.RunQuery{Limit: 1000})
+	rows, err := enginetest.RowsNaming(context.Background(), r.store, prop, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := 0
-	for _, run := range list.Runs {
-		if run.InstanceID == id {
-			listed++
-		}
-	}
-	if want := map[bool]int{true: 0, false: 1}[gone]; listed != want {
-		t.Errorf("the run is listed %d times, want %d", listed, want)
-	}
+	return rows
+}
+
+// assertNoOrphans checks the run's index and repair rows (enginetest.CheckNoOrphanRows).
+func assertNoOrphans(t testing.TB, r *rig, id string) {
+	t.Helper()
+	enginetest.CheckNoOrphanRows(t, r.store, r.e, id)
 }
 
 // assertStatus checks a run's status.

@@ -17,6 +17,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/faultproxy"
@@ -174,64 +175,10 @@ func (r *rig) assertRun(t *testing.T, id string, want engine.RunStatus) engine.R
 	return run
 }
 
-// rowsNaming returns the rows outside run id's partition whose property prop names it (a
-// scan: the test's table is small).
-func (r *rig) rowsNaming(t *testing.T, prop, id string) []engine.Entity {
-	t.Helper()
-	var out []engine.Entity
-	q := engine.Query{Where: []engine.Cond{{Property: prop, Op: engine.CondEq, Value: id}}}
-	for {
-		page, err := r.store.Query(t.Context(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ent := range page.Entities {
-			if ent.PartitionKey != id {
-				out = append(out, ent)
-			}
-		}
-		if q.Continuation = page.Continuation; q.Continuation == "" {
-			return out
-		}
-	}
-}
-
-// assertNoOrphans checks that every index row of id names the stored generation (none once
-// purged), that a finished run has no active index row, that a listing shows the run once
-// (never once purged) and that no due row of it is left.
+// assertNoOrphans checks the run's index and repair rows (enginetest.CheckNoOrphanRows).
 func (r *rig) assertNoOrphans(t *testing.T, id string) {
 	t.Helper()
-	head, err := r.store.Get(t.Context(), id, "r")
-	gone := errors.Is(err, engine.ErrNotFound)
-	if err != nil && !gone {
-		t.Fatal(err)
-	}
-	for _, row := range r.rowsNaming(t, "RunID", id) {
-		switch {
-		case gone:
-			t.Errorf("index row %s/%s of a purged run", row.PartitionKey, row.RowKey)
-		case row.Properties["Gen"] != head.Properties["Gen"]:
-			t.Errorf("index row %s/%s names generation %v, the run is at %v", row.PartitionKey, row.RowKey, row.Properties["Gen"], head.Properties["Gen"])
-		case row.Properties["Status"] == "active" && head.Properties["Status"] != string(engine.StatusRunning) && head.Properties["Status"] != string(engine.StatusPending):
-			t.Errorf("index row %s/%s says active, the run is %v", row.PartitionKey, row.RowKey, head.Properties["Status"])
-		}
-	}
-	if due := r.rowsNaming(t, "Run", id); len(due) != 0 {
-		t.Errorf("%d due rows left", len(due))
-	}
-	list, err := r.e.ListRuns(t.Context(), engine.RunQuery{Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := 0
-	for _, run := range list.Runs {
-		if run.InstanceID == id {
-			listed++
-		}
-	}
-	if want := map[bool]int{true: 0, false: 1}[gone]; listed != want {
-		t.Errorf("the run is listed %d times, want %d", listed, want)
-	}
+	enginetest.CheckNoOrphanRows(t, r.store, r.e, id)
 }
 
 // fired fails the test unless the rule faulted at least one request.
