@@ -21,7 +21,7 @@ DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
 
-.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure bench-jsontext package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test vet unit integration fuzz fuzz-short bench bench-lock bench-azure bench-jsontext local package functions azurite-install clean platform-sdk-test
 
 all: build
 
@@ -162,15 +162,26 @@ BIN  ?= funcgraph
 functions:
 	$(GO) run $(MAIN) functions --out functions
 
-## package: stage dist/ for `func azure functionapp publish` (linux/amd64): the binary named
-## $(BIN) built from $(MAIN), its function.json folders, and host.json naming $(BIN).
+## local: stage local/ for `func start` (with Azurite on its default ports): the native binary
+## $(BIN) built from $(MAIN), which writes the rest itself (`stage`): one folder per function,
+## host.json naming $(BIN), local.settings.json (custom runtime, UseDevelopmentStorage=true, the
+## work queue setting; settings you added are kept). Then: cd local && func start
+## Your own app: make local MAIN=./cmd/myapp BIN=myapp
+local:
+	mkdir -p local
+	$(GO) build -o local/$(BIN) $(MAIN)
+	./local/$(BIN) stage --target local --out local --exe $(BIN)
+	@echo "local/ is ready: start Azurite, then cd local && func start"
+
+## package: stage dist/ for `func azure functionapp publish`: a linux/amd64 build of $(MAIN)
+## named $(BIN), then `stage --target publish`, which writes the function folders, host.json
+## naming $(BIN) and the local.settings.json Core Tools reads (FUNCTIONS_WORKER_RUNTIME=custom).
 ## Your own app: make package MAIN=./cmd/myapp BIN=myapp
 package:
 	rm -rf dist && mkdir -p dist
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -o dist/$(BIN) $(MAIN)
-	$(GO) run $(MAIN) functions --out dist
-	$(GO) run $(MAIN) hostjson --in host.json --out dist/host.json --exe $(BIN)
+	$(GO) run $(MAIN) stage --target publish --out dist --exe $(BIN)
 	@echo "dist/ is ready: cd dist && func azure functionapp publish <app-name>"
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist local

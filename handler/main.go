@@ -3,8 +3,9 @@
 // subcommand:
 //
 //	funcgraph serve [--addr 127.0.0.1:7071]   serve the routes directly, with key checks
+//	funcgraph stage [--target local|publish]  write the folder func start / func publish runs
 //	funcgraph functions [--out functions]     write the function.json folders
-//	funcgraph hostjson --out dist/host.json   write host.json naming this binary
+//	funcgraph hostjson [--out host.json]      write the built-in host.json naming this binary
 //
 // Everything but the choice of app lives in pkg/launch; see its documentation for settings
 // (FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr: make run TRACE=stdout).

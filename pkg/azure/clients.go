@@ -32,6 +32,8 @@ type Clients struct {
 	Tables *aztables.ServiceClient
 	Queues *azqueue.ServiceClient
 	Blobs  *azblob.Client
+
+	identity bool // built from identity-based settings (a refusal names the missing role)
 }
 
 // NewClients validates s and builds the three service clients. It makes no request.
@@ -71,6 +73,7 @@ func NewClients(s Settings, opts *Options) (*Clients, error) {
 			return nil, err
 		}
 	}
+	c.identity = true
 	table, queue, blob := s.endpoints()
 	if c.Tables, err = aztables.NewServiceClient(table, cred, tOpts); err != nil {
 		return nil, fmt.Errorf("create table client: %w", err)
@@ -107,46 +110,45 @@ func newCredential(s Settings, co azcore.ClientOptions) (azcore.TokenCredential,
 }
 
 // EnsureTable creates the table if it is missing and returns its client. Table names match
-// ^[A-Za-z][A-Za-z0-9]{2,62}$.
+// ^[A-Za-z][A-Za-z0-9]{2,62}$. Under identity-based settings, a refusal is a
+// *MissingRoleError naming RoleTableDataContributor.
 func (c *Clients) EnsureTable(ctx context.Context, name string) (*aztables.Client, error) {
 	if err := ValidateTableName(name); err != nil {
 		return nil, err
 	}
 	if _, err := c.Tables.CreateTable(ctx, name, nil); err != nil && azsdk.Classify(err).Kind != azsdk.AlreadyExists {
-		return nil, fmt.Errorf("create table %s: %w", name, redact(err))
+		return nil, fmt.Errorf("create table %s: %w", name, c.setupError("table", err))
 	}
 	return c.Tables.NewClient(name), nil
 }
 
 // EnsureQueue creates the queue if it is missing and returns its client. Queue names are
-// 3-63 lowercase letters, digits and single hyphens.
+// 3-63 lowercase letters, digits and single hyphens. Under identity-based settings, a
+// refusal is a *MissingRoleError naming RoleQueueDataContributor.
 func (c *Clients) EnsureQueue(ctx context.Context, name string) (*azqueue.QueueClient, error) {
 	if err := ValidateQueueName(name); err != nil {
 		return nil, err
 	}
 	q := c.Queues.NewQueueClient(name)
 	if _, err := q.Create(ctx, nil); err != nil && azsdk.Classify(err).Kind != azsdk.AlreadyExists {
-		return nil, fmt.Errorf("create queue %s: %w", name, redact(err))
+		return nil, fmt.Errorf("create queue %s: %w", name, c.setupError("queue", err))
 	}
 	return q, nil
 }
 
 // EnsureContainer creates the blob container if it is missing and returns its client.
-// Container names are 3-63 lowercase letters, digits and single hyphens.
+// Container names are 3-63 lowercase letters, digits and single hyphens. Under
+// identity-based settings, a refusal is a *MissingRoleError naming RoleBlobDataOwner.
 func (c *Clients) EnsureContainer(ctx context.Context, name string) (*container.Client, error) {
 	if err := ValidateContainerName(name); err != nil {
 		return nil, err
 	}
 	cc := c.Blobs.ServiceClient().NewContainerClient(name)
 	if err := azsdk.CreateContainer(ctx, cc); err != nil {
-		return nil, fmt.Errorf("create container %s: %w", name, redact(err))
+		return nil, fmt.Errorf("create container %s: %w", name, c.setupError("blob", err))
 	}
 	return cc, nil
 }
-
-// redact drops the request URL (which may carry a SAS token) from transport errors and
-// reduces service errors to their status and code.
-func redact(err error) error { return azsdk.Reduce("storage", err, nil) }
 
 // ValidateTableName checks Azure's table naming rule.
 func ValidateTableName(name string) error {

@@ -16,8 +16,11 @@
 //     AzureWebJobsStorage__clientId=<client id> picks a user-assigned identity. Without
 //     __credential the azidentity DefaultAzureCredential chain is used (environment, workload
 //     identity, managed identity, Azure CLI, …), which is what a developer machine needs.
-//     The identity needs the "Storage Table Data Contributor", "Storage Queue Data
-//     Contributor" and "Storage Blob Data Contributor" roles (or Owner variants) on the account.
+//     The identity needs the RoleTableDataContributor, RoleQueueDataContributor and
+//     RoleBlobDataOwner roles on the account (Owner for blobs because the Functions host uses
+//     the same account; funcgraph's own containers need only Storage Blob Data Contributor).
+//     When creating a table, queue or container is refused for want of a role, the Ensure
+//     methods return a *MissingRoleError naming it.
 //
 // The package never reads the environment: callers pass a getenv function (os.Getenv in
 // main, a map in tests) to SettingsFrom, or fill Settings themselves.

@@ -63,3 +63,23 @@ func ExampleRegistry_Register() {
 	// <nil>
 	// true 1
 }
+
+// After a change to a graph, keep the old version registered with Previous until its runs
+// have finished: new runs start on the new version whatever the order of the calls, and runs
+// pinned to the old hash keep running on it.
+func ExamplePrevious() {
+	v1, v2 := refundGraph("0.1.0"), refundGraph("0.2.0")
+	reg := durable.NewRegistry()
+	_ = reg.Register(v2)
+	_ = reg.Register(durable.Previous(v1))
+
+	latest, _ := reg.Latest("refunds")
+	fmt.Println("new runs:", latest.Manifest().Version)
+	for _, g := range reg.Versions("refunds") {
+		fmt.Println("registered:", g.Manifest().Version)
+	}
+	// Output:
+	// new runs: 0.2.0
+	// registered: 0.2.0
+	// registered: 0.1.0
+}

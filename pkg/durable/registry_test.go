@@ -95,3 +95,52 @@ func TestRegistry_ConcurrentReads_RaceFree(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRegistry_Previous_KeptButNeverLatest: a version registered through Previous is
+// resolvable by its hash and listed by Versions, but new runs never start on it, whatever the
+// order of the calls; a name with only previous versions starts nothing.
+func TestRegistry_Previous_KeptButNeverLatest(t *testing.T) {
+	t.Parallel()
+	v1, v2, v3 := buildVersion(t, "g", "1"), buildVersion(t, "g", "2"), buildVersion(t, "g", "3")
+	for _, order := range [][]Graph{{Previous(v1), v2}, {v2, Previous(v1)}, {Previous(v1), v2, Previous(v3)}} {
+		r := NewRegistry()
+		for _, g := range order {
+			if err := r.Register(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g, err := r.Latest("g"); err != nil || g.Manifest().Version != "2" {
+			t.Fatalf("order %d: Latest = %v, %v; want version 2", len(order), g, err)
+		}
+		old, err := r.Lookup("g", v1.Manifest().GraphHash)
+		if err != nil || old.Manifest().Version != "1" {
+			t.Fatalf("Lookup(v1) = %v, %v", old, err)
+		}
+		if _, wrapped := old.(previous); wrapped {
+			t.Fatal("Lookup returned the Previous wrapper, not the graph")
+		}
+		vs := r.Versions("g")
+		if len(vs) != len(order) || vs[0].Manifest().Version != "2" {
+			t.Fatalf("Versions = %d graphs, first %s; want %d, latest first", len(vs), vs[0].Manifest().Version, len(order))
+		}
+		if len(r.List()) != 1 || len(r.Fragments()) != 1 {
+			t.Fatalf("List = %d graphs, want 1", len(r.List()))
+		}
+	}
+	r := NewRegistry()
+	if err := r.Register(Previous(Previous(v1))); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(v1); !errors.Is(err, ErrGraphExists) {
+		t.Fatalf("v1 again as latest: %v, want ErrGraphExists", err)
+	}
+	if _, err := r.Latest("g"); !errors.Is(err, ErrUnknownGraph) {
+		t.Fatalf("Latest of a draining name = %v, want ErrUnknownGraph", err)
+	}
+	if len(r.List()) != 0 || len(r.Versions("g")) != 1 || len(r.Versions("zz")) != 0 {
+		t.Fatalf("List %d, Versions(g) %d, Versions(zz) %d", len(r.List()), len(r.Versions("g")), len(r.Versions("zz")))
+	}
+	if Previous(nil) != nil {
+		t.Fatal("Previous(nil) is not nil")
+	}
+}

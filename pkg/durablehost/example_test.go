@@ -128,6 +128,7 @@ func ExampleMount() {
 	// fg_openapi [GET] openapi.json
 	// get_run_history [GET] runs/{instance_id}/history
 	// get_run_status [GET] runs/{instance_id}
+	// list_graph_versions [GET] graphs/{graph_name}/versions
 	// list_runs [GET] runs
 	// purge_run [DELETE] runs/{instance_id}
 	// send_run_event [POST] runs/{instance_id}/events/{event_name}

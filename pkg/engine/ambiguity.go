@@ -34,8 +34,9 @@ import (
 //
 // Writes whose repetition is harmless need no witness: deletes with ETagAny (a 404 is
 // success), merges with ETagAny (index rows), inserts at random keys (due rows: a 409 is
-// the first try), payload puts (unconditional, at keys unique per value) and enqueues (a
-// duplicate work item is dropped as stale or settled by the conditional commit).
+// the first try), the head's AwaitVersion flag (set again by the next delivery if it did not
+// land), payload puts (unconditional, at keys unique per value) and enqueues (a duplicate
+// work item is dropped as stale or settled by the conditional commit).
 
 // refused reports whether a Submit error says the batch was refused on every try, so it
 // wrote nothing. Any other error leaves the outcome unknown.

@@ -101,8 +101,8 @@ func writesIndex(ops []engine.Op) bool { return strings.HasPrefix(ops[0].Entity.
 
 // End states.
 
-// countRows returns how many history rows of a run have type typ.
-func countRows(t testing.TB, r *rig, id, typ string) int {
+// countHistory returns how many history rows of a run have type typ.
+func countHistory(t testing.TB, r *rig, id, typ string) int {
 	t.Helper()
 	n := 0
 	for _, row := range checkHistory(t, r.history(t, id)) { // gap-free

@@ -94,7 +94,7 @@ func TestEngine_AmbiguousWaitAndEventCommits_RunGoesOn(t *testing.T) {
 					t.Fatalf("output %s", run.Output)
 				}
 				for _, typ := range []string{engine.HistoryWaitStarted, engine.HistoryEventReceived, engine.HistoryEventApplied} {
-					if n := countRows(t, r, id, typ); n != 1 {
+					if n := countHistory(t, r, id, typ); n != 1 {
 						t.Errorf("%d %s rows, want 1", n, typ)
 					}
 				}
@@ -115,11 +115,11 @@ func TestEngine_AmbiguousRetryScheduled_OneAttemptCounted(t *testing.T) {
 		r.drive(t) // the first attempt fails; its retry is scheduled (ambiguously) a minute out
 		clk.advance(2 * time.Minute)
 		r.drive(t)
-		if n := countRows(t, r, id, engine.HistoryNodeRetryScheduled); n != 1 {
+		if n := countHistory(t, r, id, engine.HistoryNodeRetryScheduled); n != 1 {
 			t.Fatalf("%d retries scheduled, want 1", n)
 		}
 		assertStatus(t, r, id, engine.StatusRunning) // waiting for "go"
-		if n := countRows(t, r, id, engine.HistoryWaitStarted); n != 1 {
+		if n := countHistory(t, r, id, engine.HistoryWaitStarted); n != 1 {
 			t.Fatalf("%d waits after the retry, want 1", n)
 		}
 	})
@@ -144,7 +144,7 @@ func TestEngine_AmbiguousEvent_StoredOnce(t *testing.T) {
 				}
 				r.drive(t)
 				assertStatus(t, r, id, engine.StatusCompleted)
-				if n := countRows(t, r, id, engine.HistoryEventReceived); n != 1 {
+				if n := countHistory(t, r, id, engine.HistoryEventReceived); n != 1 {
 					t.Fatalf("%d events stored for one accepted raise", n)
 				}
 				assertNoOrphans(t, r, id)
@@ -164,7 +164,7 @@ func TestEngine_AmbiguousEventBeforeWait_StoredOnce(t *testing.T) {
 		}
 		r.drive(t)
 		assertStatus(t, r, id, engine.StatusCompleted)
-		if n := countRows(t, r, id, engine.HistoryEventReceived); n != 1 {
+		if n := countHistory(t, r, id, engine.HistoryEventReceived); n != 1 {
 			t.Fatalf("%d events stored for one accepted raise", n)
 		}
 	})
@@ -181,7 +181,7 @@ func TestEngine_AmbiguousCancel_Succeeds(t *testing.T) {
 			t.Fatalf("CancelRun: %v (a cancel that succeeded must not answer 'not running')", err)
 		}
 		run := assertStatus(t, r, id, engine.StatusTerminated)
-		if outputString(t, run) != "stop" || countRows(t, r, id, engine.HistoryRunTerminated) != 1 {
+		if outputString(t, run) != "stop" || countHistory(t, r, id, engine.HistoryRunTerminated) != 1 {
 			t.Fatalf("output %s", run.Output)
 		}
 		assertNoOrphans(t, r, id) // the index update ran: no active row left

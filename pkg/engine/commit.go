@@ -72,7 +72,7 @@ const maxRebase = 16
 // applied event, the deletion of the consumed inbox row), stamped with writeID. It is pure.
 func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
 	n := base.clone()
-	n.updated, n.writeID = now, writeID
+	n.updated, n.writeID, n.awaitVersion = now, writeID, false
 	var rows []histRow
 	setState := func() {
 		n.stateVal = o.state

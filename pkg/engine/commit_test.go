@@ -263,7 +263,7 @@ func TestEngine_TwoWorkersScheduleOneRetry_OneAttemptCounted(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := countRows(t, r, id, engine.HistoryNodeRetryScheduled); n != 1 {
+	if n := countHistory(t, r, id, engine.HistoryNodeRetryScheduled); n != 1 {
 		t.Fatalf("%d retries scheduled by two workers of one attempt, want 1: %v", n, checkHistory(t, r.history(t, id)))
 	}
 	for _, ev := range r.history(t, id) {

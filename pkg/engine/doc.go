@@ -34,8 +34,10 @@ package engine
 //	commit.go       the step's outcome and its batch: head merge and history rows
 //	purge.go        PurgeRun, and the rows of replaced runs
 //	wait.go         WaitRun
-//	index.go        ListRuns and the run index
+//	list.go         ListRuns: the index shards merged newest first, continuation tokens
+//	index.go        the run index: sharded partitions, its rows, orphan clean-up
 //	read.go         GetRun and History
+//	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
 //	ambiguity.go    the ambiguity rule: a write whose outcome is unknown is resolved by a read
 //	partition.go    a run's partition: head row, history and inbox rows, row keys

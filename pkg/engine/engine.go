@@ -44,6 +44,10 @@ import (
 // "<run id>:<generation>.<nonce>:<step>", stable across attempts. Recovery needs no scan:
 // see repair.go for the design and its cost model.
 //
+// Versions. A run is pinned to the graph version (name and hash) it started on; a process
+// whose registry lacks that version does not fail the run but parks it (version.go) until a
+// process that has it picks it up.
+//
 // Events go to the inbox (one batch: inbox row, event_received history row, head counters)
 // and wake the run only when it waits for that name; a wait consumes the oldest inbox row
 // with its name. Cancellation writes Terminated to the head at once (hard termination).
@@ -74,7 +78,10 @@ type Engine struct {
 	wg     sync.WaitGroup
 }
 
-var _ Runs = (*Engine)(nil)
+var (
+	_ Runs           = (*Engine)(nil)
+	_ VersionCounter = (*Engine)(nil)
+)
 
 // New validates opts and returns an engine. It starts nothing; call Start for the
 // embedded dispatcher.

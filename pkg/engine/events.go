@@ -43,10 +43,14 @@ func dedupKey(gen int64, key string) string {
 //
 // Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
-// Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.
+// Errors: ErrRunNotFound, ErrInvalidEventName (checked before anything is read or stored),
+// *RunFinishedError, ErrInvalidEventPayload.
 func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
+	}
+	if !ValidEventName(eventName) {
+		return ErrInvalidEventName
 	}
 	if payload = bytes.TrimSpace(payload); len(payload) == 0 {
 		payload = json.RawMessage("null")

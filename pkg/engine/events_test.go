@@ -37,7 +37,7 @@ func TestEngine_ConcurrentRaisesOneIdempotencyKey_BothAcceptedOneEvent(t *testin
 	}
 	r.drive(t)
 	assertStatus(t, r, id, engine.StatusCompleted)
-	if n := countRows(t, r, id, engine.HistoryEventReceived); n != 1 {
+	if n := countHistory(t, r, id, engine.HistoryEventReceived); n != 1 {
 		t.Fatalf("%d events stored for one key", n)
 	}
 }
@@ -62,7 +62,7 @@ func TestEngine_KeyedRetryAfterRunFinished_Accepted(t *testing.T) {
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(approval), engine.WithIdempotencyKey("other")); !errors.As(err, &finished) {
 		t.Fatalf("a new key on a finished run: %v, want *RunFinishedError", err)
 	}
-	if n := countRows(t, r, id, engine.HistoryEventReceived); n != 1 {
+	if n := countHistory(t, r, id, engine.HistoryEventReceived); n != 1 {
 		t.Fatalf("%d events stored", n)
 	}
 }

@@ -4,46 +4,76 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
 // The run index lists runs without scanning the run store. Each run generation has one
-// index row in the partition of all runs and one in the partition of its graph:
+// index row in a partition of all runs and one in a partition of its graph, plus, while it
+// is Pending or Running, one in each of the matching active partitions. The partitions are
+// sharded by run id, so that starts and finishes spread over indexShards partitions per
+// family instead of queueing on one:
 //
-//	PartitionKey  "~runs"  or  "~graph~<graph name>"          (every run)
-//	              "~active"  or  "~active~<graph name>"       (while the run is Pending or Running)
+//	PartitionKey  "~runs-<s>"  or  "~graph-<s>~<graph name>"      (every run)
+//	              "~active-<s>"  or  "~active-<s>~<graph name>"   (while Pending or Running)
+//	              s = FNV-1a(run id) mod indexShards, in decimal
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
-//	Properties    RunID, Gen, Graph, Status ("active" until the run finishes, then its final
-//	              status), Created
+//	Properties    RunID, Gen, Graph, Hash, Version, Status ("active" until the run
+//	              finishes, then its final status), Created
+//
+// Rows written before the index was sharded live in the legacy partitions "~runs",
+// "~graph~<name>", "~active" and "~active~<name>", without Hash and Version. A listing
+// reads them as one more shard, and a run whose head has no IndexShards property (it was
+// started by that release) keeps its status updated there; nothing migrates them. Once no
+// such run is left they cost one empty query per listing page.
 //
 // A Pending or Running filter reads the active partitions, which hold only unfinished runs,
 // so its cost follows the runs in flight, not every run ever kept.
 //
 // Row keys start with a digit and run rows ("r", "h…", "i…") with a letter, so even a run whose
 // id equals an index partition key shares no row with it, and every index query is bounded
-// to the digit range. Newest runs sort first, and a created-time filter is a row-key range.
+// to the digit range. Newest runs sort first in every shard, and a created-time filter is a
+// row-key range; a listing merges the shards newest first (list.go).
+//
+// Throughput. An Azure table partition serves about 2,000 entities per second. A run writes
+// each family twice (its row at start; its status merge, or its active row's delete, at the
+// finish), so one partition caps a family at about 1,000 run lifecycles per second, and
+// indexShards partitions at indexShards × 1,000 — 8,000 with 8 shards, above what one
+// storage account serves (about 20,000 requests per second, and a run costs at least 17
+// table operations, so about 1,200 runs per second per account).
 //
 // Cost: four inserts when a run starts, two merges and two deletes when it finishes, two
-// deletes when it is purged or replaced — O(1) per run lifecycle, none per step. A list page is one partition
-// query plus one head read per listed run; it never touches a history row. Index rows are
-// written outside the run's transaction: the row is inserted before the head, so a stored run
-// is always listed; its status is written after the finishing commit, and a list that finds it
-// stale (a crash in between) repairs it. The status a list returns is always read from the
-// run's head.
+// deletes when it is purged or replaced — O(1) per run lifecycle, none per step. Index rows
+// are written outside the run's transaction: the rows are inserted before the head, so a
+// stored run is always listed; its status is written after the finishing commit, and a list
+// that finds it stale (a crash in between) repairs it. The status a list returns is always
+// read from the run's head.
+//
+// No orphans. A start that fails removes its rows (and its due row); one whose outcome is
+// unknown leaves them to the repair pass, which removes them with the due row when the head
+// never landed. A listing that meets a row whose head is missing or is another generation
+// does not list it, and removes it once it is older than Options.RepairAfter (the time a
+// start has to store its head before the repair pass deems it failed), so an orphan costs
+// one head read at most until the next listing that sees it.
 const (
-	indexAllPartition   = "~runs"
-	indexGraphPartition = "~graph~"
-	indexActivePrefix   = "~active"
-	indexRowFrom        = "0"
-	indexRowTo          = ":" // the byte after '9'
-	indexActive         = "active"
+	indexShards       = 8
+	indexAllPrefix    = "~runs"
+	indexGraphPrefix  = "~graph"
+	indexActivePrefix = "~active"
+	indexRowFrom      = "0"
+	indexRowTo        = ":" // the byte after '9'
+	indexActive       = "active"
 
 	iRunID, iGen, iGraph, iStatus, iCreated = "RunID", "Gen", "Graph", "Status", "Created"
+	iHash, iVersion                         = "Hash", "Version"
 )
+
+// pIndexShards is the head property naming the shard count of the run's index rows; heads
+// without it were indexed in the legacy, unsharded partitions.
+const pIndexShards = "IndexShards"
 
 // indexTime is the precision Azure Table keeps for a DateTime.
 const indexTime = 100 * time.Nanosecond
@@ -58,12 +88,55 @@ func padRowTime(n int64) string {
 	return strings.Repeat("0", 19-len(s)) + s
 }
 
-func indexPartitions(graph string) [2]string {
-	return [2]string{indexAllPartition, indexGraphPartition + graph}
+// validIndexRowKey reports whether rk has the shape of an index row key.
+func validIndexRowKey(rk string) bool {
+	if len(rk) < 21 || rk[19] != '_' || !ValidInstanceID(rk[20:]) {
+		return false
+	}
+	for i := range 19 {
+		if rk[i] < '0' || rk[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
-func activePartitions(graph string) [2]string {
-	return [2]string{indexActivePrefix, indexActivePrefix + "~" + graph}
+// indexShard returns the shard of a run id.
+func indexShard(runID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(runID))
+	return int(h.Sum32() % indexShards)
+}
+
+// indexRef locates the index rows of one run generation.
+type indexRef struct {
+	runID, graph, rowKey string
+	legacy               bool // the unsharded partitions of an earlier release
+}
+
+func (h *head) indexRef() indexRef {
+	return indexRef{runID: h.runID, graph: h.graph, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
+}
+
+// shardPrefix returns the partition prefix of family in shard s; s < 0 is the legacy one.
+func shardPrefix(family string, s int) string {
+	if s < 0 {
+		return family
+	}
+	return family + "-" + strconv.Itoa(s)
+}
+
+// graphPartition returns the partition of graph within a family's shard prefix.
+func graphPartition(prefix, graph string) string { return prefix + "~" + graph }
+
+// partitions returns the run's partitions of all runs and of its graph, then its active ones.
+func (r indexRef) partitions() (all, active [2]string) {
+	s := -1
+	if !r.legacy {
+		s = indexShard(r.runID)
+	}
+	runs, graphs, act := shardPrefix(indexAllPrefix, s), shardPrefix(indexGraphPrefix, s), shardPrefix(indexActivePrefix, s)
+	return [2]string{runs, graphPartition(graphs, r.graph)}, [2]string{act, graphPartition(act, r.graph)}
 }
 
 func indexStatus(s RunStatus) string {
@@ -75,14 +148,14 @@ func indexStatus(s RunStatus) string {
 
 // indexInsert writes the index rows of a run generation that is about to be stored.
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
-	rk := indexRowKey(h.created, h.runID)
-	all, active := indexPartitions(h.graph), activePartitions(h.graph)
+	ref := h.indexRef()
+	all, active := ref.partitions()
 	for _, pk := range append(all[:], active[:]...) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
-			iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iStatus: indexActive, iCreated: h.created,
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
+			iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
 		}}}})
 		if errors.Is(err, ErrConflict) { // an earlier attempt of this start wrote it
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
 				iGen: h.gen, iStatus: indexActive,
 			}}}})
 		}
@@ -95,9 +168,11 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 
 // indexSetStatus records a finished run's status. Best effort: a list repairs a stale row.
 func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
-	rk := indexRowKey(h.created, h.runID)
-	for _, pk := range indexPartitions(h.graph) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk, Properties: map[string]any{
+	ctx = context.WithoutCancel(ctx) // the run's commit is stored: a shutdown must not skip this
+	ref := h.indexRef()
+	all, active := ref.partitions()
+	for _, pk := range all {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
 			iStatus: indexStatus(h.status),
 		}}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -107,115 +182,43 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	if h.active() {
 		return
 	}
-	for _, pk := range activePartitions(h.graph) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk}}})
+	for _, pk := range active {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			e.log.Warn("index: remove finished run from the active index", "run_id", h.runID, "error", err.Error())
 		}
 	}
 }
 
-// indexDelete removes the index rows of the generation created at created.
-func (e *Engine) indexDelete(ctx context.Context, runID, graph string, created time.Time) error {
-	rk := indexRowKey(created, runID)
-	all, active := indexPartitions(graph), activePartitions(graph)
+// indexDelete removes the index rows of one run generation.
+func (e *Engine) indexDelete(ctx context.Context, ref indexRef) error {
+	all, active := ref.partitions()
 	for _, pk := range append(all[:], active[:]...) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: rk}}})
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("unindex run %s: %w", runID, err)
+			return fmt.Errorf("unindex run %s: %w", ref.runID, err)
 		}
 	}
 	return nil
 }
 
-// indexQuery turns a run query into one query of the index.
-func indexQuery(q RunQuery, limit int) Query {
-	iq := Query{PartitionKey: indexAllPartition, RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: limit, Continuation: q.ContinuationToken}
-	if q.GraphName != "" {
-		iq.PartitionKey = indexGraphPartition + q.GraphName
+// unindex removes the index rows of a generation that will never be stored, or whose head
+// is gone. Best effort: a listing removes what it leaves.
+func (e *Engine) unindex(ctx context.Context, ref indexRef, why string) {
+	if err := e.indexDelete(context.WithoutCancel(ctx), ref); err != nil {
+		e.log.Warn("index: remove the rows of "+why, "run_id", ref.runID, "error", err.Error())
 	}
-	// Row keys hold MaxInt64 - created as a fixed-width number, so for a bound t:
-	// created < t ⇔ number ≥ MaxInt64-t+1, and created ≥ t ⇔ number < MaxInt64-t+1.
-	if !q.CreatedBefore.IsZero() {
-		iq.RowKeyFrom = padRowTime(math.MaxInt64 - q.CreatedBefore.UnixNano() + 1)
-	}
-	if !q.CreatedAfter.IsZero() {
-		iq.RowKeyTo = padRowTime(math.MaxInt64 - q.CreatedAfter.UnixNano() + 1)
-	}
-	switch {
-	case q.Status == StatusPending || q.Status == StatusRunning:
-		iq.PartitionKey = indexActivePrefix
-		if q.GraphName != "" {
-			iq.PartitionKey = indexActivePrefix + "~" + q.GraphName
-		}
-	case q.Status != "":
-		iq.Where = []Cond{{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)}}
-	}
-	return iq
 }
 
-// ListRuns implements Runs: runs matching q, newest first, one page at a time, from the run
-// index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
-// carry a continuation token.
-func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
+// dropOrphan removes the rows of the index row ent (legacy: read from the unsharded
+// partitions), whose head is missing or is another generation, once ent is older than
+// RepairAfter: until then the start that wrote it may still be storing its head.
+func (e *Engine) dropOrphan(ctx context.Context, ent Entity, legacy bool) {
+	created, _ := ent.Properties[iCreated].(time.Time)
+	if created.IsZero() || e.clock().Sub(created) < e.opts.RepairAfter {
+		return
 	}
-	limit = min(limit, MaxPageSize)
-	page, err := e.store.Query(ctx, indexQuery(q, limit))
-	if err != nil {
-		return RunList{}, fmt.Errorf("list runs: %w", err)
-	}
-	runs := make([]*Run, len(page.Entities))
-	errs := make([]error, len(page.Entities))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i, ent := range page.Entities {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			runs[i], errs[i] = e.listedRun(ctx, ent, q)
-		}()
-	}
-	wg.Wait()
-	out := RunList{Runs: make([]Run, 0, len(runs)), ContinuationToken: page.Continuation}
-	for i, r := range runs {
-		if errs[i] != nil {
-			return RunList{}, fmt.Errorf("list runs: %w", errs[i])
-		}
-		if r != nil {
-			out.Runs = append(out.Runs, *r)
-		}
-	}
-	return out, nil
-}
-
-// listedRun reads the run an index row names, or nil when the row is stale (the generation
-// was replaced or purged, or never stored) or the run's live status does not match q.
-func (e *Engine) listedRun(ctx context.Context, ent Entity, q RunQuery) (*Run, error) {
-	id, _ := ent.Properties[iRunID].(string)
-	gen, _ := ent.Properties[iGen].(int64)
-	h, err := e.getHead(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if h.gen != gen {
-		return nil, nil
-	}
-	if st, _ := ent.Properties[iStatus].(string); st != indexStatus(h.status) {
-		e.indexSetStatus(ctx, h) // repair what a crash after the finishing commit left
-	}
-	if q.Status != "" && h.status != q.Status {
-		return nil, nil
-	}
-	r, err := e.toRun(ctx, h)
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
+	ref := indexRef{runID: str(ent.Properties, iRunID), graph: str(ent.Properties, iGraph), rowKey: ent.RowKey, legacy: legacy}
+	e.unindex(ctx, ref, "a run whose head is gone or is another generation")
+	e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", ref.runID, "graph", ref.graph)
 }

@@ -79,6 +79,8 @@ type head struct {
 
 	histSeq, inboxSeq, pending int64
 	runnable                   bool
+	awaitVersion               bool  // parked: its graph version is not registered (version.go)
+	indexShards                int64 // shard count of its index rows; 0: the legacy partitions
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 }
@@ -98,7 +100,7 @@ func (h *head) mutableProps() map[string]any {
 		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
 		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
 		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
-		pUpdated: h.updated, pWriteID: h.writeID,
+		pUpdated: h.updated, pWriteID: h.writeID, pAwaitVersion: false,
 	}
 }
 
@@ -109,6 +111,9 @@ func (h *head) allProps() map[string]any {
 	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash
 	p[pInput], p[pInput+refSuffix] = h.inputJSON, h.inputRef
 	p[pCreated] = h.created
+	if h.indexShards > 0 {
+		p[pIndexShards] = h.indexShards
+	}
 	if h.trace != "" {
 		p[pTrace] = h.trace
 	}
@@ -137,9 +142,10 @@ func decodeHead(e Entity) (*head, error) {
 		inputJSON: str(p, pInput), inputRef: str(p, pInput+refSuffix),
 		custom: str(p, pCustom), outputJSON: str(p, pOutput), outputRef: str(p, pOutput+refSuffix),
 		histSeq: i64(p, pHistSeq), inboxSeq: i64(p, pInboxSeq), pending: i64(p, pPending),
-		trace: str(p, pTrace),
+		trace: str(p, pTrace), indexShards: i64(p, pIndexShards),
 	}
 	h.runnable, _ = p[pRunnable].(bool)
+	h.awaitVersion, _ = p[pAwaitVersion].(bool)
 	h.created, _ = p[pCreated].(time.Time)
 	h.updated, _ = p[pUpdated].(time.Time)
 	if !h.status.Valid() || h.gen < 1 {

@@ -41,7 +41,7 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(instanceID, h.nonce)); err != nil {
 		return fmt.Errorf("purge payloads of run %s: %w", instanceID, err)
 	}
-	if err := e.indexDelete(ctx, instanceID, h.graph, h.created); err != nil {
+	if err := e.indexDelete(ctx, h.indexRef()); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
 	e.log.Info("run purged", "run_id", instanceID)

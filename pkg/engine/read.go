@@ -47,7 +47,9 @@ func (h *head) run() Run {
 		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash,
 		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"),
 	}
-	if h.status != StatusPending && h.custom != "" {
+	if h.awaitVersion && h.active() {
+		r.CustomStatus = json.RawMessage(versionStatus(h))
+	} else if h.status != StatusPending && h.custom != "" {
 		r.CustomStatus = json.RawMessage(h.custom)
 	} else {
 		r.CustomStatus = json.RawMessage("null")

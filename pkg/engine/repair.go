@@ -37,7 +37,8 @@ import (
 //   - start: 3 T (due row, head batch, due delete) + 1 Q; the first visit adds 1 T (Running);
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries, plus for each overdue row 1 T head read, 1 T
-//     delete and at most 1 Q enqueue.
+//     delete and at most 1 Q enqueue (or, for a start that never stored its head, 4 T
+//     deletes of its index rows instead).
 
 // dueShards is the number of due index partitions (spreading intent writes).
 const dueShards = 8
@@ -48,8 +49,9 @@ const (
 	dueEvent = "event" // the wake-up of an event that matched the wait
 )
 
-// Due row properties.
-const pRun, pKind = "Run", "Kind"
+// Due row properties. A start's row also names its graph and its index row key (pIndexRow),
+// so that the repair pass can remove the index rows of a start that never stored its head.
+const pRun, pKind, pIndexRow = "Run", "Kind", "IndexRow"
 
 // dueRow locates an intent row (zero: none).
 type dueRow struct {
@@ -71,9 +73,11 @@ func dueKeyAt(t time.Time) string {
 // writeDue records that h's next step must be on the queue by now + RepairAfter.
 func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, error) {
 	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
-	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: map[string]any{
-		pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind,
-	}}}})
+	props := map[string]any{pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind}
+	if kind == dueStart {
+		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
+	}
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
 	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
 	}
@@ -130,11 +134,16 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 }
 
 // repairDue settles one overdue intent row: it dispatches the run when the row's step is
-// still undone and nobody took it up, then deletes the row.
+// still undone and nobody took it up, then deletes the row. A start whose head never landed
+// (missing, or another run's) also loses its index rows.
 func (e *Engine) repairDue(ctx context.Context, ent Entity) (bool, error) {
 	p := ent.Properties
 	runID, stuck := str(p, pRun), false
 	h, err := e.getHead(ctx, runID)
+	if str(p, pKind) == dueStart && str(p, pIndexRow) != "" &&
+		(errors.Is(err, ErrNotFound) || err == nil && h.nonce != str(p, pNonce)) {
+		e.unindex(ctx, indexRef{runID: runID, graph: str(p, pGraph), rowKey: str(p, pIndexRow)}, "a start that never stored its head")
+	}
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:

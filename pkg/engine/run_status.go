@@ -17,6 +17,13 @@ type RunProgress struct {
 	WaitingForEvent string `json:"waiting_for_event,omitempty"`
 	// ResumeNode is where the run continues after WaitingForEvent.
 	ResumeNode string `json:"resume_node,omitempty"`
+	// WaitingForVersion is the graph hash of a run whose version is not registered on the
+	// process that last picked it up; "" otherwise. Message then says so in words
+	// (VersionUnavailableMessage). The run continues when a process that has the version
+	// picks it up.
+	WaitingForVersion string `json:"waiting_for_version,omitempty"`
+	// Message explains WaitingForVersion.
+	Message string `json:"message,omitempty"`
 }
 
 // RunResult is the output of a completed run, with the final state decoded into S.
@@ -34,7 +41,8 @@ type RunResult[S any] struct {
 var ErrRunNotCompleted = errors.New("engine: run not completed")
 
 // Progress decodes the custom status. ok is false while the run is Pending (null custom
-// status) or when the custom status is not the engine's object.
+// status, unless it waits for its graph version) or when the custom status is not the
+// engine's object.
 func (r Run) Progress() (p RunProgress, ok bool) {
 	if len(r.CustomStatus) == 0 || string(r.CustomStatus) == "null" {
 		return RunProgress{}, false
@@ -52,6 +60,16 @@ func (r Run) WaitingFor() (event string, ok bool) {
 	}
 	p, _ := r.Progress()
 	return p.WaitingForEvent, p.WaitingForEvent != ""
+}
+
+// WaitingForVersion returns the graph hash an unfinished run waits for: its version is not
+// registered on the process that last picked it up. ok is false otherwise.
+func (r Run) WaitingForVersion() (graphHash string, ok bool) {
+	if r.Status.Finished() {
+		return "", false
+	}
+	p, _ := r.Progress()
+	return p.WaitingForVersion, p.WaitingForVersion != ""
 }
 
 // FailureMessage returns the failure text of a Failed run, or the reason of a Terminated

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Fixed internal names of the durable runtime. History rows and logs name the step kind
@@ -59,7 +61,9 @@ type Run struct {
 	InstanceID string
 	Status     RunStatus
 	// CustomStatus is null while Pending; then the 4-key object of the current visit, or 6
-	// keys while waiting for an event (durable.md section 7).
+	// keys while waiting for an event (durable.md section 7). A run whose graph version is
+	// not registered on the process that picked it up has two keys more, Pending included:
+	// "waiting_for_version" (the graph hash) and "message" (see Run.WaitingForVersion).
 	CustomStatus json.RawMessage
 	Input        RunInput
 	// Output is {graph_name, graph_version, graph_hash, final_node, state} when Completed, the
@@ -85,7 +89,9 @@ type StartRunRequest struct {
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
 type RunQuery struct {
-	GraphName     string
+	GraphName string
+	// GraphHash keeps the runs pinned to one version of their graph (16 hex digits).
+	GraphHash     string
 	Status        RunStatus
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
@@ -142,7 +148,7 @@ type Runs interface {
 	// GetRun returns a run's status. Errors: ErrRunNotFound.
 	GetRun(ctx context.Context, instanceID string) (Run, error)
 	// RaiseEvent stores an event for a run and wakes it; once stored it is accepted (nil).
-	// Errors: ErrRunNotFound, *RunFinishedError, ErrInvalidEventPayload.
+	// Errors: ErrRunNotFound, ErrInvalidEventName, *RunFinishedError, ErrInvalidEventPayload.
 	RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error
 	// CancelRun records a termination request. Errors: ErrRunNotFound, *RunFinishedError.
 	CancelRun(ctx context.Context, instanceID, reason string) error
@@ -155,6 +161,24 @@ type Runs interface {
 	PurgeRun(ctx context.Context, instanceID string) error
 }
 
+// VersionCount is how many unfinished runs one version of a graph has.
+type VersionCount struct {
+	GraphHash    string
+	GraphVersion string
+	// Unfinished counts the runs that are Pending or Running on this version, waiting ones
+	// included.
+	Unfinished int
+}
+
+// VersionCounter is an optional capability of a Runs: counting a graph's unfinished runs per
+// version, so an operator knows when an old version can leave the deployment. The Engine
+// implements it.
+type VersionCounter interface {
+	// UnfinishedByVersion returns one VersionCount per graph hash with unfinished runs of
+	// graph, in hash order; empty for a graph without any.
+	UnfinishedByVersion(ctx context.Context, graph string) ([]VersionCount, error)
+}
+
 // Run errors.
 var (
 	// ErrRunNotFound reports an unknown run id.
@@ -162,6 +186,11 @@ var (
 	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
 	// characters without / \ # ?.
 	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
+	// ErrInvalidEventName reports an event name outside ValidEventName.
+	ErrInvalidEventName = errors.New("engine: invalid event_name")
+	// ErrInvalidGraphName reports a registered graph whose name the engine cannot store
+	// (ValidGraphName): a fault of the app, found at start before anything is stored.
+	ErrInvalidGraphName = errors.New("engine: graph name cannot be stored")
 )
 
 // ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
@@ -176,6 +205,40 @@ func ValidInstanceID(id string) bool {
 		}
 	}
 	return true
+}
+
+// Name limits. Every name a caller hands the engine that it stores as a key or a property
+// is checked before anything is stored:
+//
+//   - instance ids: 1–256 printable ASCII characters without / \ # ? (ValidInstanceID);
+//   - event names: 1–MaxNameLength characters of valid UTF-8, no control character
+//     (ValidEventName); an event name is a property of its inbox and history rows, which
+//     cannot spill to the payload store;
+//   - graph names: as event names, and without / \ # ? either (ValidGraphName): a graph
+//     name is part of the run index's partition keys;
+//   - idempotency keys: any length; only their SHA-256 is stored.
+//
+// Lengths count UTF-16 code units, the unit Azure Table storage measures strings in.
+const MaxNameLength = 256
+
+// ValidEventName reports whether name can be an event name: 1–MaxNameLength UTF-16 code
+// units of valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
+func ValidEventName(name string) bool {
+	if name == "" || !utf8.ValidString(name) || UTF16Len(name) > MaxNameLength {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidGraphName reports whether the engine can store runs of a graph with this name: a
+// valid event name (ValidEventName) without / \ # or ?.
+func ValidGraphName(name string) bool {
+	return ValidEventName(name) && !strings.ContainsAny(name, "/\\#?")
 }
 
 // RunExistsError reports a start for an instance id whose run is not finished.

@@ -123,6 +123,37 @@ func TestEngine_RaiseEvent_NonJSONPayloadRefused(t *testing.T) {
 	}
 }
 
+// Issue #18, names: an event name outside ValidEventName (one above a table property used
+// to fail with a 500 from storage) is refused before anything is read or stored.
+func TestEngine_RaiseEvent_NamePastTheLimit_RefusedBeforeStorage(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	r.counts.Reset()
+	for _, name := range []string{"", strings.Repeat("e", 257), strings.Repeat("e", 40<<10), "a\x00b", "a\nb", "a\u009fb", "bad\xffutf8"} {
+		if err := r.e.RaiseEvent(t.Context(), id, name, nil); !errors.Is(err, engine.ErrInvalidEventName) {
+			t.Errorf("event name of %d bytes: %v, want ErrInvalidEventName", len(name), err)
+		}
+	}
+	if n := r.counts.Table(); n != 0 {
+		t.Errorf("%d table operations for refused event names", n)
+	}
+	for _, name := range []string{strings.Repeat("e", 256), strings.Repeat("😀", 128), "a/b#c?d\\e"} {
+		if !engine.ValidEventName(name) {
+			t.Errorf("ValidEventName(%.20q…) = false, want true", name)
+		}
+	}
+	if engine.ValidEventName(strings.Repeat("😀", 129)) {
+		t.Error("258 UTF-16 code units accepted")
+	}
+	for name, want := range map[string]bool{"support_agent": true, "café": true, "a/b": false, "a#b": false, "a?b": false, "a\\b": false, "": false} {
+		if got := engine.ValidGraphName(name); got != want {
+			t.Errorf("ValidGraphName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // Product rule: WaitRun waits for a finished run unless told to stop at a wait.
 func TestEngine_WaitRun_DefaultWaitsForFinished(t *testing.T) {
 	t.Parallel()

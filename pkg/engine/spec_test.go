@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -312,38 +311,6 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 	page, err := r.store.Query(ctx, engine.Query{PartitionKey: id})
 	if err != nil || len(page.Entities) != 9 {
 		t.Errorf("partition holds %d rows (err %v), want 9", len(page.Entities), err)
-	}
-}
-
-func TestEngine_Pinning_OldVersionFinishesOrFailsClearly(t *testing.T) {
-	t.Parallel()
-	v1 := chainGraph(t, "pinned", 2, nil)
-	b := durable.NewManifestBuilder[counterState]("pinned", durable.WithVersion("0.2.0"))
-	b.SetEntrypoint("n0")
-	double := func(_ context.Context, s counterState) (any, error) { return durable.Update{"n": s.N*2 + 100}, nil }
-	_ = b.AddNode("n0", double, durable.WithHandlerName("v2.n0"), durable.Terminal())
-	v2, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The run starts on v1; the process then restarts with v1 and v2, or v2 only.
-	r := newRig(t, engine.Options{Registry: regOf(t, v1)}, false)
-	both := r.restart(t, regOf(t, v1, v2))
-	id := r.start(t, "pinned", "", `{}`)
-	both.drive(t)
-	run, _ := both.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted || stateOf(t, run)["n"] != 2.0 || run.GraphVersion != "0.1.0" {
-		t.Fatalf("with v1 still registered: %s %s", run.Status, run.Output)
-	}
-
-	id = r.start(t, "pinned", "", `{}`)
-	onlyV2 := r.restart(t, regOf(t, v2))
-	onlyV2.drive(t)
-	run, _ = onlyV2.e.GetRun(t.Context(), id)
-	want := "orchestrator failed: unknown graph 'pinned' with hash '" + v1.Manifest().GraphHash + "'"
-	if run.Status != engine.StatusFailed || outputString(t, run) != want {
-		t.Fatalf("with v1 gone: %s %s, want %q", run.Status, run.Output, want)
 	}
 }
 

@@ -67,8 +67,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
 // nonce says it is this start's. Errors: the registry's unknown graph error
-// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidRunInput, a *durable.StateErrors
-// (ErrInvalidState) for an invalid initial state, *RunExistsError.
+// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGraphName, ErrInvalidRunInput, a
+// *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	g, err := e.reg.Latest(req.GraphName)
 	if err != nil {
@@ -97,18 +97,26 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		}
 	}
 	m := g.Manifest()
+	if !ValidGraphName(m.GraphName) {
+		return Run{}, fmt.Errorf("start run of graph %q: %w", m.GraphName, ErrInvalidGraphName)
+	}
 	now := e.clock()
 	h := &head{
 		runID: id, gen: 1, nonce: newNonce(), writeID: newWriteID(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
 		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
-		histSeq: 1, runnable: true, created: now, updated: now,
+		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards,
 	}
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)
 	if err != nil {
 		return Run{}, fmt.Errorf("start run %s: %w", id, err)
+	}
+	// abandon removes the due and index rows of a start that failed: it stored no head.
+	abandon := func() {
+		e.clearDue(ctx, due)
+		e.unindex(ctx, h.indexRef(), "a failed start")
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -119,7 +127,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt == maxHeadRetries {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
 		}
 		headOp := Op{Kind: OpInsert}
@@ -131,11 +139,11 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})...)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, err
 		}
 		if err := e.indexInsert(ctx, h); err != nil {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		etags, err := e.store.Submit(ctx, ops)
@@ -146,7 +154,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			break
 		}
 		if refused(err) {
-			e.clearDue(ctx, due)
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
 		// Unknown outcome (a conflict included): the head says whose start is stored.
@@ -158,22 +166,20 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			h.absorb(ops[0].Entity.Properties)
 			h.etag = cur.etag
 		case gerr != nil && !errors.Is(gerr, ErrNotFound):
-			// Still unknown: keep its payloads, and its due row for Sweep.
+			// Still unknown: keep its payloads, and its due and index rows for Sweep, which
+			// removes them if the head never landed.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, gerr)
 		case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound):
-			// Not stored, as far as a read can tell: the caller retries. Its payloads and due
-			// row stay (the write might still land); Sweep removes a due row of no run.
+			// Not stored, as far as a read can tell: the caller retries. Its payloads, due and
+			// index rows stay should the write land all the same; Sweep removes them if not.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		case errors.Is(gerr, ErrNotFound):
 			oldGen, oldNonce, h.gen = 0, "", 1
 			continue
 		case !cur.status.Finished():
-			e.clearDue(ctx, due)
-			if err := e.indexDelete(ctx, id, h.graph, h.created); err != nil {
-				e.log.Warn("start run: remove index row of a refused start", "run_id", id, "error", err.Error())
-			}
+			abandon()
 			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
 		default:
 			old = cur
@@ -185,7 +191,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	if oldGen > 0 {
 		e.cleanupGenerations(ctx, h, oldNonce)
-		if err := e.indexDelete(ctx, id, old.graph, old.created); err != nil {
+		if err := e.indexDelete(ctx, old.indexRef()); err != nil {
 			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
 		}
 	}

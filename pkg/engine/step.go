@@ -12,12 +12,12 @@ import (
 
 // visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
 // resolve route. User code runs only inside ExecuteNode and ResolveRoute. The error result
-// is for infrastructure failures (storage, shutdown), which leave the work item to be retried.
+// is for infrastructure failures (storage, shutdown), which leave the work item to be retried,
+// and errVersionUnavailable for a run whose graph version is not registered (version.go).
 func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 	g, err := e.reg.Lookup(h.graph, h.hash)
 	if err != nil {
-		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", err.Error())
-		return failure("orchestrator", OrchestratorName, err.Error()), nil
+		return stepOutcome{}, fmt.Errorf("%w: %v", errVersionUnavailable, err)
 	}
 	if maxSteps := e.maxSteps(h.graph); h.visits+1 > maxSteps {
 		cause := fmt.Sprintf("max steps exceeded: graph '%s' made %d node visits without completing", h.graph, maxSteps)
@@ -70,8 +70,7 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcome, error) {
 	g, err := e.reg.Lookup(h.graph, h.hash)
 	if err != nil {
-		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", err.Error())
-		return failure("orchestrator", OrchestratorName, err.Error()), nil
+		return stepOutcome{}, fmt.Errorf("%w: %v", errVersionUnavailable, err)
 	}
 	state, err := e.loadState(ctx, h)
 	if err != nil {

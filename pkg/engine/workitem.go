@@ -14,7 +14,8 @@ import (
 //
 //	{"v":1,"run_id":"<instance id>","gen":<generation>,"step":<step>,"nonce":"<run nonce>"}
 //
-// plus "retry":<n> on a copy re-enqueued after n failed handlings. It asks: "if run_id is
+// plus "retry":<n> on a copy re-enqueued after n failed handlings, and "vw":<n> on one put back
+// n times because the run's graph version is not registered (version.go). It asks: "if run_id is
 // still the run with this generation and nonce, at step step, run it". Messages are
 // enqueued as raw JSON; a queue backend whose consumer is the Functions queue trigger
 // base64-encodes them (HandleWorkItem accepts both forms).
@@ -28,6 +29,9 @@ type workItem struct {
 	Retry int64 `json:"retry,omitempty"`
 	// Trace is the run's trace context (optional; items without it decode as before).
 	Trace string `json:"tp,omitempty"`
+	// VersionWaits counts how often this item was put back because the run's graph version
+	// was not registered (version.go); it sets the back-off.
+	VersionWaits int64 `json:"vw,omitempty"`
 }
 
 // ErrInvalidWorkItem reports a queue message that is not a work item.
@@ -40,7 +44,9 @@ var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 // It returns nil when the message is done and should be deleted: the step ran and was
 // committed and whatever comes next is durably on the queue (the next item, a retry or
 // wait-timeout timer) or needs nothing (finished, waiting for an event), or the item was
-// stale or a duplicate (its run moved on), or malformed (logged and dropped). A non-nil
+// stale or a duplicate (its run moved on), or malformed (logged and dropped), or the run's
+// graph version is not registered here and the item is back on the queue with a back-off
+// (the run is not failed; see version.go). A non-nil
 // error means "retry later" (storage unavailable, shutdown); the message then stays in the
 // queue and comes back after its visibility timeout.
 //
@@ -96,6 +102,9 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 			return e.dispatch(ctx, h, time.Duration(h.waitDeadline-now))
 		}
 	}
+	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
+		return e.awaitVersion(ctx, h, it) // not this process's version: no user code, no poison count
+	}
 	if dequeueCount >= e.opts.MaxDequeueCount {
 		cause := fmt.Sprintf("work item for step %d was delivered %d times without completing", h.step+1, dequeueCount)
 		e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
@@ -128,6 +137,9 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	deadline := e.clock().Add(e.opts.StepBudget)
 	for {
 		next, more, err := e.runStep(ctx, h)
+		if errors.Is(err, errVersionUnavailable) {
+			return e.awaitVersion(ctx, h, it)
+		}
 		if err != nil || !more {
 			return err
 		}
@@ -198,6 +210,38 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	return n, true, nil
 }
 
+// awaitVersion parks h, whose graph version is not registered: it marks the head (once) and
+// puts the work item back on the queue after a back-off. It returns nil once the item is on
+// the queue, so the delivery that brought it is done.
+func (e *Engine) awaitVersion(ctx context.Context, h *head, it workItem) error {
+	ctx = context.WithoutCancel(ctx)
+	if !h.awaitVersion && h.etag != "" {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: h.runID, RowKey: headRowKey,
+			Properties: map[string]any{pAwaitVersion: true}}}})
+		switch {
+		case err == nil:
+			e.changes.notify()
+		case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
+			// Someone else wrote the head: the item below is dropped if the run moved on.
+		default:
+			e.log.Warn("mark run waiting for its graph version", "run_id", h.runID, "error", err.Error())
+		}
+	}
+	next := itemOf(h)
+	next.VersionWaits = it.VersionWaits + 1
+	delay := versionBackoff(it.VersionWaits)
+	if err := e.dispatchItem(ctx, next, delay); err != nil {
+		return err
+	}
+	level := e.log.Debug
+	if it.VersionWaits == 0 {
+		level = e.log.Warn
+	}
+	level("run waits for a graph version this process does not have", "run_id", h.runID, "graph", h.graph,
+		"graph_version", h.version, "graph_hash", h.hash, "retry_in", delay.String())
+	return nil
+}
+
 // logStep logs a step that completed or failed the run, or made it wait.
 func (e *Engine) logStep(n *head, o *stepOutcome) {
 	switch {
@@ -217,9 +261,14 @@ const maxTimerDelay = MaxDelay - time.Hour
 // dispatch enqueues a work item for h's next step. A delayed item also schedules a local
 // wake-up so the embedded dispatcher sees it when it becomes visible.
 func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) error {
+	return e.dispatchItem(ctx, itemOf(h), delay)
+}
+
+// dispatchItem enqueues it, as dispatch does.
+func (e *Engine) dispatchItem(ctx context.Context, it workItem, delay time.Duration) error {
 	delay = min(max(delay, 0), maxTimerDelay)
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(itemOf(h)), delay); err != nil {
-		return fmt.Errorf("dispatch run=%s step=%d: %w", h.runID, h.step, err)
+	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {
+		return fmt.Errorf("dispatch run=%s step=%d: %w", it.RunID, it.Step, err)
 	}
 	if delay <= 0 {
 		e.wake()
@@ -263,6 +312,10 @@ func encodeWorkItem(it workItem) []byte {
 		b = append(b, `,"tp":`...)
 		b = appendJSONString(b, it.Trace)
 	}
+	if it.VersionWaits > 0 {
+		b = append(b, `,"vw":`...)
+		b = append(b, itoa(it.VersionWaits)...)
+	}
 	return append(b, '}')
 }
 
@@ -280,7 +333,7 @@ func decodeWorkItem(body []byte) (workItem, error) {
 	if err := json.Unmarshal(body, &it); err != nil {
 		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
 	}
-	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 {
+	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
 		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil

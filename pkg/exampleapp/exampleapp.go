@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
@@ -19,9 +18,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
-	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
-	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/tracing"
 )
@@ -85,17 +82,15 @@ const TraceStdout = "stdout"
 type App struct {
 	// FunctionApp holds every route of the example app.
 	FunctionApp *funchost.FunctionApp
-	engine      *engine.Engine
-	platform    *platform.Service
-	dispatch    bool
-	closers     []func() error
+	*launch.Assembly
 }
 
 // Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
 // the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
-// (platform_compat) and the durable runs API (function auth)
-// over the three example durable graphs on the embedded in-memory engine. Nothing runs until
-// Start, so building only to write function.json folders starts no goroutines.
+// (platform_compat) and the durable runs API (function auth) over the three example durable
+// graphs, assembled by launch.Assemble on the stores cfg names (in-memory twins for those
+// unset). Nothing runs until Start, so building only to write function.json folders starts
+// no goroutines.
 func Build(cfg Config) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
@@ -114,91 +109,40 @@ func Build(cfg Config) (*App, error) {
 		hostObs = tracing.NewHostObserver(tr.opts, hostObs)
 		engineObs = tracing.NewEngineObserver(tr.opts, nil)
 	}
-	app, err := host.New(host.Options{
-		Logger:             logger,
-		LockBackendSetting: cfg.LockBackendSetting,
-		ThreadLock:         cfg.ThreadLock,
-		Observer:           hostObs,
-		PlatformCompat:     true,
+	graphs, err := examples.All()
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	s := launch.Settings{Logger: logger, LockBackend: cfg.LockBackendSetting, ThreadLock: cfg.ThreadLock,
+		Durable: cfg.Durable, Threads: cfg.PlatformThreads}
+	asm, err := launch.Assemble(s, launch.Spec{
+		Host: host.Options{Observer: hostObs},
+		Hosted: []launch.Hosted{{
+			Name:  echoagent.Name,
+			Graph: echoagent.New(echoagent.Options{Checkpointer: cfg.Checkpointer}),
+			Options: host.RegisterOptions{
+				Description:   "Chat echo with an in-memory checkpointer",
+				RequestModel:  echoagent.State{},
+				ResponseModel: echoagent.State{},
+			},
+		}},
+		Durable: graphs,
+		DurableOptions: launch.DurableOptions{
+			Engine: engine.Options{Observer: engineObs},
+			API:    runsapi.Options{AuthLevel: funchost.AuthFunction},
+		},
+		Platform: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	err = app.Register(echoagent.New(echoagent.Options{Checkpointer: cfg.Checkpointer}), echoagent.Name, host.RegisterOptions{
-		Description:   "Chat echo with an in-memory checkpointer",
-		RequestModel:  echoagent.State{},
-		ResponseModel: echoagent.State{},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build example app: %w", err)
-	}
-	st := cfg.Durable.OrMemory()
-	eng, bg, err := mountDurable(app, logger, st, engineObs)
-	if err != nil {
-		return nil, fmt.Errorf("build example app: %w", err)
-	}
-	plat, err := platform.Mount(app, platform.Options{Threads: cfg.PlatformThreads, NewRunBackend: bg.Bind(eng)})
-	if err != nil {
-		return nil, fmt.Errorf("build example app: %w", err)
-	}
-	a := &App{FunctionApp: app.FunctionApp(), engine: eng, platform: plat, dispatch: st.EmbeddedDispatcher}
+	a := &App{FunctionApp: asm.Host.FunctionApp(), Assembly: asm}
 	if tr != nil {
 		// Every route, in every mode (custom handler included), continues the caller's trace.
 		a.FunctionApp.Use(func(h http.Handler) http.Handler { return tracing.Middleware(h, tr.opts) })
 		a.OnClose(tr.shutdown)
 	}
 	return a, nil
-}
-
-// Start starts the embedded durable engine (dispatcher and sweeper). It runs until Close.
-func (a *App) Start(ctx context.Context) error {
-	if !a.dispatch {
-		return nil // under the Functions host the queue trigger delivers the work items
-	}
-	if err := a.engine.Start(ctx); err != nil {
-		return fmt.Errorf("start example app: %w", err)
-	}
-	return nil
-}
-
-// OnClose registers fn to run at Close, after the engine stops (e.g. closing a distributed
-// thread lock so its leases are released).
-func (a *App) OnClose(fn func() error) { a.closers = append(a.closers, fn) }
-
-// Close stops the engine and runs the OnClose functions. Call it after the server stopped.
-func (a *App) Close() error {
-	errs := []error{a.engine.Close(), a.platform.Close()}
-	for _, fn := range a.closers {
-		errs = append(errs, fn())
-	}
-	return errors.Join(errs...)
-}
-
-// mountDurable mounts the durable runs API for the example durable graphs on app, on an
-// engine over st that also runs the platform's background runs.
-func mountDurable(app *host.GraphHostApp, logger *slog.Logger, st launch.Durable, obs engine.Observer) (*engine.Engine, *platformruns.Backend, error) {
-	graphs, err := examples.All()
-	if err != nil {
-		return nil, nil, err
-	}
-	reg := durable.NewRegistry()
-	for _, g := range graphs {
-		if err := reg.Register(g); err != nil {
-			return nil, nil, err
-		}
-	}
-	bg, err := platformruns.Register(reg)
-	if err != nil {
-		return nil, nil, err
-	}
-	eng, err := launch.MountDurable(st, app, reg, launch.DurableOptions{
-		Engine: engine.Options{Logger: logger, Observer: obs, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}},
-		API:    runsapi.Options{AuthLevel: funchost.AuthFunction, Logger: logger},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return eng, bg, nil
 }
 
 // Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings,
@@ -213,5 +157,5 @@ func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &launch.App{FunctionApp: a.FunctionApp, Start: a.Start, Close: a.Close}, nil
+	return a.App(), nil
 }

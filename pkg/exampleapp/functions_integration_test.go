@@ -53,38 +53,40 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// startFunctionsApp generates bin's function folders for a fresh storage prefix (the queue
-// trigger's queue name follows it), next to the repository's host.json, and starts bin under
-// the emulator with AzureWebJobsStorage on Azurite.
-func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, env map[string]string) *functionsApp {
+// stageLocal runs `bin stage` into a fresh folder, as a user runs it before `func start`,
+// with env added to the environment (a fresh FUNCGRAPH_STORAGE_PREFIX: the staged
+// local.settings.json then names its work queue), and returns the folder.
+func stageLocal(t *testing.T, bin string, env map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
-	full := map[string]string{
-		"AzureWebJobsStorage":      azuritetest.ConnectionString(t),
-		"FUNCGRAPH_STORAGE_PREFIX": azuritetest.UniqueName("h"),
-		"FUNCGRAPH_LOG_LEVEL":      "info",
-	}
-	for k, v := range env {
-		full[k] = v
-	}
-	cmd := exec.Command(bin, "functions", "--out", root)
+	root := filepath.Join(t.TempDir(), "local")
+	cmd := exec.Command(bin, "stage", "--out", root)
 	cmd.Env = os.Environ()
-	for k, v := range full {
+	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generate functions: %v\n%s", err, out)
+		t.Fatalf("stage: %v\n%s", err, out)
 	}
-	hostJSON, err := os.ReadFile(filepath.Join("..", "..", "host.json"))
-	if err != nil {
-		t.Fatal(err)
+	return root
+}
+
+// startFunctionsApp stages bin's local folder for a fresh storage prefix and runs that folder
+// under the emulator, with AzureWebJobsStorage on Azurite given through the environment (it
+// wins over the staged UseDevelopmentStorage=true, as with `func start`) and env added to it.
+// edit, if set, changes the staged folder first.
+func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, env map[string]string, edit func(root string)) *functionsApp {
+	t.Helper()
+	root := stageLocal(t, bin, map[string]string{"FUNCGRAPH_STORAGE_PREFIX": azuritetest.UniqueName("h")})
+	if edit != nil {
+		edit(root)
 	}
-	if err := os.WriteFile(filepath.Join(root, "host.json"), hostJSON, 0o644); err != nil {
-		t.Fatal(err)
+	full := map[string]string{"AzureWebJobsStorage": azuritetest.ConnectionString(t), "FUNCGRAPH_LOG_LEVEL": "info"}
+	for k, v := range env {
+		full[k] = v
 	}
 	logs := &logBuffer{}
 	e, err := hosttest.Start(t.Context(), hosttest.Options{
-		AppRoot: root, Command: []string{bin}, Env: full,
+		AppRoot: root, Env: full,
 		Keys:            funchost.Keys{HostFunction: map[string]string{"default": functionsKey}},
 		FunctionTimeout: functionTimeout, Logf: logs.logf,
 	})
@@ -92,6 +94,9 @@ func startFunctionsApp(t *testing.T, bin string, functionTimeout time.Duration, 
 		t.Fatalf("start emulator: %v\n%s", err, logs)
 	}
 	t.Cleanup(func() { _ = e.Close() })
+	if errs := e.FunctionErrors(); len(errs) > 0 {
+		t.Fatalf("functions failed to index: %v", errs)
+	}
 	return &functionsApp{t: t, e: e, logs: logs}
 }
 
@@ -160,7 +165,7 @@ func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
 		t.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run integration tests through `make test`")
 	}
 	runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
-	a := startFunctionsApp(t, bin, 0, nil)
+	a := startFunctionsApp(t, bin, 0, nil, nil)
 	for _, r := range runs {
 		status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
 		if status != http.StatusAccepted {
@@ -208,7 +213,22 @@ func buildSlowApp(t *testing.T) string {
 func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	bin := buildSlowApp(t)
 	dir := t.TempDir()
-	a := startFunctionsApp(t, bin, 2*time.Second, map[string]string{"SLOWAPP_DIR": dir})
+	// The staged host.json spaces the deliveries of a failed item 30 s apart; 5 s keeps this
+	// test short and still shows the spacing.
+	a := startFunctionsApp(t, bin, 2*time.Second, map[string]string{"SLOWAPP_DIR": dir}, func(root string) {
+		path := filepath.Join(root, "host.json")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := strings.Replace(string(data), `"visibilityTimeout": "00:00:30"`, `"visibilityTimeout": "00:00:05"`, 1)
+		if edited == string(data) {
+			t.Fatalf("the staged host.json has no 30 s visibilityTimeout:\n%s", data)
+		}
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":"once"},"instance_id":"once"}`); status != http.StatusAccepted {
 		t.Fatalf("start: %d %s", status, b)
@@ -223,12 +243,16 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	a.gapFree("once")
 
 	restarts := a.e.Restarts()
+	began := time.Now()
 	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":""},"instance_id":"poison"}`); status != http.StatusAccepted {
 		t.Fatalf("start: %d %s", status, b)
 	}
 	status, out = a.wait("poison", 3*time.Minute)
 	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "delivered 5 times") {
 		t.Fatalf("poison run: %s %s, want Failed after 5 deliveries", status, out)
+	}
+	if took := time.Since(began); took < 4*5*time.Second {
+		t.Errorf("5 deliveries took %v: host.json's visibilityTimeout (5 s) should space them at least 20 s apart in all", took)
 	}
 	if n := a.e.Restarts() - restarts; n < 4 {
 		t.Errorf("poison run: %d handler restarts, want 4 (one per hung delivery)", n)

@@ -133,6 +133,9 @@ type FunctionApp struct {
 	queues      []QueueFunction
 	timers      []TimerFunction
 	middleware  []func(http.Handler) http.Handler
+	// queueSettings maps a lower-case queue name to the app setting function.json reads it
+	// from (BindQueueName).
+	queueSettings map[string]queueSetting
 }
 
 type httpEntry struct {
@@ -280,7 +283,16 @@ func (a *FunctionApp) HandleTimer(fn TimerFunction) error {
 func (a *FunctionApp) Mount(other *FunctionApp) error {
 	other.mu.Lock()
 	https, queues, timers := slices.Clone(other.http), slices.Clone(other.queues), slices.Clone(other.timers)
+	bound := make([]queueSetting, 0, len(other.queueSettings))
+	for _, b := range other.queueSettings {
+		bound = append(bound, b)
+	}
 	other.mu.Unlock()
+	for _, b := range bound {
+		if err := a.BindQueueName(b.queue, b.setting); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+	}
 	for _, e := range https {
 		if err := a.HandleHTTP(e.fn); err != nil {
 			return fmt.Errorf("mount: %w", err)

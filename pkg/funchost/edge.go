@@ -16,6 +16,11 @@ import (
 //   - the handler sees a shallow copy of the request, so whatever it does to r.Body, net/http
 //     keeps its own body reader and with it the `Expect: 100-continue` handling (a rejection
 //     answers at once instead of waiting for a body the client will not send);
+//   - an answer sent before its body was read completely and correctly (bad framing, a read
+//     timeout, a body over a cap, a rejection before reading) carries `Connection: close`
+//     and ends the connection: net/http's own close-after-unread-body rule is off in full
+//     duplex mode, and without this the bytes after a broken body would be parsed as the
+//     next request (request smuggling);
 //   - a body the handler left unread is drained (bounded) after the answer is flushed, so a
 //     client still sending sees the answer and not a TCP reset;
 //   - on shutdown, requests still receiving their body are cut (their reads time out).
@@ -77,9 +82,47 @@ func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	inner := r.WithContext(r.Context()) // a copy: net/http keeps its own r.Body
 	inner.Body = b
 	defer e.forget(b)
-	e.next.ServeHTTP(w, inner)
+	e.next.ServeHTTP(&edgeWriter{ResponseWriter: w, body: b}, inner)
 	e.drain(r, b)
 }
+
+// edgeWriter marks an answer `Connection: close` when its headers go out before the body
+// reached its end: whatever follows such a body on the connection is never read as a request.
+type edgeWriter struct {
+	http.ResponseWriter
+	body  *edgeBody
+	wrote bool
+}
+
+func (w *edgeWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		if status >= 200 && !w.body.eof.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *edgeWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush sends what is buffered (SSE answers flush per frame).
+func (w *edgeWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *edgeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // drain reads what is left of a body the handler did not finish, once the answer is on the
 // wire, so closing the connection does not reset it under the client. It gives up (and lets

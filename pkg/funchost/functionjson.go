@@ -36,7 +36,9 @@ type Binding struct {
 // DefaultConnection is the app setting the storage bindings use unless told otherwise.
 const DefaultConnection = "AzureWebJobsStorage"
 
-// FunctionJSONs returns every function's function.json content by function name.
+// FunctionJSONs returns every function's function.json content by function name. A queue
+// name bound to an app setting (BindQueueName) is written as the binding expression
+// `%SETTING%`, which the host resolves from the app settings when it indexes the functions.
 func (a *FunctionApp) FunctionJSONs() map[string]FunctionJSON {
 	out := map[string]FunctionJSON{}
 	for _, f := range a.HTTPFunctions() {
@@ -52,14 +54,14 @@ func (a *FunctionApp) FunctionJSONs() map[string]FunctionJSON {
 		}}
 	}
 	for _, q := range a.QueueFunctions() {
-		b := []Binding{{Type: "queueTrigger", Direction: "in", Name: QueueTriggerBinding, QueueName: q.QueueName, Connection: connection(q.Connection)}}
-		out[q.Name] = FunctionJSON{Bindings: append(b, outputBindings(q.Outputs)...)}
+		b := []Binding{{Type: "queueTrigger", Direction: "in", Name: QueueTriggerBinding, QueueName: a.queueNameExpr(q.QueueName), Connection: connection(q.Connection)}}
+		out[q.Name] = FunctionJSON{Bindings: append(b, a.outputBindings(q.Outputs)...)}
 	}
 	for _, t := range a.TimerFunctions() {
 		runOnStartup, useMonitor := t.RunOnStartup, t.UseMonitor
 		b := []Binding{{Type: "timerTrigger", Direction: "in", Name: TimerTriggerBinding, Schedule: t.Schedule,
 			RunOnStartup: &runOnStartup, UseMonitor: &useMonitor}}
-		out[t.Name] = FunctionJSON{Bindings: append(b, outputBindings(t.Outputs)...)}
+		out[t.Name] = FunctionJSON{Bindings: append(b, a.outputBindings(t.Outputs)...)}
 	}
 	return out
 }
@@ -71,10 +73,10 @@ func connection(c string) string {
 	return c
 }
 
-func outputBindings(outs []OutputBinding) []Binding {
+func (a *FunctionApp) outputBindings(outs []OutputBinding) []Binding {
 	var bs []Binding
 	for _, o := range outs {
-		b := Binding{Type: o.Type, Direction: "out", Name: o.Name, QueueName: o.QueueName, DataType: o.DataType}
+		b := Binding{Type: o.Type, Direction: "out", Name: o.Name, QueueName: a.queueNameExpr(o.QueueName), DataType: o.DataType}
 		if o.Type == "queue" || o.Connection != "" {
 			b.Connection = connection(o.Connection)
 		}

@@ -22,6 +22,7 @@ var (
 	errMissingPathParam = errors.New("host: missing path parameter")   // 400
 	errNotSupported     = errors.New("host: capability not supported") // 409
 	errRequestTimeout   = errors.New("host: request body timed out")   // 408
+	errWaitExceeded     = errors.New("host: wait bound passed")        // 504
 )
 
 // httpStatus is the one place where an error of this surface becomes an HTTP status.
@@ -45,6 +46,8 @@ func httpStatus(err error) int {
 		return http.StatusNotImplemented
 	case errors.Is(err, errRequestTimeout):
 		return http.StatusRequestTimeout
+	case errors.Is(err, errWaitExceeded):
+		return http.StatusGatewayTimeout
 	default:
 		return http.StatusInternalServerError
 	}

@@ -1,11 +1,15 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
-// serveInvoke answers POST graphs/<name>/invoke.
+// serveInvoke answers POST graphs/<name>/invoke. The graph runs in its own goroutine; past
+// Options.MaxWait the request is answered 504 and the run goes on (waitExceeded).
 func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
 	rc := a.newRunContext(r, g, EndpointInvoke)
 	adm, err := a.admit(r, g, invokeRequestKind, &rc)
@@ -15,27 +19,46 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	a.observer.started(r.Context(), &rc)
-	body, err := a.runInvoke(r, g, adm)
-	a.release(g, adm)
-	if pub := clientError(err); pub != nil {
-		a.observer.failed(r.Context(), &rc, err)
+	runID, invocationID := rc.RunID, rc.InvocationID
+	var body []byte
+	var runErr error
+	finished := waitbound.Run(r.Context(), a.opts.MaxWait, func(ctx context.Context) {
+		body, runErr = a.runInvoke(ctx, g, adm)
+		a.release(g, adm)
+		a.endInvoke(ctx, g, &rc, runErr)
+	})
+	if !finished {
+		a.waitExceeded(w, g, runID, invocationID)
+		return
+	}
+	if pub := clientError(runErr); pub != nil {
 		writeError(w, pub, a.logger)
 		return
 	}
-	if err != nil {
-		a.logger.Error("graph execution failed", "graph", g.name, "run_id", rc.RunID,
-			"invocation_id", rc.InvocationID, "error", err)
-		a.observer.failed(r.Context(), &rc, err)
+	if runErr != nil {
 		writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
 		return
 	}
-	a.observer.completed(r.Context(), &rc)
 	writeBody(w, http.StatusOK, "application/json", body)
 }
 
+// endInvoke tells the observer (and the log) how an invoke run ended.
+func (a *GraphHostApp) endInvoke(ctx context.Context, g *hostedGraph, rc *RunContext, err error) {
+	switch {
+	case err == nil:
+		a.observer.completed(ctx, rc)
+	case clientError(err) != nil:
+		a.observer.failed(ctx, rc, err)
+	default:
+		a.logger.Error("graph execution failed", "graph", g.name, "run_id", rc.RunID,
+			"invocation_id", rc.InvocationID, "error", err)
+		a.observer.failed(ctx, rc, err)
+	}
+}
+
 // runInvoke runs the graph and encodes the success body `{"output": ...}`.
-func (a *GraphHostApp) runInvoke(r *http.Request, g *hostedGraph, adm *admission) ([]byte, error) {
-	ctx, cancel := a.runContext(r.Context(), g, adm)
+func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admission) ([]byte, error) {
+	ctx, cancel := a.runContext(ctx, g, adm)
 	defer cancel()
 	var out any
 	err := guard(func() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/lock"
@@ -16,6 +17,9 @@ const (
 	DefaultMaxRequestBodyBytes    = 1048576
 	DefaultMaxInputDepth          = 32
 	DefaultMaxInputNodes          = 10000
+	// DefaultMaxWait is the default of Options.MaxWait: well below the Azure front end's
+	// 230 s cut (funchost.FrontEndTimeout) and host.json's functionTimeout.
+	DefaultMaxWait = 200 * time.Second
 )
 
 // Options configures a GraphHostApp. The zero value is valid and means the defaults.
@@ -36,6 +40,12 @@ type Options struct {
 	MaxInputDepth int
 	// MaxInputNodes caps the member values and items of input and config; 0 means 10000.
 	MaxInputNodes int
+	// MaxWait bounds how long a route holds its request waiting for a graph run: invoke and
+	// stream here, and the platform routes that wait (runs/wait, runs/stream, join, cancel
+	// with wait). Past it the route answers without the run's result and the run goes on,
+	// detached from the request (docs/http-hosting.md, "Bounded waits"). 0 means
+	// DefaultMaxWait; it must be below funchost.FrontEndTimeout.
+	MaxWait time.Duration
 	// PlatformCompat asks for the LangGraph-Platform-compatible routes. They are served by
 	// the platform package when it is attached; this package only records the flag
 	// (GraphHostApp.PlatformCompat).
@@ -92,6 +102,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxInputNodes == 0 {
 		o.MaxInputNodes = DefaultMaxInputNodes
 	}
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultMaxWait
+	}
 	if o.ThreadLock == nil {
 		o.ThreadLock = lock.NewInProcessThreadLock()
 	}
@@ -135,6 +148,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidOptions)
 	case o.MaxInputNodes < 0:
 		return fmt.Errorf("%w: MaxInputNodes must not be negative", ErrInvalidOptions)
+	case o.MaxWait < 0 || o.MaxWait >= funchost.FrontEndTimeout:
+		return fmt.Errorf("%w: MaxWait must be positive and below %gs (the Azure front end's cut); got %v",
+			ErrInvalidOptions, funchost.FrontEndTimeout.Seconds(), o.MaxWait)
 	}
 	return checkLockBackend(o.LockBackendSetting, o.ThreadLock)
 }

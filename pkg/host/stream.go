@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -37,32 +40,33 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	a.observer.started(r.Context(), &rc)
-	buf := a.runStream(r, g, streamer, adm)
-	a.release(g, adm)
+	runID, invocationID := rc.RunID, rc.InvocationID
+	buf := &frameBuffer{max: a.opts.MaxStreamResponseBytes}
+	finished := waitbound.Run(r.Context(), a.opts.MaxWait, func(ctx context.Context) {
+		a.runStream(ctx, g, streamer, adm, buf)
+		a.release(g, adm)
+		a.endStream(ctx, g, &rc, buf)
+	})
+	if !finished {
+		// The run goes on and owns buf: only detach, under buf's lock, may touch it here.
+		a.logger.Warn("graph run passed the wait bound; answered without it", "graph", g.name,
+			"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
+		chunks := append(buf.detach(), []byte(waitExceededFrame(a.opts.MaxWait)), []byte(endFrame))
+		writeSSE(w, chunks)
+		return
+	}
 	if pub := clientError(buf.err); pub != nil && len(buf.chunks) == 0 {
-		a.observer.failed(r.Context(), &rc, buf.err)
 		writeError(w, pub, a.logger)
 		return
 	}
 	switch {
 	case buf.overflow:
 		buf.appendTerminal(overflowFrame(a.opts.MaxStreamResponseBytes))
-		a.observer.failed(r.Context(), &rc, fmt.Errorf("stream run=%s: %w", rc.RunID, ErrStreamOverflow))
 	case buf.err != nil:
-		a.logger.Error("stream processing failed", "graph", g.name, "run_id", rc.RunID,
-			"invocation_id", rc.InvocationID, "error", buf.err)
 		buf.appendTerminal(failedFrame)
-		a.observer.failed(r.Context(), &rc, buf.err)
-	default:
-		a.observer.completed(r.Context(), &rc)
 	}
 	buf.appendTerminal(endFrame)
-	h := w.Header()
-	h.Set("Content-Type", sseContentType)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	buf.writeTo(w)
+	writeSSE(w, buf.chunks)
 }
 
 func overflowFrame(maxBytes int) string {
@@ -70,14 +74,50 @@ func overflowFrame(maxBytes int) string {
 		strconv.Itoa(maxBytes) + " bytes)\"}\n\n"
 }
 
-// runStream runs the graph, collecting frames until it returns, fails or overflows.
-func (a *GraphHostApp) runStream(r *http.Request, g *hostedGraph, s StreamableGraph, adm *admission) *frameBuffer {
-	ctx, cancel := a.runContext(r.Context(), g, adm)
+// endStream tells the observer (and the log) how a stream run ended.
+func (a *GraphHostApp) endStream(ctx context.Context, g *hostedGraph, rc *RunContext, buf *frameBuffer) {
+	switch {
+	case clientError(buf.err) != nil && len(buf.chunks) == 0:
+		a.observer.failed(ctx, rc, buf.err)
+	case buf.overflow:
+		a.observer.failed(ctx, rc, fmt.Errorf("stream run=%s: %w", rc.RunID, ErrStreamOverflow))
+	case buf.err != nil:
+		a.logger.Error("stream processing failed", "graph", g.name, "run_id", rc.RunID,
+			"invocation_id", rc.InvocationID, "error", buf.err)
+		a.observer.failed(ctx, rc, buf.err)
+	default:
+		a.observer.completed(ctx, rc)
+	}
+}
+
+// waitExceededFrame is the error frame of a stream whose run passed the wait bound.
+func waitExceededFrame(bound time.Duration) string {
+	msg := WaitExceededMessage(bound)
+	return "event: error\ndata: {\"error\": \"" + strings.ToLower(msg[:1]) + msg[1:] + "\"}\n\n"
+}
+
+// writeSSE answers 200 with the buffered SSE body.
+func writeSSE(w http.ResponseWriter, chunks [][]byte) {
+	h := w.Header()
+	h.Set("Content-Type", sseContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	for _, c := range chunks {
+		if _, err := w.Write(c); err != nil {
+			return
+		}
+	}
+}
+
+// runStream runs the graph, collecting frames into buf until it returns, fails or
+// overflows (or the request stopped waiting: see frameBuffer.detach).
+func (a *GraphHostApp) runStream(ctx context.Context, g *hostedGraph, s StreamableGraph, adm *admission, buf *frameBuffer) {
+	ctx, cancel := a.runContext(ctx, g, adm)
 	defer cancel()
-	buf := &frameBuffer{max: a.opts.MaxStreamResponseBytes, cancel: cancel}
+	buf.setCancel(cancel)
 	err := guard(func() error { return s.Stream(ctx, adm.req.Request, buf.emit) })
 	buf.close(err)
-	return buf
 }
 
 // slabSize is the allocation unit of frame storage; frames larger than a slab get their own.
@@ -86,23 +126,27 @@ const slabSize = 32 << 10
 // frameBuffer collects SSE frames. Accepted data frames never total more than max bytes, and
 // storage is allocated in slabs, so a request's memory stays near the cap.
 type frameBuffer struct {
-	max    int
-	cancel context.CancelFunc
+	max int
 
 	mu       sync.Mutex
-	total    int      // bytes of accepted data frames; guarded by mu
-	chunks   [][]byte // written in order; guarded by mu
-	scratch  []byte   // frame encoding buffer; guarded by mu
-	compact  []byte   // compact JSON buffer; guarded by mu
-	closed   bool     // no more frames accepted; guarded by mu
-	overflow bool     // guarded by mu until close
-	err      error    // first failure; guarded by mu until close
+	detached bool               // the request stopped waiting: events are dropped; guarded by mu
+	total    int                // bytes of accepted data frames; guarded by mu
+	chunks   [][]byte           // written in order; guarded by mu
+	scratch  []byte             // frame encoding buffer; guarded by mu
+	compact  []byte             // compact JSON buffer; guarded by mu
+	cancel   context.CancelFunc // cancels the graph; guarded by mu
+	closed   bool               // no more frames accepted; guarded by mu
+	overflow bool               // guarded by mu until close
+	err      error              // first failure; guarded by mu until close
 }
 
 // emit is the graph's callback: it encodes chunk as one data frame.
 func (b *frameBuffer) emit(chunk any) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.detached {
+		return nil // nobody reads the frames any more; the run goes on to its end
+	}
 	if b.closed {
 		if b.overflow {
 			return ErrStreamOverflow
@@ -130,7 +174,26 @@ func (b *frameBuffer) fail(err error) {
 		b.err = err
 	}
 	b.closed = true
-	b.cancel()
+	if b.cancel != nil {
+		b.cancel()
+	}
+}
+
+// setCancel gives the buffer the graph's cancel function, called on overflow.
+func (b *frameBuffer) setCancel(cancel context.CancelFunc) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancel = cancel
+}
+
+// detach is called when the request stopped waiting for the run: it returns the frames
+// accepted so far, and from then on the graph's events are dropped (emit returns nil), so
+// the run goes on to its end.
+func (b *frameBuffer) detach() [][]byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.detached = true
+	return b.chunks[:len(b.chunks):len(b.chunks)]
 }
 
 // encodeFrame renders `event: data\ndata: <json>\n\n` into the scratch buffer: an object
@@ -191,12 +254,4 @@ func (b *frameBuffer) close(err error) {
 // appendTerminal appends an error or end frame; they are never counted against the cap.
 func (b *frameBuffer) appendTerminal(frame string) {
 	b.chunks = append(b.chunks, []byte(frame))
-}
-
-func (b *frameBuffer) writeTo(w http.ResponseWriter) {
-	for _, c := range b.chunks {
-		if _, err := w.Write(c); err != nil {
-			return
-		}
-	}
 }

@@ -6,9 +6,23 @@
 //     handler protocol on 127.0.0.1:<port>.
 //   - `<binary> serve [--addr 127.0.0.1:7071]` serves the routes directly with host-style key
 //     checks (keys from FUNCGRAPH_FUNCTION_KEY, FUNCGRAPH_MASTER_KEY, FUNCGRAPH_KEYS_FILE).
-//   - `<binary> functions [--out functions]` writes the function.json folders the host reads.
-//   - `<binary> hostjson --in host.json --out dist/host.json` writes host.json with
-//     customHandler.description.defaultExecutablePath set to the binary's own name.
+//   - `<binary> stage [--target local|publish] [--out dir] [--exe name] [--binary path]`
+//     writes the whole folder the host runs, for this app: one folder per function at its
+//     root, host.json from the built-in template (HostJSON) naming the executable, and
+//     local.settings.json (FUNCTIONS_WORKER_RUNTIME=custom, FUNCGRAPH_WORK_QUEUE and
+//     FUNCGRAPH_STORAGE_PREFIX, plus AzureWebJobsStorage=UseDevelopmentStorage=true for the
+//     local target; settings the user added are kept). The local target (`func start`,
+//     default folder local/) copies this executable in; the publish target (`func azure
+//     functionapp publish`, default dist/) wants a linux/amd64 build already there (or
+//     --binary). No file of this repository is needed.
+//   - `<binary> functions [--out functions]` writes only the function.json folders.
+//   - `<binary> hostjson [--out host.json] [--exe name]` writes only the built-in host.json.
+//
+// The generated queue trigger reads its queue name from FUNCGRAPH_WORK_QUEUE (a %NAME%
+// binding expression the host resolves from the app settings). The app refuses to start when
+// that setting names another queue than the one FUNCGRAPH_STORAGE_PREFIX gives the engine
+// (under the host also when it is missing), naming both settings, rather than leave every run
+// Pending; the same holds for any other name function.json reads from a setting.
 //
 // It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), storage
 // (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the thread
@@ -18,6 +32,9 @@
 // checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or
 // interrupt: the server drains, then the app's Close runs.
 //
-// It is not a framework for the app itself: what routes and graphs exist is up to the Builder,
-// which composes the host, durable, runsapi and durablehost packages as it likes.
+// Assemble is the one place that puts an app together on those stores: hosted graphs, durable
+// graphs (engine, runs API, worker functions) and the LangGraph-Platform routes with their
+// background runs, returning the engine so the app can start runs from routes of its own.
+// What routes and graphs exist stays the Builder's choice; it may also compose the host,
+// durable, runsapi and durablehost packages itself (HostApp and MountDurable are the parts).
 package launch

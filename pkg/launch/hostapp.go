@@ -30,31 +30,11 @@ type DurableOptions struct {
 // Settings.Durable says so. Register h's hosted graphs first. With no durable graph it only
 // serves h.
 func HostApp(s Settings, h *host.GraphHostApp, opts DurableOptions, graphs ...durable.Graph) (*App, error) {
-	if len(graphs) == 0 {
-		return &App{FunctionApp: h.FunctionApp()}, nil
-	}
-	reg := durable.NewRegistry()
-	for _, g := range graphs {
-		if err := reg.Register(g); err != nil {
-			return nil, fmt.Errorf("launch: %w", err)
-		}
-	}
-	if opts.Engine.Logger == nil {
-		opts.Engine.Logger = s.Logger
-	}
-	if opts.API.Logger == nil {
-		opts.API.Logger = s.Logger
-	}
-	st := s.Durable.OrMemory()
-	eng, err := MountDurable(st, h, reg, opts)
-	if err != nil {
+	a := &Assembly{Host: h}
+	if err := a.mount(s, Spec{Durable: graphs, DurableOptions: opts}); err != nil {
 		return nil, err
 	}
-	a := &App{FunctionApp: h.FunctionApp(), Close: eng.Close}
-	if st.EmbeddedDispatcher {
-		a.Start = eng.Start
-	}
-	return a, nil
+	return a.App(), nil
 }
 
 // OrMemory returns d, or fresh in-memory twins with the embedded dispatcher when d has no
@@ -99,6 +79,10 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	}
 	err = durablehost.RegisterWorker(h.FunctionApp(), durablehost.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
 	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	// function.json reads the queue name from FUNCGRAPH_WORK_QUEUE; Run checks it names st.QueueName.
+	if err := h.FunctionApp().BindQueueName(st.QueueName, EnvWorkQueue); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	return eng, nil

@@ -1,79 +1,95 @@
 package launch
 
 import (
+	"bytes"
+	_ "embed" // the built-in host.json template
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"text/template"
+	"time"
 )
 
-// exePathRe matches host.json's defaultExecutablePath member.
-var exePathRe = regexp.MustCompile(`("defaultExecutablePath"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+// Settings of the built-in host.json (HostJSON), chosen to agree with the durable engine.
+const (
+	// HostMaxDequeueCount is extensions.queues.maxDequeueCount. It equals the engine's
+	// default MaxDequeueCount, so the engine fails a run whose work item keeps failing at the
+	// fifth delivery, with a clear error, instead of the host moving the item to
+	// <queue>-poison behind its back.
+	HostMaxDequeueCount = 5
+	// HostVisibilityTimeout is extensions.queues.visibilityTimeout: how long a work item
+	// whose invocation failed stays hidden before the host delivers it again (the host's
+	// default is 0: at once). The 5 deliveries of an item are then spread over at least
+	// 4 × 30 s = 2 min, four times a 30 s storage outage, so an outage that makes every
+	// delivery fail still leaves a delivery after storage is back before the item runs out
+	// (a failing item used to spend its 5 deliveries in a few seconds and be poisoned while
+	// the run stayed stuck). The price is 30 s of delay for a run after a failed delivery,
+	// which only failures pay.
+	HostVisibilityTimeout = 30 * time.Second
+	// HostMaxPollingInterval is extensions.queues.maxPollingInterval: an idle app polls the
+	// work queue at least every 2 s (the host's default is 1 min), so a run started while
+	// the queue was idle waits at most about 2 s for its first step.
+	HostMaxPollingInterval = 2 * time.Second
+	// HostFunctionTimeout is functionTimeout: the engine hands a run back to the queue after
+	// its StepBudget (1 min by default), so only a single node handler running close to
+	// 10 minutes would reach it (the host then restarts the whole handler process).
+	HostFunctionTimeout = 10 * time.Minute
+)
 
-// ErrNoExecutablePath is returned by SetExecutablePath for a host.json without
-// customHandler.description.defaultExecutablePath.
-var ErrNoExecutablePath = errors.New("host.json has no customHandler.description.defaultExecutablePath")
+//go:embed host.json.tmpl
+var hostJSONTemplate string
 
-// SetExecutablePath returns hostJSON with customHandler.description.defaultExecutablePath set
-// to exe, keeping everything else byte for byte.
-func SetExecutablePath(hostJSON []byte, exe string) ([]byte, error) {
-	var doc struct {
-		CustomHandler *struct {
-			Description *struct {
-				DefaultExecutablePath *string `json:"defaultExecutablePath"`
-			} `json:"description"`
-		} `json:"customHandler"`
+var hostJSONTmpl = template.Must(template.New("host.json").Funcs(template.FuncMap{
+	"json": func(s string) (string, error) {
+		b, err := json.Marshal(s)
+		return string(b), err
+	},
+	"span": func(d time.Duration) string { return `"` + timeSpan(d) + `"` },
+}).Parse(hostJSONTemplate))
+
+// HostJSON renders the built-in host.json of a funcgraph app: a custom handler started as exe
+// (a file name in the app root), the JSON invocation protocol (no forwarding), routes under
+// routePrefix, the queue settings above and functionTimeout HostFunctionTimeout. `stage` and
+// `hostjson` write it; the repository's host.json is HostJSON("funcgraph", "api").
+func HostJSON(exe, routePrefix string) ([]byte, error) {
+	if exe == "" || strings.ContainsAny(exe, `/\`) || exe == "." || exe == ".." {
+		return nil, fmt.Errorf("host.json: executable name %q: want a plain file name", exe)
 	}
-	if err := json.Unmarshal(hostJSON, &doc); err != nil {
-		return nil, fmt.Errorf("parse host.json: %w", err)
-	}
-	if doc.CustomHandler == nil || doc.CustomHandler.Description == nil || doc.CustomHandler.Description.DefaultExecutablePath == nil {
-		return nil, ErrNoExecutablePath
-	}
-	if exe == "" || strings.ContainsAny(exe, `/\`) {
-		return nil, fmt.Errorf("executable name %q: want a plain file name", exe)
-	}
-	quoted, err := json.Marshal(exe)
-	if err != nil {
-		return nil, err
-	}
-	n := 0
-	out := exePathRe.ReplaceAllFunc(hostJSON, func(m []byte) []byte {
-		n++
-		return append(exePathRe.FindSubmatch(m)[1], quoted...)
+	var buf bytes.Buffer
+	err := hostJSONTmpl.Execute(&buf, map[string]any{
+		"Executable": exe, "RoutePrefix": routePrefix, "MaxDequeueCount": HostMaxDequeueCount,
+		"VisibilityTimeout": HostVisibilityTimeout, "MaxPollingInterval": HostMaxPollingInterval,
+		"FunctionTimeout": HostFunctionTimeout,
 	})
-	if n != 1 {
-		return nil, fmt.Errorf("host.json: %d defaultExecutablePath members, want 1", n)
+	if err != nil {
+		return nil, fmt.Errorf("render host.json: %w", err)
 	}
-	return out, nil
+	return buf.Bytes(), nil
 }
 
-// hostJSONCommand implements `hostjson [--in host.json] [--out path] [--exe name]`.
-func hostJSONCommand(opts Options) error {
+// timeSpan formats d as a .NET TimeSpan, hh:mm:ss.
+func timeSpan(d time.Duration) string {
+	s := int64(d / time.Second)
+	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// hostJSONCommand implements `hostjson [--out host.json] [--exe name]`: the built-in host.json
+// for this app (its route prefix), naming exe.
+func hostJSONCommand(app *App, args []string, program string) error {
 	fs := flag.NewFlagSet("hostjson", flag.ContinueOnError)
-	in := fs.String("in", "host.json", "host.json to read")
-	out := fs.String("out", "", "where to write (default: overwrite --in)")
-	exe := fs.String("exe", opts.Program, "executable name the host starts")
-	if err := fs.Parse(opts.Args[1:]); err != nil {
+	out := fs.String("out", "host.json", "where to write")
+	exe := fs.String("exe", program, "executable name the host starts (a file in the app root)")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(*in)
-	if err != nil {
-		return fmt.Errorf("read host.json: %w", err)
-	}
-	data, err = SetExecutablePath(data, *exe)
+	data, err := HostJSON(*exe, app.FunctionApp.RoutePrefix())
 	if err != nil {
 		return err
 	}
-	dst := *out
-	if dst == "" {
-		dst = *in
-	}
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		return fmt.Errorf("write host.json: %w", err)
 	}
 	return nil

@@ -1,60 +1,98 @@
 package launch_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
+	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
-func TestSetExecutablePath(t *testing.T) {
-	repoHost, err := os.ReadFile(filepath.Join("..", "..", "host.json"))
+// TestHostJSON_RepositoryHostJSONIsTheTemplate fails when the repository's host.json drifts
+// from the built-in template (`go run ./handler hostjson` rewrites it).
+func TestHostJSON_RepositoryHostJSONIsTheTemplate(t *testing.T) {
+	repo, err := os.ReadFile(filepath.Join("..", "..", "host.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := launch.SetExecutablePath(repoHost, "myapp")
+	got, err := launch.HostJSON("funcgraph", "api")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(string(repoHost), `"defaultExecutablePath": "funcgraph"`, `"defaultExecutablePath": "myapp"`, 1)
-	if string(got) != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	if string(got) != string(repo) {
+		t.Fatalf("host.json differs from launch.HostJSON(\"funcgraph\", \"api\") (run `go run ./handler hostjson`):\n%s", got)
 	}
-	tests := []struct {
-		name, in, exe string
-		wantErr       error
-	}{
-		{"no custom handler", `{"version":"2.0"}`, "x", launch.ErrNoExecutablePath},
-		{"not json", `{`, "x", nil},
-		{"path in name", string(repoHost), "bin/x", nil},
-		{"empty name", string(repoHost), "", nil},
+}
+
+// TestHostJSON_AgreesWithTheEngine reads the template as the host does and compares its queue
+// settings with the engine's.
+func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
+	data, err := launch.HostJSON("myapp", "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := launch.SetExecutablePath([]byte(tc.in), tc.exe)
-			if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
-				t.Fatalf("err = %v, want an error (%v)", err, tc.wantErr)
-			}
-		})
+	cfg, err := hosttest.ParseHostConfig(data)
+	if err != nil {
+		t.Fatalf("the host would not read it: %v", err)
+	}
+	eng, err := engine.New(engine.Options{Registry: durable.NewRegistry(), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if got, want := int64(cfg.MaxDequeueCount), eng.Options().MaxDequeueCount; got != want {
+		t.Errorf("queues.maxDequeueCount = %d, the engine's MaxDequeueCount = %d: a poison item would vanish into <queue>-poison instead of failing its run", got, want)
+	}
+	// The deliveries of a failing item span (maxDequeueCount-1) × visibilityTimeout; they
+	// must outlast a 30 s storage outage several times over.
+	if span := time.Duration(cfg.MaxDequeueCount-1) * cfg.Queues.VisibilityTimeout; span < 4*30*time.Second {
+		t.Errorf("deliveries span %v, want at least 2m0s", span)
+	}
+	if cfg.Queues.MaxPolling() != 2*time.Second || cfg.MessageEncoding != "base64" {
+		t.Errorf("maxPollingInterval %v, messageEncoding %q; want 2s and base64 (the engine writes base64)", cfg.Queues.MaxPolling(), cfg.MessageEncoding)
+	}
+	if cfg.ExecutablePath != "myapp" || cfg.RoutePrefix != "" || cfg.Forwarding || cfg.Proxying || cfg.FunctionTimeout != launch.HostFunctionTimeout {
+		t.Errorf("config %+v", cfg)
+	}
+	if eng.Options().StepBudget >= cfg.FunctionTimeout/2 {
+		t.Errorf("the engine's StepBudget %v is not well below functionTimeout %v", eng.Options().StepBudget, cfg.FunctionTimeout)
+	}
+}
+
+func TestHostJSON_RefusesAPathAsExecutable(t *testing.T) {
+	for _, exe := range []string{"", "bin/app", `a\b`, ".."} {
+		if _, err := launch.HostJSON(exe, "api"); err == nil {
+			t.Errorf("HostJSON(%q) succeeded", exe)
+		}
 	}
 }
 
 func TestRun_HostJSONSubcommand(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "host.json")
-	if err := os.WriteFile(in, []byte(`{"customHandler":{"description":{"defaultExecutablePath":"old"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out.json")
-	err := launch.Run(t.Context(), nil, launch.Options{Args: []string{"hostjson", "--in", in, "--out", out}, Getenv: envOf(nil), Logger: discard(), Program: "tiny"})
+	out := filepath.Join(t.TempDir(), "host.json")
+	var started bool
+	var closed int
+	err := launch.Run(t.Context(), tinyApp(&started, &closed), launch.Options{Args: []string{"hostjson", "--out", out}, Getenv: envOf(nil), Logger: discard(), Program: "tiny"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(out)
-	if string(b) != `{"customHandler":{"description":{"defaultExecutablePath":"tiny"}}}` {
-		t.Fatalf("out = %s", b)
+	got, _ := os.ReadFile(out)
+	want, _ := launch.HostJSON("tiny", "api")
+	if string(got) != string(want) || started || closed != 1 {
+		t.Fatalf("out = %s (started %v, closed %d)", got, started, closed)
+	}
+}
+
+// Every wait bound a route can be given stays below the functionTimeout the staged host.json
+// sets, so a route answers before the host would restart the handler.
+func TestHostJSON_FunctionTimeoutAboveEveryWaitBound(t *testing.T) {
+	if launch.HostFunctionTimeout <= funchost.FrontEndTimeout || launch.HostFunctionTimeout <= host.DefaultMaxWait {
+		t.Fatalf("functionTimeout %v must exceed the longest wait bound (%v, default %v)", launch.HostFunctionTimeout, funchost.FrontEndTimeout, host.DefaultMaxWait)
 	}
 }

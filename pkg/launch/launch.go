@@ -58,12 +58,13 @@ type Options struct {
 	// OnListen, if set, is called with the bound address once the server listens.
 	OnListen func(net.Addr)
 	// Program names the binary in usage messages and is the default executable name of the
-	// hostjson subcommand; "" means the base name of os.Args[0].
+	// stage and hostjson subcommands; "" means the base name of os.Args[0].
 	Program string
 }
 
 // Usage is the message for a missing or unknown subcommand.
-const Usage = "usage: %[1]s serve [--addr host:port] | %[1]s functions [--out dir] | %[1]s hostjson [--in host.json] [--out path] [--exe name]"
+const Usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
+	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name]"
 
 // Main runs the binary: it calls Run with the process's arguments and environment, stops on
 // SIGTERM or interrupt, and exits with status 1 when Run fails.
@@ -126,26 +127,53 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 			}
 			return a.FunctionApp.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger, MaxRequestBodyBytes: limit}), nil
 		})
-	case "functions":
-		fs := flag.NewFlagSet("functions", flag.ContinueOnError)
-		out := fs.String("out", "functions", "output folder")
-		if err := fs.Parse(opts.Args[1:]); err != nil {
-			return err
-		}
-		s, err := FromEnv(ctx, opts.Getenv, ModeFunctions, logger)
-		if err != nil {
-			return err
-		}
-		a, err := build(ctx, s)
-		if err != nil {
-			return errors.Join(err, s.Close())
-		}
-		return errors.Join(a.FunctionApp.WriteFunctions(*out), a.close(), s.Close())
-	case "hostjson":
-		return hostJSONCommand(opts)
+	case "functions", "hostjson", "stage":
+		return fileCommand(ctx, build, opts)
 	default:
 		return fmt.Errorf("unknown subcommand %q: %s", opts.Args[0], fmt.Sprintf(Usage, opts.Program))
 	}
+}
+
+// fileCommand runs a subcommand that builds the app only to write files: `functions`,
+// `hostjson` or `stage`. Nothing is started.
+func fileCommand(ctx context.Context, build Builder, opts Options) error {
+	a, s, err := buildApp(ctx, build, opts, ModeFunctions)
+	if err != nil {
+		return err
+	}
+	args := opts.Args[1:]
+	switch opts.Args[0] {
+	case "functions":
+		fs := flag.NewFlagSet("functions", flag.ContinueOnError)
+		out := fs.String("out", "functions", "output folder")
+		if err = fs.Parse(args); err == nil {
+			err = a.FunctionApp.WriteFunctions(*out)
+		}
+	case "hostjson":
+		err = hostJSONCommand(a, args, opts.Program)
+	default:
+		err = stageCommand(a, s, args, opts.Program)
+	}
+	return errors.Join(err, a.close(), s.Close())
+}
+
+// buildApp reads the settings for mode and builds the app. On error nothing is left open.
+func buildApp(ctx context.Context, build Builder, opts Options, mode Mode) (*App, Settings, error) {
+	if err := checkWorkQueueEnv(opts.Getenv); err != nil {
+		return nil, Settings{}, err
+	}
+	s, err := FromEnv(ctx, opts.Getenv, mode, opts.Logger)
+	if err != nil {
+		return nil, Settings{}, err
+	}
+	a, err := build(ctx, s)
+	if err != nil {
+		return nil, Settings{}, errors.Join(err, s.Close())
+	}
+	if a == nil || a.FunctionApp == nil {
+		return nil, Settings{}, errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
+	}
+	return a, s, nil
 }
 
 // serve builds the app, starts its background work, and serves handler(app) on addr until ctx
@@ -156,18 +184,14 @@ func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr str
 	if err != nil {
 		return err
 	}
-	s, err := FromEnv(ctx, opts.Getenv, mode, logger)
+	a, s, err := buildApp(ctx, build, opts, mode)
 	if err != nil {
 		return err
 	}
-	a, err := build(ctx, s)
-	if err != nil {
-		return errors.Join(err, s.Close())
-	}
-	if a == nil || a.FunctionApp == nil {
-		return errors.Join(errors.New("launch: the builder returned no FunctionApp"), s.Close())
-	}
 	closeAll := func() error { return errors.Join(a.close(), s.Close()) }
+	if err := checkAppSettings(a.FunctionApp, opts.Getenv, mode); err != nil {
+		return errors.Join(err, closeAll())
+	}
 	h, err := handler(a)
 	if err != nil {
 		return errors.Join(err, closeAll())

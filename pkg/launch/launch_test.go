@@ -22,6 +22,27 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// call sends a JSON request with the function key (none when key is "") and returns the
+// status and body.
+func call(t *testing.T, method, url, key, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/json")
+	if key != "" {
+		req.Header.Set("x-functions-key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // greeter is the tiny app's only graph: it answers {"greeting": "hello <name>"}.
 type greeter struct{}
 
@@ -106,18 +127,7 @@ func TestRun_TinyApp_ServeMode(t *testing.T) {
 		t.Fatalf("Run returned before listening: %v", err)
 	}
 	post := func(key string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/graphs/greeter/invoke", strings.NewReader(`{"input":{"name":"ada"}}`))
-		req.Header.Set("content-type", "application/json")
-		if key != "" {
-			req.Header.Set("x-functions-key", key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return call(t, http.MethodPost, "http://"+addr+"/api/graphs/greeter/invoke", key, `{"input":{"name":"ada"}}`)
 	}
 	if code, _ := post(""); code != http.StatusUnauthorized {
 		t.Errorf("invoke without key = %d, want 401", code)

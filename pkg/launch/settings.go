@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/azure/bloblock"
@@ -63,6 +64,9 @@ type Settings struct {
 	Mode Mode
 	// TraceExporter is FUNCGRAPH_TRACE_EXPORTER, for the app to interpret.
 	TraceExporter string
+	// MaxWait is FUNCGRAPH_MAX_WAIT (EnvMaxWait): how long a route waits for a graph run;
+	// 0 means the hosting app's default. Assemble passes it to host.Options.MaxWait.
+	MaxWait time.Duration
 	// Names are the storage names (FUNCGRAPH_STORAGE_PREFIX).
 	Names Names
 	// Durable is the durable engine's storage.
@@ -102,6 +106,10 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 		logger = slog.Default()
 	}
 	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(EnvTraceExporter))}
+	var err error
+	if s.MaxWait, err = maxWaitFromEnv(getenv); err != nil {
+		return Settings{}, err
+	}
 	az := azure.SettingsFrom(EnvStorage, getenv)
 	if err := openStorage(ctx, getenv, mode, az, &s); err != nil {
 		return Settings{}, err
@@ -126,7 +134,7 @@ func openLock(ctx context.Context, getenv func(string) string, az azure.Settings
 	}
 	if clients == nil {
 		var err error
-		if clients, err = azure.NewClients(az, nil); err != nil {
+		if clients, err = azure.NewClients(az, azureOptions); err != nil {
 			return nil, fmt.Errorf("open distributed thread lock: %w", err)
 		}
 	}

@@ -18,8 +18,7 @@ import (
 
 // EnvStoragePrefix names the durable engine's table, queue and container:
 // <prefix>runs, <prefix>-work, <prefix>-payloads (default prefix "funcgraph"). The queue
-// name is also written into the generated function.json of the queue trigger, so set it the
-// same when generating functions/ and when running.
+// trigger's function.json reads the work queue's name from EnvWorkQueue, which must agree.
 const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
 
 // EnvVisibilityTimeout is how long a received work item stays hidden from other workers of
@@ -130,7 +129,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		}
 		return nil
 	}
-	clients, err := azure.NewClients(az, nil)
+	clients, err := azure.NewClients(az, azureOptions)
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}

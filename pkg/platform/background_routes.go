@@ -180,11 +180,13 @@ func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
 }
 
 // serveRunJoin waits for the run and answers the thread's values (the run's output when it
-// succeeded).
+// succeeded); past the wait bound it answers 202 with the run and Location: the join URL.
 func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 	tid, rid, err := pathRun(r)
 	if err == nil {
-		if _, err = s.runs.Join(r.Context(), tid, rid); err == nil {
+		ctx, cancel := s.waitContext(r.Context())
+		defer cancel()
+		if _, err = s.runs.Join(ctx, tid, rid); err == nil {
 			var t threads.Thread
 			if t, err = s.store.Get(r.Context(), tid); err == nil {
 				w.Header().Set("Content-Type", "application/json")
@@ -193,6 +195,9 @@ func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			err = storeError(err, tid)
+		} else if boundPassed(ctx, err) {
+			s.writePending(w, r, tid, rid, s.contentLocation(tid, rid)+"/join")
+			return
 		} else {
 			err = runError(err, rid)
 		}
@@ -200,14 +205,21 @@ func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 	writeError(w, err, s.logger)
 }
 
+// serveRunCancel cancels the run; with wait=1 it waits for the run to end, and past the wait
+// bound answers 202 with the run and Location: the run.
 func (s *Service) serveRunCancel(w http.ResponseWriter, r *http.Request) {
 	tid, rid, err := pathRun(r)
 	if err == nil {
 		q := r.URL.Query()
+		ctx, cancel := s.waitContext(r.Context())
+		defer cancel()
 		if a := q.Get("action"); a != "" && a != "interrupt" {
 			err = newPublic(errNotImplemented, "Cancel action %s is not supported; only 'interrupt' is available.", repr(a))
-		} else if err = s.runs.Cancel(r.Context(), tid, rid, q.Get("wait") == "1" || q.Get("wait") == "true"); err == nil {
+		} else if err = s.runs.Cancel(ctx, tid, rid, q.Get("wait") == "1" || q.Get("wait") == "true"); err == nil {
 			w.WriteHeader(http.StatusNoContent)
+			return
+		} else if boundPassed(ctx, err) {
+			s.writePending(w, r, tid, rid, s.contentLocation(tid, rid))
 			return
 		} else {
 			err = runError(err, rid)

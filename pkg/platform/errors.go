@@ -72,6 +72,8 @@ func httpStatus(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, errNotImplemented):
 		return http.StatusNotImplemented
+	case errors.Is(err, errWaitExceeded):
+		return http.StatusGatewayTimeout
 	default:
 		return http.StatusInternalServerError
 	}

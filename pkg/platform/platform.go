@@ -46,6 +46,7 @@ type Service struct {
 	maxDepth  int
 	maxNodes  int
 	maxStream int
+	maxWait   time.Duration
 }
 
 // Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
@@ -70,7 +71,7 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 	s := &Service{
 		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
 		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
-		maxStream: ho.MaxStreamResponseBytes,
+		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait,
 	}
 	if s.store == nil {
 		s.store = threads.NewMemory()

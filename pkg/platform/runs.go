@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -114,16 +115,39 @@ func (s *Service) serveThreadRunWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
+	s.runWait(w, r, g, req, tid)
+}
+
+// runWait runs a wait run within the wait bound and answers its output, its failure, or,
+// when the bound passed first, 504 while the run goes on. A threaded run releases its thread
+// when it ends, storing its output as the thread's values.
+func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.InvocableGraph, req *RunRequest, tid string) {
 	runID := uuid.NewString()
-	body, err := invoke(r.Context(), g, req, tid)
-	if err != nil {
-		s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", err)
-		_ = s.releaseThread(r.Context(), tid, threads.StatusError, nil)
-		writeError(w, graphFailure(err), s.logger)
-		return
+	var body []byte
+	var runErr error
+	finished := waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+		body, runErr = invoke(ctx, g, req, tid)
+		if runErr != nil {
+			s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
+		}
+		if tid == "" {
+			return
+		}
+		if runErr != nil {
+			_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
+			return
+		}
+		_ = s.releaseThread(ctx, tid, threads.StatusIdle, body)
+	})
+	switch {
+	case !finished:
+		s.logWaitExceeded(req, tid, runID)
+		s.writeWaitExceeded(w, tid, runID)
+	case runErr != nil:
+		writeError(w, graphFailure(runErr), s.logger)
+	default:
+		s.writeWait(w, tid, runID, body)
 	}
-	_ = s.releaseThread(r.Context(), tid, threads.StatusIdle, body)
-	s.writeWait(w, tid, runID, body)
 }
 
 func (s *Service) writeWait(w http.ResponseWriter, tid, runID string, body []byte) {
@@ -211,14 +235,7 @@ func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	runID := uuid.NewString()
-	body, err := invoke(r.Context(), g, req, "")
-	if err != nil {
-		s.logger.Error("graph execution failed", "graph", req.AssistantID, "run_id", runID, "error", err)
-		writeError(w, graphFailure(err), s.logger)
-		return
-	}
-	s.writeWait(w, "", runID, body)
+	s.runWait(w, r, g, req, "")
 }
 
 // PanicError is the error of a run whose graph panicked.

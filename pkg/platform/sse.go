@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -23,20 +25,21 @@ const (
 // frames collects the frames of one platform stream. The metadata frame and accepted data
 // frames never total more than max bytes; the error and end frames are never counted.
 type frames struct {
-	max    int
-	event  string
-	cancel context.CancelFunc
+	max   int
+	event string
 
 	mu       sync.Mutex
-	buf      []byte // guarded by mu
-	total    int    // guarded by mu
-	closed   bool   // guarded by mu
-	overflow bool   // guarded by mu
-	err      error  // guarded by mu
+	cancel   context.CancelFunc // cancels the graph; guarded by mu
+	detached bool               // the request stopped waiting: events are dropped; guarded by mu
+	buf      []byte             // guarded by mu
+	total    int                // guarded by mu
+	closed   bool               // guarded by mu
+	overflow bool               // guarded by mu
+	err      error              // guarded by mu
 }
 
-func newFrames(maxBytes int, mode, runID string, cancel context.CancelFunc) *frames {
-	f := &frames{max: maxBytes, event: mode, cancel: cancel}
+func newFrames(maxBytes int, mode, runID string) *frames {
+	f := &frames{max: maxBytes, event: mode}
 	meta := "event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n"
 	f.buf, f.total = append(f.buf, meta...), len(meta)
 	return f
@@ -46,6 +49,9 @@ func newFrames(maxBytes int, mode, runID string, cancel context.CancelFunc) *fra
 func (f *frames) emit(chunk any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.detached {
+		return nil // nobody reads the frames any more; the run goes on to its end
+	}
 	if f.closed {
 		if f.overflow {
 			return host.ErrStreamOverflow
@@ -75,15 +81,31 @@ func (f *frames) fail(err error) {
 		f.err = err
 	}
 	f.closed = true
-	f.cancel()
+	if f.cancel != nil {
+		f.cancel()
+	}
 }
 
-// finish closes the stream with the graph's result and appends the terminal frames. It
-// returns the run's failure (nil on success).
+// detach is called when the request stopped waiting for the run: it returns a copy of the
+// frames so far, and from then on the graph's events are dropped, so the run goes on to its
+// end.
+func (f *frames) detach() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.detached = true
+	return bytes.Clone(f.buf)
+}
+
+// finish closes the stream with the graph's result and appends the terminal frames (none
+// once detached). It returns the run's failure (nil on success).
 func (f *frames) finish(runErr error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
+	if f.detached {
+		f.buf = nil
+		return runErr
+	}
 	if runErr != nil && f.err == nil && !errors.Is(runErr, host.ErrStreamOverflow) {
 		f.err = runErr
 	}
@@ -100,13 +122,15 @@ func (f *frames) finish(runErr error) error {
 	return failure
 }
 
-// stream runs g's Stream and returns the SSE body and the run's failure.
-func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid, runID string) ([]byte, error) {
+// stream runs g's Stream into f and returns the run's failure.
+func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
 	ctx, cancel := context.WithCancel(withRunContext(ctx, req.Context))
 	defer cancel()
-	f := newFrames(s.maxStream, req.StreamMode, runID, cancel)
+	f.mu.Lock()
+	f.cancel = cancel
+	f.mu.Unlock()
 	_, err := guardValue(func() (struct{}, error) { return struct{}{}, g.Stream(ctx, graphRequest(req, tid), f.emit) })
-	return f.buf, f.finish(err)
+	return f.finish(err)
 }
 
 func (s *Service) writeSSE(w http.ResponseWriter, tid, runID string, body []byte) {
@@ -119,6 +143,29 @@ func (s *Service) writeSSE(w http.ResponseWriter, tid, runID string, body []byte
 	_, _ = w.Write(body)
 }
 
+// runStream runs a stream run within the wait bound: it answers the SSE body, or, when the
+// bound passed first, the frames so far, the wait-exceeded error frame and the end frame
+// while the run goes on. end runs when the run ends, with its failure.
+func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.StreamableGraph, req *RunRequest, tid string, end func(ctx context.Context, err error)) {
+	runID := uuid.NewString()
+	f := newFrames(s.maxStream, req.StreamMode, runID)
+	var runErr error
+	finished := waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+		runErr = s.stream(ctx, g, req, tid, f)
+		if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
+			s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
+		}
+		end(ctx, runErr)
+	})
+	if !finished {
+		s.logWaitExceeded(req, tid, runID)
+		body := append(f.detach(), waitExceededFrame(s.maxWait)...)
+		s.writeSSE(w, tid, runID, append(body, platformEndFrame...))
+		return
+	}
+	s.writeSSE(w, tid, runID, f.buf)
+}
+
 func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 	tid, req, g, err := s.admitThreaded(r, true)
 	if err != nil {
@@ -129,17 +176,13 @@ func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	runID := uuid.NewString()
-	body, err := s.stream(r.Context(), g.(host.StreamableGraph), req, tid, runID)
-	status := threads.StatusIdle
-	if err != nil {
-		status = threads.StatusError
-		if !errors.Is(err, host.ErrStreamOverflow) {
-			s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", err)
+	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
+		status := threads.StatusIdle
+		if err != nil {
+			status = threads.StatusError
 		}
-	}
-	_ = s.releaseThread(r.Context(), tid, status, nil)
-	s.writeSSE(w, tid, runID, body)
+		_ = s.releaseThread(ctx, tid, status, nil)
+	})
 }
 
 func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) {
@@ -148,10 +191,5 @@ func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) 
 		writeError(w, err, s.logger)
 		return
 	}
-	runID := uuid.NewString()
-	body, err := s.stream(r.Context(), g.(host.StreamableGraph), req, "", runID)
-	if err != nil && !errors.Is(err, host.ErrStreamOverflow) {
-		s.logger.Error("stream processing failed", "graph", req.AssistantID, "run_id", runID, "error", err)
-	}
-	s.writeSSE(w, "", runID, body)
+	s.runStream(w, r, g.(host.StreamableGraph), req, "", func(context.Context, error) {})
 }

@@ -193,3 +193,27 @@ func TestBind_RequiresTheRetryPolicy(t *testing.T) {
 		t.Fatal("Bind without platformruns.Policy succeeded")
 	}
 }
+
+// A join bounded by its context's deadline (the platform's wait bound) ends with
+// context.DeadlineExceeded while the durable run goes on, and a later join answers it.
+func TestBackend_JoinPastItsDeadlineLeavesTheRunGoing(t *testing.T) {
+	release := make(chan struct{})
+	rb := instance(t, newStorage(), execFunc(func(context.Context, platform.Run) (platform.RunStatus, error) {
+		<-release
+		return platform.RunSuccess, nil
+	}))
+	run := submit(t, rb, "tj", 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := rb.Join(ctx, run.ThreadID, run.RunID); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("bounded join: %v, want context.DeadlineExceeded", err)
+	}
+	got, err := rb.Get(t.Context(), run.ThreadID, run.RunID)
+	if err != nil || got.Status.Terminal() {
+		t.Fatalf("run after the bounded join: %+v %v, want unfinished", got, err)
+	}
+	close(release)
+	if got := join(t, rb, run); got.Status != platform.RunSuccess {
+		t.Fatalf("join after release: %s, want success", got.Status)
+	}
+}

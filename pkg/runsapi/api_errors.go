@@ -27,6 +27,9 @@ var (
 	errBodyTooLarge = errors.New("durable: request body too large")
 )
 
+// invalidEventNameMessage answers an event name outside engine.ValidEventName.
+const invalidEventNameMessage = "invalid event_name: want 1 to 256 characters without control characters"
+
 // graphNotFoundError is an unknown graph name on start.
 type graphNotFoundError struct{ name string }
 
@@ -103,6 +106,8 @@ func errorResponse(err error) (int, any) {
 		return http.StatusBadRequest, apiDetailsBody{"invalid request body", invalid.details}
 	case errors.Is(err, engine.ErrInvalidInstanceID):
 		return http.StatusBadRequest, apiErrorBody{"invalid instance_id"}
+	case errors.Is(err, engine.ErrInvalidEventName):
+		return http.StatusBadRequest, apiErrorBody{invalidEventNameMessage}
 	case errors.As(err, &state):
 		details := make([]apiStateIssue, len(state.Issues))
 		for i, is := range state.Issues {

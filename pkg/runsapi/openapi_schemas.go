@@ -58,7 +58,7 @@ func oasBodySchemas() durable.OrderedObject {
 		{Key: "RunStatus", Value: oasObj([]string{"instance_id", "runtime_status", "custom_status", "input", "output"}, durable.OrderedObject{
 			{Key: "instance_id", Value: oasStr()},
 			{Key: "runtime_status", Value: oasRef("RuntimeStatus")},
-			{Key: "custom_status", Value: oasAnyValue("null while Pending; {graph_name, graph_version, graph_hash, current_node}, plus waiting_for_event and resume_node while waiting.")},
+			{Key: "custom_status", Value: oasAnyValue("null while Pending; {graph_name, graph_version, graph_hash, current_node}, plus waiting_for_event and resume_node while waiting; plus waiting_for_version (the graph hash) and message, Pending included, while the run's graph version is not registered on the process that picked it up.")},
 			{Key: "input", Value: oasRef("RunInput")},
 			{Key: "output", Value: oasAnyValue("{graph_name, graph_version, graph_hash, final_node, state} when Completed; the failure string when Failed; the reason when Terminated; else null.")},
 		})},
@@ -83,6 +83,15 @@ func oasBodySchemas() durable.OrderedObject {
 		})},
 		{Key: "RunHistory", Value: oasObj([]string{"instance_id", "events", "continuation_token"}, durable.OrderedObject{
 			{Key: "instance_id", Value: oasStr()}, {Key: "events", Value: oasArrayOf(oasRef("HistoryEvent"))}, {Key: "continuation_token", Value: oasNullableStr()},
+		})},
+		{Key: "GraphVersions", Value: oasObj([]string{"graph_name", "versions"}, durable.OrderedObject{
+			{Key: "graph_name", Value: oasStr()},
+			{Key: "versions", Value: oasArrayOf(oasObj([]string{"graph_hash", "graph_version", "registered", "latest", "unfinished_runs"}, durable.OrderedObject{
+				{Key: "graph_hash", Value: oasStr()}, {Key: "graph_version", Value: oasStr()},
+				{Key: "registered", Value: oasSchema{"type": "boolean", "description": "Registered on the process that answered."}},
+				{Key: "latest", Value: oasSchema{"type": "boolean", "description": "The version new runs start on."}},
+				{Key: "unfinished_runs", Value: oasSchema{"type": "integer", "description": "Pending or Running runs pinned to this version."}},
+			}))},
 		})},
 		{Key: "RunPurged", Value: oasObj([]string{"instance_id", "purged"}, durable.OrderedObject{{Key: "instance_id", Value: oasStr()}, {Key: "purged", Value: oasBoolean()}})},
 		{Key: "DurableHealthResponse", Value: oasObj([]string{"ok", "registered_graphs"}, durable.OrderedObject{

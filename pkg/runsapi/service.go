@@ -20,8 +20,8 @@ const (
 	DefaultMaxRequestBodyBytes = 1 << 20
 )
 
-// Function names of the durable HTTP surface. The first six are the original's; the last
-// three are funcgraph's additions (listing, history and purge).
+// Function names of the durable HTTP surface. The first six are the original's; the others
+// are funcgraph's additions (listing, history, purge and graph versions).
 const (
 	FuncStartGraphRun   = "start_graph_run"
 	FuncGetRunStatus    = "get_run_status"
@@ -32,6 +32,8 @@ const (
 	FuncListRuns        = "list_runs"
 	FuncGetRunHistory   = "get_run_history"
 	FuncPurgeRun        = "purge_run"
+	// FuncListGraphVersions is served only when Options.Runs is an engine.VersionCounter.
+	FuncListGraphVersions = "list_graph_versions"
 )
 
 // ErrInvalidServiceOptions is wrapped by NewService for options that cannot work.
@@ -104,17 +106,19 @@ func (o Options) withDefaults() Options {
 //
 //	POST   /api/graphs/{graph_name}/runs              start_graph_run   202 | 400 | 404 | 409 | 413
 //	GET    /api/runs/{instance_id}                    get_run_status    200 | 404
-//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 404 | 409 | 413
+//	POST   /api/runs/{instance_id}/events/{event}     send_run_event    202 | 400 | 404 | 409 | 413
 //	POST   /api/runs/{instance_id}/cancel             cancel_run        202 | 400 | 404 | 409 | 413
 //	GET    /api/openapi.json                          openapi_document  200
 //	GET    /api/health                                health            200
 //	GET    /api/runs                                  list_runs         200 | 400
 //	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
 //	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
+//	GET    /api/graphs/{graph_name}/versions          list_graph_versions 200 | 404
 //
 // The first six are the spec's, to the letter. The additions:
 //
-//   - GET /api/runs filters with the query parameters graph_name, status (one of the five
+//   - GET /api/runs filters with the query parameters graph_name, graph_hash (16 lowercase
+//     hex digits: the runs pinned to one version), status (one of the five
 //     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before)
 //     and pages with limit (1–1000, default 100) and continuation_token (opaque, from the
 //     previous page). 200 {"runs": [{"instance_id", "runtime_status", "graph_name",
@@ -128,6 +132,19 @@ func (o Options) withDefaults() Options {
 //     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
 //     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
 //     not finished.
+//   - GET /api/graphs/{graph_name}/versions (when Runs is an engine.VersionCounter, as the
+//     engine is): 200 {"graph_name", "versions": [{"graph_hash", "graph_version",
+//     "registered", "latest", "unfinished_runs"}...]}, the registered versions first (the
+//     latest first), then any other version with unfinished runs; 404 {"error": "unknown
+//     graph '<name>'"} when there is none. An old version can leave the deployment once its
+//     unfinished_runs is 0 (the count comes from the run index and errs high, never low;
+//     listing the version's runs with status=Running and status=Pending repairs it).
+//
+// Names (product rule): an event name is 1–256 characters (UTF-16 code units) without
+// control characters; another one is answered 400 {"error": "invalid event_name: want 1 to
+// 256 characters without control characters"} before anything is read or stored (see
+// engine.ValidEventName). The graph_name filter of GET /api/runs follows the graph name rule
+// (engine.ValidGraphName).
 //
 // Bodies above Options.MaxRequestBodyBytes are refused with 413
 // {"error": "request body too large"} (a guard the original did not have).
@@ -204,7 +221,7 @@ func (s *Service) RunFunctions(inherited funchost.AuthLevel) []funchost.HTTPFunc
 // runFunctions are the run endpoints: everything but health and openapi.json.
 func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
-	return []funchost.HTTPFunction{
+	fns := []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
 			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
@@ -218,12 +235,19 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), Response: oasRef("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
+			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, status, created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
 			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
 			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
+	if _, ok := s.runs.(engine.VersionCounter); ok {
+		fns = append(fns, funchost.HTTPFunction{Name: FuncListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
+			Handler: s.handle(s.listVersions), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},
+				Description: "Every registered version (the latest first) and every version that still has unfinished runs, with their count: an old version can leave the deployment when its count is 0.",
+				Response:    oasRef("GraphVersions"), Errors: routeErrors(404)}})
+	}
+	return fns
 }
 
 // metaFunctions are health and openapi.json, which the hosting app replaces when both

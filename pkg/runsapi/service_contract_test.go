@@ -83,11 +83,19 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 			t.Fatal(err)
 		}
 	}
-	logger := hosttest.TestLogger(t)
-	eng, err := engine.New(engine.Options{
+	_, trs := serveRuns(t, engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
-		Logger: logger, Policies: map[string]engine.GraphPolicy{"loop": {MaxSteps: contractMaxSteps}},
+		Policies: map[string]engine.GraphPolicy{"loop": {MaxSteps: contractMaxSteps}},
 	})
+	return trs
+}
+
+// serveRuns serves the service through both transports over a started engine built from
+// opts (registry and storage set; the logger is the test's), closed when the test ends.
+func serveRuns(t *testing.T, opts engine.Options) (*engine.Engine, []hosttest.Transport) {
+	t.Helper()
+	opts.Logger = hosttest.TestLogger(t)
+	eng, err := engine.New(opts)
 	if err != nil {
 		t.Fatalf("NewEngine: %v", err)
 	}
@@ -95,7 +103,7 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = eng.Close() })
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, Logger: logger})
+	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: opts.Registry, Logger: opts.Logger})
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}
@@ -103,7 +111,7 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 	if err != nil {
 		t.Fatalf("FunctionApp: %v", err)
 	}
-	return hosttest.Transports(t, app)
+	return eng, hosttest.Transports(t, app)
 }
 
 func quote(s string) string {

@@ -188,6 +188,12 @@ func apiReadBody(_ http.ResponseWriter, r *http.Request, max int64) ([]byte, err
 // ignored; an empty value does not filter.
 func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 	out := engine.RunQuery{GraphName: q.Get("graph_name"), ContinuationToken: q.Get("continuation_token")}
+	if out.GraphName != "" && !engine.ValidGraphName(out.GraphName) {
+		return engine.RunQuery{}, &apiQueryError{"graph_name", "want 1 to 256 characters without / \\ # ? or control characters"}
+	}
+	if out.GraphHash = q.Get("graph_hash"); out.GraphHash != "" && !validGraphHash(out.GraphHash) {
+		return engine.RunQuery{}, &apiQueryError{"graph_hash", "want 16 lowercase hexadecimal digits"}
+	}
 	if v := q.Get("status"); v != "" {
 		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
 			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
@@ -214,6 +220,19 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 	}
 	out.Limit = limit
 	return out, nil
+}
+
+// validGraphHash reports whether h has the shape of a graph_hash: 16 lowercase hex digits.
+func validGraphHash(h string) bool {
+	if len(h) != 16 {
+		return false
+	}
+	for i := range len(h) {
+		if c := h[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseLimit reads the limit parameter: 1–1000, default 100.

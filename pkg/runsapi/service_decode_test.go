@@ -188,6 +188,10 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 		{"limit=0", engine.RunQuery{}, "limit"},
 		{"limit=1001", engine.RunQuery{}, "limit"},
 		{"limit=ten", engine.RunQuery{}, "limit"},
+		{"graph_hash=af183f226f37e6fc", engine.RunQuery{GraphHash: "af183f226f37e6fc", Limit: apiDefaultPageSize}, ""},
+		{"graph_hash=AF183F226F37E6FC", engine.RunQuery{}, "graph_hash"},
+		{"graph_hash=af183f226f37e6f", engine.RunQuery{}, "graph_hash"},
+		{"graph_name=a%2Fb", engine.RunQuery{}, "graph_name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -224,6 +228,7 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		{engine.ErrRunNotFound, 404, `{"error": "instance not found"}`},
 		{errBodyNotObject, 400, `{"error": "request body must be valid JSON object"}`},
 		{engine.ErrInvalidInstanceID, 400, `{"error": "invalid instance_id"}`},
+		{fmt.Errorf("raise event: %w", engine.ErrInvalidEventName), 400, `{"error": "invalid event_name: want 1 to 256 characters without control characters"}`},
 		{errReasonNotString, 400, `{"error": "reason must be a string"}`},
 		{&apiQueryError{"limit", "want x"}, 400, `{"error": "invalid query parameter 'limit': want x"}`},
 		{fmt.Errorf("list runs: %w: bad continuation token", engine.ErrInvalidQuery), 400, `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`},

@@ -141,7 +141,8 @@ func runID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// sendEvent serves POST /api/runs/{instance_id}/events/{event_name}. Any JSON body is
+// sendEvent serves POST /api/runs/{instance_id}/events/{event_name}. An event name outside
+// engine.ValidEventName is a 400 before anything is read or stored. Any JSON body is
 // accepted; an empty one is the payload null, a non-empty one that is not JSON a 400.
 func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	id, err := runID(r)
@@ -149,6 +150,9 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	event := r.PathValue("event_name")
+	if !engine.ValidEventName(event) {
+		return engine.ErrInvalidEventName
+	}
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if errors.Is(err, errBodyTooLarge) {
 		// The contract's checks come first: unknown run 404, finished run 409; only then

@@ -1,5 +1,5 @@
-// Package blobcheckpoint is a checkpoint.Saver on one Azure Blob container, laid out exactly
-// as shared/spec/hosting.md section 13 says:
+// Package blobcheckpoint is a checkpoint.Saver on one Azure Blob container, laid out as the
+// Python original's blob checkpointer lays it out:
 //
 //	threads/<tid>/ns/<ns>/checkpoints/<cid>/checkpoint.bin      the checkpoint, written last (blob metadata serde_type, parent_id)
 //	threads/<tid>/ns/<ns>/checkpoints/<cid>/metadata.bin        its metadata (serde_type)

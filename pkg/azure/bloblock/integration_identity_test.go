@@ -159,7 +159,7 @@ func TestIntegrationOpen_IdentitySettings_WrongAudienceRefused(t *testing.T) {
 		l.Close()
 		t.Fatal("Open with a token for another audience succeeded; want Azurite to refuse it")
 	}
-	if !strings.Contains(err.Error(), "storage service answered 403") {
+	if !strings.Contains(err.Error(), "blob service answered 403") {
 		t.Errorf("Open with a token for another audience = %v; want the service's 403", err)
 	}
 }

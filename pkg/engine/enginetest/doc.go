@@ -2,7 +2,8 @@
 // interfaces — RunStoreTests, RunWorkQueueTests and RunPayloadStoreTests — and instrumented
 // wrappers that count storage operations or fail them — before or after they are applied, or
 // losing their reply the way a retrying SDK sees it (CountingStore, CountingQueue,
-// FaultStore, FaultQueue) — for engine tests.
+// FaultStore, FaultQueue) — for engine tests, and ApprovalGraph, a graph built in versions for
+// redeploy tests.
 //
 // Every backend runs the same suites: the in-memory twins in plain `go test`, the Azure
 // backends against Azurite in `make test`. The suites check behaviour visible through the

@@ -70,20 +70,20 @@ func greeter() (durable.GraphRegistration[Greeting], error) {
 }
 
 func build(_ context.Context, s launch.Settings) (*launch.App, error) {
-	h, err := host.New(host.Options{Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock})
-	if err != nil {
-		return nil, err
-	}
-	if err := h.Register(host.Func[Question, Answer](ask), "ask", host.RegisterOptions{}); err != nil {
-		return nil, err
-	}
 	g, err := greeter()
 	if err != nil {
 		return nil, err
 	}
-	// Durable runs on Azure Storage when AzureWebJobsStorage is set, in memory otherwise; the
-	// run routes take the app's function auth.
-	return launch.HostApp(s, h, launch.DurableOptions{}, g)
+	// Every store comes from the settings: Azure Storage when AzureWebJobsStorage is set,
+	// memory otherwise. The run routes take the app's function auth.
+	a, err := launch.Assemble(s, launch.Spec{
+		Hosted:  []launch.Hosted{{Name: "ask", Graph: host.Func[Question, Answer](ask)}},
+		Durable: []durable.Graph{g},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.App(), nil
 }
 
 func main() { launch.Main(build) }

@@ -237,10 +237,11 @@ func (f *function) httpOutput() (string, bool) {
 	return "", false
 }
 
-// loadFunctions discovers `<appRoot>/*/function.json`, validates names and sorts the functions
-// by name (ordinal, case-insensitive). Folders with an invalid name or an unreadable
-// function.json are reported in failed and skipped.
-func loadFunctions(appRoot string, settings func(string) string) (fns []*function, failed map[string]error, err error) {
+// loadFunctions discovers `<appRoot>/*/function.json` (direct subfolders only), validates
+// names, resolves the bindings' %NAME% expressions from the app settings (lookup) and sorts
+// the functions by name (ordinal, case-insensitive). Folders with an invalid name, an
+// unreadable function.json or a binding the host cannot index are reported in failed.
+func loadFunctions(appRoot string, settings func(string) string, lookup func(string) (string, bool)) (fns []*function, failed map[string]error, err error) {
 	entries, err := os.ReadDir(appRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load functions: %w", err)
@@ -267,7 +268,12 @@ func loadFunctions(appRoot string, settings func(string) string) (fns []*functio
 			failed[e.Name()] = fmt.Errorf("parse function.json: %w", err)
 			continue
 		}
-		f := &function{Name: e.Name(), Bindings: ff.Bindings, Disabled: isDisabled(ff.Disabled, settings)}
+		bindings, err := resolveBindings(ff.Bindings, lookup)
+		if err != nil {
+			failed[e.Name()] = fmt.Errorf("error indexing method 'Functions.%s': %w", e.Name(), err)
+			continue
+		}
+		f := &function{Name: e.Name(), Bindings: bindings, Disabled: isDisabled(ff.Disabled, settings)}
 		if v := settings("AzureWebJobs." + f.Name + ".Disabled"); strings.EqualFold(v, "true") || v == "1" {
 			f.Disabled = true
 		}

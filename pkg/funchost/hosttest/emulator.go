@@ -39,19 +39,24 @@ const (
 	AuthBypass
 )
 
-// Options configures an Emulator. AppRoot is required; Command and Handler are mutually
-// exclusive, and with neither the emulator starts host.json's defaultExecutablePath.
+// Options configures an Emulator. AppRoot is required: the emulator reads it as the host
+// reads the folder `func start` runs in (host.json, local.settings.json, the function
+// folders) and starts host.json's defaultExecutablePath, unless Handler is set.
 type Options struct {
-	// AppRoot is the folder with host.json and the function folders.
+	// AppRoot is the folder with host.json and the function folders: a staged folder, the
+	// truth for deploy tests.
 	AppRoot string
-	// Command starts this executable (and arguments, with %VAR% expansion) as the handler,
-	// instead of host.json's defaultExecutablePath and arguments.
-	Command []string
-	// Handler is served in-process on a loopback listener instead of starting a process; the
-	// emulator still talks to it over real HTTP.
+	// Handler is served in-process on a loopback listener instead of starting host.json's
+	// executable; the emulator still talks to it over real HTTP. It is for HTTP contract
+	// tests of a funchost.FunctionApp (StartApp, Transports); a test of what a user deploys
+	// runs the staged folder's executable instead.
 	Handler http.Handler
-	// Env holds app settings: added to the handler process environment and used for %VAR%
-	// expansion, `disabled` settings and FUNCTIONS_REQUEST_BODY_SIZE_LIMIT.
+	// Env is environment the test sets for the emulated `func start`, over the process's own
+	// environment. As with Core Tools, a variable set (non-empty) in the environment wins over
+	// the same name in local.settings.json's Values, which fill in the rest; together they
+	// are the app settings: the handler's environment, the source of %NAME% in host.json's
+	// arguments and in bindings, `disabled` settings, storage connections and
+	// FUNCTIONS_REQUEST_BODY_SIZE_LIMIT.
 	Env map[string]string
 	// Keys are the host's secrets.
 	Keys funchost.Keys
@@ -83,12 +88,16 @@ type Options struct {
 // the host, turns them into invocations of a custom handler, and delivers queue messages and
 // timer ticks.
 type Emulator struct {
-	opts      Options
-	cfg       HostConfig
-	functions []*function // every loaded function, in name order
-	routes    []*function // routable HTTP functions, in name order
-	failed    map[string]error
-	logf      func(string, ...any)
+	opts   Options
+	cfg    HostConfig
+	folder *Folder
+	// connections are the settings storage connections come from: Options.Env over
+	// local.settings.json's Values, without the process environment.
+	connections map[string]string
+	functions   []*function // every loaded function, in name order
+	routes      []*function // routable HTTP functions, in name order
+	failed      map[string]error
+	logf        func(string, ...any)
 
 	client    *http.Client // JSON invocations: follows redirects
 	forwarder *http.Client // forwarding: no redirects
@@ -118,30 +127,25 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	if opts.AppRoot == "" {
 		return nil, errors.New("start emulator: AppRoot is required")
 	}
-	if opts.Command != nil && opts.Handler != nil {
-		return nil, errors.New("start emulator: set Command or Handler, not both")
+	e := &Emulator{opts: opts, logf: opts.Logf, queues: newQueueService(), storage: newStorageQueues()}
+	if e.logf == nil {
+		e.logf = func(string, ...any) {}
 	}
-	cfg, err := LoadHostConfig(opts.AppRoot)
+	folder, fns, routes, err := readFolder(opts.AppRoot, environ(opts.Env), e.logf)
 	if err != nil {
 		return nil, fmt.Errorf("start emulator: %w", err)
 	}
+	cfg := folder.Config
 	if opts.ForwardingOverride != nil {
 		cfg.Forwarding = *opts.ForwardingOverride
 	}
 	if opts.FunctionTimeout > 0 {
 		cfg.FunctionTimeout, cfg.FunctionTimeoutUnbounded = opts.FunctionTimeout, false
 	}
-	e := &Emulator{opts: opts, cfg: cfg, logf: opts.Logf, queues: newQueueService(), storage: newStorageQueues()}
-	if e.logf == nil {
-		e.logf = func(string, ...any) {}
-	}
-	fns, failed, err := loadFunctions(opts.AppRoot, e.setting)
-	if err != nil {
-		return nil, fmt.Errorf("start emulator: %w", err)
-	}
-	e.functions, e.failed = fns, failed
-	e.routes = prepareHTTP(fns, failed)
-	for name, err := range failed {
+	e.cfg, e.folder = cfg, folder
+	e.connections = mergeSettings(opts.Env, folder.LocalSettings.Values)
+	e.functions, e.failed, e.routes = fns, folder.FunctionErrors, routes
+	for name, err := range e.failed {
 		e.logf("hosttest: function %s failed to load: %v", name, err)
 	}
 	e.maxBody = funchost.DefaultMaxRequestBodyBytes
@@ -180,12 +184,24 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	return e, nil
 }
 
-// setting reads an app setting: Options.Env first, then the process environment.
+// setting reads an app setting ("" when unset).
 func (e *Emulator) setting(name string) string {
-	if v, ok := e.opts.Env[name]; ok {
-		return v
+	v, _ := e.folder.Setting(name)
+	return v
+}
+
+// environ is the environment of the emulated `func start`: the process's, with env over it.
+func environ(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			out[k] = v
+		}
 	}
-	return os.Getenv(name)
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
 
 func (e *Emulator) startFront() error {

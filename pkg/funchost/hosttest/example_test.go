@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
@@ -68,4 +69,24 @@ func ExampleEmulator_DrainQueues() {
 	_ = e.DrainQueues(context.Background())
 	fmt.Println(e.Queue("jobs"), e.QueueContents("jobs-poison"))
 	// Output: [] [job 1]
+}
+
+// ExampleCheckPublishFolder reads a folder as `func azure functionapp publish` and the host
+// would: this one lacks the worker runtime and the executable host.json names.
+func ExampleCheckPublishFolder() {
+	root, _ := os.MkdirTemp("", "hosttest-example-")
+	defer os.RemoveAll(root)
+	_ = hosttest.WriteHostJSON(root, "api")
+	_ = os.MkdirAll(filepath.Join(root, "hello"), 0o755)
+	_ = os.WriteFile(filepath.Join(root, "hello", "function.json"),
+		[]byte(`{"bindings":[{"type":"httpTrigger","direction":"in","name":"req"},{"type":"http","direction":"out","name":"res"}]}`), 0o644)
+	_ = os.WriteFile(filepath.Join(root, "local.settings.json"), []byte(`{"IsEncrypted": false, "Values": {}}`), 0o644)
+	problems := hosttest.CheckPublishFolder(root, []string{"hello"})
+	fmt.Println(len(problems), "problems:")
+	fmt.Println(problems[0])
+	fmt.Println(strings.HasPrefix(problems[1], `defaultExecutablePath "handler" is not in the folder`))
+	// Output:
+	// 2 problems:
+	// FUNCTIONS_WORKER_RUNTIME is "", want custom: Core Tools stops before uploading
+	// true
 }

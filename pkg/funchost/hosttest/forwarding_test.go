@@ -14,7 +14,7 @@ import (
 func TestEmulator_Forwarding_RawRequestAndVerbatimResponse(t *testing.T) {
 	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"x"},"enableForwardingHttpRequest":true}}`, map[string]string{
 		"fwd":   httpFunc("function", "graphs/{g}/invoke"),
-		"mixed": `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"mixed"},{"type":"http","direction":"out","name":"res"},{"type":"queue","direction":"out","name":"q","queueName":"q"}]}`,
+		"mixed": `{"bindings":[{"type":"httpTrigger","direction":"in","name":"req","authLevel":"anonymous","route":"mixed"},{"type":"http","direction":"out","name":"res"},{"type":"queue","direction":"out","name":"q","queueName":"mixed-out"}]}`,
 	})
 	rec := &recorder{respond: func(w http.ResponseWriter, r *http.Request, inv invocation) {
 		if r.URL.Path == "/mixed" { // JSON mode

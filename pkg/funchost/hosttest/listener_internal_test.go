@@ -46,7 +46,7 @@ func TestStorageConnection_LookupOrder(t *testing.T) {
 		{"", nil, "", false},
 	}
 	for _, tc := range cases {
-		e := &Emulator{opts: Options{Env: tc.env}}
+		e := &Emulator{connections: tc.env}
 		got, ok := e.storageConnection(funchost.Binding{Connection: tc.connection})
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("connection %q with %v = %q, %v; want %q, %v", tc.connection, tc.env, got, ok, tc.want, tc.ok)

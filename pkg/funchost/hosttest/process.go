@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -139,26 +140,12 @@ func freePort(keep bool) (int, net.Listener, error) {
 }
 
 func (e *Emulator) startProcess(port int) (*process, error) {
-	argv := e.opts.Command
-	if argv == nil {
-		if e.cfg.ExecutablePath == "" {
-			return nil, errors.New("start handler: WorkerDescription DefaultExecutablePath cannot be empty")
-		}
-		argv = append([]string{e.cfg.ExecutablePath}, e.cfg.Arguments...)
+	if e.folder.ExecutableErr != nil {
+		return nil, fmt.Errorf("start handler: %w", e.folder.ExecutableErr)
 	}
-	if len(argv) == 0 {
-		return nil, errors.New("start handler: empty command")
-	}
-	root, err := filepath.Abs(e.opts.AppRoot)
-	if err != nil {
-		return nil, fmt.Errorf("start handler: %w", err)
-	}
-	exe, err := resolveExecutable(root, e.expand(argv[0]))
-	if err != nil {
-		return nil, err
-	}
-	args := make([]string, 0, len(argv)-1)
-	for _, a := range argv[1:] {
+	exe, root := e.folder.Executable, e.folder.Root
+	args := make([]string, 0, len(e.cfg.Arguments))
+	for _, a := range e.cfg.Arguments {
 		args = append(args, e.expand(a))
 	}
 	cmd := exec.Command(exe, args...)
@@ -170,9 +157,9 @@ func (e *Emulator) startProcess(port int) (*process, error) {
 		cmd.Dir = wd
 	}
 	id := uuid.NewString()
-	cmd.Env = os.Environ()
-	for k, v := range e.opts.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	cmd.Env = make([]string, 0, len(e.folder.Settings)+5)
+	for _, k := range slices.Sorted(maps.Keys(e.folder.Settings)) {
+		cmd.Env = append(cmd.Env, k+"="+e.folder.Settings[k])
 	}
 	p := strconv.Itoa(port)
 	cmd.Env = append(cmd.Env,
@@ -194,41 +181,8 @@ func (e *Emulator) startProcess(port int) (*process, error) {
 
 var settingRE = regexp.MustCompile(`%([^%]+)%`)
 
-// expand replaces %NAME% with the app setting or environment variable NAME; unknown names are
-// left as they are.
-func (e *Emulator) expand(s string) string {
-	return settingRE.ReplaceAllStringFunc(s, func(m string) string {
-		name := m[1 : len(m)-1]
-		if v, ok := e.opts.Env[name]; ok {
-			return v
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			return v
-		}
-		return m
-	})
-}
-
-// resolveExecutable applies the host's rule: a relative path is app-root-relative if that file
-// exists, otherwise it is looked up on PATH.
-func resolveExecutable(root, path string) (string, error) {
-	if filepath.IsAbs(path) {
-		return path, nil
-	}
-	if candidate := filepath.Join(root, path); fileExists(candidate) {
-		return candidate, nil
-	}
-	found, err := exec.LookPath(path)
-	if err != nil {
-		return "", fmt.Errorf("start handler: %q is neither in the app root nor on PATH: %w", path, err)
-	}
-	return found, nil
-}
-
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
-}
+// expand replaces %NAME% with the app setting NAME; unknown names are left as they are.
+func (e *Emulator) expand(s string) string { return expandSettings(s, e.folder.Settings) }
 
 // waitReady polls `GET /` every ReadinessInterval until any HTTP answer, the process exits, or
 // InitializationTimeout passes.

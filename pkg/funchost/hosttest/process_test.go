@@ -118,18 +118,6 @@ func TestStart_Process_ExecutableFromPATH(t *testing.T) {
 	}
 }
 
-func TestStart_Process_CommandOverridesDescription(t *testing.T) {
-	root := helperApp(t, "")
-	exe, _ := os.Executable()
-	e, err := startProcess(t, hosttest.Options{AppRoot: root, Command: []string{exe, "%HOSTTEST_ARG%"}, Env: map[string]string{"HOSTTEST_HELPER": "echo", "HOSTTEST_ARG": "cmd"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := askHelper(t, e).Args; !reflect.DeepEqual(got, []string{"cmd"}) {
-		t.Errorf("args = %q, want [cmd]", got)
-	}
-}
-
 func TestStart_Process_Readiness(t *testing.T) {
 	cases := []struct {
 		mode    string
@@ -206,9 +194,15 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
+// TestStart_RealHandler_CommittedHostJSONAndFunctions runs the real handler from a folder
+// laid out like a staged one from the committed host.json and functions/: with the work queue
+// setting in local.settings.json every function indexes and the app serves; without it the
+// host cannot index fg_orchestrator and the app itself refuses to start; with a storage
+// prefix that disagrees (set in the environment, which wins over local.settings.json) the
+// app refuses to start naming both settings.
 func TestStart_RealHandler_CommittedHostJSONAndFunctions(t *testing.T) {
 	bin := handlerBinary(t)
-	root := t.TempDir() // laid out like `make package`: host.json, function folders, binary
+	root := t.TempDir()
 	copyTree(t, filepath.Join("..", "..", "..", "functions"), root)
 	host, err := os.ReadFile(filepath.Join("..", "..", "..", "host.json"))
 	if err != nil {
@@ -224,6 +218,22 @@ func TestStart_RealHandler_CommittedHostJSONAndFunctions(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(root, cfg.ExecutablePath)); err != nil {
 		t.Fatal(err)
 	}
+
+	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom"}}`)
+	logs := newLogWatch(t)
+	_, err = hosttest.Start(t.Context(), hosttest.Options{AppRoot: root, Logf: logs.logf})
+	if !errors.Is(err, hosttest.ErrHandlerExited) || !logs.contains("app setting FUNCGRAPH_WORK_QUEUE is not set") ||
+		!logs.contains("function fg_orchestrator failed to load: error indexing method 'Functions.fg_orchestrator': '%FUNCGRAPH_WORK_QUEUE%' does not resolve to a value") {
+		t.Errorf("without FUNCGRAPH_WORK_QUEUE: err = %v, want the handler to refuse to start and fg_orchestrator not to index", err)
+	}
+
+	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom", "FUNCGRAPH_WORK_QUEUE": "funcgraph-work"}}`)
+	logs = newLogWatch(t)
+	_, err = hosttest.Start(t.Context(), hosttest.Options{AppRoot: root, Logf: logs.logf, Env: map[string]string{"FUNCGRAPH_STORAGE_PREFIX": "myagent"}})
+	if !errors.Is(err, hosttest.ErrHandlerExited) || !logs.contains(`FUNCGRAPH_WORK_QUEUE=\"funcgraph-work\"`) || !logs.contains(`FUNCGRAPH_STORAGE_PREFIX=\"myagent\"`) {
+		t.Errorf("prefix and queue disagree: err = %v, want the handler to refuse to start naming both settings", err)
+	}
+
 	e, err := startProcess(t, hosttest.Options{AppRoot: root})
 	if err != nil {
 		t.Fatal(err)
@@ -237,5 +247,12 @@ func TestStart_RealHandler_CommittedHostJSONAndFunctions(t *testing.T) {
 	}
 	if status, _, _ := do(t, "GET", e.URL()+"/"+cfg.RoutePrefix+"/nothing-here", nil, nil); status != 404 {
 		t.Errorf("unknown route = %d, want 404", status)
+	}
+}
+
+func writeLocalSettings(t *testing.T, root, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "local.settings.json"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

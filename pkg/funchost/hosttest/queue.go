@@ -73,14 +73,14 @@ func (s *queueService) remove(queue, id string) {
 	}
 }
 
-// release makes a message visible again at once (the listener's default visibility timeout
-// is zero).
-func (s *queueService) release(queue, id string) {
+// release makes a message visible again after after (host.json's visibilityTimeout, 0 by
+// default: at once).
+func (s *queueService) release(queue, id string, after time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, m := range s.queues[normalizeQueue(queue)] {
 		if m.id == id {
-			m.visible = time.Now().UTC()
+			m.visible = time.Now().UTC().Add(after)
 		}
 	}
 }
@@ -159,7 +159,7 @@ func (e *Emulator) drainOnce(ctx context.Context) (bool, error) {
 		if _, real := e.storageConnection(f.Trigger); real {
 			continue // a storage queue listener serves it
 		}
-		queue := normalizeQueue(e.expand(f.Trigger.QueueName))
+		queue := normalizeQueue(f.Trigger.QueueName)
 		m, ok := e.queues.dequeue(queue)
 		if !ok {
 			continue
@@ -194,7 +194,7 @@ func (e *Emulator) deliver(ctx context.Context, f *function, queue string, m que
 		return nil
 	}
 	if ctx.Err() != nil {
-		e.queues.release(queue, m.id)
+		e.queues.release(queue, m.id, 0)
 		return ctx.Err()
 	}
 	e.logf("hosttest: %s: message %s attempt %d failed: %v", f.Name, m.id, m.dequeueCount, err)
@@ -202,7 +202,7 @@ func (e *Emulator) deliver(ctx context.Context, f *function, queue string, m que
 		e.poison(queue, m)
 		return nil
 	}
-	e.queues.release(queue, m.id)
+	e.queues.release(queue, m.id, e.cfg.Queues.VisibilityTimeout)
 	return nil
 }
 

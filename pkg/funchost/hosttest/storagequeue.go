@@ -23,17 +23,20 @@ const DefaultListenerVisibility = 10 * time.Minute
 const minVisibilityRenewal = time.Minute
 
 // storageConnection resolves a storage binding's `connection` (default AzureWebJobsStorage)
-// to a connection string from Options.Env, as the host does: the setting
-// "AzureWebJobs<connection>" first, then "<connection>". ok is false when neither is set,
-// and the emulator's in-memory queues serve the binding instead.
+// to a connection string, as the host does: the setting "AzureWebJobs<connection>" first, then
+// "<connection>". ok is false when neither is set, and the emulator's in-memory queues serve
+// the binding instead (where the host would fail to index the function: a convenience for
+// tests that need no storage). Only Options.Env and local.settings.json count here, not the
+// process environment, so a developer's own AzureWebJobsStorage cannot turn a test's
+// in-memory queues into storage queues.
 func (e *Emulator) storageConnection(b funchost.Binding) (string, bool) {
 	name := strings.TrimSpace(b.Connection)
 	if name == "" {
 		name = funchost.DefaultConnection
 	}
 	for _, key := range []string{"AzureWebJobs" + name, name} {
-		if v := strings.TrimSpace(e.opts.Env[key]); v != "" {
-			return v, true
+		if v, _ := lookupSetting(e.connections, key); strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), true
 		}
 	}
 	return "", false
@@ -129,7 +132,7 @@ func (e *Emulator) sendToStorage(ctx context.Context, conn, queue, text string) 
 // enqueueOutput stores one queue output message: in the storage queue when the binding's
 // connection is configured, otherwise in the in-memory queue.
 func (e *Emulator) enqueueOutput(b funchost.Binding, text string) error {
-	queue := e.expand(b.QueueName)
+	queue := b.QueueName
 	conn, ok := e.storageConnection(b)
 	if !ok {
 		e.queues.enqueue(queue, text)
@@ -151,7 +154,7 @@ func (e *Emulator) startListeners(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		queue := normalizeQueue(e.expand(f.Trigger.QueueName))
+		queue := normalizeQueue(f.Trigger.QueueName)
 		l := &listener{e: e, f: f, conn: conn, name: queue, wake: e.storage.register(queue)}
 		var err error
 		if l.queue, err = e.storage.client(conn, queue); err != nil {

@@ -73,11 +73,13 @@ func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
 	}
 }
 
-// StartApp runs app behind the emulator for the life of the test: it writes the app's
-// function.json folders and a host.json (route prefix of the app, forwarding off, base64 queue
-// messages) into a temporary app root, serves app.CustomHandler in-process, and closes
-// everything in t.Cleanup. opts.AppRoot, Handler and Command are ignored; Logf defaults to
-// t.Logf.
+// StartApp runs app behind the emulator for the life of the test, for HTTP contract tests of
+// a funchost.FunctionApp: it writes the app's function.json folders, a host.json (route prefix
+// of the app, forwarding off, base64 queue messages) and a local.settings.json with the app
+// settings its bindings read (funchost.FunctionApp.AppSettings) into a temporary app root,
+// serves app.CustomHandler in-process, and closes everything in t.Cleanup. opts.AppRoot and
+// Handler are ignored; Logf defaults to t.Logf. A test of what a user deploys starts the
+// staged folder with Start instead.
 func StartApp(t testing.TB, app *funchost.FunctionApp, opts Options) *Emulator {
 	t.Helper()
 	root := t.TempDir()
@@ -87,7 +89,18 @@ func StartApp(t testing.TB, app *funchost.FunctionApp, opts Options) *Emulator {
 	if err := WriteHostJSON(root, app.RoutePrefix()); err != nil {
 		t.Fatalf("hosttest: %v", err)
 	}
-	opts.AppRoot, opts.Command = root, nil
+	values := map[string]string{"FUNCTIONS_WORKER_RUNTIME": "custom"}
+	for _, s := range app.AppSettings() {
+		values[s.Name] = s.Value
+	}
+	settings, err := json.MarshalIndent(map[string]any{"IsEncrypted": false, "Values": values}, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(root, "local.settings.json"), append(settings, '\n'), 0o644)
+	}
+	if err != nil {
+		t.Fatalf("hosttest: write local.settings.json: %v", err)
+	}
+	opts.AppRoot = root
 	opts.Handler = app.CustomHandler(funchost.HandlerOptions{Logger: TestLogger(t)})
 	if opts.Logf == nil {
 		opts.Logf = t.Logf

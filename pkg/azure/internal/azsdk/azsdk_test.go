@@ -58,7 +58,11 @@ func TestClassify_CodesThenStatus(t *testing.T) {
 		{429, "", Throttled},
 		{500, "InternalError", Transient},
 		{504, "", Transient},
-		{403, "AuthorizationFailure", Unclassified},
+		{403, "AuthorizationFailure", PermissionDenied},
+		{403, "AuthorizationPermissionMismatch", PermissionDenied},
+		{403, "authorizationpermissionmismatch", PermissionDenied},
+		{403, "AuthenticationFailed", Unclassified},
+		{403, "", Unclassified},
 	}
 	for _, tt := range tests {
 		got := Classify(answer(tt.status, tt.code))

@@ -42,6 +42,11 @@ const (
 	Throttled
 	// Transient: a server-side failure worth retrying (408, 500, 502, 504).
 	Transient
+	// PermissionDenied: the service authenticated the caller and refused the operation (403
+	// AuthorizationPermissionMismatch: a token whose identity has no role granting it, or a
+	// SAS without the permission; 403 AuthorizationFailure: not authorized, e.g. by the
+	// account's network rules). A 403 with another code (a bad key or token) is Unclassified.
+	PermissionDenied
 )
 
 // codeKinds maps lowercased service error codes to their kind. Codes are compared without
@@ -65,6 +70,7 @@ var codeKinds = func() map[string]Kind {
 	add(TooLarge, string(aztables.EntityTooLarge), string(aztables.PropertyValueTooLarge), string(aztables.TooManyProperties),
 		string(bloberror.RequestBodyTooLarge), string(queueerror.RequestBodyTooLarge), string(queueerror.MessageTooLarge))
 	add(Throttled, string(bloberror.ServerBusy), string(queueerror.ServerBusy))
+	add(PermissionDenied, string(bloberror.AuthorizationPermissionMismatch), string(bloberror.AuthorizationFailure))
 	return m
 }()
 

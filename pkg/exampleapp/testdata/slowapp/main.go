@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durablehost"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
-	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // State: the node hangs for HangMS when Marker names a file that does not exist yet (it
@@ -61,22 +58,13 @@ func build(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err := reg.Register(g); err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(s.Durable.EngineOptions(engine.Options{Registry: reg, Logger: s.Logger}))
+	st := s.Durable.OrMemory()
+	eng, err := launch.MountDurable(st, h, reg, launch.DurableOptions{})
 	if err != nil {
-		return nil, err
-	}
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: s.Logger})
-	if err != nil {
-		return nil, err
-	}
-	if err := durablehost.Mount(svc, h, durablehost.MountOptions{}); err != nil {
-		return nil, err
-	}
-	if err := durablehost.RegisterWorker(h.FunctionApp(), durablehost.WorkerOptions{Worker: eng, QueueName: s.Durable.QueueName, Logger: s.Logger}); err != nil {
 		return nil, err
 	}
 	a := &launch.App{FunctionApp: h.FunctionApp(), Close: eng.Close}
-	if s.Durable.EmbeddedDispatcher {
+	if st.EmbeddedDispatcher {
 		a.Start = eng.Start
 	}
 	return a, nil

@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A listing reads the shards of one index family (index.go) — indexShards partitions and
+// the legacy one — and merges them newest first: every shard is read in row-key order, a
+// page takes the smallest row key among the shards' next rows until it holds Limit rows,
+// and the continuation token records, per shard, the row key of the last row taken from it
+// (or that the shard is exhausted). A shard is fetched a few rows more than its fair share
+// of a page at a time (listFetch), and again only when the merge empties its buffer, so a
+// page of N runs costs indexShards + 1 partition queries in the common case (fewer once
+// shards are exhausted), plus N head reads.
+
+// listCursor is one shard of a listing and where it stands.
+type listCursor struct {
+	q      Query    // the shard's query, fixed for one call (a store continuation needs it)
+	legacy bool     // the unsharded partition of an earlier release
+	pos    string   // row key of the last row taken; "" none yet
+	buf    []Entity // rows fetched and not taken
+	done   bool     // nothing more to fetch or take
+}
+
+// tokenDone marks an exhausted shard in a continuation token; no row key starts with '~'.
+const tokenDone = "~"
+
+// listFetch is how many rows a shard is fetched at a time for a page of limit rows.
+func listFetch(limit int) int {
+	return min(limit, max(8, 2*((limit+indexShards-1)/indexShards)))
+}
+
+// listCursors returns the shards q reads, positioned by q's continuation token.
+func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
+	family := indexAllPrefix
+	if q.Status == StatusPending || q.Status == StatusRunning {
+		family = indexActivePrefix
+	} else if q.GraphName != "" {
+		family = indexGraphPrefix
+	}
+	base := Query{RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: listFetch(limit)}
+	// Row keys hold MaxInt64 - created as a fixed-width number, so for a bound t:
+	// created < t ⇔ number ≥ MaxInt64-t+1, and created ≥ t ⇔ number < MaxInt64-t+1.
+	if !q.CreatedBefore.IsZero() {
+		base.RowKeyFrom = padRowTime(math.MaxInt64 - q.CreatedBefore.UnixNano() + 1)
+	}
+	if !q.CreatedAfter.IsZero() {
+		base.RowKeyTo = padRowTime(math.MaxInt64 - q.CreatedAfter.UnixNano() + 1)
+	}
+	if q.Status != "" && q.Status != StatusPending && q.Status != StatusRunning {
+		base.Where = append(base.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
+	}
+	positions, err := decodeListToken(q.ContinuationToken)
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]*listCursor, indexShards+1)
+	for i := range cs {
+		s := i
+		if i == indexShards {
+			s = -1 // the legacy partitions, read last
+		}
+		c := &listCursor{q: base, legacy: s < 0}
+		c.q.Where = append([]Cond(nil), base.Where...)
+		c.q.PartitionKey = shardPrefix(family, s)
+		if q.GraphName != "" {
+			c.q.PartitionKey = graphPartition(c.q.PartitionKey, q.GraphName)
+		}
+		if q.GraphHash != "" && !c.legacy { // legacy rows carry no hash: filtered by their head
+			c.q.Where = append(c.q.Where, Cond{Property: iHash, Op: CondEq, Value: q.GraphHash})
+		}
+		if positions != nil {
+			switch p := positions[i]; p {
+			case tokenDone:
+				c.done = true
+			case "":
+			default:
+				c.pos = p
+				c.q.Where = append(c.q.Where, Cond{Property: "RowKey", Op: CondGt, Value: p})
+			}
+		}
+		cs[i] = c
+	}
+	return cs, nil
+}
+
+// fill fetches rows into an empty buffer until it holds some or the shard is exhausted.
+func (c *listCursor) fill(ctx context.Context, store Store) error {
+	for len(c.buf) == 0 && !c.done {
+		page, err := store.Query(ctx, c.q)
+		if err != nil {
+			return err
+		}
+		c.buf = page.Entities
+		c.q.Continuation = page.Continuation
+		if len(c.buf) == 0 && page.Continuation == "" {
+			c.done = true
+		}
+	}
+	return nil
+}
+
+// take removes the cursor's next row.
+func (c *listCursor) take() Entity {
+	ent := c.buf[0]
+	c.buf = c.buf[1:]
+	c.pos = ent.RowKey
+	if len(c.buf) == 0 && c.q.Continuation == "" {
+		c.done = true
+	}
+	return ent
+}
+
+// listedRow is an index row taken by a listing, with the shard it came from.
+type listedRow struct {
+	ent    Entity
+	legacy bool
+}
+
+// mergeShards takes up to limit rows from the shards, newest first, and returns them with the
+// continuation token of what is left ("" when every shard is exhausted).
+func (e *Engine) mergeShards(ctx context.Context, cs []*listCursor, limit int) ([]listedRow, string, error) {
+	var rows []listedRow
+	for len(rows) < limit {
+		var best *listCursor
+		for _, c := range cs {
+			if err := c.fill(ctx, e.store); err != nil {
+				return nil, "", err
+			}
+			if len(c.buf) > 0 && (best == nil || c.buf[0].RowKey < best.buf[0].RowKey) {
+				best = c
+			}
+		}
+		if best == nil {
+			break
+		}
+		rows = append(rows, listedRow{ent: best.take(), legacy: best.legacy})
+	}
+	return rows, encodeListToken(cs), nil
+}
+
+// encodeListToken returns the continuation token of the cursors' positions, or "" when all
+// are exhausted: base64url of a JSON array with, per shard, the last row key taken ("" for
+// none yet) or tokenDone.
+func encodeListToken(cs []*listCursor) string {
+	positions := make([]string, len(cs))
+	more := false
+	for i, c := range cs {
+		if c.done {
+			positions[i] = tokenDone
+			continue
+		}
+		more = true
+		positions[i] = c.pos
+	}
+	if !more {
+		return ""
+	}
+	b, _ := json.Marshal(positions)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeListToken returns the positions of a continuation token (nil for ""). Errors:
+// ErrInvalidQuery for anything encodeListToken does not write.
+func decodeListToken(tok string) ([]string, error) {
+	if tok == "" {
+		return nil, nil
+	}
+	bad := fmt.Errorf("%w: bad continuation token", ErrInvalidQuery)
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return nil, bad
+	}
+	var positions []string
+	if err := json.Unmarshal(raw, &positions); err != nil || len(positions) != indexShards+1 {
+		return nil, bad
+	}
+	for _, p := range positions {
+		if p != "" && p != tokenDone && !validIndexRowKey(p) {
+			return nil, bad
+		}
+	}
+	return positions, nil
+}
+
+// ListRuns implements Runs: runs matching q, newest first, one page at a time, from the run
+// index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
+// carry a continuation token. A graph name no run can have (ValidGraphName) lists nothing.
+// Errors: ErrInvalidQuery for a continuation token ListRuns did not return.
+func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxPageSize)
+	if q.GraphName != "" && !ValidGraphName(q.GraphName) {
+		if _, err := decodeListToken(q.ContinuationToken); err != nil {
+			return RunList{}, fmt.Errorf("list runs: %w", err)
+		}
+		return RunList{Runs: []Run{}}, nil
+	}
+	cs, err := listCursors(q, limit)
+	if err != nil {
+		return RunList{}, fmt.Errorf("list runs: %w", err)
+	}
+	rows, token, err := e.mergeShards(ctx, cs, limit)
+	if err != nil {
+		return RunList{}, fmt.Errorf("list runs: %w", err)
+	}
+	runs := make([]*Run, len(rows))
+	errs := make([]error, len(rows))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, row := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			runs[i], errs[i] = e.listedRun(ctx, row, q)
+		}()
+	}
+	wg.Wait()
+	out := RunList{Runs: make([]Run, 0, len(runs)), ContinuationToken: token}
+	for i, r := range runs {
+		if errs[i] != nil {
+			return RunList{}, fmt.Errorf("list runs: %w", errs[i])
+		}
+		if r != nil {
+			out.Runs = append(out.Runs, *r)
+		}
+	}
+	return out, nil
+}
+
+// listedRun reads the run an index row names, or nil when the row is stale (the generation
+// was replaced or purged, or never stored: then the row goes once it is old enough) or the
+// run's live status or hash does not match q.
+func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery) (*Run, error) {
+	h, current, err := e.indexedHead(ctx, row)
+	if err != nil || !current {
+		return nil, err
+	}
+	if q.Status != "" && h.status != q.Status || q.GraphHash != "" && h.hash != q.GraphHash {
+		return nil, nil
+	}
+	r, err := e.toRun(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// indexedHead reads the head of the run an index row names. current is false when the row
+// is not the head's generation; such a row is removed once it is old enough (dropOrphan). A
+// row whose status the finishing commit did not record (a crash in between) is repaired.
+func (e *Engine) indexedHead(ctx context.Context, row listedRow) (h *head, current bool, err error) {
+	p := row.ent.Properties
+	h, err = e.getHead(ctx, str(p, iRunID))
+	if errors.Is(err, ErrNotFound) {
+		e.dropOrphan(ctx, row.ent, row.legacy)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if h.gen != i64(p, iGen) || h.indexRef().rowKey != row.ent.RowKey || h.indexRef().legacy != row.legacy {
+		e.dropOrphan(ctx, row.ent, row.legacy)
+		return nil, false, nil
+	}
+	if str(p, iStatus) != indexStatus(h.status) {
+		e.indexSetStatus(ctx, h) // repair what a crash after the finishing commit left
+	}
+	return h, true, nil
+}
+
+// UnfinishedByVersion implements VersionCounter: it reads the active index of graph (every
+// shard, and the legacy partition, whose rows carry no hash: their heads are read) and counts
+// its rows per graph hash, in hash order. Cost: one query per 1,000 unfinished runs and
+// shard, no head read for the sharded rows. A run a crash kept from leaving the active index
+// after it finished, or the rows of a start that failed, count until a listing of the
+// unfinished runs (Status Pending or Running) repairs them: the count may be high, never low.
+func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]VersionCount, error) {
+	if !ValidGraphName(graph) {
+		return []VersionCount{}, nil
+	}
+	byHash := map[string]*VersionCount{}
+	count := func(hash, version string) {
+		c := byHash[hash]
+		if c == nil {
+			c = &VersionCount{GraphHash: hash, GraphVersion: version}
+			byHash[hash] = c
+		}
+		c.Unfinished++
+	}
+	for s := -1; s < indexShards; s++ {
+		q := Query{PartitionKey: graphPartition(shardPrefix(indexActivePrefix, s), graph), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo}
+		for {
+			page, err := e.store.Query(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("count unfinished runs of graph %s: %w", graph, err)
+			}
+			for _, ent := range page.Entities {
+				if s >= 0 {
+					count(str(ent.Properties, iHash), str(ent.Properties, iVersion))
+					continue
+				}
+				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true})
+				if err != nil {
+					return nil, fmt.Errorf("count unfinished runs of graph %s: %w", graph, err)
+				}
+				if current && h.active() {
+					count(h.hash, h.version)
+				}
+			}
+			if q.Continuation = page.Continuation; q.Continuation == "" {
+				break
+			}
+		}
+	}
+	out := make([]VersionCount, 0, len(byHash))
+	for _, c := range byHash {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b VersionCount) int { return strings.Compare(a.GraphHash, b.GraphHash) })
+	return out, nil
+}

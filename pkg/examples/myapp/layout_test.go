@@ -1,0 +1,56 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadmeLayoutMatchesTree keeps the README's layout table true: every Go package under
+// pkg/ is named there by its path, and every pkg/ path it names exists.
+func TestReadmeLayoutMatchesTree(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README has no \"## Layout\" section")
+	}
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(pkg/[a-z0-9/]+?)/?`").FindAllStringSubmatch(layout, -1) {
+		named[m[1]] = true
+	}
+	pkgs := map[string]bool{}
+	err = filepath.WalkDir(filepath.Join(root, "pkg"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(path))
+			pkgs[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range pkgs {
+		if !named[p] {
+			t.Errorf("README layout does not name package %s", p)
+		}
+	}
+	for p := range named {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Errorf("README layout names %s, which does not exist", p)
+		}
+	}
+}

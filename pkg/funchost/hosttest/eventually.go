@@ -1,0 +1,21 @@
+package hosttest
+
+import (
+	"testing"
+	"time"
+)
+
+// EventuallyTimeout is how long Eventually polls before it fails the test.
+const EventuallyTimeout = 10 * time.Second
+
+// Eventually polls cond every 10 ms until it holds, and fails the test with what when it
+// still does not after EventuallyTimeout: for what an app does after it answered (a run that
+// goes on past its request, a thread released in the background).
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(EventuallyTimeout); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not true after %v", what, EventuallyTimeout)
+		}
+	}
+}

@@ -1,0 +1,8 @@
+// Package waitbound bounds how long an HTTP request waits for the work it started: past the
+// bound the request is answered without the work's result and the work goes on, detached
+// from the request. The hosting and platform routes that run a graph inline use it, so no
+// response outlives the Azure front end's 230 s cut (funchost.FrontEndTimeout).
+//
+// Not for: cancelling work on a deadline (the work is never cancelled by the bound), or
+// waits on durable runs (those wait with a context deadline and poll storage).
+package waitbound
