@@ -9,13 +9,15 @@ import (
 // CancelRun implements Runs. Cancellation is hard termination, applied durably at once: the
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row). A step in flight then loses its conditional commit and its result is discarded;
-// queued work items are dropped as stale.
+// queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
+// reading its run_terminated row: a cancel that landed succeeds.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
+	id := newWriteID()
 	for range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
@@ -28,19 +30,34 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		out := jstr(reason)
 		ops := []Op{{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey, Properties: map[string]any{
 			pStatus: string(StatusTerminated), pOutput: out, pOutput + refSuffix: "", pRunnable: false,
-			pStep: h.step + 1, pHistSeq: h.histSeq + 1, pUpdated: now, pWaitDeadline: int64(0), pNotBefore: int64(0),
+			pStep: h.step + 1, pHistSeq: h.histSeq + 1, pUpdated: now, pWaitDeadline: int64(0), pNotBefore: int64(0), pWriteID: id,
 		}}}}
-		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step+1, now, []histRow{{
+		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step+1, now, id, []histRow{{
 			typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out),
 		}})...)
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}
-		if _, err := e.store.Submit(ctx, ops); errors.Is(err, ErrConflict) {
-			continue
-		} else if err != nil {
-			if !rejected(err) {
+		_, err = e.store.Submit(ctx, ops)
+		if err != nil && !refused(err) {
+			// Unknown outcome (a conflict included): its run_terminated row says whether
+			// this cancel is stored.
+			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
+			if rerr != nil {
 				sp.keep() // the write may have landed
+				return fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
+			}
+			if landed {
+				e.log.Info("cancel stored although its answer was an error", "run_id", instanceID, "error", err.Error())
+				err = nil
+			}
+		}
+		switch {
+		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+			continue // another writer changed the head, or removed it: read it again
+		case err != nil:
+			if !refused(err) {
+				sp.keep() // not stored as far as a read can tell; keep its payloads should it land
 			}
 			return fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}

@@ -71,10 +71,10 @@ const maxRebase = 16
 
 // buildCommit turns an outcome into the next head and the batch that writes it: a merge of
 // the head conditioned on base's ETag plus the history rows it summarises (and, for an
-// applied event, the deletion of the consumed inbox row). It is pure.
-func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, []Op) {
+// applied event, the deletion of the consumed inbox row), stamped with writeID. It is pure.
+func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
 	n := base.clone()
-	n.updated, n.awaitVersion = now, false
+	n.updated, n.writeID, n.awaitVersion = now, writeID, false
 	n.restarts = 0 // a commit ends the step: its restarts no longer count
 	var rows []histRow
 	setState := func() {
@@ -165,7 +165,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time) (*head, 
 	}
 	ops := make([]Op, 0, len(rows)+2)
 	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.mutableProps()}})
-	ops = append(ops, historyOps(base.runID, base.gen, base.histSeq, n.step, now, rows)...)
+	ops = append(ops, historyOps(base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)...)
 	n.histSeq = base.histSeq + int64(len(rows))
 	ops[0].Entity.Properties[pHistSeq] = n.histSeq
 	if o.kind == outEvent {
@@ -186,11 +186,16 @@ func (e *restepError) Error() string { return "engine: step must be recomputed" 
 // rebuilt on the fresh head and written again, re-checking the inbox; otherwise the step is
 // dropped (errDropped). A timeout whose wait got its event meanwhile is not rebased: the
 // event wins (*restepError). A result the table cannot hold fails the run on this attempt.
+//
+// Every attempt carries the same write id: an error that is not a definite rejection (a
+// conflict included: it may be the retry of an attempt that landed) is resolved by reading
+// the commit's witness, and a commit that landed goes on as if Submit had answered.
 func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head, error) {
 	var sp spills
 	stored := false
+	id := newWriteID()
 	for range maxRebase {
-		n, ops := e.buildCommit(base, o, e.clock())
+		n, ops := e.buildCommit(base, o, e.clock(), id)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
 			if errors.Is(err, ErrTooLarge) && !stored {
 				stored = true
@@ -203,44 +208,36 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 		n.absorb(ops[0].Entity.Properties)
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
-			e.release(ctx, &sp, ops)
-			if base.stateRef != "" && n.stateRef != base.stateRef {
-				// The head no longer refers to the state it replaced; nothing else does.
-				e.release(ctx, &spills{byValue: map[string]string{"": base.stateRef}}, nil)
-			}
-			if base.active() && !n.active() {
-				e.indexSetStatus(ctx, n)
-			}
-			e.changes.notify()
-			if n.etag = etags[0]; n.etag != "" || !n.active() {
-				return n, nil
-			}
-			return e.afterBlindCommit(ctx, n)
+			return e.committed(ctx, base, n, ops, &sp, etags[0], nil)
 		}
-		if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)) && !stored {
-			stored = true // convert once; a failure that cannot be stored is an infrastructure error
-			e.unstorable(base, o, err)
-			continue
-		}
-		if errors.Is(err, ErrNotFound) { // the head is gone: purged
+		if refused(err) {
 			e.release(ctx, &sp, nil)
-			return nil, errDropped
-		}
-		if !errors.Is(err, ErrConflict) {
-			if !rejected(err) { // the batch may have landed (an error after the write)
-				sp.keep()
+			if !stored {
+				stored = true // convert once; a failure that cannot be stored is an infrastructure error
+				e.unstorable(base, o, err)
+				continue
 			}
-			e.release(ctx, &sp, nil)
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
 		}
-		fresh, err := e.getHead(ctx, base.runID)
-		if errors.Is(err, ErrNotFound) {
+		first := int64(0)
+		if n.histSeq > base.histSeq {
+			first = base.histSeq + 1
+		}
+		fresh, landed, rerr := e.resolveWrite(ctx, base.runID, base.gen, base.nonce, first, id)
+		switch {
+		case rerr != nil:
+			sp.keep() // the batch may have landed and refer to them
+			return nil, fmt.Errorf("commit step run=%s step=%d: %w (outcome unknown: %v)", base.runID, base.step+1, err, rerr)
+		case landed:
+			e.log.Info("commit landed although its answer was an error", "run_id", base.runID, "step", n.step, "error", err.Error())
+			return e.committed(ctx, base, n, ops, &sp, "", fresh)
+		case fresh == nil || errors.Is(err, ErrNotFound): // the head is gone (purged), or the event was consumed
 			e.release(ctx, &sp, nil)
 			return nil, errDropped
-		}
-		if err != nil {
-			e.release(ctx, &sp, nil)
-			return nil, err
+		case !errors.Is(err, ErrConflict):
+			// Not stored, as far as a read can tell; a redelivery of the work item retries.
+			sp.keep()
+			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
 		}
 		if fresh.gen != base.gen || fresh.nonce != base.nonce || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting ||
 			(o.kind == outRetry && fresh.attempt != base.attempt) {
@@ -273,6 +270,29 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 	return nil, fmt.Errorf("commit step run=%s step=%d: head keeps changing: %w", base.runID, base.step+1, ErrConflict)
 }
 
+// committed finishes a commit that is stored: it releases the payloads the batch does not
+// refer to, records a finished run in the index and returns the new head. etag is the head's
+// new ETag from Submit; when it is unknown, the head is read back (afterBlindCommit), or
+// fresh, the head a resolving read returned, is used.
+func (e *Engine) committed(ctx context.Context, base, n *head, ops []Op, sp *spills, etag string, fresh *head) (*head, error) {
+	e.release(ctx, sp, ops)
+	if base.stateRef != "" && n.stateRef != base.stateRef {
+		// The head no longer refers to the state it replaced; nothing else does.
+		e.release(ctx, &spills{byValue: map[string]string{"": base.stateRef}}, nil)
+	}
+	if base.active() && !n.active() {
+		e.indexSetStatus(ctx, n)
+	}
+	e.changes.notify()
+	if n.etag = etag; n.etag != "" || !n.active() {
+		return n, nil
+	}
+	if fresh != nil {
+		return e.continueFrom(n, fresh)
+	}
+	return e.afterBlindCommit(ctx, n)
+}
+
 // afterBlindCommit learns the ETag of a commit whose store returned none, by reading the
 // head back. The commit happened (Submit succeeded): if the head still holds this step,
 // anything else on it (raised events) came after, and the run goes on from the head as
@@ -284,6 +304,12 @@ func (e *Engine) afterBlindCommit(ctx context.Context, n *head) (*head, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reread head after commit run=%s step=%d: %w", n.runID, n.step, err)
 	}
+	return e.continueFrom(n, fresh)
+}
+
+// continueFrom returns fresh, the head read after commit n was stored, to go on from, or
+// errDropped when another writer has moved the run on since.
+func (e *Engine) continueFrom(n, fresh *head) (*head, error) {
 	if fresh.gen != n.gen || fresh.nonce != n.nonce || fresh.step != n.step || fresh.status != n.status || fresh.attempt != n.attempt {
 		e.log.Debug("run moved on after commit", "run_id", n.runID, "step", n.step, "head_step", fresh.step)
 		return nil, errDropped

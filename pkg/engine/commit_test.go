@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -202,5 +203,72 @@ func TestEngine_RebasedAndDroppedCommits_LeaveNoOrphanPayloads(t *testing.T) {
 	}
 	if n := r.payloads.Len(); n != len(refs) {
 		t.Fatalf("%d payloads stored, %d referenced: orphans of a rebase or a late worker", n, len(refs))
+	}
+}
+
+// A graph that waits twice for the same event name: the first event's inbox row is deleted
+// with the commit that applies it, so the second wait gets the second event, not the first
+// one again. (Guards commit.go's deletion of the consumed inbox row.)
+func TestEngine_WaitTwiceForOneEventName_ConsumedEventNotAppliedAgain(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, twiceGraph(t))
+	id := r.start(t, "twice", "", `{}`)
+	r.drive(t)
+	raise := func(payload string) {
+		t.Helper()
+		if err := r.e.RaiseEvent(t.Context(), id, "go", json.RawMessage(payload)); err != nil {
+			t.Fatal(err)
+		}
+		r.drive(t)
+	}
+	raise(`"A"`)
+	assertStatus(t, r, id, engine.StatusRunning) // waiting at wait2
+	if page, err := r.store.Query(t.Context(), engine.Query{PartitionKey: id, RowKeyFrom: "i", RowKeyTo: "j"}); err != nil || len(page.Entities) != 0 {
+		t.Fatalf("inbox rows after the event was applied: %v %v", page.Entities, err)
+	}
+	raise(`"B"`)
+	run := assertStatus(t, r, id, engine.StatusCompleted)
+	if got := fmt.Sprint(stateOf(t, run)["seen"]); got != "[A B]" {
+		t.Fatalf("events applied: %s, want [A B]", got)
+	}
+}
+
+// Two workers run the same failing step at once and both schedule its retry: one commit
+// counts the attempt, the other is dropped, not rebased into a second attempt. (Guards
+// commit.go's retry-attempt check.)
+func TestEngine_TwoWorkersScheduleOneRetry_OneAttemptCounted(t *testing.T) {
+	t.Parallel()
+	var entered sync.WaitGroup
+	entered.Add(2)
+	var calls atomic.Int32
+	failing := func(context.Context, counterState) (any, error) {
+		if calls.Add(1) <= 2 {
+			entered.Done()
+			entered.Wait() // both workers are inside the node
+		}
+		return nil, fmt.Errorf("flaky")
+	}
+	policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Hour}}
+	r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"retried": policy}}, false, chainGraph(t, "retried", 1, failing))
+	id := r.start(t, "retried", "", `{}`)
+	msgs, _ := r.queue.Receive(t.Context(), 1, time.Minute)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.e.HandleWorkItem(context.Background(), msgs[0].Body, 1); err != nil {
+				t.Errorf("HandleWorkItem: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := countHistory(t, r, id, engine.HistoryNodeRetryScheduled); n != 1 {
+		t.Fatalf("%d retries scheduled by two workers of one attempt, want 1: %v", n, checkHistory(t, r.history(t, id)))
+	}
+	for _, ev := range r.history(t, id) {
+		if ev.Type == engine.HistoryNodeRetryScheduled && !strings.Contains(string(ev.Data), `"attempt":2`) {
+			t.Fatalf("retry row %s, want the second attempt next", ev.Data)
+		}
 	}
 }

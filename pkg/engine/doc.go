@@ -12,6 +12,11 @@
 // dispatches work items: either with its own workers (Start) or one delivery at a time from
 // a host's queue trigger (HandleWorkItem).
 //
+// Every write can be recognised as the engine's own when read back: a storage error that is
+// not a definite rejection — a timeout, a 5xx, and even ErrConflict or ErrNotFound, which a
+// retried request can meet against its own first try — is resolved by reading the write's
+// witness, never by assumption (ambiguity.go).
+//
 // It imports nothing of HTTP serving, the Functions host protocol or Azure: the runs HTTP API
 // is package runsapi.
 package engine
@@ -37,6 +42,7 @@ package engine
 //	read.go         GetRun and History
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
+//	ambiguity.go    the ambiguity rule: a write whose outcome is unknown is resolved by a read
 //	partition.go    a run's partition: head row, history and inbox rows, row keys
 //	options.go      Options and the policies of graphs
 //	runs.go         the Runs contract: Run, statuses, errors, instance ids

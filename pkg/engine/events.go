@@ -37,6 +37,10 @@ func dedupKey(gen int64, key string) string {
 // before the wait, or carry another name, stay in the inbox in arrival order. payload is
 // any JSON; empty means null. Names match case-sensitively.
 //
+// One call stores the event at most once, with or without a key: a batch whose answer is
+// ambiguous (a lost reply the SDK retried into a conflict with itself) is settled by reading
+// the event_received row it would have written, stamped with this call's write id.
+//
 // Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
 // Errors: ErrRunNotFound, ErrInvalidEventName (checked before anything is read or stored),
@@ -60,6 +64,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 	var (
 		due dueRow
 		sp  spills
+		id  = newWriteID() // this request's event, recognised if its answer is lost
 	)
 	defer func() { e.release(ctx, &sp, nil) }()
 	for attempt := range maxHeadRetries {
@@ -86,17 +91,17 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 			}
 		}
-		headProps := map[string]any{pInboxSeq: seq, pPending: h.pending + 1, pHistSeq: h.histSeq + 1, pUpdated: now}
+		headProps := map[string]any{pInboxSeq: seq, pPending: h.pending + 1, pHistSeq: h.histSeq + 1, pUpdated: now, pWriteID: id}
 		if match {
 			headProps[pRunnable] = true
 		}
 		ops := []Op{
 			{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey, Properties: headProps}},
 			{Kind: OpInsert, Entity: Entity{PartitionKey: instanceID, RowKey: inboxKey(h.gen, seq), Properties: map[string]any{
-				pEvent: eventName, pPayload: string(payload), pTime: now, pHistSeq: h.histSeq + 1,
+				pEvent: eventName, pPayload: string(payload), pTime: now, pHistSeq: h.histSeq + 1, pWriteID: id,
 			}}},
 		}
-		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step, now, []histRow{{
+		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step, now, id, []histRow{{
 			typ: HistoryEventReceived, name: eventName, node: h.node,
 			data: jsonObject("inbox_seq", itoa(seq), "payload", string(payload)),
 		}})...)
@@ -104,22 +109,36 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if o.key != "" {
 			dedupAt = len(ops)
 			ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: instanceID, RowKey: dedupKey(h.gen, o.key),
-				Properties: map[string]any{pEvent: eventName, pTime: now}}})
+				Properties: map[string]any{pEvent: eventName, pTime: now, pWriteID: id}}})
 		}
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}
 		_, err = e.store.Submit(ctx, ops)
+		if err != nil && !refused(err) {
+			// Unknown outcome (a conflict included): its event_received row says whether
+			// this request's event is stored.
+			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
+			if rerr != nil {
+				sp.keep() // the batch may have landed: keep its payloads, and its due row for Sweep
+				return fmt.Errorf("raise event %q run=%s: %w (outcome unknown: %v)", eventName, instanceID, err, rerr)
+			}
+			if landed {
+				e.log.Info("event stored although its answer was an error", "run_id", instanceID, "event", eventName, "error", err.Error())
+				err = nil
+			}
+		}
 		var be *BatchError
 		switch {
 		case errors.Is(err, ErrConflict) && errors.As(err, &be) && be.Index == dedupAt:
 			e.clearDue(ctx, due)
 			return nil // a concurrent call with this key stored it
-		case errors.Is(err, ErrConflict):
-			continue
+		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+			continue // another writer changed the head, or removed it: read it again
 		case err != nil:
-			// The write may have landed: keep its payloads, and its due row for Sweep.
-			if !rejected(err) {
+			if !refused(err) {
+				// Not stored, as far as a read can tell; keep its payloads and due row
+				// should it land all the same.
 				sp.keep()
 			}
 			return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)

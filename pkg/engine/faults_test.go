@@ -79,7 +79,23 @@ func TestEngine_CrashAfterActivityBeforeCommit_RedeliveryCompletesOnce(t *testin
 func TestEngine_CrashAfterCommitBeforeNextStep_RedeliveryCarriesCurrentStep(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, engine.Options{}, false)
-	r.fstore.AfterSubmit = once("transform") // written, but the worker "dies" before going on
+	// Written, but the worker "dies" before going on: the commit's answer is an error and the
+	// read that would resolve it fails too.
+	var dead atomic.Bool
+	commitOnce := once("transform")
+	r.fstore.AfterSubmit = func(ops []engine.Op) error {
+		err := commitOnce(ops)
+		if err != nil {
+			dead.Store(true)
+		}
+		return err
+	}
+	r.fstore.BeforeGet = func(string, string) error {
+		if dead.CompareAndSwap(true, false) {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t) // the item's handling fails after the commit: the message stays in the queue
 	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {

@@ -20,6 +20,10 @@ import (
 // start keeps its old rows under the old generation until they are cleaned up, so the
 // replacement itself is one atomic write. A purge forgets the count; the head's random
 // Nonce tells runs of one id apart across purges.
+//
+// Every write to a partition stamps its WriteID (random per write) on the head and on every
+// row it inserts, so that a write whose outcome is unknown is recognised when read back
+// (ambiguity.go).
 const headRowKey = "r"
 
 // Head properties.
@@ -30,7 +34,7 @@ const (
 	pNotBefore, pState, pInput, pCustom    = "NotBefore", "State", "Input", "Custom"
 	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
-	pNonce, pRestarts                      = "Nonce", "Restarts"
+	pNonce, pRestarts, pWriteID            = "Nonce", "Restarts", "WriteID"
 	refSuffix                              = "Ref"
 )
 
@@ -38,6 +42,7 @@ const (
 const (
 	pType, pName, pHistNode, pHistStep, pTime, pData = "Type", "Name", "Node", "Step", "Time", "Data"
 	pEvent, pPayload                                 = "Event", "Payload"
+	// pWriteID (above) is on history, inbox and idempotency rows too.
 )
 
 // head is the decoded run head row.
@@ -49,7 +54,10 @@ type head struct {
 	// nonce is random per run (per start): a run that reuses the id of a purged one starts
 	// again at generation 1, and the nonce keeps its work items, idempotency keys and
 	// payloads apart from the purged run's.
-	nonce                string
+	nonce string
+	// writeID is the id of the last write to the head (a start, step commit, event or
+	// cancel): its witness while nobody has written after it.
+	writeID              string
 	status               RunStatus
 	graph, version, hash string
 	node                 string // node of the next visit; while waiting, the node that waited
@@ -97,7 +105,7 @@ func (h *head) mutableProps() map[string]any {
 		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
 		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
 		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
-		pUpdated: h.updated, pAwaitVersion: false, pRestarts: h.restarts,
+		pUpdated: h.updated, pWriteID: h.writeID, pAwaitVersion: false, pRestarts: h.restarts,
 	}
 }
 
@@ -130,7 +138,7 @@ func decodeHead(e Entity) (*head, error) {
 	p := e.Properties
 	h := &head{
 		runID: e.PartitionKey, etag: e.ETag,
-		gen: i64(p, pGen), nonce: str(p, pNonce), status: RunStatus(str(p, pStatus)),
+		gen: i64(p, pGen), nonce: str(p, pNonce), writeID: str(p, pWriteID), status: RunStatus(str(p, pStatus)),
 		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash),
 		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt), restarts: i64(p, pRestarts),
 		waiting: str(p, pWaiting), resume: str(p, pResume),
@@ -205,12 +213,13 @@ type histRow struct {
 	data            string // JSON
 }
 
-// historyOps appends rows after seq (the head's HistSeq) as inserts.
-func historyOps(runID string, gen, seq, step int64, now time.Time, rows []histRow) []Op {
+// historyOps appends rows after seq (the head's HistSeq) as inserts, stamped with the id of
+// the write that inserts them.
+func historyOps(runID string, gen, seq, step int64, now time.Time, writeID string, rows []histRow) []Op {
 	ops := make([]Op, len(rows))
 	for i, r := range rows {
 		ops[i] = Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
-			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: step, pTime: now, pData: r.data,
+			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: step, pTime: now, pData: r.data, pWriteID: writeID,
 		}}}
 	}
 	return ops

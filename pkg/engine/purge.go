@@ -10,8 +10,9 @@ import (
 // first, while the head still stands (a start of the id meanwhile replaces the head with a
 // later generation, whose rows it leaves alone, and the purge then fails on the head's
 // ETag); the head next; the payloads last, by the run's nonce, so a new run of the id that
-// started after the head was deleted keeps its own. Errors: ErrRunNotFound,
-// *RunNotFinishedError.
+// started after the head was deleted keeps its own. A head delete whose answer is ambiguous
+// (a 404 from the retry of a delete that landed) is settled by reading the head: gone means
+// purged. Errors: ErrRunNotFound, *RunNotFinishedError.
 func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
@@ -27,15 +28,14 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
 	_, err = e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey}}})
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return ErrRunNotFound
-	case errors.Is(err, ErrConflict): // restarted meanwhile
-		if fresh, err := e.getHead(ctx, instanceID); err == nil {
-			return &RunNotFinishedError{InstanceID: instanceID, Status: fresh.status}
+	if err != nil && !refused(err) {
+		// Unknown outcome (a 404 or 412 included: the answer to a retry of a delete that
+		// landed): the head says.
+		if err = e.resolvePurge(ctx, h, err); err != nil {
+			return err
 		}
-		return ErrRunNotFound
-	case err != nil:
+	}
+	if err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
 	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(instanceID, h.nonce)); err != nil {
@@ -45,6 +45,26 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
 	e.log.Info("run purged", "run_id", instanceID)
+	return nil
+}
+
+// resolvePurge decides a head delete of h that failed with err, not a definite rejection,
+// by reading the head: gone, or replaced by a run that started from generation 1 again
+// (which needs the head gone first), means the purge is done (nil); replaced by a later
+// generation means a start got there first (*RunNotFinishedError); the same run still there
+// means the delete did not land (err, wrapped).
+func (e *Engine) resolvePurge(ctx context.Context, h *head, err error) error {
+	fresh, gerr := e.getHead(ctx, h.runID)
+	switch {
+	case errors.Is(gerr, ErrNotFound):
+		return nil
+	case gerr != nil:
+		return fmt.Errorf("purge run %s: %w (outcome unknown: %v)", h.runID, err, gerr)
+	case fresh.nonce == h.nonce:
+		return fmt.Errorf("purge run %s: %w", h.runID, err)
+	case fresh.gen > h.gen: // restarted meanwhile
+		return &RunNotFinishedError{InstanceID: h.runID, Status: fresh.status}
+	}
 	return nil
 }
 
@@ -64,14 +84,49 @@ func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce strin
 	}
 }
 
-// deleteRows deletes the history and inbox rows of generations below gen, in batches.
+// deleteRows deletes the history and inbox rows of generations below gen, in batches. A
+// batch that fails with ErrNotFound (a row deleted meanwhile, or the retry of a batch whose
+// first try landed) or an unknown outcome deleted all or nothing: the rows are listed again
+// and what is left is deleted, a few passes at most.
 func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error {
+	const passes = 4
+	for pass := 1; ; pass++ {
+		keys, err := e.rowsBelow(ctx, runID, gen)
+		if err != nil {
+			return err
+		}
+		var failed error
+		for len(keys) > 0 {
+			n := min(len(keys), MaxBatchOps)
+			ops := make([]Op, n)
+			for i, k := range keys[:n] {
+				ops[i] = Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: k}}
+			}
+			if _, err := e.store.Submit(ctx, ops); err != nil {
+				if refused(err) {
+					return err
+				}
+				failed = err
+			}
+			keys = keys[n:]
+		}
+		if failed == nil {
+			return nil
+		}
+		if pass == passes {
+			return fmt.Errorf("delete rows below generation %d: %w", gen, failed)
+		}
+	}
+}
+
+// rowsBelow lists the keys of the history and inbox rows of generations below gen.
+func (e *Engine) rowsBelow(ctx context.Context, runID string, gen int64) ([]string, error) {
 	q := Query{PartitionKey: runID, RowKeyFrom: "h", RowKeyTo: headRowKey}
 	var keys []string
 	for {
 		page, err := e.store.Query(ctx, q)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, ent := range page.Entities {
 			if keyGen(ent.RowKey) < gen {
@@ -79,20 +134,8 @@ func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error 
 			}
 		}
 		if page.Continuation == "" {
-			break
+			return keys, nil
 		}
 		q.Continuation = page.Continuation
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), MaxBatchOps)
-		ops := make([]Op, n)
-		for i, k := range keys[:n] {
-			ops[i] = Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: k}}
-		}
-		if _, err := e.store.Submit(ctx, ops); err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		keys = keys[n:]
-	}
-	return nil
 }

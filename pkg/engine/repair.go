@@ -86,7 +86,7 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
 	}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
 	}
 	return d, nil

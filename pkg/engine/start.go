@@ -64,7 +64,9 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // durable.StateChecker), writes its head (Pending) and run_started row in one batch and
 // dispatches its first step. A finished run with the same id is replaced atomically (a new
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
-// dispatch the run should the enqueue fail. Errors: the registry's unknown graph error
+// dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
+// reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
+// nonce says it is this start's. Errors: the registry's unknown graph error
 // (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGraphName, ErrInvalidRunInput, a
 // *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
@@ -100,7 +102,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	}
 	now := e.clock()
 	h := &head{
-		runID: id, gen: 1, nonce: newNonce(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
+		runID: id, gen: 1, nonce: newNonce(), writeID: newWriteID(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
 		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
@@ -133,7 +135,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
 		}
 		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
-		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, []histRow{{
+		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, h.writeID, []histRow{{
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})...)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
@@ -151,30 +153,40 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			h.etag = etags[0]
 			break
 		}
-		if !errors.Is(err, ErrConflict) && !(oldGen > 0 && errors.Is(err, ErrNotFound)) {
-			// The write may have landed: keep its payloads, and its due and index rows for
-			// Sweep, which removes them if the head never landed.
-			if rejected(err) {
-				abandon()
-			} else {
-				sp.keep()
-			}
+		if refused(err) {
+			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
 		}
-		old, err = e.getHead(ctx, id)
-		if errors.Is(err, ErrNotFound) {
+		// Unknown outcome (a conflict included): the head says whose start is stored.
+		cur, gerr := e.getHead(ctx, id)
+		switch {
+		case gerr == nil && cur.nonce == h.nonce:
+			e.log.Info("start landed although its answer was an error", "run_id", id, "error", err.Error())
+			e.release(ctx, &sp, ops)
+			h.absorb(ops[0].Entity.Properties)
+			h.etag = cur.etag
+		case gerr != nil && !errors.Is(gerr, ErrNotFound):
+			// Still unknown: keep its payloads, and its due and index rows for Sweep, which
+			// removes them if the head never landed.
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, gerr)
+		case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound):
+			// Not stored, as far as a read can tell: the caller retries. Its payloads, due and
+			// index rows stay should the write land all the same; Sweep removes them if not.
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		case errors.Is(gerr, ErrNotFound):
 			oldGen, oldNonce, h.gen = 0, "", 1
 			continue
-		}
-		if err != nil {
+		case !cur.status.Finished():
 			abandon()
-			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
+		default:
+			old = cur
+			oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
+			continue
 		}
-		if !old.status.Finished() {
-			abandon()
-			return Run{}, &RunExistsError{InstanceID: id, Status: old.status}
-		}
-		oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
+		break
 	}
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	if oldGen > 0 {

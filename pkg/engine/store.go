@@ -34,6 +34,13 @@ type Store interface {
 	//     more than 100 ops;
 	//   - ErrInvalidEntity: an empty batch, two partitions, a row twice, a bad key, property
 	//     name or value type, or a missing If-Match on Replace, Merge or Delete.
+	//
+	// Only ErrTooLarge and ErrInvalidEntity say that nothing was written. Any other error
+	// leaves the outcome unknown: a transport error, timeout or 5xx may come after the write
+	// was applied, and a backend that retries such failures (the Azure SDK does) reports the
+	// ErrConflict or ErrNotFound its retry met when the first try had landed — the writer
+	// that "got there first" may be the caller itself. Callers that must know read back (the
+	// ambiguity rule, ambiguity.go); backends need not tell these cases apart.
 	Submit(ctx context.Context, ops []Op) ([]string, error)
 
 	// Query returns one page of entities matching q, ordered by partition key then row key.
@@ -154,10 +161,12 @@ type Page struct {
 
 // Storage errors. Backends wrap them; test with errors.Is.
 var (
-	// ErrNotFound reports a missing entity, payload or queue message.
+	// ErrNotFound reports a missing entity, payload or queue message (after a retried
+	// delete, possibly one the caller's own first try deleted).
 	ErrNotFound = errors.New("engine: not found")
 	// ErrConflict reports an insert of an existing key or an If-Match that failed: another
-	// writer got there first.
+	// writer got there first — or, after a retried request, the caller's own first try (see
+	// Store.Submit).
 	ErrConflict = errors.New("engine: conflict")
 	// ErrTooLarge reports a value, entity, batch, payload or message above its limit.
 	ErrTooLarge = errors.New("engine: too large")
@@ -205,9 +214,3 @@ func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.In
 
 // Unwrap returns the op's error.
 func (e *BatchError) Unwrap() error { return e.Err }
-
-// rejected reports whether a Submit error says the batch was refused (so it wrote nothing),
-// rather than leaving its outcome unknown.
-func rejected(err error) bool {
-	return errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
-}

@@ -8,6 +8,15 @@
 // partition per batch) are checked in code before anything is sent, because Azurite accepts
 // more than Azure does.
 //
+// Retries are the Azure SDK's (its defaults, or the clients' options): a batch whose reply was
+// lost, or that met a 500 or 503, is sent again. The store does not try to tell a retry's 409
+// or 412 from another writer's — it reports ErrConflict either way, as the engine.Store
+// contract allows — nor a transport error or an exhausted 5xx from a refusal: only
+// ErrTooLarge and ErrInvalidEntity say that nothing was written. The engine resolves the rest
+// by reading what it wrote back (the ambiguity rule, package engine); turning the retries off
+// would leave the same ambiguity after every dropped connection and move throttling retries
+// into the engine.
+//
 // Submit returns the new ETag of every operation: the aztables SDK drops them, so the store
 // captures the raw multipart reply of the batch and reads each sub-response's ETag header
 // (one table operation per commit, no re-read of the head).

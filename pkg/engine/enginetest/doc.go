@@ -1,7 +1,9 @@
 // Package enginetest holds the conformance suites of the durable engine's storage
 // interfaces — RunStoreTests, RunWorkQueueTests and RunPayloadStoreTests — and instrumented
-// wrappers that count or fail storage operations (CountingStore, CountingQueue, FaultStore,
-// FaultQueue, Outage) for engine tests, and ApprovalGraph, a graph built in versions for
+// wrappers that count storage operations or fail them — before or after they are applied,
+// losing their reply the way a retrying SDK sees it, or all at once in an outage
+// (CountingStore, CountingQueue, FaultStore, FaultQueue, Outage) — for engine tests, and
+// ApprovalGraph, a graph built in versions for
 // redeploy tests.
 //
 // Every backend runs the same suites: the in-memory twins in plain `go test`, the Azure

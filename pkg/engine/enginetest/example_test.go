@@ -61,3 +61,27 @@ func ExampleOutage() {
 	// true
 	// true
 }
+
+// Lose the reply of a batch the way the Azure SDK sees it: the batch is applied, the SDK's
+// retry of the same request meets it, and the caller gets the retry's answer.
+func ExampleFaultStore() {
+	store := enginetest.FaultStore{Store: memory.NewStore()}
+	store.LoseReply = func([]engine.Op) bool { return true }
+	ctx := context.Background()
+	_, err := store.Submit(ctx, []engine.Op{{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: "run", RowKey: "r"}}})
+	_, getErr := store.Get(ctx, "run", "r")
+	fmt.Println(errors.Is(err, engine.ErrConflict), getErr == nil)
+	// Output: true true
+}
+
+// Queue a work item twice and report the enqueue failed: a lost reply whose retries did
+// not get an answer either.
+func ExampleFaultQueue() {
+	q := memory.NewQueue()
+	fq := enginetest.FaultQueue{WorkQueue: q}
+	fq.OnEnqueue = func([]byte) (int, error) { return 2, nil }
+	fq.AfterEnqueue = func([]byte) error { return enginetest.ErrInjected }
+	err := fq.Enqueue(context.Background(), []byte(`{}`), 0)
+	fmt.Println(errors.Is(err, enginetest.ErrInjected), q.Len())
+	// Output: true 2
+}
