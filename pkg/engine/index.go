@@ -90,7 +90,7 @@ func padRowTime(n int64) string {
 
 // validIndexRowKey reports whether rk has the shape of an index row key.
 func validIndexRowKey(rk string) bool {
-	if len(rk) < 21 || rk[19] != '_' || !ValidInstanceID(rk[20:]) {
+	if len(rk) < 21 || rk[19] != '_' || !storableInstanceID(rk[20:]) {
 		return false
 	}
 	for i := range 19 {

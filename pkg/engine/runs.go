@@ -204,8 +204,8 @@ type VersionCounter interface {
 var (
 	// ErrRunNotFound reports an unknown run id.
 	ErrRunNotFound = errors.New("engine: run not found")
-	// ErrInvalidInstanceID reports an instance id that is not 1–256 printable ASCII
-	// characters without / \ # ?.
+	// ErrInvalidInstanceID reports an instance id outside ValidInstanceID: not 1–256
+	// printable ASCII characters without / \ # ?, or "." or "..".
 	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
 	// ErrInvalidEventName reports an event name outside ValidEventName.
 	ErrInvalidEventName = errors.New("engine: invalid event_name")
@@ -214,8 +214,20 @@ var (
 	ErrInvalidGraphName = errors.New("engine: graph name cannot be stored")
 )
 
-// ValidInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?.
+// ValidInstanceID reports whether id can name a new run or be looked up: 1–256 printable
+// ASCII characters without / \ # ?, and neither "." nor "..". Those two are the only ids a
+// URL normaliser changes once the id is percent-encoded as a path segment (RFC 3986 section
+// 5.2.4 removes them, and WHATWG parsers also read "%2e" and "%2E" as "."), so every HTTP
+// client collapses /api/runs/.. and no such run could be reached; every other id survives
+// encoding unchanged ("%" travels as "%25", a space as "%20").
 func ValidInstanceID(id string) bool {
+	return id != "." && id != ".." && storableInstanceID(id)
+}
+
+// storableInstanceID reports whether id is 1–256 printable ASCII characters without / \ # ?:
+// the rule rows and work items are read back with, so a run started before "." and ".."
+// were refused still has its index rows and work items read.
+func storableInstanceID(id string) bool {
 	if len(id) < 1 || len(id) > 256 {
 		return false
 	}
@@ -231,7 +243,8 @@ func ValidInstanceID(id string) bool {
 // Name limits. Every name a caller hands the engine that it stores as a key or a property
 // is checked before anything is stored:
 //
-//   - instance ids: 1–256 printable ASCII characters without / \ # ? (ValidInstanceID);
+//   - instance ids: 1–256 printable ASCII characters without / \ # ?, and not "." or ".."
+//     (ValidInstanceID);
 //   - event names: 1–MaxNameLength characters of valid UTF-8, no control character
 //     (ValidEventName); an event name is a property of its inbox and history rows, which
 //     cannot spill to the payload store;

@@ -263,7 +263,7 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 	if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "nope"}); !errors.Is(err, durable.ErrUnknownGraph) || err.Error() != "unknown graph 'nope'" {
 		t.Errorf("unknown graph: %v", err)
 	}
-	for _, id := range []string{"a/b", `a\b`, "a#b", "a?b", "tab\there", strings.Repeat("x", 257), "é"} {
+	for _, id := range []string{"a/b", `a\b`, "a#b", "a?b", "tab\there", strings.Repeat("x", 257), "é", ".", ".."} {
 		if _, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: id}); !errors.Is(err, engine.ErrInvalidInstanceID) {
 			t.Errorf("instance id %q: %v", id, err)
 		}

@@ -399,7 +399,7 @@ func decodeWorkItem(body []byte) (workItem, error) {
 	if err := json.Unmarshal(body, &it); err != nil {
 		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
 	}
-	if it.V != 1 || !ValidInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
+	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
 		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil

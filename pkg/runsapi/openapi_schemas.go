@@ -43,7 +43,7 @@ func oasBodySchemas() durable.OrderedObject {
 	return durable.OrderedObject{
 		{Key: "StartRunRequest", Value: oasObj(nil, durable.OrderedObject{
 			{Key: "instance_id", Value: oasSchema{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[ !"$-.0-9:->@-\[\]-~]+$`,
-				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?. Absent, null or empty means a new random id."}},
+				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?, not \".\" or \"..\". Absent, null or empty means a new random id."}},
 			{Key: "input", Value: oasFreeObject("Initial state of the run, validated against the graph's state model (see RunInput_<graph_name>). Absent, null or empty means {}.")},
 			{Key: "metadata", Value: oasFreeObject("Kept with the run and returned with its status; absent, null or empty means {}.")},
 		})},

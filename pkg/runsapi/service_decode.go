@@ -66,27 +66,12 @@ func decodeStartRunBody(body []byte) (startRunBody, error) {
 	}
 	if raw, present := fields["instance_id"]; present && !pyFalsy(raw) {
 		var id string
-		if err := json.Unmarshal(raw, &id); err != nil || !validInstanceIDText(id) {
+		if err := json.Unmarshal(raw, &id); err != nil || !engine.ValidInstanceID(id) {
 			return startRunBody{}, engine.ErrInvalidInstanceID
 		}
 		out.InstanceID = id
 	}
 	return out, nil
-}
-
-// validInstanceIDText reports whether id is 1–256 printable ASCII characters without / \ # ?
-// (durable.md section 8, product rule).
-func validInstanceIDText(id string) bool {
-	if len(id) == 0 || len(id) > 256 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case c < 0x20 || c > 0x7e, c == '/', c == '\\', c == '#', c == '?':
-			return false
-		}
-	}
-	return true
 }
 
 // apiDecodeObject parses body as one strict JSON object (valid UTF-8, RFC 8259, no BOM) into

@@ -289,7 +289,7 @@ func FuzzDecodeStartRunBody(f *testing.F) {
 					t.Fatalf("decoded %q: %s is not an object", body, raw)
 				}
 			}
-			if got.InstanceID != "" && !validInstanceIDText(got.InstanceID) {
+			if got.InstanceID != "" && !engine.ValidInstanceID(got.InstanceID) {
 				t.Fatalf("decoded %q: invalid id %q accepted", body, got.InstanceID)
 			}
 		case errors.Is(err, errBodyNotObject):
