@@ -73,6 +73,9 @@ type Options struct {
 	// InlineLimit is the largest property value, in UTF-16 code units, kept in a row; larger
 	// values go to Payloads (default 30000, below Azure's 32768).
 	InlineLimit int
+	// Retention bounds the finished runs kept; Sweep purges the rest (retention.go). The
+	// zero value keeps every run.
+	Retention Retention
 }
 
 // EngineOptions is Options.
@@ -155,6 +158,9 @@ func (o Options) Validate() error {
 		if p.MaxSteps < 0 || p.WaitTimeout < 0 || p.Retry.MaxAttempts < 0 {
 			errs = append(errs, fmt.Errorf("policy of graph %q: negative value", name))
 		}
+	}
+	if err := o.Retention.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

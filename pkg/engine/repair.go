@@ -114,14 +114,19 @@ func (e *Engine) clearDue(ctx context.Context, d dueRow) {
 // slow step or are backing off. A duplicate dispatch is harmless: a work item that is no
 // longer current is dropped, and two workers on one step are settled by the conditional
 // commit. The embedded engine runs it every SweepInterval; under Functions, call it from a
-// timer trigger. Both halves run even when one fails.
+// timer trigger. With Options.Retention set, the pass then purges the finished runs past it
+// (at most Retention.PerPass, from the run index). Every part runs even when another fails.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	n, err := e.sweepDue(ctx)
 	rescued, perr := e.rescuePoison(ctx)
 	if perr != nil {
 		perr = fmt.Errorf("sweep: %w", perr)
 	}
-	return n + rescued, errors.Join(err, perr)
+	_, rerr := e.retain(ctx)
+	if rerr != nil {
+		rerr = fmt.Errorf("sweep: %w", rerr)
+	}
+	return n + rescued, errors.Join(err, perr, rerr)
 }
 
 // sweepDue dispatches the runs of the due index rows whose time has come.
