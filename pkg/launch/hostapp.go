@@ -47,6 +47,7 @@ func (d Durable) OrMemory() Durable {
 	return Durable{
 		Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: d.VisibilityTimeout,
+		Retention: MemoryRetention(),
 	}
 }
 

@@ -94,13 +94,20 @@ type Durable struct {
 	EmbeddedDispatcher bool
 	// VisibilityTimeout is FUNCGRAPH_VISIBILITY_TIMEOUT (0: the engine's default).
 	VisibilityTimeout time.Duration
+	// Retention is what FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS say (retention.go):
+	// on Azure nothing by default; in memory the newest MemoryMaxRuns finished runs.
+	Retention engine.Retention
 }
 
-// EngineOptions returns opts with the storage and the visibility timeout filled in.
+// EngineOptions returns opts with the storage, the visibility timeout and the retention
+// filled in (those two when opts leaves them zero).
 func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout
+	}
+	if opts.Retention == (engine.Retention{}) {
+		opts.Retention = d.Retention
 	}
 	return opts
 }
@@ -122,10 +129,16 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 			return fmt.Errorf("%s: want a duration of at least 1s", EnvVisibilityTimeout)
 		}
 	}
-	if mode == ModeFunctions || !az.Configured() {
+	inMemory := mode == ModeFunctions || !az.Configured()
+	retention, err := retentionFromEnv(getenv, !inMemory)
+	if err != nil {
+		return err
+	}
+	if inMemory {
 		s.Durable = Durable{
 			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 			QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
+			Retention: retention,
 		}
 		return nil
 	}
@@ -157,10 +170,11 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 	s.Durable = Durable{
 		Store: store, Queue: queue, Payloads: payloads,
 		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
-		VisibilityTimeout: visibility,
+		VisibilityTimeout: visibility, Retention: retention,
 	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
-		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher)
+		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher,
+		"retention", retention.MaxAge.String())
 	s.Logger.Info("platform storage: Azure", "threads_table", names.ThreadsTable, "checkpoint_container", names.CheckpointContainer)
 	return nil
 }
