@@ -1,0 +1,94 @@
+//go:build integration
+
+package tablestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/memory"
+)
+
+// TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns: on Azure Table storage, the
+// repair pass with a retention age purges the finished runs created before it, from the run
+// index, and keeps a waiting run of the same age and the newer finished runs.
+func TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns(t *testing.T) {
+	t.Parallel()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	reg := durable.NewRegistry()
+	gs, err := examples.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		if err := reg.Register(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queue := memory.NewQueue(memory.WithClock(clock))
+	e, err := engine.New(engine.Options{Registry: reg, Store: tablestore.New(newTable(t)), Queue: queue,
+		Payloads: memory.NewPayloadStore(), Clock: clock, Retention: engine.Retention{MaxAge: 24 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	start := func(graph, id, input string) {
+		t.Helper()
+		if _, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: graph, InstanceID: id, Input: []byte(input)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drive := func() {
+		t.Helper()
+		for range 1000 {
+			msgs, err := queue.Receive(context.Background(), 1, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(msgs) == 0 {
+				return
+			}
+			if err := e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
+				_ = queue.Delete(ctx, msgs[0])
+			}
+		}
+		t.Fatal("queue never drained")
+	}
+	for i := range 6 {
+		start("data_pipeline", fmt.Sprintf("old-%d", i), `{"source_url":"u"}`)
+	}
+	start("support_agent", "old-waiting", `{"user_message":"refund"}`)
+	drive()
+	now.Add(int64(48 * time.Hour))
+	start("data_pipeline", "new-0", `{"source_url":"u"}`)
+	drive()
+	if _, err := e.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if _, err := e.GetRun(ctx, fmt.Sprintf("old-%d", i)); !errors.Is(err, engine.ErrRunNotFound) {
+			t.Errorf("old-%d: %v, want purged", i, err)
+		}
+	}
+	for _, id := range []string{"old-waiting", "new-0"} {
+		if run, err := e.GetRun(ctx, id); err != nil {
+			t.Errorf("%s: %v, want kept", id, err)
+		} else if id == "old-waiting" && run.Status.Finished() {
+			t.Errorf("old-waiting: %s, want waiting", run.Status)
+		}
+	}
+	list, err := e.ListRuns(ctx, engine.RunQuery{})
+	if err != nil || len(list.Runs) != 2 {
+		t.Fatalf("listed %d runs (%v), want 2", len(list.Runs), err)
+	}
+}
