@@ -14,7 +14,9 @@ import (
 
 // Options configures the platform routes. The zero value is valid.
 type Options struct {
-	// Threads stores thread records; nil means a new threads.Memory (one instance only).
+	// Threads stores thread records; nil means a new threads.NewBoundedMemory of
+	// threads.DefaultMemoryMaxThreads (one instance only; the least recently updated threads
+	// that are not busy are dropped past the bound).
 	Threads threads.Store
 	// NewRunBackend builds the background-run backend from the executor the service
 	// provides; nil means NewLocalRuns with default options.
@@ -74,7 +76,7 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait,
 	}
 	if s.store == nil {
-		s.store = threads.NewMemory()
+		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
 	}
 	if s.now == nil {
 		s.now = time.Now

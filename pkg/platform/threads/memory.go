@@ -11,15 +11,17 @@ import (
 
 // Memory is the in-process Store: for tests and a single instance only. It does not survive
 // a restart and does not coordinate scaled-out instances. It enforces the record limits
-// (CheckSize) as the Azure store does.
+// (CheckSize) as the Azure store does. A store made by NewBoundedMemory keeps at most a
+// given number of threads (retention.go).
 type Memory struct {
-	mu      sync.Mutex
-	threads map[string]Thread // guarded by mu
+	mu         sync.Mutex
+	threads    map[string]Thread // guarded by mu
+	maxThreads int               // 0: unbounded
 }
 
 var _ Store = (*Memory)(nil)
 
-// NewMemory returns an empty in-memory store.
+// NewMemory returns an empty in-memory store without a bound on its threads.
 func NewMemory() *Memory { return &Memory{threads: map[string]Thread{}} }
 
 // clone returns t with its own metadata map and values, so callers cannot alias stored data.
@@ -43,6 +45,7 @@ func (m *Memory) Create(_ context.Context, t Thread) error {
 	if err := CheckSize(t); err != nil {
 		return fmt.Errorf("create thread: %w", err)
 	}
+	m.makeRoom()
 	m.threads[t.ThreadID] = clone(t)
 	return nil
 }
