@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
@@ -25,16 +24,7 @@ func TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	reg := durable.NewRegistry()
-	gs, err := examples.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range gs {
-		if err := reg.Register(g); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := runsapitest.ExampleRegistry(t)
 	queue := memory.NewQueue(memory.WithClock(clock))
 	e, err := engine.New(engine.Options{Registry: reg, Store: tablestore.New(newTable(t)), Queue: queue,
 		Payloads: memory.NewPayloadStore(), Clock: clock, Retention: engine.Retention{MaxAge: 24 * time.Hour}})
