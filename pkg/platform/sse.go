@@ -45,8 +45,20 @@ func newFrames(maxBytes int, mode, runID string) *frames {
 	return f
 }
 
-// emit is the graph's callback.
-func (f *frames) emit(chunk any) error {
+// emit is the graph's callback: one frame named after the run's mode, verbatim.
+func (f *frames) emit(chunk any) error { return f.write(f.event, chunk) }
+
+// emitMode is the callback of a several-mode run: one frame named after mode, as the SDK
+// names them ("messages-tuple" events are named "messages").
+func (f *frames) emitMode(mode string, chunk any) error {
+	if mode == "messages-tuple" {
+		mode = "messages"
+	}
+	return f.write(mode, chunk)
+}
+
+// write appends one data frame.
+func (f *frames) write(mode string, chunk any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.detached {
@@ -63,8 +75,8 @@ func (f *frames) emit(chunk any) error {
 		f.fail(fmt.Errorf("encode stream event: %w", err))
 		return f.err
 	}
-	frame := make([]byte, 0, len(f.event)+len(data)+16)
-	frame = append(append(append(append(frame, "event: "...), f.event...), "\ndata: "...), data...)
+	frame := make([]byte, 0, len(mode)+len(data)+16)
+	frame = append(append(append(append(frame, "event: "...), mode...), "\ndata: "...), data...)
 	frame = append(frame, "\n\n"...)
 	if f.total+len(frame) > f.max {
 		f.overflow = true
@@ -129,8 +141,28 @@ func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRe
 	f.mu.Lock()
 	f.cancel = cancel
 	f.mu.Unlock()
-	_, err := guardValue(func() (struct{}, error) { return struct{}{}, g.Stream(ctx, graphRequest(req, tid), f.emit) })
+	_, err := guardValue(func() (struct{}, error) { return struct{}{}, streamModes(ctx, g, req, tid, f) })
 	return f.finish(err)
+}
+
+// streamModes runs g's stream in the request's modes: one mode through Stream; several
+// through ModeStreamer, or else Stream in the first mode with each event under every mode.
+func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
+	modes := req.modes()
+	if len(modes) == 1 {
+		return g.Stream(ctx, graphRequest(req, tid), f.emit)
+	}
+	if m, ok := g.(ModeStreamer); ok {
+		return m.StreamModes(ctx, graphRequest(req, tid), modes, f.emitMode)
+	}
+	return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error {
+		for _, mode := range modes {
+			if err := f.emitMode(mode, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (s *Service) writeSSE(w http.ResponseWriter, tid, runID string, body []byte) {
@@ -160,10 +192,10 @@ func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.Strea
 	if !finished {
 		s.logWaitExceeded(req, tid, runID)
 		body := append(f.detach(), waitExceededFrame(s.maxWait)...)
-		s.writeSSE(w, tid, runID, append(body, platformEndFrame...))
+		s.writeSSE(w, req.locationThread(tid), runID, append(body, platformEndFrame...))
 		return
 	}
-	s.writeSSE(w, tid, runID, f.buf)
+	s.writeSSE(w, req.locationThread(tid), runID, f.buf)
 }
 
 func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
@@ -177,19 +209,28 @@ func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
-		status := threads.StatusIdle
-		if err != nil {
-			status = threads.StatusError
-		}
-		_ = s.releaseThread(ctx, tid, status, nil)
+		_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
 	})
 }
 
 func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) {
-	req, g, err := s.admitThreadless(r, true)
+	tid, req, g, err := s.admitThreadless(r, true)
 	if err != nil {
 		writeError(w, err, s.logger)
 		return
 	}
-	s.runStream(w, r, g.(host.StreamableGraph), req, "", func(context.Context, error) {})
+	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
+		if req.temporary {
+			_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
+			s.endTemporary(ctx, tid, req)
+		}
+	})
+}
+
+// releaseStatus is a finished run's thread status.
+func releaseStatus(err error) threads.Status {
+	if err != nil {
+		return threads.StatusError
+	}
+	return threads.StatusIdle
 }
