@@ -89,6 +89,9 @@ func (g *memGraph) GetStateHistory(_ context.Context, ref CheckpointRef) ([]host
 	if len(h) == 0 {
 		return nil, host.ErrThreadNotFound
 	}
+	for ref.ID != "" && len(h) > 0 && h[0].Config["configurable"].(map[string]any)["checkpoint_id"] != ref.ID {
+		h = h[1:]
+	}
 	return append([]host.StateView(nil), h...), nil
 }
 

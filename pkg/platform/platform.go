@@ -151,6 +151,7 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 		{"threads_count", "POST", "threads/count", s.serveThreadsCount, "Count threads"},
 		{"threads_state_get", "GET", "threads/{thread_id}/state", s.serveStateGet, "Get a thread's state"},
 		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state"},
+		{"threads_state_checkpoint", "POST", "threads/{thread_id}/state/checkpoint", s.serveStateAtCheckpoint, "Get a thread's state at a checkpoint"},
 		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history"},
 		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.serveThreadRunWait, "Run on a thread and wait"},
 		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.serveThreadRunStream, "Run on a thread, buffered SSE"},

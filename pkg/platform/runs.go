@@ -72,7 +72,7 @@ func invoke(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid str
 }
 
 // encodeOutput renders v in json.dumps style: an object as is, anything else wrapped as
-// {"<key>": <value>} keeping its JSON type.
+// {"<key>": <value>} keeping its JSON type (as is when key is "").
 func encodeOutput(v any, key string) ([]byte, error) {
 	var compact []byte
 	if raw, ok := v.(json.RawMessage); ok {
@@ -90,7 +90,7 @@ func encodeOutput(v any, key string) ([]byte, error) {
 		}
 		compact = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
-	if kindOf(compact) == 'o' {
+	if kindOf(compact) == 'o' || key == "" {
 		return pyjson.AppendReformat(nil, compact), nil
 	}
 	out := append([]byte(`{"`+key+`": `), pyjson.AppendReformat(nil, compact)...)

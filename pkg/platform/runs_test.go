@@ -199,7 +199,7 @@ func TestRuns_Stream_BothTransports(t *testing.T) {
 				want       string
 			}{
 				"each event under every mode": {path, `{"assistant_id":"chat","stream_mode":["a","b","a"]}`, 200,
-					"event: a\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: b\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: a\ndata: {\"data\": \"two\"}\n\n"}, // then the 200-byte cap
+					"event: a\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: b\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: a\ndata: \"two\"\n\nevent: b\ndata: \"two\"\n\n"}, // as is; then the 200-byte cap
 				"thread first":  {"/api/threads/nope/runs/stream", `{"assistant_id":"chat","stream_mode":["a","b"]}`, 404, detail("Thread 'nope' not found")},
 				"assistant 404": {path, `{"assistant_id":"nope","stream_mode":["a","b"]}`, 404, detail("Assistant 'nope' not found")},
 				"cannot stream": {"/api/threads/" + newThread(t, tr, "") + "/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},

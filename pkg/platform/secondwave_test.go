@@ -158,3 +158,39 @@ func TestRuns_StreamModes_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+func TestState_AtCheckpoint_BothTransports(t *testing.T) {
+	f := newFixture(t, host.Options{}, nil)
+	for _, tr := range f.trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			tid := newThread(t, tr, "")
+			for _, in := range []string{`{"n":1}`, `{"n":2}`} {
+				if r := do(t, tr, "POST", "/api/threads/"+tid+"/runs/wait", `{"assistant_id":"chat","input":`+in+`}`); r.status != 200 {
+					t.Fatalf("run: %d %s", r.status, r.body)
+				}
+			}
+			views, _ := f.chat.GetStateHistory(t.Context(), CheckpointRef{ThreadID: tid})
+			older := views[1].Config["configurable"].(map[string]any)["checkpoint_id"].(string)
+			path := "/api/threads/" + tid + "/state/checkpoint"
+			tests := []struct {
+				name, path, body string
+				status           int
+				want             string
+			}{
+				{"latest without an id", path, `{"checkpoint":{"thread_id":"` + tid + `"},"subgraphs":false}`, 200, `"echo": {"n": 2}`},
+				{"empty body is the latest", path, ``, 200, `"echo": {"n": 2}`},
+				{"at an older checkpoint", path, `{"checkpoint":{"thread_id":"` + tid + `","checkpoint_ns":"","checkpoint_id":"` + older + `"}}`, 200, `"echo": {"n": 1}`},
+				{"unknown checkpoint", path, `{"checkpoint":{"checkpoint_id":"nope"}}`, 200, `"values": {}`},
+				{"thread mismatch", path, `{"checkpoint":{"thread_id":"x"}}`, 422, detail("Checkpoint thread_id 'x' does not match path thread_id '" + tid + "'")},
+				{"unknown thread", "/api/threads/nope/state/checkpoint", `{}`, 404, detail("Thread 'nope' not found")},
+				{"not an object", path, `[]`, 400, detail("Request body must be a JSON object")},
+			}
+			for _, tc := range tests {
+				r := do(t, tr, "POST", tc.path, tc.body)
+				if r.status != tc.status || !matches(r.body, tc.want) {
+					t.Errorf("%s: %d %s; want %d %s", tc.name, r.status, r.body, tc.status, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -46,19 +46,21 @@ func newFrames(maxBytes int, mode, runID string) *frames {
 }
 
 // emit is the graph's callback: one frame named after the run's mode, verbatim.
-func (f *frames) emit(chunk any) error { return f.write(f.event, chunk) }
+func (f *frames) emit(chunk any) error { return f.write(f.event, chunk, "data") }
 
 // emitMode is the callback of a several-mode run: one frame named after mode, as the SDK
-// names them ("messages-tuple" events are named "messages").
+// names them ("messages-tuple" events are named "messages"), its data the event as is (a
+// messages pair stays an array).
 func (f *frames) emitMode(mode string, chunk any) error {
 	if mode == "messages-tuple" {
 		mode = "messages"
 	}
-	return f.write(mode, chunk)
+	return f.write(mode, chunk, "")
 }
 
-// write appends one data frame.
-func (f *frames) write(mode string, chunk any) error {
+// write appends one data frame; with wrap set, an event that is not an object is wrapped as
+// {"<wrap>": <event>}.
+func (f *frames) write(mode string, chunk any, wrap string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.detached {
@@ -70,7 +72,7 @@ func (f *frames) write(mode string, chunk any) error {
 		}
 		return errors.New("platform: stream is closed")
 	}
-	data, err := encodeOutput(chunk, "data")
+	data, err := encodeOutput(chunk, wrap)
 	if err != nil {
 		f.fail(fmt.Errorf("encode stream event: %w", err))
 		return f.err

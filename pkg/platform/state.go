@@ -43,6 +43,11 @@ func (s *Service) stateGet(r *http.Request) (ThreadState, error) {
 	if err != nil {
 		return ThreadState{}, err
 	}
+	return s.latestState(r, tid)
+}
+
+// latestState answers thread tid's latest state.
+func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) {
 	g, err := s.resolveGraph(r, tid, "state retrieval", func(g host.InvocableGraph) bool { _, ok := g.(host.StatefulGraph); return ok })
 	if err != nil {
 		return ThreadState{}, err
