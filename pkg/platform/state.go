@@ -60,6 +60,11 @@ func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) 
 		s.logger.Error("get thread state", "thread_id", tid, "error", err)
 		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
 	}
+	return s.renderState(view, tid)
+}
+
+// renderState is threadState for the state routes: an encoding failure is logged and is a 500.
+func (s *Service) renderState(view host.StateView, tid string) (ThreadState, error) {
 	st, err := threadState(view, tid)
 	if err != nil {
 		s.logger.Error("encode thread state", "thread_id", tid, "error", err)

@@ -53,10 +53,5 @@ func (s *Service) stateAtCheckpoint(r *http.Request) (ThreadState, error) {
 		s.logger.Error("get thread state at a checkpoint", "thread_id", tid, "checkpoint_id", ref.ID, "error", err)
 		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
 	}
-	st, err := threadState(views[0], tid)
-	if err != nil {
-		s.logger.Error("encode thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
-	}
-	return st, nil
+	return s.renderState(views[0], tid)
 }
