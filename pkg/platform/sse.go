@@ -28,6 +28,9 @@ type frames struct {
 	max   int
 	event string
 
+	// wake gets a signal when a frame is appended, for the request to send it.
+	wake chan struct{}
+
 	mu       sync.Mutex
 	cancel   context.CancelFunc // cancels the graph; guarded by mu
 	detached bool               // the request stopped waiting: events are dropped; guarded by mu
@@ -39,7 +42,7 @@ type frames struct {
 }
 
 func newFrames(maxBytes int, mode, runID string) *frames {
-	f := &frames{max: maxBytes, event: mode}
+	f := &frames{max: maxBytes, event: mode, wake: make(chan struct{}, 1)}
 	meta := "event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n"
 	f.buf, f.total = append(f.buf, meta...), len(meta)
 	return f
@@ -87,7 +90,18 @@ func (f *frames) write(mode string, chunk any, wrap string) error {
 	}
 	f.total += len(frame)
 	f.buf = append(f.buf, frame...)
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// since returns a copy of the frames after the first n bytes.
+func (f *frames) since(n int) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.buf[min(n, len(f.buf)):])
 }
 
 func (f *frames) fail(err error) {
@@ -167,37 +181,58 @@ func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, t
 	})
 }
 
-func (s *Service) writeSSE(w http.ResponseWriter, tid, runID string, body []byte) {
+func (s *Service) writeSSEHeader(w http.ResponseWriter, tid, runID string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Location", s.contentLocation(tid, runID))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 }
 
-// runStream runs a stream run within the wait bound: it answers the SSE body, or, when the
-// bound passed first, the frames so far, the wait-exceeded error frame and the end frame
-// while the run goes on. end runs when the run ends, with its failure.
+// runStream runs a stream run within the wait bound and sends its frames as they are
+// produced, each flushed: in serve mode the client reads them live; under the custom-handler
+// protocol the flush is a no-op and the host gets the whole body when the run ends. When the
+// bound passes first it sends the wait-exceeded error frame and the end frame while the run
+// goes on. end runs when the run ends, with its failure.
 func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.StreamableGraph, req *RunRequest, tid string, end func(ctx context.Context, err error)) {
 	runID := uuid.NewString()
 	f := newFrames(s.maxStream, req.StreamMode, runID)
 	var runErr error
-	finished := waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
-		runErr = s.stream(ctx, g, req, tid, f)
-		if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
-			s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
-		}
-		end(ctx, runErr)
-	})
-	if !finished {
-		s.logWaitExceeded(req, tid, runID)
-		body := append(f.detach(), waitExceededFrame(s.maxWait)...)
-		s.writeSSE(w, req.locationThread(tid), runID, append(body, platformEndFrame...))
-		return
+	result := make(chan bool, 1)
+	go func() {
+		result <- waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+			runErr = s.stream(ctx, g, req, tid, f)
+			if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
+				s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
+			}
+			end(ctx, runErr)
+		})
+	}()
+	s.writeSSEHeader(w, req.locationThread(tid), runID)
+	rc := http.NewResponseController(w)
+	sent := 0
+	send := func(b []byte) {
+		sent += len(b)
+		_, _ = w.Write(b)
+		_ = rc.Flush()
 	}
-	s.writeSSE(w, req.locationThread(tid), runID, f.buf)
+	send(f.since(0)) // the metadata frame
+	for {
+		select {
+		case <-f.wake:
+			send(f.since(sent))
+		case finished := <-result:
+			if !finished {
+				s.logWaitExceeded(req, tid, runID)
+				body := f.detach()
+				send(append(append(body[min(sent, len(body)):], waitExceededFrame(s.maxWait)...), platformEndFrame...))
+				return
+			}
+			send(f.since(sent))
+			return
+		}
+	}
 }
 
 func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
