@@ -257,6 +257,7 @@ func (s *Service) admitThreadless(r *http.Request, stream bool) (string, *RunReq
 		return "", nil, nil, storeErrorPublic(err)
 	}
 	if err := s.lockThread(r.Context(), tid, req); err != nil {
+		s.endTemporary(r.Context(), tid, req)
 		return "", nil, nil, err
 	}
 	return tid, req, g, nil
