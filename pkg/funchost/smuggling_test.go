@@ -2,7 +2,6 @@ package funchost_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -82,22 +81,9 @@ func chunkedStatus(tr hosttest.Transport, standalone int) int {
 // A body whose read times out answers 408 and ends its connection; the bytes that arrive
 // later are never parsed as a request.
 func TestEdge_BodyReadTimeout_EndsTheConnection(t *testing.T) {
-	logger := hosttest.TestLogger(t)
-	srv, err := funchost.NewServer(funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
-		edgeApp(t).Standalone(funchost.StandaloneOptions{Logger: logger}), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	conn := dial(t, "http://"+ln.Addr().String())
+	base := hosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
+		edgeApp(t).Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)}))
+	conn := dial(t, base)
 	fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
 	go func() {
 		time.Sleep(time.Second) // past the body read timeout

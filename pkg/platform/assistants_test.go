@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,6 +53,9 @@ func TestAssistants_Contract_BothTransports(t *testing.T) {
 func matches(body, want string) bool {
 	if want == "" {
 		return body == ""
+	}
+	if want[0] == '^' {
+		return regexp.MustCompile(want).MatchString(body)
 	}
 	if want[0] == '{' || want == "[]" || (want[0] >= '0' && want[0] <= '9') {
 		return body == want

@@ -79,15 +79,17 @@ func (s *Service) createRun(r *http.Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	t, err := s.store.Get(r.Context(), tid)
+	t, missing, err := s.runThread(r.Context(), tid, req)
 	if err != nil {
-		return Run{}, storeError(err, tid)
-	}
-	if _, ok := s.graph(req.AssistantID); !ok {
-		return Run{}, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
-	}
-	if err := s.checkRunLimits(req); err != nil {
 		return Run{}, err
+	}
+	if _, err := s.admitGraph(req, false); err != nil {
+		return Run{}, err
+	}
+	if missing {
+		if t, err = s.createMissing(r.Context(), tid); err != nil {
+			return Run{}, err
+		}
 	}
 	if err := s.boundConflict(r.Context(), tid, req); err != nil {
 		return Run{}, storeError(err, tid)

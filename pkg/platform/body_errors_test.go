@@ -59,22 +59,11 @@ var bodyRoutes = []string{"/api/threads", "/api/assistants/search", "/api/thread
 // funchost message, never a logged 500.
 func TestPlatform_BodyErrors_AnsweredLikeHostingRoutes(t *testing.T) {
 	app, errs := bodyErrorApp(t)
-	logger := slog.New(slog.DiscardHandler)
-	srv, err := funchost.NewServer(funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
-		app.Standalone(funchost.StandaloneOptions{Logger: logger}), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	base := hosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
+		app.Standalone(funchost.StandaloneOptions{Logger: slog.New(slog.DiscardHandler)}))
+	addr := strings.TrimPrefix(base, "http://")
 	send := func(head, body string, pause time.Duration, rest string) (int, string) {
-		conn, err := net.Dial("tcp", ln.Addr().String())
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

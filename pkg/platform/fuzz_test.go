@@ -2,13 +2,16 @@ package platform
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
 // FuzzParseRun checks that the RunCreate parser never panics and that whatever it accepts is
-// a valid object with an assistant id.
+// a valid object with an assistant id, its stream modes distinct with the first as
+// StreamMode, and if_not_exists and on_completion normalised.
 func FuzzParseRun(f *testing.F) {
-	for _, s := range []string{`{"assistant_id":"a"}`, `{"assistant_id":"a","stream_mode":["x"],"input":{"a":[1]}}`, `[]`, ``, `{"input":1}`} {
+	for _, s := range []string{`{"assistant_id":"a"}`, `{"assistant_id":"a","stream_mode":["x"],"input":{"a":[1]}}`, `[]`, ``, `{"input":1}`,
+		`{"assistant_id":"a","stream_mode":["values","updates","values"],"if_not_exists":"create","on_completion":"keep"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -24,6 +27,13 @@ func FuzzParseRun(f *testing.F) {
 			t.Fatalf("accepted input %q", req.Input)
 		}
 		_ = checkLimits(req.Input, 32, 10000)
+		modes := req.modes()
+		if modes[0] != req.StreamMode || len(req.StreamModes) == 1 || len(dedupe(slices.Clone(modes))) != len(modes) {
+			t.Fatalf("stream modes %q (first %q)", modes, req.StreamMode)
+		}
+		if (req.IfNotExists != "" && req.IfNotExists != "create") || (req.OnCompletion != "" && req.OnCompletion != "keep") {
+			t.Fatalf("if_not_exists %q, on_completion %q", req.IfNotExists, req.OnCompletion)
+		}
 	})
 }
 

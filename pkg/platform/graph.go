@@ -52,12 +52,14 @@ type ThreadDeleter interface {
 	DeleteThread(ctx context.Context, threadID string) error
 }
 
-// Ephemeral is the optional capability of checkpointed graphs that can run without their
-// checkpointer, for threadless runs (runs/wait and runs/stream without a thread).
-type Ephemeral interface {
-	// WithoutCheckpointer returns a clone of the graph with persistence disabled, or nil
-	// when it cannot have one.
-	WithoutCheckpointer() host.InvocableGraph
+// ModeStreamer is the optional capability of graphs that emit several stream modes in one
+// run (runs/stream with a stream_mode list of two or more, as RemoteGraph always asks). A
+// streaming graph without it gets every event of its Stream (run in the first requested mode)
+// under each requested mode.
+type ModeStreamer interface {
+	// StreamModes runs the graph once and calls emit with one of modes and its event, in
+	// order; emit's contract is StreamableGraph's. A mode the graph cannot emit is skipped.
+	StreamModes(ctx context.Context, req host.Request, modes []string, emit func(mode string, chunk any) error) error
 }
 
 type runCtxKey struct{}

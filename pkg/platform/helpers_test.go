@@ -26,8 +26,6 @@ type memGraph struct {
 
 	invoke func(ctx context.Context, req host.Request) (any, error)
 	stream func(ctx context.Context, req host.Request, emit func(any) error) error
-	// ephemeral, when set, is the clone threadless runs use (default: a plainGraph).
-	ephemeral host.InvocableGraph
 }
 
 func newMemGraph() *memGraph { return &memGraph{history: map[string][]host.StateView{}} }
@@ -91,6 +89,9 @@ func (g *memGraph) GetStateHistory(_ context.Context, ref CheckpointRef) ([]host
 	if len(h) == 0 {
 		return nil, host.ErrThreadNotFound
 	}
+	for ref.ID != "" && len(h) > 0 && h[0].Config["configurable"].(map[string]any)["checkpoint_id"] != ref.ID {
+		h = h[1:]
+	}
 	return append([]host.StateView(nil), h...), nil
 }
 
@@ -108,13 +109,6 @@ func (g *memGraph) DeleteThread(_ context.Context, tid string) error {
 	defer g.mu.Unlock()
 	delete(g.history, tid)
 	return nil
-}
-
-func (g *memGraph) WithoutCheckpointer() host.InvocableGraph {
-	if g.ephemeral != nil {
-		return g.ephemeral
-	}
-	return &plainGraph{}
 }
 
 // plainGraph is an invoke-only graph without checkpointer.

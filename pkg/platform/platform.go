@@ -153,16 +153,17 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 		{"threads_count", "POST", "threads/count", s.serveThreadsCount, "Count threads"},
 		{"threads_state_get", "GET", "threads/{thread_id}/state", s.serveStateGet, "Get a thread's state"},
 		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state"},
+		{"threads_state_checkpoint", "POST", "threads/{thread_id}/state/checkpoint", s.serveStateAtCheckpoint, "Get a thread's state at a checkpoint"},
 		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history"},
 		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.serveThreadRunWait, "Run on a thread and wait"},
-		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.serveThreadRunStream, "Run on a thread, buffered SSE"},
+		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.serveThreadRunStream, "Run on a thread, SSE"},
 		{"runs_create", "POST", "threads/{thread_id}/runs", s.serveRunCreate, "Create a background run"},
 		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs"},
 		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run"},
 		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run"},
 		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run"},
 		{"runs_stateless_wait", "POST", "runs/wait", s.serveThreadlessWait, "Run without a thread and wait"},
-		{"runs_stateless_stream", "POST", "runs/stream", s.serveThreadlessStream, "Run without a thread, buffered SSE"},
+		{"runs_stateless_stream", "POST", "runs/stream", s.serveThreadlessStream, "Run without a thread, SSE"},
 	}
 	fns := make([]funchost.HTTPFunction, 0, len(routes))
 	for _, r := range routes {

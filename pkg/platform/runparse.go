@@ -3,6 +3,7 @@ package platform
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 )
@@ -20,12 +21,39 @@ type RunRequest struct {
 	Context json.RawMessage `json:"context,omitempty"`
 	// Metadata is merged into the thread's metadata when the run lock is taken.
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// StreamMode is the normalised stream mode ("values" by default).
+	// StreamMode is the normalised stream mode ("values" by default); with several modes, the
+	// first of them.
 	StreamMode string `json:"stream_mode"`
+	// StreamModes lists the requested modes when there are two or more (duplicates removed,
+	// request order); nil for one mode.
+	StreamModes []string `json:"stream_modes,omitempty"`
+	// IfNotExists is "create" (a missing thread is created with the path's id) or "reject"
+	// (the default, "": a missing thread is 404).
+	IfNotExists string `json:"if_not_exists,omitempty"`
+	// OnCompletion is what a threadless run on a temporary thread does with it when it ends:
+	// "delete" (the default, "") or "keep".
+	OnCompletion string `json:"on_completion,omitempty"`
+	// temporary marks a threadless run on a temporary thread.
+	temporary bool
 	// MultitaskStrategy is "reject" (default) or, for background runs, "enqueue".
 	MultitaskStrategy string `json:"multitask_strategy"`
-	// streamModeErr is the 501 of a multi-mode request, raised where the route checks it.
-	streamModeErr error
+}
+
+// locationThread is the thread a run's Content-Location names: "" for a threadless run whose
+// temporary thread is deleted when it ends.
+func (r *RunRequest) locationThread(tid string) string {
+	if r.temporary && r.OnCompletion != "keep" {
+		return ""
+	}
+	return tid
+}
+
+// modes returns the requested stream modes.
+func (r *RunRequest) modes() []string {
+	if len(r.StreamModes) > 0 {
+		return r.StreamModes
+	}
+	return []string{r.StreamMode}
 }
 
 // unsupportedRunFields are the RunCreate fields answered 501, in check order.
@@ -33,9 +61,7 @@ var unsupportedRunFields = []struct{ field, detail string }{
 	{"interrupt_before", "Interrupt-before is not supported in this release."},
 	{"interrupt_after", "Interrupt-after is not supported in this release."},
 	{"webhook", "Webhook callbacks are not supported in this release."},
-	{"on_completion", "on_completion callbacks are not supported in this release."},
 	{"after_seconds", "Delayed runs are not supported in this release."},
-	{"if_not_exists", "if_not_exists is not supported in this release."},
 	{"checkpoint_id", "Checkpoint resumption is not supported in this release."},
 	{"command", "Command-based resumption is not supported in this release."},
 	{"feedback_keys", "Feedback keys are not supported in this release."},
@@ -121,10 +147,22 @@ func runSchema(obj object) (*RunRequest, error) {
 	if _, err := obj.optObject("command"); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"webhook", "checkpoint_id", "on_completion", "if_not_exists"} {
+	for _, k := range []string{"webhook", "checkpoint_id"} {
 		if _, _, err := obj.optString(k); err != nil {
 			return nil, err
 		}
+	}
+	if req.IfNotExists, err = optEnum(obj, "if_not_exists", "Input should be 'create' or 'reject'", "create", "reject"); err != nil {
+		return nil, err
+	}
+	if req.IfNotExists == "reject" {
+		req.IfNotExists = ""
+	}
+	if req.OnCompletion, err = optEnum(obj, "on_completion", "Input should be 'delete' or 'keep'", "delete", "keep"); err != nil {
+		return nil, err
+	}
+	if req.OnCompletion == "delete" {
+		req.OnCompletion = ""
 	}
 	if v, ok := obj["after_seconds"]; ok && !isNull(v) && kindOf(v) != 'n' {
 		return nil, validationError("after_seconds", "Input should be a valid number")
@@ -160,18 +198,43 @@ func runSchema(obj object) (*RunRequest, error) {
 		case json.Unmarshal(v, &one) == nil && kindOf(v) == 's':
 			req.StreamMode = one
 		case kindOf(v) == 'a' && json.Unmarshal(v, &many) == nil:
-			switch len(many) {
-			case 0:
-			case 1:
+			many = dedupe(many)
+			if len(many) > 0 {
 				req.StreamMode = many[0]
-			default:
-				req.streamModeErr = newPublic(errNotImplemented, "Multi-stream-mode is not supported in this release. Provide a single stream_mode string or a one-element list.")
+			}
+			if len(many) > 1 {
+				req.StreamModes = many
 			}
 		default:
 			return nil, validationError("stream_mode", "Input should be a valid string or a list of strings")
 		}
 	}
 	return req, nil
+}
+
+// optEnum reads the optional string member k, which must be one of allowed (422 with msg).
+func optEnum(obj object, k, msg string, allowed ...string) (string, error) {
+	v, ok, err := obj.optString(k)
+	if err != nil || !ok {
+		return "", err
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", validationError(k, msg)
+}
+
+// dedupe drops repeated strings, keeping the first of each in order.
+func dedupe(xs []string) []string {
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func isStringArray(v json.RawMessage) bool {

@@ -72,7 +72,7 @@ func invoke(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid str
 }
 
 // encodeOutput renders v in json.dumps style: an object as is, anything else wrapped as
-// {"<key>": <value>} keeping its JSON type.
+// {"<key>": <value>} keeping its JSON type (as is when key is "").
 func encodeOutput(v any, key string) ([]byte, error) {
 	var compact []byte
 	if raw, ok := v.(json.RawMessage); ok {
@@ -90,7 +90,7 @@ func encodeOutput(v any, key string) ([]byte, error) {
 		}
 		compact = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
-	if kindOf(compact) == 'o' {
+	if kindOf(compact) == 'o' || key == "" {
 		return pyjson.AppendReformat(nil, compact), nil
 	}
 	out := append([]byte(`{"`+key+`": `), pyjson.AppendReformat(nil, compact)...)
@@ -115,13 +115,13 @@ func (s *Service) serveThreadRunWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	s.runWait(w, r, g, req, tid)
+	s.runWait(w, r, g, req, tid, func(context.Context) {})
 }
 
 // runWait runs a wait run within the wait bound and answers its output, its failure, or,
 // when the bound passed first, 504 while the run goes on. A threaded run releases its thread
-// when it ends, storing its output as the thread's values.
-func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.InvocableGraph, req *RunRequest, tid string) {
+// when it ends, storing its output as the thread's values; then end runs.
+func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.InvocableGraph, req *RunRequest, tid string, end func(context.Context)) {
 	runID := uuid.NewString()
 	var body []byte
 	var runErr error
@@ -130,23 +130,23 @@ func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.Invocab
 		if runErr != nil {
 			s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
 		}
-		if tid == "" {
-			return
-		}
-		if runErr != nil {
+		switch {
+		case tid == "":
+		case runErr != nil:
 			_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
-			return
+		default:
+			_ = s.releaseThread(ctx, tid, threads.StatusIdle, body)
 		}
-		_ = s.releaseThread(ctx, tid, threads.StatusIdle, body)
+		end(ctx)
 	})
 	switch {
 	case !finished:
 		s.logWaitExceeded(req, tid, runID)
-		s.writeWaitExceeded(w, tid, runID)
+		s.writeWaitExceeded(w, req.locationThread(tid), runID)
 	case runErr != nil:
 		writeError(w, graphFailure(runErr), s.logger)
 	default:
-		s.writeWait(w, tid, runID, body)
+		s.writeWait(w, req.locationThread(tid), runID, body)
 	}
 }
 
@@ -159,7 +159,8 @@ func (s *Service) writeWait(w http.ResponseWriter, tid, runID string, body []byt
 }
 
 // admitThreaded runs the checks of a threaded run up to the run lock: thread id, parse chain,
-// thread exists, (stream) stream mode, assistant, depth and nodes, (stream) streaming.
+// thread exists (or, with if_not_exists create, is created), assistant, depth and nodes,
+// (stream) streaming.
 func (s *Service) admitThreaded(r *http.Request, stream bool) (string, *RunRequest, host.InvocableGraph, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
@@ -169,73 +170,124 @@ func (s *Service) admitThreaded(r *http.Request, stream bool) (string, *RunReque
 	if err != nil {
 		return "", nil, nil, err
 	}
-	if _, err := s.store.Get(r.Context(), tid); err != nil {
-		return "", nil, nil, storeError(err, tid)
-	}
-	if stream && req.streamModeErr != nil {
-		return "", nil, nil, req.streamModeErr
-	}
-	g, ok := s.graph(req.AssistantID)
-	if !ok {
-		return "", nil, nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
-	}
-	if err := s.checkRunLimits(req); err != nil {
+	_, missing, err := s.runThread(r.Context(), tid, req)
+	if err != nil {
 		return "", nil, nil, err
 	}
-	if stream {
-		if _, ok := g.(host.StreamableGraph); !ok {
-			return "", nil, nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
+	g, err := s.admitGraph(req, stream)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if missing {
+		if _, err := s.createMissing(r.Context(), tid); err != nil {
+			return "", nil, nil, err
 		}
 	}
 	return tid, req, g, nil
 }
 
-// admitThreadless runs the checks of a threadless run: parse chain, (stream) stream mode,
-// assistant, depth and nodes, the clone without checkpointer, (stream) streaming on the
-// clone, and no thread_id in the config. It returns the graph to run.
-func (s *Service) admitThreadless(r *http.Request, stream bool) (*RunRequest, host.InvocableGraph, error) {
-	req, err := s.parseRun(r, threadlessRun)
-	if err != nil {
-		return nil, nil, err
+// runThread returns the run's thread. A missing one is 404, unless the run says
+// if_not_exists create: then missing is true and the caller creates it (createMissing) once
+// the run passed its other checks.
+func (s *Service) runThread(ctx context.Context, tid string, req *RunRequest) (t threads.Thread, missing bool, err error) {
+	t, err = s.store.Get(ctx, tid)
+	if errors.Is(err, threads.ErrThreadNotFound) && req.IfNotExists == "create" {
+		return t, true, nil
 	}
-	if stream && req.streamModeErr != nil {
-		return nil, nil, req.streamModeErr
+	return t, false, storeError(err, tid)
+}
+
+// createMissing creates the thread of an if_not_exists create run; a concurrent create of the
+// same id is fine.
+func (s *Service) createMissing(ctx context.Context, tid string) (threads.Thread, error) {
+	t, err := s.newThread(ctx, tid, nil)
+	if errors.Is(err, threads.ErrThreadExists) {
+		t, err = s.store.Get(ctx, tid)
+		return t, storeError(err, tid)
 	}
+	return t, storeErrorPublic(err)
+}
+
+// newThread stores a new idle thread.
+func (s *Service) newThread(ctx context.Context, tid string, meta map[string]any) (threads.Thread, error) {
+	now := s.now().UTC()
+	t := threads.Thread{ThreadID: tid, CreatedAt: now, UpdatedAt: now, Status: threads.StatusIdle, Metadata: meta}
+	return t, s.store.Create(ctx, t)
+}
+
+// admitGraph checks the assistant (404), the depth and nodes of input and config (400) and,
+// for a stream, that the graph streams (501).
+func (s *Service) admitGraph(req *RunRequest, stream bool) (host.InvocableGraph, error) {
 	g, ok := s.graph(req.AssistantID)
 	if !ok {
-		return nil, nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
+		return nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
 	}
 	if err := s.checkRunLimits(req); err != nil {
-		return nil, nil, err
-	}
-	if hasCheckpointer(g) {
-		var clone host.InvocableGraph
-		if e, ok := g.(Ephemeral); ok {
-			clone = e.WithoutCheckpointer()
-		}
-		if clone == nil {
-			return nil, nil, newPublic(errNotImplemented, "Graph %s has a checkpointer that cannot be disabled for threadless execution.", repr(req.AssistantID))
-		}
-		g = clone
+		return nil, err
 	}
 	if stream {
 		if _, ok := g.(host.StreamableGraph); !ok {
-			return nil, nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
+			return nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
 		}
 	}
-	if hasThreadID(req.Config) {
-		return nil, nil, newPublic(errValidation, "thread_id is not allowed on threadless runs")
+	return g, nil
+}
+
+// admitThreadless runs the checks of a threadless run: parse chain, assistant, depth and
+// nodes, (stream) streaming, and no thread_id in the config. A graph with a checkpointer runs
+// on a temporary thread, created and locked here: the returned thread id is "" otherwise.
+func (s *Service) admitThreadless(r *http.Request, stream bool) (string, *RunRequest, host.InvocableGraph, error) {
+	req, err := s.parseRun(r, threadlessRun)
+	if err != nil {
+		return "", nil, nil, err
 	}
-	return req, g, nil
+	g, err := s.admitGraph(req, stream)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if hasThreadID(req.Config) {
+		return "", nil, nil, newPublic(errValidation, "thread_id is not allowed on threadless runs")
+	}
+	if !hasCheckpointer(g) {
+		return "", req, g, nil
+	}
+	tid := uuid.NewString()
+	req.temporary = true
+	if _, err := s.newThread(r.Context(), tid, nil); err != nil {
+		return "", nil, nil, storeErrorPublic(err)
+	}
+	if err := s.lockThread(r.Context(), tid, req); err != nil {
+		s.endTemporary(r.Context(), tid, req)
+		return "", nil, nil, err
+	}
+	return tid, req, g, nil
+}
+
+// endTemporary deletes a threadless run's temporary thread unless the run asked to keep it.
+func (s *Service) endTemporary(ctx context.Context, tid string, req *RunRequest) {
+	if !req.temporary || req.OnCompletion == "keep" {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := s.store.Delete(ctx, tid); err != nil {
+		s.logger.Error("delete temporary thread", "thread_id", tid, "error", err)
+	}
+	if d, ok := s.graph(req.AssistantID); ok {
+		if d, ok := d.(ThreadDeleter); ok {
+			if err := d.DeleteThread(ctx, tid); err != nil {
+				s.logger.Error("delete temporary thread checkpoints", "thread_id", tid, "graph", req.AssistantID, "error", err)
+			}
+		}
+	}
 }
 
 func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
-	req, g, err := s.admitThreadless(r, false)
+	tid, req, g, err := s.admitThreadless(r, false)
 	if err != nil {
 		writeError(w, err, s.logger)
 		return
 	}
-	s.runWait(w, r, g, req, "")
+	s.runWait(w, r, g, req, tid, func(ctx context.Context) { s.endTemporary(ctx, tid, req) })
 }
 
 // PanicError is the error of a run whose graph panicked.

@@ -53,9 +53,10 @@ func TestRuns_Wait_Contract_BothTransports(t *testing.T) {
 				{"interrupt_before", wait, `{"assistant_id":"chat","interrupt_before":"*","webhook":"u"}`, 501, detail("Interrupt-before is not supported in this release.")},
 				{"interrupt_after", wait, `{"assistant_id":"chat","interrupt_after":["a"]}`, 501, detail("Interrupt-after is not supported in this release.")},
 				{"webhook", wait, `{"assistant_id":"chat","webhook":"u","command":{}}`, 501, detail("Webhook callbacks are not supported in this release.")},
-				{"on_completion", wait, `{"assistant_id":"chat","on_completion":"delete"}`, 501, detail("on_completion callbacks are not supported in this release.")},
+				{"bad on_completion", wait, `{"assistant_id":"chat","on_completion":"drop"}`, 422, "Validation error: on_completion"},
 				{"after_seconds", wait, `{"assistant_id":"chat","after_seconds":1.5}`, 501, detail("Delayed runs are not supported in this release.")},
-				{"if_not_exists", wait, `{"assistant_id":"chat","if_not_exists":"create"}`, 501, detail("if_not_exists is not supported in this release.")},
+				{"bad if_not_exists", wait, `{"assistant_id":"chat","if_not_exists":"maybe"}`, 422, "Validation error: if_not_exists"},
+				{"if_not_exists reject", "/api/threads/nope/runs/wait", `{"assistant_id":"chat","if_not_exists":"reject"}`, 404, detail("Thread 'nope' not found")},
 				{"checkpoint_id", wait, `{"assistant_id":"chat","checkpoint_id":"c"}`, 501, detail("Checkpoint resumption is not supported in this release.")},
 				{"command", wait, `{"assistant_id":"chat","command":{"resume":1}}`, 501, detail("Command-based resumption is not supported in this release.")},
 				{"feedback_keys", wait, `{"assistant_id":"chat","feedback_keys":["k"]}`, 501, detail("Feedback keys are not supported in this release.")},
@@ -109,14 +110,13 @@ func TestRuns_Threadless_BothTransports(t *testing.T) {
 			}{
 				{"non-object", "/api/runs/wait", `[]`, 400, detail("Request body must be a JSON object")},
 				{"unknown assistant", "/api/runs/wait", `{"assistant_id":"nope"}`, 404, detail("Assistant 'nope' not found")},
-				{"checkpointer without clone", "/api/runs/wait", `{"assistant_id":"locked"}`, 501, detail("Graph 'locked' has a checkpointer that cannot be disabled for threadless execution.")},
+				{"checkpointed graph on a temporary thread", "/api/runs/wait", `{"assistant_id":"locked","input":{"z":1}}`, 200, `{"z": 1}`},
 				{"thread id refused", "/api/runs/wait", `{"assistant_id":"plain","config":{"configurable":{"thread_id":"t"}}}`, 422, detail("thread_id is not allowed on threadless runs")},
 				{"object output", "/api/runs/wait", `{"assistant_id":"plain","input":{"x":[1,"é"]}}`, 200, `{"x": [1, "\u00e9"]}`},
 				{"scalar output keeps its type", "/api/runs/wait", `{"assistant_id":"plain","input":{"scalar":1}}`, 200, `{"result": 42}`},
-				{"clone runs", "/api/runs/wait", `{"assistant_id":"chat","input":{"y":1}}`, 200, `{"y": 1}`},
-				{"stream multi-mode", "/api/runs/stream", `{"assistant_id":"chat","stream_mode":["values","updates"]}`, 501, detail("Multi-stream-mode is not supported in this release. Provide a single stream_mode string or a one-element list.")},
-				{"stream on invoke-only clone", "/api/runs/stream", `{"assistant_id":"chat"}`, 501, detail("Graph 'chat' does not support streaming")},
-				{"stream checkpointer", "/api/runs/stream", `{"assistant_id":"locked"}`, 501, "cannot be disabled for threadless execution."},
+				{"chat on a temporary thread", "/api/runs/wait", `{"assistant_id":"chat","input":{"y":1},"on_completion":"delete"}`, 200, `^\{"context": null, "echo": \{"y": 1\}, "thread": "[0-9a-f-]{36}"\}$`},
+				{"stream on a temporary thread", "/api/runs/stream", `{"assistant_id":"chat"}`, 200, "event: values\ndata: {\"mode\": \"values\", \"n\": 1}"},
+				{"stream on invoke-only", "/api/runs/stream", `{"assistant_id":"locked"}`, 501, detail("Graph 'locked' does not support streaming")},
 			}
 			for _, tc := range tests {
 				r := do(t, tr, "POST", tc.path, tc.body)
@@ -198,11 +198,12 @@ func TestRuns_Stream_BothTransports(t *testing.T) {
 				status     int
 				want       string
 			}{
-				"multi mode":      {path, `{"assistant_id":"chat","stream_mode":["a","b"]}`, 501, "Multi-stream-mode is not supported"},
-				"thread first":    {"/api/threads/nope/runs/stream", `{"assistant_id":"chat","stream_mode":["a","b"]}`, 404, detail("Thread 'nope' not found")},
-				"mode before 404": {path, `{"assistant_id":"nope","stream_mode":["a","b"]}`, 501, "Multi-stream-mode"},
-				"cannot stream":   {"/api/threads/" + newThread(t, tr, "") + "/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
-				"threadless":      {"/api/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
+				"each event under every mode": {path, `{"assistant_id":"chat","stream_mode":["a","b","a"]}`, 200,
+					"event: a\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: b\ndata: {\"mode\": \"a\", \"n\": 1}\n\nevent: a\ndata: \"two\"\n\nevent: b\ndata: \"two\"\n\n"}, // as is; then the 200-byte cap
+				"thread first":  {"/api/threads/nope/runs/stream", `{"assistant_id":"chat","stream_mode":["a","b"]}`, 404, detail("Thread 'nope' not found")},
+				"assistant 404": {path, `{"assistant_id":"nope","stream_mode":["a","b"]}`, 404, detail("Assistant 'nope' not found")},
+				"cannot stream": {"/api/threads/" + newThread(t, tr, "") + "/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
+				"threadless":    {"/api/runs/stream", `{"assistant_id":"plain"}`, 501, detail("Graph 'plain' does not support streaming")},
 			} {
 				r := do(t, tr, "POST", tc.path, tc.body)
 				if r.status != tc.status || !matches(r.body, tc.want) {

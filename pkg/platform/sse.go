@@ -28,6 +28,9 @@ type frames struct {
 	max   int
 	event string
 
+	// wake gets a signal when a frame is appended, for the request to send it.
+	wake chan struct{}
+
 	mu       sync.Mutex
 	cancel   context.CancelFunc // cancels the graph; guarded by mu
 	detached bool               // the request stopped waiting: events are dropped; guarded by mu
@@ -39,14 +42,28 @@ type frames struct {
 }
 
 func newFrames(maxBytes int, mode, runID string) *frames {
-	f := &frames{max: maxBytes, event: mode}
+	f := &frames{max: maxBytes, event: mode, wake: make(chan struct{}, 1)}
 	meta := "event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n"
 	f.buf, f.total = append(f.buf, meta...), len(meta)
 	return f
 }
 
-// emit is the graph's callback.
-func (f *frames) emit(chunk any) error {
+// emit is the graph's callback: one frame named after the run's mode, verbatim.
+func (f *frames) emit(chunk any) error { return f.write(f.event, chunk, "data") }
+
+// emitMode is the callback of a several-mode run: one frame named after mode, as the SDK
+// names them ("messages-tuple" events are named "messages"), its data the event as is (a
+// messages pair stays an array).
+func (f *frames) emitMode(mode string, chunk any) error {
+	if mode == "messages-tuple" {
+		mode = "messages"
+	}
+	return f.write(mode, chunk, "")
+}
+
+// write appends one data frame; with wrap set, an event that is not an object is wrapped as
+// {"<wrap>": <event>}.
+func (f *frames) write(mode string, chunk any, wrap string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.detached {
@@ -58,13 +75,13 @@ func (f *frames) emit(chunk any) error {
 		}
 		return errors.New("platform: stream is closed")
 	}
-	data, err := encodeOutput(chunk, "data")
+	data, err := encodeOutput(chunk, wrap)
 	if err != nil {
 		f.fail(fmt.Errorf("encode stream event: %w", err))
 		return f.err
 	}
-	frame := make([]byte, 0, len(f.event)+len(data)+16)
-	frame = append(append(append(append(frame, "event: "...), f.event...), "\ndata: "...), data...)
+	frame := make([]byte, 0, len(mode)+len(data)+16)
+	frame = append(append(append(append(frame, "event: "...), mode...), "\ndata: "...), data...)
 	frame = append(frame, "\n\n"...)
 	if f.total+len(frame) > f.max {
 		f.overflow = true
@@ -73,7 +90,18 @@ func (f *frames) emit(chunk any) error {
 	}
 	f.total += len(frame)
 	f.buf = append(f.buf, frame...)
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// since returns a copy of the frames after the first n bytes.
+func (f *frames) since(n int) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.buf[min(n, len(f.buf)):])
 }
 
 func (f *frames) fail(err error) {
@@ -129,41 +157,82 @@ func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRe
 	f.mu.Lock()
 	f.cancel = cancel
 	f.mu.Unlock()
-	_, err := guardValue(func() (struct{}, error) { return struct{}{}, g.Stream(ctx, graphRequest(req, tid), f.emit) })
+	_, err := guardValue(func() (struct{}, error) { return struct{}{}, streamModes(ctx, g, req, tid, f) })
 	return f.finish(err)
 }
 
-func (s *Service) writeSSE(w http.ResponseWriter, tid, runID string, body []byte) {
+// streamModes runs g's stream in the request's modes: one mode through Stream; several
+// through ModeStreamer, or else Stream in the first mode with each event under every mode.
+func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
+	modes := req.modes()
+	if len(modes) == 1 {
+		return g.Stream(ctx, graphRequest(req, tid), f.emit)
+	}
+	if m, ok := g.(ModeStreamer); ok {
+		return m.StreamModes(ctx, graphRequest(req, tid), modes, f.emitMode)
+	}
+	return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error {
+		for _, mode := range modes {
+			if err := f.emitMode(mode, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Service) writeSSEHeader(w http.ResponseWriter, tid, runID string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Location", s.contentLocation(tid, runID))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 }
 
-// runStream runs a stream run within the wait bound: it answers the SSE body, or, when the
-// bound passed first, the frames so far, the wait-exceeded error frame and the end frame
-// while the run goes on. end runs when the run ends, with its failure.
+// runStream runs a stream run within the wait bound and sends its frames as they are
+// produced, each flushed: in serve mode the client reads them live; under the custom-handler
+// protocol the flush is a no-op and the host gets the whole body when the run ends. When the
+// bound passes first it sends the wait-exceeded error frame and the end frame while the run
+// goes on. end runs when the run ends, with its failure.
 func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.StreamableGraph, req *RunRequest, tid string, end func(ctx context.Context, err error)) {
 	runID := uuid.NewString()
 	f := newFrames(s.maxStream, req.StreamMode, runID)
 	var runErr error
-	finished := waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
-		runErr = s.stream(ctx, g, req, tid, f)
-		if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
-			s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
-		}
-		end(ctx, runErr)
-	})
-	if !finished {
-		s.logWaitExceeded(req, tid, runID)
-		body := append(f.detach(), waitExceededFrame(s.maxWait)...)
-		s.writeSSE(w, tid, runID, append(body, platformEndFrame...))
-		return
+	result := make(chan bool, 1)
+	go func() {
+		result <- waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+			runErr = s.stream(ctx, g, req, tid, f)
+			if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
+				s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
+			}
+			end(ctx, runErr)
+		})
+	}()
+	s.writeSSEHeader(w, req.locationThread(tid), runID)
+	rc := http.NewResponseController(w)
+	sent := 0
+	send := func(b []byte) {
+		sent += len(b)
+		_, _ = w.Write(b)
+		_ = rc.Flush()
 	}
-	s.writeSSE(w, tid, runID, f.buf)
+	send(f.since(0)) // the metadata frame
+	for {
+		select {
+		case <-f.wake:
+			send(f.since(sent))
+		case finished := <-result:
+			if !finished {
+				s.logWaitExceeded(req, tid, runID)
+				body := f.detach()
+				send(append(append(body[min(sent, len(body)):], waitExceededFrame(s.maxWait)...), platformEndFrame...))
+				return
+			}
+			send(f.since(sent))
+			return
+		}
+	}
 }
 
 func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
@@ -177,19 +246,28 @@ func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
-		status := threads.StatusIdle
-		if err != nil {
-			status = threads.StatusError
-		}
-		_ = s.releaseThread(ctx, tid, status, nil)
+		_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
 	})
 }
 
 func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) {
-	req, g, err := s.admitThreadless(r, true)
+	tid, req, g, err := s.admitThreadless(r, true)
 	if err != nil {
 		writeError(w, err, s.logger)
 		return
 	}
-	s.runStream(w, r, g.(host.StreamableGraph), req, "", func(context.Context, error) {})
+	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
+		if req.temporary {
+			_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
+			s.endTemporary(ctx, tid, req)
+		}
+	})
+}
+
+// releaseStatus is a finished run's thread status.
+func releaseStatus(err error) threads.Status {
+	if err != nil {
+		return threads.StatusError
+	}
+	return threads.StatusIdle
 }

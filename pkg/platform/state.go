@@ -43,6 +43,11 @@ func (s *Service) stateGet(r *http.Request) (ThreadState, error) {
 	if err != nil {
 		return ThreadState{}, err
 	}
+	return s.latestState(r, tid)
+}
+
+// latestState answers thread tid's latest state.
+func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) {
 	g, err := s.resolveGraph(r, tid, "state retrieval", func(g host.InvocableGraph) bool { _, ok := g.(host.StatefulGraph); return ok })
 	if err != nil {
 		return ThreadState{}, err
@@ -55,6 +60,11 @@ func (s *Service) stateGet(r *http.Request) (ThreadState, error) {
 		s.logger.Error("get thread state", "thread_id", tid, "error", err)
 		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
 	}
+	return s.renderState(view, tid)
+}
+
+// renderState is threadState for the state routes: an encoding failure is logged and is a 500.
+func (s *Service) renderState(view host.StateView, tid string) (ThreadState, error) {
 	st, err := threadState(view, tid)
 	if err != nil {
 		s.logger.Error("encode thread state", "thread_id", tid, "error", err)

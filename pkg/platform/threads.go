@@ -44,17 +44,43 @@ func (s *Service) serveThreadCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wireThread(t), s.logger)
 }
 
+// createThread stores a new thread: with the caller's thread_id when given (if_exists
+// raise: 409 when it is taken; do_nothing: the existing thread), else a fresh UUID.
 func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
-	meta, err := s.readMetadata(r)
+	body, err := readBody(r, s.maxBody)
 	if err != nil {
 		return threads.Thread{}, err
 	}
-	now := s.now().UTC()
-	t := threads.Thread{ThreadID: uuid.NewString(), CreatedAt: now, UpdatedAt: now, Status: threads.StatusIdle, Metadata: decodeMap(meta)}
-	if err := s.store.Create(r.Context(), t); err != nil {
-		return threads.Thread{}, storeErrorPublic(err)
+	obj, err := parseBody(body, emptyOK)
+	if err != nil {
+		return threads.Thread{}, err
 	}
-	return t, nil
+	meta, err := obj.optObject("metadata")
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	tid, given, err := obj.optString("thread_id")
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	ifExists, err := optEnum(obj, "if_exists", "Input should be 'raise' or 'do_nothing'", "raise", "do_nothing")
+	if err != nil {
+		return threads.Thread{}, err
+	}
+	if !given {
+		tid = uuid.NewString()
+	} else if err := host.ValidateThreadID(tid); err != nil {
+		return threads.Thread{}, newPublic(errBadRequest, "%s", err.Error())
+	}
+	t, err := s.newThread(r.Context(), tid, decodeMap(meta))
+	if errors.Is(err, threads.ErrThreadExists) {
+		if ifExists != "do_nothing" {
+			return threads.Thread{}, newPublic(errConflict, "Thread %s already exists", repr(tid))
+		}
+		t, err = s.store.Get(r.Context(), tid)
+		return t, storeError(err, tid)
+	}
+	return t, storeErrorPublic(err)
 }
 
 // storeErrorPublic answers a record that does not fit the store as 422.

@@ -12,12 +12,12 @@ func TestThreads_Contract_BothTransports(t *testing.T) {
 	f := newFixture(t, host.Options{}, nil)
 	for _, tr := range f.trs {
 		t.Run(tr.Name, func(t *testing.T) {
-			r := do(t, tr, "POST", "/api/threads", `{"metadata":{"user":"ann","tr":"`+tr.Name+`"},"thread_id":"ignored","if_exists":"x","ttl":5}`)
+			r := do(t, tr, "POST", "/api/threads", `{"metadata":{"user":"ann","tr":"`+tr.Name+`"},"ttl":5}`)
 			var th Thread
 			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil {
 				t.Fatalf("create: %d %s", r.status, r.body)
 			}
-			if th.Status != "idle" || th.AssistantID != nil || string(th.Values) != "null" || th.ThreadID == "ignored" ||
+			if th.Status != "idle" || th.AssistantID != nil || string(th.Values) != "null" || len(th.ThreadID) != 36 ||
 				!strings.HasSuffix(th.CreatedAt, "Z") || th.Metadata["user"] != "ann" || !strings.HasSuffix(r.body, `"interrupts": {}}`) {
 				t.Fatalf("create: %s", r.body)
 			}

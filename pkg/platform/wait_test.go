@@ -46,10 +46,6 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 			<-gateOf(req)
 			return emit(map[string]any{"step": 2})
 		}
-		g.ephemeral = host.Func[gateInput, string](func(_ context.Context, in gateInput) (string, error) {
-			<-gates[in.Gate]
-			return in.Gate, nil
-		})
 	})
 	t.Cleanup(func() { // before the fixture's cleanups: no run stays blocked
 		for _, c := range gates {

@@ -122,6 +122,38 @@ func (g *Graph) Stream(ctx context.Context, req host.Request, emit func(chunk an
 	return nil
 }
 
+// Node is the graph's one node: the name its updates are keyed by.
+const Node = "echo"
+
+// StreamModes runs one turn and emits, in each requested mode it knows: "updates" the turn's
+// messages keyed by the node ({"echo": {"messages": [...]}}), "values" the thread's state
+// after the turn, "messages-tuple" one [message, metadata] pair per message of the turn.
+func (g *Graph) StreamModes(ctx context.Context, req host.Request, modes []string, emit func(mode string, chunk any) error) error {
+	st, added, err := g.turn(ctx, req)
+	if err != nil {
+		return err
+	}
+	for _, mode := range modes {
+		var err error
+		switch mode {
+		case "updates":
+			err = emit(mode, map[string]State{Node: {Messages: added}})
+		case "values":
+			err = emit(mode, st)
+		case "messages-tuple":
+			for _, m := range added {
+				if err = emit(mode, []any{m, map[string]any{"langgraph_node": Node}}); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // GetState returns the thread's latest checkpoint. A thread the graph never saw has empty
 // state.
 func (g *Graph) GetState(ctx context.Context, threadID string) (host.StateView, error) {

@@ -21,7 +21,7 @@ const channel = "messages"
 var (
 	_ platform.StateHistorian = (*Graph)(nil)
 	_ platform.ThreadDeleter  = (*Graph)(nil)
-	_ platform.Ephemeral      = (*Graph)(nil)
+	_ platform.ModeStreamer   = (*Graph)(nil)
 )
 
 type stepMetadata struct {
@@ -127,24 +127,6 @@ func (g *Graph) DeleteThread(ctx context.Context, threadID string) error {
 		return fmt.Errorf("echo agent: delete thread: %w", err)
 	}
 	return nil
-}
-
-// WithoutCheckpointer returns an echo agent that keeps nothing, for threadless runs: each
-// turn answers from its input alone.
-func (g *Graph) WithoutCheckpointer() host.InvocableGraph { return ephemeral{} }
-
-// ephemeral is the echo agent without a checkpointer.
-type ephemeral struct{}
-
-// Invoke answers one turn from the input alone.
-func (ephemeral) Invoke(ctx context.Context, req host.Request) (any, error) {
-	st, _, err := New(Options{MaxThreads: 1}).turn(ctx, req)
-	return st, err
-}
-
-// Stream emits one event per message of the turn.
-func (ephemeral) Stream(ctx context.Context, req host.Request, emit func(chunk any) error) error {
-	return New(Options{MaxThreads: 1}).Stream(ctx, req, emit)
 }
 
 // MaxDelay caps the `config.configurable.delay_ms` a turn honours.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,27 +45,10 @@ func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
 	keys := funchost.Keys{Master: masterKey, HostFunction: map[string]string{"default": functionKey}}
 	logger := TestLogger(t)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("hosttest: listen: %v", err)
-	}
 	// The standalone server as the binary serves it: funchost.Server with its default timeouts
 	// and limits.
-	srv, err := funchost.NewServer(funchost.ServerConfig{ShutdownTimeout: 5 * time.Second},
-		app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}), logger)
-	if err != nil {
-		t.Fatalf("hosttest: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("hosttest: standalone server: %v", err)
-		}
-	})
-	standaloneURL := "http://" + ln.Addr().String()
+	standaloneURL := Serve(t, funchost.ServerConfig{ShutdownTimeout: 5 * time.Second},
+		app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}))
 
 	emu := StartApp(t, app, Options{Keys: keys, AuthMode: AuthEnforced})
 	return []Transport{
@@ -115,6 +99,33 @@ func StartApp(t testing.TB, app *funchost.FunctionApp, opts Options) *Emulator {
 		}
 	})
 	return emu
+}
+
+// Serve runs h on a funchost.Server with cfg on a loopback port for the life of the test and
+// returns its base URL (http://127.0.0.1:<port>). The server is shut down by t.Cleanup, and
+// an error from Serve fails the test.
+func Serve(t testing.TB, cfg funchost.ServerConfig, h http.Handler) string {
+	t.Helper()
+	logger := TestLogger(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("hosttest: listen: %v", err)
+	}
+	srv, err := funchost.NewServer(cfg, h, logger)
+	if err != nil {
+		_ = ln.Close()
+		t.Fatalf("hosttest: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("hosttest: server: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // WriteHostJSON writes a minimal custom-handler host.json into dir: executable "handler",

@@ -6,6 +6,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import net from "node:net";
 import { Client } from "@langchain/langgraph-sdk";
+import { Client as Client2 } from "sdk2";
+import { RemoteGraph } from "@langchain/langgraph/remote";
 
 const BIN = process.env.FUNCGRAPH_SERVER_BIN;
 const KEY = "sdk-test-function-key";
@@ -50,8 +52,22 @@ export async function stopServer(proc) {
   await once(proc, "exit");
 }
 
-export const newClient = (port) => new Client({
+// SDKS are the SDK majors the tests drive: 1.15 and 2.x (the npm alias sdk2).
+export const SDKS = [["sdk 1.15", Client], ["sdk 2.x", Client2]];
+
+export const newClient = (port, ClientClass = Client) => new ClientClass({
   apiUrl: `http://127.0.0.1:${port}/api`,
   apiKey: null,
   defaultHeaders: { "x-functions-key": KEY },
 });
+
+// newRemoteGraph is RemoteGraph (@langchain/langgraph) on the echo agent, over an SDK 1.15
+// client (the one @langchain/langgraph depends on).
+export const newRemoteGraph = (port) => new RemoteGraph({ graphId: ASSISTANT, client: newClient(port) });
+
+// collect drains an async iterable.
+export async function collect(it) {
+  const out = [];
+  for await (const x of it) out.push(x);
+  return out;
+}

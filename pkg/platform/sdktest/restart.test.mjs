@@ -3,7 +3,7 @@
 // on durable storage (Azurite); on the in-memory store it fails by design.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { ASSISTANT, SUITE, user, freePort, startServer, stopServer, newClient } from "./harness.mjs";
+import { ASSISTANT, SUITE, SDKS, user, freePort, startServer, stopServer, newClient, newRemoteGraph, collect } from "./harness.mjs";
 
 let server;
 after(async () => { await stopServer(server); });
@@ -36,4 +36,31 @@ test("a thread survives a server restart", async () => {
   const after2 = await c.threads.getHistory(thread.thread_id);
   assert.equal(after2.length, 2);
   assert.equal(after2[0].parent_checkpoint.checkpoint_id, before.checkpoint.checkpoint_id);
+});
+
+test("SDK 2.x and RemoteGraph: a caller's thread id survives a server restart", async () => {
+  const port = await freePort();
+  await stopServer(server);
+  server = await startServer(port);
+  const id = `${SUITE}-restart-${process.pid}`;
+  const c2 = newClient(port, SDKS[1][1]);
+  await c2.threads.create({ threadId: id, metadata: { suite: SUITE } });
+  const config = { configurable: { thread_id: id } };
+  const first = await newRemoteGraph(port).invoke(user("before"), config);
+  assert.deepEqual(first.messages.map((m) => m.content), ["before", "before"]);
+  await stopServer(server);
+  server = await startServer(port);
+  const g = newRemoteGraph(port);
+  const state = await g.getState(config);
+  assert.deepEqual(state.values.messages.map((m) => m.content), ["before", "before"]);
+  const c = newClient(port, SDKS[1][1]);
+  await assert.rejects(c.threads.create({ threadId: id }), (err) => err.status === 409);
+  const one = await c.runs.create(id, ASSISTANT, { input: user("one"), config: { configurable: { delay_ms: 300 } }, multitaskStrategy: "enqueue" });
+  const two = await c.runs.create(id, ASSISTANT, { input: user("two"), multitaskStrategy: "enqueue" });
+  const values = await c.runs.join(id, two.run_id);
+  assert.deepEqual(values.messages.map((m) => m.content), ["before", "before", "one", "one", "two", "two"]);
+  assert.equal((await c.runs.get(id, one.run_id)).status, "success");
+  const both = await collect(await g.stream(user("three"), { ...config, streamMode: ["values", "updates"] }));
+  assert.deepEqual(both.map(([mode]) => mode), ["values", "updates"]);
+  assert.equal(both[0][1].messages.length, 8);
 });

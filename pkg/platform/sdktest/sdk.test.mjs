@@ -3,6 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ASSISTANT, SUITE, user, freePort, startServer, stopServer, newClient } from "./harness.mjs";
+import { clientTests } from "./clients.mjs";
 
 let server;
 let port;
@@ -97,3 +98,4 @@ test("a background runs.create is joined with runs.join", async () => {
   assert.deepEqual(list.map((r) => r.run_id), [run.run_id]);
 });
 
+clientTests(() => port);
