@@ -17,10 +17,24 @@ import (
 // pathThreadID returns the path's thread id after the thread id rule (400).
 func pathThreadID(r *http.Request) (string, error) {
 	tid := r.PathValue("thread_id")
-	if err := host.ValidateThreadID(tid); err != nil {
-		return "", newPublic(errBadRequest, "%s", err.Error())
+	if err := validThreadID(tid); err != nil {
+		return "", err
 	}
 	return tid, nil
+}
+
+// validThreadID is the hosting routes' thread id rule (host.ValidateThreadID) plus one of
+// the platform's own: a thread id is a path segment of every thread route, so "." and "..",
+// which every URL normaliser removes from a path, are refused (400) — at create, and on
+// every route, where no thread can have them.
+func validThreadID(tid string) error {
+	if err := host.ValidateThreadID(tid); err != nil {
+		return newPublic(errBadRequest, "%s", err.Error())
+	}
+	if tid == "." || tid == ".." {
+		return newPublic(errBadRequest, "Thread ID must not be '.' or '..'")
+	}
+	return nil
 }
 
 // storeError turns a thread store error into the platform's answer for thread tid.
@@ -69,8 +83,8 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 	}
 	if !given {
 		tid = uuid.NewString()
-	} else if err := host.ValidateThreadID(tid); err != nil {
-		return threads.Thread{}, newPublic(errBadRequest, "%s", err.Error())
+	} else if err := validThreadID(tid); err != nil {
+		return threads.Thread{}, err
 	}
 	t, err := s.newThread(r.Context(), tid, decodeMap(meta))
 	if errors.Is(err, threads.ErrThreadExists) {
