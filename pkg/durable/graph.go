@@ -52,6 +52,7 @@ type registration[S any] struct {
 	nodeHandlers  map[string]NodeFunc[S]
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
+	eventChecks   map[string]func(json.RawMessage) error
 }
 
 type compiledNode[S any] struct {
