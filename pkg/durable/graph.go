@@ -237,6 +237,9 @@ func (r *registration[S]) checkTargets(d RouteDecision) error {
 		if _, ok := r.nodes[d.ResumeNode]; !ok {
 			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown resume_node '%s' in graph '%s'", d.ResumeNode, r.manifest.GraphName))
 		}
+		if _, ok := r.nodes[d.TimeoutNode]; d.TimeoutNode != "" && !ok {
+			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown timeout_node '%s' in graph '%s'", d.TimeoutNode, r.manifest.GraphName))
+		}
 	}
 	return nil
 }
