@@ -66,11 +66,11 @@ type head struct {
 	visits               int64
 	attempt              int64 // failed attempts of the current step (retry policy)
 	waiting, resume      string
-	waitDeadline         int64 // unix nanos, 0: none
+	waitDeadline         int64  // unix nanos, 0: none
 	waitTimeout          int64  // the wait's timeout in nanoseconds, 0: none
 	timeoutNode          string // where the wait continues when it times out; "": the policy's
 	timedOut             string // the event whose wait timed out and led to node; "" otherwise
-	notBefore            int64 // unix nanos, 0: none (retry back-off)
+	notBefore            int64  // unix nanos, 0: none (retry back-off)
 
 	// state is the stored State property (inline JSON) or "" with stateRef set.
 	stateJSON, stateRef string
