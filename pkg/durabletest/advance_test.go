@@ -37,8 +37,8 @@ func expenseGraph(t testing.TB, failures int) durable.GraphRegistration[expense]
 	}, durable.WithDecide(func(context.Context, expense) (durable.RouteDecision, error) {
 		return durable.WaitForEvent("approval", "decide").Within(72*time.Hour, "expire"), nil
 	}))
-	_ = b.AddStep("decide", func(_ context.Context, s expense) (expense, error) {
-		if info, _ := durable.StepInfoFrom(context.Background()); info.ReachedByTimeout() {
+	_ = b.AddStep("decide", func(ctx context.Context, s expense) (expense, error) {
+		if info, _ := durable.StepInfoFrom(ctx); info.ReachedByTimeout() {
 			s.Outcome = "impossible"
 		}
 		return s, nil
