@@ -62,6 +62,8 @@ type RouteDoc struct {
 	// Request and Response are JSON Schemas (any JSON-encodable value), or nil.
 	Request  any
 	Response any
+	// RequestOptional documents the request body as optional (requestBody.required false).
+	RequestOptional bool
 	// Status is the success status documented for Response; 0 means 200.
 	Status int
 	// Errors documents the error statuses the route really answers, in order.
