@@ -102,3 +102,28 @@ func TestEngine_RaiseEvent_VersionNotHere_Accepted(t *testing.T) {
 		t.Fatalf("event on a run of a version not registered here: %v", err)
 	}
 }
+
+// Issue #21: history rows name step kinds as users read them in failure messages, never the
+// internal fg_ names; an event row keeps the event's name.
+func TestEngine_History_UserFacingNames(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, expenseGraph(t))
+	id := r.start(t, "expenses", "", `{}`)
+	r.drive(t)
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	seen := map[string]string{}
+	for _, h := range r.history(t, id) {
+		seen[h.Type] = h.Name
+	}
+	for typ, want := range map[string]string{
+		engine.HistoryRunStarted: "orchestrator", engine.HistoryNodeCompleted: "execute_node", engine.HistoryRouteResolved: "resolve_route",
+		engine.HistoryEventApplied: "apply_event", engine.HistoryEventReceived: "approval", engine.HistoryRunCompleted: "orchestrator",
+	} {
+		if seen[typ] != want {
+			t.Errorf("%s row named %q, want %q", typ, seen[typ], want)
+		}
+	}
+}
