@@ -3,6 +3,7 @@ package funchost
 import (
 	"context"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 	"net/http"
 	"regexp"
 	"slices"
@@ -138,6 +139,8 @@ type FunctionApp struct {
 	// queueSettings maps a lower-case queue name to the app setting function.json reads it
 	// from (BindQueueName).
 	queueSettings map[string]queueSetting
+	// threadLock is the lock of the hosting app on this function app (SetThreadLock).
+	threadLock lock.ThreadLock
 }
 
 type httpEntry struct {
