@@ -111,3 +111,14 @@ func TestKit_StartPending_EventBeforeTheWait(t *testing.T) {
 		t.Fatalf("final %+v", got)
 	}
 }
+
+// TestKit_Faults_EventsStillCheckedAtTheDoor: a kit with faults checks typed payloads as
+// the engine does without them.
+func TestKit_Faults_EventsStillCheckedAtTheDoor(t *testing.T) {
+	kit := durabletest.New(t, expenseGraph(t, 0), durabletest.Options{Faults: map[string]int{"decide": 1}})
+	kit.Start("e1", expense{})
+	var pe *durable.EventPayloadError
+	if err := kit.Engine().RaiseEvent(t.Context(), "e1", "approval", []byte(`{"ok": "yes"}`)); !errors.As(err, &pe) || pe.Field != "ok" {
+		t.Fatalf("wrong payload type under faults: %v, want an EventPayloadError naming ok", err)
+	}
+}
