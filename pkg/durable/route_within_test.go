@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -58,4 +59,12 @@ func TestRouteDecision_Within_CarriedCheckedAndKeptOutOfTheWire(t *testing.T) {
 	if !errors.Is(err, ErrUnknownNode) || err.Error() != "route decision references unknown timeout_node 'nope' in graph 'g'" {
 		t.Fatalf("unknown timeout node: %v", err)
 	}
+}
+
+// Within bounds one wait: no approval within 72 hours continues at "expire", whose handlers
+// read durable.StepInfoFrom(ctx).TimedOutWaitingFor.
+func ExampleRouteDecision_Within() {
+	d := WaitForEvent("approval", "decide").Within(72*time.Hour, "expire")
+	fmt.Println(d.EventName, d.ResumeNode, d.Timeout, d.TimeoutNode)
+	// Output: approval decide 72h0m0s expire
 }

@@ -122,3 +122,35 @@ func TestKit_Faults_EventsStillCheckedAtTheDoor(t *testing.T) {
 		t.Fatalf("wrong payload type under faults: %v, want an EventPayloadError naming ok", err)
 	}
 }
+
+// TestKit_PolicyTimeoutNode_ToldByStepInfo: a wait without its own timeout takes the
+// policy's, and the policy's timeout node sees how it was reached.
+func TestKit_PolicyTimeoutNode_ToldByStepInfo(t *testing.T) {
+	b := durable.NewManifestBuilder[expense]("plain")
+	b.SetEntrypoint("ask")
+	_ = b.AddStep("ask", func(_ context.Context, s expense) (expense, error) { return s, nil },
+		durable.WithDecide(func(context.Context, expense) (durable.RouteDecision, error) {
+			return durable.WaitForEvent("approval", "expire"), nil
+		}))
+	_ = b.AddStep("expire", func(ctx context.Context, s expense) (expense, error) {
+		info, _ := durable.StepInfoFrom(ctx)
+		s.Outcome = "via timeout of " + info.TimedOutWaitingFor
+		return s, nil
+	}, durable.Terminal())
+	_ = durable.OnEvent(b, "approval", func(_ context.Context, s expense, _ verdict) (expense, error) { return s, nil })
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := durabletest.New(t, g, durabletest.Options{Policy: engine.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "expire"}})
+	kit.Start("p1", expense{})
+	kit.Advance(time.Hour)
+	if got := kit.Final("p1"); got.Outcome != "via timeout of approval" {
+		t.Fatalf("final %+v", got)
+	}
+	kit.Start("p2", expense{})
+	kit.Send("p2", "approval", verdict{OK: true})
+	if got := kit.Final("p2"); got.Outcome != "via timeout of " {
+		t.Fatalf("reached by the event, the step info still says timeout: %+v", got)
+	}
+}
