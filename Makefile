@@ -20,6 +20,8 @@ INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
+# PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
+PORT             ?= 7071
 
 .PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure local package functions azurite-install clean platform-sdk-test
 
@@ -28,16 +30,17 @@ all: build
 build:
 	$(GO) build -o bin/funcgraph ./handler
 
-## run: serve the example app on 127.0.0.1:7071 (embedded in-memory backend, no Azure).
+## run: serve the example app on 127.0.0.1:$(PORT), default 7071 (embedded in-memory backend, no
+## Azure); make run PORT=8080 picks another port.
 ## make run TRACE=stdout prints OpenTelemetry spans on stderr.
 run: build
-	@echo "funcgraph example app on http://127.0.0.1:7071/api"
-	@echo "  health:  curl http://127.0.0.1:7071/api/health"
+	@echo "funcgraph example app on http://127.0.0.1:$(PORT)/api"
+	@echo "  health:  curl http://127.0.0.1:$(PORT)/api/health"
 	@echo "  invoke:  curl -H 'x-functions-key: $(DEV_FUNCTION_KEY)' -H 'content-type: application/json' \\"
 	@echo "             -d '{\"input\":{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]},\"config\":{\"configurable\":{\"thread_id\":\"t1\"}}}' \\"
-	@echo "             http://127.0.0.1:7071/api/graphs/echo_agent/invoke"
+	@echo "             http://127.0.0.1:$(PORT)/api/graphs/echo_agent/invoke"
 	@echo "  (development keys: function=$(DEV_FUNCTION_KEY) master=$(DEV_MASTER_KEY); never use them in Azure)"
-	FUNCGRAPH_TRACE_EXPORTER=$(TRACE) FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:7071
+	FUNCGRAPH_TRACE_EXPORTER=$(TRACE) FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
 ## run-azurite: the example app on Azure storage: Azurite on its default ports (10000-10002) with
 ## its data kept under .tools/azurite-data, so durable runs, threads and checkpoints survive a
@@ -49,9 +52,9 @@ run-azurite: build $(AZURITE)
 	  --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 > $(AZURITE_DATA)/azurite.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT INT TERM; \
 	for i in $$(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/10002) 2>/dev/null && break; sleep 0.1; done; \
-	echo "funcgraph example app on http://127.0.0.1:7071/api, storage: Azurite (data in $(AZURITE_DATA))"; \
+	echo "funcgraph example app on http://127.0.0.1:$(PORT)/api, storage: Azurite (data in $(AZURITE_DATA))"; \
 	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
-	  ./bin/funcgraph serve --addr 127.0.0.1:7071
+	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
 ## test: tidy modules, vet (the product and bench/), race-enabled unit tests, a short fuzz
 ## pass, then integration tests against Azurite.

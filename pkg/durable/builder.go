@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -93,6 +94,7 @@ type ManifestBuilder[S any] struct {
 	nodeHandlers  map[string]NodeFunc[S] // by handler name
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
+	eventChecks   map[string]func(json.RawMessage) error // typed payload checks, by event (OnEvent)
 	// nodeIdentity and routeIdentity hold the code pointer of the user's function behind each
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
@@ -117,7 +119,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 		graphName: graphName, version: o.version, metadata: md,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		nodeHandlers: map[string]NodeFunc[S]{}, routeHandlers: map[string]RouteFunc[S]{},
-		eventHandlers: map[string]EventFunc[S]{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
+		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
 	}
 }
 
@@ -270,7 +272,9 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
 	}
 	m.GraphHash = hashCanonical(canon)
-	return newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.nodeHandlers, b.routeHandlers, b.eventHandlers), nil
+	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.nodeHandlers, b.routeHandlers, b.eventHandlers)
+	g.r.eventChecks = maps.Clone(b.eventChecks)
+	return g, nil
 }
 
 // unreachable returns the sorted names of nodes not reachable from the entrypoint along

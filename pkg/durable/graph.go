@@ -52,6 +52,7 @@ type registration[S any] struct {
 	nodeHandlers  map[string]NodeFunc[S]
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
+	eventChecks   map[string]func(json.RawMessage) error
 }
 
 type compiledNode[S any] struct {
@@ -235,6 +236,9 @@ func (r *registration[S]) checkTargets(d RouteDecision) error {
 	case ActionWaitForEvent:
 		if _, ok := r.nodes[d.ResumeNode]; !ok {
 			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown resume_node '%s' in graph '%s'", d.ResumeNode, r.manifest.GraphName))
+		}
+		if _, ok := r.nodes[d.TimeoutNode]; d.TimeoutNode != "" && !ok {
+			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown timeout_node '%s' in graph '%s'", d.TimeoutNode, r.manifest.GraphName))
 		}
 	}
 	return nil

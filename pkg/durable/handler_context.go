@@ -21,7 +21,14 @@ type StepInfo struct {
 	Step int64
 	// Attempt counts executions of this step, from 1.
 	Attempt int
+	// TimedOutWaitingFor is the event whose wait timed out and sent the run to this node (a
+	// timeout node of RouteDecision.Within or engine.GraphPolicy.WaitTimeoutNode); empty when
+	// the node was reached otherwise.
+	TimedOutWaitingFor string
 }
+
+// ReachedByTimeout reports whether the node runs because a wait for an event timed out.
+func (s StepInfo) ReachedByTimeout() bool { return s.TimedOutWaitingFor != "" }
 
 // IdempotencyKey returns "<run_id>:<generation>:<step>", or "<run_id>:<generation>.<nonce>:<step>"
 // when Nonce is set (always, under the engine): stable across attempts of the same step and

@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // RouteAction says what a run does after a node.
@@ -36,6 +37,13 @@ type RouteDecision struct {
 	ResumeNode string
 	// Note is free text kept for every action.
 	Note string
+	// Timeout, for ActionWaitForEvent only, bounds the wait (see Within); 0 leaves it to the
+	// engine's default (engine.GraphPolicy.WaitTimeout). It is a runtime value: it does not
+	// enter the graph hash and is not part of the decision's JSON form.
+	Timeout time.Duration
+	// TimeoutNode, for ActionWaitForEvent with a Timeout only, is where the run continues when
+	// the wait times out; empty: the policy's WaitTimeoutNode, else the run fails.
+	TimeoutNode string
 }
 
 // Next returns a decision to continue at node.
@@ -48,6 +56,17 @@ func Complete(note string) RouteDecision { return RouteDecision{Action: ActionCo
 // WithNote to attach a note.
 func WaitForEvent(eventName, resumeNode string) RouteDecision {
 	return RouteDecision{Action: ActionWaitForEvent, EventName: eventName, ResumeNode: resumeNode}
+}
+
+// Within returns a copy of the wait d bounded by timeout: when no matching event arrives
+// within it, the run continues at timeoutNode (whose handlers see StepInfo.TimedOutWaitingFor),
+// or fails when timeoutNode is empty and the graph's policy names no WaitTimeoutNode. It
+// overrides engine.GraphPolicy.WaitTimeout for this wait:
+//
+//	return durable.WaitForEvent("approval", "decide").Within(72*time.Hour, "expire"), nil
+func (d RouteDecision) Within(timeout time.Duration, timeoutNode string) RouteDecision {
+	d.Timeout, d.TimeoutNode = timeout, timeoutNode
+	return d
 }
 
 // WithNote returns a copy of d with the note set.
@@ -64,8 +83,12 @@ func (d RouteDecision) Validate() error {
 
 // Normalize validates d and returns it with the fields its action does not use cleared:
 // next clears event_name and resume_node, wait_for_event clears next_node, complete clears
-// event_name and resume_node. Errors wrap ErrInvalidRouteDecision.
+// event_name and resume_node; only wait_for_event keeps a timeout. Errors wrap
+// ErrInvalidRouteDecision.
 func (d RouteDecision) Normalize() (RouteDecision, error) {
+	if d.Action != ActionWaitForEvent {
+		d.Timeout, d.TimeoutNode = 0, ""
+	}
 	switch d.Action {
 	case ActionNext:
 		if d.NextNode == "" {
@@ -77,6 +100,12 @@ func (d RouteDecision) Normalize() (RouteDecision, error) {
 			return d, newError(ErrInvalidRouteDecision, "action 'wait_for_event' requires both event_name and resume_node")
 		}
 		d.NextNode = ""
+		if d.Timeout < 0 {
+			return d, newError(ErrInvalidRouteDecision, "wait_for_event timeout must not be negative")
+		}
+		if d.Timeout == 0 && d.TimeoutNode != "" {
+			return d, newError(ErrInvalidRouteDecision, "wait_for_event timeout_node requires a timeout")
+		}
 	case ActionComplete:
 		if d.NextNode != "" {
 			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")

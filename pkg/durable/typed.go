@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -74,18 +73,24 @@ func WithDecide[S any](fn DecideFunc[S]) NodeOption {
 	}
 }
 
-// OnEvent registers on b the typed handler of eventName: the event body is decoded into P
-// (strict JSON: unknown object keys are refused when P is a struct; a body that does not
-// decode fails the run with "decode payload of event '<event>': <reason>"), and the handler
-// returns the new state. It is AddEventHandler's typed form, with the same checks and errors;
-// event handler names do not enter the graph hash.
+// OnEvent registers on b the typed handler of eventName: the event body is decoded into P, and
+// the handler returns the new state. It is AddEventHandler's typed form, with the same checks
+// and errors; event handler names do not enter the graph hash.
+//
+// Clients are forgiven unknown fields: unknown object keys of the body are ignored. A struct
+// P is decoded by the state model rules (fields tagged `durable:"required"` must be present,
+// integers are lax, Validate runs); a value of the wrong type or a missing required field is
+// an *EventPayloadError, which the engine's RaiseEvent returns before anything is stored
+// (CheckEvent). A body that still fails at apply time fails the run with
+// "decode payload of event '<event>': <reason>".
 func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc[S, P]) error {
 	if fn == nil {
 		return b.AddEventHandler(eventName, nil)
 	}
-	return b.AddEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
+	decode := payloadDecoder[P](eventName)
+	if err := b.AddEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
 		var p P
-		if err := decodePayload(payload, &p); err != nil {
+		if err := decode(payload, &p); err != nil {
 			return nil, fmt.Errorf("decode payload of event '%s': %w", eventName, err)
 		}
 		old, err := b.fieldJSON(&s)
@@ -97,19 +102,14 @@ func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc
 			return nil, err
 		}
 		return b.diff(old, &next)
-	})
-}
-
-// decodePayload decodes an event body into p; null leaves p at its zero value.
-func decodePayload(payload json.RawMessage, p any) error {
-	if len(payload) == 0 || string(payload) == "null" {
-		return nil
+	}); err != nil {
+		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	if reflect.TypeOf(p).Elem().Kind() == reflect.Struct {
-		dec.DisallowUnknownFields()
+	b.eventChecks[eventName] = func(payload json.RawMessage) error {
+		var p P
+		return decode(payload, &p)
 	}
-	return dec.Decode(p)
+	return nil
 }
 
 // fieldJSON encodes each state field of *s, by JSON name.

@@ -46,3 +46,42 @@ func TestMount_OpenAPI_DocumentsRealStatusesAndGraphInputs(t *testing.T) {
 		t.Fatal("openapi.json uses internal wording (pyFalsy)")
 	}
 }
+
+// Issue #21: the combined app's document keeps the runs service's x-afdg-graphs key, and
+// documents the cancel body as optional.
+func TestMount_OpenAPI_KeepsRegisteredGraphsAndOptionalCancelBody(t *testing.T) {
+	h, _ := mountedApp(t)
+	raw, err := json.Marshal(h.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			RequestBody *struct {
+				Required bool `json:"required"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Graphs []struct {
+					GraphName string `json:"graph_name"`
+				} `json:"x-afdg-graphs"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range doc.Components.Schemas["RegisteredGraphs"].Graphs {
+		names = append(names, g.GraphName)
+	}
+	if !strings.Contains(strings.Join(names, ","), "support_agent") {
+		t.Fatalf("RegisteredGraphs x-afdg-graphs = %v, want the durable graphs", names)
+	}
+	cancel := doc.Paths["/api/runs/{instance_id}/cancel"]["post"].RequestBody
+	start := doc.Paths["/api/graphs/{graph_name}/runs"]["post"].RequestBody
+	if cancel == nil || cancel.Required || start == nil || !start.Required {
+		t.Fatalf("cancel body %+v (want optional), start body %+v (want required)", cancel, start)
+	}
+}

@@ -97,3 +97,48 @@ func ExampleOptions_faults() {
 	kit.Advance(time.Second)
 	_ = kit.Final("t1")
 }
+
+// Advance skips time: every timer due within d fires in order, retries included, so a step
+// that fails twice under a 1 s back-off that doubles completes within one Advance(3s).
+func ExampleKit_Advance() {
+	var t *testing.T // your test's t
+	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
+		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Faults: map[string]int{"triage": 2},
+	})
+	kit.Start("t1", Ticket{Subject: "refund", Approved: true})
+	kit.Advance(3 * time.Second)
+	if got := kit.Final("t1"); got.Status != "closed" {
+		t.Fatalf("final %+v", got)
+	}
+}
+
+// StartPending starts a run without driving it, so the next Send is an event that arrives
+// before the run waits for it.
+func ExampleKit_StartPending() {
+	var t *testing.T // your test's t
+	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
+	kit.StartPending("t1", Ticket{Subject: "refund"})
+	kit.Send("t1", "approval", Approval{OK: true}) // before the wait: kept, applied at the wait
+	if got := kit.Final("t1"); !got.Approved {
+		t.Fatalf("final %+v", got)
+	}
+}
+
+// TestKit_AdvanceAndStartPending_Examples runs the two examples' bodies with a real t.
+func TestKit_AdvanceAndStartPending_Examples(t *testing.T) {
+	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
+		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Faults: map[string]int{"triage": 2},
+	})
+	kit.Start("t1", Ticket{Subject: "refund", Approved: true})
+	kit.Advance(3 * time.Second)
+	if got := kit.Final("t1"); got.Status != "closed" {
+		t.Fatalf("after Advance(3s): %+v", got)
+	}
+	kit.StartPending("t2", Ticket{Subject: "refund"})
+	kit.Send("t2", "approval", Approval{OK: true})
+	if got := kit.Final("t2"); !got.Approved || got.Status != "closed" {
+		t.Fatalf("event before the wait: %+v", got)
+	}
+}

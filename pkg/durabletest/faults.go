@@ -38,3 +38,11 @@ func (g *faultyGraph) ExecuteNode(ctx context.Context, node string, state json.R
 }
 
 func cloneFaults(m map[string]int) map[string]int { return maps.Clone(m) }
+
+// CheckEvent checks events as the wrapped graph does (durable.EventChecker).
+func (g *faultyGraph) CheckEvent(event string, payload json.RawMessage) error {
+	if c, ok := g.Graph.(durable.EventChecker); ok {
+		return c.CheckEvent(event, payload)
+	}
+	return nil
+}

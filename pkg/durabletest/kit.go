@@ -120,13 +120,33 @@ func (k *Kit[S]) Start(id string, input S) engine.Run {
 // defaults, as over HTTP).
 func (k *Kit[S]) StartJSON(id, input string) engine.Run {
 	k.t.Helper()
+	k.startJSON(id, input)
+	k.Drive()
+	return k.Run(id)
+}
+
+// StartPending starts run id like Start but does not drive it: the run stays Pending until
+// the next Send, Drive or Advance. An event sent now arrives before the run waits for it:
+//
+//	kit.StartPending("r1", S{})
+//	kit.Send("r1", "approval", Approval{OK: true}) // the event before the wait
+func (k *Kit[S]) StartPending(id string, input S) engine.Run {
+	k.t.Helper()
+	raw, err := k.graph.EncodeState(input)
+	if err != nil {
+		k.t.Fatalf("durabletest: encode input of %s: %v", id, err)
+	}
+	k.startJSON(id, string(raw))
+	return k.Run(id)
+}
+
+func (k *Kit[S]) startJSON(id, input string) {
+	k.t.Helper()
 	_, err := k.eng.StartRun(context.Background(), engine.StartRunRequest{
 		GraphName: k.graph.Manifest().GraphName, InstanceID: id, Input: json.RawMessage(input)})
 	if err != nil {
 		k.t.Fatalf("durabletest: start %s: %v", id, err)
 	}
-	k.Drive()
-	return k.Run(id)
 }
 
 // Send raises event on run id with payload encoded as JSON (nil sends null; a
@@ -157,11 +177,22 @@ func (k *Kit[S]) Cancel(id, reason string) engine.Run {
 	return k.Run(id)
 }
 
-// Advance moves the fake clock forward by d and drives every run whose timer (wait timeout,
-// retry back-off) fell due.
+// Advance moves the fake clock forward by d, firing in order every timer (wait timeout, retry
+// back-off) that falls due within d, including timers scheduled while advancing: the clock
+// stops at each one and the runs are driven, then it ends at the start time plus d. A step
+// that fails twice under a one-second back-off that doubles completes within Advance(3s).
 func (k *Kit[S]) Advance(d time.Duration) {
 	k.t.Helper()
-	k.clock.advance(d)
+	end := k.clock.Now().Add(d)
+	for range maxItems {
+		k.Drive()
+		next, ok := k.queue.NextVisible()
+		if !ok || next.After(end) {
+			break
+		}
+		k.clock.set(next)
+	}
+	k.clock.set(end)
 	k.Drive()
 }
 
@@ -253,8 +284,11 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) advance(d time.Duration) {
+// set moves the clock to t; it never goes back.
+func (c *fakeClock) set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	if t.After(c.now) {
+		c.now = t
+	}
 }

@@ -96,6 +96,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	case outVisit:
 		n.step++
 		n.visits++
+		n.timedOut = ""
 		n.attempt, n.notBefore = 0, 0
 		n.status = StatusRunning
 		setState()
@@ -118,9 +119,16 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 			n.custom = waitingStatus(base, o.node, d.EventName, d.ResumeNode)
 			n.runnable = o.waitMatch
 			data := []string{"event_name", jstr(d.EventName), "resume_node", jstr(d.ResumeNode)}
-			if t := e.policy(base.graph).WaitTimeout; t > 0 {
-				n.waitDeadline = now.Add(t).UnixNano()
+			t := d.Timeout // the decision's own (RouteDecision.Within), else the policy's
+			if t == 0 {
+				t = e.policy(base.graph).WaitTimeout
+			}
+			if t > 0 {
+				n.waitDeadline, n.waitTimeout, n.timeoutNode = now.Add(t).UnixNano(), int64(t), d.TimeoutNode
 				data = append(data, "deadline", jstr(now.Add(t).UTC().Format(time.RFC3339Nano)))
+				if d.TimeoutNode != "" {
+					data = append(data, "timeout_node", jstr(d.TimeoutNode))
+				}
 			}
 			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
 		}
@@ -129,6 +137,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		setState()
 		n.node = base.resume
 		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.waitTimeout, n.timeoutNode = 0, ""
 		n.pending--
 		n.custom = customStatus(base, base.resume)
 		n.runnable = true
@@ -138,6 +147,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.step++
 		n.node = o.timeoutNode
 		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.waitTimeout, n.timeoutNode, n.timedOut = 0, "", o.event
 		n.custom = customStatus(base, o.timeoutNode)
 		n.runnable = true
 		rows = append(rows, histRow{typ: HistoryWaitTimedOut, name: OrchestratorName, node: o.node,

@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
 // ErrInvalidEventPayload reports a non-empty event payload that is not valid JSON.
@@ -43,8 +46,14 @@ func dedupKey(gen int64, key string) string {
 //
 // Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
+// The event is checked against the run's graph version before it is stored: a name the
+// version has no handler for is an *UnknownEventError, a payload its typed handler refuses a
+// *durable.EventPayloadError (see durable.EventChecker; unknown keys are not refused). A run
+// whose version is not registered on this process accepts any event: it is checked when a
+// process that has the version applies it.
+//
 // Errors: ErrRunNotFound, ErrInvalidEventName (checked before anything is read or stored),
-// *RunFinishedError, ErrInvalidEventPayload.
+// *RunFinishedError, *UnknownEventError, *durable.EventPayloadError, ErrInvalidEventPayload.
 func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
@@ -81,6 +90,11 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		}
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
+		}
+		if attempt == 0 {
+			if err := e.checkEvent(h, eventName, payload); err != nil {
+				return err
+			}
 		}
 		now := e.clock()
 		seq := h.inboxSeq + 1
@@ -160,4 +174,38 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 	}
 	e.clearDue(ctx, due)
 	return fmt.Errorf("raise event %q run=%s: head keeps changing: %w", eventName, instanceID, ErrConflict)
+}
+
+// UnknownEventError is an event raised on a run whose graph version has no handler for it.
+// It wraps durable.ErrUnknownEvent.
+type UnknownEventError struct {
+	// Event is the event name.
+	Event string
+	// Graph is the run's graph name.
+	Graph string
+}
+
+func (e *UnknownEventError) Error() string {
+	return fmt.Sprintf("graph '%s' has no handler for event '%s'", e.Graph, e.Event)
+}
+
+// Unwrap returns durable.ErrUnknownEvent.
+func (e *UnknownEventError) Unwrap() error { return durable.ErrUnknownEvent }
+
+// checkEvent checks an event against the registration of the run's graph version, when this
+// process has it.
+func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) error {
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return nil // not registered here: the process that applies it checks it
+	}
+	if c, ok := g.(durable.EventChecker); ok {
+		err = c.CheckEvent(event, payload)
+	} else if !slices.Contains(g.Manifest().EventHandlerNames, event) {
+		err = durable.ErrUnknownEvent
+	}
+	if errors.Is(err, durable.ErrUnknownEvent) {
+		return &UnknownEventError{Event: event, Graph: h.graph}
+	}
+	return err
 }

@@ -90,10 +90,12 @@ const DefaultVisibilityTimeout = 2 * time.Minute
 type GraphPolicy struct {
 	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
 	MaxSteps int
-	// WaitTimeout bounds every wait_for_event of this graph (0: wait forever, as the spec).
+	// WaitTimeout bounds every wait_for_event of this graph that carries no timeout of its
+	// own (durable.RouteDecision.Within); 0: wait forever, as the spec.
 	WaitTimeout time.Duration
-	// WaitTimeoutNode is where a timed-out wait continues; empty fails the run with
-	// "orchestrator failed: wait for event '<e>' timed out after <d>".
+	// WaitTimeoutNode is where a timed-out wait continues when the wait names no timeout node
+	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed
+	// out after <d>". The node's handlers see durable.StepInfo.TimedOutWaitingFor.
 	WaitTimeoutNode string
 	// Retry retries failing node handlers (default: no retry, as the original).
 	Retry RetryPolicy

@@ -35,6 +35,7 @@ const (
 	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
 	pNonce, pRestarts, pWriteID            = "Nonce", "Restarts", "WriteID"
+	pWaitTimeout, pTimeoutNode, pTimedOut  = "WaitTimeout", "TimeoutNode", "TimedOut"
 	refSuffix                              = "Ref"
 )
 
@@ -65,8 +66,11 @@ type head struct {
 	visits               int64
 	attempt              int64 // failed attempts of the current step (retry policy)
 	waiting, resume      string
-	waitDeadline         int64 // unix nanos, 0: none
-	notBefore            int64 // unix nanos, 0: none (retry back-off)
+	waitDeadline         int64  // unix nanos, 0: none
+	waitTimeout          int64  // the wait's timeout in nanoseconds, 0: none
+	timeoutNode          string // where the wait continues when it times out; "": the policy's
+	timedOut             string // the event whose wait timed out and led to node; "" otherwise
+	notBefore            int64  // unix nanos, 0: none (retry back-off)
 
 	// state is the stored State property (inline JSON) or "" with stateRef set.
 	stateJSON, stateRef string
@@ -106,6 +110,7 @@ func (h *head) mutableProps() map[string]any {
 		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
 		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
 		pUpdated: h.updated, pWriteID: h.writeID, pAwaitVersion: false, pRestarts: h.restarts,
+		pWaitTimeout: h.waitTimeout, pTimeoutNode: h.timeoutNode, pTimedOut: h.timedOut,
 	}
 }
 
@@ -143,6 +148,7 @@ func decodeHead(e Entity) (*head, error) {
 		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt), restarts: i64(p, pRestarts),
 		waiting: str(p, pWaiting), resume: str(p, pResume),
 		waitDeadline: i64(p, pWaitDeadline), notBefore: i64(p, pNotBefore),
+		waitTimeout: i64(p, pWaitTimeout), timeoutNode: str(p, pTimeoutNode), timedOut: str(p, pTimedOut),
 		stateJSON: str(p, pState), stateRef: str(p, pState+refSuffix),
 		inputJSON: str(p, pInput), inputRef: str(p, pInput+refSuffix),
 		custom: str(p, pCustom), outputJSON: str(p, pOutput), outputRef: str(p, pOutput+refSuffix),

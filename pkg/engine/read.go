@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -86,6 +87,9 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 		ev := HistoryEvent{
 			Sequence: parseSeq(ent.RowKey), Type: str(p, pType), Name: str(p, pName), Node: str(p, pHistNode),
 		}
+		if ev.Type != HistoryEventReceived {
+			ev.Name = HistoryStepName(ev.Name)
+		}
 		ev.Timestamp, _ = p[pTime].(time.Time)
 		if data != "" {
 			ev.Data = json.RawMessage(data)
@@ -93,4 +97,17 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 		out.Events = append(out.Events, ev)
 	}
 	return out, nil
+}
+
+// HistoryStepName is the user-facing name of a step kind in history rows: the name the
+// failure messages use ("execute_node failed: ...") — orchestrator, execute_node,
+// resolve_route, apply_event — for the internal OrchestratorName, ExecuteNodeName,
+// ResolveRouteName and ApplyEventName, which stay in logs and storage. Other names are
+// returned as they are.
+func HistoryStepName(internal string) string {
+	switch internal {
+	case OrchestratorName, ExecuteNodeName, ResolveRouteName, ApplyEventName:
+		return strings.TrimPrefix(internal, "fg_")
+	}
+	return internal
 }

@@ -27,7 +27,8 @@ type counterState struct {
 	Pad   string `json:"pad"`
 }
 
-// chainGraph builds name: n0 → n1 → … → n<k-1> (terminal); every node adds 1 to n.
+// chainGraph builds name: n0 → n1 → … → n<k-1> (terminal); every node adds 1 to n. Its
+// event "noise" changes nothing: tests raise it to change the head under a step.
 func chainGraph(t testing.TB, name string, k int, handler durable.NodeFunc[counterState]) durable.GraphRegistration[counterState] {
 	t.Helper()
 	if handler == nil {
@@ -45,6 +46,9 @@ func chainGraph(t testing.TB, name string, k int, handler durable.NodeFunc[count
 		if err := b.AddNode(fmt.Sprintf("n%d", i), handler, opts...); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := b.AddEventHandler("noise", func(context.Context, counterState, json.RawMessage) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
 	}
 	g, err := b.Build()
 	if err != nil {

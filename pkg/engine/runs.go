@@ -131,7 +131,7 @@ type RunList struct {
 type HistoryEvent struct {
 	Sequence  int64
 	Type      string // e.g. run_started, node_completed, route_resolved, wait_started, event_received, event_applied, run_completed, run_failed, run_terminated
-	Name      string // the step kind (one of the fixed internal names) or event name
+	Name      string // the step kind (HistoryStepName: execute_node, ...) or event name
 	Node      string
 	Timestamp time.Time
 	Data      json.RawMessage

@@ -118,7 +118,7 @@ func TestEngine_RaiseEvent_NonJSONPayloadRefused(t *testing.T) {
 	if strings.Contains(strings.Join(checkHistory(t, r.history(t, id)), " "), engine.HistoryEventReceived) {
 		t.Fatal("a refused event was stored")
 	}
-	if err := r.e.RaiseEvent(t.Context(), id, "other", nil); err != nil { // empty still means null
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", nil); err != nil { // empty still means null
 		t.Fatal(err)
 	}
 }

@@ -99,12 +99,18 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 // timeout handles a wait whose deadline passed with no matching event.
 func (e *Engine) timeout(h *head) stepOutcome {
 	p := e.policy(h.graph)
-	if p.WaitTimeoutNode != "" {
-		return stepOutcome{kind: outTimeout, node: h.node, event: h.waiting, timeoutNode: p.WaitTimeoutNode, timedOut: true}
+	next := h.timeoutNode // the wait's own (RouteDecision.Within), else the policy's
+	if next == "" {
+		next = p.WaitTimeoutNode
 	}
-	d := time.Duration(h.waitDeadline - h.updated.UnixNano())
-	if p.WaitTimeout > 0 {
+	if next != "" {
+		return stepOutcome{kind: outTimeout, node: h.node, event: h.waiting, timeoutNode: next, timedOut: true}
+	}
+	d := time.Duration(h.waitTimeout)
+	if d == 0 && p.WaitTimeout > 0 {
 		d = p.WaitTimeout
+	} else if d == 0 {
+		d = time.Duration(h.waitDeadline - h.updated.UnixNano())
 	}
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", "wait timed out")
 	o := failure("orchestrator", OrchestratorName, fmt.Sprintf("wait for event '%s' timed out after %s", h.waiting, d))
@@ -114,5 +120,6 @@ func (e *Engine) timeout(h *head) stepOutcome {
 
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) durable.StepInfo {
-	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1}
+	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
+		TimedOutWaitingFor: h.timedOut}
 }

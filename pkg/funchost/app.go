@@ -3,6 +3,7 @@ package funchost
 import (
 	"context"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 	"net/http"
 	"regexp"
 	"slices"
@@ -62,6 +63,8 @@ type RouteDoc struct {
 	// Request and Response are JSON Schemas (any JSON-encodable value), or nil.
 	Request  any
 	Response any
+	// RequestOptional documents the request body as optional (requestBody.required false).
+	RequestOptional bool
 	// Status is the success status documented for Response; 0 means 200.
 	Status int
 	// Errors documents the error statuses the route really answers, in order.
@@ -136,6 +139,8 @@ type FunctionApp struct {
 	// queueSettings maps a lower-case queue name to the app setting function.json reads it
 	// from (BindQueueName).
 	queueSettings map[string]queueSetting
+	// threadLock is the lock of the hosting app on this function app (SetThreadLock).
+	threadLock lock.ThreadLock
 }
 
 type httpEntry struct {

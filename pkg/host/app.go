@@ -52,6 +52,7 @@ func New(opts Options) (*GraphHostApp, error) {
 		streamType:  map[string]bool{},
 	}
 	a.app.SetRoutePrefix(opts.RoutePrefix)
+	a.app.SetThreadLock(a.lock) // launch checks it against GRAPH_LOCK_BACKEND
 	if opts.AuthLevel == funchost.AuthAnonymous {
 		a.logger.Warn("graph endpoints are publicly accessible without authentication; " +
 			"use auth level function at app level or per graph")

@@ -47,3 +47,31 @@ func ExampleRequestFrom() {
 	fmt.Println(out.(Answer).Reply)
 	// Output: thread t1
 }
+
+func ExampleStreamFunc() {
+	app, _ := host.New(host.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	type Progress struct {
+		Step string `json:"step"`
+	}
+	ask := host.StreamFunc[Question, Progress](func(_ context.Context, q Question, emit func(Progress) error) error {
+		if err := emit(Progress{Step: "thinking"}); err != nil {
+			return err
+		}
+		return emit(Progress{Step: "answered " + q.Text})
+	})
+	_ = app.Register(ask, "ask", host.RegisterOptions{})
+	srv := app.FunctionApp().Standalone(funchost.StandaloneOptions{Keys: funchost.Keys{Master: "k"}})
+	fmt.Print(post(srv, "/api/graphs/ask/stream", `{"input":{"text":"why?"}}`))
+	fmt.Println(post(srv, "/api/graphs/ask/stream", `{"input":{"text":1}}`))
+	// Output:
+	// 200 event: data
+	// data: {"step": "thinking"}
+	//
+	// event: data
+	// data: {"step": "answered why?"}
+	//
+	// event: end
+	// data: {}
+	//
+	// 422 {"error":"error","detail":"Validation error: input.text: Input should be a valid string, got number"}
+}

@@ -159,7 +159,7 @@ func operationOf(fn funchost.HTTPFunction, method string, params []OpenAPIParame
 		Tags: fn.Doc.Tags, Parameters: params, Security: []map[string][]string{},
 	}
 	if fn.Doc.Request != nil && method != http.MethodGet && method != http.MethodHead {
-		op.RequestBody = orderedObject{{"required", true}, {"content", orderedObject{
+		op.RequestBody = orderedObject{{"required", !fn.Doc.RequestOptional}, {"content", orderedObject{
 			{"application/json", orderedObject{{"schema", fn.Doc.Request}}}}}}
 	}
 	ok := orderedObject{{"description", "OK"}}

@@ -3,10 +3,14 @@
 package launch_test
 
 import (
+	"context"
+	"errors"
+	"net"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
@@ -39,5 +43,44 @@ func TestIntegrationFromEnv_DistributedLock(t *testing.T) {
 	}
 	if _, err := client.ServiceClient().NewContainerClient(container).GetProperties(t.Context(), nil); err != nil {
 		t.Fatalf("lock container %q was not created: %v", container, err)
+	}
+}
+
+// TestIntegrationRun_DistributedLock_BypassFailsAtStartup (issue #21): with
+// GRAPH_LOCK_BACKEND=distributed, an app whose hosting app was built without the settings'
+// lock (host.New(host.Options{}) reads no environment) stops serve before it listens; one
+// built with it serves.
+func TestIntegrationRun_DistributedLock_BypassFailsAtStartup(t *testing.T) {
+	env := envOf(map[string]string{
+		launch.EnvLockBackend:   "distributed",
+		launch.EnvStorage:       azuritetest.ConnectionString(t),
+		launch.EnvLockContainer: azuritetest.UniqueName("locks"),
+		launch.EnvStoragePrefix: azuritetest.UniqueName("t"),
+	})
+	build := func(useSettings bool, started *bool) launch.Builder {
+		return func(_ context.Context, s launch.Settings) (*launch.App, error) {
+			opts := host.Options{Logger: s.Logger}
+			if useSettings {
+				opts.ThreadLock = s.ThreadLock
+			}
+			h, err := host.New(opts)
+			if err != nil {
+				return nil, err
+			}
+			return &launch.App{FunctionApp: h.FunctionApp(), Start: func(context.Context) error { *started = true; return nil }}, nil
+		}
+	}
+	var started bool
+	err := launch.Run(t.Context(), build(false, &started), launch.Options{
+		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: env, Logger: discard()})
+	if !errors.Is(err, launch.ErrLockNotFromSettings) || started {
+		t.Fatalf("bypassed lock: err = %v, started %v; want ErrLockNotFromSettings before starting", err, started)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	err = launch.Run(ctx, build(true, &started), launch.Options{
+		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: env, Logger: discard(),
+		OnListen: func(net.Addr) { cancel() }})
+	if err != nil || !started {
+		t.Fatalf("the settings' lock: err = %v, started %v; want it served", err, started)
 	}
 }

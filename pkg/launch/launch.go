@@ -192,6 +192,9 @@ func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr str
 	if err := checkAppSettings(a.FunctionApp, opts.Getenv, mode); err != nil {
 		return errors.Join(err, closeAll())
 	}
+	if err := checkThreadLock(a.FunctionApp, s); err != nil {
+		return errors.Join(err, closeAll())
+	}
 	h, err := handler(a)
 	if err != nil {
 		return errors.Join(err, closeAll())

@@ -94,6 +94,8 @@ func errorResponse(err error) (int, any) {
 		active   *engine.RunNotFinishedError
 		body     *funchost.BodyError
 		state    *durable.StateErrors
+		payload  *durable.EventPayloadError
+		noEvent  *engine.UnknownEventError
 	)
 	switch {
 	case errors.As(err, &graph):
@@ -117,6 +119,14 @@ func errorResponse(err error) (int, any) {
 			}
 		}
 		return http.StatusBadRequest, apiStateBody{"invalid initial state", details}
+	case errors.As(err, &noEvent):
+		return http.StatusNotFound, apiErrorBody{noEvent.Error()}
+	case errors.As(err, &payload):
+		loc := []string{}
+		if payload.Field != "" {
+			loc = []string{payload.Field}
+		}
+		return http.StatusBadRequest, apiStateBody{payload.Error(), []apiStateIssue{{Loc: loc, Msg: payload.Reason}}}
 	case errors.Is(err, errEventBodyNotJSON), errors.Is(err, engine.ErrInvalidEventPayload):
 		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON"}
 	case errors.Is(err, errReasonNotString):

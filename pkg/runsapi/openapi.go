@@ -73,7 +73,6 @@ func (s *Service) OpenAPIDocument() OpenAPIDocument {
 	op := func(method string, o OpenAPIOperation) durable.OrderedObject {
 		return durable.OrderedObject{{Key: method, Value: o}}
 	}
-	graphs := s.Fragments()
 	return OpenAPIDocument{
 		OpenAPI: "3.0.3",
 		Info:    OpenAPIInfo{Title: OpenAPITitle, Version: s.opts.Version},
@@ -85,7 +84,7 @@ func (s *Service) OpenAPIDocument() OpenAPIDocument {
 			{Key: prefix + "/health", Value: op("get", OpenAPIOperation{Summary: "Health"})},
 		},
 		Components: OpenAPIComponents{Schemas: append(durable.OrderedObject{
-			{Key: "RegisteredGraphs", Value: RegisteredGraphsSchema{Type: "array", Items: OpenAPISchema{Type: "object"}, Graphs: graphs}},
+			{Key: "RegisteredGraphs", Value: s.registeredGraphs()},
 		}, oasBodySchemas()...)},
 	}
 }

@@ -135,12 +135,20 @@ type stater interface{ StateType() reflect.Type }
 // RunInputSchemaName is the components.schemas name of a graph's run input schema.
 func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
 
-// OpenAPISchemas returns the components.schemas entries the run routes refer to: the
-// request and response bodies, then one run input schema per public registered graph with a Go
-// state model (RunInputSchemaName), for an OpenAPI document other than the service's own
-// (durablehost.Mount adds them to the hosting app's).
+// OpenAPISchemas returns the components.schemas entries of the service for an OpenAPI
+// document other than its own (durablehost.Mount adds them to the hosting app's):
+// RegisteredGraphs with the vendor key x-afdg-graphs, as in the service's own document, the
+// request and response bodies, then one run input schema per public registered graph with a
+// Go state model (RunInputSchemaName).
 func (s *Service) OpenAPISchemas() durable.OrderedObject {
-	return append(oasBodySchemas(), s.graphInputSchemas()...)
+	out := durable.OrderedObject{{Key: "RegisteredGraphs", Value: s.registeredGraphs()}}
+	out = append(out, oasBodySchemas()...)
+	return append(out, s.graphInputSchemas()...)
+}
+
+// registeredGraphs is components.schemas.RegisteredGraphs.
+func (s *Service) registeredGraphs() RegisteredGraphsSchema {
+	return RegisteredGraphsSchema{Type: "array", Items: OpenAPISchema{Type: "object"}, Graphs: s.Fragments()}
 }
 
 // graphInputSchemas returns one JSON Schema per registered graph with a Go state model,

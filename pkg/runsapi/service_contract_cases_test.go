@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
@@ -139,15 +138,18 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 				}
 			})
 
-			t.Run("wrong event name keeps waiting", func(t *testing.T) {
+			t.Run("event with no handler is 404, nothing stored", func(t *testing.T) {
 				id := runsapitest.UniqueID(tr, "support-wrong")
 				runsapitest.Start(t, tr, "support_agent", id, `{"user_message": "refund please"}`)
 				runsapitest.Poll(t, tr, id, runsapitest.Waiting)
-				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/Approval", `{"approved": true}`).Expect(t, "wrong event", 202,
-					fmt.Sprintf(`{"instance_id": "%s", "event_name": "Approval", "accepted": true}`, id))
-				time.Sleep(150 * time.Millisecond)
+				before := strings.Count(runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history", "").Body, `"event_received"`)
+				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/Approval", `{"approved": true}`).Expect(t, "wrong event", 404,
+					`{"error": "graph 'support_agent' has no handler for event 'Approval'"}`)
+				if after := strings.Count(runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history", "").Body, `"event_received"`); after != before {
+					t.Fatalf("a refused event was stored: %d → %d", before, after)
+				}
 				runsapitest.Poll(t, tr, id, runsapitest.Waiting) // still waiting for "approval"
-				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/approval", `{"approved": false, "reviewer": "x"}`).Expect(t, "right event", 202, "")
+				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/approval", `{"approved": false, "reviewer": "x", "aproved": true}`).Expect(t, "right event, an unknown key", 202, "")
 				res := runsapitest.Poll(t, tr, id, runsapitest.Finished)
 				if !strings.Contains(res.Body, quote(manualReview+" Reviewer: x.")) {
 					t.Fatalf("right event not applied: %s", res.Body)
@@ -223,15 +225,14 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 				runsapitest.Start(t, tr, "support_agent", id, `{"user_message": "refund"}`)
 				runsapitest.Poll(t, tr, id, runsapitest.Waiting)
 				for range 2 { // a client that lost the first 202 retries with the same key
-					runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/note", `{"n": 1}`, "Idempotency-Key", "k-1").
-						Expect(t, "event", 202, fmt.Sprintf(`{"instance_id": "%s", "event_name": "note", "accepted": true}`, id))
+					runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/approval", `{"approved": true}`, "Idempotency-Key", "k-1").
+						Expect(t, "event", 202, fmt.Sprintf(`{"instance_id": "%s", "event_name": "approval", "accepted": true}`, id))
 				}
-				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/events/note", `{"n": 2}`, "Idempotency-Key", "k-2").Expect(t, "other key", 202, "")
+				runsapitest.Poll(t, tr, id, runsapitest.Finished)
 				hist := runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/history", "")
-				if n := strings.Count(hist.Body, `"event_received"`); n != 2 {
-					t.Fatalf("%d events stored for keys k-1 (twice) and k-2, want 2: %s", n, hist.Body)
+				if n := strings.Count(hist.Body, `"event_received"`); n != 1 {
+					t.Fatalf("%d events stored for key k-1 sent twice, want 1: %s", n, hist.Body)
 				}
-				runsapitest.Call(t, tr, "POST", "/api/runs/"+id+"/cancel", ``).Expect(t, "cancel", 202, "")
 			})
 
 			t.Run("bad run ids answer 404", func(t *testing.T) {

@@ -183,9 +183,17 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 	if out.GraphHash = q.Get("graph_hash"); out.GraphHash != "" && !validGraphHash(out.GraphHash) {
 		return engine.RunQuery{}, &apiQueryError{"graph_hash", "want 16 lowercase hexadecimal digits"}
 	}
-	if v := q.Get("status"); v != "" {
+	// runtime_status, the name of the field it filters on, or status (kept): one status.
+	name, v := "status", q.Get("status")
+	if rs := q.Get("runtime_status"); rs != "" {
+		if v != "" && v != rs {
+			return engine.RunQuery{}, &apiQueryError{"runtime_status", "want the value of 'status', or only one of the two"}
+		}
+		name, v = "runtime_status", rs
+	}
+	if v != "" {
 		if out.Status = engine.RunStatus(v); !out.Status.Valid() {
-			return engine.RunQuery{}, &apiQueryError{"status", "want Pending, Running, Completed, Failed or Terminated"}
+			return engine.RunQuery{}, &apiQueryError{name, "want Pending, Running, Completed, Failed or Terminated"}
 		}
 	}
 	for _, p := range []struct {

@@ -279,6 +279,10 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 			}
 			runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token=next", "").Expect(t, "engine token as is", 400,
 				`{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`)
+			runsapitest.Call(t, tr, "GET", "/api/runs?runtime_status=Failed", "").Expect(t, "runtime_status filter", 200, "")
+			if q := <-queries; q.Status != engine.StatusFailed {
+				t.Fatalf("runtime_status=Failed: query = %+v, want the Failed filter", q)
+			}
 			runsapitest.Call(t, tr, "GET", "/api/runs?status=Done", "").Expect(t, "bad status", 400,
 				`{"error": "invalid query parameter 'status': want Pending, Running, Completed, Failed or Terminated"}`)
 			runsapitest.Call(t, tr, "GET", "/api/runs?limit=5000", "").Expect(t, "bad limit", 400, `{"error": "invalid query parameter 'limit': want an integer from 1 to 1000"}`)

@@ -195,7 +195,7 @@ func TestIntegrationCancelThenPurge_OnAzureTables(t *testing.T) {
 	r := newRig(t, engine.Options{})
 	id := r.start(t, "support_agent", "", supportInput)
 	r.drive(t)
-	if err := r.e.RaiseEvent(t.Context(), id, "other", json.RawMessage(`1`)); err != nil {
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved": false}`)); err != nil {
 		t.Fatal(err)
 	}
 	var notFinished *engine.RunNotFinishedError

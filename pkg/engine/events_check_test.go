@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+)
+
+type expenseState struct {
+	Amount   int    `json:"amount"`
+	Approved bool   `json:"approved"`
+	Reviewer string `json:"reviewer"`
+}
+
+type verdict struct {
+	Approved bool   `json:"approved" durable:"required"`
+	Reviewer string `json:"reviewer"`
+}
+
+// expenseGraph waits for a typed "approval" in "ask", then ends in "done".
+func expenseGraph(t testing.TB) durable.Graph {
+	t.Helper()
+	b := durable.NewManifestBuilder[expenseState]("expenses")
+	b.SetEntrypoint("ask")
+	if err := b.AddStep("ask", func(_ context.Context, s expenseState) (expenseState, error) { return s, nil },
+		durable.WithDecide(func(context.Context, expenseState) (durable.RouteDecision, error) {
+			return durable.WaitForEvent("approval", "done"), nil
+		})); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddStep("done", func(_ context.Context, s expenseState) (expenseState, error) { return s, nil }, durable.Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	if err := durable.OnEvent(b, "approval", func(_ context.Context, s expenseState, v verdict) (expenseState, error) {
+		s.Approved, s.Reviewer = v.Approved, v.Reviewer
+		return s, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Issue #21: clients are forgiven unknown fields; a typed payload is checked before it is
+// stored; a name the graph has no handler for is refused naming the event and the graph.
+func TestEngine_RaiseEvent_CheckedAgainstTheRunsGraph(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, expenseGraph(t))
+	id := r.start(t, "expenses", "", `{"amount": 3, "comment": "unknown keys of a start are ignored"}`)
+	r.drive(t)
+	stored := func() int { return len(r.history(t, id)) }
+	before := stored()
+
+	var unknown *engine.UnknownEventError
+	err := r.e.RaiseEvent(t.Context(), id, "aproval", json.RawMessage(`{"approved": true}`))
+	if !errors.As(err, &unknown) || !errors.Is(err, durable.ErrUnknownEvent) ||
+		err.Error() != "graph 'expenses' has no handler for event 'aproval'" {
+		t.Fatalf("unknown event: %v", err)
+	}
+	for payload, want := range map[string]string{
+		`{"approved": "yes"}`: "invalid payload of event 'approval': field 'approved': expected bool, got JSON string",
+		`{"reviewer": "r"}`:   "invalid payload of event 'approval': field 'approved': field required",
+		`[true]`:              "invalid payload of event 'approval': payload must be a JSON object",
+	} {
+		err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(payload))
+		var pe *durable.EventPayloadError
+		if !errors.As(err, &pe) || !errors.Is(err, durable.ErrInvalidEventPayload) || err.Error() != want {
+			t.Errorf("payload %s: %v, want %q", payload, err, want)
+		}
+	}
+	if after := stored(); after != before {
+		t.Fatalf("refused events stored rows: history %d → %d", before, after)
+	}
+
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved": true, "reviewer": "r", "aproved": false}`)); err != nil {
+		t.Fatalf("unknown payload keys: %v", err)
+	}
+	r.drive(t)
+	run := r.wait(t, id)
+	if st := stateOf(t, run); run.Status != engine.StatusCompleted || st["approved"] != true || st["reviewer"] != "r" {
+		t.Fatalf("run %s %s, want completed with the approval", run.Status, run.Output)
+	}
+}
+
+// A run whose graph version is not registered on this process accepts any event: the
+// process that applies it has the version and checks it.
+func TestEngine_RaiseEvent_VersionNotHere_Accepted(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	first := newRig(t, engine.Options{Registry: regOf(t, expenseGraph(t)), Clock: clk.now, SweepInterval: -1}, false)
+	first.start(t, "expenses", "x", `{}`)
+	first.drive(t)
+	other := first.deploy(t, clk.now, approvalGraph(t, "2"))
+	if err := other.e.RaiseEvent(t.Context(), "x", "anything", nil); err != nil {
+		t.Fatalf("event on a run of a version not registered here: %v", err)
+	}
+}
+
+// Issue #21: history rows name step kinds as users read them in failure messages, never the
+// internal fg_ names; an event row keeps the event's name.
+func TestEngine_History_UserFacingNames(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, expenseGraph(t))
+	id := r.start(t, "expenses", "", `{}`)
+	r.drive(t)
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	seen := map[string]string{}
+	for _, h := range r.history(t, id) {
+		seen[h.Type] = h.Name
+	}
+	for typ, want := range map[string]string{
+		engine.HistoryRunStarted: "orchestrator", engine.HistoryNodeCompleted: "execute_node", engine.HistoryRouteResolved: "resolve_route",
+		engine.HistoryEventApplied: "apply_event", engine.HistoryEventReceived: "approval", engine.HistoryRunCompleted: "orchestrator",
+	} {
+		if seen[typ] != want {
+			t.Errorf("%s row named %q, want %q", typ, seen[typ], want)
+		}
+	}
+}
