@@ -1,0 +1,141 @@
+package exampleapp
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+)
+
+// TestDurableAssistant_InterruptResume drives support_agent as a platform assistant through
+// both transports: listed and found as an assistant; runs.wait stops at its wait for the
+// approval event as an interrupt (thread interrupted, the event in getState's tasks); a run
+// with command.resume delivers the approval and completes; a resume with nothing pending is
+// 400; runs.stream shows the interrupt as __interrupt__.
+func TestDurableAssistant_InterruptResume(t *testing.T) {
+	app, err := Build(Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Close() })
+	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+		t.Run(tr.Name, func(t *testing.T) {
+			do := func(method, path, body string) (int, string) {
+				t.Helper()
+				req, _ := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
+				req.Header.Set("x-functions-key", tr.FunctionKey)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			decode := func(body string) map[string]any {
+				t.Helper()
+				var m map[string]any
+				if err := json.Unmarshal([]byte(body), &m); err != nil {
+					t.Fatalf("decode %s: %v", body, err)
+				}
+				return m
+			}
+			if code, body := do("POST", "/api/assistants/search", `{"graph_id":"support_agent"}`); code != 200 ||
+				!strings.Contains(body, `"assistant_id": "support_agent"`) {
+				t.Fatalf("search: %d %s", code, body)
+			}
+			if code, body := do("GET", "/api/assistants/support_agent", ""); code != 200 || decode(body)["graph_id"] != "support_agent" {
+				t.Fatalf("get: %d %s", code, body)
+			}
+			tid := "durable-" + tr.Name
+			if code, body := do("POST", "/api/threads", `{"thread_id":"`+tid+`"}`); code != 200 {
+				t.Fatalf("create thread: %d %s", code, body)
+			}
+			threadStatus := func() string {
+				t.Helper()
+				code, body := do("GET", "/api/threads/"+tid, "")
+				if code != 200 {
+					t.Fatalf("get thread: %d %s", code, body)
+				}
+				return decode(body)["status"].(string)
+			}
+			if s := threadStatus(); s != "idle" {
+				t.Fatalf("new thread status %q", s)
+			}
+
+			code, body := do("POST", "/api/threads/"+tid+"/runs/wait",
+				`{"assistant_id":"support_agent","input":{"user_message":"I need a refund"}}`)
+			if code != 200 {
+				t.Fatalf("wait: %d %s", code, body)
+			}
+			out := decode(body)
+			ints, _ := out["__interrupt__"].([]any)
+			if len(ints) != 1 || out["needs_human"] != true {
+				t.Fatalf("wait body without the interrupt: %s", body)
+			}
+			if v := ints[0].(map[string]any)["value"].(map[string]any); v["event"] != "approval" || v["resume_node"] != "draft_reply" {
+				t.Fatalf("interrupt value: %v", v)
+			}
+			if s := threadStatus(); s != "interrupted" {
+				t.Fatalf("status after interrupt %q", s)
+			}
+			code, body = do("GET", "/api/threads/"+tid+"/state", "")
+			st := decode(body)
+			tasks, _ := st["tasks"].([]any)
+			if code != 200 || len(tasks) != 1 || len(st["next"].([]any)) != 1 || st["next"].([]any)[0] != "draft_reply" {
+				t.Fatalf("state: %d %s", code, body)
+			}
+			if ti := tasks[0].(map[string]any)["interrupts"].([]any); len(ti) != 1 ||
+				ti[0].(map[string]any)["value"].(map[string]any)["event"] != "approval" {
+				t.Fatalf("task interrupts: %s", body)
+			}
+			if code, body := do("POST", "/api/threads/"+tid+"/runs/wait",
+				`{"assistant_id":"support_agent","input":{"user_message":"again"}}`); code != 409 {
+				t.Fatalf("new input on an interrupted thread: %d %s", code, body)
+			}
+
+			code, body = do("POST", "/api/threads/"+tid+"/runs/wait",
+				`{"assistant_id":"support_agent","command":{"resume":{"approved":true,"reviewer":"x"}}}`)
+			out = decode(body)
+			if code != 200 || out["approved"] != true || out["reviewer"] != "x" || out["__interrupt__"] != nil ||
+				out["final_response"] != "We have queued your refund review. A team member will validate the invoice and confirm next steps. Reviewer: x." {
+				t.Fatalf("resume: %d %s", code, body)
+			}
+			if s := threadStatus(); s != "idle" {
+				t.Fatalf("status after resume %q", s)
+			}
+			code, body = do("GET", "/api/threads/"+tid+"/state", "")
+			if st := decode(body); code != 200 || len(st["tasks"].([]any)) != 0 || st["values"].(map[string]any)["reviewer"] != "x" {
+				t.Fatalf("final state: %d %s", code, body)
+			}
+			code, body = do("POST", "/api/threads/"+tid+"/history", `{"limit":10}`)
+			var hist []map[string]any
+			if err := json.Unmarshal([]byte(body), &hist); code != 200 || err != nil || len(hist) < 3 {
+				t.Fatalf("history: %d %s", code, body)
+			}
+			if code, body := do("POST", "/api/threads/"+tid+"/runs/wait",
+				`{"assistant_id":"support_agent","command":{"resume":{"approved":true}}}`); code != 400 ||
+				body != `{"detail": "Cannot resume thread '`+tid+`': it has no pending interrupt"}` {
+				t.Fatalf("resume with nothing pending: %d %s", code, body)
+			}
+
+			code, body = do("POST", "/api/threads/"+tid+"/runs/stream",
+				`{"assistant_id":"support_agent","input":{"user_message":"legal question"},"stream_mode":["values","updates"]}`)
+			if code != 200 || !strings.Contains(body, "event: updates\ndata: {\"__interrupt__\": [") ||
+				!strings.Contains(body, "event: values\ndata: {\"user_message\": \"legal question\"") {
+				t.Fatalf("stream: %d %s", code, body)
+			}
+			if s := threadStatus(); s != "interrupted" {
+				t.Fatalf("status after streamed interrupt %q", s)
+			}
+		})
+	}
+}
