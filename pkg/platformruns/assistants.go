@@ -15,6 +15,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/platform"
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // Assistants serves durable graphs as platform assistants on the engine
@@ -72,7 +73,7 @@ func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (p
 	switch {
 	case errors.As(err, &exists):
 		return platform.DurableState{}, &host.ClientError{Status: http.StatusConflict, Err: err,
-			Message: fmt.Sprintf("Thread %s has a durable run in progress; resume it with command.resume", strconv.Quote(req.ThreadID))}
+			Message: fmt.Sprintf("Thread %s has a durable run in progress; resume it with command.resume", pyjson.Repr(req.ThreadID))}
 	case errors.Is(err, engine.ErrInvalidRunInput) || errors.Is(err, durable.ErrInvalidState):
 		return platform.DurableState{}, &host.ClientError{Status: http.StatusUnprocessableEntity, Err: err, Message: err.Error()}
 	case err != nil:
