@@ -1,14 +1,9 @@
-package exampleapp
+package exampleapp_test
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 )
 
 // TestDurableAssistant_InterruptResume drives support_agent as a platform assistant through
@@ -17,28 +12,11 @@ import (
 // with command.resume delivers the approval and completes; a resume with nothing pending is
 // 400; runs.stream shows the interrupt as __interrupt__.
 func TestDurableAssistant_InterruptResume(t *testing.T) {
-	app, err := Build(Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	for _, tr := range memoryApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			do := func(method, path, body string) (int, string) {
 				t.Helper()
-				req, _ := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
-				req.Header.Set("x-functions-key", tr.FunctionKey)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b)
+				return do(t, tr, method, path, body)
 			}
 			decode := func(body string) map[string]any {
 				t.Helper()
