@@ -65,6 +65,14 @@ func TestDurableAssistant_InterruptResume(t *testing.T) {
 			if s := threadStatus(); s != "interrupted" {
 				t.Fatalf("status after interrupt %q", s)
 			}
+			if code, body := do("GET", "/api/threads/"+tid, ""); code != 200 || !strings.Contains(body, `"interrupts": {"thread-`+tid+`:`) {
+				t.Fatalf("thread interrupts: %d %s", code, body)
+			}
+			if code, body := do("POST", "/api/threads/"+tid+"/runs/wait",
+				`{"assistant_id":"support_agent","command":{"goto":"draft_reply"}}`); code != 501 ||
+				body != `{"detail": "Command 'goto' is not supported; only 'resume' is available."}` {
+				t.Fatalf("goto: %d %s", code, body)
+			}
 			code, body = do("GET", "/api/threads/"+tid+"/state", "")
 			st := decode(body)
 			tasks, _ := st["tasks"].([]any)
@@ -103,6 +111,28 @@ func TestDurableAssistant_InterruptResume(t *testing.T) {
 				`{"assistant_id":"support_agent","command":{"resume":{"approved":true}}}`); code != 400 ||
 				body != `{"detail": "Cannot resume thread '`+tid+`': it has no pending interrupt"}` {
 				t.Fatalf("resume with nothing pending: %d %s", code, body)
+			}
+
+			// A background run stops at the interrupt as status interrupted; a resume in the
+			// background completes the thread.
+			code, body = do("POST", "/api/threads/"+tid+"/runs", `{"assistant_id":"support_agent","input":{"user_message":"refund"}}`)
+			bg := decode(body)
+			if code != 200 {
+				t.Fatalf("runs.create: %d %s", code, body)
+			}
+			if code, body := do("GET", "/api/threads/"+tid+"/runs/"+bg["run_id"].(string)+"/join", ""); code != 200 || !strings.Contains(body, `{"user_message": "refund", "needs_human": true,`) {
+				t.Fatalf("join: %d %s", code, body)
+			}
+			if code, body := do("GET", "/api/threads/"+tid+"/runs/"+bg["run_id"].(string), ""); code != 200 || decode(body)["status"] != "interrupted" {
+				t.Fatalf("background run: %d %s", code, body)
+			}
+			code, body = do("POST", "/api/threads/"+tid+"/runs", `{"assistant_id":"support_agent","command":{"resume":{"approved":true,"reviewer":"bg"}}}`)
+			bg = decode(body)
+			if code, body := do("GET", "/api/threads/"+tid+"/runs/"+bg["run_id"].(string)+"/join", ""); code != 200 || decode(body)["reviewer"] != "bg" {
+				t.Fatalf("background resume: %d %s", code, body)
+			}
+			if s := threadStatus(); s != "idle" {
+				t.Fatalf("status after background resume %q", s)
 			}
 
 			code, body = do("POST", "/api/threads/"+tid+"/runs/stream",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
 // Durable graphs as assistants (docs/http-platform.md, "Durable assistants"). A durable
@@ -114,7 +115,7 @@ func (a *durableAssistant) run(ctx context.Context, req host.Request) (DurableSt
 		return st, fmt.Errorf("run durable assistant %s: %w", a.name, err)
 	}
 	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
-		o.interrupted, o.values = st.Interrupt != nil, st.Values
+		o.interrupted, o.values = st.Interrupt != nil, pyjson.AppendReformat(nil, st.Values)
 	}
 	if st.Failed != "" {
 		return st, fmt.Errorf("durable run of %s failed: %s", a.name, st.Failed)
@@ -319,3 +320,22 @@ var (
 	_ StateHistorian       = (*durableAssistant)(nil)
 	_ ModeStreamer         = (*durableAssistant)(nil)
 )
+
+// withInterrupts fills an interrupted durable assistant's thread's interrupts,
+// {<task id>: [<interrupt>]}, as LangGraph's Thread has them. A failed read leaves them empty.
+func (s *Service) withInterrupts(r *http.Request, wt Thread, t threads.Thread) Thread {
+	if t.Status != threads.StatusInterrupted {
+		return wt
+	}
+	g, ok := s.graph(t.AssistantID)
+	da, isDurable := g.(*durableAssistant)
+	if !ok || !isDurable {
+		return wt
+	}
+	st, err := da.d.State(r.Context(), t.ThreadID)
+	if err != nil || st.Interrupt == nil {
+		return wt
+	}
+	wt.Interrupts = map[string]any{st.Interrupt.ID: []any{interruptWire(st.Interrupt)}}
+	return wt
+}
