@@ -30,6 +30,9 @@ func TestDurableAssistant_InterruptResume(t *testing.T) {
 				!strings.Contains(body, `"assistant_id": "support_agent"`) {
 				t.Fatalf("search: %d %s", code, body)
 			}
+			if code, body := do("POST", "/api/runs/wait", `{"assistant_id":"content_classifier","input":{"text":"hello"}}`); code != 200 || strings.Contains(body, "__interrupt__") {
+				t.Fatalf("threadless durable run: %d %s", code, body)
+			}
 			if code, body := do("GET", "/api/assistants/support_agent", ""); code != 200 || decode(body)["graph_id"] != "support_agent" {
 				t.Fatalf("get: %d %s", code, body)
 			}
