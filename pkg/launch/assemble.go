@@ -29,7 +29,8 @@ type Spec struct {
 	// Settings.Threads (process memory when nil) and their background runs on the durable
 	// engine.
 	Platform bool
-	// PlatformOptions tune the platform routes; Threads and NewRunBackend are filled in.
+	// PlatformOptions tune the platform routes; Threads and NewRunBackend are filled in, and
+	// Durable (the durable graphs as assistants, platformruns.NewAssistants) when unset.
 	PlatformOptions platform.Options
 }
 
@@ -141,6 +142,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 			po.Threads = s.Threads
 		}
 		po.NewRunBackend = bg.Bind(eng)
+		if po.Durable == nil && len(spec.Durable) > 0 {
+			po.Durable = platformruns.NewAssistants(eng, reg.Public())
+		}
 		if a.Platform, err = platform.Mount(a.Host, po); err != nil {
 			_ = eng.Close()
 			return fmt.Errorf("assemble app: %w", err)

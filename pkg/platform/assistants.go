@@ -10,6 +10,9 @@ import (
 // assistants returns one assistant per registered graph, in registration order.
 func (s *Service) assistants() []Assistant {
 	infos := s.app.Graphs()
+	if s.durable != nil {
+		infos = append(infos, s.durable.Graphs()...)
+	}
 	out := make([]Assistant, 0, len(infos))
 	for _, g := range infos {
 		out = append(out, s.assistant(g))

@@ -29,6 +29,7 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 		s.logger.Error("background run: thread not runnable", "thread_id", tid, "run_id", run.RunID, "error", err)
 		return RunError, nil
 	}
+	ctx, oc := withOutcome(ctx)
 	body, err := invoke(ctx, g, req, tid)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -39,8 +40,11 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 		_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
 		return RunError, nil
 	}
-	if err := s.releaseThread(ctx, tid, threads.StatusIdle, body); err != nil {
+	if err := s.releaseThread(ctx, tid, oc.status(nil), oc.valuesOr(body)); err != nil {
 		return RunError, nil
+	}
+	if oc.interrupted {
+		return RunInterrupted, nil
 	}
 	return RunSuccess, nil
 }

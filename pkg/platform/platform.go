@@ -30,6 +30,8 @@ type Options struct {
 	StaleLockAge time.Duration
 	// StaleLockSchedule is the sweep's NCRONTAB schedule; "" means DefaultStaleLockSchedule.
 	StaleLockSchedule string
+	// Durable serves durable graphs as assistants (see DurableAssistants); nil means none.
+	Durable DurableAssistants
 }
 
 // ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
@@ -49,6 +51,7 @@ type Service struct {
 	maxNodes  int
 	maxStream int
 	maxWait   time.Duration
+	durable   DurableAssistants
 }
 
 // Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
@@ -73,7 +76,7 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 	s := &Service{
 		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
 		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
-		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait,
+		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait, durable: opts.Durable,
 	}
 	if s.store == nil {
 		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
@@ -175,5 +178,10 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	return fns
 }
 
-// graph returns the registered graph named name.
-func (s *Service) graph(name string) (host.InvocableGraph, bool) { return s.app.Graph(name) }
+// graph returns the registered graph named name, or else the durable assistant.
+func (s *Service) graph(name string) (host.InvocableGraph, bool) {
+	if g, ok := s.app.Graph(name); ok {
+		return g, true
+	}
+	return s.durableGraph(name)
+}

@@ -35,6 +35,9 @@ type RunRequest struct {
 	OnCompletion string `json:"on_completion,omitempty"`
 	// temporary marks a threadless run on a temporary thread.
 	temporary bool
+	// Resume is command.resume of a run on a durable assistant: the payload of the event its
+	// durable run waits for; nil otherwise.
+	Resume json.RawMessage `json:"resume,omitempty"`
 	// MultitaskStrategy is "reject" (default) or, for background runs, "enqueue".
 	MultitaskStrategy string `json:"multitask_strategy"`
 }
@@ -98,8 +101,11 @@ func (s *Service) parseRun(r *http.Request, kind runKind) (*RunRequest, error) {
 	if err := host.ValidateGraphName(req.AssistantID); err != nil {
 		return nil, newPublic(errBadRequest, "%s", err.Error())
 	}
+	if err := s.parseCommand(obj, req); err != nil {
+		return nil, err
+	}
 	for _, f := range unsupportedRunFields {
-		if obj.has(f.field) {
+		if obj.has(f.field) && (f.field != "command" || req.Resume == nil) {
 			return nil, newPublic(errNotImplemented, "%s", f.detail)
 		}
 	}
@@ -288,4 +294,29 @@ func hasThreadID(cfg json.RawMessage) bool {
 	}
 	_, ok := top.Configurable["thread_id"]
 	return ok
+}
+
+// parseCommand reads command.resume of a run on a durable assistant into req.Resume; any
+// other command (or a command on another graph) is left to the 501 of unsupportedRunFields.
+func (s *Service) parseCommand(obj object, req *RunRequest) error {
+	raw, ok := obj["command"]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if _, ok := s.durableGraph(req.AssistantID); !ok {
+		return nil
+	}
+	var cmd map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &cmd); err != nil {
+		return validationError("command", "Input should be a valid dictionary")
+	}
+	for k, v := range cmd {
+		if k != "resume" && !isNull(v) {
+			return newPublic(errNotImplemented, "Command %s is not supported; only 'resume' is available.", repr(k))
+		}
+	}
+	if r, ok := cmd["resume"]; ok {
+		req.Resume = r
+	}
+	return nil
 }

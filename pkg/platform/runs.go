@@ -63,7 +63,7 @@ func graphRequest(req *RunRequest, tid string) host.Request {
 // invoke runs the graph to completion and returns its output as the wait body: an object as
 // is, anything else as {"result": <value>}, json.dumps style.
 func invoke(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid string) ([]byte, error) {
-	ctx = withRunContext(ctx, req.Context)
+	ctx = withResume(withRunContext(ctx, req.Context), req.Resume)
 	out, err := guardValue(func() (any, error) { return g.Invoke(ctx, graphRequest(req, tid)) })
 	if err != nil {
 		return nil, err
@@ -126,6 +126,7 @@ func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.Invocab
 	var body []byte
 	var runErr error
 	finished := waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+		ctx, oc := withOutcome(ctx)
 		body, runErr = invoke(ctx, g, req, tid)
 		if runErr != nil {
 			s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
@@ -135,7 +136,7 @@ func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.Invocab
 		case runErr != nil:
 			_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
 		default:
-			_ = s.releaseThread(ctx, tid, threads.StatusIdle, body)
+			_ = s.releaseThread(ctx, tid, oc.status(nil), oc.valuesOr(body))
 		}
 		end(ctx)
 	})

@@ -152,7 +152,7 @@ func (f *frames) finish(runErr error) error {
 
 // stream runs g's Stream into f and returns the run's failure.
 func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
-	ctx, cancel := context.WithCancel(withRunContext(ctx, req.Context))
+	ctx, cancel := context.WithCancel(withResume(withRunContext(ctx, req.Context), req.Resume))
 	defer cancel()
 	f.mu.Lock()
 	f.cancel = cancel
@@ -202,6 +202,7 @@ func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.Strea
 	result := make(chan bool, 1)
 	go func() {
 		result <- waitbound.Run(r.Context(), s.maxWait, func(ctx context.Context) {
+			ctx, _ = withOutcome(ctx)
 			runErr = s.stream(ctx, g, req, tid, f)
 			if runErr != nil && !errors.Is(runErr, host.ErrStreamOverflow) {
 				s.logger.Error("stream processing failed", "graph", req.AssistantID, "thread_id", tid, "run_id", runID, "error", runErr)
@@ -246,7 +247,7 @@ func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
-		_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
+		_ = s.releaseThread(ctx, tid, releaseStatus(ctx, err), outcomeValues(ctx))
 	})
 }
 
@@ -258,14 +259,18 @@ func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) 
 	}
 	s.runStream(w, r, g.(host.StreamableGraph), req, tid, func(ctx context.Context, err error) {
 		if req.temporary {
-			_ = s.releaseThread(ctx, tid, releaseStatus(err), nil)
+			_ = s.releaseThread(ctx, tid, releaseStatus(ctx, err), outcomeValues(ctx))
 			s.endTemporary(ctx, tid, req)
 		}
 	})
 }
 
-// releaseStatus is a finished run's thread status.
-func releaseStatus(err error) threads.Status {
+// releaseStatus is a finished run's thread status: error, interrupted (a durable
+// assistant's run waits for an event) or idle.
+func releaseStatus(ctx context.Context, err error) threads.Status {
+	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
+		return o.status(err)
+	}
 	if err != nil {
 		return threads.StatusError
 	}

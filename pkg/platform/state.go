@@ -52,6 +52,9 @@ func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) 
 	if err != nil {
 		return ThreadState{}, err
 	}
+	if da, ok := g.(*durableAssistant); ok {
+		return s.durableState(r, da, tid)
+	}
 	view, err := guardValue(func() (host.StateView, error) { return g.(host.StatefulGraph).GetState(r.Context(), tid) })
 	if errors.Is(err, host.ErrThreadNotFound) {
 		return emptyState(tid), nil

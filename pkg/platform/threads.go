@@ -110,7 +110,7 @@ func (s *Service) serveThreadGet(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var t threads.Thread
 		if t, err = s.store.Get(r.Context(), tid); err == nil {
-			writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+			writeJSON(w, http.StatusOK, s.withInterrupts(r, wireThread(t), t), s.logger)
 			return
 		}
 		err = storeError(err, tid)

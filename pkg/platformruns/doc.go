@@ -18,6 +18,11 @@
 // and leaves them out of its listings, so no client can start, signal, cancel or purge a
 // background run behind the platform's checks.
 //
+// Assistants (NewAssistants) serves the app's durable graphs as platform assistants
+// (platform.DurableAssistants): a thread's durable run is the engine instance
+// InstanceID(thread id); a wait_for_event is the platform's interrupt and command.resume raises
+// the awaited event (docs/http-platform.md, "Durable assistants").
+//
 // Not for: blocking runs (runs/wait and runs/stream run in the request), the in-process
 // backend (platform.LocalRuns).
 package platformruns

@@ -64,3 +64,21 @@ test("SDK 2.x and RemoteGraph: a caller's thread id survives a server restart", 
   assert.deepEqual(both.map(([mode]) => mode), ["values", "updates"]);
   assert.equal(both[0][1].messages.length, 8);
 });
+
+test("a durable support_agent run interrupted before a server restart is resumed after it", async () => {
+  const port = await freePort();
+  await stopServer(server);
+  server = await startServer(port);
+  const thread = await newClient(port).threads.create({ metadata: { suite: SUITE } });
+  const first = await newClient(port).runs.wait(thread.thread_id, "support_agent", { input: { user_message: "legal question" } });
+  assert.equal(first.__interrupt__[0].value.event, "approval");
+  await stopServer(server);
+  server = await startServer(port);
+  const c = newClient(port);
+  assert.equal((await c.threads.get(thread.thread_id)).status, "interrupted");
+  const state = await c.threads.getState(thread.thread_id);
+  assert.equal(state.tasks[0].interrupts[0].value.event, "approval");
+  const done = await c.runs.wait(thread.thread_id, "support_agent", { command: { resume: { approved: true, reviewer: "r" } } });
+  assert.equal(done.final_response, "Thanks for reaching out. We have prepared a response for your request. Reviewer: r.");
+  assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
+});

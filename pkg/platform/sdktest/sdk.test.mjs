@@ -99,3 +99,25 @@ test("a background runs.create is joined with runs.join", async () => {
 });
 
 clientTests(() => port);
+
+test("a durable support_agent run is interrupted at its approval wait and resumed with command.resume", async () => {
+  const c = client();
+  const [found] = await c.assistants.search({ graphId: "support_agent" });
+  assert.equal(found.assistant_id, "support_agent");
+  const thread = await c.threads.create({ metadata: { suite: SUITE, kind: "durable" } });
+  const first = await c.runs.wait(thread.thread_id, "support_agent", { input: { user_message: "I want a refund" } });
+  assert.equal(first.__interrupt__[0].value.event, "approval");
+  assert.equal((await c.threads.get(thread.thread_id)).status, "interrupted");
+  const state = await c.threads.getState(thread.thread_id);
+  assert.deepEqual(state.next, ["draft_reply"]);
+  assert.deepEqual(state.tasks[0].interrupts[0].value, { event: "approval", resume_node: "draft_reply" });
+  const done = await c.runs.wait(thread.thread_id, "support_agent", { command: { resume: { approved: true, reviewer: "x" } } });
+  assert.equal(done.final_response, "We have queued your refund review. A team member will validate the invoice and confirm next steps. Reviewer: x.");
+  assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
+  await assert.rejects(c.runs.wait(thread.thread_id, "support_agent", { command: { resume: {} } }), (err) => err.status === 400);
+  const parts = [];
+  for await (const p of c.runs.stream(thread.thread_id, "support_agent", { input: { user_message: "legal" }, streamMode: ["values", "updates"] })) {
+    parts.push(p);
+  }
+  assert.ok(parts.some((p) => p.event === "updates" && p.data.__interrupt__?.[0].value.event === "approval"), JSON.stringify(parts));
+});

@@ -1,0 +1,257 @@
+package platformruns
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/platform"
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
+)
+
+// Assistants serves durable graphs as platform assistants on the engine
+// (platform.DurableAssistants). A thread has at most one durable run at a time: its
+// instance id is derived from the thread id (InstanceID), so the binding needs no storage
+// of its own and survives restarts. A new run on a thread whose run finished replaces it;
+// one on a thread whose run waits for an event is refused (409): resume it instead.
+type Assistants struct {
+	eng    Engine
+	graphs []host.GraphInfo
+}
+
+var _ platform.DurableAssistants = (*Assistants)(nil)
+
+// NewAssistants returns the durable assistants of graphs (typically the public graphs of the
+// engine's registry; a name listed twice counts once), run on eng.
+func NewAssistants(eng Engine, graphs []durable.Graph) *Assistants {
+	a := &Assistants{eng: eng}
+	for _, g := range graphs {
+		m := g.Manifest()
+		if slices.ContainsFunc(a.graphs, func(i host.GraphInfo) bool { return i.Name == m.GraphName }) {
+			continue
+		}
+		info := host.GraphInfo{Name: m.GraphName, HasCheckpointer: true}
+		if d, ok := m.Metadata["description"].(string); ok {
+			info.Description = &d
+		}
+		a.graphs = append(a.graphs, info)
+	}
+	return a
+}
+
+// InstanceID is the engine instance id of thread tid's durable run: "thread-<tid>", or
+// "thread-<sha256 of tid>" when that is not a valid instance id.
+func InstanceID(tid string) string {
+	if id := "thread-" + tid; engine.ValidInstanceID(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(tid))
+	return "thread-" + hex.EncodeToString(sum[:16])
+}
+
+// Graphs implements platform.DurableAssistants.
+func (a *Assistants) Graphs() []host.GraphInfo { return slices.Clone(a.graphs) }
+
+// Run implements platform.DurableAssistants.
+func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (platform.DurableState, error) {
+	id := InstanceID(req.ThreadID)
+	if req.Resume != nil {
+		return a.resume(ctx, id, req.Resume)
+	}
+	_, err := a.eng.StartRun(ctx, engine.StartRunRequest{GraphName: req.Graph, InstanceID: id, Input: req.Input,
+		Metadata: json.RawMessage(`{"thread_id":` + strconv.Quote(req.ThreadID) + `}`)})
+	var exists *engine.RunExistsError
+	switch {
+	case errors.As(err, &exists):
+		return platform.DurableState{}, &host.ClientError{Status: http.StatusConflict, Err: err,
+			Message: fmt.Sprintf("Thread %s has a durable run in progress; resume it with command.resume", pyjson.Repr(req.ThreadID))}
+	case errors.Is(err, engine.ErrInvalidRunInput) || errors.Is(err, durable.ErrInvalidState):
+		return platform.DurableState{}, &host.ClientError{Status: http.StatusUnprocessableEntity, Err: err, Message: err.Error()}
+	case err != nil:
+		return platform.DurableState{}, fmt.Errorf("start durable run: %w", err)
+	}
+	run, err := a.eng.WaitRun(ctx, id, engine.RunSettled)
+	if err != nil {
+		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
+	}
+	return a.state(ctx, run)
+}
+
+// resume delivers payload as the event the run waits for and waits until the run applied it
+// and settled again.
+func (a *Assistants) resume(ctx context.Context, id string, payload json.RawMessage) (platform.DurableState, error) {
+	run, err := a.eng.GetRun(ctx, id)
+	if errors.Is(err, engine.ErrRunNotFound) {
+		return platform.DurableState{}, platform.ErrNoPendingInterrupt
+	}
+	if err != nil {
+		return platform.DurableState{}, fmt.Errorf("get durable run: %w", err)
+	}
+	event, ok := run.WaitingFor()
+	if !ok {
+		return platform.DurableState{}, platform.ErrNoPendingInterrupt
+	}
+	rows, err := a.history(ctx, id)
+	if err != nil {
+		return platform.DurableState{}, err
+	}
+	var last int64
+	if len(rows) > 0 {
+		last = rows[len(rows)-1].Sequence
+	}
+	err = a.eng.RaiseEvent(ctx, id, event, payload)
+	var fin *engine.RunFinishedError
+	switch {
+	case errors.As(err, &fin):
+		return platform.DurableState{}, platform.ErrNoPendingInterrupt
+	case errors.Is(err, engine.ErrInvalidEventPayload):
+		return platform.DurableState{}, fmt.Errorf("%w: %w", platform.ErrInvalidResume, err)
+	case err != nil:
+		return platform.DurableState{}, fmt.Errorf("raise %s on durable run: %w", event, err)
+	}
+	// The run settles again once its history shows the event applied; a head read before
+	// that history read may be stale, so the next head read decides.
+	var waitErr error
+	applied := false
+	run, err = a.eng.WaitRun(ctx, id, func(r engine.Run) bool {
+		if r.Status.Finished() || waitErr != nil {
+			return true
+		}
+		if applied || !engine.RunSettled(r) {
+			return applied && engine.RunSettled(r)
+		}
+		rows, err := a.history(ctx, id)
+		if err != nil {
+			waitErr = err
+			return true
+		}
+		applied = slices.ContainsFunc(rows, func(h engine.HistoryEvent) bool {
+			return h.Sequence > last && h.Type == engine.HistoryEventApplied
+		})
+		return false
+	})
+	if err == nil {
+		err = waitErr
+	}
+	if err != nil {
+		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
+	}
+	return a.state(ctx, run)
+}
+
+// State implements platform.DurableAssistants.
+func (a *Assistants) State(ctx context.Context, threadID string) (platform.DurableState, error) {
+	run, err := a.eng.GetRun(ctx, InstanceID(threadID))
+	if errors.Is(err, engine.ErrRunNotFound) {
+		return platform.DurableState{}, fmt.Errorf("get durable state: %w", host.ErrThreadNotFound)
+	}
+	if err != nil {
+		return platform.DurableState{}, fmt.Errorf("get durable run: %w", err)
+	}
+	return a.state(ctx, run)
+}
+
+// History implements platform.DurableAssistants: one state per node completed or event
+// applied, newest first; the newest carries the run's pending interrupt or failure.
+func (a *Assistants) History(ctx context.Context, threadID string) ([]platform.DurableState, error) {
+	id := InstanceID(threadID)
+	run, err := a.eng.GetRun(ctx, id)
+	if errors.Is(err, engine.ErrRunNotFound) {
+		return nil, fmt.Errorf("get durable history: %w", host.ErrThreadNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get durable run: %w", err)
+	}
+	rows, err := a.history(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := states(rows)
+	if len(out) > 0 {
+		decorate(&out[0], run, rows)
+	}
+	return out, nil
+}
+
+// state is the run's latest state.
+func (a *Assistants) state(ctx context.Context, run engine.Run) (platform.DurableState, error) {
+	rows, err := a.history(ctx, run.InstanceID)
+	if err != nil {
+		return platform.DurableState{}, err
+	}
+	var st platform.DurableState
+	if all := states(rows); len(all) > 0 {
+		st = all[0]
+	} else {
+		st.Values = run.Input.InitialState
+	}
+	decorate(&st, run, rows)
+	return st, nil
+}
+
+// decorate adds the run's pending interrupt or failure to its latest state.
+func decorate(st *platform.DurableState, run engine.Run, rows []engine.HistoryEvent) {
+	if len(st.Values) == 0 {
+		st.Values = json.RawMessage("{}")
+	}
+	if run.Status == engine.StatusFailed || run.Status == engine.StatusTerminated {
+		st.Failed = run.FailureMessage()
+	}
+	p, ok := run.Progress()
+	if !ok || p.WaitingForEvent == "" {
+		return
+	}
+	in := &platform.DurableInterrupt{Event: p.WaitingForEvent, ResumeNode: p.ResumeNode}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].Type == engine.HistoryWaitStarted {
+			in.ID = run.InstanceID + ":" + strconv.FormatInt(rows[i].Sequence, 10)
+			break
+		}
+	}
+	st.Interrupt = in
+}
+
+// states are the states recorded in rows, newest first.
+func states(rows []engine.HistoryEvent) []platform.DurableState {
+	var out []platform.DurableState
+	for i := len(rows) - 1; i >= 0; i-- {
+		h := rows[i]
+		if h.Type != engine.HistoryNodeCompleted && h.Type != engine.HistoryEventApplied {
+			continue
+		}
+		var d struct {
+			State json.RawMessage `json:"state"`
+		}
+		if json.Unmarshal(h.Data, &d) != nil || len(d.State) == 0 {
+			continue
+		}
+		out = append(out, platform.DurableState{ID: strconv.FormatInt(h.Sequence, 10), Node: h.Node, Values: d.State, At: h.Timestamp})
+	}
+	return out
+}
+
+// history reads the run's whole history, oldest first.
+func (a *Assistants) history(ctx context.Context, id string) ([]engine.HistoryEvent, error) {
+	var rows []engine.HistoryEvent
+	token := ""
+	for {
+		page, err := a.eng.History(ctx, id, token, 1000)
+		if err != nil {
+			return nil, fmt.Errorf("read durable history: %w", err)
+		}
+		rows = append(rows, page.Events...)
+		if page.ContinuationToken == "" {
+			return rows, nil
+		}
+		token = page.ContinuationToken
+	}
+}
