@@ -113,7 +113,8 @@ func (a *Assistants) resume(ctx context.Context, id string, payload json.RawMess
 	switch {
 	case errors.As(err, &fin):
 		return platform.DurableState{}, platform.ErrNoPendingInterrupt
-	case errors.Is(err, engine.ErrInvalidEventPayload):
+	case errors.Is(err, engine.ErrInvalidEventPayload), errors.Is(err, durable.ErrInvalidEventPayload), errors.Is(err, durable.ErrUnknownEvent):
+		// Not JSON, refused by the handler's payload type, or an event the graph cannot take.
 		return platform.DurableState{}, fmt.Errorf("%w: %w", platform.ErrInvalidResume, err)
 	case err != nil:
 		return platform.DurableState{}, fmt.Errorf("raise %s on durable run: %w", event, err)

@@ -1,6 +1,7 @@
 package platformruns_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -81,5 +82,61 @@ func TestAssistants_ResumeAfterRestart(t *testing.T) {
 	}
 	if id := platformruns.InstanceID(strings.Repeat("x", 300)); !engine.ValidInstanceID(id) || !strings.HasPrefix(id, "thread-") {
 		t.Fatalf("hashed instance id %q", id)
+	}
+}
+
+type gateState struct {
+	OK bool `json:"ok"`
+}
+
+type gatePayload struct {
+	OK bool `json:"ok"`
+}
+
+// TestAssistants_ResumeWithARefusedPayload_IsInvalidResume: a resume payload that the awaited
+// event's typed handler refuses is the client's error (platform.ErrInvalidResume, a 400), and
+// the run still waits for a good one.
+func TestAssistants_ResumeWithARefusedPayload_IsInvalidResume(t *testing.T) {
+	b := durable.NewManifestBuilder[gateState]("gate")
+	b.SetEntrypoint("ask")
+	_ = b.AddStep("ask", func(_ context.Context, s gateState) (gateState, error) { return s, nil },
+		durable.WithDecide(func(_ context.Context, s gateState) (durable.RouteDecision, error) {
+			if !s.OK {
+				return durable.WaitForEvent("answer", "done"), nil
+			}
+			return durable.Next("done"), nil
+		}))
+	_ = b.AddStep("done", func(_ context.Context, s gateState) (gateState, error) { return s, nil }, durable.Terminal())
+	_ = durable.OnEvent(b, "answer", func(_ context.Context, s gateState, p gatePayload) (gateState, error) { s.OK = p.OK; return s, nil })
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := durable.NewRegistry()
+	if err := reg.Register(g); err != nil {
+		t.Fatal(err)
+	}
+	st := newStorage()
+	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	a := platformruns.NewAssistants(e, reg.Public())
+	ctx := t.Context()
+	s, err := a.Run(ctx, platform.DurableRunRequest{ThreadID: "g1", Graph: "gate", Input: json.RawMessage(`{}`)})
+	if err != nil || s.Interrupt == nil || s.Interrupt.Event != "answer" {
+		t.Fatalf("run: %+v %v", s, err)
+	}
+	_, err = a.Run(ctx, platform.DurableRunRequest{ThreadID: "g1", Graph: "gate", Resume: json.RawMessage(`{"ok":"yes"}`)})
+	if !errors.Is(err, platform.ErrInvalidResume) {
+		t.Fatalf("resume with a string for a bool: %v, want ErrInvalidResume", err)
+	}
+	s, err = a.Run(ctx, platform.DurableRunRequest{ThreadID: "g1", Graph: "gate", Resume: json.RawMessage(`{"ok":true}`)})
+	if err != nil || s.Interrupt != nil || !strings.Contains(string(s.Values), `"ok":true`) {
+		t.Fatalf("good resume: %+v %s %v", s, s.Values, err)
 	}
 }
