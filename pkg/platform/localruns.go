@@ -154,12 +154,13 @@ func (l *LocalRuns) runNext(tid string) {
 	l.mu.Unlock()
 
 	status, err := l.exec.ExecuteRun(ctx, run)
+	interrupted := ctx.Err() != nil // read before cancel, which always sets it
 	cancel()
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lr.cancel = nil
-	if errors.Is(err, ErrRetryLater) && ctx.Err() == nil {
+	if errors.Is(err, ErrRetryLater) && !interrupted {
 		lr.run.Status = RunPending
 		time.AfterFunc(l.opts.RetryGap, func() { l.requeue(tid) })
 		return
@@ -167,7 +168,7 @@ func (l *LocalRuns) runNext(tid string) {
 	if err != nil || status == "" {
 		status = RunError
 	}
-	if ctx.Err() != nil && status != RunSuccess {
+	if interrupted && status != RunSuccess {
 		status = RunInterrupted
 	}
 	l.finishLocked(lr, status)
