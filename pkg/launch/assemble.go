@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -116,9 +117,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 			return fmt.Errorf("assemble app: %w", err)
 		}
 		if _, ok := opts.Engine.Policies[platformruns.GraphName]; !ok {
-			policies := make(map[string]engine.GraphPolicy, len(opts.Engine.Policies)+1)
-			for k, v := range opts.Engine.Policies {
-				policies[k] = v
+			policies := maps.Clone(opts.Engine.Policies) // the caller's map stays as it was
+			if policies == nil {
+				policies = map[string]engine.GraphPolicy{}
 			}
 			policies[platformruns.GraphName] = platformruns.Policy
 			opts.Engine.Policies = policies
