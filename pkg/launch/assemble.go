@@ -131,6 +131,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 	if opts.API.Logger == nil {
 		opts.API.Logger = s.Logger
 	}
+	if opts.API.Isolation == nil {
+		opts.API.Isolation = s.Isolation
+	}
 	st := s.Durable.OrMemory()
 	eng, err := MountDurable(st, a.Host, reg, opts)
 	if err != nil {
@@ -141,6 +144,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 		po := spec.PlatformOptions
 		if po.Threads == nil {
 			po.Threads = s.Threads
+		}
+		if po.Isolation == nil {
+			po.Isolation = s.Isolation
 		}
 		po.NewRunBackend = bg.Bind(eng)
 		if po.Durable == nil && len(spec.Durable) > 0 {
