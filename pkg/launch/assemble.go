@@ -30,8 +30,9 @@ type Spec struct {
 	// Settings.Threads (process memory when nil) and their background runs on the durable
 	// engine.
 	Platform bool
-	// PlatformOptions tune the platform routes; Threads and NewRunBackend are filled in, and
-	// Durable (the durable graphs as assistants, platformruns.NewAssistants) when unset.
+	// PlatformOptions tune the platform routes; Threads, Isolation and NewRunBackend are
+	// filled in, and Durable (the durable graphs as assistants, platformruns.NewAssistants)
+	// when unset. Settings.Isolation also goes to the runs API (DurableOptions.API) when unset.
 	PlatformOptions platform.Options
 }
 
