@@ -1,10 +1,7 @@
 package platform
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -48,29 +45,11 @@ type user struct{ id, key string }
 
 func (u user) do(t *testing.T, tr hosttest.Transport, method, path, body string) resp {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, tr.BaseURL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("x-functions-key", u.key)
+	h := []string{"x-functions-key", u.key}
 	if u.id != "" {
-		req.Header.Set(isolation.PrincipalIDHeader, u.id)
-		req.Header.Set(isolation.PrincipalIDPHeader, "aad")
+		h = append(h, isolation.PrincipalIDHeader, u.id, isolation.PrincipalIDPHeader, "aad")
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer r.Body.Close()
-	b, _ := io.ReadAll(r.Body)
-	return resp{r.StatusCode, r.Header, string(b)}
+	return doHeaders(t, tr, method, path, body, h...)
 }
 
 // owner is the owner a transport records for identity id: qualified by the identity

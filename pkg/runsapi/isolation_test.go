@@ -1,7 +1,6 @@
 package runsapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/netip"
 	"strings"
@@ -20,25 +19,9 @@ import (
 // transports, with isolation iso (nil: off).
 func serveIsolated(t *testing.T, iso *isolation.Isolation) []hosttest.Transport {
 	t.Helper()
-	reg := runsapitest.ExampleRegistry(t)
-	logger := hosttest.TestLogger(t)
-	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, Logger: logger, AuthLevel: "function", Isolation: iso})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := svc.FunctionApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hosttest.Transports(t, app)
+	_, trs := serveRunsWith(t, engine.Options{Registry: runsapitest.ExampleRegistry(t), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()},
+		runsapi.Options{AuthLevel: "function", Isolation: iso})
+	return trs
 }
 
 func newIsolation(t *testing.T, proxy string) *isolation.Isolation {
