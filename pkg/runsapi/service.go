@@ -145,6 +145,8 @@ func (o Options) withDefaults() Options {
 //     graph '<name>'"} when there is none. An old version can leave the deployment once its
 //     unfinished_runs is 0 (the count comes from the run index and errs high, never low;
 //     listing the version's runs with status=Running and status=Pending repairs it).
+//     Under isolation (Options.Isolation) it is the master key's only: 403 for another
+//     caller (isolation.go).
 //
 // Names (product rule): an event name is 1–256 characters (UTF-16 code units) without
 // control characters; another one is answered 400 {"error": "invalid event_name: want 1 to
