@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
 // threadStateBody is the native state response. Fields are in contract order.
@@ -23,12 +25,25 @@ func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hos
 }
 
 func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, error) {
+	sc := a.scope.Load()
+	var caller isolation.Caller
+	if sc != nil {
+		var err error
+		if caller, err = sc.caller(r); err != nil {
+			return nil, err
+		}
+	}
 	tid := r.PathValue("thread_id")
 	if tid == "" {
 		return nil, newPublic(errMissingPathParam, "Missing thread_id in URL path")
 	}
 	if err := ValidateThreadID(tid); err != nil {
 		return nil, err
+	}
+	if sc != nil {
+		if err := a.checkThread(r.Context(), sc, caller, g, tid, false); err != nil {
+			return nil, err
+		}
 	}
 	sg, ok := g.graph.(StatefulGraph)
 	if !ok { // unreachable over HTTP: the route exists only for stateful graphs

@@ -3,9 +3,11 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -93,6 +95,16 @@ func (s *Service) ownedMetadata(ctx context.Context, meta map[string]any) map[st
 	return out
 }
 
+// threadOwner is thread t's owner under isolation ("" when off or ownerless): what a run on
+// it records as its owner where runs are listed by owner (a durable assistant's engine run).
+func (s *Service) threadOwner(t threads.Thread) string {
+	if s.iso == nil {
+		return ""
+	}
+	o, _ := t.Metadata[isolation.OwnerKey].(string)
+	return o
+}
+
 // checkOwnerPatch refuses a non-admin's metadata patch that names another owner (403); one
 // that repeats the caller's own identity passes.
 func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) error {
@@ -102,4 +114,39 @@ func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) erro
 		return nil
 	}
 	return newPublic(errForbidden, "Forbidden: metadata key 'owner' is set by the server")
+}
+
+// hostingOwners is the thread store as the hosting routes' record of thread owners
+// (host.ThreadOwners): a hosting invoke or stream with a new thread id creates the platform
+// thread, owned by the caller, so the thread is the same one on both route families.
+type hostingOwners struct{ s *Service }
+
+var _ host.ThreadOwners = hostingOwners{}
+
+// ThreadOwner implements host.ThreadOwners.
+func (o hostingOwners) ThreadOwner(ctx context.Context, tid string) (any, error) {
+	t, err := o.s.store.Get(ctx, tid)
+	if errors.Is(err, threads.ErrThreadNotFound) {
+		return nil, fmt.Errorf("get thread %q: %w", tid, host.ErrThreadNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get thread %q: %w", tid, err)
+	}
+	return t.Metadata[isolation.OwnerKey], nil
+}
+
+// CreateThread implements host.ThreadOwners: an idle thread whose metadata is {"owner":
+// owner}. An id the platform routes refuse ("." and "..") names no thread.
+func (o hostingOwners) CreateThread(ctx context.Context, tid, owner string) (any, error) {
+	if err := validThreadID(tid); err != nil {
+		return nil, fmt.Errorf("create thread %q: %w", tid, host.ErrThreadNotFound)
+	}
+	_, err := o.s.newThread(ctx, tid, map[string]any{isolation.OwnerKey: owner})
+	if errors.Is(err, threads.ErrThreadExists) {
+		return o.ThreadOwner(ctx, tid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create thread %q: %w", tid, err)
+	}
+	return owner, nil
 }
