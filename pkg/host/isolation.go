@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
@@ -14,7 +15,7 @@ import (
 // untrusted peer. A request without a thread id runs for any identified caller. A thread id
 // must name a thread of the ThreadOwners record that the caller owns, else 404 `Thread '<id>'
 // not found` (the state route's own answer for a missing thread). Invoke and stream with an
-// id no thread has yet create the record, owned by the caller, unless the graph already holds
+// id no thread has yet create the record, owned by the caller, unless a graph already holds
 // state for that id (a thread from before isolation, or one whose record was deleted): that
 // stays unreachable (404) except to the master key. Without a ThreadOwners (no platform
 // routes) a thread id is refused with 403. The master key bypasses every thread check. With
@@ -76,7 +77,8 @@ func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 }
 
 // checkThread lets caller use thread tid of g, or answers why not. With create (invoke and
-// stream), an id no thread has yet becomes the caller's thread unless g holds state for it.
+// stream), an id no thread has yet becomes the caller's thread unless a graph holds state
+// for it.
 func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isolation.Caller, g *hostedGraph, tid string, create bool) error {
 	if c.Admin {
 		return nil
@@ -88,7 +90,7 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 	owner, err := sc.owners.ThreadOwner(ctx, tid)
 	if errors.Is(err, ErrThreadNotFound) && create {
 		var held bool
-		if held, err = graphHoldsThread(ctx, g, tid); err == nil && held {
+		if held, err = a.holdsThread(ctx, tid); err == nil && held {
 			return notFound
 		}
 		if err == nil {
@@ -107,8 +109,23 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 	return nil
 }
 
-// graphHoldsThread reports whether g already keeps state for thread tid: a thread written
-// before isolation was on, or whose record was deleted, which no caller may claim.
+// holdsThread reports whether a graph of the app already keeps state for thread tid: a
+// thread written before isolation was on, or whose record was deleted, which no caller may
+// claim (thread ids are global, so through any graph). It reads every stateful graph's
+// state once, when a thread id is first used.
+func (a *GraphHostApp) holdsThread(ctx context.Context, tid string) (bool, error) {
+	a.mu.RLock()
+	graphs := slices.Clone(a.graphs)
+	a.mu.RUnlock()
+	for _, g := range graphs {
+		if held, err := graphHoldsThread(ctx, g, tid); held || err != nil {
+			return held, err
+		}
+	}
+	return false, nil
+}
+
+// graphHoldsThread reports whether g keeps state for thread tid.
 func graphHoldsThread(ctx context.Context, g *hostedGraph, tid string) (bool, error) {
 	sg, ok := g.graph.(StatefulGraph)
 	if !ok {
