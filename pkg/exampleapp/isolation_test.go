@@ -103,3 +103,33 @@ func TestIsolation_DurableAssistantRuns_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolation_HostingAndVersions_BothTransports: in the assembled app, echo_agent's hosting
+// routes reach a thread only as its owner, and graph versions are the master key's only.
+func TestIsolation_HostingAndVersions_BothTransports(t *testing.T) {
+	for _, tr := range isolatedApp(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			key, tid := tr.FunctionKey, "echo-"+tr.Name
+			invoke := `{"input":{"messages":[{"role":"user","content":"hi"}]},"config":{"configurable":{"thread_id":"` + tid + `"}}}`
+			if code, body := doAs(t, tr, "alice", key, "POST", "/api/graphs/echo_agent/invoke", invoke); code != 200 {
+				t.Fatalf("alice invoke: %d %s", code, body)
+			}
+			if code, body := doAs(t, tr, "alice", key, "GET", "/api/graphs/echo_agent/threads/"+tid+"/state", ""); code != 200 || !strings.Contains(body, `"hi"`) {
+				t.Errorf("alice state: %d %s", code, body)
+			}
+			notFound := `{"error":"error","detail":"Thread '` + tid + `' not found"}`
+			if code, body := doAs(t, tr, "bob", key, "GET", "/api/graphs/echo_agent/threads/"+tid+"/state", ""); code != 404 || body != notFound {
+				t.Errorf("bob state: %d %s", code, body)
+			}
+			if code, body := doAs(t, tr, "bob", key, "POST", "/api/graphs/echo_agent/invoke", invoke); code != 404 || body != notFound {
+				t.Errorf("bob invoke: %d %s", code, body)
+			}
+			if code, body := doAs(t, tr, "alice", key, "GET", "/api/graphs/support_agent/versions", ""); code != 403 {
+				t.Errorf("alice versions: %d %s", code, body)
+			}
+			if code, body := doAs(t, tr, "", tr.MasterKey, "GET", "/api/graphs/support_agent/versions", ""); code != 200 {
+				t.Errorf("master key versions: %d %s", code, body)
+			}
+		})
+	}
+}
