@@ -17,9 +17,12 @@ import (
 // metadata key "owner", set to the caller's identity when a non-admin creates it (through
 // threads.create, a run's if_not_exists create, or a threadless run's temporary thread); a
 // run is its thread's. Another identity's thread answers exactly as a missing one (404), on
-// every thread, state and run route; search and count only see the caller's threads. With
-// isolation off none of this costs anything: the routes are not wrapped and the checks are
-// one nil test.
+// every thread, state and run route; search and count only see the caller's threads. Mount
+// hands the isolation to the hosting app with the thread store as its record of owners
+// (hostingOwners), so the hosting routes reach the same threads under the same rules; a
+// durable assistant's engine run records the thread's owner (RunRequest.owner,
+// DurableRunRequest.Owner). With isolation off none of this costs anything: the routes are
+// not wrapped and the checks are one nil test.
 
 type callerKey struct{}
 
