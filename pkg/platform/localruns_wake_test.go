@@ -95,7 +95,9 @@ func TestService_ReleasedThread_WakesTheQueuedRun(t *testing.T) {
 
 type runExecutorFunc func(context.Context, Run) (RunStatus, error)
 
-func (f runExecutorFunc) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) { return f(ctx, run) }
+func (f runExecutorFunc) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
+	return f(ctx, run)
+}
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
