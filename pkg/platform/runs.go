@@ -49,6 +49,7 @@ func (s *Service) releaseThread(ctx context.Context, tid string, status threads.
 	if err != nil {
 		s.logger.Error("release thread", "thread_id", tid, "error", err)
 	}
+	s.wakeRuns(tid)
 	return err
 }
 
