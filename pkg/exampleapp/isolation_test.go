@@ -2,9 +2,6 @@ package exampleapp_test
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -24,38 +21,17 @@ func isolatedApp(t *testing.T) []hosttest.Transport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := exampleapp.Build(exampleapp.Config{Logger: slog.New(slog.DiscardHandler), Isolation: iso})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Close() })
-	return hosttest.Transports(t, app.FunctionApp)
+	return serveApp(t, exampleapp.Config{Isolation: iso})
 }
 
 // doAs sends a request as identity id ("" none) with key.
 func doAs(t *testing.T, tr hosttest.Transport, id, key, method, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("x-functions-key", key)
+	h := []string{"x-functions-key", key}
 	if id != "" {
-		req.Header.Set(isolation.PrincipalIDHeader, id)
+		h = append(h, isolation.PrincipalIDHeader, id)
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.StatusCode, string(b)
+	return doHeaders(t, tr, method, path, body, h...)
 }
 
 // TestIsolation_DurableAssistantRuns_BothTransports: the engine run behind a durable

@@ -64,6 +64,15 @@ func (a *GraphHostApp) SetIsolation(iso *isolation.Isolation, owners ThreadOwner
 	a.scope.Store(&threadScope{iso: iso, owners: owners})
 }
 
+// resolve returns the request's caller under the scope; the zero Caller on a nil scope
+// (isolation off), where it is inlined to one nil test.
+func (sc *threadScope) resolve(r *http.Request) (isolation.Caller, error) {
+	if sc == nil {
+		return isolation.Caller{}, nil
+	}
+	return sc.caller(r)
+}
+
 // caller resolves the request's caller under the scope.
 func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 	c, err := sc.iso.Caller(r)

@@ -3,10 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,24 +71,10 @@ func isoApp(t *testing.T, owners ThreadOwners) []hosttest.Transport {
 // callAs sends a request as identity id ("" none) with key.
 func callAs(t *testing.T, tr hosttest.Transport, id, key, method, path, body string) response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	if id == "" {
+		return callHeaders(t, tr, method, path, body, key)
 	}
-	req.Header.Set("x-functions-key", key)
-	if id != "" {
-		req.Header.Set(isolation.PrincipalIDHeader, id)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+	return callHeaders(t, tr, method, path, body, key, isolation.PrincipalIDHeader, id)
 }
 
 func threaded(tid string) string {

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
@@ -57,12 +56,9 @@ func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
 // for graphs with a checkpointer). The caller must release the admission.
 func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext) (*admission, error) {
 	sc := a.scope.Load()
-	var caller isolation.Caller
-	if sc != nil {
-		var err error
-		if caller, err = sc.caller(r); err != nil {
-			return nil, err
-		}
+	caller, err := sc.resolve(r)
+	if err != nil {
+		return nil, err
 	}
 	body, err := readBody(r, a.lim.maxBody, nil)
 	if err != nil {

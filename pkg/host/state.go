@@ -3,8 +3,6 @@ package host
 import (
 	"errors"
 	"net/http"
-
-	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
 // threadStateBody is the native state response. Fields are in contract order.
@@ -26,12 +24,9 @@ func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hos
 
 func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, error) {
 	sc := a.scope.Load()
-	var caller isolation.Caller
-	if sc != nil {
-		var err error
-		if caller, err = sc.caller(r); err != nil {
-			return nil, err
-		}
+	caller, err := sc.resolve(r)
+	if err != nil {
+		return nil, err
 	}
 	tid := r.PathValue("thread_id")
 	if tid == "" {
@@ -50,7 +45,7 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 		return nil, newPublic(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
 	}
 	var view StateView
-	err := guard(func() error {
+	err = guard(func() error {
 		var err error
 		view, err = sg.GetState(r.Context(), tid)
 		return err

@@ -48,13 +48,20 @@ func TestFromEnv_UserIsolation(t *testing.T) {
 	}
 }
 
-func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
+// isolatedSettings are `serve` settings with isolation on, X-User believed from loopback.
+func isolatedSettings(t *testing.T) Settings {
+	t.Helper()
 	s, err := FromEnv(t.Context(), func(k string) string {
 		return map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "127.0.0.1"}[k]
 	}, ModeServe, hosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
+	s := isolatedSettings(t)
 	a, err := Assemble(s, Spec{Platform: true})
 	if err != nil {
 		t.Fatal(err)
@@ -94,12 +101,7 @@ func newKeyRequest(t *testing.T, method, url, key string) *http.Request {
 // record of thread owners, so under isolation a thread id on a hosting route is refused
 // (403) to a caller without the master key, while a thread-less invoke runs.
 func TestAssemble_IsolationScopesHostingWithoutPlatform(t *testing.T) {
-	s, err := FromEnv(t.Context(), func(k string) string {
-		return map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "127.0.0.1"}[k]
-	}, ModeServe, hosttest.TestLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := isolatedSettings(t)
 	echo := host.Func[map[string]any, map[string]any](func(_ context.Context, in map[string]any) (map[string]any, error) { return in, nil })
 	a, err := Assemble(s, Spec{Hosted: []Hosted{{Name: "echo", Graph: echo}}})
 	if err != nil {

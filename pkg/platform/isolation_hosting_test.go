@@ -4,10 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
-	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // nativeNotFound is the hosting routes' body for a missing thread.
@@ -97,19 +94,7 @@ func TestIsolation_FromHostOptions_BothTransports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := host.New(host.Options{PlatformCompat: true, Isolation: iso, Logger: hosttest.TestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Register(newMemGraph(), "chat", host.RegisterOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := Mount(app, Options{Threads: threads.NewMemory()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range isoServe(t, iso, nil) {
 		t.Run(tr.Name, func(t *testing.T) {
 			if r := (user{"", tr.FunctionKey}).do(t, tr, "POST", "/api/threads/search", `{}`); r.status != 401 {
 				t.Errorf("platform route without identity: %d %s, want 401", r.status, r.body)
