@@ -140,7 +140,8 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		}
 		r := p.rows[rk]
 		s.etagNext++
-		r.etag = `W/"` + strconv.FormatUint(s.etagNext, 10) + `"`
+		var buf [24]byte
+		r.etag = string(append(strconv.AppendUint(append(buf[:0], `W/"`...), s.etagNext, 10), '"'))
 		r.ts = now
 		if !s.noETags {
 			etags[i] = r.etag
