@@ -272,7 +272,7 @@ type histRow struct {
 	// typ and name are the string constants of runs.go, boxed where they are named (free).
 	typ, name any
 	node      string
-	data            string // JSON
+	data      string // JSON
 }
 
 // historyOps appends rows after seq (the head's HistSeq) as inserts, stamped with the id of
