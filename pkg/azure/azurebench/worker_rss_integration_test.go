@@ -3,16 +3,13 @@
 package azurebench_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,6 +19,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/internal/procmem"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -258,37 +256,17 @@ func (w *worker) tail() string {
 }
 
 // rssMB reads a memory field (VmRSS, VmHWM) of the worker from /proc, in MB (10^6 bytes).
-func (w *worker) rssMB(field string) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err == nil {
-				return kb * 1024 / 1e6
-			}
-		}
-	}
-	return -1
-}
+func (w *worker) rssMB(field string) float64 { return procmem.MB(w.cmd.Process.Pid, field) }
 
-// gcLine matches a gctrace line's heap sizes: "… 4->5->2 MB, 5 MB goal …".
-var gcLine = regexp.MustCompile(`gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
-
-// lastHeapMB returns the live heap after the worker's last GC (the third figure of the
-// trace's "A->B->C MB", MiB), in MB.
+// lastHeapMB returns the live heap after the worker's last GC, in MB.
 func (w *worker) lastHeapMB(b *testing.B) float64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := gcLine.FindAllStringSubmatch(w.log.String(), -1)
-	if len(m) == 0 {
+	mb, line, ok := procmem.LastLiveHeapMB(w.log.String())
+	if !ok {
 		b.Log("no gctrace line in the worker's output")
 		return -1
 	}
-	b.Logf("worker's last GC: %s", m[len(m)-1][0])
-	live, _ := strconv.ParseFloat(m[len(m)-1][3], 64)
-	return live * (1 << 20) / 1e6
+	b.Logf("worker's last GC: %s", line)
+	return mb
 }
