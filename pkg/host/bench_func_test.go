@@ -94,9 +94,10 @@ func BenchmarkInvokeFuncEchoCustomHandlerLoopback(b *testing.B) {
 // funcEchoAllocBudget is the most allocations one invoke of the host.Func echo may make in
 // process, through the whole custom-handler path (invocation decode, routing, admission,
 // the graph run, the reply's encoding), test request and recorder included (the bare net/http
-// peer: 40). Measured: see TestInvokeFuncEcho_AllocBudget's log; a change that needs more
-// must say why in the README's invoke table.
-const funcEchoAllocBudget = 130
+// peer: 40). Measured: 93 (see TestInvokeFuncEcho_AllocBudget's log); a change that needs
+// more must say why in the README's invoke table. Under -race the budget grows by
+// raceAllocSlack.
+const funcEchoAllocBudget = 100
 
 func TestInvokeFuncEcho_AllocBudget(t *testing.T) {
 	h := funcEchoHandler(t)
@@ -104,8 +105,9 @@ func TestInvokeFuncEcho_AllocBudget(t *testing.T) {
 	path := "/fg_" + funcEchoName + "_invoke"
 	serveOnce(t, h, path, payload) // warm: lazily built tables, pools
 	allocs := testing.AllocsPerRun(200, func() { serveOnce(t, h, path, payload) })
-	t.Logf("host.Func echo invoke, in process: %.0f allocations (budget %d)", allocs, funcEchoAllocBudget)
-	if allocs > funcEchoAllocBudget {
-		t.Fatalf("host.Func echo invoke allocates %.0f times, above its budget of %d", allocs, funcEchoAllocBudget)
+	budget := funcEchoAllocBudget + raceAllocSlack
+	t.Logf("host.Func echo invoke, in process: %.0f allocations (budget %d)", allocs, budget)
+	if allocs > float64(budget) {
+		t.Fatalf("host.Func echo invoke allocates %.0f times, above its budget of %d", allocs, budget)
 	}
 }
