@@ -6,14 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,32 +26,25 @@ import (
 // The binary is FUNCGRAPH_TEST_HANDLER_BIN (`make bench` builds bin/funcgraph and sets it);
 // FUNCGRAPH_BENCH_WAITING_RUNS overrides the number of runs (default 10 000).
 func BenchmarkServeMemory_WaitingRuns(b *testing.B) {
-	runs := 10000
-	if v := os.Getenv("FUNCGRAPH_BENCH_WAITING_RUNS"); v != "" {
-		var err error
-		if runs, err = strconv.Atoi(v); err != nil || runs < 1 {
-			b.Fatalf("FUNCGRAPH_BENCH_WAITING_RUNS=%q: want a positive integer", v)
-		}
-	}
-	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
-	if bin == "" {
-		b.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run through `make bench` (it builds bin/funcgraph)")
+	runs, bin, err := procmem.BenchSettings(10000, "bench")
+	if err != nil {
+		b.Fatal(err)
 	}
 	var idle, idleHeap, waiting, peak, heap float64
 	for range b.N {
 		s := startServer(b, bin)
 		time.Sleep(time.Second)
-		idle += procmem.MB(s.pid(), "VmRSS")
+		idle += s.MB("VmRSS")
 		idleHeap += s.liveHeapMB()
 		t0 := time.Now()
 		ids := s.startRuns(b, runs)
 		s.awaitWaiting(b, ids)
 		b.Logf("%d runs waiting after %s", runs, time.Since(t0).Round(time.Millisecond))
 		time.Sleep(2 * time.Second) // let a GC trace the settled heap
-		waiting += procmem.MB(s.pid(), "VmRSS")
-		peak += procmem.MB(s.pid(), "VmHWM")
+		waiting += s.MB("VmRSS")
+		peak += s.MB("VmHWM")
 		heap += s.liveHeapMB()
-		s.stop()
+		s.Stop()
 	}
 	n := float64(b.N)
 	b.ReportMetric(idle/n, "idle-RSS-MB")
@@ -69,87 +57,30 @@ func BenchmarkServeMemory_WaitingRuns(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// server is a `funcgraph serve` process.
+// server is the `funcgraph serve` process under measure, with a client of its API.
 type server struct {
-	cmd    *exec.Cmd
+	*procmem.Server
 	base   string
 	client *http.Client
-	mu     sync.Mutex
-	log    bytes.Buffer
-	done   chan struct{}
 }
 
 const benchKey = "bench-key"
 
 func startServer(b *testing.B, bin string) *server {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// No storage setting: the in-memory backend, as `make run`.
+	ps, err := procmem.StartServer(bin, "FUNCGRAPH_FUNCTION_KEY="+benchKey, "FUNCGRAPH_LOG_LEVEL=warn",
+		"FUNCTIONS_CUSTOMHANDLER_PORT=", "AzureWebJobsStorage=")
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := &server{cmd: exec.Command(bin, "serve", "--addr", addr), base: "http://" + addr, done: make(chan struct{}),
+	b.Cleanup(ps.Stop)
+	return &server{Server: ps, base: "http://" + ps.Addr,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}}
-	s.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "FUNCGRAPH_FUNCTION_KEY="+benchKey, "FUNCGRAPH_LOG_LEVEL=warn",
-		"FUNCTIONS_CUSTOMHANDLER_PORT=", "AzureWebJobsStorage=")
-	s.cmd.Stdout, s.cmd.Stderr = s, s
-	if err := s.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	b.Cleanup(s.stop)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return s
-		}
-		select {
-		case <-s.done:
-			b.Fatalf("server exited; log:\n%s", s.tail())
-		default:
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("server did not listen; log:\n%s", s.tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (s *server) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.Write(p)
-}
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
-func (s *server) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-func (s *server) tail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.log.String()
-	return out[max(0, len(out)-4000):]
 }
 
 func (s *server) liveHeapMB() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mb, _, ok := procmem.LastLiveHeapMB(s.log.String())
+	mb, _, ok := s.LiveHeapMB()
 	if !ok {
 		return -1
 	}

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,7 +112,7 @@ func measure(ctx context.Context, c config, runs, concurrency int) (Point, error
 		dt, fg = append(dt, d.RunsPerSecond()), append(fg, f.RunsPerSecond())
 		ratio = append(ratio, f.RunsPerSecond()/d.RunsPerSecond())
 	}
-	p := Point{Runs: runs, Concurrency: concurrency, Funcgraph: median(fg), DurableTask: median(dt), Ratio: median(ratio), Rounds: c.rounds}
+	p := Point{Runs: runs, Concurrency: concurrency, Funcgraph: bench.Median(fg), DurableTask: bench.Median(dt), Ratio: bench.Median(ratio), Rounds: c.rounds}
 	fmt.Printf("median       runs=%-5d concurrency=%-3d funcgraph %.0f runs/s, durabletask %.1f runs/s: funcgraph/durabletask = %.1fx (target >= 100x)\n",
 		runs, concurrency, p.Funcgraph, p.DurableTask, p.Ratio)
 	return p, nil
@@ -144,15 +143,6 @@ func once(ctx context.Context, c config, runs, concurrency int, funcgraph bool) 
 		return bench.Result{}, err
 	}
 	return e.Run(ctx, runs)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func parseInts(s string) ([]int, error) {

@@ -3,9 +3,10 @@ package main
 import (
 	"bufio"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/funcgraph/funcgraph/bench"
 )
 
 // results are the metrics of `go test -bench` output: benchmark name (without its -N
@@ -63,17 +64,8 @@ func (r results) median(name, unit string) (float64, bool) {
 	if len(vs) == 0 {
 		return 0, false
 	}
-	return medianOf(vs), true
+	return bench.Median(vs), true
 }
 
 // count returns how many lines of the benchmark carried the metric.
 func (r results) count(name, unit string) int { return len(r[name][unit]) }
-
-func medianOf(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

@@ -25,3 +25,10 @@ func TestLastLiveHeapMB_TakesTheLastTrace(t *testing.T) {
 		t.Fatal("LastLiveHeapMB found a trace in a log without one")
 	}
 }
+
+func TestStartServer_MissingBinaryIsAnError(t *testing.T) {
+	if s, err := StartServer("/nonexistent/funcgraph"); err == nil {
+		s.Stop()
+		t.Fatal("StartServer of a missing binary succeeded")
+	}
+}
