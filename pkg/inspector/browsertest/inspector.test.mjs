@@ -67,7 +67,7 @@ test("start a support_agent run, watch it wait, approve it from the page, see it
 
   await waitForText(page, "#run-id", id);
   await waitForText(page, ".facts", "waiting for 'approval'");
-  await waitForText(page, 'g.node[data-node="classify_request"]', "⏸ waiting: approval");
+  await waitForText(page, 'g.node[data-node="classify_request"]', "‖ waiting: approval");
   assert.equal(await page.$eval("#event-name", (n) => n.value), "approval");
   assert.match(await page.$eval("#payload-schema", (n) => n.textContent), /untyped handler/);
 
