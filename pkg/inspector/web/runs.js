@@ -70,16 +70,22 @@ async function showRuns(params, view) {
     more.hidden = !token;
     const n = body.children.length;
     const inFlight = [...body.querySelectorAll(".status-pending, .status-running")].length;
-    summary.textContent = `${n} run${n === 1 ? "" : "s"} shown` + (inFlight ? `, ${inFlight} in flight (refreshing)` : "") + (token ? "; more available." : ".");
+    const refreshing = inFlight ? (pages > 1 ? " (refresh paused while paging)" : " (refreshing)") : "";
+    summary.textContent = `${n} run${n === 1 ? "" : "s"} shown` + (inFlight ? `, ${inFlight} in flight${refreshing}` : "") + (token ? "; more available." : ".");
     if (n === 0) body.append(el("tr", {}, el("td", { colspan: 6 }, "No runs match.")));
     return inFlight;
   };
   more.addEventListener("click", () => load(true).catch(showError));
   const refresh = async () => {
+    if (pages > 1) { view.timer(refresh, 2000); return; } // the reader is paging: keep the rows
     try {
       const inFlight = await load(false);
       if (inFlight && view.live()) view.timer(refresh, 2000);
-    } catch (e) { if (view.live()) { showError(e); view.timer(refresh, 5000); } }
+    } catch (e) {
+      if (!view.live()) return;
+      showError(e);
+      if (!(e instanceof ApiError) || e.status >= 500) view.timer(refresh, 5000); // transient: try again
+    }
   };
   await refresh();
 }
