@@ -151,6 +151,10 @@ func errorResponse(err error) (int, any) {
 		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
 	case errors.As(err, &active):
 		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
+	case errors.Is(err, errNoCaller):
+		return http.StatusUnauthorized, apiErrorBody{errNoCaller.Error()}
+	case errors.Is(err, errUntrustedCaller):
+		return http.StatusForbidden, apiErrorBody{errUntrustedCaller.Error()}
 	case errors.Is(err, engine.ErrConflict):
 		// Writers on one run kept moving its head: nothing was written; the client retries.
 		return http.StatusServiceUnavailable, apiErrorBody{"instance is busy, retry later"}
