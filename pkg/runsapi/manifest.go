@@ -42,11 +42,11 @@ func (s *Service) manifestFunctions(auth funchost.AuthLevel) []funchost.HTTPFunc
 	get := []string{http.MethodGet}
 	return []funchost.HTTPFunction{
 		{Name: FuncListGraphs, Methods: get, Route: "graphs", AuthLevel: auth,
-			Handler: s.handle(s.listGraphs), Doc: funchost.RouteDoc{Summary: "List the durable graphs", Tags: []string{"graphs"},
+			Handler: s.handle(s.isolate(s.listGraphs)), Doc: funchost.RouteDoc{Summary: "List the durable graphs", Tags: []string{"graphs"},
 				Description: "The latest registration of every durable graph: name, version, hash, entrypoint, state model, nodes and events.",
 				Response:    oasFreeObject(`{"graphs": [RegisteredGraphs item...]}`)}},
 		{Name: FuncGetGraphManifest, Methods: get, Route: "graphs/{graph_name}/manifest", AuthLevel: auth,
-			Handler: s.handle(s.getManifest), Doc: funchost.RouteDoc{Summary: "Get a graph version's manifest", Tags: []string{"graphs"},
+			Handler: s.handle(s.isolate(s.getManifest)), Doc: funchost.RouteDoc{Summary: "Get a graph version's manifest", Tags: []string{"graphs"},
 				Description: "Query: graph_hash (16 lowercase hex digits; absent: the latest registration). The manifest (nodes with their static next node, route handler and terminal flag; events) and, per event, the JSON Schema of a typed handler's payload.",
 				Response:    oasFreeObject(`{"graph_name", "latest", "manifest", "events": [{"event_name", "typed", "payload_schema"}]}`), Errors: routeErrors(400, 404)}},
 	}

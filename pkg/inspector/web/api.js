@@ -62,7 +62,7 @@ async function apiCall(method, path, options = {}) {
   }
   let res;
   try {
-    res = await fetch(url, { method, headers, body, cache: "no-store", credentials: "omit" });
+    res = await fetch(url, { method, headers, body, cache: "no-store", credentials: "same-origin" });
   } catch (e) {
     throw new Error(`network error calling ${method} ${url.pathname}: ${e.message}`);
   }
