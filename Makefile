@@ -23,7 +23,7 @@ TRACE            ?=
 # PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
 PORT             ?= 7071
 
-.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure local package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
 
 all: build
 
@@ -56,9 +56,9 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
-## test: tidy modules, vet (the product and bench/), race-enabled unit tests, a short fuzz
-## pass, then integration tests against Azurite.
-test: tidy-check vet bench-check unit fuzz-short integration
+## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector
+## in headless Chromium, a short fuzz pass, then integration tests against Azurite.
+test: tidy-check vet bench-check unit inspector-test fuzz-short integration
 
 ## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
 ## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
@@ -71,9 +71,10 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 
-## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets.
+## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets, and its
+## chart writer and plot tool pass their tests (tidy-check checks its go.mod and go.sum).
 bench-check:
-	cd bench && $(GO) build ./... && $(GO) vet ./...
+	cd bench && $(GO) build ./... && $(GO) vet ./... && $(GO) test -count=1 ./svgplot/ ./cmd/...
 
 unit:
 	$(GO) test -race -count=1 ./...
@@ -138,29 +139,73 @@ platform-sdk-test: $(AZURITE) build
 	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
 
+## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
+## (as root, else through sudo) when $(CHROMIUM) is missing.
+CHROMIUM ?= /usr/bin/chromium
+browser-install: $(CHROMIUM)
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+## inspector-test: the run inspector page (GET /api/inspector) in headless Chromium on the example
+## app, driven by puppeteer-core (npm, pinned in pkg/inspector/browsertest/package-lock.json; it
+## downloads no browser). inspector-screenshots regenerates docs/inspector-*.png the same way.
+INSPECTORTEST := $(TOOLS)/inspectortest
+inspector-setup: browser-install build
+	rm -rf $(INSPECTORTEST) && mkdir -p $(INSPECTORTEST) && cp pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
+	cd $(INSPECTORTEST) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+
+inspector-test: inspector-setup
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-concurrency=1 inspector.test.mjs
+
+inspector-screenshots: inspector-setup
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node screenshots.mjs $(CURDIR)/docs
+
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
 bench-lock: $(AZURITE)
 	@$(AZURITE_UP) $(GO) test -tags integration -run '^$$' -bench Integration -benchmem ./pkg/azure/bloblock/
 
 ## bench-azure: the durable engine on Azure Storage (Azurite) against raw SDK peers measured in
 ## the same run (README, "Durable engine on Azure Storage"): operations per step, step latency,
-## 64 concurrent runs, step 10 vs 1 000, then a worker process holding 10 000 waiting runs.
+## 64 concurrent runs, step 10 vs 1 000 — BENCH_ROUNDS interleaved rounds (each round measures
+## the engine and its raw peer back to back; the README reports medians) — then a worker
+## process holding waiting runs. Output: docs/bench/bench-azure.txt (make bench-plots reads it).
 BENCH_AZURE_TIME ?= 3x
 # Runs the worker holds waiting (the target is stated at 10 000; Azurite takes about half an
 # hour to get there on two cores: make bench-azure BENCH_AZURE_WAITING_RUNS=10000).
 BENCH_AZURE_WAITING_RUNS ?= 2000
+# Interleaved rounds of every benchmark pair; the README's figures are their medians.
+BENCH_ROUNDS ?= 5
 bench-azure: $(AZURITE) build
-	@$(AZURITE_UP) export FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph; \
-	  $(GO) test -tags integration -run '^$$' -bench 'Integration(OpsPerStep|StepLatency|StepAt10|Concurrent64)' \
-	    -benchtime $(BENCH_AZURE_TIME) -timeout 15m ./pkg/azure/azurebench/ && \
+	@mkdir -p docs/bench
+	@set -o pipefail; $(AZURITE_UP) export FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph; \
+	  for i in $$(seq $(BENCH_ROUNDS)); do \
+	    echo "round $$i of $(BENCH_ROUNDS)"; \
+	    $(GO) test -tags integration -run '^$$' -bench 'Integration(OpsPerStep|StepLatency|StepAt10|Concurrent64)' \
+	      -benchtime $(BENCH_AZURE_TIME) -timeout 15m ./pkg/azure/azurebench/ || exit 1; \
+	  done 2>&1 | tee docs/bench/bench-azure.txt && \
 	  FUNCGRAPH_BENCH_WAITING_RUNS=$(BENCH_AZURE_WAITING_RUNS) \
-	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/
+	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/ 2>&1 | tee -a docs/bench/bench-azure.txt
 
-## bench: the benchmarks reported in the README, then funcgraph vs durabletask-go v0.6.0 on the
-## same 3-step chain (separate module bench/, so the product's go.mod has no benchmark deps).
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
-	cd bench && $(GO) run ./cmd/benchcompare
+## bench: the benchmarks reported in the README — BENCH_ROUNDS interleaved rounds of every
+## package benchmark (BENCH selects them), the in-memory server holding 10 000 waiting runs —
+## then funcgraph vs durabletask-go v0.6.0 on the same 3-step chain (separate module bench/,
+## so the product's go.mod has no benchmark deps), BENCH_ROUNDS interleaved rounds per figure.
+## Output: docs/bench/bench.txt and docs/bench/benchcompare.json (make bench-plots reads them).
+BENCH ?= .
+bench: build
+	@mkdir -p docs/bench
+	@set -o pipefail; for i in $$(seq $(BENCH_ROUNDS)); do \
+	  echo "round $$i of $(BENCH_ROUNDS)"; \
+	  FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 30m ./pkg/... || exit 1; \
+	done 2>&1 | tee docs/bench/bench.txt
+	cd bench && $(GO) run ./cmd/benchcompare -rounds $(BENCH_ROUNDS) -json ../docs/bench/benchcompare.json
+
+## bench-plots: the README's benchmark charts (docs/bench/*.svg) and tables (the README's
+## bench-figures section) from the output of the last make bench / make bench-azure.
+bench-plots:
+	cd bench && $(GO) run ./cmd/benchplots -dir ../docs/bench -readme ../README.md
 
 ## functions: regenerate functions/ from the app's route table (MAIN=./path/to/your/main for your app).
 MAIN ?= ./handler

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"time"
 
 	"github.com/microsoft/durabletask-go/api"
@@ -166,11 +167,11 @@ func nextNode(node string) string {
 // quietLogger drops durabletask-go's logs below Error.
 type quietLogger struct{}
 
-func (quietLogger) Debug(...any)          {}
-func (quietLogger) Debugf(string, ...any) {}
-func (quietLogger) Info(...any)           {}
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Warn(...any)           {}
-func (quietLogger) Warnf(string, ...any)  {}
-func (quietLogger) Error(...any)          {}
-func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Debug(...any)              {}
+func (quietLogger) Debugf(string, ...any)     {}
+func (quietLogger) Info(...any)               {}
+func (quietLogger) Infof(string, ...any)      {}
+func (quietLogger) Warn(...any)               {}
+func (quietLogger) Warnf(string, ...any)      {}
+func (quietLogger) Error(v ...any)            { log.Print(v...) }
+func (quietLogger) Errorf(f string, v ...any) { log.Printf(f, v...) }

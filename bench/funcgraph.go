@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
@@ -61,6 +63,8 @@ func NewFuncgraph(ctx context.Context, concurrency int, interval time.Duration) 
 	eng, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		Concurrency: concurrency,
+		// As quiet as durabletask-go's logger in this harness: errors only.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -74,4 +75,17 @@ func measure(ctx context.Context, e chainEngine, runs int, interval time.Duratio
 		}
 	}
 	return time.Since(begin), nil
+}
+
+// Median returns the median of xs (the mean of the middle two for an even count; 0 for none).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

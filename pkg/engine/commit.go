@@ -174,10 +174,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
 	ops := make([]Op, 0, len(rows)+2)
-	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.mutableProps()}})
+	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
 	ops = append(ops, historyOps(base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)...)
 	n.histSeq = base.histSeq + int64(len(rows))
-	ops[0].Entity.Properties[pHistSeq] = n.histSeq
+	if n.histSeq != base.histSeq {
+		ops[0].Entity.Properties[pHistSeq] = n.histSeq
+	}
 	if o.kind == outEvent {
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}

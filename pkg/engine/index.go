@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -103,9 +102,13 @@ func validIndexRowKey(rk string) bool {
 
 // indexShard returns the shard of a run id.
 func indexShard(runID string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(runID))
-	return int(h.Sum32() % indexShards)
+	// FNV-1a, 32 bits, inline (hash/fnv's would allocate its state and a copy of runID).
+	h := uint32(2166136261)
+	for i := 0; i < len(runID); i++ {
+		h ^= uint32(runID[i])
+		h *= 16777619
+	}
+	return int(h % indexShards)
 }
 
 // indexRef locates the index rows of one run generation.
@@ -150,10 +153,12 @@ func indexStatus(s RunStatus) string {
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	ref := h.indexRef()
 	all, active := ref.partitions()
-	for _, pk := range append(all[:], active[:]...) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
-			iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
-		}}}})
+	// One map for the four rows: a store never retains the caller's map.
+	props := map[string]any{
+		iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
+	}
+	for _, pk := range [...]string{all[0], all[1], active[0], active[1]} {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: props}}})
 		if errors.Is(err, ErrConflict) { // an earlier attempt of this start wrote it
 			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
 				iGen: h.gen, iStatus: indexActive,
@@ -171,10 +176,9 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	ctx = context.WithoutCancel(ctx) // the run's commit is stored: a shutdown must not skip this
 	ref := h.indexRef()
 	all, active := ref.partitions()
+	props := map[string]any{iStatus: indexStatus(h.status)} // shared: a store never retains it
 	for _, pk := range all {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
-			iStatus: indexStatus(h.status),
-		}}}})
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: props}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			e.log.Warn("index: record status", "run_id", h.runID, "error", err.Error())
 		}

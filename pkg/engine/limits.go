@@ -100,9 +100,9 @@ func ValidateEntity(e Entity) (int, error) {
 	if err := ValidateKey("RowKey", e.RowKey); err != nil {
 		return 0, err
 	}
-	key := e.PartitionKey + "/" + e.RowKey
+	key := entityKey(e) // for errors only
 	if len(e.Properties) > MaxProperties {
-		return 0, &LimitError{Limit: "property count", Key: key, Size: len(e.Properties), Max: MaxProperties}
+		return 0, &LimitError{Limit: "property count", Key: key.String(), Size: len(e.Properties), Max: MaxProperties}
 	}
 	size := 4 + 2*UTF16Len(e.PartitionKey) + 4 + 2*UTF16Len(e.RowKey) + 4
 	for name, v := range e.Properties {
@@ -114,15 +114,20 @@ func ValidateEntity(e Entity) (int, error) {
 			return 0, fmt.Errorf("%w: entity %s: property %s: %v", ErrInvalidEntity, key, name, err)
 		}
 		if vs.limited && vs.bytes > MaxPropertyBytes {
-			return 0, &LimitError{Limit: "property value", Key: key, Property: name, Size: vs.bytes, Max: MaxPropertyBytes}
+			return 0, &LimitError{Limit: "property value", Key: key.String(), Property: name, Size: vs.bytes, Max: MaxPropertyBytes}
 		}
 		size += 8 + 2*len(name) + vs.bytes + vs.overhead
 	}
 	if size > MaxEntityBytes {
-		return 0, &LimitError{Limit: "entity", Key: key, Size: size, Max: MaxEntityBytes}
+		return 0, &LimitError{Limit: "entity", Key: key.String(), Size: size, Max: MaxEntityBytes}
 	}
 	return size, nil
 }
+
+// entityKey names an entity in an error; it is built only when an error needs it.
+type entityKey Entity
+
+func (k entityKey) String() string { return k.PartitionKey + "/" + k.RowKey }
 
 type valueSizes struct {
 	bytes    int  // the value's bytes (UTF-16 for strings)
@@ -160,17 +165,19 @@ func ValidateBatch(ops []Op) error {
 		return &LimitError{Limit: "batch operations", Size: len(ops), Max: MaxBatchOps}
 	}
 	pk := ops[0].Entity.PartitionKey
-	seen := make(map[string]struct{}, len(ops))
+	var seen map[string]struct{} // only for batches too long for a linear scan
+	if len(ops) > smallBatch {
+		seen = make(map[string]struct{}, len(ops))
+	}
 	total := 0
 	for i, op := range ops {
 		e := op.Entity
 		if e.PartitionKey != pk {
 			return &BatchError{Index: i, Err: fmt.Errorf("%w: batch spans partitions %q and %q", ErrInvalidEntity, pk, e.PartitionKey)}
 		}
-		if _, dup := seen[e.RowKey]; dup {
+		if rowSeen(ops[:i], seen, e.RowKey) {
 			return &BatchError{Index: i, Err: fmt.Errorf("%w: row %q appears twice in one batch", ErrInvalidEntity, e.RowKey)}
 		}
-		seen[e.RowKey] = struct{}{}
 		switch op.Kind {
 		case OpInsert:
 		case OpReplace, OpMerge, OpDelete:
@@ -200,6 +207,27 @@ func ValidateBatch(ops []Op) error {
 		return &LimitError{Limit: "batch", Size: total, Max: MaxBatchBytes}
 	}
 	return nil
+}
+
+// smallBatch is the longest batch whose duplicate rows ValidateBatch finds by a linear scan.
+const smallBatch = 8
+
+// rowSeen reports whether rk is the row of one of the ops before it (seen, when not nil,
+// holds them) and records it in seen.
+func rowSeen(before []Op, seen map[string]struct{}, rk string) bool {
+	if seen == nil {
+		for _, op := range before {
+			if op.Entity.RowKey == rk {
+				return true
+			}
+		}
+		return false
+	}
+	if _, dup := seen[rk]; dup {
+		return true
+	}
+	seen[rk] = struct{}{}
+	return false
 }
 
 // ValidateQuery checks a query's limit and conditions. Errors wrap ErrInvalidQuery.

@@ -101,15 +101,23 @@ type observer struct {
 	obs     Observer
 	carrier TraceCarrier
 	log     *slog.Logger
+	// nop: nobody listens (no Observer, or NopObserver), so the hooks cost nothing: no event,
+	// no closure, no deferred recover.
+	nop bool
 }
 
 func newObserver(o Observer, log *slog.Logger) observer {
-	if o == nil {
-		o = NopObserver{}
+	nop := false
+	switch o.(type) {
+	case nil, NopObserver, *NopObserver:
+		o, nop = NopObserver{}, true
 	}
 	c, _ := o.(TraceCarrier)
-	return observer{obs: o, carrier: c, log: log}
+	return observer{obs: o, carrier: c, log: log, nop: nop}
 }
+
+// endNop is the step end of an engine nobody observes.
+func endNop(*head, *stepOutcome) {}
 
 func (o observer) guard(hook string, ev *RunEvent) {
 	if p := recover(); p != nil {
@@ -157,6 +165,9 @@ func headEvent(kind ObservedKind, h *head) RunEvent {
 
 // runStarted observes a new run and returns the trace text to keep with it.
 func (e *Engine) observeRunStarted(ctx context.Context, h *head) string {
+	if e.obs.nop {
+		return ""
+	}
 	ctx = e.obs.ctxCall("run_started", ctx, headEvent(ObservedRunStarted, h), e.obs.obs.RunStarted)
 	return e.obs.inject(ctx)
 }
@@ -164,6 +175,9 @@ func (e *Engine) observeRunStarted(ctx context.Context, h *head) string {
 // observeStepStarted observes the start of the next step of h; the returned end observes its
 // outcome (n is the committed head, nil when the commit was dropped or failed).
 func (e *Engine) observeStepStarted(ctx context.Context, h *head) (context.Context, func(n *head, o *stepOutcome)) {
+	if e.obs.nop {
+		return ctx, endNop
+	}
 	ev := headEvent("", h)
 	ev.Step = h.step + 1
 	ctx = e.obs.ctxCall("step_started", ctx, ev, e.obs.obs.StepStarted)
@@ -194,5 +208,8 @@ func (e *Engine) observeStepStarted(ctx context.Context, h *head) (context.Conte
 
 // observeCancelled observes a cancellation.
 func (e *Engine) observeCancelled(ctx context.Context, runID, graph string) {
+	if e.obs.nop {
+		return
+	}
 	e.obs.call("cancelled", ctx, RunEvent{Kind: ObservedCancelled, RunID: runID, Graph: graph}, e.obs.obs.Cancelled)
 }

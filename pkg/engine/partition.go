@@ -114,6 +114,53 @@ func (h *head) mutableProps() map[string]any {
 	}
 }
 
+// changedProps returns the properties of h that differ from base, the stored head it was
+// built from (merged into the head row, conditioned on base's ETag, so what the row holds
+// afterwards equals mutableProps of h). WriteID and Updated are always written: they stamp
+// the write (ambiguity.go).
+func (h *head) changedProps(base *head) map[string]any {
+	p := make(map[string]any, 12)
+	p[pWriteID], p[pUpdated] = h.writeID, h.updated
+	setStr := func(k, v, old string) {
+		if v != old {
+			p[k] = v
+		}
+	}
+	setInt := func(k string, v, old int64) {
+		if v != old {
+			p[k] = v
+		}
+	}
+	setStr(pStatus, string(h.status), string(base.status))
+	setStr(pNode, h.node, base.node)
+	setInt(pStep, h.step, base.step)
+	setInt(pVisits, h.visits, base.visits)
+	setInt(pAttempt, h.attempt, base.attempt)
+	setStr(pWaiting, h.waiting, base.waiting)
+	setStr(pResume, h.resume, base.resume)
+	setInt(pWaitDeadline, h.waitDeadline, base.waitDeadline)
+	setInt(pNotBefore, h.notBefore, base.notBefore)
+	setStr(pState, h.stateJSON, base.stateJSON)
+	setStr(pState+refSuffix, h.stateRef, base.stateRef)
+	setStr(pCustom, h.custom, base.custom)
+	setStr(pOutput, h.outputJSON, base.outputJSON)
+	setStr(pOutput+refSuffix, h.outputRef, base.outputRef)
+	setInt(pHistSeq, h.histSeq, base.histSeq)
+	setInt(pInboxSeq, h.inboxSeq, base.inboxSeq)
+	setInt(pPending, h.pending, base.pending)
+	if h.runnable != base.runnable {
+		p[pRunnable] = h.runnable
+	}
+	if h.awaitVersion != base.awaitVersion {
+		p[pAwaitVersion] = h.awaitVersion
+	}
+	setInt(pRestarts, h.restarts, base.restarts)
+	setInt(pWaitTimeout, h.waitTimeout, base.waitTimeout)
+	setStr(pTimeoutNode, h.timeoutNode, base.timeoutNode)
+	setStr(pTimedOut, h.timedOut, base.timedOut)
+	return p
+}
+
 // allProps returns every head property (insert or replace at start).
 func (h *head) allProps() map[string]any {
 	p := h.mutableProps()
@@ -131,11 +178,18 @@ func (h *head) allProps() map[string]any {
 }
 
 // absorb copies back what spilling changed in the written properties.
+// Properties the write leaves out (unchanged) are left as they are.
 func (h *head) absorb(props map[string]any) {
-	h.stateJSON, h.stateRef = str(props, pState), str(props, pState+refSuffix)
-	h.outputJSON, h.outputRef = str(props, pOutput), str(props, pOutput+refSuffix)
-	if _, ok := props[pInput]; ok {
-		h.inputJSON, h.inputRef = str(props, pInput), str(props, pInput+refSuffix)
+	for _, f := range [...]struct {
+		name     string
+		val, ref *string
+	}{{pState, &h.stateJSON, &h.stateRef}, {pOutput, &h.outputJSON, &h.outputRef}, {pInput, &h.inputJSON, &h.inputRef}} {
+		if v, ok := props[f.name].(string); ok {
+			*f.val = v
+		}
+		if v, ok := props[f.name+refSuffix].(string); ok {
+			*f.ref = v
+		}
 	}
 }
 
@@ -215,17 +269,22 @@ func newNonce() string {
 
 // histRow is a history row before it gets its sequence number.
 type histRow struct {
-	typ, name, node string
-	data            string // JSON
+	// typ and name are the string constants of runs.go, boxed where they are named (free).
+	typ, name any
+	node      string
+	data      string // JSON
 }
 
 // historyOps appends rows after seq (the head's HistSeq) as inserts, stamped with the id of
 // the write that inserts them.
 func historyOps(runID string, gen, seq, step int64, now time.Time, writeID string, rows []histRow) []Op {
 	ops := make([]Op, len(rows))
+	// The rows share the boxed values they have in common (values in a map are never
+	// modified in place, only replaced).
+	var stepV, nowV, writeV any = step, now, writeID
 	for i, r := range rows {
 		ops[i] = Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
-			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: step, pTime: now, pData: r.data, pWriteID: writeID,
+			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: stepV, pTime: nowV, pData: r.data, pWriteID: writeV,
 		}}}
 	}
 	return ops
@@ -257,7 +316,8 @@ func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, b
 
 // padInt appends n zero-padded to width digits.
 func padInt(dst []byte, n int64, width int) []byte {
-	s := strconv.AppendInt(nil, n, 10)
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], n, 10)
 	for i := len(s); i < width; i++ {
 		dst = append(dst, '0')
 	}

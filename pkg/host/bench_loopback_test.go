@@ -35,19 +35,13 @@ func postOnce(b *testing.B, c *http.Client, url string, payload []byte) {
 func BenchmarkInvokeEchoCustomHandlerLoopback(b *testing.B) {
 	c, base := loopbackClient(b, customHandler(b))
 	payload := invocation(b, echoBody("bench"))
-	b.ReportAllocs()
-	for b.Loop() {
-		postOnce(b, c, base+"/fg_echo_agent_invoke", payload)
-	}
+	latencies(b, func() { postOnce(b, c, base+"/fg_echo_agent_invoke", payload) })
 }
 
 func BenchmarkInvokeBareNetHTTPLoopback(b *testing.B) {
 	c, base := loopbackClient(b, http.HandlerFunc(bareEcho))
 	body := echoBody("bench")
-	b.ReportAllocs()
-	for b.Loop() {
-		postOnce(b, c, base+"/api/graphs/echo_agent/invoke", body)
-	}
+	latencies(b, func() { postOnce(b, c, base+"/api/graphs/echo_agent/invoke", body) })
 }
 
 // loopbackParallel64 posts from 64 goroutines, each on its own thread, and reports p99 in ms.

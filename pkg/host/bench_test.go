@@ -109,19 +109,13 @@ func BenchmarkInvokeEchoCustomHandler(b *testing.B) {
 	h := customHandler(b)
 	payload := invocation(b, echoBody("bench"))
 	serveOnce(b, h, "/fg_echo_agent_invoke", payload)
-	b.ReportAllocs()
-	for b.Loop() {
-		serveOnce(b, h, "/fg_echo_agent_invoke", payload)
-	}
+	latencies(b, func() { serveOnce(b, h, "/fg_echo_agent_invoke", payload) })
 }
 
 func BenchmarkInvokeBareNetHTTP(b *testing.B) {
 	h := http.HandlerFunc(bareEcho)
 	body := echoBody("bench")
-	b.ReportAllocs()
-	for b.Loop() {
-		serveOnce(b, h, "/api/graphs/echo_agent/invoke", body)
-	}
+	latencies(b, func() { serveOnce(b, h, "/api/graphs/echo_agent/invoke", body) })
 }
 
 // runParallel64 calls serve from 64 goroutines, each with its own thread's payload, and

@@ -30,7 +30,7 @@ type partition struct {
 }
 
 type row struct {
-	props map[string]any
+	props props
 	etag  string
 	ts    time.Time
 }
@@ -68,17 +68,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.En
 }
 
 func (r *row) entity(pk, rk string) engine.Entity {
-	return engine.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: cloneProps(r.props)}
-}
-
-// cloneProps copies a property map, including byte slices, so that callers and the store
-// never share memory.
-func cloneProps(in map[string]any) map[string]any {
-	out := make(map[string]any, len(in))
-	for k, v := range in {
-		out[k] = cloneValue(v)
-	}
-	return out
+	return engine.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: r.props.toMap()}
 }
 
 func cloneValue(v any) any {
@@ -127,20 +117,18 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 			}
 			continue
 		case engine.OpInsert:
-			p.rows[rk] = &row{props: cloneProps(op.Entity.Properties)}
+			p.rows[rk] = &row{props: newProps(op.Entity.Properties)}
 			insertSorted(&p.keys, rk)
 		case engine.OpReplace:
-			p.rows[rk].props = cloneProps(op.Entity.Properties)
+			p.rows[rk].props = newProps(op.Entity.Properties)
 		case engine.OpMerge:
-			// In place: readers only ever see clones of the stored map.
-			props := p.rows[rk].props
-			for k, v := range op.Entity.Properties {
-				props[k] = cloneValue(v)
-			}
+			r := p.rows[rk]
+			r.props = r.props.merge(op.Entity.Properties)
 		}
 		r := p.rows[rk]
 		s.etagNext++
-		r.etag = `W/"` + strconv.FormatUint(s.etagNext, 10) + `"`
+		var buf [24]byte
+		r.etag = string(append(strconv.AppendUint(append(buf[:0], `W/"`...), s.etagNext, 10), '"'))
 		r.ts = now
 		if !s.noETags {
 			etags[i] = r.etag

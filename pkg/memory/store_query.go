@@ -114,7 +114,7 @@ func decodeToken(tok string) (pk, rk string, err error) {
 	return pk, rk, nil
 }
 
-func matchAll(conds []engine.Cond, pk, rk string, props map[string]any) bool {
+func matchAll(conds []engine.Cond, pk, rk string, ps props) bool {
 	for _, c := range conds {
 		var v any
 		switch c.Property {
@@ -124,7 +124,7 @@ func matchAll(conds []engine.Cond, pk, rk string, props map[string]any) bool {
 			v = rk
 		default:
 			var ok bool
-			if v, ok = props[c.Property]; !ok {
+			if v, ok = ps.get(c.Property); !ok {
 				return false
 			}
 		}

@@ -30,10 +30,15 @@ var (
 // invalidEventNameMessage answers an event name outside engine.ValidEventName.
 const invalidEventNameMessage = "invalid event_name: want 1 to 256 characters without control characters"
 
-// graphNotFoundError is an unknown graph name on start.
-type graphNotFoundError struct{ name string }
+// graphNotFoundError is an unknown graph name, or with hash an unknown version of it.
+type graphNotFoundError struct{ name, hash string }
 
-func (e *graphNotFoundError) Error() string { return fmt.Sprintf("unknown graph '%s'", e.name) }
+func (e *graphNotFoundError) Error() string {
+	if e.hash != "" {
+		return fmt.Sprintf("unknown version '%s' of graph '%s'", e.hash, e.name)
+	}
+	return fmt.Sprintf("unknown graph '%s'", e.name)
+}
 func (e *graphNotFoundError) Unwrap() error { return durable.ErrUnknownGraph }
 
 // bodyValidationError lists start-body fields that are truthy but not objects.

@@ -119,6 +119,8 @@ func (o Options) withDefaults() Options {
 //	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
 //	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
 //	GET    /api/graphs/{graph_name}/versions          list_graph_versions 200 | 404
+//	GET    /api/graphs                                list_graphs       200
+//	GET    /api/graphs/{graph_name}/manifest          get_graph_manifest 200 | 400 | 404
 //
 // The first six are the spec's, to the letter. The additions:
 //
@@ -131,13 +133,16 @@ func (o Options) withDefaults() Options {
 //     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],
 //     "continuation_token": <string or null>}; a bad parameter is 400
 //     {"error": "invalid query parameter '<name>': <what is expected>"} and lists nothing.
+//
 //   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
 //     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//
 //   - DELETE /api/runs/{id} purges a finished run and its history: 200
 //     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
 //     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
 //     not finished.
+//
 //   - GET /api/graphs/{graph_name}/versions (when Runs is an engine.VersionCounter, as the
 //     engine is): 200 {"graph_name", "versions": [{"graph_hash", "graph_version",
 //     "registered", "latest", "unfinished_runs"}...]}, the registered versions first (the
@@ -147,6 +152,15 @@ func (o Options) withDefaults() Options {
 //     listing the version's runs with status=Running and status=Pending repairs it).
 //     Under isolation (Options.Isolation) it is the master key's only: 403 for another
 //     caller (isolation.go).
+//
+//   - GET /api/graphs lists the durable graphs (the fragments health lists): 200
+//     {"graphs": [{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name",
+//     "nodes", "events"}...]}. GET /api/graphs/{graph_name}/manifest[?graph_hash=<hash>]
+//     returns a registered version's manifest (the latest without graph_hash): 200
+//     {"graph_name", "latest", "manifest", "events": [{"event_name", "typed",
+//     "payload_schema"}...]}, payload_schema the JSON Schema of a typed handler's payload
+//     (durable.OnEvent), null for an untyped one; 404 {"error": "unknown graph '<name>'"} or
+//     {"error": "unknown version '<hash>' of graph '<name>'"}; 400 for a malformed graph_hash.
 //
 // Names (product rule): an event name is 1–256 characters (UTF-16 code units) without
 // control characters; another one is answered 400 {"error": "invalid event_name: want 1 to
@@ -260,6 +274,7 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
+	fns = append(fns, s.manifestFunctions(auth)...)
 	if _, ok := s.runs.(engine.VersionCounter); ok {
 		fns = append(fns, funchost.HTTPFunction{Name: FuncListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listVersions)), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},

@@ -143,6 +143,9 @@ func BenchmarkIntegrationStepAt10VsAt1000(b *testing.B) {
 	r := newAzureRig(b, storageEnv(b), st, engine.Options{Registry: registry(b, loopGraph(b, st)), Concurrency: 1, MaxSteps: 2 * steps}, true)
 	shape := shapeOf(b, r)
 	var early, late, rawEarly, rawLate time.Duration
+	// The step time along the run, for the README's chart: 100-step windows from these steps.
+	windows := []int{10, 100, 250, 500, 750, 1000}
+	along, rawAlong := make([]time.Duration, len(windows)), make([]time.Duration, len(windows))
 	for b.Loop() {
 		st.reset()
 		id, _ := r.run(b, "loop", fmt.Sprintf(`{"limit":%d,"pad":%q}`, steps+1, benchPad))
@@ -155,11 +158,19 @@ func BenchmarkIntegrationStepAt10VsAt1000(b *testing.B) {
 		raw := rawSequence(b, r, shape, steps)
 		rawEarly += meanStep(raw, 10, 110)
 		rawLate += meanStep(raw, 1000, 1100)
+		for i, w := range windows {
+			along[i] += meanStep(ts, w, w+100)
+			rawAlong[i] += meanStep(raw, w, w+100)
+		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) / 1000 }
 	b.ReportMetric(ms(early), "ms/step@10")
 	b.ReportMetric(ms(late), "ms/step@1000")
 	b.ReportMetric(float64(late)/float64(early), "step@1000/step@10")
 	b.ReportMetric(float64(rawLate)/float64(rawEarly), "raw@1000/raw@10")
+	for i, w := range windows {
+		b.ReportMetric(ms(along[i]), fmt.Sprintf("ms/step-window@%d", w))
+		b.ReportMetric(ms(rawAlong[i]), fmt.Sprintf("ms/raw-window@%d", w))
+	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -3,25 +3,17 @@
 package azurebench_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/internal/procmem"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -38,16 +30,9 @@ import (
 // CPU saturated and the worker's idle), so `make bench-azure` asks for fewer by default.
 // The worker's RSS is sampled every 10 s while it works and logged, to show its course.
 func BenchmarkIntegrationWorkerRSS_WaitingRuns(b *testing.B) {
-	runs := 10000
-	if v := os.Getenv("FUNCGRAPH_BENCH_WAITING_RUNS"); v != "" {
-		var err error
-		if runs, err = strconv.Atoi(v); err != nil || runs < 1 {
-			b.Fatalf("FUNCGRAPH_BENCH_WAITING_RUNS=%q: want a positive integer", v)
-		}
-	}
-	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
-	if bin == "" {
-		b.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run through `make bench-azure` (it builds bin/funcgraph)")
+	runs, bin, err := procmem.BenchSettings(10000, "bench-azure")
+	if err != nil {
+		b.Fatal(err)
 	}
 	var idle, waiting, settled, peak, heap float64
 	for range b.N {
@@ -141,7 +126,7 @@ func drainQueue(b *testing.B, r *azureRig, w *worker, n int) {
 		if props.ApproximateMessagesCount != nil && *props.ApproximateMessagesCount == 0 {
 			return
 		}
-		if time.Now().After(deadline) || w.exited() {
+		if time.Now().After(deadline) || w.Exited() {
 			b.Fatalf("work queue not drained (%d left); worker log:\n%s", *props.ApproximateMessagesCount, w.tail())
 		}
 		if time.Since(lastLog) >= 10*time.Second {
@@ -180,115 +165,34 @@ func checkWaiting(b *testing.B, r *azureRig, ids []string) {
 	}
 }
 
-// worker is a `funcgraph serve` process.
-type worker struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  bytes.Buffer
-	done chan struct{}
-}
+// worker is the `funcgraph serve` process under measure.
+type worker struct{ *procmem.Server }
 
 func startWorker(b *testing.B, bin string, env map[string]string) *worker {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := procmem.StartServer(bin, "FUNCGRAPH_FUNCTION_KEY=bench-key", "FUNCGRAPH_LOG_LEVEL=warn", "FUNCTIONS_CUSTOMHANDLER_PORT=",
+		launch.EnvStorage+"="+env[launch.EnvStorage], launch.EnvStoragePrefix+"="+env[launch.EnvStoragePrefix])
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	w := &worker{cmd: exec.Command(bin, "serve", "--addr", addr), done: make(chan struct{})}
-	w.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "FUNCGRAPH_FUNCTION_KEY=bench-key",
-		"FUNCGRAPH_LOG_LEVEL=warn", "FUNCTIONS_CUSTOMHANDLER_PORT=",
-		launch.EnvStorage+"="+env[launch.EnvStorage], launch.EnvStoragePrefix+"="+env[launch.EnvStoragePrefix])
-	w.cmd.Stdout, w.cmd.Stderr = w, w
-	if err := w.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
-	b.Cleanup(w.stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return w
-		}
-		if time.Now().After(deadline) || w.exited() {
-			b.Fatalf("worker did not listen; log:\n%s", w.tail())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	b.Cleanup(s.Stop)
+	return &worker{s}
 }
 
-func (w *worker) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.log.Write(p)
-}
+func (w *worker) stop() { w.Stop() }
 
-func (w *worker) exited() bool {
-	select {
-	case <-w.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (w *worker) stop() {
-	if !w.exited() {
-		_ = w.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-w.done:
-		case <-time.After(10 * time.Second):
-			_ = w.cmd.Process.Kill()
-			<-w.done
-		}
-	}
-}
-
-// tail returns the last lines of the worker's output.
-func (w *worker) tail() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.log.String()
-	if len(s) > 4000 {
-		s = s[len(s)-4000:]
-	}
-	return s
-}
+func (w *worker) tail() string { return w.Tail() }
 
 // rssMB reads a memory field (VmRSS, VmHWM) of the worker from /proc, in MB (10^6 bytes).
-func (w *worker) rssMB(field string) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err == nil {
-				return kb * 1024 / 1e6
-			}
-		}
-	}
-	return -1
-}
+func (w *worker) rssMB(field string) float64 { return w.MB(field) }
 
-// gcLine matches a gctrace line's heap sizes: "… 4->5->2 MB, 5 MB goal …".
-var gcLine = regexp.MustCompile(`gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
-
-// lastHeapMB returns the live heap after the worker's last GC (the third figure of the
-// trace's "A->B->C MB", MiB), in MB.
+// lastHeapMB returns the live heap after the worker's last GC, in MB.
 func (w *worker) lastHeapMB(b *testing.B) float64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m := gcLine.FindAllStringSubmatch(w.log.String(), -1)
-	if len(m) == 0 {
+	mb, line, ok := w.LiveHeapMB()
+	if !ok {
 		b.Log("no gctrace line in the worker's output")
 		return -1
 	}
-	b.Logf("worker's last GC: %s", m[len(m)-1][0])
-	live, _ := strconv.ParseFloat(m[len(m)-1][3], 64)
-	return live * (1 << 20) / 1e6
+	b.Logf("worker's last GC: %s", line)
+	return mb
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Run calls work in a new goroutine and waits for it to return, at most max (no bound when
+// Run calls work in another goroutine and waits for it to return, at most max (no bound when
 // max is 0 or less). It returns true when work returned in time: everything work wrote is
 // then visible to the caller. It returns false when max passed first: the caller must not
 // read what work writes, and work goes on, doing on its own whatever it does when it ends
@@ -19,11 +19,11 @@ func Run(ctx context.Context, max time.Duration, work func(ctx context.Context))
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
 	done := make(chan struct{})
-	go func() {
+	spawn(func() {
 		defer close(done)
 		defer cancel()
 		work(runCtx)
-	}()
+	})
 	if max <= 0 {
 		<-done
 		stop()
@@ -44,4 +44,38 @@ func Run(ctx context.Context, max time.Duration, work func(ctx context.Context))
 // Seconds renders d as the routes' messages write a bound: "200 s", "0.25 s".
 func Seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
+
+// Work runs on goroutines kept between runs: a run starts on a goroutine whose stack an
+// earlier run already grew (a fresh goroutine would grow and copy its stack again on every
+// request), and no goroutine is created while one is idle. An idle goroutine ends after
+// workerIdle.
+var jobs = make(chan func())
+
+// workerIdle is how long a goroutine waits for the next run before it ends.
+const workerIdle = 10 * time.Second
+
+// spawn runs f on an idle worker goroutine, or on a new one when none is idle.
+func spawn(f func()) {
+	select {
+	case jobs <- f:
+	default:
+		go worker(f)
+	}
+}
+
+// worker runs f, then the runs handed to it, until it has been idle for workerIdle.
+func worker(f func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		f()
+		f = nil // not kept alive while idle
+		idle.Reset(workerIdle)
+		select {
+		case f = <-jobs:
+		case <-idle.C:
+			return
+		}
+	}
 }
