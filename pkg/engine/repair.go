@@ -43,7 +43,7 @@ import (
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries, plus for each overdue row 1 T head read, 1 T
 //     delete and at most 1 Q enqueue (or, for a start that never stored its head, 4 T
-//     deletes of its index rows instead); 1 Q receive of the poison queue, plus for each
+//     deletes of its index rows instead, 6 for a grouped run); 1 Q receive of the poison queue, plus for each
 //     poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at most 1 Q enqueue;
 //   - a redelivered item that starts a step: +1 T (the restart record), +1 T more to take it
 //     back when the handling fails.

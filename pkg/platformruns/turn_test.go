@@ -52,13 +52,20 @@ func (c *counted) reset() {
 // countedInstance starts an engine on counted memory storage, with the backend bound to exec.
 func countedInstance(t *testing.T, exec platform.RunExecutor) *counted {
 	t.Helper()
+	return countedOn(t, memory.NewStore(), memory.NewQueue(), exec)
+}
+
+// countedOn starts an engine on store and queue, its table operations counted, with the
+// backend bound to exec.
+func countedOn(t *testing.T, store engine.Store, queue engine.WorkQueue, exec platform.RunExecutor) *counted {
+	t.Helper()
 	reg := durable.NewRegistry()
 	b, err := platformruns.Register(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &counted{b: b, counts: &enginetest.OpCounts{}, queries: map[string]int{}, gets: map[string]int{}}
-	fs := &enginetest.FaultStore{Store: enginetest.CountingStore{Store: memory.NewStore(), Counts: c.counts}}
+	fs := &enginetest.FaultStore{Store: enginetest.CountingStore{Store: store, Counts: c.counts}}
 	fs.BeforeQuery = func(q engine.Query) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -71,7 +78,7 @@ func countedInstance(t *testing.T, exec platform.RunExecutor) *counted {
 		c.gets[pk]++
 		return nil
 	}
-	c.eng, err = engine.New(engine.Options{Registry: reg, Store: fs, Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+	c.eng, err = engine.New(engine.Options{Registry: reg, Store: fs, Queue: queue, Payloads: memory.NewPayloadStore(),
 		PollInterval: 2 * time.Millisecond, Policies: map[string]engine.GraphPolicy{platformruns.GraphName: platformruns.Policy}})
 	if err != nil {
 		t.Fatal(err)
