@@ -3,7 +3,6 @@
 package tablestore_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,18 +44,7 @@ func TestIntegrationGroup_ListsOneGroupAtItsCost(t *testing.T) {
 			start("data_pipeline", fmt.Sprintf("mine-d%02d", i), "mine", `{"source_url":"u"}`)
 		}
 	}
-	for range 1000 {
-		msgs, err := queue.Receive(context.Background(), 1, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) == 0 {
-			break
-		}
-		if err := e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
-			_ = queue.Delete(ctx, msgs[0])
-		}
-	}
+	driveQueue(t, e, queue)
 	list := func(q engine.RunQuery) []string {
 		t.Helper()
 		counts.Reset()
