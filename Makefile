@@ -23,7 +23,7 @@ TRACE            ?=
 # PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
 PORT             ?= 7071
 
-.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure local package functions azurite-install clean platform-sdk-test
+.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
 
 all: build
 
@@ -56,9 +56,9 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
-## test: tidy modules, vet (the product and bench/), race-enabled unit tests, a short fuzz
-## pass, then integration tests against Azurite.
-test: tidy-check vet bench-check unit fuzz-short integration
+## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector
+## in headless Chromium, a short fuzz pass, then integration tests against Azurite.
+test: tidy-check vet bench-check unit inspector-test fuzz-short integration
 
 ## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
 ## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
@@ -137,6 +137,29 @@ platform-sdk-test: $(AZURITE) build
 	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test sdk.test.mjs
 	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
+
+## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
+## (as root, else through sudo) when $(CHROMIUM) is missing.
+CHROMIUM ?= /usr/bin/chromium
+browser-install: $(CHROMIUM)
+
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+## inspector-test: the run inspector page (GET /api/inspector) in headless Chromium on the example
+## app, driven by puppeteer-core (npm, pinned in pkg/inspector/browsertest/package-lock.json; it
+## downloads no browser). inspector-screenshots regenerates docs/inspector-*.png the same way.
+INSPECTORTEST := $(TOOLS)/inspectortest
+inspector-setup: browser-install build
+	rm -rf $(INSPECTORTEST) && mkdir -p $(INSPECTORTEST) && cp pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
+	cd $(INSPECTORTEST) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+
+inspector-test: inspector-setup
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-concurrency=1 inspector.test.mjs
+
+inspector-screenshots: inspector-setup
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node screenshots.mjs $(CURDIR)/docs
 
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
 bench-lock: $(AZURITE)

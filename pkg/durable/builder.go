@@ -95,6 +95,7 @@ type ManifestBuilder[S any] struct {
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error // typed payload checks, by event (OnEvent)
+	eventPayloads map[string]EventPayload                // typed payload types, by event (OnEvent)
 	// nodeIdentity and routeIdentity hold the code pointer of the user's function behind each
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
@@ -274,6 +275,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	m.GraphHash = hashCanonical(canon)
 	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.nodeHandlers, b.routeHandlers, b.eventHandlers)
 	g.r.eventChecks = maps.Clone(b.eventChecks)
+	g.r.eventPayloads = maps.Clone(b.eventPayloads)
 	return g, nil
 }
 

@@ -53,6 +53,7 @@ type registration[S any] struct {
 	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error
+	eventPayloads map[string]EventPayload
 }
 
 type compiledNode[S any] struct {

@@ -109,6 +109,7 @@ func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc
 		var p P
 		return decode(payload, &p)
 	}
+	b.recordEventPayload(eventName, reflect.TypeFor[P]())
 	return nil
 }
 

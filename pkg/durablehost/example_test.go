@@ -125,9 +125,12 @@ func ExampleMount() {
 	// fg_data_pipeline_stream [POST] graphs/data_pipeline/stream
 	// fg_health [GET] health
 	// fg_health_details [GET] health/details
+	// fg_inspector [GET] inspector
 	// fg_openapi [GET] openapi.json
+	// get_graph_manifest [GET] graphs/{graph_name}/manifest
 	// get_run_history [GET] runs/{instance_id}/history
 	// get_run_status [GET] runs/{instance_id}
+	// list_graphs [GET] graphs
 	// list_graph_versions [GET] graphs/{graph_name}/versions
 	// list_runs [GET] runs
 	// purge_run [DELETE] runs/{instance_id}

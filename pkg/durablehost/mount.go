@@ -7,6 +7,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/inspector"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
@@ -44,6 +45,8 @@ type MountOptions struct {
 //     POST /api/graphs/{name}/runs starts it and the run routes serve it. The engine must use
 //     the same registry;
 //   - the durable graphs named in opts.InProcess are also registered on h as InProcessGraphs;
+//   - the run inspector page (package inspector, GET /api/inspector) is added next to the run
+//     routes, at their auth level;
 //   - without an explicit runsapi.Options.AuthLevel the run routes take h's app-level auth level
 //     (function by default), so mounting never opens them silently.
 //
@@ -82,7 +85,8 @@ func Mount(svc *runsapi.Service, h *host.GraphHostApp, opts MountOptions) error 
 		}
 	}
 	app := h.FunctionApp()
-	for _, fn := range svc.RunFunctions(h.AuthLevel()) {
+	runFns := svc.RunFunctions(h.AuthLevel())
+	for _, fn := range append(runFns, inspector.Function(runFns[0].AuthLevel)) {
 		if err := app.HandleHTTP(fn); err != nil {
 			return fmt.Errorf("%w: %w", ErrMount, err)
 		}

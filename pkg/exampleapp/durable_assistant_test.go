@@ -10,7 +10,8 @@ import (
 // both transports: listed and found as an assistant; runs.wait stops at its wait for the
 // approval event as an interrupt (thread interrupted, the event in getState's tasks); a run
 // with command.resume delivers the approval and completes; a resume with nothing pending is
-// 400; runs.stream shows the interrupt as __interrupt__.
+// 400; runs.stream shows the interrupt as __interrupt__; deleting the thread removes its
+// engine run.
 func TestDurableAssistant_InterruptResume(t *testing.T) {
 	for _, tr := range memoryApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
@@ -146,6 +147,17 @@ func TestDurableAssistant_InterruptResume(t *testing.T) {
 			}
 			if s := threadStatus(); s != "interrupted" {
 				t.Fatalf("status after streamed interrupt %q", s)
+			}
+
+			// Deleting the thread ends and purges its waiting durable run.
+			if code, body := do("GET", "/api/runs/thread-"+tid, ""); code != 200 {
+				t.Fatalf("engine run before delete: %d %s", code, body)
+			}
+			if code, body := do("DELETE", "/api/threads/"+tid, ""); code != 204 {
+				t.Fatalf("delete thread: %d %s", code, body)
+			}
+			if code, body := do("GET", "/api/runs/thread-"+tid, ""); code != 404 {
+				t.Fatalf("engine run after delete: %d %s, want 404", code, body)
 			}
 		})
 	}

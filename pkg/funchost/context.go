@@ -12,7 +12,25 @@ type ctxKey struct{}
 type invocationInfo struct {
 	id         string
 	identities json.RawMessage
+	source     Source
+	level      KeyLevel // standalone only: what the presented key resolved to
 }
+
+// Source is where a request being served came from.
+type Source uint8
+
+// Request sources.
+const (
+	// SourceUnknown is a context this package did not build (WithInvocationID, or outside a
+	// request).
+	SourceUnknown Source = iota
+	// SourceHost is a request the Functions host sent: an HTTP invocation of the
+	// custom-handler protocol, or a request it forwarded or proxied.
+	SourceHost
+	// SourceStandalone is a request the standalone server (Standalone) received directly
+	// from its peer; (*http.Request).RemoteAddr is that peer.
+	SourceStandalone
+)
 
 // WithInvocationID returns a context carrying the host's invocation id.
 func WithInvocationID(ctx context.Context, id string) context.Context {
@@ -20,7 +38,11 @@ func WithInvocationID(ctx context.Context, id string) context.Context {
 }
 
 func withInvocation(ctx context.Context, id string, identities json.RawMessage) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &invocationInfo{id: id, identities: identities})
+	return context.WithValue(ctx, ctxKey{}, &invocationInfo{id: id, identities: identities, source: SourceHost})
+}
+
+func withStandaloneInvocation(ctx context.Context, id string, level KeyLevel) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &invocationInfo{id: id, source: SourceStandalone, level: level})
 }
 
 // InvocationID returns the invocation id of the request being served: the host's
@@ -39,4 +61,62 @@ func Identities(ctx context.Context) json.RawMessage {
 		return info.identities
 	}
 	return nil
+}
+
+// RequestSource reports where the request being served came from.
+func RequestSource(ctx context.Context) Source {
+	if info, ok := ctx.Value(ctxKey{}).(*invocationInfo); ok {
+		return info.source
+	}
+	return SourceUnknown
+}
+
+// CallerLevel returns the key level the request being served was authorised with: on the
+// standalone server what its presented key resolved to (also on an anonymous route, when it
+// carried a key); under the Functions host the auth-level claim of the invocation's
+// Identities. It is KeyLevelNone when no key resolved, for a forwarded or proxied request
+// (the host sends no identities with those) and outside a request. It decodes the
+// identities on every call: call it once per request, and only when needed.
+func CallerLevel(ctx context.Context) KeyLevel {
+	info, ok := ctx.Value(ctxKey{}).(*invocationInfo)
+	if !ok {
+		return KeyLevelNone
+	}
+	if info.source == SourceStandalone {
+		return info.level
+	}
+	return authLevelClaim(info.identities)
+}
+
+// claimAuthLevel is the claim type of the host's auth level (WebJobsAuthLevel identities).
+const claimAuthLevel = "http://schemas.microsoft.com/2017/07/functions/claims/authlevel"
+
+// authLevelClaim returns the highest auth-level claim of serialized claims identities.
+func authLevelClaim(identities json.RawMessage) KeyLevel {
+	if len(identities) == 0 {
+		return KeyLevelNone
+	}
+	var ids []struct {
+		Claims []struct {
+			Type, Value string
+		}
+	}
+	if json.Unmarshal(identities, &ids) != nil {
+		return KeyLevelNone
+	}
+	best := KeyLevelNone
+	for _, id := range ids {
+		for _, c := range id.Claims {
+			if c.Type != claimAuthLevel {
+				continue
+			}
+			switch lvl := KeyLevel(c.Value); lvl {
+			case KeyLevelAdmin:
+				return lvl
+			case KeyLevelFunction, KeyLevelSystem:
+				best = lvl
+			}
+		}
+	}
+	return best
 }

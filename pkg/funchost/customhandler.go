@@ -317,7 +317,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	ctx := WithInvocationID(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"))
+	ctx := withInvocation(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"), nil)
 	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 

@@ -29,15 +29,23 @@ func (k Keys) Level(function, key string) KeyLevel {
 // ("master" for the master key; "" for no key).
 func (k Keys) Resolve(function, key string) (KeyLevel, string) {
 	lvl, name := k.level(function, key)
-	switch lvl {
-	case levelAdmin:
-		return KeyLevelAdmin, name
-	case levelSystem:
-		return KeyLevelSystem, name
-	case levelFunction:
-		return KeyLevelFunction, name
+	if lvl == levelNone {
+		return KeyLevelNone, ""
 	}
-	return KeyLevelNone, ""
+	return lvl.public(), name
+}
+
+// public is the host's name of a level.
+func (l keyLevel) public() KeyLevel {
+	switch l {
+	case levelAdmin:
+		return KeyLevelAdmin
+	case levelSystem:
+		return KeyLevelSystem
+	case levelFunction:
+		return KeyLevelFunction
+	}
+	return KeyLevelNone
 }
 
 // CompareFunctionNames orders function names as the host does (ordinal, case-insensitive); the

@@ -103,14 +103,25 @@ func (k Keys) level(function, key string) (keyLevel, string) {
 // first `code` query value (see PresentedKey), must resolve to admin or to exactly the required
 // level.
 func (k Keys) Authorize(r *http.Request, function string, required AuthLevel) bool {
+	ok, _ := k.authorize(r, function, required)
+	return ok
+}
+
+// authorize is Authorize that also returns what the presented key resolved to. On an
+// anonymous route the key is resolved only when one was presented (as the host does).
+func (k Keys) authorize(r *http.Request, function string, required AuthLevel) (bool, keyLevel) {
 	if required == AuthAnonymous {
-		return true
+		if key := PresentedKey(r); key != "" {
+			lvl, _ := k.level(function, key)
+			return true, lvl
+		}
+		return true, levelNone
 	}
 	lvl, _ := k.level(function, PresentedKey(r))
 	if lvl == levelAdmin {
-		return true
+		return true, lvl
 	}
-	return required == AuthFunction && lvl == levelFunction
+	return required == AuthFunction && lvl == levelFunction, lvl
 }
 
 // PresentedKey returns the key a request carries, as the host reads it: the `x-functions-key`

@@ -63,7 +63,8 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	if !s.keys.Authorize(r, e.fn.Name, e.fn.AuthLevel) {
+	ok, lvl := s.keys.authorize(r, e.fn.Name, e.fn.AuthLevel)
+	if !ok {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -79,7 +80,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	r = r.WithContext(WithInvocationID(r.Context(), id))
+	r = r.WithContext(withStandaloneInvocation(r.Context(), id, lvl.public()))
 	serveRecovered(e.fn.Handler, w, r, func() *slog.Logger {
 		return s.logger.With("function", e.fn.Name, "invocation_id", id)
 	})

@@ -30,8 +30,9 @@ type Spec struct {
 	// Settings.Threads (process memory when nil) and their background runs on the durable
 	// engine.
 	Platform bool
-	// PlatformOptions tune the platform routes; Threads and NewRunBackend are filled in, and
-	// Durable (the durable graphs as assistants, platformruns.NewAssistants) when unset.
+	// PlatformOptions tune the platform routes; Threads, Isolation and NewRunBackend are
+	// filled in, and Durable (the durable graphs as assistants, platformruns.NewAssistants)
+	// when unset. Settings.Isolation also goes to the runs API (DurableOptions.API) when unset.
 	PlatformOptions platform.Options
 }
 
@@ -131,6 +132,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 	if opts.API.Logger == nil {
 		opts.API.Logger = s.Logger
 	}
+	if opts.API.Isolation == nil {
+		opts.API.Isolation = s.Isolation
+	}
 	st := s.Durable.OrMemory()
 	eng, err := MountDurable(st, a.Host, reg, opts)
 	if err != nil {
@@ -141,6 +145,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 		po := spec.PlatformOptions
 		if po.Threads == nil {
 			po.Threads = s.Threads
+		}
+		if po.Isolation == nil {
+			po.Isolation = s.Isolation
 		}
 		po.NewRunBackend = bg.Bind(eng)
 		if po.Durable == nil && len(spec.Durable) > 0 {

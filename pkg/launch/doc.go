@@ -26,7 +26,9 @@
 //
 // It reads the environment in one place (FromEnv): log level (FUNCGRAPH_LOG_LEVEL), storage
 // (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the thread
-// lock backend (GRAPH_LOCK_BACKEND, FUNCGRAPH_LOCK_CONTAINER) and the keys. With storage
+// lock backend (GRAPH_LOCK_BACKEND, FUNCGRAPH_LOCK_CONTAINER), per-user isolation
+// (FUNCGRAPH_USER_ISOLATION, FUNCGRAPH_IDENTITY_HEADER, FUNCGRAPH_TRUSTED_PROXIES: off by
+// default, checked at startup, see isolation.go) and the keys. With storage
 // configured it opens every Azure store from one set of clients (package azure) and hands
 // them to the app in Settings: the engine's (Durable), the platform threads (Threads), a
 // checkpointer (Checkpoints) and the distributed lock (ThreadLock). It stops on SIGTERM or

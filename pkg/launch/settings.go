@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/bloblock"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -83,6 +84,9 @@ type Settings struct {
 	// the app serves (nil otherwise): every store above and the thread lock are opened from
 	// them, and the app may open its own Azure stores from them too.
 	Azure *azure.Clients
+	// Isolation is per-user isolation (FUNCGRAPH_USER_ISOLATION and its companions, see
+	// isolation.go); nil means off. Assemble hands it to the platform routes and the runs API.
+	Isolation *isolation.Isolation
 
 	closers []func() error
 }
@@ -108,6 +112,9 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(EnvTraceExporter))}
 	var err error
 	if s.MaxWait, err = maxWaitFromEnv(getenv); err != nil {
+		return Settings{}, err
+	}
+	if s.Isolation, err = isolationFromEnv(getenv, mode, logger); err != nil {
 		return Settings{}, err
 	}
 	az := azure.SettingsFrom(EnvStorage, getenv)

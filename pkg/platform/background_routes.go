@@ -135,6 +135,9 @@ func pathRun(r *http.Request) (string, string, error) {
 func (s *Service) serveRunGet(w http.ResponseWriter, r *http.Request) {
 	tid, rid, err := pathRun(r)
 	if err == nil {
+		err = s.checkThread(r.Context(), tid)
+	}
+	if err == nil {
 		var run Run
 		if run, err = s.runs.Get(r.Context(), tid, rid); err == nil {
 			writeJSON(w, http.StatusOK, wireRun(run), s.logger)
@@ -171,8 +174,8 @@ func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
 			return nil, validationError("offset", "Input should be an integer greater than or equal to 0")
 		}
 	}
-	if _, err := s.store.Get(r.Context(), tid); err != nil {
-		return nil, storeError(err, tid)
+	if _, err := s.visibleThread(r.Context(), tid); err != nil {
+		return nil, err
 	}
 	runs, err := s.runs.List(r.Context(), tid, RunStatus(q.Get("status")), limit, offset)
 	if err != nil {
@@ -189,6 +192,9 @@ func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
 // succeeded); past the wait bound it answers 202 with the run and Location: the join URL.
 func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 	tid, rid, err := pathRun(r)
+	if err == nil {
+		err = s.checkThread(r.Context(), tid)
+	}
 	if err == nil {
 		ctx, cancel := s.waitContext(r.Context())
 		defer cancel()
@@ -215,6 +221,9 @@ func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 // bound answers 202 with the run and Location: the run.
 func (s *Service) serveRunCancel(w http.ResponseWriter, r *http.Request) {
 	tid, rid, err := pathRun(r)
+	if err == nil {
+		err = s.checkThread(r.Context(), tid)
+	}
 	if err == nil {
 		q := r.URL.Query()
 		ctx, cancel := s.waitContext(r.Context())

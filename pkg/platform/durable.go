@@ -123,6 +123,15 @@ func (a *durableAssistant) run(ctx context.Context, req host.Request) (DurableSt
 	return st, nil
 }
 
+// DeleteThread implements ThreadDeleter: when the durable assistants are a ThreadDeleter too,
+// deleting the thread (or ending a temporary one) ends and removes the thread's durable run.
+func (a *durableAssistant) DeleteThread(ctx context.Context, threadID string) error {
+	if d, ok := a.d.(ThreadDeleter); ok {
+		return d.DeleteThread(ctx, threadID)
+	}
+	return nil
+}
+
 // Invoke runs the durable run to its next interrupt or its end and returns its state, with
 // __interrupt__ when interrupted (as runs.wait answers).
 func (a *durableAssistant) Invoke(ctx context.Context, req host.Request) (any, error) {

@@ -20,6 +20,8 @@ var (
 	errNotImplemented = errors.New("platform: not implemented")        // 501
 	errInternal       = errors.New("platform: internal error")         // 500
 	errRequestTimeout = errors.New("platform: request body timed out") // 408
+	errUnauthorized   = errors.New("platform: unauthorized")           // 401
+	errForbidden      = errors.New("platform: forbidden")              // 403
 )
 
 // publicError is an error whose message is the public, contractual text.
@@ -75,6 +77,10 @@ func httpStatus(err error) int {
 		return http.StatusNotImplemented
 	case errors.Is(err, errRequestTimeout):
 		return http.StatusRequestTimeout
+	case errors.Is(err, errUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, errForbidden):
+		return http.StatusForbidden
 	case errors.Is(err, errWaitExceeded):
 		return http.StatusGatewayTimeout
 	default:

@@ -3,6 +3,8 @@ package platform_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/platform"
 )
@@ -31,6 +33,40 @@ func ExampleNewLocalRuns() {
 		fmt.Println(err)
 		return
 	}
+	done, err := runs.Join(ctx, "thread-1", "run-1")
+	fmt.Println(done.Status, err)
+	// Output: success <nil>
+}
+
+// A run waiting for a thread that another run holds starts as soon as that run releases the
+// thread: the platform routes call Wake then (RetryGap is the fallback).
+func ExampleLocalRuns_Wake() {
+	var held atomic.Bool
+	held.Store(true)
+	exec := executor(func(ctx context.Context, run platform.Run) (platform.RunStatus, error) {
+		if held.Load() {
+			return "", platform.ErrRetryLater // a blocking run holds the thread
+		}
+		return platform.RunSuccess, nil
+	})
+	runs := platform.NewLocalRuns(exec, platform.LocalRunsOptions{RetryGap: time.Hour})
+	defer runs.Close()
+
+	ctx := context.Background()
+	run := platform.Run{RunID: "run-1", ThreadID: "thread-1", Status: platform.RunPending,
+		Request: platform.RunRequest{AssistantID: "echo_agent"}}
+	if err := runs.Submit(ctx, run); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for { // until the run waits for its thread
+		if r, _ := runs.Get(ctx, "thread-1", "run-1"); r.Status == platform.RunPending && r.UpdatedAt != (time.Time{}) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	held.Store(false) // the blocking run releases the thread
+	runs.Wake("thread-1")
 	done, err := runs.Join(ctx, "thread-1", "run-1")
 	fmt.Println(done.Status, err)
 	// Output: success <nil>

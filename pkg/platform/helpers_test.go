@@ -169,6 +169,12 @@ type resp struct {
 
 func do(t testing.TB, tr hosttest.Transport, method, path, body string) resp {
 	t.Helper()
+	return doHeaders(t, tr, method, path, body, "x-functions-key", tr.FunctionKey)
+}
+
+// doHeaders is do with the request headers given as name/value pairs (no key unless given).
+func doHeaders(t testing.TB, tr hosttest.Transport, method, path, body string, headers ...string) resp {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -177,7 +183,9 @@ func do(t testing.TB, tr hosttest.Transport, method, path, body string) resp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("x-functions-key", tr.FunctionKey)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -24,6 +24,8 @@ type LocalRunsOptions struct {
 	// 10000.
 	MaxRuns int
 	// RetryGap is the pause before running again a run whose thread was busy; 0 means 50 ms.
+	// A release of the thread by the platform routes (Wake) starts it at once; the gap is the
+	// fallback for a thread freed otherwise (the stale-lock sweep).
 	RetryGap time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -45,8 +47,13 @@ type LocalRuns struct {
 	order   []string             // run ids, oldest first; guarded by mu
 	queues  map[string][]string  // thread id → queued run ids (head runs next); guarded by mu
 	running map[string]bool      // thread id → a worker owns the thread; guarded by mu
+	waiting map[string]*retry    // thread id → its head run waits for RetryGap; guarded by mu
 	closed  bool                 // guarded by mu
 }
+
+// retry is a head run waiting for its thread: Wake or the timer, whichever comes first,
+// hands the thread to a worker.
+type retry struct{ timer *time.Timer }
 
 type localRun struct {
 	run    Run
@@ -74,6 +81,7 @@ func NewLocalRuns(exec RunExecutor, opts LocalRunsOptions) *LocalRuns {
 	l := &LocalRuns{
 		exec: exec, opts: opts, ctx: ctx, stop: stop, ready: make(chan string, opts.MaxRuns),
 		runs: map[string]*localRun{}, queues: map[string][]string{}, running: map[string]bool{},
+		waiting: map[string]*retry{},
 	}
 	for range opts.Workers {
 		l.wg.Add(1)
@@ -162,7 +170,9 @@ func (l *LocalRuns) runNext(tid string) {
 	lr.cancel = nil
 	if errors.Is(err, ErrRetryLater) && !interrupted {
 		lr.run.Status = RunPending
-		time.AfterFunc(l.opts.RetryGap, func() { l.requeue(tid) })
+		w := &retry{}
+		l.waiting[tid] = w
+		w.timer = time.AfterFunc(l.opts.RetryGap, func() { l.requeue(tid, w) })
 		return
 	}
 	if err != nil || status == "" {
@@ -181,11 +191,36 @@ func (l *LocalRuns) runNext(tid string) {
 	l.ready <- tid
 }
 
-func (l *LocalRuns) requeue(tid string) {
+// requeue hands a waiting thread to a worker, unless w is no longer its wait (Wake came
+// first).
+func (l *LocalRuns) requeue(tid string, w *retry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.waiting[tid] != w {
+		return
+	}
+	delete(l.waiting, tid)
 	if !l.closed {
 		l.ready <- tid
+	}
+}
+
+// Wake runs at once the next run of a thread that is waiting for the thread to be released
+// (instead of after RetryGap); it does nothing for a thread with no waiting run. The platform
+// routes call it when a run releases its thread.
+func (l *LocalRuns) Wake(threadID string) {
+	l.mu.Lock()
+	w := l.waiting[threadID]
+	l.mu.Unlock()
+	if w != nil && w.timer.Stop() {
+		l.requeue(threadID, w)
+	}
+}
+
+// wakeRuns tells the run backend that a thread was released, when it listens (LocalRuns).
+func (s *Service) wakeRuns(tid string) {
+	if w, ok := s.runs.(interface{ Wake(string) }); ok {
+		w.Wake(tid)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	StaleLockSchedule string
 	// Durable serves durable graphs as assistants (see DurableAssistants); nil means none.
 	Durable DurableAssistants
+	// Isolation scopes threads and their runs to the identity that created them (see
+	// package isolation and isolation.go); nil means off: every caller sees every thread.
+	Isolation *isolation.Isolation
 }
 
 // ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
@@ -52,6 +56,7 @@ type Service struct {
 	maxStream int
 	maxWait   time.Duration
 	durable   DurableAssistants
+	iso       *isolation.Isolation
 }
 
 // Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
@@ -77,6 +82,7 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
 		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
 		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait, durable: opts.Durable,
+		iso: opts.Isolation,
 	}
 	if s.store == nil {
 		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
@@ -171,7 +177,7 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	fns := make([]funchost.HTTPFunction, 0, len(routes))
 	for _, r := range routes {
 		fns = append(fns, funchost.HTTPFunction{
-			Name: "fg_platform_" + r.name, Methods: []string{r.method}, Route: r.path, AuthLevel: auth, Handler: r.h,
+			Name: "fg_platform_" + r.name, Methods: []string{r.method}, Route: r.path, AuthLevel: auth, Handler: s.isolate(r.h),
 			Doc: funchost.RouteDoc{Summary: r.summary, Tags: []string{"platform"}},
 		})
 	}

@@ -48,6 +48,7 @@ func (s *Service) releaseThread(ctx context.Context, tid string, status threads.
 	if err != nil {
 		s.logger.Error("release thread", "thread_id", tid, "error", err)
 	}
+	s.wakeRuns(tid)
 	return err
 }
 
@@ -191,9 +192,13 @@ func (s *Service) admitThreaded(r *http.Request, stream bool) (string, *RunReque
 // if_not_exists create: then missing is true and the caller creates it (createMissing) once
 // the run passed its other checks.
 func (s *Service) runThread(ctx context.Context, tid string, req *RunRequest) (t threads.Thread, missing bool, err error) {
+	req.Metadata = s.ownedMetadata(ctx, req.Metadata)
 	t, err = s.store.Get(ctx, tid)
 	if errors.Is(err, threads.ErrThreadNotFound) && req.IfNotExists == "create" {
 		return t, true, nil
+	}
+	if err == nil && !s.owns(ctx, t) {
+		return threads.Thread{}, false, threadNotFound(tid)
 	}
 	return t, false, storeError(err, tid)
 }
@@ -201,10 +206,9 @@ func (s *Service) runThread(ctx context.Context, tid string, req *RunRequest) (t
 // createMissing creates the thread of an if_not_exists create run; a concurrent create of the
 // same id is fine.
 func (s *Service) createMissing(ctx context.Context, tid string) (threads.Thread, error) {
-	t, err := s.newThread(ctx, tid, nil)
+	t, err := s.newThread(ctx, tid, s.ownedMetadata(ctx, nil))
 	if errors.Is(err, threads.ErrThreadExists) {
-		t, err = s.store.Get(ctx, tid)
-		return t, storeError(err, tid)
+		return s.visibleThread(ctx, tid)
 	}
 	return t, storeErrorPublic(err)
 }
@@ -254,7 +258,8 @@ func (s *Service) admitThreadless(r *http.Request, stream bool) (string, *RunReq
 	}
 	tid := uuid.NewString()
 	req.temporary = true
-	if _, err := s.newThread(r.Context(), tid, nil); err != nil {
+	req.Metadata = s.ownedMetadata(r.Context(), req.Metadata)
+	if _, err := s.newThread(r.Context(), tid, s.ownedMetadata(r.Context(), nil)); err != nil {
 		return "", nil, nil, storeErrorPublic(err)
 	}
 	if err := s.lockThread(r.Context(), tid, req); err != nil {

@@ -12,9 +12,9 @@ import (
 // resolveGraph finds the graph a thread is bound to, for the state routes. capability names
 // what the route needs in the 409 message; ok reports whether the graph has it.
 func (s *Service) resolveGraph(r *http.Request, tid, capability string, has func(host.InvocableGraph) bool) (host.InvocableGraph, error) {
-	t, err := s.store.Get(r.Context(), tid)
+	t, err := s.visibleThread(r.Context(), tid)
 	if err != nil {
-		return nil, storeError(err, tid)
+		return nil, err
 	}
 	if t.AssistantID == "" {
 		return nil, newPublic(errConflict, "Thread %s is not bound to any assistant. Run a graph on this thread first.", repr(tid))

@@ -86,12 +86,16 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 	} else if err := validThreadID(tid); err != nil {
 		return threads.Thread{}, err
 	}
-	t, err := s.newThread(r.Context(), tid, decodeMap(meta))
+	t, err := s.newThread(r.Context(), tid, s.ownedMetadata(r.Context(), decodeMap(meta)))
 	if errors.Is(err, threads.ErrThreadExists) {
+		exists := newPublic(errConflict, "Thread %s already exists", repr(tid))
 		if ifExists != "do_nothing" {
-			return threads.Thread{}, newPublic(errConflict, "Thread %s already exists", repr(tid))
+			return threads.Thread{}, exists
 		}
 		t, err = s.store.Get(r.Context(), tid)
+		if err == nil && !s.owns(r.Context(), t) {
+			return threads.Thread{}, exists // thread ids are global; another's is taken
+		}
 		return t, storeError(err, tid)
 	}
 	return t, storeErrorPublic(err)
@@ -109,11 +113,10 @@ func (s *Service) serveThreadGet(w http.ResponseWriter, r *http.Request) {
 	tid, err := pathThreadID(r)
 	if err == nil {
 		var t threads.Thread
-		if t, err = s.store.Get(r.Context(), tid); err == nil {
+		if t, err = s.visibleThread(r.Context(), tid); err == nil {
 			writeJSON(w, http.StatusOK, s.withInterrupts(r, wireThread(t), t), s.logger)
 			return
 		}
-		err = storeError(err, tid)
 	}
 	writeError(w, err, s.logger)
 }
@@ -137,10 +140,16 @@ func (s *Service) patchThread(r *http.Request) (threads.Thread, error) {
 		return threads.Thread{}, err
 	}
 	if meta == nil {
-		t, err := s.store.Get(r.Context(), tid)
-		return t, storeError(err, tid)
+		return s.visibleThread(r.Context(), tid)
 	}
-	t, err := s.store.PatchMetadata(r.Context(), tid, decodeMap(meta), s.now())
+	if err := s.checkThread(r.Context(), tid); err != nil {
+		return threads.Thread{}, err
+	}
+	patch := decodeMap(meta)
+	if err := s.checkOwnerPatch(r.Context(), patch); err != nil {
+		return threads.Thread{}, err
+	}
+	t, err := s.store.PatchMetadata(r.Context(), tid, patch, s.now())
 	if err != nil {
 		return t, storeErrorPublic(storeError(err, tid))
 	}
@@ -161,9 +170,9 @@ func (s *Service) deleteThread(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.store.Get(r.Context(), tid)
+	t, err := s.visibleThread(r.Context(), tid)
 	if err != nil {
-		return storeError(err, tid)
+		return err
 	}
 	if err := s.store.Delete(r.Context(), tid); err != nil {
 		return storeError(err, tid)
@@ -206,6 +215,7 @@ func (s *Service) parseThreadQuery(r *http.Request, paging bool) (threads.Query,
 		return q, err
 	}
 	q.Metadata = decodeMap(meta)
+	q.Metadata = s.ownedMetadata(r.Context(), q.Metadata) // a non-admin: only its own threads
 	st, ok, err := obj.optString("status")
 	if err != nil {
 		return q, err

@@ -28,7 +28,10 @@ type Assistants struct {
 	graphs []host.GraphInfo
 }
 
-var _ platform.DurableAssistants = (*Assistants)(nil)
+var (
+	_ platform.DurableAssistants = (*Assistants)(nil)
+	_ platform.ThreadDeleter     = (*Assistants)(nil)
+)
 
 // NewAssistants returns the durable assistants of graphs (typically the public graphs of the
 // engine's registry; a name listed twice counts once), run on eng.
@@ -147,6 +150,25 @@ func (a *Assistants) resume(ctx context.Context, id string, payload json.RawMess
 		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
 	}
 	return a.state(ctx, run)
+}
+
+// DeleteThread implements platform.ThreadDeleter: it terminates the thread's durable run when
+// it is unfinished (waiting for an event, say) and purges it, so deleting a thread leaves no
+// engine run behind. A thread without a durable run is not an error.
+func (a *Assistants) DeleteThread(ctx context.Context, threadID string) error {
+	id := InstanceID(threadID)
+	var fin *engine.RunFinishedError
+	err := a.eng.CancelRun(ctx, id, "thread deleted")
+	if errors.Is(err, engine.ErrRunNotFound) || errors.Is(err, engine.ErrInvalidInstanceID) {
+		return nil
+	}
+	if err != nil && !errors.As(err, &fin) {
+		return fmt.Errorf("end durable run of thread %s: %w", threadID, err)
+	}
+	if err := a.eng.PurgeRun(ctx, id); err != nil && !errors.Is(err, engine.ErrRunNotFound) {
+		return fmt.Errorf("purge durable run of thread %s: %w", threadID, err)
+	}
+	return nil
 }
 
 // State implements platform.DurableAssistants.

@@ -140,3 +140,37 @@ func TestAssistants_ResumeWithARefusedPayload_IsInvalidResume(t *testing.T) {
 		t.Fatalf("good resume: %+v %s %v", s, s.Values, err)
 	}
 }
+
+// TestAssistants_DeleteThread_EndsAndPurgesTheDurableRun: deleting a thread whose durable run
+// waits for an event terminates and purges that run; a finished run is purged; a thread without
+// a run is no error. The thread can then start afresh.
+func TestAssistants_DeleteThread_EndsAndPurgesTheDurableRun(t *testing.T) {
+	st := newStorage()
+	a, _ := assistantsOn(t, st)
+	ctx := t.Context()
+	start := platform.DurableRunRequest{ThreadID: "del", Graph: "support_agent", Input: json.RawMessage(`{"user_message":"legal advice"}`)}
+	if s, err := a.Run(ctx, start); err != nil || s.Interrupt == nil {
+		t.Fatalf("run: %+v %v", s, err)
+	}
+	if err := a.DeleteThread(ctx, "del"); err != nil {
+		t.Fatalf("delete a waiting thread: %v", err)
+	}
+	if _, err := a.State(ctx, "del"); !errors.Is(err, host.ErrThreadNotFound) {
+		t.Fatalf("state after delete: %v, want the run gone", err)
+	}
+	if s, err := a.Run(ctx, start); err != nil || s.Interrupt == nil {
+		t.Fatalf("run again after delete: %+v %v", s, err)
+	}
+	if _, err := a.Run(ctx, platform.DurableRunRequest{ThreadID: "del", Graph: "support_agent", Resume: json.RawMessage(`{"approved":true,"reviewer":"r"}`)}); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if err := a.DeleteThread(ctx, "del"); err != nil {
+		t.Fatalf("delete a finished thread: %v", err)
+	}
+	if _, err := a.State(ctx, "del"); !errors.Is(err, host.ErrThreadNotFound) {
+		t.Fatalf("state after deleting a finished run: %v", err)
+	}
+	if err := a.DeleteThread(ctx, "never"); err != nil {
+		t.Fatalf("delete a thread without a run: %v", err)
+	}
+}

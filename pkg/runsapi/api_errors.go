@@ -30,10 +30,15 @@ var (
 // invalidEventNameMessage answers an event name outside engine.ValidEventName.
 const invalidEventNameMessage = "invalid event_name: want 1 to 256 characters without control characters"
 
-// graphNotFoundError is an unknown graph name on start.
-type graphNotFoundError struct{ name string }
+// graphNotFoundError is an unknown graph name, or with hash an unknown version of it.
+type graphNotFoundError struct{ name, hash string }
 
-func (e *graphNotFoundError) Error() string { return fmt.Sprintf("unknown graph '%s'", e.name) }
+func (e *graphNotFoundError) Error() string {
+	if e.hash != "" {
+		return fmt.Sprintf("unknown version '%s' of graph '%s'", e.hash, e.name)
+	}
+	return fmt.Sprintf("unknown graph '%s'", e.name)
+}
 func (e *graphNotFoundError) Unwrap() error { return durable.ErrUnknownGraph }
 
 // bodyValidationError lists start-body fields that are truthy but not objects.
@@ -146,6 +151,10 @@ func errorResponse(err error) (int, any) {
 		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
 	case errors.As(err, &active):
 		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
+	case errors.Is(err, errNoCaller):
+		return http.StatusUnauthorized, apiErrorBody{errNoCaller.Error()}
+	case errors.Is(err, errUntrustedCaller):
+		return http.StatusForbidden, apiErrorBody{errUntrustedCaller.Error()}
 	case errors.Is(err, engine.ErrConflict):
 		// Writers on one run kept moving its head: nothing was written; the client retries.
 		return http.StatusServiceUnavailable, apiErrorBody{"instance is busy, retry later"}

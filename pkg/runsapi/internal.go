@@ -11,32 +11,33 @@ import (
 // service answers for them and their runs exactly as for a graph or a run that does not exist.
 // With no internal graph registered none of these checks costs a read.
 
-// publicRun returns ErrRunNotFound for a run of an internal graph, else nil.
-func (s *Service) publicRun(run engine.Run) error {
-	if s.reg.Internal(run.GraphName) {
+// publicRun returns ErrRunNotFound for a run of an internal graph, or of another identity
+// than the caller's with isolation on (isolation.go), else nil.
+func (s *Service) publicRun(ctx context.Context, run engine.Run) error {
+	if s.reg.Internal(run.GraphName) || !s.owns(ctx, run) {
 		return engine.ErrRunNotFound
 	}
 	return nil
 }
 
-// checkPublicRun reads run id when internal graphs are registered and returns
-// ErrRunNotFound for an unknown run or a run of an internal graph.
+// checkPublicRun reads run id when internal graphs are registered or isolation is on, and
+// returns ErrRunNotFound for an unknown run or one publicRun refuses.
 func (s *Service) checkPublicRun(ctx context.Context, id string) error {
-	if !s.reg.HasInternal() {
+	if !s.reg.HasInternal() && s.opts.Isolation == nil {
 		return nil
 	}
 	run, err := s.runs.GetRun(ctx, id)
 	if err != nil {
 		return err
 	}
-	return s.publicRun(run)
+	return s.publicRun(ctx, run)
 }
 
 // checkStartID refuses to start a run whose requested id is that of a run of an internal
-// graph: the engine would replace a finished one. It answers as for any existing run
-// (*engine.RunExistsError, 409).
+// graph, or of another identity's run with isolation on: the engine would replace a finished
+// one. It answers as for any existing run (*engine.RunExistsError, 409).
 func (s *Service) checkStartID(ctx context.Context, id string) error {
-	if id == "" || !s.reg.HasInternal() {
+	if id == "" || !s.reg.HasInternal() && s.opts.Isolation == nil {
 		return nil
 	}
 	run, err := s.runs.GetRun(ctx, id)
@@ -45,21 +46,21 @@ func (s *Service) checkStartID(ctx context.Context, id string) error {
 		return nil
 	case err != nil:
 		return err
-	case s.reg.Internal(run.GraphName):
+	case s.publicRun(ctx, run) != nil:
 		return &engine.RunExistsError{InstanceID: id, Status: run.Status}
 	}
 	return nil
 }
 
-// publicRuns drops the runs of internal graphs from a page. The page may then hold fewer runs
+// publicRuns drops the runs publicRun refuses from a page. The page may then hold fewer runs
 // than its limit, or none, and still carry a continuation token.
-func (s *Service) publicRuns(runs []engine.Run) []engine.Run {
-	if !s.reg.HasInternal() {
+func (s *Service) publicRuns(ctx context.Context, runs []engine.Run) []engine.Run {
+	if !s.reg.HasInternal() && s.opts.Isolation == nil {
 		return runs
 	}
 	out := runs[:0:0]
 	for _, r := range runs {
-		if !s.reg.Internal(r.GraphName) {
+		if s.publicRun(ctx, r) == nil {
 			out = append(out, r)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
 // Defaults of Options.
@@ -63,6 +64,10 @@ type Options struct {
 	MaxRequestBodyBytes int64
 	// Version is info.version of openapi.json; "" means DefaultAPIVersion.
 	Version string
+	// Isolation scopes runs to the identity that started them (see package isolation and
+	// isolation.go); nil means off: every caller sees every run. Health and openapi.json
+	// are not scoped.
+	Isolation *isolation.Isolation
 }
 
 // Validate reports options that cannot work (ErrInvalidServiceOptions).
@@ -114,6 +119,8 @@ func (o Options) withDefaults() Options {
 //	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
 //	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
 //	GET    /api/graphs/{graph_name}/versions          list_graph_versions 200 | 404
+//	GET    /api/graphs                                list_graphs       200
+//	GET    /api/graphs/{graph_name}/manifest          get_graph_manifest 200 | 400 | 404
 //
 // The first six are the spec's, to the letter. The additions:
 //
@@ -126,13 +133,16 @@ func (o Options) withDefaults() Options {
 //     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],
 //     "continuation_token": <string or null>}; a bad parameter is 400
 //     {"error": "invalid query parameter '<name>': <what is expected>"} and lists nothing.
+//
 //   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
 //     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//
 //   - DELETE /api/runs/{id} purges a finished run and its history: 200
 //     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
 //     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
 //     not finished.
+//
 //   - GET /api/graphs/{graph_name}/versions (when Runs is an engine.VersionCounter, as the
 //     engine is): 200 {"graph_name", "versions": [{"graph_hash", "graph_version",
 //     "registered", "latest", "unfinished_runs"}...]}, the registered versions first (the
@@ -140,6 +150,15 @@ func (o Options) withDefaults() Options {
 //     graph '<name>'"} when there is none. An old version can leave the deployment once its
 //     unfinished_runs is 0 (the count comes from the run index and errs high, never low;
 //     listing the version's runs with status=Running and status=Pending repairs it).
+//
+//   - GET /api/graphs lists the durable graphs (the fragments health lists): 200
+//     {"graphs": [{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name",
+//     "nodes", "events"}...]}. GET /api/graphs/{graph_name}/manifest[?graph_hash=<hash>]
+//     returns a registered version's manifest (the latest without graph_hash): 200
+//     {"graph_name", "latest", "manifest", "events": [{"event_name", "typed",
+//     "payload_schema"}...]}, payload_schema the JSON Schema of a typed handler's payload
+//     (durable.OnEvent), null for an untyped one; 404 {"error": "unknown graph '<name>'"} or
+//     {"error": "unknown version '<hash>' of graph '<name>'"}; 400 for a malformed graph_hash.
 //
 // Names (product rule): an event name is 1–256 characters (UTF-16 code units) without
 // control characters; another one is answered 400 {"error": "invalid event_name: want 1 to
@@ -235,27 +254,28 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 	fns := []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
-			Handler: s.handle(s.startRun), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
+			Handler: s.handle(s.isolate(s.startRun)), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.getStatus), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
+			Handler: s.handle(s.isolate(s.getStatus)), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
-			Handler: s.handle(s.sendEvent), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
+			Handler: s.handle(s.isolate(s.sendEvent)), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
 				Description: "The body is the event payload: any JSON value, empty for null. A client that may retry sends an Idempotency-Key header; a retried POST with the same key stores the event once.",
 				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
-			Handler: s.handle(s.cancelRun), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), RequestOptional: true, Response: oasRef("CancelAccepted"),
+			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), RequestOptional: true, Response: oasRef("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.listRuns), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
+			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.getHistory), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
+			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.purgeRun), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
+			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
+	fns = append(fns, s.manifestFunctions(auth)...)
 	if _, ok := s.runs.(engine.VersionCounter); ok {
 		fns = append(fns, funchost.HTTPFunction{Name: FuncListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
-			Handler: s.handle(s.listVersions), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},
+			Handler: s.handle(s.isolate(s.listVersions)), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},
 				Description: "Every registered version (the latest first) and every version that still has unfinished runs, with their count: an old version can leave the deployment when its count is 0.",
 				Response:    oasRef("GraphVersions"), Errors: routeErrors(404)}})
 	}

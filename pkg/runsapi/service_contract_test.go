@@ -94,6 +94,13 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 // opts (registry and storage set; the logger is the test's), closed when the test ends.
 func serveRuns(t *testing.T, opts engine.Options) (*engine.Engine, []hosttest.Transport) {
 	t.Helper()
+	return serveRunsWith(t, opts, runsapi.Options{})
+}
+
+// serveRunsWith is serveRuns with the service's options api (Runs, Registry and Logger are
+// filled in).
+func serveRunsWith(t *testing.T, opts engine.Options, api runsapi.Options) (*engine.Engine, []hosttest.Transport) {
+	t.Helper()
 	opts.Logger = hosttest.TestLogger(t)
 	eng, err := engine.New(opts)
 	if err != nil {
@@ -103,7 +110,8 @@ func serveRuns(t *testing.T, opts engine.Options) (*engine.Engine, []hosttest.Tr
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { _ = eng.Close() })
-	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: opts.Registry, Logger: opts.Logger})
+	api.Runs, api.Registry, api.Logger = eng, opts.Registry, opts.Logger
+	svc, err := runsapi.NewService(api)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}

@@ -237,7 +237,8 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		wantStatus int
 		wantBody   string
 	}{
-		{&graphNotFoundError{"nope"}, 404, `{"error": "unknown graph 'nope'"}`},
+		{&graphNotFoundError{name: "nope"}, 404, `{"error": "unknown graph 'nope'"}`},
+		{&graphNotFoundError{name: "g", hash: "0123456789abcdef"}, 404, `{"error": "unknown version '0123456789abcdef' of graph 'g'"}`},
 		{engine.ErrRunNotFound, 404, `{"error": "instance not found"}`},
 		{errBodyNotObject, 400, `{"error": "request body must be valid JSON object"}`},
 		{engine.ErrInvalidInstanceID, 400, `{"error": "invalid instance_id"}`},

@@ -92,6 +92,9 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkStartID(r.Context(), req.InstanceID); err != nil {
 		return err
 	}
+	if req.Metadata, err = s.ownedMetadata(r.Context(), req.Metadata); err != nil {
+		return err
+	}
 	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata})
 	if err != nil {
 		return graphLookupError(name, err)
@@ -125,7 +128,7 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.publicRun(run); err != nil {
+	if err := s.publicRun(r.Context(), run); err != nil {
 		return err
 	}
 	apiWriteJSON(w, http.StatusOK, runStatusBody{
@@ -205,7 +208,7 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	if run, err := s.runs.GetRun(r.Context(), id); err != nil {
 		return err
-	} else if err := s.publicRun(run); err != nil {
+	} else if err := s.publicRun(r.Context(), run); err != nil {
 		return err
 	}
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
@@ -235,7 +238,7 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 		if list, err = s.runs.ListRuns(r.Context(), q); err != nil {
 			return err
 		}
-		list.Runs = s.publicRuns(list.Runs)
+		list.Runs = s.publicRuns(r.Context(), list.Runs)
 	}
 	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: apiToken(list.ContinuationToken)}
 	for i, run := range list.Runs {

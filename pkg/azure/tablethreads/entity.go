@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -46,14 +47,17 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 // encode renders t as an entity and returns its estimated size in bytes. JSON columns are
 // stored ASCII-only (threads.StoredJSON: non-ASCII escaped as \uXXXX, as the platform bodies
 // are written), which also keeps Azurite from splitting multi-byte characters in large bodies.
-// v says where the values are: inline text, or the blob that holds them (values_ref).
-func encode(t threads.Thread, v storedValues) ([]byte, int, error) {
+// v says where the values are: inline text, or the blob that holds them (values_ref); ix is
+// the index bookkeeping (index.go).
+func encode(t threads.Thread, v storedValues, ix ixState) ([]byte, int, error) {
 	e := map[string]any{
 		"PartitionKey": partitionKey(t.ThreadID), "RowKey": rowKey(t.ThreadID),
 		"thread_id":  t.ThreadID,
 		"created_at": t.CreatedAt.UTC().Format(timeLayout), "created_at@odata.type": "Edm.DateTime",
 		"updated_at": t.UpdatedAt.UTC().Format(timeLayout), "updated_at@odata.type": "Edm.DateTime",
 		"status": string(t.Status), "assistant_id": t.AssistantID, "interrupts_json": "{}",
+		pVer: strconv.FormatInt(ix.ver, 10), pVer + "@odata.type": "Edm.Int64",
+		pNonceAll: ix.all, pNonceStatus: ix.status, pNonceOwner: ix.owner,
 	}
 	meta, err := threads.MetadataJSON(t.Metadata)
 	if err != nil {
@@ -137,29 +141,30 @@ func utf16Len(s string) int {
 	return n
 }
 
-// decode reads an entity back, and the blob holding its values when they were spilled (then
-// Values is nil until loaded).
-func decode(b []byte) (threads.Thread, string, error) {
+// decode reads an entity back, the blob holding its values when they were spilled (then
+// Values is nil until loaded), and its index bookkeeping (zero for an entity an earlier
+// release wrote).
+func decode(b []byte) (t threads.Thread, ref string, ix ixState, err error) {
 	var e map[string]any
 	if err := json.Unmarshal(b, &e); err != nil {
-		return threads.Thread{}, "", fmt.Errorf("decode thread entity: %w", err)
+		return t, "", ix, fmt.Errorf("decode thread entity: %w", err)
 	}
 	str := func(k string) string { s, _ := e[k].(string); return s }
-	t := threads.Thread{ThreadID: str("thread_id"), Status: threads.Status(str("status")), AssistantID: str("assistant_id")}
-	var err error
+	ix = ixState{ver: int64Prop(e[pVer]), all: str(pNonceAll), status: str(pNonceStatus), owner: str(pNonceOwner)}
+	t = threads.Thread{ThreadID: str("thread_id"), Status: threads.Status(str("status")), AssistantID: str("assistant_id")}
 	if t.CreatedAt, err = time.Parse(time.RFC3339Nano, str("created_at")); err != nil {
-		return t, "", fmt.Errorf("decode created_at: %w", err)
+		return t, "", ix, fmt.Errorf("decode created_at: %w", err)
 	}
 	if t.UpdatedAt, err = time.Parse(time.RFC3339Nano, str("updated_at")); err != nil {
-		return t, "", fmt.Errorf("decode updated_at: %w", err)
+		return t, "", ix, fmt.Errorf("decode updated_at: %w", err)
 	}
 	if meta := getChunks(e, "metadata_json"); meta != "null" && meta != "" {
 		if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
-			return t, "", fmt.Errorf("decode metadata: %w", err)
+			return t, "", ix, fmt.Errorf("decode metadata: %w", err)
 		}
 	}
 	if values := getChunks(e, "values_json"); values != "null" && values != "" {
 		t.Values = json.RawMessage(values)
 	}
-	return t, str("values_ref"), nil
+	return t, str("values_ref"), ix, nil
 }

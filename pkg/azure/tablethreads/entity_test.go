@@ -30,7 +30,7 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 123456700, time.UTC)
 	in := threads.Thread{ThreadID: "t/1", CreatedAt: at, UpdatedAt: at, Status: threads.StatusBusy, AssistantID: "g",
 		Metadata: map[string]any{"k": "é"}, Values: json.RawMessage(`{"m": "` + strings.Repeat("x", 70000) + `"}`)}
-	b, size, err := encode(in, storedValues{inline: string(in.Values)})
+	b, size, err := encode(in, storedValues{inline: string(in.Values)}, ixState{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 	if _, ok := e["values_json_2"]; !ok || size < 140000 {
 		t.Errorf("values were not split across properties (size %d): %v", size, len(e))
 	}
-	out, ref, err := decode(b)
+	out, ref, _, err := decode(b)
 	if err != nil || ref != "" {
 		t.Fatal(err, ref)
 	}
@@ -52,15 +52,15 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 		string(out.Values) != string(in.Values) {
 		t.Fatalf("round trip: %+v", out)
 	}
-	if _, _, err := encode(in, storedValues{inline: `"` + strings.Repeat("y", MaxEntityBytes/2) + `"`}); !errors.Is(err, threads.ErrTooLarge) {
+	if _, _, err := encode(in, storedValues{inline: `"` + strings.Repeat("y", MaxEntityBytes/2) + `"`}, ixState{}); !errors.Is(err, threads.ErrTooLarge) {
 		t.Fatalf("oversized entity: %v", err)
 	}
 	// Spilled values leave only their blob's name in the entity.
-	b, _, err = encode(in, storedValues{ref: "threads/t%2F1/values-x.json"})
+	b, _, err = encode(in, storedValues{ref: "threads/t%2F1/values-x.json"}, ixState{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, ref, err = decode(b)
+	out, ref, _, err = decode(b)
 	if err != nil || ref != "threads/t%2F1/values-x.json" || out.Values != nil {
 		t.Fatalf("spilled values: ref %q, values %d bytes, %v", ref, len(out.Values), err)
 	}

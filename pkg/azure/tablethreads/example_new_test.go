@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/platform"
 )
 
-// A thread store on table and container clients the app already has, so the platform routes' threads are
+// A thread store on table (threads and their index) and container clients the app already has, so the platform routes' threads are
 // shared by every instance (a launch.Builder finds one opened in launch.Settings.Threads).
 // Building the clients sends nothing.
 func ExampleNew() {
@@ -19,12 +19,13 @@ func ExampleNew() {
 		panic(err)
 	}
 	table := clients.Tables.NewClient("funcgraphthreads")
+	index := clients.Tables.NewClient("funcgraphthreadsindex")
 	values := clients.Blobs.ServiceClient().NewContainerClient("funcgraphthreads-values")
 	app, err := host.New(host.Options{PlatformCompat: true, Logger: logger})
 	if err != nil {
 		panic(err)
 	}
-	svc, err := platform.Mount(app, platform.Options{Threads: tablethreads.New(table, values, logger)})
+	svc, err := platform.Mount(app, platform.Options{Threads: tablethreads.New(table, index, values, logger)})
 	if err != nil {
 		panic(err)
 	}

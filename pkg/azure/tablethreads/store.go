@@ -29,6 +29,7 @@ const casAttempts = 3
 // is conditional on the entity's ETag.
 type Store struct {
 	client *aztables.Client
+	index  *aztables.Client
 	values *blobstore.Payloads
 	logger *slog.Logger
 }
@@ -39,6 +40,9 @@ var _ threads.Store = (*Store)(nil)
 type Options struct {
 	// Table is the table name; "" means DefaultTable.
 	Table string
+	// IndexTable holds the index rows of Search, Count and ResetStaleLocks (doc.go); ""
+	// means the table's name followed by "index" (cut to 63 characters).
+	IndexTable string
 	// Container holds the values too long for the table (one blob per thread and write);
 	// "" means the table's name lower-cased (cut to 56 characters) followed by "-values".
 	Container string
@@ -46,12 +50,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Open returns a store on the table opts.Table and the container opts.Container of clients'
-// account, creating them if missing. Its error names the table or container (from
-// azure.Clients.EnsureTable and EnsureContainer).
+// Open returns a store on the tables opts.Table and opts.IndexTable and the container
+// opts.Container of clients' account, creating them if missing, and indexes the threads an
+// earlier release stored the first time it opens a table (Reindex). Its error names the
+// table or container (from azure.Clients.EnsureTable and EnsureContainer).
 func Open(ctx context.Context, clients *azure.Clients, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable
+	}
+	if opts.IndexTable == "" {
+		opts.IndexTable = indexTable(opts.Table)
 	}
 	if opts.Container == "" {
 		opts.Container = valuesContainer(opts.Table)
@@ -60,20 +68,29 @@ func Open(ctx context.Context, clients *azure.Clients, opts Options) (*Store, er
 	if err != nil {
 		return nil, err
 	}
+	index, err := clients.EnsureTable(ctx, opts.IndexTable)
+	if err != nil {
+		return nil, err
+	}
 	values, err := clients.EnsureContainer(ctx, opts.Container)
 	if err != nil {
 		return nil, err
 	}
-	return New(table, values, opts.Logger), nil
+	s := New(table, index, values, opts.Logger)
+	if err := s.reindexOnce(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// New returns a store on an existing table client and an existing container client (for
-// values too long for the table).
-func New(client *aztables.Client, values *container.Client, logger *slog.Logger) *Store {
+// New returns a store on an existing table client, an existing index table client (its own
+// table: see doc.go) and an existing container client (for values too long for the table).
+// Unlike Open it does not index the threads an earlier release stored: call Reindex.
+func New(client, index *aztables.Client, values *container.Client, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{client: client, values: blobstore.New(values), logger: logger}
+	return &Store{client: client, index: index, values: blobstore.New(values), logger: logger}
 }
 
 // kindOf is what the table service's answer in err means (azsdk.Unclassified for other
@@ -86,12 +103,23 @@ func isNotFound(err error) bool {
 	return k == azsdk.NotFound || k == azsdk.ParentNotFound
 }
 
+// refused reports a write the service answered with a refusal, so it did not happen: the
+// index rows written for it can go. After any other failure the write may have landed, and
+// its rows stay (the readers' repair removes them if it did not).
+func refused(err error) bool {
+	switch kindOf(err) {
+	case azsdk.PreconditionFailed, azsdk.NotFound, azsdk.ParentNotFound, azsdk.AlreadyExists, azsdk.Conflict, azsdk.TooLarge, azsdk.BadRequest:
+		return true
+	}
+	return false
+}
+
 // reduce drops the request URL and the service's message from an SDK error.
 func reduce(err error) error { return azsdk.Reduce("table", err, nil) }
 
 // encodeChecked encodes t and warns near the entity limit.
-func (s *Store) encodeChecked(t threads.Thread, v storedValues) ([]byte, error) {
-	b, size, err := encode(t, v)
+func (s *Store) encodeChecked(t threads.Thread, v storedValues, ix ixState) ([]byte, error) {
+	b, size, err := encode(t, v, ix)
 	if err != nil {
 		return nil, err
 	}
@@ -110,9 +138,18 @@ func (s *Store) Create(ctx context.Context, t threads.Thread) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.encodeChecked(t, v)
+	ix, rows, _ := nextIndex(threads.Thread{}, ixState{}, t)
+	b, err := s.encodeChecked(t, v, ix)
 	if err == nil {
-		if _, err = s.client.AddEntity(ctx, b, nil); err != nil {
+		if err = s.putRows(ctx, rows); err != nil {
+			s.dropRows(ctx, rows)
+		}
+	}
+	if err == nil {
+		if _, err = s.client.AddEntity(ctx, b, nil); err != nil && refused(err) {
+			s.dropRows(ctx, rows)
+		}
+		if err != nil {
 			if k := kindOf(err); k == azsdk.AlreadyExists || k == azsdk.Conflict {
 				err = fmt.Errorf("create thread %q: %w", t.ThreadID, threads.ErrThreadExists)
 			} else {
@@ -126,28 +163,37 @@ func (s *Store) Create(ctx context.Context, t threads.Thread) error {
 	return err
 }
 
-// get reads a thread, its ETag and the blob holding its values when they were spilled (then
-// Values is nil).
-func (s *Store) get(ctx context.Context, tid string) (threads.Thread, azcore.ETag, string, error) {
+// record is a stored thread entity: the thread (Values nil when they were spilled), its ETag,
+// the blob holding its spilled values, and its index bookkeeping.
+type record struct {
+	t    threads.Thread
+	etag azcore.ETag
+	ref  string
+	ix   ixState
+}
+
+// get reads a thread's entity.
+func (s *Store) get(ctx context.Context, tid string) (record, error) {
 	resp, err := s.client.GetEntity(ctx, partitionKey(tid), rowKey(tid), nil)
 	if err != nil {
 		if isNotFound(err) {
-			return threads.Thread{}, "", "", fmt.Errorf("get thread %q: %w", tid, threads.ErrThreadNotFound)
+			return record{}, fmt.Errorf("get thread %q: %w", tid, threads.ErrThreadNotFound)
 		}
-		return threads.Thread{}, "", "", fmt.Errorf("get thread %q: %w", tid, reduce(err))
+		return record{}, fmt.Errorf("get thread %q: %w", tid, reduce(err))
 	}
-	t, ref, err := decode(resp.Value)
-	return t, resp.ETag, ref, err
+	t, ref, ix, err := decode(resp.Value)
+	return record{t: t, etag: resp.ETag, ref: ref, ix: ix}, err
 }
 
 // Get implements threads.Store.
 func (s *Store) Get(ctx context.Context, tid string) (threads.Thread, error) {
 	for attempt := 0; ; attempt++ {
-		t, _, ref, err := s.get(ctx, tid)
+		rec, err := s.get(ctx, tid)
 		if err != nil {
 			return threads.Thread{}, err
 		}
-		if err := s.load(ctx, &t, ref); errors.Is(err, errValuesGone) && attempt+1 < casAttempts {
+		t := rec.t
+		if err := s.load(ctx, &t, rec.ref); errors.Is(err, errValuesGone) && attempt+1 < casAttempts {
 			continue
 		} else if err != nil {
 			return threads.Thread{}, err
@@ -164,10 +210,11 @@ var errConflict = errors.New("tablethreads: entity changed")
 // withValues the returned thread carries its values (read back from their blob if need be).
 func (s *Store) update(ctx context.Context, tid string, withValues bool, change func(*threads.Thread) error) (threads.Thread, error) {
 	for attempt := 0; ; attempt++ {
-		t, etag, ref, err := s.get(ctx, tid)
+		rec, err := s.get(ctx, tid)
 		if err != nil {
 			return threads.Thread{}, err
 		}
+		t, etag, ref := rec.t, rec.etag, rec.ref
 		if err := change(&t); err != nil {
 			return threads.Thread{}, err
 		}
@@ -180,15 +227,25 @@ func (s *Store) update(ctx context.Context, tid string, withValues bool, change 
 				return threads.Thread{}, err
 			}
 		}
-		b, err := s.encodeChecked(t, v)
+		ix, added, dropped := nextIndex(rec.t, rec.ix, t)
+		b, err := s.encodeChecked(t, v, ix)
+		if err == nil {
+			if err = s.putRows(ctx, added); err != nil {
+				s.dropRows(ctx, added)
+			}
+		}
 		if err == nil {
 			_, err = s.client.UpdateEntity(ctx, b, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: aztables.UpdateModeReplace})
+			if err != nil && refused(err) {
+				s.dropRows(ctx, added)
+			}
 		}
 		if err != nil && created {
 			s.drop(ctx, tid, v.ref)
 		}
 		switch {
 		case err == nil:
+			s.dropRows(ctx, dropped)
 			if ref != v.ref {
 				s.drop(ctx, tid, ref)
 			}
@@ -223,76 +280,26 @@ func (s *Store) PatchMetadata(ctx context.Context, tid string, metadata map[stri
 	})
 }
 
-// Delete implements threads.Store: the entity, then every values blob of the thread.
+// Delete implements threads.Store: the entity (If-Match the version read), then its index
+// rows and every values blob of the thread.
 func (s *Store) Delete(ctx context.Context, tid string) error {
-	if _, err := s.client.DeleteEntity(ctx, partitionKey(tid), rowKey(tid), nil); err != nil {
-		if isNotFound(err) {
+	for attempt := 0; ; attempt++ {
+		rec, err := s.get(ctx, tid)
+		if err != nil {
+			return fmt.Errorf("delete thread: %w", err)
+		}
+		_, err = s.client.DeleteEntity(ctx, partitionKey(tid), rowKey(tid), &aztables.DeleteEntityOptions{IfMatch: &rec.etag})
+		switch {
+		case err == nil:
+			s.dropRows(ctx, rowsOf(rec.t, rec.ix))
+			s.drop(ctx, tid, valuesPrefix(tid))
+			return nil
+		case isNotFound(err):
 			return fmt.Errorf("delete thread %q: %w", tid, threads.ErrThreadNotFound)
-		}
-		return fmt.Errorf("delete thread %q: %w", tid, reduce(err))
-	}
-	s.drop(ctx, tid, valuesPrefix(tid))
-	return nil
-}
-
-// scan lists every thread with status (all when ""), filtered client-side by q, with the
-// blob of each thread whose values were spilled (by thread id; their Values are nil).
-func (s *Store) scan(ctx context.Context, q threads.Query) ([]threads.Thread, map[string]string, error) {
-	var opts aztables.ListEntitiesOptions
-	if q.Status != "" {
-		if !q.Status.Valid() {
-			return nil, nil, fmt.Errorf("%w: unknown status %q", threads.ErrInvalidArgument, q.Status)
-		}
-		f := fmt.Sprintf("status eq '%s'", q.Status)
-		opts.Filter = &f
-	}
-	out, refs := []threads.Thread{}, map[string]string{}
-	pager := s.client.NewListEntitiesPager(&opts)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list threads: %w", reduce(err))
-		}
-		for _, b := range page.Entities {
-			t, ref, err := decode(b)
-			if err != nil {
-				return nil, nil, err
-			}
-			if q.Matches(t) {
-				out = append(out, t)
-				if ref != "" {
-					refs[t.ThreadID] = ref
-				}
-			}
+		case kindOf(err) != azsdk.PreconditionFailed || attempt+1 >= casAttempts:
+			return fmt.Errorf("delete thread %q: %w", tid, reduce(err))
 		}
 	}
-	return out, refs, nil
-}
-
-// Search implements threads.Store: it reads the spilled values of the threads it returns
-// only (a thread whose values were replaced meanwhile is read again).
-func (s *Store) Search(ctx context.Context, q threads.Query) ([]threads.Thread, error) {
-	ts, refs, err := s.scan(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	page := threads.SortAndPage(ts, q)
-	for i := range page {
-		err := s.load(ctx, &page[i], refs[page[i].ThreadID])
-		if errors.Is(err, errValuesGone) {
-			page[i], err = s.Get(ctx, page[i].ThreadID)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return page, nil
-}
-
-// Count implements threads.Store.
-func (s *Store) Count(ctx context.Context, q threads.Query) (int, error) {
-	ts, _, err := s.scan(ctx, q)
-	return len(ts), err
 }
 
 // Acquire implements threads.Store: a compare-and-swap on the entity's ETag; after 3 lost
@@ -329,38 +336,3 @@ func (s *Store) Release(ctx context.Context, tid string, status threads.Status, 
 	})
 	return err
 }
-
-// ResetStaleLocks implements threads.Store: one compare-and-swap per stale busy thread; a
-// thread that changed meanwhile is left alone.
-func (s *Store) ResetStaleLocks(ctx context.Context, olderThan time.Duration, to threads.Status, now time.Time) (int, error) {
-	if err := threads.CheckResetArgs(olderThan, to); err != nil {
-		return 0, err
-	}
-	busy, _, err := s.scan(ctx, threads.Query{Status: threads.StatusBusy})
-	if err != nil {
-		return 0, err
-	}
-	cutoff, n := now.Add(-olderThan), 0
-	for _, b := range busy {
-		if !b.UpdatedAt.Before(cutoff) {
-			continue
-		}
-		_, err := s.update(ctx, b.ThreadID, false, func(t *threads.Thread) error {
-			if t.Status != threads.StatusBusy || !t.UpdatedAt.Before(cutoff) {
-				return errSkip
-			}
-			t.Status, t.UpdatedAt = to, now.UTC()
-			return nil
-		})
-		switch {
-		case err == nil:
-			n++
-		case errors.Is(err, errSkip), errors.Is(err, threads.ErrThreadNotFound), errors.Is(err, errConflict):
-		default:
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-var errSkip = errors.New("tablethreads: thread no longer stale")

@@ -134,6 +134,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) threads.Store) {
 			}
 		}
 	})
+	runSearchFollowsWrites(t, newStore, t0)
 	t.Run("AcquireBindsAndRejects", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		mustCreate(t, s, mk("t", t0, map[string]any{"a": 1.0}))

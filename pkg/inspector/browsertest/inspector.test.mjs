@@ -1,0 +1,158 @@
+// The run inspector in a real browser (headless Chromium) on the example app: a wrong key and
+// an unknown run show the API's errors; a support_agent run started from the page waits for
+// its approval, the approval is sent from the page and the run completes with its path
+// highlighted; the history shows each step's state; cancel and purge act on a second run; the
+// page fits a phone's width and is keyboard usable.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText, setField } from "./harness.mjs";
+
+let server, browser, page;
+const pageErrors = [];
+const suffix = `${process.pid}-${Date.now()}`;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on("dialog", (d) => d.accept());
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  await page.setViewport({ width: 1280, height: 900 });
+});
+
+after(async () => {
+  await browser?.close();
+  await stopServer(server);
+});
+
+const open = async (hash = "") => {
+  const res = await page.goto(`${server.base}/inspector?code=${KEY}${hash}`, { waitUntil: "domcontentloaded" });
+  assert.equal(res.status(), 200);
+};
+
+test("the page needs the function key, as the runs API does", async () => {
+  const res = await page.goto(`${server.base}/inspector?code=wrong`);
+  assert.equal(res.status(), 401);
+  await open();
+  await waitForText(page, "#runs-summary", "shown");
+  assert.equal(new URL(page.url()).search, "", "the key leaves the address bar");
+});
+
+test("a wrong key typed in the page shows the API's 401", async () => {
+  await open();
+  await setField(page, "#key-input", "not-the-key");
+  await page.click("#key-form button");
+  await waitForText(page, "#error", "HTTP 401");
+  await setField(page, "#key-input", KEY);
+  await page.click("#key-form button");
+  await page.waitForFunction(() => document.querySelector("#error").hidden, { timeout: WAIT });
+  await waitForText(page, "#runs-summary", "shown");
+});
+
+test("an unknown run shows the API's 404", async () => {
+  await open(`#/run/no-such-run-${suffix}`);
+  await waitForText(page, "#error", "HTTP 404: instance not found");
+});
+
+test("start a support_agent run, watch it wait, approve it from the page, see its path", async () => {
+  const id = `insp-${suffix}`;
+  await open();
+  await waitForText(page, "#runs-summary", "shown");
+  await page.click("details.panel > summary");
+  await page.select("form.start select[name=graph]", "support_agent");
+  await setField(page, "form.start input[name=instance_id]", id);
+  await setField(page, "form.start textarea[name=input]", '{"user_message": "I want a refund for invoice 42"}');
+  await page.click("form.start button[type=submit]");
+
+  await waitForText(page, "#run-id", id);
+  await waitForText(page, ".facts", "waiting for 'approval'");
+  await waitForText(page, 'g.node[data-node="classify_request"]', "‖ waiting: approval");
+  assert.equal(await page.$eval("#event-name", (n) => n.value), "approval");
+  assert.match(await page.$eval("#payload-schema", (n) => n.textContent), /untyped handler/);
+
+  await setField(page, "#event-payload", '{"approved": true, "reviewer": "ann"}');
+  await page.click("#event-form button[type=submit]");
+  await waitForText(page, ".facts .status", "Completed");
+
+  for (const node of ["classify_request", "draft_reply", "finalize_reply"]) {
+    await waitForText(page, `g.node[data-node="${node}"]`, "visited ×1");
+    assert.ok(await page.$eval(`g.node[data-node="${node}"]`, (n) => n.classList.contains("visited")), `${node} highlighted`);
+  }
+  await waitForText(page, 'g.node[data-node="finalize_reply"]', "✓ completed here");
+  const taken = await page.$$eval(".edge.taken .edge-label", (ns) => ns.map((n) => n.textContent));
+  assert.ok(taken.includes("⚡ approval ×1"), `the approval edge is taken: ${taken}`);
+  assert.ok(taken.includes("×1"), `the static edge is taken: ${taken}`);
+  await waitForText(page, "#run-output", "Reviewer: ann.");
+
+  // The timeline: choosing step 2 (classify_request) shows what it changed and the state after.
+  await page.click('button.step[data-seq="2"]');
+  await page.waitForSelector('button.step[data-seq="2"][aria-pressed="true"]', { timeout: WAIT });
+  await waitForText(page, ".step-detail", "Step #2: node_completed");
+  await waitForText(page, ".step-detail table.changes", "needs_human");
+
+  // Keyboard: arrows move between steps, Enter chooses one.
+  await page.focus('button.step[data-seq="2"]');
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.seq), "3");
+  await page.keyboard.press("Enter");
+  await waitForText(page, ".step-detail", "Step #3: route_resolved");
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.seq), "3", "the chosen step keeps the focus");
+
+  const listed = await api(server.base, "GET", `runs/${id}`);
+  assert.equal(listed.body.runtime_status, "Completed");
+});
+
+test("cancel a waiting run, then purge it, from the page", async () => {
+  const id = `insp-cancel-${suffix}`;
+  assert.equal((await api(server.base, "POST", "graphs/support_agent/runs", { instance_id: id, input: { user_message: "legal question" } })).status, 202);
+  await open(`#/run/${id}`);
+  await waitForText(page, ".facts", "waiting for 'approval'");
+  await setField(page, "#cancel-reason", "not needed");
+  await page.click("#cancel-form button[type=submit]");
+  await waitForText(page, ".facts .status", "Terminated");
+  await waitForText(page, ".failure", "not needed");
+  await page.click("#purge-form button[type=submit]");
+  await waitForText(page, "#notice", `Run ${id} purged.`);
+  assert.equal((await api(server.base, "GET", `runs/${id}`)).status, 404);
+});
+
+test("the runs list filters and the graph versions page", async () => {
+  await open("#/?graph_name=support_agent&status=Completed");
+  await waitForText(page, "table.runs caption", "graph_name=support_agent");
+  await page.waitForSelector(`tr[data-run="insp-${suffix}"]`, { timeout: WAIT });
+  // Paging: 26 runs are more than a page of 25; the continuation token brings the rest.
+  for (let i = 0; i < 26; i++) {
+    const res = await api(server.base, "POST", "graphs/data_pipeline/runs", { instance_id: `page-${suffix}-${i}`, input: { source_url: "https://example.com/x" } });
+    assert.equal(res.status, 202);
+  }
+  await open("#/?graph_name=data_pipeline");
+  await page.waitForSelector("#load-more:not([hidden])", { timeout: WAIT });
+  assert.equal(await page.$$eval("table.runs tbody tr", (rs) => rs.length), 25);
+  await page.click("#load-more");
+  await page.waitForFunction(() => document.querySelectorAll("table.runs tbody tr").length === 26, { timeout: WAIT, polling: 100 });
+  // The created-time filters go to the API as they are; its 400 is shown word for word.
+  await open("#/?created_after=2200-01-01T00:00:00Z");
+  await waitForText(page, "table.runs tbody", "No runs match.");
+  await open("#/?created_after=yesterday");
+  await waitForText(page, "#error", "HTTP 400: invalid query parameter 'created_after'");
+  await open("#/graphs");
+  await waitForText(page, "main", "support_agent");
+  await waitForText(page, "main", "0 unfinished");
+});
+
+test("a phone's width: nothing wider than the screen but the scrollable graph", async () => {
+  await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+  try {
+    await open(`#/run/insp-${suffix}`);
+    await waitForText(page, ".facts .status", "Completed");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `the page is ${overflow}px wider than the screen`);
+  } finally {
+    await page.setViewport({ width: 1280, height: 900 });
+  }
+});
+
+test("no script error on any page", () => {
+  assert.deepEqual(pageErrors, []);
+});

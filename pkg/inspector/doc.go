@@ -1,0 +1,12 @@
+// Package inspector serves the run inspector: one browser page, GET /api/inspector, that shows
+// durable runs through the runs API (pkg/runsapi) — the runs list, a run's graph drawn from its
+// manifest with the path it took, its history step by step with the state after each step, the
+// versions of each graph with unfinished runs — and acts on them (send an event, cancel, purge).
+//
+// The page is plain HTML, CSS and JavaScript embedded in the binary (embed.FS), with no build
+// step; it is served as one document, so that the function key given once (the `code` query
+// parameter, or typed in the page) is the only credential: the page sends it as
+// `x-functions-key` to the runs API, whose errors it shows as the API states them.
+//
+// It is not an API: it reads and writes nothing itself, and it holds no state on the server.
+package inspector

@@ -1,0 +1,138 @@
+// A run's history as the timeline shows it: each event's kind, a one-line summary, the state
+// after it and what changed.
+const EVENT_KIND = {
+  run_started: "start", node_completed: "step", route_resolved: "decision", wait_started: "wait",
+  wait_timed_out: "wait", event_received: "event", event_applied: "event",
+  node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
+};
+
+function eventSummary(e) {
+  const d = e.data || {};
+  switch (e.type) {
+    case "run_started": return `run started at ${e.node || "?"}`;
+    case "node_completed": return `node ${e.node} completed`;
+    case "route_resolved":
+      if (d.action === "next") return `route from ${e.node}: next ${d.next_node}`;
+      if (d.action === "wait_for_event") return `route from ${e.node}: wait for '${d.event_name}', then ${d.resume_node}` + (d.note ? ` (${d.note})` : "");
+      if (d.action === "complete") return `route from ${e.node}: complete` + (d.note ? ` (${d.note})` : "");
+      return `route from ${e.node}: ${d.action}`;
+    case "wait_started": return `waiting for '${d.event_name}' at ${e.node}` + (d.deadline ? ` until ${fmtTime(d.deadline)}` : "");
+    case "wait_timed_out": return `wait timed out at ${e.node}` + (d.next_node ? `, next ${d.next_node}` : "");
+    case "event_received": return `event '${e.name}' received`;
+    case "event_applied": return `event '${d.event_name || e.name}' applied, resuming at ${e.node}`;
+    case "node_retry_scheduled": return `node ${e.node} failed, retry scheduled` + (d.error ? `: ${d.error}` : "");
+    case "run_completed": return `run completed at ${d.final_node || e.node}`;
+    case "run_failed": return `run failed` + (d.error ? `: ${d.error}` : (typeof d === "string" ? `: ${d}` : ""));
+    case "run_terminated": return `run terminated` + (d.reason ? `: ${d.reason}` : "");
+  }
+  return e.type;
+}
+
+// stateOf returns the state an event carries, or undefined.
+function stateOf(e) {
+  const d = e.data;
+  if (!d || typeof d !== "object") return undefined;
+  if (e.type === "run_started") return d.initial_state;
+  if (d.state && typeof d.state === "object") return d.state;
+  return undefined;
+}
+
+// withStates annotates each event with the state after it (the last state carried so far) and
+// the state before it.
+function withStates(events) {
+  let state;
+  return events.map((e) => {
+    const before = state;
+    const s = stateOf(e);
+    if (s !== undefined) state = s;
+    return { event: e, before, after: state, kind: EVENT_KIND[e.type] || "other" };
+  });
+}
+
+// stateChanges lists the top-level fields whose JSON differs between two states.
+function stateChanges(before, after) {
+  const a = before && typeof before === "object" ? before : {};
+  const b = after && typeof after === "object" ? after : {};
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+  return keys.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]))
+    .map((k) => ({ field: k, before: k in a ? a[k] : undefined, after: k in b ? b[k] : undefined }));
+}
+
+// pathOf returns the nodes executed in order and the transitions between them, each with how
+// it was taken (next, an event, a timeout) and how often.
+function pathOf(events) {
+  const visits = new Map();
+  const transitions = new Map();
+  let last = null;
+  let via = "next";
+  let label = "";
+  for (const e of events) {
+    if (e.type === "node_completed") {
+      visits.set(e.node, (visits.get(e.node) || 0) + 1);
+      if (last !== null) {
+        const key = `${last}\u0000${e.node}`;
+        const t = transitions.get(key) || { from: last, to: e.node, count: 0, via, label };
+        t.count++;
+        transitions.set(key, t);
+      }
+      last = e.node;
+      via = "next";
+      label = "";
+    } else if (e.type === "event_applied") {
+      via = "event";
+      label = (e.data && e.data.event_name) || e.name || "";
+    } else if (e.type === "wait_timed_out") {
+      via = "timeout";
+      label = "timeout";
+    }
+  }
+  return { visits, transitions: [...transitions.values()] };
+}
+
+// renderTimeline draws the history as a list of buttons; choosing one shows the state after
+// it and what changed. Arrow keys move between steps.
+function renderTimeline(events, selectedSeq, onSelect) {
+  const rows = withStates(events);
+  const list = el("ol", { class: "timeline", "aria-label": "History, oldest first" });
+  rows.forEach((row) => {
+    const e = row.event;
+    const selected = e.sequence === selectedSeq;
+    const btn = el("button", {
+      type: "button", class: `step kind-${row.kind}`, "aria-pressed": selected ? "true" : "false",
+      "data-seq": e.sequence, onclick: () => onSelect(e.sequence),
+      onkeydown: (ev) => {
+        const move = { ArrowDown: 1, ArrowUp: -1 }[ev.key];
+        if (!move) return;
+        ev.preventDefault();
+        const all = [...list.querySelectorAll("button.step")];
+        const next = all[all.indexOf(btn) + move];
+        if (next) next.focus();
+      },
+    },
+    el("span", { class: "seq" }, `#${e.sequence}`), " ",
+    el("span", { class: "kind" }, `[${row.kind}]`), " ",
+    el("span", { class: "what" }, eventSummary(e)), " ",
+    el("time", { datetime: e.timestamp }, fmtTime(e.timestamp).slice(11)));
+    list.append(el("li", {}, btn));
+  });
+  const chosen = rows.find((r) => r.event.sequence === selectedSeq) || rows[rows.length - 1];
+  return { list, detail: chosen ? renderStep(chosen) : el("p", {}, "No history yet.") };
+}
+
+function renderStep(row) {
+  const e = row.event;
+  const changes = stateChanges(row.before, row.after);
+  const show = (v) => (v === undefined ? "(absent)" : JSON.stringify(v));
+  return el("section", { class: "step-detail", "aria-live": "polite", "aria-label": `Step ${e.sequence}` },
+    el("h3", {}, `Step #${e.sequence}: ${e.type}`),
+    el("p", {}, eventSummary(e), " — ", fmtTime(e.timestamp)),
+    el("h4", {}, "What changed"),
+    changes.length === 0 ? el("p", { class: "muted" }, "No state change at this step.")
+      : el("table", { class: "changes" },
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Field"), el("th", { scope: "col" }, "Before"), el("th", { scope: "col" }, "After"))),
+        el("tbody", {}, changes.map((c) => el("tr", {},
+          el("th", { scope: "row" }, c.field), el("td", {}, el("del", {}, show(c.before))), el("td", {}, el("ins", {}, show(c.after))))))),
+    el("h4", {}, "State after this step"),
+    el("pre", { class: "json", tabindex: "0" }, row.after === undefined ? "(no state yet)" : pretty(row.after)),
+    el("details", {}, el("summary", {}, "Event data"), el("pre", { class: "json" }, pretty(e.data))));
+}

@@ -1,0 +1,157 @@
+// A run: status, timings and failure; its graph with the path taken; its history; actions
+// (send an event, cancel, purge) through the runs API. Refreshes while the run is unfinished.
+const manifestCache = new Map();
+
+async function manifestOf(graph, hash) {
+  const key = `${graph}@${hash}`;
+  if (!manifestCache.has(key)) {
+    try { manifestCache.set(key, await runsApi.manifest(graph, hash)); } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 404) throw e;
+      manifestCache.set(key, null); // a version this process has not registered: draw from history
+    }
+  }
+  return manifestCache.get(key);
+}
+
+async function showRun(id, view) {
+  const main = document.getElementById("main");
+  const state = { selected: null, formEvent: null, payload: null };
+  main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", { class: "muted" }, "Loading…"));
+  let painted = "";
+  const paint = async (force) => {
+    const run = await runsApi.getRun(id);
+    const events = await fullHistory(id);
+    if (!view.live()) return null;
+    const sig = JSON.stringify([run, events.length]);
+    if (!force && sig === painted) return run; // unchanged: keep the page (and the caret) as it is
+    painted = sig;
+    const cs = run.custom_status || {};
+    const graph = cs.graph_name || (run.input && run.input.graph_name);
+    const hash = cs.graph_hash || (run.input && run.input.graph_hash);
+    const m = graph ? await manifestOf(graph, hash) : null;
+    if (!view.live()) return null;
+    showError(null);
+    const active = document.activeElement;
+    const focused = active && active.id;
+    const focusedSeq = active && active.dataset && active.dataset.seq;
+    const keep = (sel) => { const n = main.querySelector(sel); return n ? n.value : null; };
+    state.payload = keep("#event-payload") ?? state.payload;
+    state.formEvent = keep("#event-name") ?? state.formEvent;
+    main.replaceChildren(...renderRun(id, run, events, m, state, view));
+    const again = focused ? document.getElementById(focused) : (focusedSeq ? main.querySelector(`button.step[data-seq="${focusedSeq}"]`) : null);
+    if (again) again.focus();
+    return run;
+  };
+  state.repaint = () => paint(true).catch(showError);
+  const loop = async () => {
+    try {
+      const run = await paint();
+      if (run && !FINISHED.has(run.runtime_status) && view.live()) view.timer(loop, 1500);
+    } catch (e) {
+      if (!view.live()) return;
+      showError(e);
+      main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", {}, el("a", { href: "#/" }, "Back to the runs")));
+    }
+  };
+  await loop();
+}
+
+function renderRun(id, run, events, m, state, view) {
+  const cs = run.custom_status || {};
+  const manifest = m ? m.manifest : null;
+  const model = graphModel(manifest, events, run);
+  const first = events[0], last = events[events.length - 1];
+  const started = first ? new Date(first.timestamp) : null;
+  const ended = last ? new Date(last.timestamp) : null;
+  const finished = FINISHED.has(run.runtime_status);
+  const facts = [
+    ["Status", statusBadge(run.runtime_status, cs.waiting_for_event && !finished ? `waiting for '${cs.waiting_for_event}'` : "")],
+    ["Graph", `${cs.graph_name || run.input.graph_name} ${cs.graph_version || ""}`.trim()],
+    ["Graph hash", el("code", {}, cs.graph_hash || run.input.graph_hash || "")],
+    ["Current node", cs.current_node || "—"],
+    ["Started", first ? fmtTime(first.timestamp) : "not yet"],
+    [finished ? "Finished" : "Last event", last ? fmtTime(last.timestamp) : "—"],
+    ["Duration", finished && started ? fmtDuration(ended - started) : "not finished"],
+    ["Steps", `${events.filter((e) => e.type === "node_completed").length} node visits, ${events.length} history events`],
+  ];
+  if (cs.waiting_for_version) facts.push(["Waiting for version", cs.waiting_for_version]);
+  const out = [
+    el("p", {}, el("a", { href: "#/" }, "← All runs")),
+    el("h1", {}, "Run ", el("code", { id: "run-id" }, id)),
+    el("dl", { class: "facts" }, facts.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))),
+  ];
+  if (run.runtime_status === "Failed") out.push(el("section", { class: "failure", "aria-label": "Failure" }, el("h2", {}, "✗ Failure"), el("pre", { id: "failure-message" }, typeof run.output === "string" ? run.output : pretty(run.output))));
+  if (run.runtime_status === "Terminated") out.push(el("section", { class: "failure", "aria-label": "Termination" }, el("h2", {}, "■ Terminated"), el("p", {}, `Reason: ${typeof run.output === "string" ? run.output : pretty(run.output)}`)));
+  out.push(renderActions(id, run, m, state));
+  out.push(el("section", { class: "panel graph-panel", "aria-labelledby": "graph-h" },
+    el("h2", { id: "graph-h" }, "Graph and path"),
+    m ? null : el("p", { class: "muted" }, "This version is not registered on this process: the graph is drawn from the history alone."),
+    el("p", { class: "legend" }, "Legend: ▶ start, ◇ route node (its targets are decided at run time), ■ end (terminal), thick border and ×N: visited N times, dashed: not visited, ‖ waiting, ⚡ event edge."),
+    el("div", { class: "graph-wrap", tabindex: "0", "aria-label": "Graph drawing (scrolls)" }, renderGraph(model)),
+    el("details", { open: true }, el("summary", {}, "The graph as text"), graphText(model)),
+    model.events.length ? el("p", {}, "Events the graph takes: ", model.events.join(", ")) : null));
+  const tl = renderTimeline(events, state.selected, (seq) => { state.selected = seq; state.repaint(); });
+  out.push(el("section", { class: "panel history", "aria-labelledby": "history-h" },
+    el("h2", { id: "history-h" }, "History"),
+    el("div", { class: "history-grid" }, tl.list, tl.detail)));
+  if (run.runtime_status === "Completed" && run.output) {
+    out.push(el("section", { class: "panel" }, el("h2", {}, "Output"), el("pre", { class: "json", id: "run-output" }, pretty(run.output))));
+  }
+  return out;
+}
+
+function renderActions(id, run, m, state) {
+  const finished = FINISHED.has(run.runtime_status);
+  const cs = run.custom_status || {};
+  const events = m ? m.events : [];
+  const section = el("section", { class: "panel actions", "aria-labelledby": "actions-h" }, el("h2", { id: "actions-h" }, "Actions"));
+  if (!finished) {
+    const waiting = cs.waiting_for_event || "";
+    const names = [...new Set([waiting, ...events.map((e) => e.event_name)].filter(Boolean))];
+    const chosen = state.formEvent && names.includes(state.formEvent) ? state.formEvent : (waiting || names[0] || "");
+    const nameInput = el("input", { id: "event-name", name: "event", list: "event-names", value: chosen, required: true });
+    const payload = el("textarea", { id: "event-payload", name: "payload", rows: 4, cols: 40, spellcheck: "false" }, state.payload ?? "{}");
+    const info = events.find((e) => e.event_name === chosen);
+    const schema = info && info.typed
+      ? el("details", { open: true, class: "schema" }, el("summary", {}, `Payload schema of '${chosen}' (typed handler)`), el("pre", { class: "json", id: "payload-schema" }, pretty(info.payload_schema)))
+      : el("p", { class: "muted", id: "payload-schema" }, chosen && info ? `'${chosen}' has an untyped handler: any JSON value.` : "");
+    nameInput.addEventListener("change", () => { state.formEvent = nameInput.value; state.repaint(); });
+    section.append(el("form", { id: "event-form", onsubmit: async (ev) => {
+      ev.preventDefault();
+      try {
+        await runsApi.sendEvent(id, nameInput.value, payload.value);
+        state.payload = null;
+        showError(null);
+        notice(`Event '${nameInput.value}' accepted for run ${id}.`);
+        state.repaint();
+      } catch (e) { showError(e); }
+    } },
+    el("h3", {}, waiting ? `Send an event (the run waits for '${waiting}')` : "Send an event"),
+    el("label", {}, "Event name ", nameInput), el("datalist", { id: "event-names" }, names.map((n) => el("option", { value: n }))),
+    el("label", { class: "block" }, "Payload (JSON; empty means null) ", payload), schema,
+    el("button", { type: "submit" }, "Send event")));
+    const reason = el("input", { id: "cancel-reason", name: "reason", placeholder: "cancel requested by client" });
+    section.append(el("form", { id: "cancel-form", onsubmit: async (ev) => {
+      ev.preventDefault();
+      if (!confirm(`Cancel run ${id}?`)) return;
+      try {
+        const res = await runsApi.cancel(id, reason.value);
+        showError(null);
+        notice(`Cancel accepted: ${res.reason}`);
+        state.repaint();
+      } catch (e) { showError(e); }
+    } }, el("h3", {}, "Cancel the run"), el("label", {}, "Reason ", reason), " ", el("button", { type: "submit" }, "Cancel run")));
+  } else {
+    section.append(el("form", { id: "purge-form", onsubmit: async (ev) => {
+      ev.preventDefault();
+      if (!confirm(`Purge run ${id} and its history? This cannot be undone.`)) return;
+      try {
+        await runsApi.purge(id);
+        showError(null);
+        notice(`Run ${id} purged.`);
+        location.hash = "#/";
+      } catch (e) { showError(e); }
+    } }, el("p", {}, "The run is finished: no event or cancel applies."), el("button", { type: "submit", class: "danger" }, "Purge run")));
+  }
+  return section;
+}

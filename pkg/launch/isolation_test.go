@@ -1,0 +1,89 @@
+package launch
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+)
+
+func TestFromEnv_UserIsolation(t *testing.T) {
+	serveOn := map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-Forwarded-User", EnvTrustedProxies: "10.0.0.0/8"}
+	for name, tc := range map[string]struct {
+		mode    Mode
+		env     map[string]string
+		on      bool
+		wantErr string
+	}{
+		"off by default":                  {ModeServe, nil, false, ""},
+		"off":                             {ModeServe, map[string]string{EnvUserIsolation: "off", EnvIdentityHeader: "X"}, false, ""},
+		"bad value":                       {ModeServe, map[string]string{EnvUserIsolation: "yes"}, false, EnvUserIsolation + ": want on or off"},
+		"serve with header and proxies":   {ModeServe, serveOn, true, ""},
+		"serve without header":            {ModeServe, map[string]string{EnvUserIsolation: "on", EnvTrustedProxies: "10.0.0.0/8"}, false, EnvIdentityHeader},
+		"serve without proxies":           {ModeServe, map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User"}, false, EnvTrustedProxies},
+		"serve with a bad proxy":          {ModeServe, map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "10.0.0.0/40"}, false, EnvTrustedProxies + ": parse trusted proxy"},
+		"host, local":                     {ModeCustomHandler, map[string]string{EnvUserIsolation: "on"}, true, ""},
+		"host on Azure with Easy Auth":    {ModeCustomHandler, map[string]string{EnvUserIsolation: "on", envSiteName: "app", envAuthEnabled: "True"}, true, ""},
+		"host on Azure without Easy Auth": {ModeCustomHandler, map[string]string{EnvUserIsolation: "on", envSiteName: "app"}, false, envAuthEnabled + "=True"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := FromEnv(t.Context(), func(k string) string { return tc.env[k] }, tc.mode, hosttest.TestLogger(t))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("FromEnv error = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (s.Isolation != nil) != tc.on {
+				t.Errorf("Isolation = %v, want on %v", s.Isolation, tc.on)
+			}
+		})
+	}
+}
+
+func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
+	s, err := FromEnv(t.Context(), func(k string) string {
+		return map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "127.0.0.1"}[k]
+	}, ModeServe, hosttest.TestLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Assemble(s, Spec{Platform: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	for _, tr := range hosttest.Transports(t, a.Host.FunctionApp()) {
+		for _, path := range []string{"/api/threads/search", "/api/runs"} {
+			method := map[string]string{"/api/threads/search": "POST", "/api/runs": "GET"}[path]
+			req := newKeyRequest(t, method, tr.BaseURL+path, tr.FunctionKey)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = res.Body.Close()
+			if res.StatusCode != 401 {
+				t.Errorf("%s %s %s without identity: %d, want 401", tr.Name, method, path, res.StatusCode)
+			}
+		}
+	}
+}
+
+func newKeyRequest(t *testing.T, method, url, key string) *http.Request {
+	t.Helper()
+	var body io.Reader
+	if method == "POST" {
+		body = strings.NewReader("{}")
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("x-functions-key", key)
+	return req
+}

@@ -1,0 +1,105 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
+)
+
+// Per-user isolation (Options.Isolation). Every route resolves its caller first (401 without
+// an identity, 403 for an identity header from an untrusted peer). A thread's owner is its
+// metadata key "owner", set to the caller's identity when a non-admin creates it (through
+// threads.create, a run's if_not_exists create, or a threadless run's temporary thread); a
+// run is its thread's. Another identity's thread answers exactly as a missing one (404), on
+// every thread, state and run route; search and count only see the caller's threads. With
+// isolation off none of this costs anything: the routes are not wrapped and the checks are
+// one nil test.
+
+type callerKey struct{}
+
+// isolate wraps a route with the caller check when isolation is on.
+func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
+	if s.iso == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.iso.Caller(r)
+		if err != nil {
+			writeError(w, callerError(err), s.logger)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+	}
+}
+
+// callerError is the public error of a caller that cannot be resolved.
+func callerError(err error) error {
+	if errors.Is(err, isolation.ErrUntrustedIdentity) {
+		return newPublic(errForbidden, "Forbidden: the identity header is only accepted from a trusted proxy")
+	}
+	return newPublic(errUnauthorized, "Unauthorized: the request carries no caller identity")
+}
+
+// caller returns the request's caller: an admin when isolation is off.
+func (s *Service) caller(ctx context.Context) isolation.Caller {
+	if s.iso == nil {
+		return isolation.Caller{Admin: true}
+	}
+	c, _ := ctx.Value(callerKey{}).(isolation.Caller) // missing: owns nothing
+	return c
+}
+
+// owns reports whether the request's caller may see thread t.
+func (s *Service) owns(ctx context.Context, t threads.Thread) bool {
+	return s.iso == nil || s.caller(ctx).Owns(t.Metadata[isolation.OwnerKey])
+}
+
+// visibleThread returns thread tid if the caller may see it, else the 404 of a missing one.
+func (s *Service) visibleThread(ctx context.Context, tid string) (threads.Thread, error) {
+	t, err := s.store.Get(ctx, tid)
+	if err != nil {
+		return t, storeError(err, tid)
+	}
+	if !s.owns(ctx, t) {
+		return threads.Thread{}, threadNotFound(tid)
+	}
+	return t, nil
+}
+
+// checkThread is visibleThread for routes that do not need the record: nothing when
+// isolation is off.
+func (s *Service) checkThread(ctx context.Context, tid string) error {
+	if s.iso == nil {
+		return nil
+	}
+	_, err := s.visibleThread(ctx, tid)
+	return err
+}
+
+// ownedMetadata returns the metadata a non-admin caller's new thread or run gets: meta with
+// the owner set to the caller (whatever the client sent). An admin's is kept as given.
+func (s *Service) ownedMetadata(ctx context.Context, meta map[string]any) map[string]any {
+	c := s.caller(ctx)
+	if c.Admin {
+		return meta
+	}
+	out := make(map[string]any, len(meta)+1)
+	maps.Copy(out, meta)
+	out[isolation.OwnerKey] = c.ID
+	return out
+}
+
+// checkOwnerPatch refuses a non-admin's metadata patch that names another owner (403); one
+// that repeats the caller's own identity passes.
+func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) error {
+	c := s.caller(ctx)
+	v, ok := meta[isolation.OwnerKey]
+	if !ok || c.Owns(v) {
+		return nil
+	}
+	return newPublic(errForbidden, "Forbidden: metadata key 'owner' is set by the server")
+}

@@ -1,0 +1,120 @@
+package runsapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
+)
+
+// Per-user isolation (Options.Isolation). Every run endpoint resolves its caller first (401
+// without an identity, 403 for an identity header from an untrusted peer). A run started by
+// a non-admin records the caller's identity in its metadata under "owner" (whatever the
+// client sent there); status, events, cancel, history and purge of another identity's run
+// answer exactly as for a missing run (404), a listing keeps the caller's runs only, and a
+// start may not take the id of another identity's run (409 instance already exists). An
+// admin (the master key) sees every run and its metadata is kept as given. With isolation
+// off the endpoints are not wrapped and the checks are one nil test.
+
+// Errors of the caller check; errorResponse answers them.
+var (
+	errNoCaller        = errors.New("unauthorized: the request carries no caller identity")
+	errUntrustedCaller = errors.New("forbidden: the identity header is only accepted from a trusted proxy")
+)
+
+type callerKey struct{}
+
+// isolate wraps an endpoint with the caller check when isolation is on.
+func (s *Service) isolate(fn func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.Isolation == nil {
+		return fn
+	}
+	iso := s.opts.Isolation
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := iso.Caller(r)
+		switch {
+		case errors.Is(err, isolation.ErrUntrustedIdentity):
+			return errUntrustedCaller
+		case err != nil:
+			return errNoCaller
+		}
+		return fn(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+	}
+}
+
+// caller returns the request's caller: an admin when isolation is off.
+func (s *Service) caller(ctx context.Context) isolation.Caller {
+	if s.opts.Isolation == nil {
+		return isolation.Caller{Admin: true}
+	}
+	c, _ := ctx.Value(callerKey{}).(isolation.Caller) // missing: owns nothing
+	return c
+}
+
+// owns reports whether the request's caller may see run.
+func (s *Service) owns(ctx context.Context, run engine.Run) bool {
+	if s.opts.Isolation == nil {
+		return true
+	}
+	c := s.caller(ctx)
+	return c.Admin || c.Owns(runOwner(run.Input.Metadata))
+}
+
+// runOwner returns the owner recorded in run metadata, or nil.
+func runOwner(meta json.RawMessage) any {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return nil
+	}
+	var owner string
+	if json.Unmarshal(m[isolation.OwnerKey], &owner) != nil {
+		return nil
+	}
+	return owner
+}
+
+// ownedMetadata returns the metadata a non-admin caller's run is started with: meta (a JSON
+// object, or empty) without any "owner" member, its other members in order, and "owner": the
+// caller's identity last. An admin's is kept as given.
+func (s *Service) ownedMetadata(ctx context.Context, meta json.RawMessage) (json.RawMessage, error) {
+	c := s.caller(ctx)
+	if c.Admin {
+		return meta, nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	if len(bytes.TrimSpace(meta)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(meta))
+		if _, err := dec.Token(); err != nil { // {
+			return nil, errBodyNotObject
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, errBodyNotObject
+			}
+			key, _ := tok.(string)
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, errBodyNotObject
+			}
+			if key == isolation.OwnerKey {
+				continue
+			}
+			k, _ := json.Marshal(key)
+			out.Write(k)
+			out.WriteByte(':')
+			out.Write(v)
+			out.WriteByte(',')
+		}
+	}
+	id, _ := json.Marshal(c.ID)
+	out.WriteString(`"` + isolation.OwnerKey + `":`)
+	out.Write(id)
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
