@@ -4,27 +4,29 @@ package memory
 // Store's mu.
 type codec struct {
 	names  nameTable
+	dict   dict
 	fields []field // scratch
 	buf    []byte  // scratch
-	recent [8]string
+	recent [32]string
 	next   int // the slot of recent written next
 }
 
-// encode returns the encoding of m.
-func (c *codec) encode(m map[string]any) string {
+// encode returns the row key rk followed by the encoding of m.
+func (c *codec) encode(rk string, m map[string]any) string {
 	c.fields = c.names.fields(c.fields, m)
-	b := c.buf[:0]
+	b := append(c.buf[:0], rk...)
 	for _, f := range c.fields {
-		b = appendField(b, f)
+		b = c.appendField(b, f)
 	}
 	clear(c.fields) // hold no caller values
 	return c.done(b)
 }
 
-// merge returns enc with the properties of m set (added or replaced).
-func (c *codec) merge(enc string, m map[string]any) string {
+// merge returns the row key rk followed by enc with the properties of m set (added or
+// replaced).
+func (c *codec) merge(rk, enc string, m map[string]any) string {
 	c.fields = c.names.fields(c.fields, m)
-	b := c.buf[:0]
+	b := append(c.buf[:0], rk...)
 	var e entry
 	have := enc != ""
 	if have {
@@ -46,7 +48,7 @@ func (c *codec) merge(enc string, m map[string]any) string {
 				break
 			}
 		}
-		b = appendField(b, f)
+		b = c.appendField(b, f)
 	}
 	if have {
 		b = append(append(b, e.whole...), enc...)
@@ -55,8 +57,8 @@ func (c *codec) merge(enc string, m map[string]any) string {
 	return c.done(b)
 }
 
-// done returns the new encoding b as a string of its own, or one of the few last ones when
-// it equals it (the engine writes a run's index rows with the same properties).
+// done returns the new row b as a string of its own, or one of the last ones written when it
+// equals it (the engine writes a run's index rows, with one row key, in four partitions).
 func (c *codec) done(b []byte) string {
 	c.buf = b
 	for _, s := range c.recent {
@@ -83,7 +85,7 @@ func (c *codec) toMap(enc string) map[string]any {
 	for enc != "" {
 		var e entry
 		e, enc = next(enc)
-		m[c.names.name(e.id, e.inline)] = e.value()
+		m[c.names.name(e.id, e.inline)] = c.value(e)
 	}
 	return m
 }
@@ -99,7 +101,7 @@ func (c *codec) get(enc, name string) (any, bool) {
 		e, enc = next(enc)
 		switch cmpField(e.id, e.inline, id, name) {
 		case 0:
-			return e.value(), true
+			return c.value(e), true
 		case 1:
 			return nil, false
 		}

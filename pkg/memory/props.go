@@ -29,6 +29,7 @@ const (
 	tagInt64   // zigzag varint
 	tagFloat64 // 8 bytes, little endian
 	tagTime    // zigzag varint Unix seconds, uvarint nanoseconds; read back in UTC
+	tagDict    // uvarint index of the store's dictionary of frequent strings (dict.go)
 )
 
 // maxNames bounds a store's name table; names past it are stored inline in each row.
@@ -99,13 +100,16 @@ func (t *nameTable) fields(buf []field, m map[string]any) []field {
 	return buf
 }
 
-func appendField(b []byte, f field) []byte {
+func (c *codec) appendField(b []byte, f field) []byte {
 	b = binary.AppendUvarint(b, uint64(f.id))
 	if f.id == 0 {
 		b = appendStr(b, f.name)
 	}
 	switch v := f.val.(type) {
 	case string:
+		if i, ok := c.dict.index(v); ok {
+			return binary.AppendUvarint(append(b, tagDict), uint64(i))
+		}
 		return appendStr(append(b, tagString), v)
 	case []byte:
 		b = binary.AppendUvarint(append(b, tagBytes), uint64(len(v)))
@@ -158,7 +162,7 @@ func next(enc string) (entry, string) {
 	case tagString, tagBytes:
 		l, m := uvarint(rest)
 		n = m + int(l)
-	case tagInt32, tagInt64:
+	case tagInt32, tagInt64, tagDict:
 		n = varintLen(rest)
 	case tagFloat64:
 		n = 8
@@ -171,9 +175,13 @@ func next(enc string) (entry, string) {
 	return e, rest
 }
 
-// value decodes the entry's value; a string is a substring of the enc, bytes a copy.
-func (e entry) value() any {
+// value decodes the entry's value; a string is a substring of the enc or of the dictionary,
+// bytes a copy.
+func (c *codec) value(e entry) any {
 	switch e.tag {
+	case tagDict:
+		i, _ := uvarint(e.raw)
+		return c.dict.list[i]
 	case tagString:
 		_, n := uvarint(e.raw)
 		return e.raw[n:]

@@ -26,22 +26,33 @@ type Store struct {
 	etagNext uint64                // guarded by mu
 }
 
-// partition holds its rows sorted by row key, inline: a row is 48 bytes besides its key and
-// its encoded properties (props.go).
+// partition holds its rows sorted by row key, inline: a row is 32 bytes besides its key and
+// its encoded properties (props.go), which share one string.
 type partition struct {
 	rows []row
 }
 
 type row struct {
-	key  string
-	enc  string // the encoded properties
-	etag uint64 // the ETag is W/"<etag>"
+	data string // the row key, then the encoded properties
+	meta uint64 // the ETag's number << 16 | the length of the row key (at most 1 536 bytes)
 	ts   int64  // Unix nanoseconds
 }
 
+func (r *row) key() string { return r.data[:r.meta&0xffff] }
+func (r *row) enc() string { return r.data[r.meta&0xffff:] }
+
 // find returns the index of the row rk, or where it would be inserted.
 func (p *partition) find(rk string) (int, bool) {
-	return slices.BinarySearchFunc(p.rows, rk, func(r row, k string) int { return strings.Compare(r.key, k) })
+	return slices.BinarySearchFunc(p.rows, rk, func(r row, k string) int { return strings.Compare(r.key(), k) })
+}
+
+// insert inserts r at j. The rows grow by a quarter at a time (a run's partition holds a
+// few rows; append would leave it up to half empty).
+func (p *partition) insert(j int, r row) {
+	if n := len(p.rows); n == cap(p.rows) {
+		p.rows = append(make([]row, 0, n+1+n/4), p.rows...)
+	}
+	p.rows = slices.Insert(p.rows, j, r)
 }
 
 // lookup returns the row rk, nil when missing.
@@ -86,12 +97,12 @@ func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.En
 // entity returns the stored row r as an entity of partition pk.
 func (s *Store) entity(pk string, r *row) engine.Entity {
 	var buf [24]byte
-	return engine.Entity{PartitionKey: pk, RowKey: r.key, ETag: string(r.appendETag(buf[:0])),
-		Timestamp: time.Unix(0, r.ts).UTC(), Properties: s.codec.toMap(r.enc)}
+	return engine.Entity{PartitionKey: pk, RowKey: r.key(), ETag: string(r.appendETag(buf[:0])),
+		Timestamp: time.Unix(0, r.ts).UTC(), Properties: s.codec.toMap(r.enc())}
 }
 
 func (r *row) appendETag(b []byte) []byte {
-	return append(strconv.AppendUint(append(b, `W/"`...), r.etag, 10), '"')
+	return append(strconv.AppendUint(append(b, `W/"`...), r.meta>>16, 10), '"')
 }
 
 // Submit implements engine.Store.
@@ -127,15 +138,15 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 			p.rows = slices.Delete(p.rows, j, j+1)
 			continue
 		case engine.OpInsert:
-			p.rows = slices.Insert(p.rows, j, row{key: rk, enc: s.codec.encode(op.Entity.Properties)})
+			p.insert(j, row{data: s.codec.encode(rk, op.Entity.Properties)})
 		case engine.OpReplace:
-			p.rows[j].enc = s.codec.encode(op.Entity.Properties)
+			p.rows[j].data = s.codec.encode(rk, op.Entity.Properties)
 		case engine.OpMerge:
-			p.rows[j].enc = s.codec.merge(p.rows[j].enc, op.Entity.Properties)
+			p.rows[j].data = s.codec.merge(rk, p.rows[j].enc(), op.Entity.Properties)
 		}
 		r := &p.rows[j]
 		s.etagNext++
-		r.etag, r.ts = s.etagNext, now
+		r.meta, r.ts = s.etagNext<<16|uint64(len(rk)), now
 		if !s.noETags {
 			var buf [24]byte
 			etags[i] = string(r.appendETag(buf[:0]))

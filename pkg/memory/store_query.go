@@ -63,17 +63,17 @@ func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) 
 			}
 			from = ""
 		}
-		i, _ := slices.BinarySearchFunc(rows, from, func(r row, k string) int { return strings.Compare(r.key, k) })
+		i, _ := slices.BinarySearchFunc(rows, from, func(r row, k string) int { return strings.Compare(r.key(), k) })
 		for j := range rows[i:] {
 			r := &rows[i+j]
-			if q.RowKeyTo != "" && r.key >= q.RowKeyTo {
+			if q.RowKeyTo != "" && r.key() >= q.RowKeyTo {
 				break
 			}
 			if !s.matchAll(q.Where, pk, r) {
 				continue
 			}
 			if len(page.Entities) == limit {
-				page.Continuation = encodeToken(pk, r.key)
+				page.Continuation = encodeToken(pk, r.key())
 				return page, nil
 			}
 			page.Entities = append(page.Entities, s.entity(pk, r))
@@ -121,10 +121,10 @@ func (s *Store) matchAll(conds []engine.Cond, pk string, r *row) bool {
 		case "PartitionKey":
 			v = pk
 		case "RowKey":
-			v = r.key
+			v = r.key()
 		default:
 			var ok bool
-			if v, ok = s.codec.get(r.enc, c.Property); !ok {
+			if v, ok = s.codec.get(r.enc(), c.Property); !ok {
 				return false
 			}
 		}
