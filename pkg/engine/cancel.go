@@ -32,9 +32,9 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 			pStatus: string(StatusTerminated), pOutput: out, pOutput + refSuffix: "", pRunnable: false,
 			pStep: h.step + 1, pHistSeq: h.histSeq + 1, pUpdated: now, pWaitDeadline: int64(0), pNotBefore: int64(0), pWriteID: id,
 		}}}}
-		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step+1, now, id, []histRow{{
+		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, []histRow{{
 			typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out),
-		}})...)
+		}})
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}

@@ -76,7 +76,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	n := base.clone()
 	n.updated, n.writeID, n.awaitVersion = now, writeID, false
 	n.restarts = 0 // a commit ends the step: its restarts no longer count
-	var rows []histRow
+	var rowBuf [3]histRow
+	rows := rowBuf[:0]
 	setState := func() {
 		n.stateVal = o.state
 		n.stateJSON, n.stateRef = string(o.state), ""
@@ -101,12 +102,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.status = StatusRunning
 		setState()
 		rows = append(rows,
-			histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", string(o.state))},
+			histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)},
 			histRow{typ: HistoryRouteResolved, name: ResolveRouteName, node: o.node, data: decisionJSON(o.decision)})
 		switch d := o.decision; d.Action {
 		case durable.ActionComplete:
 			n.status = StatusCompleted
-			n.outputJSON, n.outputRef = completedOutput(base, o.node, o.state), ""
+			n.outputJSON, n.outputRef = completedOutput(base, o.node, n.stateJSON), ""
 			n.custom = customStatus(base, o.node)
 			n.runnable = false
 			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
@@ -142,7 +143,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.custom = customStatus(base, base.resume)
 		n.runnable = true
 		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
-			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", string(o.state))})
+			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON)})
 	case outTimeout:
 		n.step++
 		n.node = o.timeoutNode
@@ -162,7 +163,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.step++
 		if o.state != nil { // the node completed, then its route failed
 			setState()
-			rows = append(rows, histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", string(o.state))})
+			rows = append(rows, histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)})
 		}
 		n.status = StatusFailed
 		n.outputJSON, n.outputRef = jstr(o.failMsg), ""
@@ -175,7 +176,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	}
 	ops := make([]Op, 0, len(rows)+2)
 	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
-	ops = append(ops, historyOps(base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)...)
+	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)
 	n.histSeq = base.histSeq + int64(len(rows))
 	if n.histSeq != base.histSeq {
 		ops[0].Entity.Properties[pHistSeq] = n.histSeq

@@ -115,10 +115,10 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 				pEvent: eventName, pPayload: string(payload), pTime: now, pHistSeq: h.histSeq + 1, pWriteID: id,
 			}}},
 		}
-		ops = append(ops, historyOps(instanceID, h.gen, h.histSeq, h.step, now, id, []histRow{{
+		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step, now, id, []histRow{{
 			typ: HistoryEventReceived, name: eventName, node: h.node,
 			data: jsonObject("inbox_seq", itoa(seq), "payload", string(payload)),
-		}})...)
+		}})
 		dedupAt := -1
 		if o.key != "" {
 			dedupAt = len(ops)

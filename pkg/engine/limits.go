@@ -30,8 +30,15 @@ const batchOpOverhead = 512
 
 // UTF16Len returns the length of s in UTF-16 code units, the unit Azure measures strings in.
 func UTF16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf { // ASCII: one unit a byte
+		i++
+	}
+	if i == len(s) {
+		return i
+	}
+	n := i
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			n++
@@ -58,6 +65,19 @@ func ValidateKey(name, key string) error {
 	if n := 2 * UTF16Len(key); n > MaxKeyBytes {
 		return &LimitError{Limit: name, Size: n, Max: MaxKeyBytes}
 	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= utf8.RuneSelf {
+			return validateKeyRunes(name, key[i:])
+		} else if c < 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '#' || c == '?' {
+			return validateKeyRunes(name, key[i:i+1])
+		}
+	}
+	return nil
+}
+
+// validateKeyRunes checks the characters of a key (or the rest of it) that ValidateKey's
+// ASCII scan stopped at.
+func validateKeyRunes(name, key string) error {
 	for _, r := range key {
 		switch {
 		case r == '/' || r == '\\' || r == '#' || r == '?':

@@ -121,7 +121,7 @@ func (h *head) mutableProps() map[string]any {
 // afterwards equals mutableProps of h). WriteID and Updated are always written: they stamp
 // the write (ambiguity.go).
 func (h *head) changedProps(base *head) map[string]any {
-	p := make(map[string]any, 12)
+	p := make(map[string]any, 8) // a step changes about 8; a map of 8 is one group
 	p[pWriteID], p[pUpdated] = h.writeID, h.updated
 	setStr := func(k, v, old string) {
 		if v != old {
@@ -280,17 +280,21 @@ type histRow struct {
 	data      string // JSON
 }
 
-// historyOps appends rows after seq (the head's HistSeq) as inserts, stamped with the id of
-// the write that inserts them.
-func historyOps(runID string, gen, seq, step int64, now time.Time, writeID string, rows []histRow) []Op {
-	ops := make([]Op, len(rows))
+// historyOps appends to ops the rows after seq (the head's HistSeq) as inserts, stamped with
+// the id of the write that inserts them.
+func historyOps(ops []Op, runID string, gen, seq, step int64, now time.Time, writeID string, rows []histRow) []Op {
 	// The rows share the boxed values they have in common (values in a map are never
 	// modified in place, only replaced).
 	var stepV, nowV, writeV any = step, now, writeID
+	var node string
+	var nodeV any
 	for i, r := range rows {
-		ops[i] = Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
-			pType: r.typ, pName: r.name, pHistNode: r.node, pHistStep: stepV, pTime: nowV, pData: r.data, pWriteID: writeV,
-		}}}
+		if nodeV == nil || r.node != node {
+			node, nodeV = r.node, r.node
+		}
+		ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
+			pType: r.typ, pName: r.name, pHistNode: nodeV, pHistStep: stepV, pTime: nowV, pData: r.data, pWriteID: writeV,
+		}}})
 	}
 	return ops
 }

@@ -138,9 +138,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
 		}
 		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
-		ops := append([]Op{headOp}, historyOps(id, h.gen, 0, 0, now, h.writeID, []histRow{{
+		ops := historyOps(append(make([]Op, 0, 2), headOp), id, h.gen, 0, 0, now, h.writeID, []histRow{{
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
-		}})...)
+		}})
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
 			abandon()
 			return Run{}, err

@@ -96,8 +96,33 @@ func (t *nameTable) fields(buf []field, m map[string]any) []field {
 		}
 		buf = append(buf, f)
 	}
-	slices.SortFunc(buf, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) })
+	sortFields(buf)
 	return buf
+}
+
+// sortFields sorts fs in entry order: an insertion sort for the few properties of a row (a
+// head has 34), on the ids, with no comparison function to call.
+func sortFields(fs []field) {
+	if len(fs) > 64 {
+		slices.SortFunc(fs, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) })
+		return
+	}
+	for i := 1; i < len(fs); i++ {
+		f := fs[i]
+		j := i
+		for ; j > 0 && fieldLess(f, &fs[j-1]); j-- {
+			fs[j] = fs[j-1]
+		}
+		fs[j] = f
+	}
+}
+
+// fieldLess reports whether a comes before b in entry order (cmpField).
+func fieldLess(a field, b *field) bool {
+	if a.id != b.id || a.id != 0 {
+		return a.id < b.id
+	}
+	return a.name < b.name
 }
 
 func (c *codec) appendField(b []byte, f field) []byte {

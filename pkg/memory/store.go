@@ -101,8 +101,28 @@ func (s *Store) entity(pk string, r *row) engine.Entity {
 		Timestamp: time.Unix(0, r.ts).UTC(), Properties: s.codec.toMap(r.enc())}
 }
 
-func (r *row) appendETag(b []byte) []byte {
-	return append(strconv.AppendUint(append(b, `W/"`...), r.meta>>16, 10), '"')
+func (r *row) appendETag(b []byte) []byte { return appendETag(b, r.meta>>16) }
+
+func appendETag(b []byte, n uint64) []byte {
+	return append(strconv.AppendUint(append(b, `W/"`...), n, 10), '"')
+}
+
+// etagStrings sets etags[i] to the ETag of number tags[i] (0: a deleted row, no ETag), all
+// substrings of one string: one allocation for the batch.
+func etagStrings(etags []string, tags []uint64) {
+	var buf [8 * 24]byte
+	var ends [8]int
+	b := buf[:0]
+	for i, n := range tags {
+		if n != 0 {
+			b = appendETag(b, n)
+		}
+		ends[i] = len(b)
+	}
+	all, start := string(b), 0
+	for i := range tags {
+		etags[i], start = all[start:ends[i]], ends[i]
+	}
 }
 
 // Submit implements engine.Store.
@@ -130,6 +150,7 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	}
 	now := s.clock().UnixNano()
 	etags := make([]string, len(ops))
+	var tags [8]uint64 // the ETag numbers of the first ops, turned into strings at the end
 	for i, op := range ops {
 		rk := op.Entity.RowKey
 		j, _ := p.find(rk) // found unless an insert: check ran
@@ -148,9 +169,16 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		s.etagNext++
 		r.meta, r.ts = s.etagNext<<16|uint64(len(rk)), now
 		if !s.noETags {
-			var buf [24]byte
-			etags[i] = string(r.appendETag(buf[:0]))
+			if i < len(tags) {
+				tags[i] = s.etagNext
+			} else {
+				var buf [24]byte
+				etags[i] = string(r.appendETag(buf[:0]))
+			}
 		}
+	}
+	if !s.noETags {
+		etagStrings(etags, tags[:min(len(ops), len(tags))])
 	}
 	if len(p.rows) == 0 {
 		delete(s.parts, pk)
