@@ -103,17 +103,15 @@ func (h *head) clone() *head {
 	return &c
 }
 
-// mutableProps returns the properties a step rewrites (merged into the head row).
-func (h *head) mutableProps() map[string]any {
-	return map[string]any{
-		pStatus: string(h.status), pNode: h.node, pStep: h.step, pVisits: h.visits, pAttempt: h.attempt,
-		pWaiting: h.waiting, pResume: h.resume, pWaitDeadline: h.waitDeadline, pNotBefore: h.notBefore,
-		pState: h.stateJSON, pState + refSuffix: h.stateRef, pCustom: h.custom,
-		pOutput: h.outputJSON, pOutput + refSuffix: h.outputRef,
-		pHistSeq: h.histSeq, pInboxSeq: h.inboxSeq, pPending: h.pending, pRunnable: h.runnable,
-		pUpdated: h.updated, pWriteID: h.writeID, pAwaitVersion: false, pRestarts: h.restarts,
-		pWaitTimeout: h.waitTimeout, pTimeoutNode: h.timeoutNode, pTimedOut: h.timedOut,
-	}
+// mutableProps sets in p the properties a step rewrites (merged into the head row).
+func (h *head) mutableProps(p map[string]any) {
+	p[pStatus], p[pNode], p[pStep], p[pVisits], p[pAttempt] = string(h.status), h.node, h.step, h.visits, h.attempt
+	p[pWaiting], p[pResume], p[pWaitDeadline], p[pNotBefore] = h.waiting, h.resume, h.waitDeadline, h.notBefore
+	p[pState], p[pState+refSuffix], p[pCustom] = h.stateJSON, h.stateRef, h.custom
+	p[pOutput], p[pOutput+refSuffix] = h.outputJSON, h.outputRef
+	p[pHistSeq], p[pInboxSeq], p[pPending], p[pRunnable] = h.histSeq, h.inboxSeq, h.pending, h.runnable
+	p[pUpdated], p[pWriteID], p[pAwaitVersion], p[pRestarts] = h.updated, h.writeID, false, h.restarts
+	p[pWaitTimeout], p[pTimeoutNode], p[pTimedOut] = h.waitTimeout, h.timeoutNode, h.timedOut
 }
 
 // changedProps returns the properties of h that differ from base, the stored head it was
@@ -165,7 +163,8 @@ func (h *head) changedProps(base *head) map[string]any {
 
 // allProps returns every head property (insert or replace at start).
 func (h *head) allProps() map[string]any {
-	p := h.mutableProps()
+	p := make(map[string]any, 36) // sized once: every head property
+	h.mutableProps(p)
 	p[pGen], p[pNonce] = h.gen, h.nonce
 	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash
 	p[pInput], p[pInput+refSuffix] = h.inputJSON, h.inputRef
@@ -198,32 +197,6 @@ func (h *head) absorb(props map[string]any) {
 	}
 }
 
-func decodeHead(e Entity) (*head, error) {
-	p := e.Properties
-	h := &head{
-		runID: e.PartitionKey, etag: e.ETag,
-		gen: i64(p, pGen), nonce: str(p, pNonce), writeID: str(p, pWriteID), status: RunStatus(str(p, pStatus)),
-		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash), group: str(p, pGroup),
-		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt), restarts: i64(p, pRestarts),
-		waiting: str(p, pWaiting), resume: str(p, pResume),
-		waitDeadline: i64(p, pWaitDeadline), notBefore: i64(p, pNotBefore),
-		waitTimeout: i64(p, pWaitTimeout), timeoutNode: str(p, pTimeoutNode), timedOut: str(p, pTimedOut),
-		stateJSON: str(p, pState), stateRef: str(p, pState+refSuffix),
-		inputJSON: str(p, pInput), inputRef: str(p, pInput+refSuffix),
-		custom: str(p, pCustom), outputJSON: str(p, pOutput), outputRef: str(p, pOutput+refSuffix),
-		histSeq: i64(p, pHistSeq), inboxSeq: i64(p, pInboxSeq), pending: i64(p, pPending),
-		trace: str(p, pTrace), indexShards: i64(p, pIndexShards),
-	}
-	h.runnable, _ = p[pRunnable].(bool)
-	h.awaitVersion, _ = p[pAwaitVersion].(bool)
-	h.created, _ = p[pCreated].(time.Time)
-	h.updated, _ = p[pUpdated].(time.Time)
-	if !h.status.Valid() || h.gen < 1 {
-		return nil, fmt.Errorf("decode run head %s: bad status %q or generation %d", e.PartitionKey, h.status, h.gen)
-	}
-	return h, nil
-}
-
 func str(p map[string]any, k string) string {
 	s, _ := p[k].(string)
 	return s
@@ -242,15 +215,6 @@ func i64(p map[string]any, k string) int64 {
 // maxHeadRetries bounds the read-modify-write loops of RaiseEvent, CancelRun and StartRun
 // against concurrent commits.
 const maxHeadRetries = 32
-
-// getHead reads a run's head. Errors: ErrNotFound (wrapped) for an unknown run.
-func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
-	ent, err := e.store.Get(ctx, runID, headRowKey)
-	if err != nil {
-		return nil, fmt.Errorf("read run head %s: %w", runID, err)
-	}
-	return decodeHead(ent)
-}
 
 // loadState returns the head's state, reading the payload store when it was spilled.
 func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error) {

@@ -1,5 +1,7 @@
 package memory
 
+import "hash/maphash"
+
 // codec encodes and decodes the rows of one Store (props.go has the format). Guarded by the
 // Store's mu.
 type codec struct {
@@ -8,6 +10,8 @@ type codec struct {
 	fields []field // scratch
 	buf    []byte  // scratch
 	recent [32]string
+	hashes [32]uint64 // of recent, compared first
+	seed   maphash.Seed
 	next   int // the slot of recent written next
 }
 
@@ -61,8 +65,12 @@ func (c *codec) merge(rk, enc string, m map[string]any) string {
 // equals it (the engine writes a run's index rows, with one row key, in four partitions).
 func (c *codec) done(b []byte) string {
 	c.buf = b
-	for _, s := range c.recent {
-		if s == string(b) { // no allocation
+	if c.seed == (maphash.Seed{}) {
+		c.seed = maphash.MakeSeed()
+	}
+	h := maphash.Bytes(c.seed, b)
+	for i, s := range c.recent {
+		if c.hashes[i] == h && s == string(b) { // no allocation
 			return s
 		}
 	}
@@ -70,7 +78,7 @@ func (c *codec) done(b []byte) string {
 	if cap(c.buf) > 1<<16 { // do not keep a large row's buffer
 		c.buf = nil
 	}
-	c.recent[c.next] = s
+	c.recent[c.next], c.hashes[c.next] = s, h
 	c.next = (c.next + 1) % len(c.recent)
 	return s
 }

@@ -15,6 +15,7 @@ type dict struct {
 	seed   maphash.Seed
 	ids    map[uint64]uint32 // hash of a value → its index in list
 	list   []string
+	boxed  []any // list's strings as interface values: reading one back allocates nothing
 	bytes  int
 	counts map[uint64]uint8 // uses of the candidates, by hash
 }
@@ -56,7 +57,9 @@ func (d *dict) index(v string) (uint32, bool) {
 	}
 	delete(d.counts, h)
 	i := uint32(len(d.list))
-	d.list = append(d.list, strings.Clone(v))
+	v = strings.Clone(v)
+	d.list = append(d.list, v)
+	d.boxed = append(d.boxed, v)
 	d.bytes += len(v)
 	d.ids[h] = i
 	return i, true

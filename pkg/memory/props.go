@@ -206,7 +206,7 @@ func (c *codec) value(e entry) any {
 	switch e.tag {
 	case tagDict:
 		i, _ := uvarint(e.raw)
-		return c.dict.list[i]
+		return c.dict.boxed[i]
 	case tagString:
 		_, n := uvarint(e.raw)
 		return e.raw[n:]

@@ -74,24 +74,51 @@ func NewStore(opts ...Option) *Store {
 	return &Store{clock: c.clock, noETags: c.noETags, parts: map[string]*partition{}}
 }
 
+var _ engine.RowReader = (*Store)(nil)
+
 // Get implements engine.Store.
 func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.Entity, error) {
+	var ent engine.Entity
+	err := s.read(ctx, partitionKey, rowKey, func(r *row) { ent = s.entity(partitionKey, r) })
+	return ent, err
+}
+
+// GetRow implements engine.RowReader: the properties are decoded as Get decodes them,
+// without the map.
+func (s *Store) GetRow(ctx context.Context, partitionKey, rowKey string, visit func(name string, value any)) (string, time.Time, error) {
+	var etag string
+	var ts time.Time
+	err := s.read(ctx, partitionKey, rowKey, func(r *row) {
+		var buf [24]byte
+		etag, ts = string(r.appendETag(buf[:0])), time.Unix(0, r.ts).UTC()
+		for enc := r.enc(); enc != ""; {
+			var e entry
+			e, enc = next(enc)
+			visit(s.codec.names.name(e.id, e.inline), s.codec.value(e))
+		}
+	})
+	return etag, ts, err
+}
+
+// read calls f with the row partitionKey/rowKey while holding mu.
+func (s *Store) read(ctx context.Context, partitionKey, rowKey string, f func(*row)) error {
 	if err := ctx.Err(); err != nil {
-		return engine.Entity{}, err
+		return err
 	}
 	if err := engine.ValidateKey("PartitionKey", partitionKey); err != nil {
-		return engine.Entity{}, err
+		return err
 	}
 	if err := engine.ValidateKey("RowKey", rowKey); err != nil {
-		return engine.Entity{}, err
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.parts[partitionKey].lookup(rowKey)
 	if r == nil {
-		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
+		return fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
 	}
-	return s.entity(partitionKey, r), nil
+	f(r)
+	return nil
 }
 
 // entity returns the stored row r as an entity of partition pk.
