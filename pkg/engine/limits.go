@@ -62,8 +62,10 @@ func ValidateKey(name, key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty %s", ErrInvalidEntity, name)
 	}
-	if n := 2 * UTF16Len(key); n > MaxKeyBytes {
-		return &LimitError{Limit: name, Size: n, Max: MaxKeyBytes}
+	if 2*len(key) > MaxKeyBytes { // a UTF-16 length is at most the UTF-8 one
+		if n := 2 * UTF16Len(key); n > MaxKeyBytes {
+			return &LimitError{Limit: name, Size: n, Max: MaxKeyBytes}
+		}
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c >= utf8.RuneSelf {
@@ -113,7 +115,12 @@ func validPropertyName(name string) bool {
 // ValidateEntity checks an entity against the Azure Table rules and returns its size by
 // Azure's formula (4 + 2·len(keys) + per property 8 + 2·len(name) + value size). Errors
 // wrap ErrInvalidEntity or ErrTooLarge (*LimitError).
-func ValidateEntity(e Entity) (int, error) {
+func ValidateEntity(e Entity) (int, error) { return validateEntity(e, false) }
+
+// validateEntity is ValidateEntity; with bound, a string counts its UTF-8 bytes, at least its
+// UTF-16 units: a nil error then says the entity is valid and the size is an upper bound; an
+// error may be wrong, and is checked again without bound.
+func validateEntity(e Entity, bound bool) (int, error) {
 	if err := ValidateKey("PartitionKey", e.PartitionKey); err != nil {
 		return 0, err
 	}
@@ -124,12 +131,16 @@ func ValidateEntity(e Entity) (int, error) {
 	if len(e.Properties) > MaxProperties {
 		return 0, &LimitError{Limit: "property count", Key: key.String(), Size: len(e.Properties), Max: MaxProperties}
 	}
-	size := 4 + 2*UTF16Len(e.PartitionKey) + 4 + 2*UTF16Len(e.RowKey) + 4
+	utf16Len := UTF16Len
+	if bound {
+		utf16Len = byteLen
+	}
+	size := 4 + 2*utf16Len(e.PartitionKey) + 4 + 2*utf16Len(e.RowKey) + 4
 	for name, v := range e.Properties {
 		if !validPropertyName(name) {
 			return 0, fmt.Errorf("%w: entity %s: bad property name %q", ErrInvalidEntity, key, name)
 		}
-		vs, err := valueSize(v)
+		vs, err := valueSize(v, utf16Len)
 		if err != nil {
 			return 0, fmt.Errorf("%w: entity %s: property %s: %v", ErrInvalidEntity, key, name, err)
 		}
@@ -155,10 +166,13 @@ type valueSizes struct {
 	limited  bool // subject to MaxPropertyBytes
 }
 
-func valueSize(v any) (valueSizes, error) {
+func byteLen(s string) int { return len(s) }
+
+// valueSize returns the size of v, measuring a string's UTF-16 length with utf16Len.
+func valueSize(v any, utf16Len func(string) int) (valueSizes, error) {
 	switch x := v.(type) {
 	case string:
-		return valueSizes{bytes: 2 * UTF16Len(x), overhead: 4, limited: true}, nil
+		return valueSizes{bytes: 2 * utf16Len(x), overhead: 4, limited: true}, nil
 	case []byte:
 		return valueSizes{bytes: len(x), overhead: 4, limited: true}, nil
 	case bool:
@@ -178,6 +192,14 @@ func valueSize(v any) (valueSizes, error) {
 // most MaxBatchBytes. Errors wrap ErrInvalidEntity or ErrTooLarge; per-op errors come as a
 // *BatchError.
 func ValidateBatch(ops []Op) error {
+	if validateBatch(ops, true) == nil { // no string measured in UTF-16
+		return nil
+	}
+	return validateBatch(ops, false)
+}
+
+// validateBatch is ValidateBatch, with validateEntity's bound.
+func validateBatch(ops []Op, bound bool) error {
 	if len(ops) == 0 {
 		return fmt.Errorf("%w: empty batch", ErrInvalidEntity)
 	}
@@ -217,7 +239,7 @@ func ValidateBatch(ops []Op) error {
 			total += batchOpOverhead + 2*len(e.RowKey)
 			continue
 		}
-		size, err := ValidateEntity(e)
+		size, err := validateEntity(e, bound)
 		if err != nil {
 			return &BatchError{Index: i, Err: err}
 		}
@@ -264,7 +286,7 @@ func ValidateQuery(q Query) error {
 		if c.Property != "PartitionKey" && c.Property != "RowKey" && !validPropertyName(c.Property) {
 			return fmt.Errorf("%w: bad property %q", ErrInvalidQuery, c.Property)
 		}
-		if _, err := valueSize(c.Value); err != nil {
+		if _, err := valueSize(c.Value, UTF16Len); err != nil {
 			return fmt.Errorf("%w: property %s: %v", ErrInvalidQuery, c.Property, err)
 		}
 	}
