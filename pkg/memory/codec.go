@@ -8,6 +8,7 @@ type codec struct {
 	names  nameTable
 	dict   dict
 	fields []field // scratch
+	sorted []field // scratch of sortFields
 	buf    []byte  // scratch
 	recent [32]string
 	hashes [32]uint64 // of recent, compared first
@@ -17,7 +18,7 @@ type codec struct {
 
 // encode returns the row key rk followed by the encoding of m.
 func (c *codec) encode(rk string, m map[string]any) string {
-	c.fields = c.names.fields(c.fields, m)
+	c.fields = c.names.fields(c.fields, &c.sorted, m)
 	b := append(c.buf[:0], rk...)
 	for _, f := range c.fields {
 		b = c.appendField(b, f)
@@ -29,7 +30,7 @@ func (c *codec) encode(rk string, m map[string]any) string {
 // merge returns the row key rk followed by enc with the properties of m set (added or
 // replaced).
 func (c *codec) merge(rk, enc string, m map[string]any) string {
-	c.fields = c.names.fields(c.fields, m)
+	c.fields = c.names.fields(c.fields, &c.sorted, m)
 	b := append(c.buf[:0], rk...)
 	var e entry
 	have := enc != ""

@@ -17,7 +17,8 @@ type dict struct {
 	list   []string
 	boxed  []any // list's strings as interface values: reading one back allocates nothing
 	bytes  int
-	counts map[uint64]uint8 // uses of the candidates, by hash
+	counts *[dictSlots]uint8 // uses of the candidates, by hash (a candidate may share its slot)
+	uses   int               // counted since counts was cleared
 }
 
 const (
@@ -26,7 +27,10 @@ const (
 	dictMinUses    = 16  // more than a run's own values repeat within its rows
 	dictMaxEntries = 1 << 16
 	dictMaxBytes   = 4 << 20
-	dictCandidates = 1 << 14 // the candidate counts are cleared when they reach this many
+	dictCandidates = 1 << 14 // the candidate counts are cleared after this many uses
+	// dictSlots is the number of candidate counters: 4 times dictCandidates, so that few
+	// values share one before it is cleared.
+	dictSlots = 1 << 16
 )
 
 // index returns the index of v, adding v when it is now frequent; ok is false when v stays
@@ -38,7 +42,7 @@ func (d *dict) index(v string) (uint32, bool) {
 	if d.ids == nil {
 		d.seed = maphash.MakeSeed()
 		d.ids = map[uint64]uint32{}
-		d.counts = map[uint64]uint8{}
+		d.counts = new([dictSlots]uint8)
 	}
 	h := maphash.String(d.seed, v)
 	if i, ok := d.ids[h]; ok {
@@ -47,15 +51,16 @@ func (d *dict) index(v string) (uint32, bool) {
 	if len(d.list) >= dictMaxEntries || d.bytes+len(v) > dictMaxBytes {
 		return 0, false
 	}
-	n := d.counts[h] + 1
-	if n < dictMinUses {
-		if len(d.counts) >= dictCandidates {
-			clear(d.counts)
+	slot := &d.counts[h%dictSlots]
+	if *slot+1 < dictMinUses {
+		if d.uses++; d.uses >= dictCandidates {
+			clear(d.counts[:])
+			d.uses = 0
 		}
-		d.counts[h] = n
+		*slot++
 		return 0, false
 	}
-	delete(d.counts, h)
+	*slot = 0
 	i := uint32(len(d.list))
 	v = strings.Clone(v)
 	d.list = append(d.list, v)

@@ -87,7 +87,7 @@ func cmpField(aID uint32, aName string, bID uint32, bName string) int {
 }
 
 // fields returns m's properties with their ids, in entry order, in buf.
-func (t *nameTable) fields(buf []field, m map[string]any) []field {
+func (t *nameTable) fields(buf []field, scratch *[]field, m map[string]any) []field {
 	buf = buf[:0]
 	for k, v := range m {
 		f := field{id: t.id(k), val: v}
@@ -96,34 +96,38 @@ func (t *nameTable) fields(buf []field, m map[string]any) []field {
 		}
 		buf = append(buf, f)
 	}
-	sortFields(buf)
+	sortFields(buf, scratch)
 	return buf
 }
 
-// sortFields sorts fs in entry order: an insertion sort for the few properties of a row (a
-// head has 34), on the ids, with no comparison function to call.
-func sortFields(fs []field) {
-	if len(fs) > 64 {
+// sortFields sorts fs in entry order. The fields of a row with no inline name (every row
+// short of a full name table) sort as integers, id and position in one: no comparison
+// function to call, and the fields themselves are moved once.
+func sortFields(fs []field, scratch *[]field) {
+	var keys [maxSortKeys]uint64
+	if len(fs) > len(keys) {
 		slices.SortFunc(fs, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) })
 		return
 	}
-	for i := 1; i < len(fs); i++ {
-		f := fs[i]
-		j := i
-		for ; j > 0 && fieldLess(f, &fs[j-1]); j-- {
-			fs[j] = fs[j-1]
+	for i, f := range fs {
+		if f.id == 0 {
+			slices.SortFunc(fs, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) })
+			return
 		}
-		fs[j] = f
+		keys[i] = uint64(f.id)<<8 | uint64(i)
 	}
+	ks := keys[:len(fs)]
+	slices.Sort(ks)
+	tmp := append((*scratch)[:0], fs...)
+	for i, k := range ks {
+		fs[i] = tmp[k&0xff]
+	}
+	clear(tmp) // hold no caller values
+	*scratch = tmp
 }
 
-// fieldLess reports whether a comes before b in entry order (cmpField).
-func fieldLess(a field, b *field) bool {
-	if a.id != b.id || a.id != 0 {
-		return a.id < b.id
-	}
-	return a.name < b.name
-}
+// maxSortKeys bounds the rows sortFields sorts as integers (a position fits in a byte).
+const maxSortKeys = 256
 
 func (c *codec) appendField(b []byte, f field) []byte {
 	b = binary.AppendUvarint(b, uint64(f.id))
