@@ -101,16 +101,35 @@ func validPropertyName(name string) bool {
 	case "PartitionKey", "RowKey", "Timestamp", "ETag", "odata.etag", "odata.metadata":
 		return false
 	}
-	for i, c := range []byte(name) {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
+	if nameChars[name[0]] != nameStart {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if nameChars[name[i]] == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// Classes of the bytes of a property name: nameStart may begin it, nameDigit follow.
+const (
+	nameDigit = iota + 1
+	nameStart
+)
+
+// nameChars classifies the bytes of a property name ('_', ASCII letters and digits).
+var nameChars = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			t[c] = nameStart
+		case c >= '0' && c <= '9':
+			t[c] = nameDigit
+		}
+	}
+	return t
+}()
 
 // ValidateEntity checks an entity against the Azure Table rules and returns its size by
 // Azure's formula (4 + 2·len(keys) + per property 8 + 2·len(name) + value size). Errors
