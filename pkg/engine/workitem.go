@@ -396,8 +396,10 @@ func decodeWorkItem(body []byte) (workItem, error) {
 		body = bytes.TrimSpace(dec)
 	}
 	var it workItem
-	if err := json.Unmarshal(body, &it); err != nil {
-		return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+	if !parseWorkItem(body, &it) {
+		if err := json.Unmarshal(body, &it); err != nil {
+			return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+		}
 	}
 	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
 		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)

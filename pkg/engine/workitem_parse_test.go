@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// parseWorkItem reads what encodeWorkItem writes as encoding/json does, and declines every
+// other body.
+func TestParseWorkItem_SameAsJSON(t *testing.T) {
+	t.Parallel()
+	items := []workItem{
+		{V: 1, RunID: "r", Gen: 1},
+		{V: 1, RunID: "0b5e7c1e-2f0d-4b8c-9a51-3f2b8c0d1e2f", Gen: 3, Step: 1100, Nonce: "a1b2c3d4e5f6"},
+		{V: 1, RunID: "run 1", Gen: 2, Step: 3, Nonce: "n", Retry: 4, Trace: "00-4bf9-01 k=v,x=y", VersionWaits: 5},
+		{V: 1, RunID: "r", Gen: 999999999999999999, Step: 7, VersionWaits: 1},
+	}
+	for _, want := range items {
+		body := encodeWorkItem(want)
+		var got, viaJSON workItem
+		if !parseWorkItem(body, &got) {
+			t.Errorf("parse %s: declined", body)
+		}
+		if err := json.Unmarshal(body, &viaJSON); err != nil || got != want || viaJSON != want {
+			t.Errorf("parse %s = %+v, json %+v (%v), want %+v", body, got, viaJSON, err, want)
+		}
+	}
+	for _, body := range []string{
+		`{"v":1,"run_id":"r","gen":1,"step":0} `,
+		`{"v":1,"run_id":"r\u0041","gen":1,"step":0}`,
+		`{"v":1,"run_id":"r","gen":01,"step":0}`,
+		`{"v":1,"run_id":"r","gen":1,"step":-1}`,
+		`{"v":1,"run_id":"r","gen":1234567890123456789,"step":0}`,
+		`{"v":1,"run_id":"r","gen":1,"step":0,"x":1}`,
+		`{"v":1,"run_id":"é","gen":1,"step":0}`,
+		`{"v":1,"step":0,"run_id":"r","gen":1}`,
+		`{"v":2,"run_id":"r","gen":1,"step":0}`,
+		`{"v":1,"run_id":"r","gen":1,"step":0`,
+	} {
+		it := workItem{RunID: "untouched"}
+		if parseWorkItem([]byte(body), &it) || it.RunID != "untouched" {
+			t.Errorf("parse %s: accepted as %+v", body, it)
+		}
+	}
+}
