@@ -218,7 +218,9 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			e.release(ctx, &sp, nil)
 			return nil, err
 		}
-		n.absorb(ops[0].Entity.Properties)
+		if len(sp.byValue) > 0 { // else the properties hold n's own values
+			n.absorb(ops[0].Entity.Properties)
+		}
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			return e.committed(ctx, base, n, ops, &sp, etags[0], nil)
