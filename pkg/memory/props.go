@@ -206,11 +206,15 @@ func next(enc string) (entry, string) {
 
 // value decodes the entry's value; a string is a substring of the enc or of the dictionary,
 // bytes a copy.
-func (c *codec) value(e entry) any {
+func (c *codec) value(e entry) any { return decodeValue(e, c.dict.boxed) }
+
+// decodeValue is codec.value with the dictionary's boxed strings in boxed: a snapshot taken
+// under the Store's mu may be read after it is released (the dictionary only appends).
+func decodeValue(e entry, boxed []any) any {
 	switch e.tag {
 	case tagDict:
 		i, _ := uvarint(e.raw)
-		return c.dict.boxed[i]
+		return boxed[i]
 	case tagString:
 		_, n := uvarint(e.raw)
 		return e.raw[n:]

@@ -84,20 +84,32 @@ func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.En
 }
 
 // GetRow implements engine.RowReader: the properties are decoded as Get decodes them,
-// without the map.
+// without the map, and after mu is released: a row's encoding is never changed, only
+// replaced, and the name table and the dictionary only append, so the slices taken under mu
+// hold what the row refers to.
 func (s *Store) GetRow(ctx context.Context, partitionKey, rowKey string, visit func(name string, value any)) (string, time.Time, error) {
-	var etag string
+	var etag, enc string
 	var ts time.Time
+	var names []string
+	var boxed []any
 	err := s.read(ctx, partitionKey, rowKey, func(r *row) {
 		var buf [24]byte
 		etag, ts = string(r.appendETag(buf[:0])), time.Unix(0, r.ts).UTC()
-		for enc := r.enc(); enc != ""; {
-			var e entry
-			e, enc = next(enc)
-			visit(s.codec.names.name(e.id, e.inline), s.codec.value(e))
-		}
+		enc, names, boxed = r.enc(), s.codec.names.list, s.codec.dict.boxed
 	})
-	return etag, ts, err
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	for enc != "" {
+		var e entry
+		e, enc = next(enc)
+		name := e.inline
+		if e.id != 0 {
+			name = names[e.id-1]
+		}
+		visit(name, decodeValue(e, boxed))
+	}
+	return etag, ts, nil
 }
 
 // read calls f with the row partitionKey/rowKey while holding mu.
