@@ -262,12 +262,16 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	for k, vs := range t.Headers {
 		if len(vs) > 0 {
 			ck := textproto.CanonicalMIMEHeaderKey(k)
-			header[ck] = append(header[ck], vs...)
+			if prev, ok := header[ck]; ok {
+				header[ck] = append(prev[:len(prev):len(prev)], vs...)
+			} else {
+				header[ck] = vs[:len(vs):len(vs)] // the trigger is this request's own
+			}
 		}
 	}
 	var body io.ReadCloser = http.NoBody
 	if t.Body != nil {
-		body = io.NopCloser(bytes.NewReader(t.Body))
+		body = &bodyReader{Reader: *bytes.NewReader(t.Body)}
 	}
 	hr := (&http.Request{
 		Method:        t.Method,
@@ -294,6 +298,12 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	}
 	return hr, nil
 }
+
+// bodyReader is the rebuilt request's body: the trigger's bytes, in one allocation.
+type bodyReader struct{ bytes.Reader }
+
+// Close does nothing.
+func (*bodyReader) Close() error { return nil }
 
 // validMethod reports whether m is an HTTP token, as net/http requires of a method.
 func validMethod(m string) bool {

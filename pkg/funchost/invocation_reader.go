@@ -310,10 +310,32 @@ func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
 	}
 	m := map[string][]string{}
 	err := readObject(d, func(key []byte) error {
-		k := string(key)
+		k, ok := commonHeaders[string(key)]
+		if !ok {
+			k = string(key)
+		}
 		vals, err := readStringValues(d)
 		m[k] = vals
 		return err
 	})
 	return m, err
 }
+
+// commonHeaders holds the names of headers the Functions host forwards on most requests, so
+// reading them allocates no key. A name maps to itself.
+var commonHeaders = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
+		"Connection", "Content-Length", "Content-Type", "Cookie", "Host", "Max-Forwards",
+		"Origin", "Referer", "Traceparent", "Tracestate", "Transfer-Encoding", "User-Agent",
+		"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Original-URL",
+		"X-Waws-Unencoded-URL", "X-Arr-Log-Id", "X-Arr-Ssl", "X-Site-Deployment-Id",
+		"Client-Ip", "Disguised-Host", "X-Appservice-Proto", "X-Ms-Invocation-Id",
+		"X-Functions-Key",
+	} {
+		lk := strings.ToLower(k) // the host may send either spelling; each is kept as sent
+		m[k], m[lk] = k, lk
+	}
+	return m
+}()
