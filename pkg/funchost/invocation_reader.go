@@ -138,7 +138,9 @@ func unquote(v []byte) (b []byte, fresh bool) {
 		}
 		return replaceInvalidUTF8(inner), true
 	}
-	out, _ := jsontext.AppendUnquote(nil, v) // only invalid UTF-8 can fail here, replaced
+	// Only invalid UTF-8 can fail here, replaced. Unescaped valid text is shorter than v, so
+	// it takes one allocation.
+	out, _ := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
 	return out, true
 }
 
