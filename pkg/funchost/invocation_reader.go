@@ -243,8 +243,11 @@ func readQuery(d *jsontext.Decoder) (map[string]string, error) {
 		}
 		return decodeQuery(bytes.Clone(v))
 	}
-	q := map[string]string{}
+	q := emptyQuery
 	err := readObject(d, func(key []byte) error {
+		if len(q) == 0 {
+			q = map[string]string{}
+		}
 		k := string(key)
 		vals, err := readStringValues(d)
 		q[k] = strings.Join(vals, ",")
@@ -253,13 +256,24 @@ func readQuery(d *jsontext.Decoder) (map[string]string, error) {
 	return q, err
 }
 
+// emptyQuery and emptyParams are the trigger's Query and Params when the host sends an empty
+// object (it does on every request without a query or route parameters): empty, not nil, as
+// encoding/json decodes them, and never written (request only reads them).
+var (
+	emptyQuery  = map[string]string{}
+	emptyParams = map[string]*string{}
+)
+
 func readParams(d *jsontext.Decoder) (map[string]*string, error) {
 	if d.PeekKind() == 'n' {
 		_, err := d.ReadToken()
 		return nil, err
 	}
-	m := map[string]*string{}
+	m := emptyParams
 	err := readObject(d, func(key []byte) error {
+		if len(m) == 0 {
+			m = map[string]*string{}
+		}
 		k := string(key)
 		v, err := d.ReadValue()
 		if err != nil {
