@@ -143,12 +143,14 @@ func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string,
 // serveHTTPInvocation is the hot path: decode the trigger in one pass, serve the rebuilt
 // request, and encode the captured response straight into the reply.
 func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
-	buf := getBuffer()
+	buf, scratch := getBuffer(), getBuffer()
 	defer putBuffer(buf)
+	defer putBuffer(scratch)
 	body, err := readBody(r, s.maxInv, buf)
 	var trig *HTTPTrigger
 	if err == nil {
-		trig, err = decodeHTTPInvocation(body, HTTPTriggerBinding)
+		// The trigger's body stays in buf or scratch: both outlive the handler's run.
+		trig, err = decodeHTTPInvocationBody(body, HTTPTriggerBinding, scratch)
 	}
 	if err == nil && trig == nil {
 		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)

@@ -47,10 +47,18 @@ var readerPool = sync.Pool{New: func() any { return new(invocationReader) }}
 // decodeHTTPInvocation reads `{"Data": {"<binding>": <httpTrigger>}, ...}` and returns the
 // decoded trigger (nil when the binding is missing or null). The trigger does not alias data.
 func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
+	return decodeHTTPInvocationBody(data, binding, nil)
+}
+
+// decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
+// when scratch is not nil: a string body without escapes aliases data, an escaped one is
+// unescaped once into scratch's storage. The trigger is then valid only while neither data
+// nor scratch is reused (the hot path: while the handler runs).
+func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	r := readerPool.Get().(*invocationReader)
 	r.buf = *bytes.NewBuffer(data)
 	r.dec.Reset(&r.buf, readerOptions...)
-	trig, err := readInvocation(&r.dec, binding)
+	trig, err := readInvocation(&r.dec, binding, scratch)
 	r.buf = bytes.Buffer{}
 	r.dec.Reset(&r.buf)
 	readerPool.Put(r)
@@ -69,7 +77,7 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 	return trig, nil
 }
 
-func readInvocation(d *jsontext.Decoder, binding string) (*HTTPTrigger, error) {
+func readInvocation(d *jsontext.Decoder, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	var trig *HTTPTrigger
 	err := readObject(d, func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("Data")) {
@@ -89,7 +97,7 @@ func readInvocation(d *jsontext.Decoder, binding string) (*HTTPTrigger, error) {
 				_, err := d.ReadToken()
 				return err
 			}
-			t, err := readHTTPTrigger(d)
+			t, err := readHTTPTrigger(d, scratch)
 			trig = t
 			return err
 		})
@@ -144,6 +152,19 @@ func unquote(v []byte) (b []byte, fresh bool) {
 	return out, true
 }
 
+// unquoteInto is unquote that, for a string with escapes or invalid UTF-8, writes into
+// scratch's storage (grown to fit, left empty) instead of a fresh slice.
+func unquoteInto(scratch *bytes.Buffer, v []byte) []byte {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner
+	}
+	scratch.Reset()
+	scratch.Grow(len(v))
+	out, _ := jsontext.AppendUnquote(scratch.AvailableBuffer(), v)
+	return out
+}
+
 // unquoteString is unquote as a string.
 func unquoteString(v []byte) string {
 	b, _ := unquote(v)
@@ -165,7 +186,7 @@ func readOptString(d *jsontext.Decoder) (string, error) {
 	return "", errSyntax
 }
 
-func readHTTPTrigger(d *jsontext.Decoder) (*HTTPTrigger, error) {
+func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body, bodyText []byte
 	bodyFresh := false
@@ -191,12 +212,18 @@ func readHTTPTrigger(d *jsontext.Decoder) (*HTTPTrigger, error) {
 			if v, err = d.ReadValue(); err != nil {
 				return err
 			}
-			if v.Kind() == '"' {
+			switch {
+			case v.Kind() == '"' && scratch != nil:
+				bodyText, bodyFresh = unquoteInto(scratch, v), true // may alias the payload: see decodeHTTPInvocationBody
+				if bodyText == nil {
+					bodyText = []byte{}
+				}
+			case v.Kind() == '"':
 				bodyText, bodyFresh = unquote(v)
 				if bodyText == nil {
 					bodyText = []byte{}
 				}
-			} else {
+			default:
 				body = v // aliases the payload, which outlives the decode
 			}
 		case bytes.EqualFold(key, []byte("Params")):
