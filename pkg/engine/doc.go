@@ -39,6 +39,7 @@ package engine
 //	wait.go         WaitRun
 //	list.go         ListRuns: the index shards merged newest first, continuation tokens
 //	index.go        the run index: sharded partitions, its rows, orphan clean-up
+//	group.go        the group index: one group's runs, newest first, its unfinished ones oldest first
 //	read.go         GetRun and History
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks

@@ -21,7 +21,10 @@ import (
 //	              s = FNV-1a(run id) mod indexShards, in decimal
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
 //	Properties    RunID, Gen, Graph, Hash, Version, Status ("active" until the run
-//	              finishes, then its final status), Created
+//	              finishes, then its final status), Created, and Group for a grouped run
+//
+// A run started with a group (StartRunRequest.Group) also has rows in its group's two
+// partitions, with the same lifecycle (group.go).
 //
 // Rows written before the index was sharded live in the legacy partitions "~runs",
 // "~graph~<name>", "~active" and "~active~<name>", without Hash and Version. A listing
@@ -44,8 +47,9 @@ import (
 // storage account serves (about 20,000 requests per second, and a run costs at least 17
 // table operations, so about 1,200 runs per second per account).
 //
-// Cost: four inserts when a run starts, two merges and two deletes when it finishes, two
-// deletes when it is purged or replaced — O(1) per run lifecycle, none per step. Index rows
+// Cost: four inserts when a run starts, two merges and two deletes when it finishes, four
+// deletes when it is purged or replaced (a grouped run: two inserts, a merge and a delete,
+// and two deletes more) — O(1) per run lifecycle, none per step. Index rows
 // are written outside the run's transaction: the rows are inserted before the head, so a
 // stored run is always listed; its status is written after the finishing commit, and a list
 // that finds it stale (a crash in between) repairs it. The status a list returns is always
@@ -67,7 +71,7 @@ const (
 	indexActive       = "active"
 
 	iRunID, iGen, iGraph, iStatus, iCreated = "RunID", "Gen", "Graph", "Status", "Created"
-	iHash, iVersion                         = "Hash", "Version"
+	iHash, iVersion, iGroup                 = "Hash", "Version", "Group"
 )
 
 // pIndexShards is the head property naming the shard count of the run's index rows; heads
@@ -114,11 +118,29 @@ func indexShard(runID string) int {
 // indexRef locates the index rows of one run generation.
 type indexRef struct {
 	runID, graph, rowKey string
-	legacy               bool // the unsharded partitions of an earlier release
+	group                string // "" for none
+	legacy               bool   // the unsharded partitions of an earlier release
 }
 
 func (h *head) indexRef() indexRef {
-	return indexRef{runID: h.runID, graph: h.graph, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
+	return indexRef{runID: h.runID, graph: h.graph, group: h.group, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
+}
+
+// indexRow is the key of one index row.
+type indexRow struct{ pk, rk string }
+
+// rows returns the keys of the run's index rows: of every run (its family's and its graph's,
+// then its group's), then of the active ones.
+func (r indexRef) rows() (all, active []indexRow) {
+	a, act := r.partitions()
+	all = []indexRow{{a[0], r.rowKey}, {a[1], r.rowKey}}
+	active = []indexRow{{act[0], r.rowKey}, {act[1], r.rowKey}}
+	if r.group != "" {
+		ga, gact := groupPartitions(r.group)
+		all = append(all, indexRow{ga, r.rowKey})
+		active = append(active, indexRow{gact, flipRowKey(r.rowKey)})
+	}
+	return all, active
 }
 
 // shardPrefix returns the partition prefix of family in shard s; s < 0 is the legacy one.
@@ -151,16 +173,18 @@ func indexStatus(s RunStatus) string {
 
 // indexInsert writes the index rows of a run generation that is about to be stored.
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
-	ref := h.indexRef()
-	all, active := ref.partitions()
-	// One map for the four rows: a store never retains the caller's map.
+	all, active := h.indexRef().rows()
+	// One map for every row: a store never retains the caller's map.
 	props := map[string]any{
 		iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
 	}
-	for _, pk := range [...]string{all[0], all[1], active[0], active[1]} {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: props}}})
+	if h.group != "" {
+		props[iGroup] = h.group
+	}
+	for _, row := range append(all, active...) {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
 		if errors.Is(err, ErrConflict) { // an earlier attempt of this start wrote it
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: map[string]any{
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{
 				iGen: h.gen, iStatus: indexActive,
 			}}}})
 		}
@@ -174,11 +198,10 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 // indexSetStatus records a finished run's status. Best effort: a list repairs a stale row.
 func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	ctx = context.WithoutCancel(ctx) // the run's commit is stored: a shutdown must not skip this
-	ref := h.indexRef()
-	all, active := ref.partitions()
+	all, active := h.indexRef().rows()
 	props := map[string]any{iStatus: indexStatus(h.status)} // shared: a store never retains it
-	for _, pk := range all {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey, Properties: props}}})
+	for _, row := range all {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			e.log.Warn("index: record status", "run_id", h.runID, "error", err.Error())
 		}
@@ -186,8 +209,8 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	if h.active() {
 		return
 	}
-	for _, pk := range active {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey}}})
+	for _, row := range active {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			e.log.Warn("index: remove finished run from the active index", "run_id", h.runID, "error", err.Error())
 		}
@@ -196,9 +219,9 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 
 // indexDelete removes the index rows of one run generation.
 func (e *Engine) indexDelete(ctx context.Context, ref indexRef) error {
-	all, active := ref.partitions()
-	for _, pk := range append(all[:], active[:]...) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: pk, RowKey: ref.rowKey}}})
+	all, active := ref.rows()
+	for _, row := range append(all, active...) {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("unindex run %s: %w", ref.runID, err)
 		}
@@ -214,15 +237,16 @@ func (e *Engine) unindex(ctx context.Context, ref indexRef, why string) {
 	}
 }
 
-// dropOrphan removes the rows of the index row ent (legacy: read from the unsharded
-// partitions), whose head is missing or is another generation, once ent is older than
-// RepairAfter: until then the start that wrote it may still be storing its head.
-func (e *Engine) dropOrphan(ctx context.Context, ent Entity, legacy bool) {
-	created, _ := ent.Properties[iCreated].(time.Time)
+// dropOrphan removes the rows of the index row a listing took, whose head is missing or is
+// another generation, once the row is older than RepairAfter: until then the start that
+// wrote it may still be storing its head.
+func (e *Engine) dropOrphan(ctx context.Context, row listedRow) {
+	p := row.ent.Properties
+	created, _ := p[iCreated].(time.Time)
 	if created.IsZero() || e.clock().Sub(created) < e.opts.RepairAfter {
 		return
 	}
-	ref := indexRef{runID: str(ent.Properties, iRunID), graph: str(ent.Properties, iGraph), rowKey: ent.RowKey, legacy: legacy}
+	ref := indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), rowKey: row.rowKey(), legacy: row.legacy}
 	e.unindex(ctx, ref, "a run whose head is gone or is another generation")
 	e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", ref.runID, "graph", ref.graph)
 }

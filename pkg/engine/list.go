@@ -19,15 +19,19 @@ import (
 // (or that the shard is exhausted). A shard is fetched a few rows more than its fair share
 // of a page at a time (listFetch), and again only when the merge empties its buffer, so a
 // page of N runs costs indexShards + 1 partition queries in the common case (fewer once
-// shards are exhausted), plus N head reads.
+// shards are exhausted), plus N head reads. A group's listing (group.go) has one cursor: one
+// query per page, plus N head reads.
 
 // listCursor is one shard of a listing and where it stands.
 type listCursor struct {
-	q      Query    // the shard's query, fixed for one call (a store continuation needs it)
-	legacy bool     // the unsharded partition of an earlier release
-	pos    string   // row key of the last row taken; "" none yet
-	buf    []Entity // rows fetched and not taken
-	done   bool     // nothing more to fetch or take
+	q      Query // the shard's query, fixed for one call (a store continuation needs it)
+	legacy bool  // the unsharded partition of an earlier release
+	// oldestFirst: a group's partition of unfinished runs, whose row keys are flipped
+	// (group.go)
+	oldestFirst bool
+	pos         string   // row key of the last row taken; "" none yet
+	buf         []Entity // rows fetched and not taken
+	done        bool     // nothing more to fetch or take
 }
 
 // tokenDone marks an exhausted shard in a continuation token; no row key starts with '~'.
@@ -38,29 +42,59 @@ func listFetch(limit int) int {
 	return min(limit, max(8, 2*((limit+indexShards-1)/indexShards)))
 }
 
-// listCursors returns the shards q reads, positioned by q's continuation token.
+// createdRange returns the row-key range of q's created-time filter in a family ordered
+// newest first. Row keys hold MaxInt64 - created as a fixed-width number, so for a bound t:
+// created < t ⇔ number ≥ MaxInt64-t+1, and created ≥ t ⇔ number < MaxInt64-t+1.
+func createdRange(q RunQuery) (from, to string) {
+	from, to = indexRowFrom, indexRowTo
+	if !q.CreatedBefore.IsZero() {
+		from = padRowTime(math.MaxInt64 - q.CreatedBefore.UnixNano() + 1)
+	}
+	if !q.CreatedAfter.IsZero() {
+		to = padRowTime(math.MaxInt64 - q.CreatedAfter.UnixNano() + 1)
+	}
+	return from, to
+}
+
+// listCursors returns the shards q reads (a group's listing: its one partition, group.go),
+// positioned by q's continuation token.
 func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
+	var cs []*listCursor
+	if q.Group != "" {
+		cs = []*listCursor{groupCursor(q, limit)}
+	} else {
+		cs = shardCursors(q, limit)
+	}
+	positions, err := decodeListToken(q.ContinuationToken, len(cs))
+	if err != nil || positions == nil {
+		return cs, err
+	}
+	for i, c := range cs {
+		switch p := positions[i]; p {
+		case tokenDone:
+			c.done = true
+		case "":
+		default:
+			c.pos = p
+			c.q.Where = append(c.q.Where, Cond{Property: "RowKey", Op: CondGt, Value: p})
+		}
+	}
+	return cs, nil
+}
+
+// shardCursors returns the cursors of the indexShards partitions of q's family and of its
+// legacy partition.
+func shardCursors(q RunQuery, limit int) []*listCursor {
 	family := indexAllPrefix
-	if q.Status == StatusPending || q.Status == StatusRunning {
+	if q.unfinished() {
 		family = indexActivePrefix
 	} else if q.GraphName != "" {
 		family = indexGraphPrefix
 	}
-	base := Query{RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: listFetch(limit)}
-	// Row keys hold MaxInt64 - created as a fixed-width number, so for a bound t:
-	// created < t ⇔ number ≥ MaxInt64-t+1, and created ≥ t ⇔ number < MaxInt64-t+1.
-	if !q.CreatedBefore.IsZero() {
-		base.RowKeyFrom = padRowTime(math.MaxInt64 - q.CreatedBefore.UnixNano() + 1)
-	}
-	if !q.CreatedAfter.IsZero() {
-		base.RowKeyTo = padRowTime(math.MaxInt64 - q.CreatedAfter.UnixNano() + 1)
-	}
-	if q.Status != "" && q.Status != StatusPending && q.Status != StatusRunning {
+	base := Query{Limit: listFetch(limit)}
+	base.RowKeyFrom, base.RowKeyTo = createdRange(q)
+	if q.Status != "" && !q.unfinished() {
 		base.Where = append(base.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
-	}
-	positions, err := decodeListToken(q.ContinuationToken)
-	if err != nil {
-		return nil, err
 	}
 	cs := make([]*listCursor, indexShards+1)
 	for i := range cs {
@@ -77,19 +111,9 @@ func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
 		if q.GraphHash != "" && !c.legacy { // legacy rows carry no hash: filtered by their head
 			c.q.Where = append(c.q.Where, Cond{Property: iHash, Op: CondEq, Value: q.GraphHash})
 		}
-		if positions != nil {
-			switch p := positions[i]; p {
-			case tokenDone:
-				c.done = true
-			case "":
-			default:
-				c.pos = p
-				c.q.Where = append(c.q.Where, Cond{Property: "RowKey", Op: CondGt, Value: p})
-			}
-		}
 		cs[i] = c
 	}
-	return cs, nil
+	return cs
 }
 
 // fill fetches rows into an empty buffer until it holds some or the shard is exhausted.
@@ -121,8 +145,17 @@ func (c *listCursor) take() Entity {
 
 // listedRow is an index row taken by a listing, with the shard it came from.
 type listedRow struct {
-	ent    Entity
-	legacy bool
+	ent         Entity
+	legacy      bool
+	oldestFirst bool // ent's row key is flipped (group.go)
+}
+
+// rowKey returns the row key of the run's rows ordered newest first.
+func (r listedRow) rowKey() string {
+	if r.oldestFirst {
+		return flipRowKey(r.ent.RowKey)
+	}
+	return r.ent.RowKey
 }
 
 // mergeShards takes up to limit rows from the shards, newest first, and returns them with the
@@ -142,7 +175,7 @@ func (e *Engine) mergeShards(ctx context.Context, cs []*listCursor, limit int) (
 		if best == nil {
 			break
 		}
-		rows = append(rows, listedRow{ent: best.take(), legacy: best.legacy})
+		rows = append(rows, listedRow{ent: best.take(), legacy: best.legacy, oldestFirst: best.oldestFirst})
 	}
 	return rows, encodeListToken(cs), nil
 }
@@ -168,9 +201,9 @@ func encodeListToken(cs []*listCursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeListToken returns the positions of a continuation token (nil for ""). Errors:
-// ErrInvalidQuery for anything encodeListToken does not write.
-func decodeListToken(tok string) ([]string, error) {
+// decodeListToken returns the n positions of a continuation token (nil for ""). Errors:
+// ErrInvalidQuery for anything encodeListToken does not write for n cursors.
+func decodeListToken(tok string, n int) ([]string, error) {
 	if tok == "" {
 		return nil, nil
 	}
@@ -180,7 +213,7 @@ func decodeListToken(tok string) ([]string, error) {
 		return nil, bad
 	}
 	var positions []string
-	if err := json.Unmarshal(raw, &positions); err != nil || len(positions) != indexShards+1 {
+	if err := json.Unmarshal(raw, &positions); err != nil || len(positions) != n {
 		return nil, bad
 	}
 	for _, p := range positions {
@@ -193,7 +226,8 @@ func decodeListToken(tok string) ([]string, error) {
 
 // ListRuns implements Runs: runs matching q, newest first, one page at a time, from the run
 // index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
-// carry a continuation token. A graph name no run can have (ValidGraphName) lists nothing.
+// carry a continuation token. A graph name or group no run can have (ValidGraphName,
+// ValidGroup) lists nothing. A Group listing reads that group's partitions only (group.go).
 // Errors: ErrInvalidQuery for a continuation token ListRuns did not return or a time filter
 // outside MinCreatedFilter..MaxCreatedFilter (RunQuery.Validate).
 func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
@@ -205,15 +239,12 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 		limit = 100
 	}
 	limit = min(limit, MaxPageSize)
-	if q.GraphName != "" && !ValidGraphName(q.GraphName) {
-		if _, err := decodeListToken(q.ContinuationToken); err != nil {
-			return RunList{}, fmt.Errorf("list runs: %w", err)
-		}
-		return RunList{Runs: []Run{}}, nil
-	}
-	cs, err := listCursors(q, limit)
+	cs, err := listCursors(q, limit) // reads nothing: the token is checked first
 	if err != nil {
 		return RunList{}, fmt.Errorf("list runs: %w", err)
+	}
+	if q.GraphName != "" && !ValidGraphName(q.GraphName) || q.Group != "" && !ValidGroup(q.Group) {
+		return RunList{Runs: []Run{}}, nil
 	}
 	rows, token, err := e.mergeShards(ctx, cs, limit)
 	if err != nil {
@@ -252,7 +283,7 @@ func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery) (*Run
 	if err != nil || !current {
 		return nil, err
 	}
-	if q.Status != "" && h.status != q.Status || q.GraphHash != "" && h.hash != q.GraphHash {
+	if q.Status != "" && h.status != q.Status || q.Unfinished && !h.active() || q.GraphHash != "" && h.hash != q.GraphHash {
 		return nil, nil
 	}
 	r, err := e.toRun(ctx, h)
@@ -269,14 +300,14 @@ func (e *Engine) indexedHead(ctx context.Context, row listedRow) (h *head, curre
 	p := row.ent.Properties
 	h, err = e.getHead(ctx, str(p, iRunID))
 	if errors.Is(err, ErrNotFound) {
-		e.dropOrphan(ctx, row.ent, row.legacy)
+		e.dropOrphan(ctx, row)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if h.gen != i64(p, iGen) || h.indexRef().rowKey != row.ent.RowKey || h.indexRef().legacy != row.legacy {
-		e.dropOrphan(ctx, row.ent, row.legacy)
+	if h.gen != i64(p, iGen) || h.indexRef().rowKey != row.rowKey() || h.indexRef().legacy != row.legacy {
+		e.dropOrphan(ctx, row)
 		return nil, false, nil
 	}
 	if str(p, iStatus) != indexStatus(h.status) {

@@ -36,6 +36,7 @@ const (
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
 	pNonce, pRestarts, pWriteID            = "Nonce", "Restarts", "WriteID"
 	pWaitTimeout, pTimeoutNode, pTimedOut  = "WaitTimeout", "TimeoutNode", "TimedOut"
+	pGroup                                 = "Group" // written only for a grouped run
 	refSuffix                              = "Ref"
 )
 
@@ -61,6 +62,7 @@ type head struct {
 	writeID              string
 	status               RunStatus
 	graph, version, hash string
+	group                string // StartRunRequest.Group, "" for none (group.go)
 	node                 string // node of the next visit; while waiting, the node that waited
 	step                 int64  // committed steps; a work item names the step it may run
 	visits               int64
@@ -174,6 +176,9 @@ func (h *head) allProps() map[string]any {
 	if h.trace != "" {
 		p[pTrace] = h.trace
 	}
+	if h.group != "" {
+		p[pGroup] = h.group
+	}
 	return p
 }
 
@@ -198,7 +203,7 @@ func decodeHead(e Entity) (*head, error) {
 	h := &head{
 		runID: e.PartitionKey, etag: e.ETag,
 		gen: i64(p, pGen), nonce: str(p, pNonce), writeID: str(p, pWriteID), status: RunStatus(str(p, pStatus)),
-		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash),
+		graph: str(p, pGraph), version: str(p, pVersion), hash: str(p, pHash), group: str(p, pGroup),
 		node: str(p, pNode), step: i64(p, pStep), visits: i64(p, pVisits), attempt: i64(p, pAttempt), restarts: i64(p, pRestarts),
 		waiting: str(p, pWaiting), resume: str(p, pResume),
 		waitDeadline: i64(p, pWaitDeadline), notBefore: i64(p, pNotBefore),

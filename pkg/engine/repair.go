@@ -43,7 +43,7 @@ import (
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries, plus for each overdue row 1 T head read, 1 T
 //     delete and at most 1 Q enqueue (or, for a start that never stored its head, 4 T
-//     deletes of its index rows instead); 1 Q receive of the poison queue, plus for each
+//     deletes of its index rows instead, 6 for a grouped run); 1 Q receive of the poison queue, plus for each
 //     poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at most 1 Q enqueue;
 //   - a redelivered item that starts a step: +1 T (the restart record), +1 T more to take it
 //     back when the handling fails.
@@ -57,8 +57,8 @@ const (
 	dueEvent = "event" // the wake-up of an event that matched the wait
 )
 
-// Due row properties. A start's row also names its graph and its index row key (pIndexRow),
-// so that the repair pass can remove the index rows of a start that never stored its head.
+// Due row properties. A start's row also names its graph, its group (pGroup) and its index
+// row key (pIndexRow), so that the repair pass can remove the index rows of a start that never stored its head.
 const pRun, pKind, pIndexRow = "Run", "Kind", "IndexRow"
 
 // dueRow locates an intent row (zero: none).
@@ -84,6 +84,9 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 	props := map[string]any{pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind}
 	if kind == dueStart {
 		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
+		if h.group != "" {
+			props[pGroup] = h.group
+		}
 	}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
 	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
@@ -168,7 +171,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity) (bool, error) {
 	h, err := e.getHead(ctx, runID)
 	if str(p, pKind) == dueStart && str(p, pIndexRow) != "" &&
 		(errors.Is(err, ErrNotFound) || err == nil && h.nonce != str(p, pNonce)) {
-		e.unindex(ctx, indexRef{runID: runID, graph: str(p, pGraph), rowKey: str(p, pIndexRow)}, "a start that never stored its head")
+		e.unindex(ctx, indexRef{runID: runID, graph: str(p, pGraph), group: str(p, pGroup), rowKey: str(p, pIndexRow)}, "a start that never stored its head")
 	}
 	switch {
 	case errors.Is(err, ErrNotFound):

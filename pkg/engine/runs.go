@@ -73,8 +73,10 @@ type Run struct {
 	GraphName    string
 	GraphVersion string
 	GraphHash    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Group is the run's StartRunRequest.Group ("" for none).
+	Group     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // StartRunRequest asks for a new run of the latest registration of GraphName.
@@ -86,6 +88,10 @@ type StartRunRequest struct {
 	Input json.RawMessage
 	// Metadata is stored and echoed, never read (a JSON object; empty means {}).
 	Metadata json.RawMessage
+	// Group files the run under a group of the caller's choosing (a conversation, a thread),
+	// so that RunQuery.Group lists the group's runs at the cost of what it returns (group.go).
+	// Empty: none. A group follows the rule of instance ids (ValidGroup).
+	Group string
 }
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
@@ -96,6 +102,16 @@ type RunQuery struct {
 	Status        RunStatus
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
+	// Group keeps the runs started with this StartRunRequest.Group. A group's runs have
+	// partitions of their own, so such a listing reads the group's runs only (group.go). A
+	// group no run can have (ValidGroup) lists nothing.
+	Group string
+	// Unfinished keeps the runs that are Pending or Running. It excludes Status.
+	Unfinished bool
+	// OldestFirst lists oldest first instead of newest first. Only with Group, and with
+	// Unfinished or Status Pending or Running: a group's unfinished runs are kept in creation
+	// order, so its oldest unfinished run is the first row of one query.
+	OldestFirst bool
 	// Limit is the page size (default 100, at most 1000).
 	Limit int
 	// ContinuationToken continues a previous page; treat it as opaque.
@@ -110,8 +126,15 @@ var (
 )
 
 // Validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
-// MaxCreatedFilter (ErrInvalidQuery).
+// MaxCreatedFilter, Unfinished with a Status, and OldestFirst without Group or without an
+// unfinished filter (ErrInvalidQuery).
 func (q RunQuery) Validate() error {
+	if q.Unfinished && q.Status != "" {
+		return fmt.Errorf("%w: unfinished and status %s are exclusive", ErrInvalidQuery, q.Status)
+	}
+	if q.OldestFirst && (q.Group == "" || !q.unfinished()) {
+		return fmt.Errorf("%w: oldest first lists the unfinished runs of one group only", ErrInvalidQuery)
+	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore} {
 		if !t.IsZero() && (t.Before(MinCreatedFilter) || t.After(MaxCreatedFilter)) {
 			return fmt.Errorf("%w: created time %s outside %s..%s", ErrInvalidQuery, t.Format(time.RFC3339Nano),
@@ -119,6 +142,12 @@ func (q RunQuery) Validate() error {
 		}
 	}
 	return nil
+}
+
+// unfinished reports whether q keeps only Pending or Running runs: they are read from the
+// active index.
+func (q RunQuery) unfinished() bool {
+	return q.Unfinished || q.Status == StatusPending || q.Status == StatusRunning
 }
 
 // RunList is one page of runs.
@@ -209,6 +238,9 @@ var (
 	ErrInvalidInstanceID = errors.New("engine: invalid instance_id")
 	// ErrInvalidEventName reports an event name outside ValidEventName.
 	ErrInvalidEventName = errors.New("engine: invalid event_name")
+	// ErrInvalidGroup reports a StartRunRequest.Group outside ValidGroup, or one the store
+	// cannot key (PartitionKeyChecker).
+	ErrInvalidGroup = errors.New("engine: invalid group")
 	// ErrInvalidGraphName reports a registered graph whose name the engine cannot store
 	// (ValidGraphName): a fault of the app, found at start before anything is stored.
 	ErrInvalidGraphName = errors.New("engine: graph name cannot be stored")

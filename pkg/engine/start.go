@@ -67,7 +67,7 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
 // nonce says it is this start's. Errors: the registry's unknown graph error
-// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGraphName, ErrInvalidRunInput, a
+// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName, ErrInvalidRunInput, a
 // *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	g, err := e.reg.Latest(req.GraphName)
@@ -82,6 +82,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	}
 	if c, ok := e.store.(PartitionKeyChecker); ok && c.CheckPartitionKey(id) != nil {
 		return Run{}, ErrInvalidInstanceID
+	}
+	if err := e.checkGroup(req.Group); err != nil {
+		return Run{}, err
 	}
 	input, err := normalizeObject(req.Input)
 	if err != nil {
@@ -106,7 +109,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		node: m.Entrypoint, stateJSON: string(input), stateVal: input,
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
-		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards,
+		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards, group: req.Group,
 	}
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)

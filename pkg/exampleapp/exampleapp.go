@@ -16,6 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
@@ -42,6 +43,9 @@ type Config struct {
 	// a zero value means fresh in-memory twins with the embedded dispatcher
 	// (launch.Settings.Durable picks Azure when storage is configured).
 	Durable launch.Durable
+	// Isolation scopes threads and runs to their owner (FUNCGRAPH_USER_ISOLATION, see
+	// package isolation); nil means off.
+	Isolation *isolation.Isolation
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
 	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
 	TraceExporter string
@@ -114,7 +118,7 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	s := launch.Settings{Logger: logger, LockBackend: cfg.LockBackendSetting, ThreadLock: cfg.ThreadLock,
-		Durable: cfg.Durable, Threads: cfg.PlatformThreads}
+		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation}
 	asm, err := launch.Assemble(s, launch.Spec{
 		Host: host.Options{Observer: hostObs},
 		Hosted: []launch.Hosted{{
@@ -152,6 +156,7 @@ func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
 	cfg := Config{
 		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
+		Isolation: s.Isolation,
 	}
 	a, err := Build(cfg)
 	if err != nil {

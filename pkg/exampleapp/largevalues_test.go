@@ -15,11 +15,20 @@ import (
 // do sends one request with the function key and returns status and body.
 func do(t *testing.T, tr hosttest.Transport, method, path, body string) (int, string) {
 	t.Helper()
+	return doHeaders(t, tr, method, path, body, "x-functions-key", tr.FunctionKey)
+}
+
+// doHeaders sends one request with the given header name/value pairs and returns status and
+// body.
+func doHeaders(t *testing.T, tr hosttest.Transport, method, path, body string, headers ...string) (int, string) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("x-functions-key", tr.FunctionKey)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +85,15 @@ func checkLargeThreadValues(t *testing.T, tr hosttest.Transport) {
 // transports, for the life of the test.
 func memoryApp(t *testing.T) []hosttest.Transport {
 	t.Helper()
-	app, err := exampleapp.Build(exampleapp.Config{Logger: slog.New(slog.DiscardHandler)})
+	return serveApp(t, exampleapp.Config{})
+}
+
+// serveApp serves the example app built from cfg (its logs discarded) through both
+// transports, for the life of the test.
+func serveApp(t *testing.T, cfg exampleapp.Config) []hosttest.Transport {
+	t.Helper()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	app, err := exampleapp.Build(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

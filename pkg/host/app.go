@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/lock"
@@ -22,6 +23,7 @@ type GraphHostApp struct {
 	lockBackend string
 	observer    safeObserver
 	logger      *slog.Logger
+	scope       atomic.Pointer[threadScope] // per-user isolation; nil: off (isolation.go)
 
 	mu         sync.RWMutex
 	graphs     []*hostedGraph    // registration order; guarded by mu
@@ -50,6 +52,9 @@ func New(opts Options) (*GraphHostApp, error) {
 		logger:      opts.Logger,
 		names:       map[string]string{},
 		streamType:  map[string]bool{},
+	}
+	if opts.Isolation != nil {
+		a.SetIsolation(opts.Isolation, nil)
 	}
 	a.app.SetRoutePrefix(opts.RoutePrefix)
 	a.app.SetThreadLock(a.lock) // launch checks it against GRAPH_LOCK_BACKEND

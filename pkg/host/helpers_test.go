@@ -132,6 +132,12 @@ type response struct {
 // call sends a request through a transport; key "" sends no key.
 func call(t testing.TB, tr hosttest.Transport, method, path, body, key string) response {
 	t.Helper()
+	return callHeaders(t, tr, method, path, body, key)
+}
+
+// callHeaders is call with more headers, as name/value pairs.
+func callHeaders(t testing.TB, tr hosttest.Transport, method, path, body, key string, headers ...string) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -145,6 +151,9 @@ func call(t testing.TB, tr hosttest.Transport, method, path, body, key string) r
 	}
 	if key != "" {
 		req.Header.Set("x-functions-key", key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

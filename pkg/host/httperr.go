@@ -42,6 +42,10 @@ func httpStatus(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, errNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, errUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, errForbidden):
+		return http.StatusForbidden
 	case errors.Is(err, errNoStreaming):
 		return http.StatusNotImplemented
 	case errors.Is(err, errRequestTimeout):

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
@@ -70,6 +71,11 @@ type Options struct {
 	LockBackendSetting string
 	// Title and Version name the OpenAPI document; "" means "funcgraph" and "0.0.0".
 	Title, Version string
+	// Isolation scopes the invoke, stream and state routes to the caller's threads (see
+	// package isolation and GraphHostApp.SetIsolation); nil means off. Until a ThreadOwners
+	// is attached (platform.Mount does), a thread id from a caller without the master key
+	// is refused.
+	Isolation *isolation.Isolation
 }
 
 // ErrInvalidOptions is wrapped by New for options that cannot work.

@@ -55,6 +55,11 @@ func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
 // configurable and thread id, checkpointer thread id, version, and the thread lock (taken only
 // for graphs with a checkpointer). The caller must release the admission.
 func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext) (*admission, error) {
+	sc := a.scope.Load()
+	caller, err := sc.resolve(r)
+	if err != nil {
+		return nil, err
+	}
 	body, err := readBody(r, a.lim.maxBody, nil)
 	if err != nil {
 		return nil, err
@@ -73,6 +78,11 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	}
 	if !req.hasVersion {
 		req.Version = nil
+	}
+	if sc != nil && req.Config.ThreadID != "" {
+		if err := a.checkThread(r.Context(), sc, caller, g, req.Config.ThreadID, true); err != nil {
+			return nil, err
+		}
 	}
 	if !checkpointed {
 		return &admission{req: req}, nil

@@ -23,6 +23,11 @@ func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hos
 }
 
 func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, error) {
+	sc := a.scope.Load()
+	caller, err := sc.resolve(r)
+	if err != nil {
+		return nil, err
+	}
 	tid := r.PathValue("thread_id")
 	if tid == "" {
 		return nil, newPublic(errMissingPathParam, "Missing thread_id in URL path")
@@ -30,12 +35,17 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 	if err := ValidateThreadID(tid); err != nil {
 		return nil, err
 	}
+	if sc != nil {
+		if err := a.checkThread(r.Context(), sc, caller, g, tid, false); err != nil {
+			return nil, err
+		}
+	}
 	sg, ok := g.graph.(StatefulGraph)
 	if !ok { // unreachable over HTTP: the route exists only for stateful graphs
 		return nil, newPublic(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
 	}
 	var view StateView
-	err := guard(func() error {
+	err = guard(func() error {
 		var err error
 		view, err = sg.GetState(r.Context(), tid)
 		return err

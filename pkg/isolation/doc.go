@@ -6,9 +6,9 @@
 // X-MS-CLIENT-PRINCIPAL-IDP); on the standalone server, the header Config.IdentityHeader
 // names, trusted only from the peers in Config.TrustedProxies. The master key makes a caller
 // an admin, who sees and acts on every object. The HTTP surfaces (package platform for
-// threads and their runs, package runsapi for durable runs) record Caller.ID under the
-// metadata key OwnerKey on what a caller creates and answer 404 for another identity's
-// objects.
+// threads and their runs, package host for the hosting routes' thread ids, package runsapi
+// for durable runs) record Caller.ID under the metadata key OwnerKey on what a caller
+// creates and answer 404 for another identity's objects.
 //
 // It is not authentication: it trusts the front end that authenticated the caller, and it
 // reads nothing but request headers, the peer address and the key level package funchost

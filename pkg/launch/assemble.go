@@ -16,8 +16,8 @@ import (
 // Spec describes an app for Assemble: what it serves. Where its stores live is not part of
 // it: Assemble takes every store from the Settings.
 type Spec struct {
-	// Host configures the hosting app. Unset, its Logger, LockBackendSetting, ThreadLock and
-	// MaxWait come from the settings; PlatformCompat is set when Platform is.
+	// Host configures the hosting app. Unset, its Logger, LockBackendSetting, ThreadLock,
+	// MaxWait and Isolation come from the settings; PlatformCompat is set when Platform is.
 	Host host.Options
 	// Hosted lists the graphs served at /api/graphs/<name>/invoke, /stream and
 	// /threads/{thread_id}/state, in order.
@@ -80,6 +80,9 @@ func Assemble(s Settings, spec Spec) (*Assembly, error) {
 	}
 	if ho.MaxWait == 0 {
 		ho.MaxWait = s.MaxWait
+	}
+	if ho.Isolation == nil {
+		ho.Isolation = s.Isolation
 	}
 	ho.PlatformCompat = ho.PlatformCompat || spec.Platform
 	h, err := host.New(ho)

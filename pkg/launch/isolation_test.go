@@ -1,12 +1,14 @@
 package launch
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/host"
 )
 
 func TestFromEnv_UserIsolation(t *testing.T) {
@@ -46,13 +48,20 @@ func TestFromEnv_UserIsolation(t *testing.T) {
 	}
 }
 
-func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
+// isolatedSettings are `serve` settings with isolation on, X-User believed from loopback.
+func isolatedSettings(t *testing.T) Settings {
+	t.Helper()
 	s, err := FromEnv(t.Context(), func(k string) string {
 		return map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "127.0.0.1"}[k]
 	}, ModeServe, hosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
+	s := isolatedSettings(t)
 	a, err := Assemble(s, Spec{Platform: true})
 	if err != nil {
 		t.Fatal(err)
@@ -86,4 +95,41 @@ func newKeyRequest(t *testing.T, method, url, key string) *http.Request {
 	}
 	req.Header.Set("x-functions-key", key)
 	return req
+}
+
+// TestAssemble_IsolationScopesHostingWithoutPlatform: without the platform routes there is no
+// record of thread owners, so under isolation a thread id on a hosting route is refused
+// (403) to a caller without the master key, while a thread-less invoke runs.
+func TestAssemble_IsolationScopesHostingWithoutPlatform(t *testing.T) {
+	s := isolatedSettings(t)
+	echo := host.Func[map[string]any, map[string]any](func(_ context.Context, in map[string]any) (map[string]any, error) { return in, nil })
+	a, err := Assemble(s, Spec{Hosted: []Hosted{{Name: "echo", Graph: echo}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	for _, tr := range hosttest.Transports(t, a.Host.FunctionApp()) {
+		for body, want := range map[string]int{
+			`{"input":{"a":1}}`: 200,
+			`{"input":{"a":1},"config":{"configurable":{"thread_id":"t1"}}}`: 403,
+		} {
+			req, err := http.NewRequestWithContext(t.Context(), "POST", tr.BaseURL+"/api/graphs/echo/invoke", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("x-functions-key", tr.FunctionKey)
+			req.Header.Set("X-User", "alice")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = res.Body.Close()
+			if tr.Name == hosttest.TransportEmulatedHost {
+				want = 401 // under the host only App Service's header is an identity
+			}
+			if res.StatusCode != want {
+				t.Errorf("%s %s: %d, want %d", tr.Name, body, res.StatusCode, want)
+			}
+		}
+	}
 }

@@ -85,7 +85,8 @@ type Settings struct {
 	// them, and the app may open its own Azure stores from them too.
 	Azure *azure.Clients
 	// Isolation is per-user isolation (FUNCGRAPH_USER_ISOLATION and its companions, see
-	// isolation.go); nil means off. Assemble hands it to the platform routes and the runs API.
+	// isolation.go); nil means off. Assemble hands it to the hosting routes, the platform
+	// routes and the runs API.
 	Isolation *isolation.Isolation
 
 	closers []func() error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,21 +19,51 @@ type Store struct {
 	noETags bool
 
 	mu       sync.Mutex
+	codec    codec                 // guarded by mu
 	parts    map[string]*partition // guarded by mu
 	pkeys    []string              // partition keys, sorted when !pkDirty; guarded by mu
 	pkDirty  bool                  // guarded by mu
 	etagNext uint64                // guarded by mu
 }
 
+// partition holds its rows sorted by row key, inline: a row is 32 bytes besides its key and
+// its encoded properties (props.go), which share one string.
 type partition struct {
-	rows map[string]*row
-	keys []string // sorted row keys
+	rows []row
 }
 
 type row struct {
-	props props
-	etag  string
-	ts    time.Time
+	data string // the row key, then the encoded properties
+	meta uint64 // the ETag's number << 16 | the length of the row key (at most 1 536 bytes)
+	ts   int64  // Unix nanoseconds
+}
+
+func (r *row) key() string { return r.data[:r.meta&0xffff] }
+func (r *row) enc() string { return r.data[r.meta&0xffff:] }
+
+// find returns the index of the row rk, or where it would be inserted.
+func (p *partition) find(rk string) (int, bool) {
+	return slices.BinarySearchFunc(p.rows, rk, func(r row, k string) int { return strings.Compare(r.key(), k) })
+}
+
+// insert inserts r at j. The rows grow by a quarter at a time (a run's partition holds a
+// few rows; append would leave it up to half empty).
+func (p *partition) insert(j int, r row) {
+	if n := len(p.rows); n == cap(p.rows) {
+		p.rows = append(make([]row, 0, n+1+n/4), p.rows...)
+	}
+	p.rows = slices.Insert(p.rows, j, r)
+}
+
+// lookup returns the row rk, nil when missing.
+func (p *partition) lookup(rk string) *row {
+	if p == nil {
+		return nil
+	}
+	if i, ok := p.find(rk); ok {
+		return &p.rows[i]
+	}
+	return nil
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -56,26 +87,22 @@ func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.En
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.parts[partitionKey]
-	if p == nil {
-		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
-	}
-	r := p.rows[rowKey]
+	r := s.parts[partitionKey].lookup(rowKey)
 	if r == nil {
 		return engine.Entity{}, fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
 	}
-	return r.entity(partitionKey, rowKey), nil
+	return s.entity(partitionKey, r), nil
 }
 
-func (r *row) entity(pk, rk string) engine.Entity {
-	return engine.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Timestamp: r.ts, Properties: r.props.toMap()}
+// entity returns the stored row r as an entity of partition pk.
+func (s *Store) entity(pk string, r *row) engine.Entity {
+	var buf [24]byte
+	return engine.Entity{PartitionKey: pk, RowKey: r.key(), ETag: string(r.appendETag(buf[:0])),
+		Timestamp: time.Unix(0, r.ts).UTC(), Properties: s.codec.toMap(r.enc())}
 }
 
-func cloneValue(v any) any {
-	if b, ok := v.([]byte); ok {
-		return slices.Clone(b)
-	}
-	return v
+func (r *row) appendETag(b []byte) []byte {
+	return append(strconv.AppendUint(append(b, `W/"`...), r.meta>>16, 10), '"')
 }
 
 // Submit implements engine.Store.
@@ -91,47 +118,38 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	defer s.mu.Unlock()
 	p := s.parts[pk]
 	for i, op := range ops {
-		var cur *row
-		if p != nil {
-			cur = p.rows[op.Entity.RowKey]
-		}
-		if err := check(op, cur); err != nil {
+		if err := check(op, p.lookup(op.Entity.RowKey)); err != nil {
 			return nil, fmt.Errorf("submit batch: %w", &engine.BatchError{Index: i, Err: err})
 		}
 	}
 	if p == nil {
-		p = &partition{rows: map[string]*row{}}
+		p = &partition{}
 		s.parts[pk] = p
 		s.pkeys = append(s.pkeys, pk)
 		s.pkDirty = true
 	}
-	now := s.clock().UTC()
+	now := s.clock().UnixNano()
 	etags := make([]string, len(ops))
 	for i, op := range ops {
 		rk := op.Entity.RowKey
+		j, _ := p.find(rk) // found unless an insert: check ran
 		switch op.Kind {
 		case engine.OpDelete:
-			delete(p.rows, rk)
-			if j, found := slices.BinarySearch(p.keys, rk); found {
-				p.keys = slices.Delete(p.keys, j, j+1)
-			}
+			p.rows = slices.Delete(p.rows, j, j+1)
 			continue
 		case engine.OpInsert:
-			p.rows[rk] = &row{props: newProps(op.Entity.Properties)}
-			insertSorted(&p.keys, rk)
+			p.insert(j, row{data: s.codec.encode(rk, op.Entity.Properties)})
 		case engine.OpReplace:
-			p.rows[rk].props = newProps(op.Entity.Properties)
+			p.rows[j].data = s.codec.encode(rk, op.Entity.Properties)
 		case engine.OpMerge:
-			r := p.rows[rk]
-			r.props = r.props.merge(op.Entity.Properties)
+			p.rows[j].data = s.codec.merge(rk, p.rows[j].enc(), op.Entity.Properties)
 		}
-		r := p.rows[rk]
+		r := &p.rows[j]
 		s.etagNext++
-		var buf [24]byte
-		r.etag = string(append(strconv.AppendUint(append(buf[:0], `W/"`...), s.etagNext, 10), '"'))
-		r.ts = now
+		r.meta, r.ts = s.etagNext<<16|uint64(len(rk)), now
 		if !s.noETags {
-			etags[i] = r.etag
+			var buf [24]byte
+			etags[i] = string(r.appendETag(buf[:0]))
 		}
 	}
 	if len(p.rows) == 0 {
@@ -154,22 +172,11 @@ func check(op engine.Op, cur *row) error {
 	if cur == nil {
 		return fmt.Errorf("%s %s: %w", op.Kind, op.Entity.RowKey, engine.ErrNotFound)
 	}
-	if op.IfMatch != engine.ETagAny && op.IfMatch != cur.etag {
+	var buf [24]byte
+	if op.IfMatch != engine.ETagAny && op.IfMatch != string(cur.appendETag(buf[:0])) {
 		return fmt.Errorf("%s %s: condition not satisfied: %w", op.Kind, op.Entity.RowKey, engine.ErrConflict)
 	}
 	return nil
-}
-
-// insertSorted inserts k into the sorted slice; appending is the common case (row keys of a
-// run grow).
-func insertSorted(keys *[]string, k string) {
-	ks := *keys
-	if n := len(ks); n == 0 || ks[n-1] < k {
-		*keys = append(ks, k)
-		return
-	}
-	j, _ := slices.BinarySearch(ks, k)
-	*keys = slices.Insert(ks, j, k)
 }
 
 // Len returns the number of stored entities (for tests).

@@ -55,28 +55,28 @@ func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) 
 		if pk == startPK && startRK > from {
 			from = startRK
 		}
-		keys := p.keys
+		rows := p.rows
 		if hasExact { // a point lookup per partition instead of a scan
-			keys = nil
-			if _, ok := p.rows[exactRK]; ok && exactRK >= from {
-				keys = []string{exactRK}
+			rows = nil
+			if j, ok := p.find(exactRK); ok && exactRK >= from {
+				rows = p.rows[j : j+1]
 			}
 			from = ""
 		}
-		i, _ := slices.BinarySearch(keys, from)
-		for _, rk := range keys[i:] {
-			if q.RowKeyTo != "" && rk >= q.RowKeyTo {
+		i, _ := slices.BinarySearchFunc(rows, from, func(r row, k string) int { return strings.Compare(r.key(), k) })
+		for j := range rows[i:] {
+			r := &rows[i+j]
+			if q.RowKeyTo != "" && r.key() >= q.RowKeyTo {
 				break
 			}
-			r := p.rows[rk]
-			if !matchAll(q.Where, pk, rk, r.props) {
+			if !s.matchAll(q.Where, pk, r) {
 				continue
 			}
 			if len(page.Entities) == limit {
-				page.Continuation = encodeToken(pk, rk)
+				page.Continuation = encodeToken(pk, r.key())
 				return page, nil
 			}
-			page.Entities = append(page.Entities, r.entity(pk, rk))
+			page.Entities = append(page.Entities, s.entity(pk, r))
 		}
 	}
 	return page, nil
@@ -114,17 +114,17 @@ func decodeToken(tok string) (pk, rk string, err error) {
 	return pk, rk, nil
 }
 
-func matchAll(conds []engine.Cond, pk, rk string, ps props) bool {
+func (s *Store) matchAll(conds []engine.Cond, pk string, r *row) bool {
 	for _, c := range conds {
 		var v any
 		switch c.Property {
 		case "PartitionKey":
 			v = pk
 		case "RowKey":
-			v = rk
+			v = r.key()
 		default:
 			var ok bool
-			if v, ok = ps.get(c.Property); !ok {
+			if v, ok = s.codec.get(r.enc(), c.Property); !ok {
 				return false
 			}
 		}

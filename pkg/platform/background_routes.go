@@ -22,13 +22,15 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 		s.logger.Error("background run: assistant not found", "graph", req.AssistantID, "run_id", run.RunID)
 		return RunError, nil
 	}
-	if _, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now()); err != nil {
+	t, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now())
+	if err != nil {
 		if errors.Is(err, threads.ErrThreadBusy) {
 			return "", ErrRetryLater
 		}
 		s.logger.Error("background run: thread not runnable", "thread_id", tid, "run_id", run.RunID, "error", err)
 		return RunError, nil
 	}
+	req.owner = s.threadOwner(t)
 	ctx, oc := withOutcome(ctx)
 	body, err := invoke(ctx, g, req, tid)
 	switch {

@@ -46,6 +46,11 @@ type DurableRunRequest struct {
 	Input json.RawMessage
 	// Resume is command.resume: the payload of the awaited event; nil starts a new run.
 	Resume json.RawMessage
+	// Owner is, under per-user isolation, the thread's owner (the caller's identity when a
+	// user runs on their own thread): a new run records it in its metadata under
+	// isolation.OwnerKey, as the runs API does, so the owner sees the run there too. ""
+	// (isolation off, or a thread without an owner) records none.
+	Owner string
 }
 
 // DurableState is one state of a thread's durable run.
@@ -103,7 +108,7 @@ func (a *durableAssistant) run(ctx context.Context, req host.Request) (DurableSt
 	if req.Config.ThreadID == "" {
 		return DurableState{}, fmt.Errorf("run durable assistant %s: no thread", a.name)
 	}
-	st, err := a.d.Run(ctx, DurableRunRequest{ThreadID: req.Config.ThreadID, Graph: a.name, Input: req.Input, Resume: resumeOf(ctx)})
+	st, err := a.d.Run(ctx, DurableRunRequest{ThreadID: req.Config.ThreadID, Graph: a.name, Input: req.Input, Resume: resumeOf(ctx), Owner: ownerOf(ctx)})
 	if err != nil {
 		if errors.Is(err, ErrNoPendingInterrupt) {
 			return st, &host.ClientError{Status: http.StatusBadRequest, Err: err,
@@ -299,6 +304,21 @@ func withResume(ctx context.Context, resume json.RawMessage) context.Context {
 
 func resumeOf(ctx context.Context) json.RawMessage {
 	v, _ := ctx.Value(resumeKey{}).(json.RawMessage)
+	return v
+}
+
+type ownerKey struct{}
+
+// withOwner carries the thread's owner (RunRequest.owner) to the durable assistant.
+func withOwner(ctx context.Context, owner string) context.Context {
+	if owner == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+func ownerOf(ctx context.Context) string {
+	v, _ := ctx.Value(ownerKey{}).(string)
 	return v
 }
 

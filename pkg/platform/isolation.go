@@ -3,9 +3,11 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -15,9 +17,12 @@ import (
 // metadata key "owner", set to the caller's identity when a non-admin creates it (through
 // threads.create, a run's if_not_exists create, or a threadless run's temporary thread); a
 // run is its thread's. Another identity's thread answers exactly as a missing one (404), on
-// every thread, state and run route; search and count only see the caller's threads. With
-// isolation off none of this costs anything: the routes are not wrapped and the checks are
-// one nil test.
+// every thread, state and run route; search and count only see the caller's threads. Mount
+// hands the isolation to the hosting app with the thread store as its record of owners
+// (hostingOwners), so the hosting routes reach the same threads under the same rules; a
+// durable assistant's engine run records the thread's owner (RunRequest.owner,
+// DurableRunRequest.Owner). With isolation off none of this costs anything: the routes are
+// not wrapped and the checks are one nil test.
 
 type callerKey struct{}
 
@@ -93,6 +98,16 @@ func (s *Service) ownedMetadata(ctx context.Context, meta map[string]any) map[st
 	return out
 }
 
+// threadOwner is thread t's owner under isolation ("" when off or ownerless): what a run on
+// it records as its owner where runs are listed by owner (a durable assistant's engine run).
+func (s *Service) threadOwner(t threads.Thread) string {
+	if s.iso == nil {
+		return ""
+	}
+	o, _ := t.Metadata[isolation.OwnerKey].(string)
+	return o
+}
+
 // checkOwnerPatch refuses a non-admin's metadata patch that names another owner (403); one
 // that repeats the caller's own identity passes.
 func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) error {
@@ -102,4 +117,39 @@ func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) erro
 		return nil
 	}
 	return newPublic(errForbidden, "Forbidden: metadata key 'owner' is set by the server")
+}
+
+// hostingOwners is the thread store as the hosting routes' record of thread owners
+// (host.ThreadOwners): a hosting invoke or stream with a new thread id creates the platform
+// thread, owned by the caller, so the thread is the same one on both route families.
+type hostingOwners struct{ s *Service }
+
+var _ host.ThreadOwners = hostingOwners{}
+
+// ThreadOwner implements host.ThreadOwners.
+func (o hostingOwners) ThreadOwner(ctx context.Context, tid string) (any, error) {
+	t, err := o.s.store.Get(ctx, tid)
+	if errors.Is(err, threads.ErrThreadNotFound) {
+		return nil, fmt.Errorf("get thread %q: %w", tid, host.ErrThreadNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get thread %q: %w", tid, err)
+	}
+	return t.Metadata[isolation.OwnerKey], nil
+}
+
+// CreateThread implements host.ThreadOwners: an idle thread whose metadata is {"owner":
+// owner}. An id the platform routes refuse ("." and "..") names no thread.
+func (o hostingOwners) CreateThread(ctx context.Context, tid, owner string) (any, error) {
+	if err := validThreadID(tid); err != nil {
+		return nil, fmt.Errorf("create thread %q: %w", tid, host.ErrThreadNotFound)
+	}
+	_, err := o.s.newThread(ctx, tid, map[string]any{isolation.OwnerKey: owner})
+	if errors.Is(err, threads.ErrThreadExists) {
+		return o.ThreadOwner(ctx, tid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create thread %q: %w", tid, err)
+	}
+	return owner, nil
 }

@@ -25,14 +25,21 @@ func isoFixture(t *testing.T, proxies ...string) []hosttest.Transport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := host.New(host.Options{PlatformCompat: true, Logger: hosttest.TestLogger(t)})
+	return isoServe(t, nil, iso)
+}
+
+// isoServe serves the graph "chat" and the platform routes (threads in memory) through both
+// transports, with isolation hostIso on the hosting app and platIso on the platform routes.
+func isoServe(t *testing.T, hostIso, platIso *isolation.Isolation) []hosttest.Transport {
+	t.Helper()
+	app, err := host.New(host.Options{PlatformCompat: true, Isolation: hostIso, Logger: hosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := app.Register(newMemGraph(), "chat", host.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := Mount(app, Options{Threads: threads.NewMemory(), Isolation: iso})
+	svc, err := Mount(app, Options{Threads: threads.NewMemory(), Isolation: platIso})
 	if err != nil {
 		t.Fatal(err)
 	}

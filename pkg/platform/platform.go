@@ -34,7 +34,9 @@ type Options struct {
 	// Durable serves durable graphs as assistants (see DurableAssistants); nil means none.
 	Durable DurableAssistants
 	// Isolation scopes threads and their runs to the identity that created them (see
-	// package isolation and isolation.go); nil means off: every caller sees every thread.
+	// package isolation and isolation.go), and the app's hosting routes to the same threads
+	// (host.GraphHostApp.SetIsolation); nil means the app's host.Options.Isolation, and
+	// off when that is nil too: every caller sees every thread.
 	Isolation *isolation.Isolation
 }
 
@@ -84,6 +86,9 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait, durable: opts.Durable,
 		iso: opts.Isolation,
 	}
+	if s.iso == nil {
+		s.iso = ho.Isolation
+	}
 	if s.store == nil {
 		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
 	}
@@ -127,6 +132,9 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 	}
 	if err := fa.HandleTimer(s.sweepFunction(opts.StaleLockSchedule, opts.StaleLockAge)); err != nil {
 		return nil, fmt.Errorf("mount platform routes: %w", err)
+	}
+	if s.iso != nil {
+		app.SetIsolation(s.iso, hostingOwners{s})
 	}
 	return s, nil
 }

@@ -35,6 +35,10 @@ type RunRequest struct {
 	OnCompletion string `json:"on_completion,omitempty"`
 	// temporary marks a threadless run on a temporary thread.
 	temporary bool
+	// owner is the thread's owner once the run lock is taken, under isolation: the owner a
+	// durable assistant's engine run records (DurableRunRequest.Owner). Not persisted: a
+	// background run takes the lock, and learns it, again.
+	owner string
 	// Resume is command.resume of a run on a durable assistant: the payload of the event its
 	// durable run waits for; nil otherwise.
 	Resume json.RawMessage `json:"resume,omitempty"`

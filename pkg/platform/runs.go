@@ -20,10 +20,11 @@ import (
 // lockThread takes the run lock of a thread through the store (platform runs do not use the
 // host's thread lock).
 func (s *Service) lockThread(ctx context.Context, tid string, req *RunRequest) error {
-	_, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now())
+	t, err := s.store.Acquire(ctx, tid, req.AssistantID, req.Metadata, s.now())
 	var be *threads.BoundError
 	switch {
 	case err == nil:
+		req.owner = s.threadOwner(t)
 		return nil
 	case errors.Is(err, threads.ErrThreadNotFound):
 		return threadNotFound(tid)
@@ -64,7 +65,7 @@ func graphRequest(req *RunRequest, tid string) host.Request {
 // invoke runs the graph to completion and returns its output as the wait body: an object as
 // is, anything else as {"result": <value>}, json.dumps style.
 func invoke(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid string) ([]byte, error) {
-	ctx = withResume(withRunContext(ctx, req.Context), req.Resume)
+	ctx = withOwner(withResume(withRunContext(ctx, req.Context), req.Resume), req.owner)
 	out, err := guardValue(func() (any, error) { return g.Invoke(ctx, graphRequest(req, tid)) })
 	if err != nil {
 		return nil, err

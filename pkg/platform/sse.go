@@ -152,7 +152,7 @@ func (f *frames) finish(runErr error) error {
 
 // stream runs g's Stream into f and returns the run's failure.
 func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
-	ctx, cancel := context.WithCancel(withResume(withRunContext(ctx, req.Context), req.Resume))
+	ctx, cancel := context.WithCancel(withOwner(withResume(withRunContext(ctx, req.Context), req.Resume), req.owner))
 	defer cancel()
 	f.mu.Lock()
 	f.cancel = cancel

@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -71,7 +72,7 @@ func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (p
 		return a.resume(ctx, id, req.Resume)
 	}
 	_, err := a.eng.StartRun(ctx, engine.StartRunRequest{GraphName: req.Graph, InstanceID: id, Input: req.Input,
-		Metadata: json.RawMessage(`{"thread_id":` + strconv.Quote(req.ThreadID) + `}`)})
+		Metadata: runMetadata(req)})
 	var exists *engine.RunExistsError
 	switch {
 	case errors.As(err, &exists):
@@ -87,6 +88,18 @@ func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (p
 		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
 	}
 	return a.state(ctx, run)
+}
+
+// runMetadata is the metadata of thread's new durable run: {"thread_id": <id>}, and, under
+// per-user isolation, "owner": the thread's owner (as the runs API records a caller's run),
+// so the runs API shows the run to that owner.
+func runMetadata(req platform.DurableRunRequest) json.RawMessage {
+	m := `{"thread_id":` + strconv.Quote(req.ThreadID)
+	if req.Owner != "" {
+		owner, _ := json.Marshal(req.Owner) // a string always encodes
+		m += `,"` + isolation.OwnerKey + `":` + string(owner)
+	}
+	return json.RawMessage(m + "}")
 }
 
 // resume delivers payload as the event the run waits for and waits until the run applied it

@@ -1,12 +1,12 @@
 package platformruns
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,18 +18,28 @@ import (
 // GraphName is the internal durable graph of background runs.
 const GraphName = "fg_platform_run"
 
-// Node names of the graph.
+// Node names of the graph. A run that executed continues at the hand-off node of its result,
+// handoffPrefix + the platform status (handoff_success, handoff_error, handoff_interrupted),
+// which wakes the next run of its thread; the node's name carries the result, so a run in
+// its hand-off reads as finished without reading its state.
 const (
-	nodeWaitTurn = "wait_turn"
-	nodeExecute  = "execute"
+	nodeWaitTurn  = "wait_turn"
+	nodeExecute   = "execute"
+	handoffPrefix = "handoff_"
 )
 
-// Policy is the engine policy GraphName needs (engine.Options.Policies[GraphName]): retries
-// with back-off from 100 ms to 2 s while a run waits for its turn or its thread, for about
-// 5 hours.
+// eventTurn wakes a run waiting for its turn; it carries nothing: the woken run re-checks.
+const eventTurn = "turn"
+
+// Policy is the engine policy GraphName needs (engine.Options.Policies[GraphName]). Retries
+// back off from 200 ms to 15 s, for about 8 hours: they are taken while the thread is busy
+// with a blocking run (platform.ErrRetryLater), the backend is not bound yet, or storage
+// fails a turn check or a hand-off; each retry writes one history row, so at most 2,000 per
+// step (240 an hour at the longest back-off). MaxSteps allows about a week of re-checks of
+// a run waiting for its turn (doc.go).
 var Policy = engine.GraphPolicy{
-	MaxSteps: 10,
-	Retry:    engine.RetryPolicy{MaxAttempts: 10000, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second, Multiplier: 2},
+	MaxSteps: 10000,
+	Retry:    engine.RetryPolicy{MaxAttempts: 2000, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 15 * time.Second, Multiplier: 2},
 }
 
 // Engine is what the backend needs of the durable engine; *engine.Engine implements it.
@@ -39,22 +49,21 @@ type Engine interface {
 	WaitRun(ctx context.Context, instanceID string, done func(engine.Run) bool) (engine.Run, error)
 }
 
-// errNotYourTurn makes wait_turn retry.
-var errNotYourTurn = errors.New("platformruns: an earlier run of the thread is unfinished")
-
 // errNotBound makes a node retry until Bind gave the backend its engine and executor.
 var errNotBound = errors.New("platformruns: backend not bound yet")
 
 // timeLayout is fixed-width, so created_at texts sort in time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// state is the durable run's state.
+// state is the durable run's state. Turn and Ahead are the last turn check's result.
 type state struct {
 	ThreadID  string `json:"thread_id"`
 	RunID     string `json:"run_id"`
 	CreatedAt string `json:"created_at"`
 	Request   string `json:"request"`
 	Status    string `json:"status"`
+	Turn      bool   `json:"turn"`
+	Ahead     int    `json:"ahead"`
 }
 
 // Backend is a platform.RunBackend on the durable engine. Register it before building the
@@ -63,6 +72,10 @@ type Backend struct {
 	mu   sync.Mutex
 	eng  Engine               // guarded by mu; set by Bind
 	exec platform.RunExecutor // guarded by mu; set by Bind
+
+	// recheck bounds the wait of the run next in line, recheckFar that of the runs behind
+	// it: the safety net of a lost wake-up (doc.go).
+	recheck, recheckFar time.Duration
 }
 
 var _ platform.RunBackend = (*Backend)(nil)
@@ -72,13 +85,20 @@ var _ platform.RunBackend = (*Backend)(nil)
 // platform routes stay the only way in) and returns the backend whose nodes it runs. Give the
 // engine built on reg the Policy for GraphName.
 func Register(reg *durable.Registry) (*Backend, error) {
-	b := &Backend{}
-	mb := durable.NewManifestBuilder[state](GraphName, durable.WithVersion("1"))
+	b := &Backend{recheck: time.Minute, recheckFar: 10 * time.Minute}
+	mb := durable.NewManifestBuilder[state](GraphName, durable.WithVersion("2"))
 	mb.SetEntrypoint(nodeWaitTurn)
-	if err := mb.AddNode(nodeWaitTurn, b.waitTurn, durable.WithNext(nodeExecute), durable.WithHandlerName("platformruns.wait_turn")); err != nil {
-		return nil, fmt.Errorf("register platform runs: %w", err)
+	err := errors.Join(
+		mb.AddNode(nodeWaitTurn, b.waitTurn, durable.WithRoute(b.afterTurnCheck),
+			durable.WithHandlerName("platformruns.wait_turn"), durable.WithRouteName("platformruns.after_turn_check")),
+		mb.AddEventHandler(eventTurn, func(context.Context, state, json.RawMessage) (any, error) { return nil, nil }),
+		mb.AddNode(nodeExecute, b.execute, durable.WithRoute(afterExecute),
+			durable.WithHandlerName("platformruns.execute"), durable.WithRouteName("platformruns.after_execute")),
+	)
+	for _, st := range []platform.RunStatus{platform.RunSuccess, platform.RunError, platform.RunInterrupted} {
+		err = errors.Join(err, mb.AddNode(handoffPrefix+string(st), b.handOff, durable.Terminal(), durable.WithHandlerName("platformruns.hand_off")))
 	}
-	if err := mb.AddNode(nodeExecute, b.execute, durable.Terminal(), durable.WithHandlerName("platformruns.execute")); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("register platform runs: %w", err)
 	}
 	g, err := mb.Build()
@@ -87,6 +107,13 @@ func Register(reg *durable.Registry) (*Backend, error) {
 	}
 	if err := reg.RegisterInternal(g); err != nil {
 		return nil, fmt.Errorf("register platform runs: %w", err)
+	}
+	v1, err := b.legacyGraph()
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.RegisterInternal(durable.Previous(v1)); err != nil {
+		return nil, fmt.Errorf("register platform runs v1: %w", err)
 	}
 	return b, nil
 }
@@ -111,28 +138,6 @@ func (b *Backend) bound() (Engine, platform.RunExecutor) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.eng, b.exec
-}
-
-// waitTurn fails while an earlier unfinished run of the thread exists.
-func (b *Backend) waitTurn(ctx context.Context, s state) (any, error) {
-	eng, _ := b.bound()
-	if eng == nil {
-		return nil, errNotBound
-	}
-	runs, err := unfinished(ctx, eng)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		if r.ThreadID == s.ThreadID && before(r, s) {
-			return nil, errNotYourTurn
-		}
-	}
-	return nil, nil
-}
-
-func before(r, s state) bool {
-	return cmp.Or(cmp.Compare(r.CreatedAt, s.CreatedAt), cmp.Compare(r.RunID, s.RunID)) < 0
 }
 
 // execute runs the graph through the executor, interrupting it when the durable run is
@@ -171,40 +176,6 @@ func (s state) platformRun() (platform.Run, error) {
 	return platform.Run{RunID: s.RunID, ThreadID: s.ThreadID, CreatedAt: at, UpdatedAt: at, Status: platform.RunPending, Request: req}, nil
 }
 
-// unfinished returns the states of the pending and running platform runs.
-func unfinished(ctx context.Context, eng Engine) ([]state, error) {
-	var out []state
-	for _, st := range []engine.RunStatus{engine.StatusPending, engine.StatusRunning} {
-		runs, err := listAll(ctx, eng, st)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range runs {
-			if s, ok := decodeState(r); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out, nil
-}
-
-// listAll pages through the platform runs with a status ("" for all).
-func listAll(ctx context.Context, eng Engine, status engine.RunStatus) ([]engine.Run, error) {
-	var out []engine.Run
-	q := engine.RunQuery{GraphName: GraphName, Status: status, Limit: 1000}
-	for {
-		page, err := eng.ListRuns(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list platform runs: %w", err)
-		}
-		out = append(out, page.Runs...)
-		if page.ContinuationToken == "" {
-			return out, nil
-		}
-		q.ContinuationToken = page.ContinuationToken
-	}
-}
-
 func decodeState(r engine.Run) (state, bool) {
 	var s state
 	return s, r.GraphName == GraphName && json.Unmarshal(r.Input.InitialState, &s) == nil && s.RunID != ""
@@ -225,13 +196,12 @@ func toPlatform(r engine.Run) (platform.Run, bool) {
 	case engine.StatusPending:
 		run.Status = platform.RunPending
 	case engine.StatusRunning:
-		var cs struct {
-			Node string `json:"current_node"`
-		}
-		_ = json.Unmarshal(r.CustomStatus, &cs)
+		node := currentNode(r)
 		run.Status = platform.RunPending
-		if cs.Node == nodeExecute {
+		if node == nodeExecute {
 			run.Status = platform.RunRunning
+		} else if st := platform.RunStatus(strings.TrimPrefix(node, handoffPrefix)); node != string(st) && st.Terminal() {
+			run.Status = st // executed: the hand-off node names the result
 		}
 	case engine.StatusCompleted:
 		var out struct {
@@ -270,7 +240,8 @@ func (b *Backend) Submit(ctx context.Context, run platform.Run) error {
 	s := state{ThreadID: run.ThreadID, RunID: run.RunID, CreatedAt: run.CreatedAt.UTC().Format(timeLayout), Request: string(req)}
 	in, _ := json.Marshal(s)
 	md, _ := json.Marshal(map[string]string{"thread_id": run.ThreadID})
-	if _, err := eng.StartRun(ctx, engine.StartRunRequest{GraphName: GraphName, InstanceID: run.RunID, Input: in, Metadata: md}); err != nil {
+	start := engine.StartRunRequest{GraphName: GraphName, InstanceID: run.RunID, Input: in, Metadata: md, Group: queueGroup(run.ThreadID)}
+	if _, err := eng.StartRun(ctx, start); err != nil {
 		return fmt.Errorf("submit run %s: %w", run.RunID, err)
 	}
 	return nil
@@ -295,33 +266,47 @@ func (b *Backend) Get(ctx context.Context, threadID, runID string) (platform.Run
 	return run, nil
 }
 
-// List implements platform.RunBackend.
+// List implements platform.RunBackend: it reads the thread's runs newest first from the
+// engine's group index, up to offset+limit of them (more with a status filter, which skips
+// runs), whatever the number of runs other threads keep.
 func (b *Backend) List(ctx context.Context, threadID string, status platform.RunStatus, limit, offset int) ([]platform.Run, error) {
 	eng, err := b.engine()
 	if err != nil {
 		return nil, err
 	}
-	all, err := listAll(ctx, eng, "")
-	if err != nil {
-		return nil, err
-	}
 	out := []platform.Run{}
-	for _, r := range all {
-		if run, ok := toPlatform(r); ok && run.ThreadID == threadID && (status == "" || run.Status == status) {
-			out = append(out, run)
+	q := engine.RunQuery{GraphName: GraphName, Group: queueGroup(threadID), Limit: engine.MaxPageSize}
+	if limit > 0 && status == "" {
+		q.Limit = min(max(offset, 0)+limit, engine.MaxPageSize)
+	}
+	for {
+		page, err := eng.ListRuns(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("list runs of thread %s: %w", threadID, err)
 		}
+		for _, r := range page.Runs {
+			run, ok := toPlatform(r)
+			if !ok || run.ThreadID != threadID || status != "" && run.Status != status {
+				continue
+			}
+			if offset > 0 {
+				offset--
+				continue
+			}
+			out = append(out, run)
+			if limit > 0 && len(out) == limit {
+				return out, nil
+			}
+		}
+		if page.ContinuationToken == "" {
+			return out, nil
+		}
+		q.ContinuationToken = page.ContinuationToken
 	}
-	slices.SortFunc(out, func(x, y platform.Run) int {
-		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(y.RunID, x.RunID))
-	})
-	out = out[min(offset, len(out)):]
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
 }
 
-// Join implements platform.RunBackend.
+// Join implements platform.RunBackend. It returns once the run has executed: a run in its
+// hand-off node has its final status.
 func (b *Backend) Join(ctx context.Context, threadID, runID string) (platform.Run, error) {
 	eng, err := b.engine()
 	if err != nil {
@@ -330,7 +315,7 @@ func (b *Backend) Join(ctx context.Context, threadID, runID string) (platform.Ru
 	if _, err := b.Get(ctx, threadID, runID); err != nil {
 		return platform.Run{}, err
 	}
-	r, err := eng.WaitRun(ctx, runID, func(r engine.Run) bool { return r.Status.Finished() })
+	r, err := eng.WaitRun(ctx, runID, handedOff)
 	if err != nil {
 		return platform.Run{}, fmt.Errorf("join run %s: %w", runID, err)
 	}
@@ -338,8 +323,9 @@ func (b *Backend) Join(ctx context.Context, threadID, runID string) (platform.Ru
 	return run, nil
 }
 
-// Cancel implements platform.RunBackend: it terminates the durable run; a running graph is
-// interrupted by its execute node within about 100 ms.
+// Cancel implements platform.RunBackend: it terminates the durable run, then wakes the next
+// run of the thread (best effort: its safety net re-checks otherwise, doc.go); a running
+// graph is interrupted by its execute node within about 100 ms.
 func (b *Backend) Cancel(ctx context.Context, threadID, runID string, wait bool) error {
 	eng, err := b.engine()
 	if err != nil {
@@ -359,6 +345,9 @@ func (b *Backend) Cancel(ctx context.Context, threadID, runID string, wait bool)
 	} else if err != nil {
 		return fmt.Errorf("cancel run %q: %w", runID, err)
 	}
+	if err := wakeNext(ctx, eng, threadID, runID); err != nil {
+		slog.WarnContext(ctx, "platformruns: wake the next run after a cancel; its re-check takes over", "run_id", runID, "error", err.Error())
+	}
 	if wait {
 		_, err := b.Join(ctx, threadID, runID)
 		return err
@@ -366,20 +355,17 @@ func (b *Backend) Cancel(ctx context.Context, threadID, runID string, wait bool)
 	return nil
 }
 
-// Active implements platform.RunBackend.
+// Active implements platform.RunBackend: whether the thread's queue holds a run that has not
+// executed. Cost: one query and a head read or two.
 func (b *Backend) Active(ctx context.Context, threadID string) (bool, error) {
 	eng, err := b.engine()
 	if err != nil {
 		return false, err
 	}
-	runs, err := unfinished(ctx, eng)
-	if err != nil {
-		return false, err
-	}
-	for _, s := range runs {
-		if s.ThreadID == threadID {
-			return true, nil
-		}
-	}
-	return false, nil
+	active := false
+	err = scanQueue(ctx, eng, threadID, 2, func(r engine.Run, _ state) bool {
+		active = !handedOff(r)
+		return !active
+	})
+	return active, err
 }

@@ -155,6 +155,8 @@ func errorResponse(err error) (int, any) {
 		return http.StatusUnauthorized, apiErrorBody{errNoCaller.Error()}
 	case errors.Is(err, errUntrustedCaller):
 		return http.StatusForbidden, apiErrorBody{errUntrustedCaller.Error()}
+	case errors.Is(err, errAdminOnly):
+		return http.StatusForbidden, apiErrorBody{errAdminOnly.Error()}
 	case errors.Is(err, engine.ErrConflict):
 		// Writers on one run kept moving its head: nothing was written; the client retries.
 		return http.StatusServiceUnavailable, apiErrorBody{"instance is busy, retry later"}

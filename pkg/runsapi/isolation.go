@@ -17,13 +17,17 @@ import (
 // client sent there); status, events, cancel, history and purge of another identity's run
 // answer exactly as for a missing run (404), a listing keeps the caller's runs only, and a
 // start may not take the id of another identity's run (409 instance already exists). An
-// admin (the master key) sees every run and its metadata is kept as given. With isolation
-// off the endpoints are not wrapped and the checks are one nil test.
+// admin (the master key) sees every run and its metadata is kept as given. The graph
+// versions route counts every identity's unfinished runs (the engine keeps no count per
+// owner, and counting one owner's would scan every run), so it is the master key's only:
+// another caller gets 403. With isolation off the endpoints are not wrapped and the checks
+// are one nil test.
 
 // Errors of the caller check; errorResponse answers them.
 var (
 	errNoCaller        = errors.New("unauthorized: the request carries no caller identity")
 	errUntrustedCaller = errors.New("forbidden: the identity header is only accepted from a trusted proxy")
+	errAdminOnly       = errors.New("forbidden: under user isolation, graph versions are listed for the master key only")
 )
 
 type callerKey struct{}

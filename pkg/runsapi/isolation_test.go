@@ -155,3 +155,24 @@ func TestIsolation_Runs_OffByDefault_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolation_Runs_VersionsAdminOnly_BothTransports: the versions route counts every
+// identity's runs, so under isolation only the master key may list them.
+func TestIsolation_Runs_VersionsAdminOnly_BothTransports(t *testing.T) {
+	for _, tr := range serveIsolated(t, newIsolation(t, "127.0.0.1/32")) {
+		t.Run(tr.Name, func(t *testing.T) {
+			as(t, tr, "alice", tr.FunctionKey, "GET", "/api/graphs/data_pipeline/versions", "").Expect(t, "alice versions", 403,
+				`{"error": "forbidden: under user isolation, graph versions are listed for the master key only"}`)
+			as(t, tr, "", tr.FunctionKey, "GET", "/api/graphs/data_pipeline/versions", "").Expect(t, "no identity", 401, "")
+			r := as(t, tr, "", tr.MasterKey, "GET", "/api/graphs/data_pipeline/versions", "")
+			if r.Status != 200 || !strings.Contains(r.Body, `"unfinished_runs"`) {
+				t.Errorf("admin versions: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+	for _, tr := range serveIsolated(t, nil) {
+		t.Run("off/"+tr.Name, func(t *testing.T) {
+			as(t, tr, "alice", tr.FunctionKey, "GET", "/api/graphs/data_pipeline/versions", "").Expect(t, "versions, isolation off", 200, "")
+		})
+	}
+}

@@ -150,6 +150,8 @@ func (o Options) withDefaults() Options {
 //     graph '<name>'"} when there is none. An old version can leave the deployment once its
 //     unfinished_runs is 0 (the count comes from the run index and errs high, never low;
 //     listing the version's runs with status=Running and status=Pending repairs it).
+//     Under isolation (Options.Isolation) it is the master key's only: 403 for another
+//     caller (isolation.go).
 //
 //   - GET /api/graphs lists the durable graphs (the fragments health lists): 200
 //     {"graphs": [{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name",

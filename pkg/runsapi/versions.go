@@ -25,8 +25,12 @@ type (
 // process has registered (the latest first, then the others in registration order) and every
 // other version that still has unfinished runs (in hash order), each with its count of
 // unfinished runs (engine.VersionCounter). 404 {"error": "unknown graph '<name>'"} when the
-// name has neither.
+// name has neither. Under isolation it is the master key's only (403 for another caller):
+// the counts are every identity's.
 func (s *Service) listVersions(w http.ResponseWriter, r *http.Request) error {
+	if !s.caller(r.Context()).Admin {
+		return errAdminOnly
+	}
 	name := r.PathValue("graph_name")
 	if s.reg.Internal(name) {
 		return &graphNotFoundError{name: name}

@@ -16,6 +16,24 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
+// driveQueue handles the work items of queue with e until it is empty.
+func driveQueue(t *testing.T, e *engine.Engine, queue engine.WorkQueue) {
+	t.Helper()
+	for range 1000 {
+		msgs, err := queue.Receive(context.Background(), 1, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			return
+		}
+		if err := e.HandleWorkItem(t.Context(), msgs[0].Body, msgs[0].DequeueCount); err == nil {
+			_ = queue.Delete(t.Context(), msgs[0])
+		}
+	}
+	t.Fatal("queue never drained")
+}
+
 // TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns: on Azure Table storage, the
 // repair pass with a retention age purges the finished runs created before it, from the run
 // index, and keeps a waiting run of the same age and the newer finished runs.
@@ -38,22 +56,7 @@ func TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	drive := func() {
-		t.Helper()
-		for range 1000 {
-			msgs, err := queue.Receive(context.Background(), 1, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(msgs) == 0 {
-				return
-			}
-			if err := e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
-				_ = queue.Delete(ctx, msgs[0])
-			}
-		}
-		t.Fatal("queue never drained")
-	}
+	drive := func() { driveQueue(t, e, queue) }
 	for i := range 6 {
 		start("data_pipeline", fmt.Sprintf("old-%d", i), `{"source_url":"u"}`)
 	}

@@ -1,0 +1,107 @@
+package platform
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/isolation"
+)
+
+// nativeNotFound is the hosting routes' body for a missing thread.
+func nativeNotFound(tid string) string {
+	return `{"error":"error","detail":"Thread '` + tid + `' not found"}`
+}
+
+func invokeOn(tid string) string {
+	return `{"input":{"n":1},"config":{"configurable":{"thread_id":"` + tid + `"}}}`
+}
+
+// TestIsolation_HostingRoutes_BothTransports: under isolation the hosting routes
+// (/api/graphs/<name>/...) reach a thread only as its owner, with the platform threads as the
+// record: a platform thread is its owner's on both route families, a hosting invoke with a
+// new id creates the platform thread owned by the caller, and a deleted thread whose
+// checkpoints remain cannot be claimed by another identity.
+func TestIsolation_HostingRoutes_BothTransports(t *testing.T) {
+	for _, tr := range isoFixture(t, "127.0.0.1/32") {
+		t.Run(tr.Name, func(t *testing.T) {
+			alice, bob := user{"alice", tr.FunctionKey}, user{"bob", tr.FunctionKey}
+			admin, anon := user{"", tr.MasterKey}, user{"", tr.FunctionKey}
+
+			r := alice.do(t, tr, "POST", "/api/threads", `{}`)
+			var th Thread
+			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil {
+				t.Fatalf("alice create: %d %s", r.status, r.body)
+			}
+			tid := th.ThreadID
+			if r := alice.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(tid)); r.status != 200 {
+				t.Fatalf("alice invoke on her platform thread: %d %s", r.status, r.body)
+			}
+			if r := alice.do(t, tr, "GET", "/api/graphs/chat/threads/"+tid+"/state", ""); r.status != 200 {
+				t.Errorf("alice state: %d %s", r.status, r.body)
+			}
+			bobCannot := func(tid string) {
+				t.Helper()
+				for _, c := range []struct{ method, path, body string }{
+					{"POST", "/api/graphs/chat/invoke", invokeOn(tid)},
+					{"POST", "/api/graphs/chat/stream", invokeOn(tid)},
+					{"GET", "/api/graphs/chat/threads/" + tid + "/state", ""},
+				} {
+					if r := bob.do(t, tr, c.method, c.path, c.body); r.status != 404 || r.body != nativeNotFound(tid) {
+						t.Errorf("bob %s %s: %d %s, want 404 %s", c.method, c.path, r.status, r.body, nativeNotFound(tid))
+					}
+				}
+			}
+			bobCannot(tid)
+			if r := admin.do(t, tr, "GET", "/api/graphs/chat/threads/"+tid+"/state", ""); r.status != 200 {
+				t.Errorf("master key state: %d %s", r.status, r.body)
+			}
+
+			// A hosting-only client: a new thread id becomes a platform thread it owns.
+			hid := "hosted-" + tr.Name
+			if r := alice.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(hid)); r.status != 200 {
+				t.Fatalf("alice invoke on a new thread: %d %s", r.status, r.body)
+			}
+			r = alice.do(t, tr, "GET", "/api/threads/"+hid, "")
+			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil || th.Metadata["owner"] != owner(tr, "alice") {
+				t.Fatalf("alice get the hosted thread: %d %s", r.status, r.body)
+			}
+			if r := bob.do(t, tr, "GET", "/api/threads/"+hid, ""); r.status != 404 {
+				t.Errorf("bob get the hosted thread: %d %s", r.status, r.body)
+			}
+			bobCannot(hid)
+
+			// Deleting the record leaves the checkpoints: nobody else may claim the id.
+			if r := alice.do(t, tr, "DELETE", "/api/threads/"+hid, ""); r.status != 204 {
+				t.Fatalf("alice delete: %d %s", r.status, r.body)
+			}
+			bobCannot(hid)
+			if r := admin.do(t, tr, "GET", "/api/threads/"+hid, ""); r.status != 404 {
+				t.Errorf("bob's attempts recreated the thread: %d %s", r.status, r.body)
+			}
+
+			if r := anon.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(tid)); r.status != 401 ||
+				r.body != `{"error":"error","detail":"Unauthorized: the request carries no caller identity"}` {
+				t.Errorf("no identity: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// TestIsolation_FromHostOptions_BothTransports: isolation set on the hosting app only
+// (host.Options.Isolation) scopes the platform routes mounted on it too.
+func TestIsolation_FromHostOptions_BothTransports(t *testing.T) {
+	iso, err := isolation.New(isolation.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range isoServe(t, iso, nil) {
+		t.Run(tr.Name, func(t *testing.T) {
+			if r := (user{"", tr.FunctionKey}).do(t, tr, "POST", "/api/threads/search", `{}`); r.status != 401 {
+				t.Errorf("platform route without identity: %d %s, want 401", r.status, r.body)
+			}
+			if r := (user{"", tr.MasterKey}).do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn("t-"+tr.Name)); r.status != 200 {
+				t.Errorf("master key invoke: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
