@@ -7,32 +7,118 @@ import (
 	"time"
 )
 
-// worker is one embedded dispatcher worker: it receives one work item at a time and runs it
-// with HandleWorkItem, deleting the message when done. Idle, it sleeps until a local enqueue
-// wakes it or PollInterval passes (for items enqueued elsewhere or made visible by a delay).
-func (e *Engine) worker(ctx context.Context, id int) {
+// startDispatcher runs the embedded dispatcher under ctx: one receiver (receiveLoop) and
+// Concurrency workers, all counted in e.wg.
+func (e *Engine) startDispatcher(ctx context.Context) {
+	work := make(chan Message)
+	idle := make(chan struct{}, e.opts.Concurrency)
+	e.wg.Add(1 + e.opts.Concurrency)
+	go e.receiveLoop(ctx, work, idle)
+	for range e.opts.Concurrency {
+		go e.worker(ctx, work, idle)
+	}
+}
+
+// worker is one embedded dispatcher worker: it runs the messages the receiver hands it, one
+// at a time, and reports on idle when it is free again.
+func (e *Engine) worker(ctx context.Context, work <-chan Message, idle chan<- struct{}) {
 	defer e.wg.Done()
-	idle := time.NewTimer(e.opts.PollInterval)
-	defer idle.Stop()
-	for ctx.Err() == nil {
-		msgs, err := e.queue.Receive(ctx, 1, e.opts.VisibilityTimeout)
-		if err != nil && ctx.Err() == nil {
-			e.log.Warn("receive work items", "worker", id, "error", err.Error())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-work:
+			if ctx.Err() != nil {
+				return // left to come back after its visibility timeout, as on Close
+			}
+			if m.DequeueCount <= e.opts.MaxDequeueCount || !e.toPoison(ctx, m) {
+				e.handleMessage(ctx, m)
+			}
+			idle <- struct{}{} // never blocks: at most Concurrency workers are busy
 		}
-		if len(msgs) == 0 {
-			idle.Reset(e.opts.PollInterval)
+	}
+}
+
+// receiveLoop is the dispatcher's one receiver: it receives as many messages as workers are
+// free (at most MaxReceive per call) and hands each to a free worker at once, so no message
+// waits hidden without its visibility being renewed. A receive that fills its batch is
+// followed by another; after one that comes back short or fails, the next waits for a local
+// enqueue (kick) or a back-off that starts at PollInterval/32 and doubles up to
+// PollInterval (for items enqueued by other processes or made visible by a delay). So an
+// idle engine polls the queue about once per PollInterval however many workers it has.
+func (e *Engine) receiveLoop(ctx context.Context, work chan<- Message, idle <-chan struct{}) {
+	defer e.wg.Done()
+	base := max(e.opts.PollInterval/32, time.Millisecond)
+	free := e.opts.Concurrency
+	var (
+		delay time.Duration // the current back-off; 0 after a full batch or a kick
+		next  time.Time     // no receive before then, unless kicked
+	)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		free += drain(idle)
+		if free == 0 {
 			select {
 			case <-ctx.Done():
-			case <-e.kick:
-			case <-idle.C:
-			}
-			continue
-		}
-		for _, m := range msgs {
-			if m.DequeueCount > e.opts.MaxDequeueCount && e.toPoison(ctx, m) {
+				return
+			case <-idle:
+				free++
 				continue
 			}
-			e.handleMessage(ctx, m)
+		}
+		if wait := time.Until(next); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.kick:
+				delay = 0
+			case <-timer.C:
+			case <-idle: // a worker came free: note it and wait on
+				free++
+				timer.Stop()
+				continue
+			}
+			timer.Stop()
+		}
+		drain(e.kick) // this receive covers every enqueue so far
+		n := min(free, MaxReceive)
+		msgs, err := e.queue.Receive(ctx, n, e.opts.VisibilityTimeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.log.Warn("receive work items", "error", err.Error())
+		}
+		for _, m := range msgs {
+			select {
+			case <-ctx.Done():
+				return // the rest come back after their visibility timeout, as on Close
+			case work <- m:
+				free--
+			}
+		}
+		switch {
+		case err == nil && len(msgs) == n:
+			delay = 0
+		case len(msgs) > 0 || delay == 0:
+			delay = base
+		default:
+			delay = min(2*delay, e.opts.PollInterval)
+		}
+		next = time.Now().Add(delay)
+	}
+}
+
+// drain takes every value waiting on ch without blocking and returns how many it took.
+func drain(ch <-chan struct{}) int {
+	for n := 0; ; n++ {
+		select {
+		case <-ch:
+		default:
+			return n
 		}
 	}
 }

@@ -121,10 +121,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	e.cancel = cancel
 	e.started.Store(true)
-	for i := range e.opts.Concurrency {
-		e.wg.Add(1)
-		go e.worker(ctx, i)
-	}
+	e.startDispatcher(ctx)
 	if e.opts.SweepInterval > 0 {
 		e.wg.Add(1)
 		go e.sweepLoop(ctx)

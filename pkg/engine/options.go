@@ -32,15 +32,17 @@ type Options struct {
 	// Policies holds per-graph guards by graph name.
 	Policies map[string]GraphPolicy
 
-	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS).
+	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS); one
+	// receiver fetches work for them in batches of up to MaxReceive.
 	Concurrency int
 	// VisibilityTimeout hides a received work item from other workers (default 2 min). The
 	// embedded dispatcher renews it every third of its length while the item runs, so a slow
 	// healthy step is never redelivered; an item comes back only when its worker died.
 	VisibilityTimeout time.Duration
-	// PollInterval is how often an idle dispatcher worker looks at the queue for work enqueued
-	// by other processes or made visible by a delay (default 1 s). Work enqueued by this
-	// engine wakes a worker at once.
+	// PollInterval is how often an idle dispatcher looks at the queue for work enqueued by
+	// other processes or made visible by a delay (default 1 s): its one receiver backs off
+	// from PollInterval/32 to PollInterval after a receive that found the queue drained,
+	// however many workers wait. Work enqueued by this engine wakes it at once.
 	PollInterval time.Duration
 	// StepBudget is how long one work item may keep running a run's steps in-process before
 	// handing the run back to the queue (default VisibilityTimeout / 2). Under the Functions

@@ -143,12 +143,14 @@ func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string,
 // serveHTTPInvocation is the hot path: decode the trigger in one pass, serve the rebuilt
 // request, and encode the captured response straight into the reply.
 func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
-	buf := getBuffer()
+	buf, scratch := getBuffer(), getBuffer()
 	defer putBuffer(buf)
+	defer putBuffer(scratch)
 	body, err := readBody(r, s.maxInv, buf)
 	var trig *HTTPTrigger
 	if err == nil {
-		trig, err = decodeHTTPInvocation(body, HTTPTriggerBinding)
+		// The trigger's body stays in buf or scratch: both outlive the handler's run.
+		trig, err = decodeHTTPInvocationBody(body, HTTPTriggerBinding, scratch)
 	}
 	if err == nil && trig == nil {
 		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
@@ -262,12 +264,16 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	for k, vs := range t.Headers {
 		if len(vs) > 0 {
 			ck := textproto.CanonicalMIMEHeaderKey(k)
-			header[ck] = append(header[ck], vs...)
+			if prev, ok := header[ck]; ok {
+				header[ck] = append(prev[:len(prev):len(prev)], vs...)
+			} else {
+				header[ck] = vs[:len(vs):len(vs)] // the trigger is this request's own
+			}
 		}
 	}
 	var body io.ReadCloser = http.NoBody
 	if t.Body != nil {
-		body = io.NopCloser(bytes.NewReader(t.Body))
+		body = &bodyReader{Reader: *bytes.NewReader(t.Body)}
 	}
 	hr := (&http.Request{
 		Method:        t.Method,
@@ -294,6 +300,12 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	}
 	return hr, nil
 }
+
+// bodyReader is the rebuilt request's body: the trigger's bytes, in one allocation.
+type bodyReader struct{ bytes.Reader }
+
+// Close does nothing.
+func (*bodyReader) Close() error { return nil }
 
 // validMethod reports whether m is an HTTP token, as net/http requires of a method.
 func validMethod(m string) bool {

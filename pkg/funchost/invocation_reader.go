@@ -47,10 +47,18 @@ var readerPool = sync.Pool{New: func() any { return new(invocationReader) }}
 // decodeHTTPInvocation reads `{"Data": {"<binding>": <httpTrigger>}, ...}` and returns the
 // decoded trigger (nil when the binding is missing or null). The trigger does not alias data.
 func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
+	return decodeHTTPInvocationBody(data, binding, nil)
+}
+
+// decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
+// when scratch is not nil: a string body without escapes aliases data, an escaped one is
+// unescaped once into scratch's storage. The trigger is then valid only while neither data
+// nor scratch is reused (the hot path: while the handler runs).
+func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	r := readerPool.Get().(*invocationReader)
 	r.buf = *bytes.NewBuffer(data)
 	r.dec.Reset(&r.buf, readerOptions...)
-	trig, err := readInvocation(&r.dec, binding)
+	trig, err := readInvocation(&r.dec, binding, scratch)
 	r.buf = bytes.Buffer{}
 	r.dec.Reset(&r.buf)
 	readerPool.Put(r)
@@ -69,7 +77,7 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 	return trig, nil
 }
 
-func readInvocation(d *jsontext.Decoder, binding string) (*HTTPTrigger, error) {
+func readInvocation(d *jsontext.Decoder, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	var trig *HTTPTrigger
 	err := readObject(d, func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("Data")) {
@@ -89,7 +97,7 @@ func readInvocation(d *jsontext.Decoder, binding string) (*HTTPTrigger, error) {
 				_, err := d.ReadToken()
 				return err
 			}
-			t, err := readHTTPTrigger(d)
+			t, err := readHTTPTrigger(d, scratch)
 			trig = t
 			return err
 		})
@@ -138,8 +146,23 @@ func unquote(v []byte) (b []byte, fresh bool) {
 		}
 		return replaceInvalidUTF8(inner), true
 	}
-	out, _ := jsontext.AppendUnquote(nil, v) // only invalid UTF-8 can fail here, replaced
+	// Only invalid UTF-8 can fail here, replaced. Unescaped valid text is shorter than v, so
+	// it takes one allocation.
+	out, _ := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
 	return out, true
+}
+
+// unquoteInto is unquote that, for a string with escapes or invalid UTF-8, writes into
+// scratch's storage (grown to fit, left empty) instead of a fresh slice.
+func unquoteInto(scratch *bytes.Buffer, v []byte) []byte {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner
+	}
+	scratch.Reset()
+	scratch.Grow(len(v))
+	out, _ := jsontext.AppendUnquote(scratch.AvailableBuffer(), v)
+	return out
 }
 
 // unquoteString is unquote as a string.
@@ -163,7 +186,7 @@ func readOptString(d *jsontext.Decoder) (string, error) {
 	return "", errSyntax
 }
 
-func readHTTPTrigger(d *jsontext.Decoder) (*HTTPTrigger, error) {
+func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body, bodyText []byte
 	bodyFresh := false
@@ -189,12 +212,18 @@ func readHTTPTrigger(d *jsontext.Decoder) (*HTTPTrigger, error) {
 			if v, err = d.ReadValue(); err != nil {
 				return err
 			}
-			if v.Kind() == '"' {
+			switch {
+			case v.Kind() == '"' && scratch != nil:
+				bodyText, bodyFresh = unquoteInto(scratch, v), true // may alias the payload: see decodeHTTPInvocationBody
+				if bodyText == nil {
+					bodyText = []byte{}
+				}
+			case v.Kind() == '"':
 				bodyText, bodyFresh = unquote(v)
 				if bodyText == nil {
 					bodyText = []byte{}
 				}
-			} else {
+			default:
 				body = v // aliases the payload, which outlives the decode
 			}
 		case bytes.EqualFold(key, []byte("Params")):
@@ -241,8 +270,11 @@ func readQuery(d *jsontext.Decoder) (map[string]string, error) {
 		}
 		return decodeQuery(bytes.Clone(v))
 	}
-	q := map[string]string{}
+	q := emptyQuery
 	err := readObject(d, func(key []byte) error {
+		if len(q) == 0 {
+			q = map[string]string{}
+		}
 		k := string(key)
 		vals, err := readStringValues(d)
 		q[k] = strings.Join(vals, ",")
@@ -251,13 +283,24 @@ func readQuery(d *jsontext.Decoder) (map[string]string, error) {
 	return q, err
 }
 
+// emptyQuery and emptyParams are the trigger's Query and Params when the host sends an empty
+// object (it does on every request without a query or route parameters): empty, not nil, as
+// encoding/json decodes them, and never written (request only reads them).
+var (
+	emptyQuery  = map[string]string{}
+	emptyParams = map[string]*string{}
+)
+
 func readParams(d *jsontext.Decoder) (map[string]*string, error) {
 	if d.PeekKind() == 'n' {
 		_, err := d.ReadToken()
 		return nil, err
 	}
-	m := map[string]*string{}
+	m := emptyParams
 	err := readObject(d, func(key []byte) error {
+		if len(m) == 0 {
+			m = map[string]*string{}
+		}
 		k := string(key)
 		v, err := d.ReadValue()
 		if err != nil {
@@ -310,10 +353,32 @@ func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
 	}
 	m := map[string][]string{}
 	err := readObject(d, func(key []byte) error {
-		k := string(key)
+		k, ok := commonHeaders[string(key)]
+		if !ok {
+			k = string(key)
+		}
 		vals, err := readStringValues(d)
 		m[k] = vals
 		return err
 	})
 	return m, err
 }
+
+// commonHeaders holds the names of headers the Functions host forwards on most requests, so
+// reading them allocates no key. A name maps to itself.
+var commonHeaders = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
+		"Connection", "Content-Length", "Content-Type", "Cookie", "Host", "Max-Forwards",
+		"Origin", "Referer", "Traceparent", "Tracestate", "Transfer-Encoding", "User-Agent",
+		"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Original-URL",
+		"X-Waws-Unencoded-URL", "X-Arr-Log-Id", "X-Arr-Ssl", "X-Site-Deployment-Id",
+		"Client-Ip", "Disguised-Host", "X-Appservice-Proto", "X-Ms-Invocation-Id",
+		"X-Functions-Key",
+	} {
+		lk := strings.ToLower(k) // the host may send either spelling; each is kept as sent
+		m[k], m[lk] = k, lk
+	}
+	return m
+}()

@@ -103,6 +103,15 @@ func FuzzDecodeHTTPInvocation(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := decodeHTTPInvocation(data, "req")
 		checkAgainstEncodingJSON(t, data, got, err)
+		// The hot path's variant, its body left in the payload or a scratch buffer, decodes
+		// the same trigger.
+		var scratch bytes.Buffer
+		scratch.WriteString("stale bytes of an earlier request")
+		hot, hotErr := decodeHTTPInvocationBody(bytes.Clone(data), "req", &scratch)
+		same := (got == nil) == (hot == nil) && (got == nil || reflect.DeepEqual(*hot, *got))
+		if (err == nil) != (hotErr == nil) || (err != nil && err.Error() != hotErr.Error()) || !same {
+			t.Fatalf("hot path differs for %q:\nhot  %#v, %v\ncold %#v, %v", data, hot, hotErr, got, err)
+		}
 	})
 }
 

@@ -46,6 +46,9 @@ func (e *ClientError) Unwrap() error { return e.Err }
 // clientError turns a graph's InputError or ClientError into the public error answered to the
 // caller, or returns nil for any other error (a 500).
 func clientError(err error) error {
+	if err == nil {
+		return nil
+	}
 	var inputErr *InputError
 	if errors.As(err, &inputErr) {
 		return validationError(inputErr.Field, inputErr.Message)

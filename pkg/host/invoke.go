@@ -11,35 +11,47 @@ import (
 // serveInvoke answers POST graphs/<name>/invoke. The graph runs in its own goroutine; past
 // Options.MaxWait the request is answered 504 and the run goes on (waitExceeded).
 func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
-	rc := a.newRunContext(r, g, EndpointInvoke)
-	adm, err := a.admit(r, g, invokeRequestKind, &rc)
+	iv := &invokeCall{a: a, g: g, rc: a.newRunContext(r, g, EndpointInvoke)}
+	adm, err := a.admit(r, g, invokeRequestKind, &iv.rc)
 	if err != nil {
-		a.observer.rejected(r.Context(), &rc, rejectReason(err))
+		a.observer.rejected(r.Context(), &iv.rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return
 	}
-	a.observer.started(r.Context(), &rc)
-	runID, invocationID := rc.RunID, rc.InvocationID
-	var body []byte
-	var runErr error
-	finished := waitbound.Run(r.Context(), a.opts.MaxWait, func(ctx context.Context) {
-		body, runErr = a.runInvoke(ctx, g, adm)
-		a.release(g, adm)
-		a.endInvoke(ctx, g, &rc, runErr)
-	})
-	if !finished {
+	iv.adm = adm
+	a.observer.started(r.Context(), &iv.rc)
+	runID, invocationID := iv.rc.RunID, iv.rc.InvocationID
+	if !waitbound.Run(r.Context(), a.opts.MaxWait, iv.run) {
 		a.waitExceeded(w, g, runID, invocationID)
 		return
 	}
-	if pub := clientError(runErr); pub != nil {
+	if iv.err == nil {
+		writeBody(w, http.StatusOK, "application/json", iv.body)
+		return
+	}
+	if pub := clientError(iv.err); pub != nil {
 		writeError(w, pub, a.logger)
 		return
 	}
-	if runErr != nil {
-		writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
-		return
-	}
-	writeBody(w, http.StatusOK, "application/json", body)
+	writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
+}
+
+// invokeCall is one invoke's run, in one allocation: what the run needs and what it leaves
+// for the request (read only when waitbound.Run returned true).
+type invokeCall struct {
+	a    *GraphHostApp
+	g    *hostedGraph
+	adm  *admission
+	rc   RunContext
+	body []byte
+	err  error
+}
+
+// run runs the graph, frees the admission and tells the observer how the run ended.
+func (iv *invokeCall) run(ctx context.Context) {
+	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, iv.adm)
+	iv.a.release(iv.g, iv.adm)
+	iv.a.endInvoke(ctx, iv.g, &iv.rc, iv.err)
 }
 
 // endInvoke tells the observer (and the log) how an invoke run ended.
@@ -58,8 +70,11 @@ func (a *GraphHostApp) endInvoke(ctx context.Context, g *hostedGraph, rc *RunCon
 
 // runInvoke runs the graph and encodes the success body `{"output": ...}`.
 func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admission) ([]byte, error) {
-	ctx, cancel := a.runContext(ctx, g, adm)
-	defer cancel()
+	if adm.locked { // unlocked, ctx is waitbound.Run's, cancelled as soon as the run returns
+		var cancel context.CancelFunc
+		ctx, cancel = a.runContext(ctx, g, adm)
+		defer cancel()
+	}
 	var out any
 	err := guard(func() error {
 		var err error

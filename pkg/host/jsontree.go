@@ -44,6 +44,7 @@ type jsonTree struct {
 	src   []byte
 	nodes []jsonNode
 	root  int32
+	first [16]jsonNode // nodes' first backing array: a small body costs one allocation
 }
 
 // parseStrict parses a request body. It fails with errInvalidJSON for an empty body, a BOM,
@@ -59,7 +60,8 @@ func parseStrict(src []byte, maxParseDepth int) (*jsonTree, error) {
 	st := decoderPool.Get().(*pooledDecoder)
 	st.buf = *bytes.NewBuffer(src)
 	st.dec.Reset(&st.buf, decoderOptions...)
-	t := &jsonTree{src: src, nodes: make([]jsonNode, 0, 16)}
+	t := &jsonTree{src: src}
+	t.nodes = t.first[:0]
 	b := treeBuilder{d: &st.dec, t: t, maxDepth: maxParseDepth}
 	root, err := b.value(1)
 	if err == nil {

@@ -262,9 +262,9 @@ func (r *azureRig) check(b testing.TB, id string) {
 func (r *azureRig) settle(b testing.TB) {
 	b.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for r.counts.Receives.Load()-r.counts.EmptyReceives.Load() != r.counts.Deletes.Load() {
+	for r.counts.Received.Load() != r.counts.Deletes.Load() {
 		if time.Now().After(deadline) {
-			b.Fatalf("work items not deleted: %d received, %d deleted", r.counts.Receives.Load()-r.counts.EmptyReceives.Load(), r.counts.Deletes.Load())
+			b.Fatalf("work items not deleted: %d received, %d deleted", r.counts.Received.Load(), r.counts.Deletes.Load())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

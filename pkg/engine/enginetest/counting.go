@@ -15,6 +15,8 @@ type OpCounts struct {
 	Enqueues, Receives, Deletes   atomic.Int64
 	PayloadPuts, PayloadGets      atomic.Int64
 	PayloadDeletes, EmptyReceives atomic.Int64
+	// Received counts the messages the receives returned (a receive may return a batch).
+	Received atomic.Int64
 }
 
 // Table returns the number of table operations (Get + Submit + Query).
@@ -37,7 +39,7 @@ func (c *OpCounts) Total() int64 { return c.Table() + c.Queue() + c.Payload() }
 // Reset zeroes every counter.
 func (c *OpCounts) Reset() {
 	for _, v := range []*atomic.Int64{&c.Gets, &c.Submits, &c.Queries, &c.Enqueues, &c.Receives,
-		&c.Deletes, &c.PayloadPuts, &c.PayloadGets, &c.PayloadDeletes, &c.EmptyReceives} {
+		&c.Deletes, &c.PayloadPuts, &c.PayloadGets, &c.PayloadDeletes, &c.EmptyReceives, &c.Received} {
 		v.Store(0)
 	}
 }
@@ -82,6 +84,7 @@ func (q CountingQueue) Enqueue(ctx context.Context, body []byte, delay time.Dura
 func (q CountingQueue) Receive(ctx context.Context, max int, vis time.Duration) ([]engine.Message, error) {
 	q.Counts.Receives.Add(1)
 	msgs, err := q.WorkQueue.Receive(ctx, max, vis)
+	q.Counts.Received.Add(int64(len(msgs)))
 	if len(msgs) == 0 {
 		q.Counts.EmptyReceives.Add(1)
 	}

@@ -3,6 +3,7 @@ package waitbound
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -17,29 +18,46 @@ import (
 // is no longer tied to ctx, so the run outlives the request whose response was sent.
 func Run(ctx context.Context, max time.Duration, work func(ctx context.Context)) bool {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	done := make(chan struct{})
+	c := calls.Get().(*call)
+	done := c.done
 	spawn(func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }() // never blocks: one send per call
 		defer cancel()
 		work(runCtx)
 	})
-	if max <= 0 {
-		<-done
-		stop()
-		return true
+	var expired <-chan time.Time
+	if max > 0 {
+		c.timer.Reset(max)
+		expired = c.timer.C
 	}
-	t := time.NewTimer(max)
-	defer t.Stop()
-	select {
-	case <-done:
-		stop()
-		return true
-	case <-t.C:
-		stop()
-		return false
+	ended := ctx.Done()
+	for {
+		select {
+		case <-done:
+			c.timer.Stop()
+			calls.Put(c) // drained and stopped: ready for the next call
+			return true
+		case <-ended:
+			cancel() // a request that ends cancels its run while Run waits
+			ended = nil
+		case <-expired:
+			return false // c stays with the run, whose send its done channel still takes
+		}
 	}
 }
+
+// call is what one Run waits on, kept between calls: work's done signal and the timer of
+// the bound (a stopped timer of Go 1.23 or later delivers no stale value once reset).
+type call struct {
+	done  chan struct{}
+	timer *time.Timer
+}
+
+var calls = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &call{done: make(chan struct{}, 1), timer: t}
+}}
 
 // Seconds renders d as the routes' messages write a bound: "200 s", "0.25 s".
 func Seconds(d time.Duration) string {

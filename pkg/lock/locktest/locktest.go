@@ -149,11 +149,11 @@ func testBlockingSucceeds(t *testing.T, newLock func(t *testing.T) lock.ThreadLo
 	a, b := newLock(t), newLock(t)
 	g := graphFor(t)
 	tok := mustAcquire(t, a, g, "t1", 0)
-	released := make(chan struct{})
+	released := make(chan struct{}) // closed just before the Release: a woken Acquire may return before Release does
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		a.Release(g, "t1", tok)
 		close(released)
+		a.Release(g, "t1", tok)
 	}()
 	tok2 := mustAcquire(t, b, g, "t1", 10*time.Second)
 	select {
