@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,34 @@ func TestCodec_EqualRowsShareOneString(t *testing.T) {
 	a, b := c.encode("k", props), c.encode("k", props)
 	if a != b || unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Fatal("two equal rows do not share their string")
+	}
+}
+
+// sortFields orders fields as cmpField does, on each of its paths: ids below 256, larger
+// ids, inline names.
+func TestSortFields_EntryOrder(t *testing.T) {
+	t.Parallel()
+	for _, ids := range [][]uint32{
+		{5, 1, 255, 64, 63, 2, 128},
+		{300, 5, 70000, 1, 256},
+		{7, 0, 3, 0},
+	} {
+		fs := make([]field, len(ids))
+		for i, id := range ids {
+			fs[i] = field{id: id, val: i}
+			if id == 0 {
+				fs[i].name = string(rune('z' - i))
+			}
+		}
+		var scratch []field
+		sortFields(fs, &scratch)
+		if !slices.IsSortedFunc(fs, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) }) {
+			t.Errorf("%v: sorted %v", ids, fs)
+		}
+		for _, f := range fs {
+			if ids[f.val.(int)] != f.id {
+				t.Errorf("%v: field %v moved without its value", ids, f)
+			}
+		}
 	}
 }

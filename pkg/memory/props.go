@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -39,11 +40,30 @@ const maxNames = 1 << 16
 type nameTable struct {
 	ids  map[string]uint32
 	list []string
+	// recent caches ids by a cheap slot of their name (length, first and last byte): the
+	// engine writes the same few dozen names all the time.
+	recent [64]struct {
+		name string
+		id   uint32
+	}
 }
 
 // id returns the id of name, adding it; 0 when the table is full (the name goes inline).
 func (t *nameTable) id(name string) uint32 {
+	var slot *struct {
+		name string
+		id   uint32
+	}
+	if name != "" {
+		slot = &t.recent[(uint(len(name))*31+uint(name[0])+7*uint(name[len(name)-1]))%uint(len(t.recent))]
+		if slot.name == name {
+			return slot.id
+		}
+	}
 	if id, ok := t.ids[name]; ok {
+		if slot != nil {
+			slot.name, slot.id = t.list[id-1], id
+		}
 		return id
 	}
 	if len(t.list) >= maxNames {
@@ -100,10 +120,35 @@ func (t *nameTable) fields(buf []field, scratch *[]field, m map[string]any) []fi
 	return buf
 }
 
-// sortFields sorts fs in entry order. The fields of a row with no inline name (every row
-// short of a full name table) sort as integers, id and position in one: no comparison
-// function to call, and the fields themselves are moved once.
+// sortFields sorts fs in entry order. When every id is below 256 (a store's first 255
+// names: all of the engine's), the ids are marked in a bitmap and read back in order: no
+// comparisons. Otherwise the fields of a row with no inline name sort as integers, id and
+// position in one. The fields themselves are moved once.
 func sortFields(fs []field, scratch *[]field) {
+	var set [4]uint64
+	var at [256]uint8 // position of the field of each id in set
+	small := len(fs) <= len(at)
+	for i, f := range fs {
+		if f.id == 0 || f.id >= uint32(len(at)) {
+			small = false
+			break
+		}
+		set[f.id>>6] |= 1 << (f.id & 63)
+		at[f.id] = uint8(i)
+	}
+	if small {
+		tmp := append((*scratch)[:0], fs...)
+		n := 0
+		for w, word := range set {
+			for ; word != 0; word &= word - 1 {
+				fs[n] = tmp[at[w<<6|bits.TrailingZeros64(word)]]
+				n++
+			}
+		}
+		clear(tmp) // hold no caller values
+		*scratch = tmp
+		return
+	}
 	var keys [maxSortKeys]uint64
 	if len(fs) > len(keys) {
 		slices.SortFunc(fs, func(a, b field) int { return cmpField(a.id, a.name, b.id, b.name) })
