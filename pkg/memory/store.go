@@ -21,7 +21,7 @@ type Store struct {
 	mu       sync.Mutex
 	codec    codec                 // guarded by mu
 	parts    map[string]*partition // guarded by mu
-	pkeys    []string              // partition keys, sorted when !pkDirty; guarded by mu
+	pkeys    []string              // partition keys (with emptied or repeated ones until sorted), sorted and exact when !pkDirty; guarded by mu
 	pkDirty  bool                  // guarded by mu
 	etagNext uint64                // guarded by mu
 }
@@ -186,6 +186,9 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		s.parts[pk] = p
 		s.pkeys = append(s.pkeys, pk)
 		s.pkDirty = true
+		if len(s.pkeys) > 2*len(s.parts)+64 { // emptied keys: compact, amortised O(1) per append
+			s.compactKeys()
+		}
 	}
 	now := s.clock().UnixNano()
 	etags := make([]string, len(ops))
@@ -220,10 +223,10 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		etagStrings(etags, tags[:min(len(ops), len(tags))])
 	}
 	if len(p.rows) == 0 {
+		// Its key leaves pkeys at the next sort (a search here would cost one comparison per
+		// partition on every emptied partition).
 		delete(s.parts, pk)
-		if j := slices.Index(s.pkeys, pk); j >= 0 {
-			s.pkeys = slices.Delete(s.pkeys, j, j+1)
-		}
+		s.pkDirty = true
 	}
 	return etags, nil
 }

@@ -35,8 +35,7 @@ func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) 
 		pks = []string{q.PartitionKey}
 	} else {
 		if s.pkDirty {
-			slices.Sort(s.pkeys)
-			s.pkDirty = false
+			s.compactKeys()
 		}
 		i, _ := slices.BinarySearch(s.pkeys, startPK)
 		pks = s.pkeys[i:]
@@ -215,4 +214,18 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// compactKeys sorts pkeys and drops the keys of emptied partitions and repeats (a partition
+// emptied and filled again is appended again). Called with mu held.
+func (s *Store) compactKeys() {
+	keys := s.pkeys[:0]
+	for _, pk := range s.pkeys {
+		if s.parts[pk] != nil {
+			keys = append(keys, pk)
+		}
+	}
+	slices.Sort(keys)
+	s.pkeys = slices.Compact(keys)
+	s.pkDirty = false
 }

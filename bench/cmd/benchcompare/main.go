@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,16 @@ func main() {
 	interval := flag.Duration("poll", bench.DefaultPollInterval, "fixed status poll interval")
 	warmup := flag.Int("warmup", 50, "runs per engine before measuring")
 	out := flag.String("json", "", "write the figures as JSON to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file; samples carry the label engine=funcgraph|durabletask (go tool pprof -tagfocus engine=funcgraph)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		stop, err := startProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchcompare:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	cs, err := parseInts(*sweep)
@@ -47,6 +57,19 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// startProfile starts the CPU profile written to path; the returned func stops it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 type config struct {
@@ -118,8 +141,20 @@ func measure(ctx context.Context, c config, runs, concurrency int) (Point, error
 	return p, nil
 }
 
-// once measures one batch on a fresh engine, closed afterwards.
-func once(ctx context.Context, c config, runs, concurrency int, funcgraph bool) (bench.Result, error) {
+// once measures one batch on a fresh engine, closed afterwards. Its CPU samples, and those of
+// the goroutines the engine starts, carry the label engine=funcgraph or engine=durabletask.
+func once(ctx context.Context, c config, runs, concurrency int, funcgraph bool) (res bench.Result, err error) {
+	name := "durabletask"
+	if funcgraph {
+		name = "funcgraph"
+	}
+	pprof.Do(ctx, pprof.Labels("engine", name), func(ctx context.Context) {
+		res, err = onceLabelled(ctx, c, runs, concurrency, funcgraph)
+	})
+	return res, err
+}
+
+func onceLabelled(ctx context.Context, c config, runs, concurrency int, funcgraph bool) (bench.Result, error) {
 	type engine interface {
 		Run(ctx context.Context, runs int) (bench.Result, error)
 	}
