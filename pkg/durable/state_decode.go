@@ -91,8 +91,9 @@ func (s *stateSchema) scan(raw []byte, vals fieldValues, unknown bool) (minUnkno
 		_, err := sc.dec.ReadToken()
 		ok = err == io.EOF // nothing but space after the object
 	}
+	// The decoder still refers to raw until its next Reset (or until the pool drops it at a
+	// garbage collection): a second Reset here would cost as much as the first.
 	sc.buf = bytes.Buffer{}
-	sc.dec.Reset(&sc.buf)
 	scannerPool.Put(sc)
 	return minUnknown, found, ok
 }
@@ -109,7 +110,7 @@ func (s *stateSchema) readObject(d *jsontext.Decoder, vals fieldValues, unknown 
 			return "", false, false
 		}
 		key := unquoteBytes(keyBuf[:0], name)
-		i, known := s.byName[string(key)]
+		i, known := s.fieldIndex(key)
 		if !known {
 			if unknown && (!found || string(key) < minUnknown) {
 				minUnknown, found = string(key), true
@@ -129,6 +130,21 @@ func (s *stateSchema) readObject(d *jsontext.Decoder, vals fieldValues, unknown 
 	return minUnknown, found, err == nil
 }
 
+// fieldIndex returns the position of the field named key: by comparing names for small
+// models, where that is faster than hashing.
+func (s *stateSchema) fieldIndex(key []byte) (int, bool) {
+	if len(s.fields) > 8 {
+		i, ok := s.byName[string(key)]
+		return i, ok
+	}
+	for i := range s.fields {
+		if s.fields[i].name == string(key) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // unquoteBytes returns the text of the valid JSON string v as encoding/json decodes it:
 // escapes resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD. Plain text aliases
 // v; otherwise it is appended to dst.
@@ -136,6 +152,16 @@ func unquoteBytes(dst, v []byte) []byte {
 	inner := v[1 : len(v)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return inner
+	}
+	out, _ := jsontext.AppendUnquote(dst, v) // only invalid UTF-8 fails, and is replaced
+	return out
+}
+
+// appendUnquoted appends the text of the valid JSON string v to dst.
+func appendUnquoted(dst, v []byte) []byte {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return append(dst, inner...)
 	}
 	out, _ := jsontext.AppendUnquote(dst, v) // only invalid UTF-8 fails, and is replaced
 	return out

@@ -240,6 +240,14 @@ func TestStateDecode_MatchesReference(t *testing.T) {
 	for _, in := range equivInputs {
 		checkEquivalent(t, models, []byte(in))
 	}
+	// Around encoding/json's (and jsontext's) limit of 10 000 levels of nesting, under a known
+	// key and an unknown one.
+	for _, depth := range []int{9998, 9999, 10000, 10001} {
+		for _, key := range []string{"any", "zz"} {
+			in := `{"b":true,"` + key + `":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`
+			checkEquivalent(t, models, []byte(in))
+		}
+	}
 }
 
 // TestStateDecode_FastPathsTaken makes sure the table exercises the fast paths, not only the

@@ -153,29 +153,31 @@ func setFastValue(k fastKind, v reflect.Value, raw []byte) bool {
 func isNumberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
 
 // setStrings sets the nil slice v from raw when it is an array of strings and nulls (a null
-// element is "", as encoding/json leaves a new element).
+// element is "", as encoding/json leaves a new element). The elements share one allocation.
 func setStrings(v reflect.Value, raw []byte) bool {
 	if raw[0] != '[' {
 		return false
 	}
-	var out []string
+	var textBuf [256]byte
+	var endsBuf [32]int
+	text, ends := textBuf[:0], endsBuf[:0] // the elements' text, one after another; their ends
 	for i := 1; ; {
 		if i = skipSpace(raw, i); i == len(raw) {
 			return false
 		}
 		switch {
-		case raw[i] == ']' && out == nil:
-			out = []string{}
-			return assignStrings(v, out)
+		case raw[i] == ']' && len(ends) == 0:
+			return assignStrings(v, text, ends)
 		case raw[i] == '"':
 			end := stringEnd(raw, i)
 			if end < 0 {
 				return false
 			}
-			out = append(out, unquoteString(raw[i:end]))
+			text = appendUnquoted(text, raw[i:end])
+			ends = append(ends, len(text))
 			i = end
 		case bytes.HasPrefix(raw[i:], []byte("null")):
-			out = append(out, "")
+			ends = append(ends, len(text))
 			i += len("null")
 		default:
 			return false
@@ -187,21 +189,28 @@ func setStrings(v reflect.Value, raw []byte) bool {
 		case ',':
 			i++
 		case ']':
-			return assignStrings(v, out)
+			return assignStrings(v, text, ends)
 		default:
 			return false
 		}
 	}
 }
 
-// assignStrings sets v, a slice of some string kind, to out.
-func assignStrings(v reflect.Value, out []string) bool {
-	sv := reflect.ValueOf(out)
-	if v.Type() != sv.Type() {
-		sv = reflect.MakeSlice(v.Type(), len(out), len(out))
-		for i, s := range out {
-			sv.Index(i).SetString(s)
-		}
+// assignStrings sets v, a slice of some string kind, to the strings that end at ends in text.
+func assignStrings(v reflect.Value, text []byte, ends []int) bool {
+	all := string(text)
+	out := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		out[i], start = all[start:end], end
+	}
+	if p, ok := v.Addr().Interface().(*[]string); ok {
+		*p = out
+		return true
+	}
+	sv := reflect.MakeSlice(v.Type(), len(out), len(out))
+	for i, s := range out {
+		sv.Index(i).SetString(s)
 	}
 	v.Set(sv)
 	return true
