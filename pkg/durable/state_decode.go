@@ -52,7 +52,7 @@ func (s *stateSchema) slots(stack *[maxStackFields][]byte) fieldValues {
 
 // values reads the JSON object raw (starting with '{', no surrounding space) into vals, which
 // has one entry per field. With unknown, it also returns the smallest key that names no field
-// (ok false when there is none), for checkUpdateKeys. A malformed object returns
+// (found false when there is none), for merge's unknown-key check. A malformed object returns
 // encoding/json's error, the text the map-based decoder reported.
 func (s *stateSchema) values(raw []byte, vals fieldValues, unknown bool) (minUnknown string, found bool, err error) {
 	clear(vals)
