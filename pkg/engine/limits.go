@@ -68,14 +68,24 @@ func ValidateKey(name, key string) error {
 		}
 	}
 	for i := 0; i < len(key); i++ {
-		if c := key[i]; c >= utf8.RuneSelf {
-			return validateKeyRunes(name, key[i:])
-		} else if c < 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '#' || c == '?' {
+		if keyStop[key[i]] {
+			if key[i] >= utf8.RuneSelf {
+				return validateKeyRunes(name, key[i:])
+			}
 			return validateKeyRunes(name, key[i:i+1])
 		}
 	}
 	return nil
 }
+
+// keyStop marks the bytes ValidateKey's ASCII scan stops at: those a key may not hold ('/',
+// '\\', '#', '?', ASCII control characters) and the first bytes of multi-byte characters.
+var keyStop = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c < 0x20 || c == 0x7f || c == '/' || c == '\\' || c == '#' || c == '?' || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // validateKeyRunes checks the characters of a key (or the rest of it) that ValidateKey's
 // ASCII scan stopped at.
