@@ -78,7 +78,11 @@ func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admis
 	var out any
 	err := guard(func() error {
 		var err error
-		out, err = g.graph.Invoke(ctx, adm.req.Request)
+		if ri, ok := g.graph.(requestInvoker); ok {
+			out, err = ri.invokeRequest(ctx, &adm.req.Request)
+		} else {
+			out, err = g.graph.Invoke(ctx, adm.req.Request)
+		}
 		return err
 	})
 	if err != nil {
