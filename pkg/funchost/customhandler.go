@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Binding names used in generated function.json files.
@@ -143,14 +144,14 @@ func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string,
 // serveHTTPInvocation is the hot path: decode the trigger in one pass, serve the rebuilt
 // request, and encode the captured response straight into the reply.
 func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
-	buf, scratch := getBuffer(), getBuffer()
-	defer putBuffer(buf)
-	defer putBuffer(scratch)
-	body, err := readBody(r, s.maxInv, buf)
+	hb := hotPool.Get().(*hotBuffers)
+	defer hb.put()
+	_, err := readBody(r, s.maxInv, &hb.payload.buf)
 	var trig *HTTPTrigger
 	if err == nil {
-		// The trigger's body stays in buf or scratch: both outlive the handler's run.
-		trig, err = decodeHTTPInvocationBody(body, HTTPTriggerBinding, scratch)
+		// The trigger's body and header values stay in the payload or the scratch buffer:
+		// both outlive the handler's run.
+		trig, err = hb.payload.decode(HTTPTriggerBinding, &hb.scratch)
 	}
 	if err == nil && trig == nil {
 		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
@@ -168,10 +169,31 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	defer putCapture(capture)
 	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
 	capture.finish()
-	out := appendHTTPEnvelope(buf.Bytes()[:0], capture.status, capture.header, capture.body.Bytes())
+	hb.payload.buf.Reset() // the request is served: the payload is free for the reply
+	out := appendHTTPEnvelope(hb.payload.buf.AvailableBuffer(), capture.status, capture.header, capture.body.Bytes())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// hotBuffers are what serving one HTTP invocation reuses: the payload, read in place by its
+// decoder and then holding the reply, and the scratch an escaped body is unescaped into.
+type hotBuffers struct {
+	payload invocationReader
+	scratch bytes.Buffer
+}
+
+var hotPool = sync.Pool{New: func() any { return new(hotBuffers) }}
+
+// put returns hb to the pool, unless a buffer grew unusually large.
+func (hb *hotBuffers) put() {
+	if hb.payload.buf.Cap() > maxPooledBytes || hb.scratch.Cap() > maxPooledBytes {
+		return
+	}
+	hb.payload.buf.Reset()
+	hb.payload.dec.Reset(&hb.payload.buf) // keeps no slice of the payload
+	hb.scratch.Reset()
+	hotPool.Put(hb)
 }
 
 // functionLogger is the logger for one function's invocation; built only when needed.
@@ -249,7 +271,8 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	if !validMethod(t.Method) {
 		return nil, fmt.Errorf("%w: invalid method %q", ErrBadInvocation, t.Method)
 	}
-	u, err := url.Parse(t.URL)
+	tr := new(triggerRequest)
+	u, err := parseTriggerURL(t.URL, &tr.url)
 	if err != nil || t.URL == "" {
 		u = &url.URL{Scheme: "http", Host: "localhost", Path: "/" + strings.Trim(prefix+"/"+e.template.text, "/")}
 	}
@@ -260,20 +283,24 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 		}
 		u.RawQuery = q.Encode()
 	}
-	header := make(http.Header, len(t.Headers))
-	for k, vs := range t.Headers {
-		if len(vs) > 0 {
-			ck := textproto.CanonicalMIMEHeaderKey(k)
-			if prev, ok := header[ck]; ok {
-				header[ck] = append(prev[:len(prev):len(prev)], vs...)
-			} else {
-				header[ck] = vs[:len(vs):len(vs)] // the trigger is this request's own
+	header := t.header
+	if header == nil {
+		header = make(http.Header, len(t.Headers))
+		for k, vs := range t.Headers {
+			if len(vs) > 0 {
+				ck := textproto.CanonicalMIMEHeaderKey(k)
+				if prev, ok := header[ck]; ok {
+					header[ck] = append(prev[:len(prev):len(prev)], vs...)
+				} else {
+					header[ck] = vs[:len(vs):len(vs)] // the trigger is this request's own
+				}
 			}
 		}
 	}
 	var body io.ReadCloser = http.NoBody
 	if t.Body != nil {
-		body = &bodyReader{Reader: *bytes.NewReader(t.Body)}
+		tr.body.Reset(t.Body)
+		body = &tr.body
 	}
 	hr := (&http.Request{
 		Method:        t.Method,
@@ -301,7 +328,14 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 	return hr, nil
 }
 
-// bodyReader is the rebuilt request's body: the trigger's bytes, in one allocation.
+// triggerRequest is what the rebuilt request needs besides itself, in one allocation: its
+// URL, when plain (parseTriggerURL), and its body, a reader of the trigger's bytes.
+type triggerRequest struct {
+	url  url.URL
+	body bodyReader
+}
+
+// bodyReader is the rebuilt request's body: the trigger's bytes.
 type bodyReader struct{ bytes.Reader }
 
 // Close does nothing.
