@@ -119,7 +119,7 @@ func (s *customHandler) invocationTarget(r *http.Request) (string, bool) {
 }
 
 func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, name string) {
-	id := r.Header.Get("X-Azure-Functions-InvocationId")
+	id := invocationIDHeader(r.Header)
 	if e, ok := s.http[name]; ok {
 		s.serveHTTPInvocation(w, r, e, id)
 		return
@@ -132,6 +132,18 @@ func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, 
 	}
 	writeInvocationResponse(w, http.StatusOK, resp, s.logger)
 }
+
+// invocationIDHeader is r.Header.Get("X-Azure-Functions-InvocationId") without building the
+// name's canonical form on every call.
+func invocationIDHeader(h http.Header) string {
+	if v := h[canonicalInvocationIDHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// canonicalInvocationIDHeader is the canonical form of X-Azure-Functions-InvocationId.
+var canonicalInvocationIDHeader = textproto.CanonicalMIMEHeaderKey("X-Azure-Functions-InvocationId")
 
 // invocationFailed answers the host with a failed invocation. Only the host sees the status;
 // the error text stays in our log.
@@ -363,7 +375,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	ctx := withInvocation(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"), nil)
+	ctx := withInvocation(r.Context(), invocationIDHeader(r.Header), nil)
 	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 

@@ -17,6 +17,22 @@ import (
 // that goes away cancels its run, as before the bound existed); once Run returned false, it
 // is no longer tied to ctx, so the run outlives the request whose response was sent.
 func Run(ctx context.Context, max time.Duration, work func(ctx context.Context)) bool {
+	return RunWork(ctx, max, workFunc(work))
+}
+
+// Work is work for RunWork.
+type Work interface {
+	// Work does the work: see Run.
+	Work(ctx context.Context)
+}
+
+// workFunc is a func as a Work.
+type workFunc func(ctx context.Context)
+
+func (f workFunc) Work(ctx context.Context) { f(ctx) }
+
+// RunWork is Run of w.Work: a caller whose work is a pointer's method needs no closure.
+func RunWork(ctx context.Context, max time.Duration, work Work) bool {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := calls.Get().(*call)
 	c.work, c.ctx, c.cancel = work, runCtx, cancel
@@ -56,7 +72,7 @@ func Run(ctx context.Context, max time.Duration, work func(ctx context.Context))
 type call struct {
 	done   chan bool
 	timer  *time.Timer
-	work   func(ctx context.Context)
+	work   Work
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -73,7 +89,7 @@ var calls = sync.Pool{New: func() any {
 func (c *call) run(w *worker) {
 	work, ctx, cancel, done := c.work, c.ctx, c.cancel, c.done
 	c.work, c.ctx, c.cancel = nil, nil, nil
-	work(ctx)
+	work.Work(ctx)
 	cancel()
 	w.idle()
 	done <- true // never blocks: one send per call, and the timer's at most one more
