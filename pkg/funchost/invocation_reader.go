@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -196,6 +197,25 @@ func readOptString(d *jsontext.Decoder) (string, error) {
 	return "", errSyntax
 }
 
+// readMethod is readOptString for Method: the common methods, as the host spells them, come
+// back without an allocation.
+func readMethod(d *jsontext.Decoder) (string, error) {
+	if d.PeekKind() == '"' {
+		v, err := d.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		switch string(v) {
+		case `"POST"`:
+			return http.MethodPost, nil
+		case `"GET"`:
+			return http.MethodGet, nil
+		}
+		return unquoteString(v), nil
+	}
+	return readOptString(d)
+}
+
 func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body, bodyText []byte
@@ -206,7 +226,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 		case bytes.EqualFold(key, []byte("Url")):
 			t.URL, err = readOptString(d)
 		case bytes.EqualFold(key, []byte("Method")):
-			t.Method, err = readOptString(d)
+			t.Method, err = readMethod(d)
 		case bytes.EqualFold(key, []byte("Query")):
 			t.Query, err = readQuery(d)
 		case bytes.EqualFold(key, []byte("Identities")):
