@@ -189,22 +189,22 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 }
 
 // hotBuffers are what serving one HTTP invocation reuses: the payload, read in place by its
-// decoder and then holding the reply, and the scratch an escaped body is unescaped into.
+// decoder and then holding the reply, and the scratch an escaped body is unescaped into and
+// the headers are read with.
 type hotBuffers struct {
 	payload invocationReader
-	scratch bytes.Buffer
+	scratch hotScratch
 }
 
 var hotPool = sync.Pool{New: func() any { return new(hotBuffers) }}
 
 // put returns hb to the pool, unless a buffer grew unusually large.
 func (hb *hotBuffers) put() {
-	if hb.payload.buf.Cap() > maxPooledBytes || hb.scratch.Cap() > maxPooledBytes {
+	if hb.payload.buf.Cap() > maxPooledBytes || !hb.scratch.reset() {
 		return
 	}
 	hb.payload.buf.Reset()
 	hb.payload.dec.Reset(&hb.payload.buf) // keeps no slice of the payload
-	hb.scratch.Reset()
 	hotPool.Put(hb)
 }
 

@@ -1,6 +1,7 @@
 package funchost
 
 import (
+	"bytes"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -36,6 +37,24 @@ var commonHeaders = func() map[string]headerName {
 	return m
 }()
 
+// hotScratch is the hot path's reusable scratch: the body, when its text had escapes (see
+// unquoteInto), and readCanonicalHeaders' working lists.
+type hotScratch struct {
+	body    bytes.Buffer
+	entries []headerEntry
+	spans   [][2]int32
+	text    []byte
+}
+
+// reset empties s for the next request; it reports false when s grew too large to keep.
+func (s *hotScratch) reset() bool {
+	if s.body.Cap() > maxPooledBytes || cap(s.text) > maxPooledBytes || cap(s.entries) > 4096 {
+		return false
+	}
+	s.body.Reset()
+	return true
+}
+
 // headerEntry is one member of Headers as read: its name and where its values are.
 type headerEntry struct {
 	headerName
@@ -46,17 +65,16 @@ type headerEntry struct {
 // canonical, the values of names equal but for case merged, members without values left
 // out; a repeated name keeps its last member's values, as encoding/json does. It returns
 // nil when Headers is null.
-func readCanonicalHeaders(d *jsontext.Decoder) (http.Header, error) {
+func readCanonicalHeaders(d *jsontext.Decoder, scratch *hotScratch) (http.Header, error) {
 	if d.PeekKind() == 'n' {
 		_, err := d.ReadToken()
 		return nil, err
 	}
-	var (
-		entryBuf [32]headerEntry
-		spanBuf  [64][2]int32
-		textBuf  [1024]byte
-	)
-	entries, spans, text := entryBuf[:0], spanBuf[:0], textBuf[:0]
+	entries, spans, text := scratch.entries[:0], scratch.spans[:0], scratch.text[:0]
+	defer func() { // kept for the next request, whatever they grew to
+		clear(entries) // no name outlives the read
+		scratch.entries, scratch.spans, scratch.text = entries[:0], spans[:0], text[:0]
+	}()
 	addValue := func(v []byte) {
 		start := len(text)
 		text = append(text, v...)

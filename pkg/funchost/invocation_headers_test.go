@@ -1,7 +1,6 @@
 package funchost
 
 import (
-	"bytes"
 	"net/http"
 	"reflect"
 	"testing"
@@ -28,7 +27,7 @@ func TestReadCanonicalHeaders_JoinsAndReplacesAsRequestDoes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			data := []byte(`{"Data":{"req":{"Method":"GET","Headers":` + c.headers + `}}}`)
-			var scratch bytes.Buffer
+			var scratch hotScratch
 			trig, err := decodeHTTPInvocationBody(data, "req", &scratch)
 			if err != nil {
 				t.Fatal(err)

@@ -53,12 +53,12 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 
 // decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
 // when scratch is not nil: a string body without escapes aliases data, an escaped one is
-// unescaped once into scratch's storage. The trigger is then valid only while neither data
+// unescaped once into scratch's body. The trigger is then valid only while neither data
 // nor scratch is reused (the hot path: while the handler runs).
 //
 // With scratch, the trigger's Headers are read into the rebuilt request's header (canonical,
 // see readCanonicalHeaders), not into Headers, which stays nil.
-func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+func decodeHTTPInvocationBody(data []byte, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
 	r := readerPool.Get().(*invocationReader)
 	r.buf = *bytes.NewBuffer(data)
 	trig, err := r.decode(binding, scratch)
@@ -70,7 +70,7 @@ func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer
 
 // decode is decodeHTTPInvocationBody of the payload in r.buf, read in place: the trigger's
 // body and header values may alias it.
-func (r *invocationReader) decode(binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+func (r *invocationReader) decode(binding string, scratch *hotScratch) (*HTTPTrigger, error) {
 	r.dec.Reset(&r.buf, readerOptions...)
 	trig, err := readInvocation(&r.dec, binding, scratch)
 	if err != nil {
@@ -88,7 +88,7 @@ func (r *invocationReader) decode(binding string, scratch *bytes.Buffer) (*HTTPT
 	return trig, nil
 }
 
-func readInvocation(d *jsontext.Decoder, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+func readInvocation(d *jsontext.Decoder, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
 	var trig *HTTPTrigger
 	err := readObject(d, func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("Data")) {
@@ -216,7 +216,7 @@ func readMethod(d *jsontext.Decoder) (string, error) {
 	return readOptString(d)
 }
 
-func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body, bodyText []byte
 	bodyFresh := false
@@ -244,7 +244,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 			}
 			switch {
 			case v.Kind() == '"' && scratch != nil:
-				bodyText, bodyFresh = unquoteInto(scratch, v), true // may alias the payload: see decodeHTTPInvocationBody
+				bodyText, bodyFresh = unquoteInto(&scratch.body, v), true // may alias the payload: see decodeHTTPInvocationBody
 				if bodyText == nil {
 					bodyText = []byte{}
 				}
@@ -259,7 +259,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 		case bytes.EqualFold(key, []byte("Params")):
 			t.Params, err = readParams(d)
 		case bytes.EqualFold(key, []byte("Headers")) && scratch != nil:
-			t.header, err = readCanonicalHeaders(d)
+			t.header, err = readCanonicalHeaders(d, scratch)
 		case bytes.EqualFold(key, []byte("Headers")):
 			t.Headers, err = readHeaders(d)
 		default:

@@ -110,8 +110,8 @@ func FuzzDecodeHTTPInvocation(f *testing.F) {
 		checkAgainstEncodingJSON(t, data, got, err)
 		// The hot path's variant, its body left in the payload or a scratch buffer and its
 		// headers read as the rebuilt request's, decodes the same trigger.
-		var scratch bytes.Buffer
-		scratch.WriteString("stale bytes of an earlier request")
+		var scratch hotScratch
+		scratch.body.WriteString("stale bytes of an earlier request")
 		hot, hotErr := decodeHTTPInvocationBody(bytes.Clone(data), "req", &scratch)
 		same := (got == nil) == (hot == nil)
 		if same && got != nil {
