@@ -174,7 +174,7 @@ func checkValue(v Value) error {
 	if v.SerdeType == "" {
 		return fmt.Errorf("%w: empty serde type", ErrInvalidArgument)
 	}
-	if len(Escape(v.SerdeType)) > 256 {
+	if escapedLength(v.SerdeType) > 256 {
 		return fmt.Errorf("%w: serde type too long", ErrInvalidArgument)
 	}
 	if len(v.Data) > MaxValueBytes {
