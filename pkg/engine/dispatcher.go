@@ -151,42 +151,15 @@ func (e *Engine) toPoison(ctx context.Context, m Message) bool {
 // back-off) and deletes this one, so failures do not use up MaxDequeueCount while the queue
 // works; deaths do. Neither fails the run: the engine counts restarts on the run itself.
 func (e *Engine) handleMessage(ctx context.Context, m Message) {
-	var (
-		mu  sync.Mutex
-		cur = m // guarded by mu: the latest pop receipt
-	)
-	stop := make(chan struct{})
-	var renewing sync.WaitGroup
-	renewing.Add(1)
-	go func() {
-		defer renewing.Done()
-		t := time.NewTicker(max(e.opts.VisibilityTimeout/3, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			mu.Lock()
-			next, err := e.queue.Extend(context.WithoutCancel(ctx), cur, e.opts.VisibilityTimeout)
-			if err == nil {
-				cur = next
-			} else {
-				e.log.Warn("renew work item visibility", "message_id", m.ID, "error", err.Error())
-			}
-			mu.Unlock()
-		}
-	}()
-	stopRenewal := sync.OnceFunc(func() {
-		close(stop)
-		renewing.Wait()
-	})
+	r := &renewal{e: e, ctx: context.WithoutCancel(ctx), cur: m, every: max(e.opts.VisibilityTimeout/3, time.Millisecond)}
+	r.mu.Lock() // the first renewal waits until timer is set
+	r.timer = time.AfterFunc(r.every, r.renew)
+	r.mu.Unlock()
 	// However the handling ends: a handler that takes its goroutine down (runtime.Goexit)
 	// must leave the message to come back, as a dead process would.
-	defer stopRenewal()
+	defer r.stop()
 	err := e.HandleWorkItem(ctx, m.Body, m.DequeueCount)
-	stopRenewal()
+	cur := r.stop()
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("work item failed; re-enqueued", "message_id", m.ID, "dequeue_count", m.DequeueCount, "error", err.Error())
@@ -198,6 +171,46 @@ func (e *Engine) handleMessage(ctx context.Context, m Message) {
 	if err := e.queue.Delete(context.WithoutCancel(ctx), cur); err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Warn("delete work item", "message_id", m.ID, "error", err.Error())
 	}
+}
+
+// renewal keeps one message hidden while it is handled: a timer (no goroutine of its own)
+// extends its visibility every third of the visibility timeout until stop.
+type renewal struct {
+	e     *Engine
+	ctx   context.Context
+	every time.Duration
+	timer *time.Timer
+
+	mu      sync.Mutex
+	cur     Message // guarded by mu: the latest pop receipt
+	stopped bool    // guarded by mu
+}
+
+// renew extends the message's visibility and arms the next renewal, unless stopped.
+func (r *renewal) renew() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	next, err := r.e.queue.Extend(r.ctx, r.cur, r.e.opts.VisibilityTimeout)
+	if err == nil {
+		r.cur = next
+	} else {
+		r.e.log.Warn("renew work item visibility", "message_id", r.cur.ID, "error", err.Error())
+	}
+	r.timer.Reset(r.every)
+}
+
+// stop ends the renewals and returns the message with its latest pop receipt. An extension
+// under way finishes first (it holds mu), and none starts after: the receipt returned is
+// the one the queue holds.
+func (r *renewal) stop() Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	r.timer.Stop()
+	return r.cur
 }
 
 // retryLater enqueues a copy of a failed work item with its retry count raised, after a

@@ -3,10 +3,12 @@ package memory
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -14,16 +16,50 @@ import (
 
 // Store is an in-memory engine.Store with Azure Table semantics. For tests and the embedded
 // default, not production: nothing survives the process.
+//
+// Partitions are spread over storeShards shards by their key, each with its own lock, and
+// rows are encoded by one of storeCodecs codecs chosen by their row key, each with its own
+// lock: writes to different runs rarely wait for each other. A batch holds its partition's
+// shard for its whole check-and-write (it is atomic, as on Azure); a cross-partition query
+// holds every shard, in order, for a consistent page. The rows of one row key in different
+// partitions (a run's index rows) share a codec, so equal rows stay one string.
 type Store struct {
 	clock   func() time.Time
 	noETags bool
+	seed    maphash.Seed
+	etags   atomic.Uint64 // the last ETag number given; rows are numbered from 1
+	shards  [storeShards]shard
+	codecs  [storeCodecs]lockedCodec
+}
 
-	mu       sync.Mutex
-	codec    codec                 // guarded by mu
-	parts    map[string]*partition // guarded by mu
-	pkeys    []string              // partition keys (with emptied or repeated ones until sorted), sorted and exact when !pkDirty; guarded by mu
-	pkDirty  bool                  // guarded by mu
-	etagNext uint64                // guarded by mu
+const (
+	storeShards = 16
+	storeCodecs = 8
+)
+
+// shard is a group of partitions under one lock.
+type shard struct {
+	mu      sync.Mutex
+	parts   map[string]*partition // guarded by mu
+	pkeys   []string              // partition keys (with emptied or repeated ones until sorted), sorted and exact when !pkDirty; guarded by mu
+	pkDirty bool                  // guarded by mu
+	_       [64]byte              // keeps neighbouring shards' locks off one cache line
+}
+
+// lockedCodec is a codec and its lock. Locked after a shard when both are held, and never
+// two at a time.
+type lockedCodec struct {
+	mu sync.Mutex
+	codec
+	_ [64]byte
+}
+
+func (s *Store) shardOf(pk string) *shard {
+	return &s.shards[maphash.String(s.seed, pk)%storeShards]
+}
+
+func (s *Store) codecOf(rk string) *lockedCodec {
+	return &s.codecs[maphash.String(s.seed, rk)%storeCodecs]
 }
 
 // partition holds its rows sorted by row key, inline: a row is 32 bytes besides its key and
@@ -71,7 +107,11 @@ var _ engine.Store = (*Store)(nil)
 // NewStore returns an empty store.
 func NewStore(opts ...Option) *Store {
 	c := newConfig(opts)
-	return &Store{clock: c.clock, noETags: c.noETags, parts: map[string]*partition{}}
+	s := &Store{clock: c.clock, noETags: c.noETags, seed: maphash.MakeSeed()}
+	for i := range s.shards {
+		s.shards[i].parts = map[string]*partition{}
+	}
+	return s
 }
 
 var _ engine.RowReader = (*Store)(nil)
@@ -84,9 +124,9 @@ func (s *Store) Get(ctx context.Context, partitionKey, rowKey string) (engine.En
 }
 
 // GetRow implements engine.RowReader: the properties are decoded as Get decodes them,
-// without the map, and after mu is released: a row's encoding is never changed, only
-// replaced, and the name table and the dictionary only append, so the slices taken under mu
-// hold what the row refers to.
+// without the map, and without locks: a row's encoding is never changed, only replaced, and
+// a codec's name table and dictionary only append, so the slices taken under its lock after
+// the row was read hold what the row refers to.
 func (s *Store) GetRow(ctx context.Context, partitionKey, rowKey string, visit func(name string, value any)) (string, time.Time, error) {
 	var etag, enc string
 	var ts time.Time
@@ -95,11 +135,15 @@ func (s *Store) GetRow(ctx context.Context, partitionKey, rowKey string, visit f
 	err := s.read(ctx, partitionKey, rowKey, func(r *row) {
 		var buf [24]byte
 		etag, ts = string(r.appendETag(buf[:0])), time.Unix(0, r.ts).UTC()
-		enc, names, boxed = r.enc(), s.codec.names.list, s.codec.dict.boxed
+		enc = r.enc()
 	})
 	if err != nil {
 		return "", time.Time{}, err
 	}
+	c := s.codecOf(rowKey)
+	c.mu.Lock()
+	names, boxed = c.names.list, c.dict.boxed
+	c.mu.Unlock()
 	for enc != "" {
 		var e entry
 		e, enc = next(enc)
@@ -112,7 +156,7 @@ func (s *Store) GetRow(ctx context.Context, partitionKey, rowKey string, visit f
 	return etag, ts, nil
 }
 
-// read calls f with the row partitionKey/rowKey while holding mu.
+// read calls f with the row partitionKey/rowKey while holding its shard's lock.
 func (s *Store) read(ctx context.Context, partitionKey, rowKey string, f func(*row)) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -123,9 +167,10 @@ func (s *Store) read(ctx context.Context, partitionKey, rowKey string, f func(*r
 	if err := engine.ValidateKey("RowKey", rowKey); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.parts[partitionKey].lookup(rowKey)
+	sh := s.shardOf(partitionKey)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	r := sh.parts[partitionKey].lookup(rowKey)
 	if r == nil {
 		return fmt.Errorf("get %s/%s: %w", partitionKey, rowKey, engine.ErrNotFound)
 	}
@@ -136,8 +181,12 @@ func (s *Store) read(ctx context.Context, partitionKey, rowKey string, f func(*r
 // entity returns the stored row r as an entity of partition pk.
 func (s *Store) entity(pk string, r *row) engine.Entity {
 	var buf [24]byte
+	c := s.codecOf(r.key())
+	c.mu.Lock()
+	props := c.toMap(r.enc())
+	c.mu.Unlock()
 	return engine.Entity{PartitionKey: pk, RowKey: r.key(), ETag: string(r.appendETag(buf[:0])),
-		Timestamp: time.Unix(0, r.ts).UTC(), Properties: s.codec.toMap(r.enc())}
+		Timestamp: time.Unix(0, r.ts).UTC(), Properties: props}
 }
 
 func (r *row) appendETag(b []byte) []byte { return appendETag(b, r.meta>>16) }
@@ -173,9 +222,10 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		return nil, fmt.Errorf("submit batch: %w", err)
 	}
 	pk := ops[0].Entity.PartitionKey
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.parts[pk]
+	sh := s.shardOf(pk)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	p := sh.parts[pk]
 	for i, op := range ops {
 		if err := check(op, p.lookup(op.Entity.RowKey)); err != nil {
 			return nil, fmt.Errorf("submit batch: %w", &engine.BatchError{Index: i, Err: err})
@@ -183,36 +233,41 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	}
 	if p == nil {
 		p = &partition{}
-		s.parts[pk] = p
-		s.pkeys = append(s.pkeys, pk)
-		s.pkDirty = true
-		if len(s.pkeys) > 2*len(s.parts)+64 { // emptied keys: compact, amortised O(1) per append
-			s.compactKeys()
+		sh.parts[pk] = p
+		sh.pkeys = append(sh.pkeys, pk)
+		sh.pkDirty = true
+		if len(sh.pkeys) > 2*len(sh.parts)+64 { // emptied keys: compact, amortised O(1) per append
+			sh.compactKeys()
 		}
 	}
 	now := s.clock().UnixNano()
+	first := s.etags.Add(uint64(len(ops))) - uint64(len(ops)) // this batch numbers first+1 …
 	etags := make([]string, len(ops))
 	var tags [8]uint64 // the ETag numbers of the first ops, turned into strings at the end
 	for i, op := range ops {
 		rk := op.Entity.RowKey
 		j, _ := p.find(rk) // found unless an insert: check ran
-		switch op.Kind {
-		case engine.OpDelete:
+		if op.Kind == engine.OpDelete {
 			p.rows = slices.Delete(p.rows, j, j+1)
 			continue
-		case engine.OpInsert:
-			p.insert(j, row{data: s.codec.encode(rk, op.Entity.Properties)})
-		case engine.OpReplace:
-			p.rows[j].data = s.codec.encode(rk, op.Entity.Properties)
-		case engine.OpMerge:
-			p.rows[j].data = s.codec.merge(rk, p.rows[j].enc(), op.Entity.Properties)
 		}
+		c := s.codecOf(rk)
+		c.mu.Lock()
+		switch op.Kind {
+		case engine.OpInsert:
+			p.insert(j, row{data: c.encode(rk, op.Entity.Properties)})
+		case engine.OpReplace:
+			p.rows[j].data = c.encode(rk, op.Entity.Properties)
+		case engine.OpMerge:
+			p.rows[j].data = c.merge(rk, p.rows[j].enc(), op.Entity.Properties)
+		}
+		c.mu.Unlock()
 		r := &p.rows[j]
-		s.etagNext++
-		r.meta, r.ts = s.etagNext<<16|uint64(len(rk)), now
+		n := first + uint64(i) + 1
+		r.meta, r.ts = n<<16|uint64(len(rk)), now
 		if !s.noETags {
 			if i < len(tags) {
-				tags[i] = s.etagNext
+				tags[i] = n
 			} else {
 				var buf [24]byte
 				etags[i] = string(r.appendETag(buf[:0]))
@@ -225,8 +280,8 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	if len(p.rows) == 0 {
 		// Its key leaves pkeys at the next sort (a search here would cost one comparison per
 		// partition on every emptied partition).
-		delete(s.parts, pk)
-		s.pkDirty = true
+		delete(sh.parts, pk)
+		sh.pkDirty = true
 	}
 	return etags, nil
 }
@@ -251,11 +306,14 @@ func check(op engine.Op, cur *row) error {
 
 // Len returns the number of stored entities (for tests).
 func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := 0
-	for _, p := range s.parts {
-		n += len(p.rows)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, p := range sh.parts {
+			n += len(p.rows)
+		}
+		sh.mu.Unlock()
 	}
 	return n
 }

@@ -28,28 +28,10 @@ func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) 
 	if err != nil {
 		return engine.Page{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var pks []string
-	if q.PartitionKey != "" {
-		pks = []string{q.PartitionKey}
-	} else {
-		if s.pkDirty {
-			s.compactKeys()
-		}
-		i, _ := slices.BinarySearch(s.pkeys, startPK)
-		pks = s.pkeys[i:]
-	}
 	exactRK, hasExact := exactRowKey(q.Where)
 	var page engine.Page
-	for _, pk := range pks {
-		if pk < startPK {
-			continue
-		}
-		p := s.parts[pk]
-		if p == nil {
-			continue
-		}
+	// scan adds the matching rows of partition pk to the page; false when the page is full.
+	scan := func(pk string, p *partition) bool {
 		from := q.RowKeyFrom
 		if pk == startPK && startRK > from {
 			from = startRK
@@ -73,12 +55,57 @@ func (s *Store) Query(ctx context.Context, q engine.Query) (engine.Page, error) 
 			}
 			if len(page.Entities) == limit {
 				page.Continuation = encodeToken(pk, r.key())
-				return page, nil
+				return false
 			}
 			page.Entities = append(page.Entities, s.entity(pk, r))
 		}
+		return true
 	}
+	if pk := q.PartitionKey; pk != "" {
+		sh := s.shardOf(pk)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		if p := sh.parts[pk]; p != nil && pk >= startPK {
+			scan(pk, p)
+		}
+		return page, nil
+	}
+	for i := range s.shards {
+		s.shards[i].mu.Lock()
+		defer s.shards[i].mu.Unlock()
+	}
+	s.eachPartition(startPK, scan)
 	return page, nil
+}
+
+// eachPartition calls f on every partition from the key from on, in key order (a merge of
+// the shards' sorted keys), until f returns false. Called with every shard's lock held.
+func (s *Store) eachPartition(from string, f func(pk string, p *partition) bool) {
+	var at [storeShards]int
+	for i := range s.shards {
+		sh := &s.shards[i]
+		if sh.pkDirty {
+			sh.compactKeys()
+		}
+		at[i], _ = slices.BinarySearch(sh.pkeys, from)
+	}
+	for {
+		best := -1
+		for i := range s.shards {
+			if at[i] < len(s.shards[i].pkeys) && (best < 0 || s.shards[i].pkeys[at[i]] < s.shards[best].pkeys[at[best]]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		sh := &s.shards[best]
+		pk := sh.pkeys[at[best]]
+		at[best]++
+		if !f(pk, sh.parts[pk]) {
+			return
+		}
+	}
 }
 
 // exactRowKey returns the row key of a "RowKey eq" condition, if any.
@@ -123,7 +150,11 @@ func (s *Store) matchAll(conds []engine.Cond, pk string, r *row) bool {
 			v = r.key()
 		default:
 			var ok bool
-			if v, ok = s.codec.get(r.enc(), c.Property); !ok {
+			lc := s.codecOf(r.key())
+			lc.mu.Lock()
+			v, ok = lc.get(r.enc(), c.Property)
+			lc.mu.Unlock()
+			if !ok {
 				return false
 			}
 		}
@@ -218,14 +249,14 @@ func boolInt(b bool) int64 {
 
 // compactKeys sorts pkeys and drops the keys of emptied partitions and repeats (a partition
 // emptied and filled again is appended again). Called with mu held.
-func (s *Store) compactKeys() {
-	keys := s.pkeys[:0]
-	for _, pk := range s.pkeys {
-		if s.parts[pk] != nil {
+func (sh *shard) compactKeys() {
+	keys := sh.pkeys[:0]
+	for _, pk := range sh.pkeys {
+		if sh.parts[pk] != nil {
 			keys = append(keys, pk)
 		}
 	}
 	slices.Sort(keys)
-	s.pkeys = slices.Compact(keys)
-	s.pkDirty = false
+	sh.pkeys = slices.Compact(keys)
+	sh.pkDirty = false
 }
