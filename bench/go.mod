@@ -9,6 +9,7 @@ require github.com/microsoft/durabletask-go v0.6.0
 require (
 	github.com/cenkalti/backoff/v4 v4.1.3 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/protobuf v1.5.3 // indirect

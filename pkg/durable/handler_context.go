@@ -44,13 +44,29 @@ func (s StepInfo) IdempotencyKey() string {
 
 type stepInfoKey struct{}
 
+// stepInfoCtx is a context carrying a StepInfo in one allocation (context.WithValue takes two,
+// one for the boxed value). Its Value answers stepInfoKey with a *StepInfo.
+type stepInfoCtx struct {
+	context.Context
+	info StepInfo
+}
+
+func (c *stepInfoCtx) Value(key any) any {
+	if _, ok := key.(stepInfoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
 // WithStepInfo returns a context carrying info.
 func WithStepInfo(ctx context.Context, info StepInfo) context.Context {
-	return context.WithValue(ctx, stepInfoKey{}, info)
+	return &stepInfoCtx{Context: ctx, info: info}
 }
 
 // StepInfoFrom returns the StepInfo the engine stored in ctx, if any.
 func StepInfoFrom(ctx context.Context) (StepInfo, bool) {
-	info, ok := ctx.Value(stepInfoKey{}).(StepInfo)
-	return info, ok
+	if info, ok := ctx.Value(stepInfoKey{}).(*StepInfo); ok {
+		return *info, true
+	}
+	return StepInfo{}, false
 }

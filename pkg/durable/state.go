@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Update is a shallow state update returned by node and event handlers: its top-level keys
@@ -74,6 +74,8 @@ type stateField struct {
 	nullable bool   // accepts JSON null (pointer, interface, map, slice of nullable kinds excluded)
 	intKind  bool   // integer field (or pointer to one): lax coercion applies
 	empty    bool   // slice or map: missing/nil means empty, dumped as [] or {}
+	fast     fastKind
+	fastPtr  bool // a pointer to the fast kind
 	typ      reflect.Type
 }
 
@@ -130,6 +132,7 @@ func newStateSchema(typ reflect.Type) (*stateSchema, error) {
 			return nil, fmt.Errorf("state model %s: duplicate field name '%s'", s.name, name)
 		}
 		f := stateField{name: name, index: i, typ: sf.Type}
+		f.fast, f.fastPtr = fastKindOf(sf.Type)
 		for _, o := range strings.Split(sf.Tag.Get("durable"), ",") {
 			switch o {
 			case requiredTag:
@@ -163,37 +166,6 @@ func (s *stateSchema) errorf(field, format string, args ...any) error {
 	return &StateError{Model: s.name, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// decode validates a JSON object against the model into ptr (a *S): unknown keys are dropped,
-// missing fields keep their defaults, missing required fields and type errors fail.
-func (s *stateSchema) decode(raw []byte, ptr any) error {
-	raw = bytes.TrimSpace(raw)
-	var obj map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' {
-		return s.errorf("", "state must be a JSON object")
-	}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return s.errorf("", "decode state: %v", err)
-	}
-	rv := reflect.ValueOf(ptr).Elem()
-	if s.hasDefaults {
-		ptr.(Defaulter).SetDefaults()
-	}
-	for i := range s.fields {
-		f := &s.fields[i]
-		fraw, ok := obj[f.name]
-		if !ok {
-			if f.required {
-				return s.errorf(f.name, "field required")
-			}
-			continue
-		}
-		if err := s.decodeField(f, rv.Field(f.index), fraw); err != nil {
-			return err
-		}
-	}
-	return s.finish(rv, ptr)
-}
-
 // finish fills empty collections and runs the model's Validate.
 func (s *stateSchema) finish(rv reflect.Value, ptr any) error {
 	if s.hasEmptyDefs {
@@ -220,7 +192,8 @@ func (s *stateSchema) finish(rv reflect.Value, ptr any) error {
 	return nil
 }
 
-// decodeField decodes one top-level value into fv, with null checks and lax integers.
+// decodeField decodes one top-level value (valid JSON) into fv, with null checks and lax
+// integers.
 func (s *stateSchema) decodeField(f *stateField, fv reflect.Value, raw json.RawMessage) error {
 	if string(raw) == "null" {
 		if !f.nullable {
@@ -242,6 +215,9 @@ func (s *stateSchema) decodeField(f *stateField, fv reflect.Value, raw json.RawM
 		}
 		return nil
 	}
+	if f.fast != fastNone && setFast(f, fv, raw) {
+		return nil
+	}
 	if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -260,10 +236,7 @@ func (s *stateSchema) decodeField(f *stateField, fv reflect.Value, raw json.RawM
 func (s *stateSchema) setLaxInt(f *stateField, target reflect.Value, raw json.RawMessage) error {
 	var text string
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return s.errorf(f.name, "%v", err)
-		}
-		text = strings.TrimSpace(text)
+		text = strings.TrimSpace(unquoteString(raw))
 	} else {
 		fl, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || fl != math.Trunc(fl) || math.IsInf(fl, 0) {
@@ -315,7 +288,7 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 	case nil:
 		return nil
 	case map[string]any:
-		if err := s.checkUpdateKeys(mapKeys(r)); err != nil {
+		if err := s.checkUpdate(r); err != nil {
 			return err
 		}
 		// Fields in declaration order, so that with several bad values the error is always
@@ -339,20 +312,19 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 		if raw[0] != '{' {
 			return newError(ErrUnsupportedResult, "unsupported state merge result: json.RawMessage")
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
+		vals := make(fieldValues, len(s.fields))
+		bad, found, err := s.values(raw, vals, true)
+		if err != nil {
 			return s.errorf("", "decode update: %v", err)
 		}
-		if err := s.checkUpdateKeys(mapKeys(obj)); err != nil {
-			return err
+		if found {
+			return s.errorf(bad, unknownUpdateKey)
 		}
 		for i := range s.fields {
-			f := &s.fields[i]
-			fraw, ok := obj[f.name]
-			if !ok {
+			if vals[i] == nil {
 				continue
 			}
-			if err := s.decodeField(f, cur.Field(f.index), fraw); err != nil {
+			if err := s.decodeField(&s.fields[i], cur.Field(s.fields[i].index), vals[i]); err != nil {
 				return err
 			}
 		}
@@ -373,35 +345,49 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 	return newError(ErrUnsupportedResult, fmt.Sprintf("unsupported state merge result: %T", result))
 }
 
-// checkUpdateKeys fails on the first (sorted) update key that names no state field, so that a
+// checkUpdate fails on the smallest update key that names no state field, so that a
 // misspelt key fails the run naming it instead of being dropped.
-func (s *stateSchema) checkUpdateKeys(keys []string) error {
-	slices.Sort(keys)
-	for _, k := range keys {
-		if _, ok := s.byName[k]; !ok {
-			return s.errorf(k, unknownUpdateKey)
+func (s *stateSchema) checkUpdate(u Update) error {
+	var bad string
+	found := false
+	for k := range u {
+		if _, ok := s.byName[k]; !ok && (!found || k < bad) {
+			bad, found = k, true
 		}
+	}
+	if found {
+		return s.errorf(bad, unknownUpdateKey)
 	}
 	return nil
 }
 
-func mapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
+// stateEncoder is a pooled json.Encoder over its own buffer, configured as dump needs.
+type stateEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
 }
+
+var encoderPool = sync.Pool{New: func() any {
+	e := new(stateEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// maxPooledDump is the largest buffer an encoder goes back to the pool with.
+const maxPooledDump = 64 << 10
 
 // dump encodes the state with every model field in declaration order. Slices and maps have
 // been made non-nil by finish.
 func (s *stateSchema) dump(ptr any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ptr); err != nil {
+	e := encoderPool.Get().(*stateEncoder)
+	e.buf.Reset()
+	if err := e.enc.Encode(ptr); err != nil {
 		return nil, fmt.Errorf("encode state %s: %w", s.name, err)
 	}
-	out := buf.Bytes()
-	return out[:len(out)-1], nil // drop Encode's newline
+	out := bytes.Clone(e.buf.Bytes()[:e.buf.Len()-1]) // without Encode's newline
+	if e.buf.Cap() <= maxPooledDump {
+		encoderPool.Put(e)
+	}
+	return out, nil
 }

@@ -65,8 +65,12 @@ func (g GraphRegistration[S]) CheckState(state json.RawMessage) error {
 func (s *stateSchema) check(raw []byte, ptr any) error {
 	issues := func(is ...StateIssue) error { return &StateErrors{Model: s.name, Issues: is} }
 	raw = bytes.TrimSpace(raw)
-	var obj map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
+		return issues(StateIssue{Msg: "state must be a JSON object"})
+	}
+	var stack [maxStackFields][]byte
+	vals := s.slots(&stack)
+	if _, _, err := s.values(raw, vals, false); err != nil {
 		return issues(StateIssue{Msg: "state must be a JSON object"})
 	}
 	rv := reflect.ValueOf(ptr).Elem()
@@ -76,14 +80,13 @@ func (s *stateSchema) check(raw []byte, ptr any) error {
 	var found []StateIssue
 	for i := range s.fields {
 		f := &s.fields[i]
-		fraw, ok := obj[f.name]
-		if !ok {
+		if vals[i] == nil {
 			if f.required {
 				found = append(found, StateIssue{Field: f.name, Msg: "field required"})
 			}
 			continue
 		}
-		if err := s.decodeField(f, rv.Field(f.index), fraw); err != nil {
+		if err := s.decodeField(f, rv.Field(f.index), vals[i]); err != nil {
 			found = append(found, issueOf(f.name, err))
 		}
 	}

@@ -183,6 +183,34 @@ func TestStepInfo_Context_RoundTripsAndKeys(t *testing.T) {
 	}
 }
 
+func TestStepInfo_Context_BehavesLikeWithValue(t *testing.T) {
+	t.Parallel()
+	type otherKey struct{}
+	parent, cancel := context.WithCancelCause(context.WithValue(t.Context(), otherKey{}, "outer"))
+	ctx := WithStepInfo(parent, StepInfo{RunID: "run-1", Step: 1})
+	inner := WithStepInfo(context.WithValue(ctx, otherKey{}, "inner"), StepInfo{RunID: "run-1", Step: 2})
+	if info, ok := StepInfoFrom(inner); !ok || info.Step != 2 {
+		t.Fatalf("StepInfoFrom(inner) = %+v, %v; want step 2", info, ok)
+	}
+	if info, ok := StepInfoFrom(ctx); !ok || info.Step != 1 {
+		t.Fatalf("StepInfoFrom(ctx) = %+v, %v; want step 1", info, ok)
+	}
+	if v := inner.Value(otherKey{}); v != "inner" {
+		t.Fatalf("inner.Value(otherKey) = %v", v)
+	}
+	if v := ctx.Value(otherKey{}); v != "outer" {
+		t.Fatalf("ctx.Value(otherKey) = %v", v)
+	}
+	child, stop := context.WithCancel(inner)
+	defer stop()
+	cause := errors.New("stopped")
+	cancel(cause)
+	<-child.Done()
+	if !errors.Is(context.Cause(child), cause) || !errors.Is(inner.Err(), context.Canceled) {
+		t.Fatalf("cause %v, err %v; want the parent's cancellation", context.Cause(child), inner.Err())
+	}
+}
+
 // TestExecuteNode_SeveralInvalidFields_SameErrorEveryTime: the merge of an update with more
 // than one bad field names the first in declaration order, always, so that a redelivered
 // step commits the same failure (issue #10, defect 9).
