@@ -328,11 +328,21 @@ func (m *Memory) Prune(_ context.Context, threadID, ns string, keep int) (int, e
 	if n == nil {
 		return 0, nil
 	}
-	ids := n.ids()
+	var buf [16]string
+	ids := buf[:0]
+	for id, c := range n.cps {
+		if c.committed() {
+			ids = append(ids, id)
+		}
+	}
 	if len(ids) <= keep {
 		return 0, nil
 	}
-	return m.deleteCheckpoints(threadID, n, ids[keep:]), nil
+	if len(ids) == keep+1 { // the steady state of a thread pruned on every step: drop the oldest
+		return m.deleteCheckpoints(threadID, n, []string{slices.Min(ids)}), nil
+	}
+	slices.Sort(ids)
+	return m.deleteCheckpoints(threadID, n, ids[:len(ids)-keep]), nil
 }
 
 // SweepOrphanedValues implements Saver.

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -58,7 +59,24 @@ func Escape(s string) string {
 func NameLength(parts ...string) int {
 	n := nameOverhead
 	for _, p := range parts {
-		n += len(Escape(p))
+		n += escapedLength(p)
+	}
+	return n
+}
+
+// escapedLength is len(Escape(s)), without building it.
+func escapedLength(s string) int {
+	switch s {
+	case ".":
+		return len("%2E")
+	case "..":
+		return len("%2E%2E")
+	}
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c == '~') {
+			n += 2 // %XX
+		}
 	}
 	return n
 }
@@ -69,19 +87,35 @@ func CheckNames(threadID, ns string, others ...string) error {
 	if threadID == "" {
 		return fmt.Errorf("%w: empty thread id", ErrInvalidArgument)
 	}
-	all := append([]string{threadID, ns}, others...)
-	for i, p := range all {
+	n := nameOverhead
+	for i := range 2 + len(others) {
+		p := threadID
+		switch {
+		case i == 1:
+			p = ns
+		case i >= 2:
+			p = others[i-2]
+		}
 		if !utf8.ValidString(p) {
 			return fmt.Errorf("%w: name part %d is not valid UTF-8", ErrInvalidArgument, i)
 		}
 		if i >= 2 && p == "" {
 			return fmt.Errorf("%w: empty name part %d", ErrInvalidArgument, i)
 		}
+		n += escapedLength(p)
 	}
-	if n := NameLength(all...); n > MaxNameLength {
+	if n > MaxNameLength {
 		return fmt.Errorf("%w: names would be %d characters (max %d)", ErrInvalidArgument, n, MaxNameLength)
 	}
 	return nil
+}
+
+// isJSONObject reports whether encoding/json unmarshals b into a non-nil
+// map[string]json.RawMessage: b is valid JSON (invalid UTF-8 in strings and repeated keys
+// allowed, as there) and an object.
+func isJSONObject(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }
 
 // CheckPut validates the arguments of Put: names, value sizes, a metadata object, and values
@@ -93,11 +127,8 @@ func CheckPut(threadID, ns string, cp Checkpoint, values map[string]Value) error
 	if cp.ParentID != "" && !utf8.ValidString(cp.ParentID) {
 		return fmt.Errorf("%w: parent id is not valid UTF-8", ErrInvalidArgument)
 	}
-	if len(cp.Metadata) > 0 {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(cp.Metadata, &obj); err != nil || obj == nil {
-			return fmt.Errorf("%w: metadata must be a JSON object", ErrInvalidArgument)
-		}
+	if len(cp.Metadata) > 0 && !isJSONObject(cp.Metadata) {
+		return fmt.Errorf("%w: metadata must be a JSON object", ErrInvalidArgument)
 	}
 	if len(cp.Metadata) > MaxValueBytes {
 		return fmt.Errorf("%w: metadata of %d bytes (max %d)", ErrTooLarge, len(cp.Metadata), MaxValueBytes)
@@ -143,7 +174,7 @@ func checkValue(v Value) error {
 	if v.SerdeType == "" {
 		return fmt.Errorf("%w: empty serde type", ErrInvalidArgument)
 	}
-	if len(Escape(v.SerdeType)) > 256 {
+	if escapedLength(v.SerdeType) > 256 {
 		return fmt.Errorf("%w: serde type too long", ErrInvalidArgument)
 	}
 	if len(v.Data) > MaxValueBytes {

@@ -38,11 +38,25 @@ func WithInvocationID(ctx context.Context, id string) context.Context {
 }
 
 func withInvocation(ctx context.Context, id string, identities json.RawMessage) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &invocationInfo{id: id, identities: identities, source: SourceHost})
+	return &invocationContext{ctx, invocationInfo{id: id, identities: identities, source: SourceHost}}
 }
 
 func withStandaloneInvocation(ctx context.Context, id string, level KeyLevel) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &invocationInfo{id: id, source: SourceStandalone, level: level})
+	return &invocationContext{ctx, invocationInfo{id: id, source: SourceStandalone, level: level}}
+}
+
+// invocationContext is context.WithValue(ctx, ctxKey{}, &info) in one allocation, not two.
+type invocationContext struct {
+	context.Context
+	info invocationInfo
+}
+
+// Value returns the invocation's info for ctxKey{}, and ctx's value for any other key.
+func (c *invocationContext) Value(key any) any {
+	if key == (ctxKey{}) {
+		return &c.info
+	}
+	return c.Context.Value(key)
 }
 
 // InvocationID returns the invocation id of the request being served: the host's

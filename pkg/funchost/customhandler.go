@@ -10,10 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/textproto"
-	"net/url"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -118,7 +115,7 @@ func (s *customHandler) invocationTarget(r *http.Request) (string, bool) {
 }
 
 func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, name string) {
-	id := r.Header.Get("X-Azure-Functions-InvocationId")
+	id := invocationIDHeader(r.Header)
 	if e, ok := s.http[name]; ok {
 		s.serveHTTPInvocation(w, r, e, id)
 		return
@@ -132,46 +129,24 @@ func (s *customHandler) serveInvocation(w http.ResponseWriter, r *http.Request, 
 	writeInvocationResponse(w, http.StatusOK, resp, s.logger)
 }
 
+// invocationIDHeader is r.Header.Get("X-Azure-Functions-InvocationId") without building the
+// name's canonical form on every call.
+func invocationIDHeader(h http.Header) string {
+	if v := h[canonicalInvocationIDHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// canonicalInvocationIDHeader is the canonical form of X-Azure-Functions-InvocationId.
+var canonicalInvocationIDHeader = textproto.CanonicalMIMEHeaderKey("X-Azure-Functions-InvocationId")
+
 // invocationFailed answers the host with a failed invocation. Only the host sees the status;
 // the error text stays in our log.
 func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string, err error) {
 	s.logger.Error("invocation failed", "function", name, "invocation_id", id, "error", err)
 	resp := &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
 	writeInvocationResponse(w, invocationStatus(err), resp, s.logger)
-}
-
-// serveHTTPInvocation is the hot path: decode the trigger in one pass, serve the rebuilt
-// request, and encode the captured response straight into the reply.
-func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
-	buf, scratch := getBuffer(), getBuffer()
-	defer putBuffer(buf)
-	defer putBuffer(scratch)
-	body, err := readBody(r, s.maxInv, buf)
-	var trig *HTTPTrigger
-	if err == nil {
-		// The trigger's body stays in buf or scratch: both outlive the handler's run.
-		trig, err = decodeHTTPInvocationBody(body, HTTPTriggerBinding, scratch)
-	}
-	if err == nil && trig == nil {
-		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
-	}
-	var hr *http.Request
-	if err == nil {
-		ctx := withInvocation(r.Context(), id, trig.Identities)
-		hr, err = trig.request(ctx, s.prefix, e)
-	}
-	if err != nil {
-		s.invocationFailed(w, e.fn.Name, id, err)
-		return
-	}
-	capture := getCapture()
-	defer putCapture(capture)
-	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
-	capture.finish()
-	out := appendHTTPEnvelope(buf.Bytes()[:0], capture.status, capture.header, capture.body.Bytes())
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
 }
 
 // functionLogger is the logger for one function's invocation; built only when needed.
@@ -243,84 +218,6 @@ func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logg
 	h.ServeHTTP(w, r)
 }
 
-// request rebuilds the caller's HTTP request from the trigger. ctx already carries the
-// invocation.
-func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) (*http.Request, error) {
-	if !validMethod(t.Method) {
-		return nil, fmt.Errorf("%w: invalid method %q", ErrBadInvocation, t.Method)
-	}
-	u, err := url.Parse(t.URL)
-	if err != nil || t.URL == "" {
-		u = &url.URL{Scheme: "http", Host: "localhost", Path: "/" + strings.Trim(prefix+"/"+e.template.text, "/")}
-	}
-	if u.RawQuery == "" && len(t.Query) > 0 {
-		q := url.Values{}
-		for k, v := range t.Query {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-	}
-	header := make(http.Header, len(t.Headers))
-	for k, vs := range t.Headers {
-		if len(vs) > 0 {
-			ck := textproto.CanonicalMIMEHeaderKey(k)
-			if prev, ok := header[ck]; ok {
-				header[ck] = append(prev[:len(prev):len(prev)], vs...)
-			} else {
-				header[ck] = vs[:len(vs):len(vs)] // the trigger is this request's own
-			}
-		}
-	}
-	var body io.ReadCloser = http.NoBody
-	if t.Body != nil {
-		body = &bodyReader{Reader: *bytes.NewReader(t.Body)}
-	}
-	hr := (&http.Request{
-		Method:        t.Method,
-		URL:           u,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		Body:          body,
-		ContentLength: int64(len(t.Body)),
-		Host:          u.Host,
-		RequestURI:    u.RequestURI(),
-	}).WithContext(ctx)
-	params := t.Params
-	if params == nil {
-		if rest, ok := stripPrefix(u.EscapedPath(), prefix); ok {
-			params, _ = e.template.Match(rest)
-		}
-	}
-	for k, v := range params {
-		if v != nil {
-			hr.SetPathValue(k, *v)
-		}
-	}
-	return hr, nil
-}
-
-// bodyReader is the rebuilt request's body: the trigger's bytes, in one allocation.
-type bodyReader struct{ bytes.Reader }
-
-// Close does nothing.
-func (*bodyReader) Close() error { return nil }
-
-// validMethod reports whether m is an HTTP token, as net/http requires of a method.
-func validMethod(m string) bool {
-	if m == "" {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		c := m[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // serveForwarded serves a request forwarded by the host at its original path. The host has
 // matched the route and checked the key already; this only finds the handler.
 func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
@@ -329,7 +226,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	ctx := withInvocation(r.Context(), r.Header.Get("X-Azure-Functions-InvocationId"), nil)
+	ctx := withInvocation(r.Context(), invocationIDHeader(r.Header), nil)
 	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 
@@ -342,38 +239,6 @@ func writeInvocationResponse(w http.ResponseWriter, status int, resp *Invocation
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// appendHTTPEnvelope encodes the common reply, one http output and nothing else, without
-// reflection: `{"Outputs":{"res":{"statusCode":N,"headers":{...},"body":"..."}},...}`.
-// Header values are joined into plain strings (the host writes an array as its JSON text).
-func appendHTTPEnvelope(dst []byte, status int, header http.Header, body []byte) []byte {
-	dst = append(dst, `{"Outputs":{"res":{"statusCode":`...)
-	dst = strconv.AppendInt(dst, int64(status), 10)
-	dst = append(dst, `,"headers":{`...)
-	var keysBuf [16]string
-	keys := keysBuf[:0]
-	for k, v := range header {
-		if len(v) > 0 {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, k)
-		dst = append(dst, ':')
-		if vs := header[k]; len(vs) == 1 {
-			dst = appendJSONString(dst, vs[0])
-		} else {
-			dst = appendJSONString(dst, strings.Join(vs, ", "))
-		}
-	}
-	dst = append(dst, `},"body":`...)
-	dst = appendJSONBytes(dst, body)
-	return append(dst, `}},"Logs":[],"ReturnValue":null}`...)
 }
 
 // readBody reads a request body of at most limit bytes into buf (a new buffer when nil),

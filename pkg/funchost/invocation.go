@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -35,6 +36,18 @@ type HTTPTrigger struct {
 	Identities json.RawMessage
 	// Body is the decoded request body, nil when the host sent none.
 	Body []byte
+
+	// header is Headers as the rebuilt request's header, when the hot path read them so
+	// (Headers is then nil).
+	header http.Header
+}
+
+// contentType is the trigger's first Content-Type value, in any case.
+func (t *HTTPTrigger) contentType() string {
+	if t.header != nil {
+		return t.header.Get("Content-Type")
+	}
+	return headerValue(t.Headers, "Content-Type")
 }
 
 // HTTPOutput is the value of an http output binding (`Outputs.<res>`).

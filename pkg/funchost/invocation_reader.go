@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -52,16 +53,26 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 
 // decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
 // when scratch is not nil: a string body without escapes aliases data, an escaped one is
-// unescaped once into scratch's storage. The trigger is then valid only while neither data
+// unescaped once into scratch's body. The trigger is then valid only while neither data
 // nor scratch is reused (the hot path: while the handler runs).
-func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+//
+// With scratch, the trigger's Headers are read into the rebuilt request's header (canonical,
+// see readCanonicalHeaders), not into Headers, which stays nil.
+func decodeHTTPInvocationBody(data []byte, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
 	r := readerPool.Get().(*invocationReader)
 	r.buf = *bytes.NewBuffer(data)
-	r.dec.Reset(&r.buf, readerOptions...)
-	trig, err := readInvocation(&r.dec, binding, scratch)
+	trig, err := r.decode(binding, scratch)
 	r.buf = bytes.Buffer{}
 	r.dec.Reset(&r.buf)
 	readerPool.Put(r)
+	return trig, err
+}
+
+// decode is decodeHTTPInvocationBody of the payload in r.buf, read in place: the trigger's
+// body and header values may alias it.
+func (r *invocationReader) decode(binding string, scratch *hotScratch) (*HTTPTrigger, error) {
+	r.dec.Reset(&r.buf, readerOptions...)
+	trig, err := readInvocation(&r.dec, binding, scratch)
 	if err != nil {
 		if !errors.Is(err, errBodyNotBase64) && !errors.Is(err, ErrBadInvocation) {
 			err = errSyntax // the decoder's own error, or trailing data
@@ -77,7 +88,7 @@ func decodeHTTPInvocationBody(data []byte, binding string, scratch *bytes.Buffer
 	return trig, nil
 }
 
-func readInvocation(d *jsontext.Decoder, binding string, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+func readInvocation(d *jsontext.Decoder, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
 	var trig *HTTPTrigger
 	err := readObject(d, func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("Data")) {
@@ -186,7 +197,26 @@ func readOptString(d *jsontext.Decoder) (string, error) {
 	return "", errSyntax
 }
 
-func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, error) {
+// readMethod is readOptString for Method: the common methods, as the host spells them, come
+// back without an allocation.
+func readMethod(d *jsontext.Decoder) (string, error) {
+	if d.PeekKind() == '"' {
+		v, err := d.ReadValue()
+		if err != nil {
+			return "", err
+		}
+		switch string(v) {
+		case `"POST"`:
+			return http.MethodPost, nil
+		case `"GET"`:
+			return http.MethodGet, nil
+		}
+		return unquoteString(v), nil
+	}
+	return readOptString(d)
+}
+
+func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, error) {
 	t := &HTTPTrigger{}
 	var body, bodyText []byte
 	bodyFresh := false
@@ -196,7 +226,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 		case bytes.EqualFold(key, []byte("Url")):
 			t.URL, err = readOptString(d)
 		case bytes.EqualFold(key, []byte("Method")):
-			t.Method, err = readOptString(d)
+			t.Method, err = readMethod(d)
 		case bytes.EqualFold(key, []byte("Query")):
 			t.Query, err = readQuery(d)
 		case bytes.EqualFold(key, []byte("Identities")):
@@ -214,7 +244,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 			}
 			switch {
 			case v.Kind() == '"' && scratch != nil:
-				bodyText, bodyFresh = unquoteInto(scratch, v), true // may alias the payload: see decodeHTTPInvocationBody
+				bodyText, bodyFresh = unquoteInto(&scratch.body, v), true // may alias the payload: see decodeHTTPInvocationBody
 				if bodyText == nil {
 					bodyText = []byte{}
 				}
@@ -228,6 +258,8 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 			}
 		case bytes.EqualFold(key, []byte("Params")):
 			t.Params, err = readParams(d)
+		case bytes.EqualFold(key, []byte("Headers")) && scratch != nil:
+			t.header, err = readCanonicalHeaders(d, scratch)
 		case bytes.EqualFold(key, []byte("Headers")):
 			t.Headers, err = readHeaders(d)
 		default:
@@ -240,7 +272,7 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *bytes.Buffer) (*HTTPTrigger, 
 	}
 	t.Method = strings.ToUpper(t.Method)
 	switch {
-	case bodyText != nil && isBinaryMediaType(headerValue(t.Headers, "Content-Type")):
+	case bodyText != nil && isBinaryMediaType(t.contentType()):
 		b, err := base64.StdEncoding.AppendDecode(nil, bodyText)
 		if err != nil {
 			return nil, errBodyNotBase64
@@ -353,8 +385,8 @@ func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
 	}
 	m := map[string][]string{}
 	err := readObject(d, func(key []byte) error {
-		k, ok := commonHeaders[string(key)]
-		if !ok {
+		k := commonHeaders[string(key)].name
+		if k == "" {
 			k = string(key)
 		}
 		vals, err := readStringValues(d)
@@ -363,22 +395,3 @@ func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
 	})
 	return m, err
 }
-
-// commonHeaders holds the names of headers the Functions host forwards on most requests, so
-// reading them allocates no key. A name maps to itself.
-var commonHeaders = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{
-		"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
-		"Connection", "Content-Length", "Content-Type", "Cookie", "Host", "Max-Forwards",
-		"Origin", "Referer", "Traceparent", "Tracestate", "Transfer-Encoding", "User-Agent",
-		"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Original-URL",
-		"X-Waws-Unencoded-URL", "X-Arr-Log-Id", "X-Arr-Ssl", "X-Site-Deployment-Id",
-		"Client-Ip", "Disguised-Host", "X-Appservice-Proto", "X-Ms-Invocation-Id",
-		"X-Functions-Key",
-	} {
-		lk := strings.ToLower(k) // the host may send either spelling; each is kept as sent
-		m[k], m[lk] = k, lk
-	}
-	return m
-}()

@@ -76,7 +76,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// handling, and a rejected `Expect: 100-continue` request would hang.
 	r = r.WithContext(r.Context())
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	id := r.Header.Get("X-Azure-Functions-InvocationId")
+	id := invocationIDHeader(r.Header)
 	if id == "" {
 		id = uuid.NewString()
 	}

@@ -12,16 +12,14 @@ import (
 // Options.MaxWait the request is answered 504 and the run goes on (waitExceeded).
 func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
 	iv := &invokeCall{a: a, g: g, rc: a.newRunContext(r, g, EndpointInvoke)}
-	adm, err := a.admit(r, g, invokeRequestKind, &iv.rc)
-	if err != nil {
+	if err := a.admit(r, g, invokeRequestKind, &iv.rc, &iv.adm); err != nil {
 		a.observer.rejected(r.Context(), &iv.rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return
 	}
-	iv.adm = adm
 	a.observer.started(r.Context(), &iv.rc)
 	runID, invocationID := iv.rc.RunID, iv.rc.InvocationID
-	if !waitbound.Run(r.Context(), a.opts.MaxWait, iv.run) {
+	if !waitbound.RunWork(r.Context(), a.opts.MaxWait, iv) {
 		a.waitExceeded(w, g, runID, invocationID)
 		return
 	}
@@ -36,21 +34,22 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
 }
 
-// invokeCall is one invoke's run, in one allocation: what the run needs and what it leaves
-// for the request (read only when waitbound.Run returned true).
+// invokeCall is one invoke's run, in one allocation: what the run needs, its admission
+// included, and what it leaves for the request (read only when waitbound.RunWork returned
+// true).
 type invokeCall struct {
 	a    *GraphHostApp
 	g    *hostedGraph
-	adm  *admission
+	adm  admission
 	rc   RunContext
 	body []byte
 	err  error
 }
 
-// run runs the graph, frees the admission and tells the observer how the run ended.
-func (iv *invokeCall) run(ctx context.Context) {
-	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, iv.adm)
-	iv.a.release(iv.g, iv.adm)
+// Work runs the graph, frees the admission and tells the observer how the run ended.
+func (iv *invokeCall) Work(ctx context.Context) {
+	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, &iv.adm)
+	iv.a.release(iv.g, &iv.adm)
 	iv.a.endInvoke(ctx, iv.g, &iv.rc, iv.err)
 }
 
@@ -78,7 +77,11 @@ func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admis
 	var out any
 	err := guard(func() error {
 		var err error
-		out, err = g.graph.Invoke(ctx, adm.req.Request)
+		if ri, ok := g.graph.(requestInvoker); ok {
+			out, err = ri.invokeRequest(ctx, &adm.req.Request)
+		} else {
+			out, err = g.graph.Invoke(ctx, adm.req.Request)
+		}
 		return err
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -26,14 +27,36 @@ func appendCompact(dst []byte, v any) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	}
-	buf := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := compactEncoders.Get().(*compactEncoder)
+	defer e.put()
+	if err := e.enc.Encode(v); err != nil {
 		return dst, fmt.Errorf("encode JSON: %w", err)
 	}
-	out := buf.Bytes()
-	return out[:len(out)-1], nil // Encode adds a newline
+	out := e.buf.Bytes()
+	return append(dst, out[:len(out)-1]...), nil // Encode adds a newline
+}
+
+// compactEncoder is a json.Encoder without HTML escaping and the buffer it writes to, kept
+// between calls.
+type compactEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var compactEncoders = sync.Pool{New: func() any {
+	e := new(compactEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// put returns e to the pool, unless its buffer grew unusually large.
+func (e *compactEncoder) put() {
+	if e.buf.Cap() > 1<<20 {
+		return
+	}
+	e.buf.Reset()
+	compactEncoders.Put(e)
 }
 
 // marshalCompact returns the compact encoding of v.

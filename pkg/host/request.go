@@ -46,26 +46,34 @@ func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 // request model (422), depth and node limits of input then config (400), and the configurable
 // and thread id checks (400).
 func parseRunRequest(body []byte, kind requestKind, lim limits) (*runRequest, error) {
+	req := &runRequest{}
+	if err := parseRunRequestInto(req, body, kind, lim); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// parseRunRequestInto is parseRunRequest into req, a zero runRequest.
+func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim limits) error {
 	tree, err := parseStrict(body, lim.maxDepth+2)
 	if err != nil {
-		return nil, newPublic(errBadRequest, "Invalid JSON body")
+		return newPublic(errBadRequest, "Invalid JSON body")
 	}
 	root := tree.root
 	if tree.kind(root) != kindObject {
-		return nil, validationError("body", "Input should be a valid dictionary")
+		return validationError("body", "Input should be a valid dictionary")
 	}
 	input := tree.member(root, "input")
 	switch {
 	case input < 0:
-		return nil, validationError("input", "Field required")
+		return validationError("input", "Field required")
 	case tree.kind(input) != kindObject:
-		return nil, validationError("input", "Input should be a valid dictionary")
+		return validationError("input", "Input should be a valid dictionary")
 	}
 	config := tree.member(root, "config")
 	if config >= 0 && tree.kind(config) != kindObject && tree.kind(config) != kindNull {
-		return nil, validationError("config", "Input should be a valid dictionary or null")
+		return validationError("config", "Input should be a valid dictionary or null")
 	}
-	req := &runRequest{}
 	if v := tree.member(root, "version"); v >= 0 {
 		switch tree.kind(v) {
 		case kindNull:
@@ -73,34 +81,34 @@ func parseRunRequest(body []byte, kind requestKind, lim limits) (*runRequest, er
 			s := tree.str(v)
 			req.Version, req.hasVersion = &s, true
 		default:
-			return nil, validationError("version", "Input should be a valid string or null")
+			return validationError("version", "Input should be a valid string or null")
 		}
 	}
 	if kind == streamRequestKind {
 		req.StreamMode = "values"
 		if v := tree.member(root, "stream_mode"); v >= 0 {
 			if tree.kind(v) != kindString {
-				return nil, validationError("stream_mode", "Input should be a valid string")
+				return validationError("stream_mode", "Input should be a valid string")
 			}
 			req.StreamMode = tree.str(v)
 		}
 	}
 	if err := checkLimits(tree, input, lim.maxDepth, lim.maxNodes); err != nil {
-		return nil, err
+		return err
 	}
 	req.Input = tree.raw(input)
 	if config >= 0 && tree.kind(config) == kindObject {
 		if !tree.isEmptyContainer(config) {
 			if err := checkLimits(tree, config, lim.maxDepth, lim.maxNodes); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		req.Config.Raw = tree.raw(config)
 		if err := parseConfigurable(tree, config, &req.Config); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return req, nil
+	return nil
 }
 
 // parseConfigurable applies checks 5–7: configurable must be an object, its thread_id a string

@@ -39,9 +39,10 @@ func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint s
 
 // admission is a request that passed every pre-execution check.
 type admission struct {
-	req    *runRequest
-	locked bool
-	token  string
+	req     *runRequest // &request
+	locked  bool
+	token   string
+	request runRequest
 }
 
 // release frees the thread lock, if one was taken.
@@ -53,50 +54,52 @@ func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
 
 // admit runs checks 1–10 of the invoke contract: body size, JSON, request model, limits,
 // configurable and thread id, checkpointer thread id, version, and the thread lock (taken only
-// for graphs with a checkpointer). The caller must release the admission.
-func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext) (*admission, error) {
+// for graphs with a checkpointer), filling adm. The caller must release the admission.
+func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext, adm *admission) error {
 	sc := a.scope.Load()
 	caller, err := sc.resolve(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	body, err := readBody(r, a.lim.maxBody, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	req, err := parseRunRequest(body, kind, a.lim)
-	if err != nil {
-		return nil, err
+	req := &adm.request
+	if err := parseRunRequestInto(req, body, kind, a.lim); err != nil {
+		return err
 	}
 	rc.ThreadID, rc.StreamMode = req.Config.ThreadID, req.StreamMode
 	checkpointed := rc.HasCheckpointer
 	if checkpointed && req.Config.ThreadID == "" {
-		return nil, newPublic(errInvalidConfig, "config.configurable.thread_id is required for checkpointed graphs")
+		return newPublic(errInvalidConfig, "config.configurable.thread_id is required for checkpointed graphs")
 	}
 	if req.hasVersion && !g.acceptsVersion() {
-		return nil, newPublic(errUnsupportedVer, "Graph %s does not accept a 'version' argument (requires langgraph>=1.1)", pyRepr(g.name))
+		return newPublic(errUnsupportedVer, "Graph %s does not accept a 'version' argument (requires langgraph>=1.1)", pyRepr(g.name))
 	}
 	if !req.hasVersion {
 		req.Version = nil
 	}
 	if sc != nil && req.Config.ThreadID != "" {
 		if err := a.checkThread(r.Context(), sc, caller, g, req.Config.ThreadID, true); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	adm.req = req
 	if !checkpointed {
-		return &admission{req: req}, nil
+		return nil
 	}
 	tid := req.Config.ThreadID
 	token, ok, err := a.lock.Acquire(r.Context(), g.name, tid, 0)
 	if err != nil {
 		a.logger.Error("acquire thread lock", "graph", g.name, "run_id", rc.RunID, "error", err)
-		return nil, &publicError{kind: errLockBackend, msg: "Graph execution failed"}
+		return &publicError{kind: errLockBackend, msg: "Graph execution failed"}
 	}
 	if !ok {
-		return nil, newPublic(errLockContention, "Thread %s is currently in use by another request", pyRepr(tid))
+		return newPublic(errLockContention, "Thread %s is currently in use by another request", pyRepr(tid))
 	}
-	return &admission{req: req, locked: true, token: token}, nil
+	adm.locked, adm.token = true, token
+	return nil
 }
 
 // runContext returns the graph's context: cancelled when the request ends, and when a lock

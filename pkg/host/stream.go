@@ -33,8 +33,8 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		writeError(w, err, a.logger)
 		return
 	}
-	adm, err := a.admit(r, g, streamRequestKind, &rc)
-	if err != nil {
+	adm := new(admission)
+	if err := a.admit(r, g, streamRequestKind, &rc, adm); err != nil {
 		a.observer.rejected(r.Context(), &rc, rejectReason(err))
 		writeError(w, err, a.logger)
 		return

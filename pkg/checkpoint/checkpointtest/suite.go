@@ -170,8 +170,12 @@ func RunSaverTests(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 		if n, err = s.Prune(ctx, "t1", "", 5); err != nil || n != 0 {
 			t.Fatalf("Prune(5) = %d, %v; want 0", n, err)
 		}
-		if n, err = s.Prune(ctx, "t1", "", 0); err != nil || n != 2 {
-			t.Fatalf("Prune(0) = %d, %v; want 2", n, err)
+		if n, err = s.Prune(ctx, "t1", "", 1); err != nil || n != 1 { // one over: the oldest goes
+			t.Fatalf("Prune(1) = %d, %v; want 1", n, err)
+		}
+		wantIDs(t, list(t, s, "t1", "", checkpoint.ListOptions{}), "c6")
+		if n, err = s.Prune(ctx, "t1", "", 0); err != nil || n != 1 {
+			t.Fatalf("Prune(0) = %d, %v; want 1", n, err)
 		}
 		_, err = s.Get(ctx, checkpoint.Ref{ThreadID: "t1"})
 		wantIs(t, err, checkpoint.ErrNotFound)

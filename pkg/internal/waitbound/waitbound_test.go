@@ -3,6 +3,7 @@ package waitbound
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,3 +86,47 @@ func TestSeconds(t *testing.T) {
 }
 
 type ctxKey struct{}
+
+func TestRun_IdleWorkersEnd(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	for range 3 {
+		started.Add(1)
+		go Run(t.Context(), time.Minute, func(context.Context) { started.Done(); <-release })
+	}
+	started.Wait()
+	close(release)
+	for { // the three go idle
+		workers.mu.Lock()
+		idle, reaping := len(workers.idle), workers.reaping
+		workers.mu.Unlock()
+		if idle >= 3 {
+			if !reaping {
+				t.Fatal("workers are idle, and no reaping is scheduled")
+			}
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	workers.mu.Lock()
+	before := workers.idle[0].idleSince.Add(workerIdle)
+	next, ok := reapDue(before.Add(-time.Millisecond))
+	if len(workers.idle) < 3 || !ok || next != time.Millisecond {
+		t.Errorf("before the first is due: %d idle, next in %v (%v), want ≥ 3, 1ms", len(workers.idle), next, ok)
+	}
+	_, ok = reapDue(time.Now().Add(workerIdle))
+	idle := len(workers.idle)
+	workers.mu.Unlock()
+	if ok || idle != 0 {
+		t.Fatalf("after workerIdle: %d idle (%v), want none", idle, ok)
+	}
+}
+
+func BenchmarkRun(b *testing.B) {
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		Run(b.Context(), time.Minute, func(context.Context) { n++ })
+	}
+}
