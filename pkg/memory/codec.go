@@ -62,10 +62,21 @@ func (c *codec) merge(rk, enc string, m map[string]any) string {
 	return c.done(b)
 }
 
+// maxSharedRow bounds the rows done looks for among the last ones written: index rows are
+// a few hundred bytes.
+const maxSharedRow = 512
+
 // done returns the new row b as a string of its own, or one of the last ones written when it
 // equals it (the engine writes a run's index rows, with one row key, in four partitions).
 func (c *codec) done(b []byte) string {
 	c.buf = b
+	if len(b) > maxSharedRow { // a head, a history row: unique, not worth hashing
+		s := string(b)
+		if cap(c.buf) > 1<<16 { // do not keep a large row's buffer
+			c.buf = nil
+		}
+		return s
+	}
 	if c.seed == (maphash.Seed{}) {
 		c.seed = maphash.MakeSeed()
 	}

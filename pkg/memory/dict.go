@@ -19,6 +19,12 @@ type dict struct {
 	bytes  int
 	counts *[dictSlots]uint8 // uses of the candidates, by hash (a candidate may share its slot)
 	uses   int               // counted since counts was cleared
+	// recent caches entries by a cheap slot of their value (length, first and last byte), so
+	// the values the engine writes all the time (names, statuses) are found without hashing.
+	recent [64]struct {
+		v string
+		i uint32
+	}
 }
 
 const (
@@ -39,6 +45,10 @@ func (d *dict) index(v string) (uint32, bool) {
 	if len(v) < dictMinLen || len(v) > dictMaxLen {
 		return 0, false
 	}
+	slot := &d.recent[(uint(len(v))*31+uint(v[0])+7*uint(v[len(v)-1]))%uint(len(d.recent))]
+	if slot.v == v {
+		return slot.i, true
+	}
 	if d.ids == nil {
 		d.seed = maphash.MakeSeed()
 		d.ids = map[uint64]uint32{}
@@ -46,21 +56,25 @@ func (d *dict) index(v string) (uint32, bool) {
 	}
 	h := maphash.String(d.seed, v)
 	if i, ok := d.ids[h]; ok {
-		return i, d.list[i] == v // a hash collision stays inline
+		if d.list[i] != v {
+			return 0, false // a hash collision stays inline
+		}
+		slot.v, slot.i = d.list[i], i
+		return i, true
 	}
 	if len(d.list) >= dictMaxEntries || d.bytes+len(v) > dictMaxBytes {
 		return 0, false
 	}
-	slot := &d.counts[h%dictSlots]
-	if *slot+1 < dictMinUses {
+	count := &d.counts[h%dictSlots]
+	if *count+1 < dictMinUses {
 		if d.uses++; d.uses >= dictCandidates {
 			clear(d.counts[:])
 			d.uses = 0
 		}
-		*slot++
+		*count++
 		return 0, false
 	}
-	*slot = 0
+	*count = 0
 	i := uint32(len(d.list))
 	v = strings.Clone(v)
 	d.list = append(d.list, v)
