@@ -2,8 +2,8 @@ package memory
 
 import "hash/maphash"
 
-// codec encodes and decodes the rows of one Store (props.go has the format). Guarded by the
-// Store's mu.
+// codec encodes and decodes the rows of one Store (props.go has the format). Guarded by its
+// lockedCodec's mu.
 type codec struct {
 	names  nameTable
 	dict   dict

@@ -10,7 +10,7 @@ import (
 // hold its index. What a waiting run repeats from every other — its graph, node, event and
 // status names, its custom status, its route decisions — is then 2 or 3 bytes a row. A
 // value unique to a run (its id, its state) never gets there. The dictionary only grows, up
-// to dictMaxEntries strings and dictMaxBytes bytes. Guarded by the Store's mu.
+// to dictMaxEntries strings and dictMaxBytes bytes. Guarded by its lockedCodec's mu.
 type dict struct {
 	seed   maphash.Seed
 	ids    map[uint64]uint32 // hash of a value → its index in list

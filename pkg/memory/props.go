@@ -36,7 +36,7 @@ const (
 // maxNames bounds a store's name table; names past it are stored inline in each row.
 const maxNames = 1 << 16
 
-// nameTable interns property names: id i names list[i-1]. Guarded by the Store's mu.
+// nameTable interns property names: id i names list[i-1]. Guarded by its lockedCodec's mu.
 type nameTable struct {
 	ids  map[string]uint32
 	list []string
@@ -254,7 +254,7 @@ func next(enc string) (entry, string) {
 func (c *codec) value(e entry) any { return decodeValue(e, c.dict.boxed) }
 
 // decodeValue is codec.value with the dictionary's boxed strings in boxed: a snapshot taken
-// under the Store's mu may be read after it is released (the dictionary only appends).
+// under its codec's lock may be read after it is released (the dictionary only appends).
 func decodeValue(e entry, boxed []any) any {
 	switch e.tag {
 	case tagDict:
