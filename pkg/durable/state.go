@@ -9,7 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 )
 
 // Update is a shallow state update returned by node and event handlers: its top-level keys
@@ -361,33 +362,12 @@ func (s *stateSchema) checkUpdate(u Update) error {
 	return nil
 }
 
-// stateEncoder is a pooled json.Encoder over its own buffer, configured as dump needs.
-type stateEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var encoderPool = sync.Pool{New: func() any {
-	e := new(stateEncoder)
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
-// maxPooledDump is the largest buffer an encoder goes back to the pool with.
-const maxPooledDump = 64 << 10
-
 // dump encodes the state with every model field in declaration order. Slices and maps have
 // been made non-nil by finish.
 func (s *stateSchema) dump(ptr any) (json.RawMessage, error) {
-	e := encoderPool.Get().(*stateEncoder)
-	e.buf.Reset()
-	if err := e.enc.Encode(ptr); err != nil {
+	out, err := jsonenc.Append(nil, ptr)
+	if err != nil {
 		return nil, fmt.Errorf("encode state %s: %w", s.name, err)
-	}
-	out := bytes.Clone(e.buf.Bytes()[:e.buf.Len()-1]) // without Encode's newline
-	if e.buf.Cap() <= maxPooledDump {
-		encoderPool.Put(e)
 	}
 	return out, nil
 }

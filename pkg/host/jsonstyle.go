@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sync"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -27,36 +27,11 @@ func appendCompact(dst []byte, v any) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	}
-	e := compactEncoders.Get().(*compactEncoder)
-	defer e.put()
-	if err := e.enc.Encode(v); err != nil {
+	out, err := jsonenc.Append(dst, v)
+	if err != nil {
 		return dst, fmt.Errorf("encode JSON: %w", err)
 	}
-	out := e.buf.Bytes()
-	return append(dst, out[:len(out)-1]...), nil // Encode adds a newline
-}
-
-// compactEncoder is a json.Encoder without HTML escaping and the buffer it writes to, kept
-// between calls.
-type compactEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var compactEncoders = sync.Pool{New: func() any {
-	e := new(compactEncoder)
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
-// put returns e to the pool, unless its buffer grew unusually large.
-func (e *compactEncoder) put() {
-	if e.buf.Cap() > 1<<20 {
-		return
-	}
-	e.buf.Reset()
-	compactEncoders.Put(e)
+	return out, nil
 }
 
 // marshalCompact returns the compact encoding of v.
