@@ -61,6 +61,7 @@ func BenchmarkIntegrationWorkerRSS_WaitingRuns(b *testing.B) {
 	b.ReportMetric(peak/n, "peak-RSS-MB")
 	b.ReportMetric(heap/n, "live-heap-MB")
 	b.ReportMetric(waiting/idle, "RSS/idle")
+	b.ReportMetric(float64(runs), "runs")
 	b.ReportMetric(0, "ns/op")
 }
 
