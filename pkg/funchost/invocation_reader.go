@@ -344,38 +344,12 @@ func readParams(d *jsontext.Decoder) (map[string]*string, error) {
 	return m, err
 }
 
-// readStringValues reads a string, an array of strings, null, or any other value as its text.
+// readStringValues reads a string, an array of strings, null, or any other value as its text
+// (readValues, collected as strings).
 func readStringValues(d *jsontext.Decoder) ([]string, error) {
-	switch d.PeekKind() {
-	case '[':
-		if _, err := d.ReadToken(); err != nil {
-			return nil, err
-		}
-		var vals []string
-		for d.PeekKind() != ']' {
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			if v.Kind() != '"' {
-				return nil, errSyntax
-			}
-			vals = append(vals, unquoteString(v))
-		}
-		_, err := d.ReadToken()
-		return vals, err
-	case 'n':
-		_, err := d.ReadToken()
-		return nil, err
-	}
-	v, err := d.ReadValue()
-	if err != nil {
-		return nil, err
-	}
-	if v.Kind() == '"' {
-		return []string{unquoteString(v)}, nil
-	}
-	return []string{string(v)}, nil
+	var vals []string
+	err := readValues(d, func(b []byte) { vals = append(vals, string(b)) })
+	return vals, err
 }
 
 func readHeaders(d *jsontext.Decoder) (map[string][]string, error) {
