@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
 // echoRequest is a handler that reports what it received.
@@ -239,5 +242,66 @@ func TestCustomHandler_ForwardedRequest(t *testing.T) {
 		if seen["id"] != tc.id {
 			t.Errorf("%s %s: id = %v, want %q", tc.method, tc.target, seen["id"], tc.id)
 		}
+	}
+}
+
+// TestCustomHandler_ReplyEarly: a handler that answers with waitbound.ReplyEarly gets its
+// reply to the host at once, complete, while it still runs, on a connection the host is told
+// not to reuse; nothing more is written when it returns.
+func TestCustomHandler_ReplyEarly(t *testing.T) {
+	t.Parallel()
+	payload, err := os.ReadFile(filepath.Join("testdata", "invocations", "http_post_json.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	app := NewFunctionApp()
+	mustHandle(t, app, HTTPFunction{Name: "fg_echo_invoke", Route: "graphs/echo/invoke", Methods: []string{"POST"},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !waitbound.CanReplyEarly(w) {
+				t.Error("the capture of an HTTP invocation cannot reply early")
+				return
+			}
+			waitbound.ReplyEarly(w, http.StatusGatewayTimeout, http.Header{"Content-Type": {"application/json"}}, []byte(`{"late":true}`))
+			if r.Header.Get("X-Wait") != "" {
+				<-release
+			}
+		})})
+	h := app.CustomHandler(HandlerOptions{Logger: testLogger(t)})
+
+	rec, env := invokeRaw(t, h, "fg_echo_invoke", payload) // returns at once: one reply, not two
+	if res := httpOutput(t, env); rec.Code != http.StatusOK || res.StatusCode != http.StatusGatewayTimeout || res.Body != `{"late":true}` {
+		t.Fatalf("reply %d %s, want 200 with the 504 output", rec.Code, rec.Body.String())
+	}
+	if n := bytes.Count(rec.Body.Bytes(), []byte(`"Outputs"`)); n != 1 {
+		t.Fatalf("%d replies written, want 1: %s", n, rec.Body.String())
+	}
+
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer close(release) // before srv.Close, which waits for the handler
+	waiting := bytes.Replace(payload, []byte(`"Headers": {`), []byte(`"Headers": {"X-Wait": ["1"],`), 1)
+	if bytes.Equal(waiting, payload) {
+		t.Fatal("test payload has no Headers object")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/fg_echo_invoke", bytes.NewReader(waiting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the reply while the handler runs: %v", err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(body, &got); err != nil || httpOutput(t, got).StatusCode != http.StatusGatewayTimeout || !resp.Close {
+		t.Fatalf("reply %q (%v), close %v; want the 504 output and the connection closed", body, err, resp.Close)
 	}
 }

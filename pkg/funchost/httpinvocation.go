@@ -44,7 +44,11 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	}
 	capture := getCapture()
 	defer putCapture(capture)
+	capture.reply = w
 	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
+	if capture.replied {
+		return // answered while the handler still ran (waitbound.ReplyEarly)
+	}
 	capture.finish()
 	hb.payload.buf.Reset() // the request is served: the payload is free for the reply
 	out := appendHTTPEnvelope(hb.payload.buf.AvailableBuffer(), capture.status, capture.header, capture.body.Bytes())

@@ -8,7 +8,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
-// serveInvoke answers POST graphs/<name>/invoke. The graph runs in its own goroutine; past
+// serveInvoke answers POST graphs/<name>/invoke. The graph runs on the request's goroutine
+// when the response can be sent before the handler returns (waitbound.CanReplyEarly: the
+// custom handler's capture, any flushing writer), else in a goroutine of its own; past
 // Options.MaxWait the request is answered 504 and the run goes on (waitExceeded).
 func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
 	iv := &invokeCall{a: a, g: g, rc: a.newRunContext(r, g, EndpointInvoke)}
@@ -18,9 +20,14 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	a.observer.started(r.Context(), &iv.rc)
-	runID, invocationID := iv.rc.RunID, iv.rc.InvocationID
-	if !waitbound.RunWork(r.Context(), a.opts.MaxWait, iv) {
-		a.waitExceeded(w, g, runID, invocationID)
+	iv.runID, iv.invocationID = iv.rc.RunID, iv.rc.InvocationID
+	if waitbound.CanReplyEarly(w) {
+		iv.w = w
+		if !waitbound.RunInline(r.Context(), a.opts.MaxWait, iv) {
+			return // Bounded answered
+		}
+	} else if !waitbound.RunWork(r.Context(), a.opts.MaxWait, iv) {
+		a.waitExceeded(w, g, iv.runID, iv.invocationID)
 		return
 	}
 	if iv.err == nil {
@@ -44,6 +51,11 @@ type invokeCall struct {
 	rc   RunContext
 	body []byte
 	err  error
+
+	// w is the request's writer when the run is inline (Bounded answers on it); runID and
+	// invocationID are the run's, for the answer past the bound.
+	w                   http.ResponseWriter
+	runID, invocationID string
 }
 
 // Work runs the graph, frees the admission and tells the observer how the run ended.
@@ -51,6 +63,14 @@ func (iv *invokeCall) Work(ctx context.Context) {
 	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, &iv.adm)
 	iv.a.release(iv.g, &iv.adm)
 	iv.a.endInvoke(ctx, iv.g, &iv.rc, iv.err)
+}
+
+// Bounded answers the request of an inline run that passed Options.MaxWait: the 504 of
+// waitExceeded, sent at once while the run goes on.
+func (iv *invokeCall) Bounded() {
+	var reply earlyReply
+	iv.a.waitExceeded(&reply, iv.g, iv.runID, iv.invocationID)
+	waitbound.ReplyEarly(iv.w, reply.status, reply.header, reply.body)
 }
 
 // endInvoke tells the observer (and the log) how an invoke run ended.

@@ -21,3 +21,29 @@ func (a *GraphHostApp) waitExceeded(w http.ResponseWriter, g *hostedGraph, runID
 		"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
 	writeError(w, &publicError{kind: errWaitExceeded, msg: WaitExceededMessage(a.opts.MaxWait)}, a.logger)
 }
+
+// earlyReply is the answer an inline run's Bounded writes, collected for waitbound.ReplyEarly.
+type earlyReply struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (r *earlyReply) Header() http.Header {
+	if r.header == nil {
+		r.header = make(http.Header)
+	}
+	return r.header
+}
+
+func (r *earlyReply) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *earlyReply) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	r.body = append(r.body, p...)
+	return len(p), nil
+}
