@@ -124,4 +124,18 @@ func BlobDelete() Matcher {
 	return All(Methods(http.MethodDelete), PathMatches(`^/[^/]+/[^/]+/.+`), notContainer)
 }
 
+// BlobLease matches Lease Blob requests: PUT /<account>/<container>/<blob…>?comp=lease whose
+// x-ms-lease-action header is one of actions (acquire, renew, change, release, break; any
+// case), or any lease action when none is given. Container leases are not matched.
+func BlobLease(actions ...string) Matcher {
+	return All(Methods(http.MethodPut), PathMatches(`^/[^/]+/[^/]+/.+`), notContainer, func(r *Request) bool {
+		if r.Query.Get("comp") != "lease" {
+			return false
+		}
+		action := r.Header.Get("x-ms-lease-action")
+		return len(actions) == 0 && action != "" ||
+			slices.ContainsFunc(actions, func(a string) bool { return strings.EqualFold(a, action) })
+	})
+}
+
 func notContainer(r *Request) bool { return r.Query.Get("restype") != "container" }

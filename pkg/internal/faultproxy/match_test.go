@@ -1,6 +1,7 @@
 package faultproxy_test
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -70,5 +71,36 @@ func TestMatchers_Combinators(t *testing.T) {
 	}
 	if !faultproxy.All()(req) || faultproxy.AnyOf()(req) {
 		t.Error("empty All must match and empty AnyOf must not")
+	}
+}
+
+func TestMatchers_BlobLease_ByAction(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		method, uri, action string
+		actions             []string
+		want                bool
+	}{
+		{"PUT", "/acct/locks/g/t?comp=lease", "acquire", nil, true},
+		{"PUT", "/acct/locks/g/t?comp=lease", "renew", []string{"renew"}, true},
+		{"PUT", "/acct/locks/g/t?comp=lease", "Release", []string{"acquire", "release"}, true},
+		{"PUT", "/acct/locks/g/t?comp=lease", "renew", []string{"acquire"}, false},
+		{"PUT", "/acct/locks/g/t?comp=lease", "", nil, false},                      // no action: not a lease call
+		{"PUT", "/acct/locks/g/t", "acquire", nil, false},                          // an upload
+		{"GET", "/acct/locks/g/t?comp=lease", "acquire", nil, false},               // not a PUT
+		{"PUT", "/acct/locks?restype=container&comp=lease", "acquire", nil, false}, // a container lease
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &faultproxy.Request{Method: tt.method, Path: u.EscapedPath(), Query: u.Query(), Header: http.Header{}}
+		if tt.action != "" {
+			req.Header.Set("x-ms-lease-action", tt.action)
+		}
+		if got := faultproxy.BlobLease(tt.actions...)(req); got != tt.want {
+			t.Errorf("BlobLease(%q)(%s %s, action %q) = %v, want %v", tt.actions, tt.method, tt.uri, tt.action, got, tt.want)
+		}
 	}
 }
