@@ -3,13 +3,23 @@
 package bloblock
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
+	"github.com/funcgraph/funcgraph/pkg/internal/faultproxy"
 )
 
 // newAzuriteContainer creates a fresh container on the test Azurite, deleted at cleanup.
@@ -57,4 +67,128 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
+}
+
+// proxied is a container of the test's own on Azurite, reached directly (another holder, an
+// operator) and through a faultproxy in front of the blob endpoint (the lock under test).
+type proxied struct {
+	direct, via *container.Client
+	proxy       *faultproxy.Proxy
+}
+
+// newProxiedContainer creates a container, deleted at cleanup, and a proxy seeded by the
+// test's name. The proxied client keeps the SDK's retries (three) with millisecond delays, so
+// a fault that lasts is returned after four tries at once rather than after seconds.
+func newProxiedContainer(t testing.TB) proxied {
+	t.Helper()
+	direct, name := newAzuriteContainer(t)
+	set, err := faultproxy.StartSet(azuritetest.ConnectionString(t), &faultproxy.Options{Seed: seedOf(t.Name()), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	via, err := container.NewClientFromConnectionString(set.ConnectionString(), name, &container.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{RetryDelay: time.Millisecond, MaxRetryDelay: 5 * time.Millisecond}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proxied{direct: direct, via: via, proxy: set.Blob}
+}
+
+// count counts the requests m matches as they pass the proxy. It is a rule that never fires,
+// so add it before the rules that fault (a faulted request stops at its rule).
+func (p proxied) count(m faultproxy.Matcher) *atomic.Int64 {
+	var n atomic.Int64
+	p.proxy.Add(faultproxy.Rule{Name: "count", Match: func(r *faultproxy.Request) bool {
+		if m(r) {
+			n.Add(1)
+		}
+		return false
+	}})
+	return &n
+}
+
+// newManualLock returns a lock on c (closed at cleanup) with no renewer: the test calls
+// renewAll for each renewal round, each call bounded by a minute.
+func newManualLock(t testing.TB, c *container.Client, opts Options) *BlobLeaseThreadLock {
+	t.Helper()
+	opts.DisableAutoRenew = true
+	if opts.LeaseDuration == 0 {
+		opts.LeaseDuration = 15 * time.Second
+	}
+	l := newAzuriteLock(t, c, opts)
+	l.renewEvery = time.Minute
+	return l
+}
+
+// takeOver breaks the lease on blob at once and takes a new one (15 s) as another holder.
+func takeOver(t testing.TB, c *container.Client, blob string) *lease.BlobClient {
+	t.Helper()
+	op, err := breakAndTake(c, blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+// breakAndTake is takeOver for goroutines other than the test's.
+func breakAndTake(c *container.Client, blob string) (*lease.BlobClient, error) {
+	op, err := lease.NewBlobClient(c.NewBlobClient(blob), nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := op.BreakLease(context.Background(), &lease.BlobBreakOptions{BreakPeriod: to.Ptr[int32](0)}); err != nil {
+		return nil, fmt.Errorf("break lease on %s: %w", blob, err)
+	}
+	if _, err := op.AcquireLease(context.Background(), 15, nil); err != nil {
+		return nil, fmt.Errorf("take over lease on %s: %w", blob, err)
+	}
+	return op, nil
+}
+
+// leaseState returns the lease state of blob.
+func leaseState(t testing.TB, c *container.Client, blob string) lease.StateType {
+	t.Helper()
+	props, err := c.NewBlobClient(blob).GetProperties(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("properties of %s: %v", blob, err)
+	}
+	if props.LeaseState == nil {
+		return ""
+	}
+	return *props.LeaseState
+}
+
+// logBuffer collects a logger's text output.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newLogs returns a logger at level writing to a fresh buffer.
+func newLogs(level slog.Level) (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level})), b
+}
+
+// seedOf derives a proxy seed from a test name.
+func seedOf(name string) uint64 {
+	var h uint64 = 14695981039346656037
+	for i := range len(name) {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	return h
 }

@@ -3,7 +3,6 @@
 package bloblock
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
-	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
 func TestIntegrationBlobLease_MarkerBlobs_EscapedAndNotOverwritten(t *testing.T) {
@@ -128,42 +126,6 @@ func TestIntegrationBlobLease_LostLease_HolderObservesLoss(t *testing.T) {
 	}
 }
 
-func TestIntegrationBlobLease_Close_ReleasesLeases(t *testing.T) {
-	c, _ := newAzuriteContainer(t)
-	l := newAzuriteLock(t, c, Options{})
-	other := newAzuriteLock(t, c, Options{})
-	ctx := t.Context()
-	threads := []string{"a", "b", "c"}
-	for _, th := range threads {
-		if _, ok, err := l.Acquire(ctx, "g", th, 0); !ok || err != nil {
-			t.Fatalf("Acquire(%s) = %v, %v", th, ok, err)
-		}
-	}
-	for range 2 {
-		if err := l.Close(); err != nil {
-			t.Fatalf("Close = %v", err)
-		}
-	}
-	for _, th := range threads {
-		props, err := c.NewBlobClient(markerName(DefaultBlobPrefix, "g", th)).GetProperties(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if props.LeaseState == nil || *props.LeaseState != lease.StateTypeAvailable {
-			t.Errorf("lease state of %s after Close = %v, want available", th, deref(props.LeaseState))
-		}
-		tok, ok, err := other.Acquire(ctx, "g", th, 0)
-		if !ok || err != nil {
-			t.Errorf("other Acquire(%s) after Close = %v, %v; want acquired", th, ok, err)
-		}
-		other.Release("g", th, tok)
-	}
-	if _, ok, err := l.Acquire(ctx, "g", "d", 0); ok || !errors.Is(err, lock.ErrClosed) {
-		t.Errorf("Acquire after Close = %v, %v; want ErrClosed", ok, err)
-	}
-	l.Release("g", "a", "whatever")
-}
-
 func TestIntegrationOpen_CreatesContainer(t *testing.T) {
 	name := azuritetest.UniqueName("open")
 	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
@@ -186,23 +148,4 @@ func TestIntegrationOpen_CreatesContainer(t *testing.T) {
 		t.Fatalf("second Open: %v", err)
 	}
 	l2.Close()
-}
-
-func TestIntegrationBlobLease_MissingContainer_AcquireErrors(t *testing.T) {
-	c, _ := newAzuriteContainer(t)
-	l := newAzuriteLock(t, c, Options{})
-	if _, err := c.Delete(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	_, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-	if ok || err == nil {
-		t.Errorf("Acquire on a missing container = %v, %v; want an error", ok, err)
-	}
-}
-
-func deref[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
 }

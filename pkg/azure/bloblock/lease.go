@@ -29,7 +29,7 @@ const (
 // lost through Lost (see lock.LossNotifier and lock.ContextWithLoss). Close releases every held lease
 // and stops the renewer.
 type BlobLeaseThreadLock struct {
-	api        leaseAPI
+	api        azureLeases
 	seconds    int32         // lease duration sent to the service; -1 infinite
 	prefix     string        // marker blob prefix
 	renewEvery time.Duration // 0: no renewal
@@ -82,14 +82,11 @@ func New(ctx context.Context, opts Options) (*BlobLeaseThreadLock, error) {
 	}
 	seconds, _ := leaseSeconds(opts.LeaseDuration)
 	l := &BlobLeaseThreadLock{
-		api:     opts.api,
+		api:     azureLeases{c: opts.Container},
 		seconds: seconds,
 		prefix:  opts.BlobPrefix,
 		log:     opts.Logger,
 		entries: make(map[leaseKey]*leaseEntry),
-	}
-	if l.api == nil {
-		l.api = azureLeases{c: opts.Container}
 	}
 	if l.prefix == "" {
 		l.prefix = DefaultBlobPrefix

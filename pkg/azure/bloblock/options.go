@@ -45,13 +45,11 @@ type Options struct {
 
 	// renewEvery overrides the renewal interval LeaseDuration/3 (for tests).
 	renewEvery time.Duration
-	// api replaces the Azure Blob calls (for tests); Container may then be nil.
-	api leaseAPI
 }
 
 // Validate reports whether the options can build a lock.
 func (o Options) Validate() error {
-	if o.Container == nil && o.api == nil {
+	if o.Container == nil {
 		return errors.New("blob lease lock needs a container client: the container must already exist, or set CreateContainer to create it")
 	}
 	if _, err := leaseSeconds(o.LeaseDuration); err != nil {

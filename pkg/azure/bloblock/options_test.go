@@ -60,6 +60,11 @@ func TestBlobLeaseOptions_NilContainer_ErrorSaysContainerMustExist(t *testing.T)
 }
 
 func TestNewBlobLeaseThreadLock_AutoRenewOff_Warns(t *testing.T) {
+	// New makes no storage call without CreateContainer: a client of a closed port will do.
+	c, err := container.NewClientWithNoCredential("http://127.0.0.1:1/devstoreaccount1/c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		duration time.Duration
@@ -77,7 +82,7 @@ func TestNewBlobLeaseThreadLock_AutoRenewOff_Warns(t *testing.T) {
 			var buf bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, nil))
 			l, err := New(t.Context(), Options{
-				api: newFakeLeases(), LeaseDuration: tt.duration, DisableAutoRenew: tt.disable, Logger: log,
+				Container: c, LeaseDuration: tt.duration, DisableAutoRenew: tt.disable, Logger: log,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -93,19 +98,5 @@ func TestNewBlobLeaseThreadLock_AutoRenewOff_Warns(t *testing.T) {
 				t.Errorf("renew interval = %v, want 20s for a 60 s lease", l.renewEvery)
 			}
 		})
-	}
-}
-
-func TestNewBlobLeaseThreadLock_CreateContainer_OnlyWhenAsked(t *testing.T) {
-	for _, create := range []bool{false, true} {
-		f := newFakeLeases()
-		newFakeLock(t, f, Options{CreateContainer: create})
-		want := 0
-		if create {
-			want = 1
-		}
-		if got := f.count("createContainer"); got != want {
-			t.Errorf("CreateContainer=%v: container creations = %d, want %d", create, got, want)
-		}
 	}
 }

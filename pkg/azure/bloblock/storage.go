@@ -16,20 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
 )
 
-// leaseAPI is the part of Blob storage the lock uses. azureLeases implements it; unit tests
-// substitute a fake.
-type leaseAPI interface {
-	// acquire takes a new lease on blob and returns its id.
-	acquire(ctx context.Context, blob string, seconds int32) (leaseID string, err error)
-	renew(ctx context.Context, blob, leaseID string) error
-	release(ctx context.Context, blob, leaseID string) error
-	// createMarker creates blob empty unless it exists (existing is not an error).
-	createMarker(ctx context.Context, blob string) error
-	// createContainer creates the container unless it exists.
-	createContainer(ctx context.Context) error
-}
-
-// azureLeases is leaseAPI on an azblob container client.
+// azureLeases is the part of Blob storage the lock uses, on an azblob container client.
 type azureLeases struct{ c *container.Client }
 
 func (a azureLeases) leaseClient(name, leaseID string) (*lease.BlobClient, error) {
@@ -40,6 +27,7 @@ func (a azureLeases) leaseClient(name, leaseID string) (*lease.BlobClient, error
 	return lease.NewBlobClient(a.c.NewBlobClient(name), opts)
 }
 
+// acquire takes a new lease on blob name and returns its id.
 func (a azureLeases) acquire(ctx context.Context, name string, seconds int32) (string, error) {
 	lc, err := a.leaseClient(name, "")
 	if err != nil {
@@ -69,6 +57,7 @@ func (a azureLeases) release(ctx context.Context, name, leaseID string) error {
 	return err
 }
 
+// createMarker creates blob name empty unless it exists (existing is not an error).
 func (a azureLeases) createMarker(ctx context.Context, name string) error {
 	etagAny := azcore.ETagAny
 	_, err := a.c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(nil)),
@@ -82,6 +71,7 @@ func (a azureLeases) createMarker(ctx context.Context, name string) error {
 	return err
 }
 
+// createContainer creates the container unless it exists.
 func (a azureLeases) createContainer(ctx context.Context) error {
 	return azsdk.CreateContainer(ctx, a.c)
 }
