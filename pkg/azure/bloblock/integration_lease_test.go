@@ -217,11 +217,16 @@ func TestIntegrationBlobLease_Blocking_BacksOffAndCancels(t *testing.T) {
 		t.Errorf("storage acquires in 600 ms = %d, want 2..8", n)
 	}
 
+	// The context ends inside the first 500 ms back-off, which it cuts short.
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
+	start := time.Now()
 	_, ok, err = l.Acquire(ctx, "g", "t", time.Minute)
 	if ok || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Acquire with expiring ctx = %v, %v; want context.DeadlineExceeded", ok, err)
+	}
+	if d := time.Since(start); d > 400*time.Millisecond {
+		t.Errorf("Acquire returned %v after it began, want soon after its context's 100 ms", d)
 	}
 }
 
