@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,13 +75,14 @@ type proxied struct {
 	proxy       *faultproxy.Proxy
 }
 
-// newProxiedContainer creates a container, deleted at cleanup, and a proxy seeded by the
-// test's name. The proxied client keeps the SDK's retries (three) with millisecond delays, so
-// a fault that lasts is returned after four tries at once rather than after seconds.
+// newProxiedContainer creates a container, deleted at cleanup, and a proxy with a fixed seed
+// (no rule here draws on it: every rule fires for each request it matches). The proxied
+// client keeps the SDK's retries (three) with millisecond delays, so a fault that lasts is
+// returned after four tries at once rather than after seconds.
 func newProxiedContainer(t testing.TB) proxied {
 	t.Helper()
 	direct, name := newAzuriteContainer(t)
-	set, err := faultproxy.StartSet(azuritetest.ConnectionString(t), &faultproxy.Options{Seed: seedOf(t.Name()), Logf: t.Logf})
+	set, err := faultproxy.StartSet(azuritetest.ConnectionString(t), &faultproxy.Options{Seed: 20, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,35 +160,19 @@ func leaseState(t testing.TB, c *container.Client, blob string) lease.StateType 
 	return *props.LeaseState
 }
 
-// logBuffer collects a logger's text output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// newLogs returns a logger at level writing to a fresh buffer.
-func newLogs(level slog.Level) (*slog.Logger, *logBuffer) {
-	b := &logBuffer{}
+// newLogs returns a logger at level writing to a fresh buffer. The buffer is not guarded:
+// read it once the goroutines that log are done.
+func newLogs(level slog.Level) (*slog.Logger, *bytes.Buffer) {
+	b := &bytes.Buffer{}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: level})), b
 }
 
-// seedOf derives a proxy seed from a test name.
-func seedOf(name string) uint64 {
-	var h uint64 = 14695981039346656037
-	for i := range len(name) {
-		h = (h ^ uint64(name[i])) * 1099511628211
+// mustAcquire takes (graph, thread) on l at once, failing the test otherwise.
+func mustAcquire(t testing.TB, l *BlobLeaseThreadLock, graph, thread string) string {
+	t.Helper()
+	tok, ok, err := l.Acquire(context.Background(), graph, thread, 0)
+	if !ok || err != nil {
+		t.Fatalf("Acquire(%s, %s) = %v, %v; want acquired", graph, thread, ok, err)
 	}
-	return h
+	return tok
 }

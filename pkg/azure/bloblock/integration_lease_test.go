@@ -60,10 +60,7 @@ func TestIntegrationBlobLease_TrackedKey_NoStorageCall(t *testing.T) {
 		p := newProxiedContainer(t)
 		acquires, releases := p.count(faultproxy.BlobLease("acquire")), p.count(faultproxy.BlobLease("release"))
 		l := newManualLock(t, p.via, Options{})
-		tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-		if !ok || err != nil {
-			t.Fatalf("Acquire = %v, %v", ok, err)
-		}
+		tok := mustAcquire(t, l, "g", "t")
 		if lost {
 			takeOver(t, p.direct, markerName(DefaultBlobPrefix, "g", "t"))
 			l.renewAll(t.Context())
@@ -73,7 +70,7 @@ func TestIntegrationBlobLease_TrackedKey_NoStorageCall(t *testing.T) {
 		}
 		before := acquires.Load()
 		start := time.Now()
-		_, ok, err = l.Acquire(t.Context(), "g", "t", 5*time.Second)
+		_, ok, err := l.Acquire(t.Context(), "g", "t", 5*time.Second)
 		if ok || err != nil {
 			t.Errorf("lost=%v: Acquire on tracked key = %v, %v; want not acquired", lost, ok, err)
 		}
@@ -97,10 +94,7 @@ func TestIntegrationBlobLease_TrackedKey_NoStorageCall(t *testing.T) {
 func TestIntegrationBlobLease_LostLocalRace_GivesNewLeaseBack(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
 	l := newManualLock(t, c, Options{})
-	tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-	if !ok || err != nil {
-		t.Fatalf("Acquire = %v, %v", ok, err)
-	}
+	tok := mustAcquire(t, l, "g", "t")
 	defer l.Release("g", "t", tok)
 	if err := l.api.createMarker(t.Context(), "other"); err != nil {
 		t.Fatal(err)
@@ -178,10 +172,7 @@ func TestIntegrationBlobLease_ConflictCodes_AreNotAcquired(t *testing.T) {
 	for _, breaking := range []bool{false, true} {
 		c, _ := newAzuriteContainer(t)
 		other, l := newManualLock(t, c, Options{}), newManualLock(t, c, Options{})
-		tok, ok, err := other.Acquire(t.Context(), "g", "t", 0)
-		if !ok || err != nil {
-			t.Fatalf("other Acquire = %v, %v", ok, err)
-		}
+		tok := mustAcquire(t, other, "g", "t")
 		defer other.Release("g", "t", tok)
 		if breaking {
 			// Breaking, not yet broken: Azure answers LeaseIsBreakingAndCannotBeAcquired,
@@ -191,7 +182,7 @@ func TestIntegrationBlobLease_ConflictCodes_AreNotAcquired(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, ok, err = l.Acquire(t.Context(), "g", "t", 0)
+		_, ok, err := l.Acquire(t.Context(), "g", "t", 0)
 		if ok || err != nil {
 			t.Errorf("breaking=%v: Acquire of a held lease = %v, %v; want not acquired, nil", breaking, ok, err)
 		}
@@ -202,13 +193,10 @@ func TestIntegrationBlobLease_Blocking_BacksOffAndCancels(t *testing.T) {
 	p := newProxiedContainer(t)
 	acquires := p.count(faultproxy.BlobLease("acquire"))
 	other, l := newManualLock(t, p.direct, Options{}), newManualLock(t, p.via, Options{})
-	tok, ok, err := other.Acquire(t.Context(), "g", "t", 0)
-	if !ok || err != nil {
-		t.Fatalf("other Acquire = %v, %v", ok, err)
-	}
+	tok := mustAcquire(t, other, "g", "t")
 	defer other.Release("g", "t", tok)
 
-	_, ok, err = l.Acquire(t.Context(), "g", "t", 600*time.Millisecond)
+	_, ok, err := l.Acquire(t.Context(), "g", "t", 600*time.Millisecond)
 	if ok || err != nil {
 		t.Fatalf("Acquire = %v, %v; want not acquired", ok, err)
 	}

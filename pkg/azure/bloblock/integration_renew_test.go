@@ -56,10 +56,7 @@ func TestIntegrationBlobLease_Renewal_MarksLost(t *testing.T) {
 			renews, releases := p.count(faultproxy.BlobLease("renew")), p.count(faultproxy.BlobLease("release"))
 			log, logs := newLogs(slog.LevelInfo)
 			l := newManualLock(t, p.via, Options{Logger: log})
-			tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-			if !ok || err != nil {
-				t.Fatalf("Acquire = %v, %v", ok, err)
-			}
+			tok := mustAcquire(t, l, "g", "t")
 			blob := markerName(DefaultBlobPrefix, "g", "t")
 			ch := l.Lost("g", "t", tok)
 			broken := false
@@ -118,10 +115,7 @@ func TestIntegrationBlobLease_Renewal_IgnoresReleasedEntries(t *testing.T) {
 	p := newProxiedContainer(t)
 	log, logs := newLogs(slog.LevelInfo)
 	l := newManualLock(t, p.via, Options{Logger: log})
-	tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-	if !ok || err != nil {
-		t.Fatalf("Acquire = %v, %v", ok, err)
-	}
+	tok := mustAcquire(t, l, "g", "t")
 	blob := markerName(DefaultBlobPrefix, "g", "t")
 	released := make(chan struct{})
 	var (
@@ -158,10 +152,7 @@ func TestIntegrationBlobLease_Renewal_IgnoresReleasedEntries(t *testing.T) {
 	if _, err := other.ReleaseLease(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	tok2, ok, err := l.Acquire(t.Context(), "g", "t", time.Second)
-	if !ok || err != nil {
-		t.Fatalf("Acquire after release = %v, %v", ok, err)
-	}
+	tok2 := mustAcquire(t, l, "g", "t")
 	l.renewAll(t.Context())
 	if isClosed(l.Lost("g", "t", tok2)) {
 		t.Error("the new holder is marked lost")
@@ -175,10 +166,7 @@ func TestIntegrationBlobLease_Close_ReleasesAndRefuses(t *testing.T) {
 	threads := []string{"a", "b", "c"}
 	var toks []string
 	for _, th := range threads {
-		tok, ok, err := l.Acquire(t.Context(), "g", th, 0)
-		if !ok || err != nil {
-			t.Fatalf("Acquire(%s) = %v, %v", th, ok, err)
-		}
+		tok := mustAcquire(t, l, "g", th)
 		toks = append(toks, tok)
 	}
 	// The renewer finds c taken over and marks it lost.
@@ -232,10 +220,7 @@ func TestIntegrationBlobLease_ReleaseFailure_LoggedAtDebug(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
 	log, logs := newLogs(slog.LevelDebug)
 	l := newManualLock(t, c, Options{Logger: log})
-	tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-	if !ok || err != nil {
-		t.Fatalf("Acquire = %v, %v", ok, err)
-	}
+	tok := mustAcquire(t, l, "g", "t")
 	takeOver(t, c, markerName(DefaultBlobPrefix, "g", "t")) // someone else holds it now
 	l.Release("g", "t", tok)
 	out := logs.String()
@@ -253,10 +238,7 @@ func TestIntegrationBlobLease_ReleaseFailure_LoggedAtDebug(t *testing.T) {
 func TestIntegrationContextWithLoss_LeaseLost_CancelsWithCause(t *testing.T) {
 	c, _ := newAzuriteContainer(t)
 	l := newManualLock(t, c, Options{})
-	tok, ok, err := l.Acquire(t.Context(), "g", "t", 0)
-	if !ok || err != nil {
-		t.Fatalf("Acquire = %v, %v", ok, err)
-	}
+	tok := mustAcquire(t, l, "g", "t")
 	ctx, cancel := lock.ContextWithLoss(t.Context(), l, "g", "t", tok)
 	defer cancel()
 	l.renewAll(t.Context())
