@@ -53,8 +53,8 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 
 // decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
 // when scratch is not nil: a string body without escapes aliases data, an escaped one is
-// unescaped once into scratch's body. The trigger is then valid only while neither data
-// nor scratch is reused (the hot path: while the handler runs).
+// unescaped once into scratch's body, and the trigger is scratch's own. The trigger is then
+// valid only while neither data nor scratch is reused (the hot path: while the handler runs).
 //
 // With scratch, the trigger's Headers are read into the rebuilt request's header (canonical,
 // see readCanonicalHeaders), not into Headers, which stays nil.
@@ -217,7 +217,13 @@ func readMethod(d *jsontext.Decoder) (string, error) {
 }
 
 func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, error) {
-	t := &HTTPTrigger{}
+	var t *HTTPTrigger
+	if scratch != nil {
+		t = &scratch.trig // an earlier binding of the same name is dropped: the last one wins
+		*t = HTTPTrigger{}
+	} else {
+		t = &HTTPTrigger{}
+	}
 	var body, bodyText []byte
 	bodyFresh := false
 	err := readObject(d, func(key []byte) error {
