@@ -244,13 +244,20 @@ func writeInvocationResponse(w http.ResponseWriter, status int, resp *Invocation
 // readBody reads a request body of at most limit bytes into buf (a new buffer when nil),
 // sized from Content-Length when known.
 func readBody(r *http.Request, limit int64, buf *bytes.Buffer) ([]byte, error) {
+	return readBodyVia(r, limit, buf, new(io.LimitedReader))
+}
+
+// readBodyVia is readBody reading through lr, left without the body.
+func readBodyVia(r *http.Request, limit int64, buf *bytes.Buffer, lr *io.LimitedReader) ([]byte, error) {
 	if buf == nil {
 		buf = new(bytes.Buffer)
 	}
 	if n := r.ContentLength; n > 0 && n <= limit {
 		buf.Grow(int(n) + 1)
 	}
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	*lr = io.LimitedReader{R: r.Body, N: limit + 1}
+	n, err := buf.ReadFrom(lr)
+	lr.R = nil
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInvocation, ClassifyBodyError(err))
 	}

@@ -23,7 +23,7 @@ import (
 func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Request, e *httpEntry, id string) {
 	hb := hotPool.Get().(*hotBuffers)
 	defer hb.put()
-	_, err := readBody(r, s.maxInv, &hb.payload.buf)
+	_, err := readBodyVia(r, s.maxInv, &hb.payload.buf, &hb.limited)
 	var trig *HTTPTrigger
 	if err == nil {
 		// The trigger's body and header values stay in the payload or the scratch buffer:
@@ -35,8 +35,7 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	}
 	var hr *http.Request
 	if err == nil {
-		ctx := withInvocation(r.Context(), id, trig.Identities)
-		hr, err = trig.request(ctx, s.prefix, e)
+		hr, err = trig.request(r.Context(), id, s.prefix, e)
 	}
 	if err != nil {
 		s.invocationFailed(w, e.fn.Name, id, err)
@@ -58,11 +57,12 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 }
 
 // hotBuffers are what serving one HTTP invocation reuses: the payload, read in place by its
-// decoder and then holding the reply, and the scratch an escaped body is unescaped into and
-// the headers are read with.
+// decoder and then holding the reply, the scratch an escaped body is unescaped into and the
+// headers are read with, and the reader of the payload's limit.
 type hotBuffers struct {
 	payload invocationReader
 	scratch hotScratch
+	limited io.LimitedReader // reads the payload (readBodyVia)
 }
 
 var hotPool = sync.Pool{New: func() any { return new(hotBuffers) }}
@@ -77,13 +77,14 @@ func (hb *hotBuffers) put() {
 	hotPool.Put(hb)
 }
 
-// request rebuilds the caller's HTTP request from the trigger. ctx already carries the
-// invocation.
-func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) (*http.Request, error) {
+// request rebuilds the caller's HTTP request from the trigger, invocation id's: its context is
+// ctx carrying the invocation (withInvocation).
+func (t *HTTPTrigger) request(ctx context.Context, id, prefix string, e *httpEntry) (*http.Request, error) {
 	if !validMethod(t.Method) {
 		return nil, fmt.Errorf("%w: invalid method %q", ErrBadInvocation, t.Method)
 	}
 	tr := new(triggerRequest)
+	tr.ctx = invocationContext{ctx, invocationInfo{id: id, identities: t.Identities, source: SourceHost}}
 	u, err := parseTriggerURL(t.URL, &tr.url)
 	if err != nil || t.URL == "" {
 		u = &url.URL{Scheme: "http", Host: "localhost", Path: "/" + strings.Trim(prefix+"/"+e.template.text, "/")}
@@ -125,7 +126,7 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 		ContentLength: int64(len(t.Body)),
 		Host:          u.Host,
 		RequestURI:    u.RequestURI(),
-	}).WithContext(ctx)
+	}).WithContext(&tr.ctx)
 	params := t.Params
 	if params == nil {
 		if rest, ok := stripPrefix(u.EscapedPath(), prefix); ok {
@@ -141,10 +142,12 @@ func (t *HTTPTrigger) request(ctx context.Context, prefix string, e *httpEntry) 
 }
 
 // triggerRequest is what the rebuilt request needs besides itself, in one allocation: its
-// URL, when plain (parseTriggerURL), and its body, a reader of the trigger's bytes.
+// URL, when plain (parseTriggerURL), its body, a reader of the trigger's bytes, and its
+// context (withInvocation's).
 type triggerRequest struct {
 	url  url.URL
 	body bodyReader
+	ctx  invocationContext
 }
 
 // bodyReader is the rebuilt request's body: the trigger's bytes.

@@ -35,7 +35,7 @@ func TestReadCanonicalHeaders_JoinsAndReplacesAsRequestDoes(t *testing.T) {
 			if !reflect.DeepEqual(trig.header, c.want) || trig.Headers != nil {
 				t.Fatalf("header = %#v (Headers %v), want %#v", trig.header, trig.Headers, c.want)
 			}
-			hr, err := trig.request(t.Context(), "api", e)
+			hr, err := trig.request(t.Context(), "", "api", e)
 			if err != nil || !reflect.DeepEqual(hr.Header, c.want) {
 				t.Fatalf("request header = %#v, %v; want %#v", hr.Header, err, c.want)
 			}

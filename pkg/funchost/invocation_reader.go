@@ -53,8 +53,8 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 
 // decodeHTTPInvocationBody is decodeHTTPInvocation with the trigger's Body left where it is
 // when scratch is not nil: a string body without escapes aliases data, an escaped one is
-// unescaped once into scratch's body. The trigger is then valid only while neither data
-// nor scratch is reused (the hot path: while the handler runs).
+// unescaped once into scratch's body, and the trigger is scratch's own. The trigger is then
+// valid only while neither data nor scratch is reused (the hot path: while the handler runs).
 //
 // With scratch, the trigger's Headers are read into the rebuilt request's header (canonical,
 // see readCanonicalHeaders), not into Headers, which stays nil.
@@ -167,13 +167,51 @@ func unquote(v []byte) (b []byte, fresh bool) {
 // scratch's storage (grown to fit, left empty) instead of a fresh slice.
 func unquoteInto(scratch *bytes.Buffer, v []byte) []byte {
 	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	valid := utf8.Valid(inner)
+	if valid && bytes.IndexByte(inner, '\\') < 0 {
 		return inner
 	}
 	scratch.Reset()
 	scratch.Grow(len(v))
+	if valid {
+		if out, ok := appendUnescaped(scratch.AvailableBuffer(), inner); ok {
+			return out
+		}
+	}
 	out, _ := jsontext.AppendUnquote(scratch.AvailableBuffer(), v)
 	return out
+}
+
+// appendUnescaped appends the text of inner, the valid UTF-8 between the quotes of a JSON
+// string the decoder accepted, and reports true, unless it has a \u escape, left to
+// jsontext.AppendUnquote: what a JSON body sent as text has, quotes and backslashes escaped,
+// is decoded without it.
+func appendUnescaped(dst, inner []byte) ([]byte, bool) {
+	for {
+		i := bytes.IndexByte(inner, '\\')
+		if i < 0 {
+			return append(dst, inner...), true
+		}
+		dst = append(dst, inner[:i]...)
+		c := inner[i+1] // the decoder accepted the string: an escape is whole
+		switch c {
+		case '"', '\\', '/':
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default:
+			return dst, false
+		}
+		dst = append(dst, c)
+		inner = inner[i+2:]
+	}
 }
 
 // unquoteString is unquote as a string.
@@ -217,26 +255,32 @@ func readMethod(d *jsontext.Decoder) (string, error) {
 }
 
 func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, error) {
-	t := &HTTPTrigger{}
+	var t *HTTPTrigger
+	if scratch != nil {
+		t = &scratch.trig // an earlier binding of the same name is dropped: the last one wins
+		*t = HTTPTrigger{}
+	} else {
+		t = &HTTPTrigger{}
+	}
 	var body, bodyText []byte
 	bodyFresh := false
 	err := readObject(d, func(key []byte) error {
 		var err error
-		switch {
-		case bytes.EqualFold(key, []byte("Url")):
+		switch triggerFieldOf(key) {
+		case fieldURL:
 			t.URL, err = readOptString(d)
-		case bytes.EqualFold(key, []byte("Method")):
+		case fieldMethod:
 			t.Method, err = readMethod(d)
-		case bytes.EqualFold(key, []byte("Query")):
+		case fieldQuery:
 			t.Query, err = readQuery(d)
-		case bytes.EqualFold(key, []byte("Identities")):
+		case fieldIdentities:
 			var v jsontext.Value
 			v, err = d.ReadValue()
 			t.Identities = nil
 			if err == nil && v.Kind() != 'n' {
 				t.Identities = bytes.Clone(v) // the payload buffer is reused
 			}
-		case bytes.EqualFold(key, []byte("Body")):
+		case fieldBody:
 			body, bodyText = nil, nil
 			var v jsontext.Value
 			if v, err = d.ReadValue(); err != nil {
@@ -256,12 +300,14 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, er
 			default:
 				body = v // aliases the payload, which outlives the decode
 			}
-		case bytes.EqualFold(key, []byte("Params")):
+		case fieldParams:
 			t.Params, err = readParams(d)
-		case bytes.EqualFold(key, []byte("Headers")) && scratch != nil:
-			t.header, err = readCanonicalHeaders(d, scratch)
-		case bytes.EqualFold(key, []byte("Headers")):
-			t.Headers, err = readHeaders(d)
+		case fieldHeaders:
+			if scratch != nil {
+				t.header, err = readCanonicalHeaders(d, scratch)
+			} else {
+				t.Headers, err = readHeaders(d)
+			}
 		default:
 			err = d.SkipValue()
 		}
@@ -286,6 +332,49 @@ func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, er
 		t.Body = bytes.Clone(body)
 	}
 	return t, nil
+}
+
+// The members of an httpTrigger the reader keeps.
+const (
+	fieldOther = iota
+	fieldURL
+	fieldMethod
+	fieldQuery
+	fieldHeaders
+	fieldParams
+	fieldIdentities
+	fieldBody
+)
+
+// triggerFields are the members' names, as encoding/json matches them: case-insensitively.
+var triggerFields = [...]string{fieldURL: "Url", fieldMethod: "Method", fieldQuery: "Query",
+	fieldHeaders: "Headers", fieldParams: "Params", fieldIdentities: "Identities", fieldBody: "Body"}
+
+// triggerFieldOf returns the member key names: its name as the host spells it is found at
+// once, any other spelling by comparing it with each name.
+func triggerFieldOf(key []byte) int {
+	switch string(key) {
+	case "Url":
+		return fieldURL
+	case "Method":
+		return fieldMethod
+	case "Query":
+		return fieldQuery
+	case "Headers":
+		return fieldHeaders
+	case "Params":
+		return fieldParams
+	case "Identities":
+		return fieldIdentities
+	case "Body":
+		return fieldBody
+	}
+	for f := fieldURL; f < len(triggerFields); f++ {
+		if bytes.EqualFold(key, []byte(triggerFields[f])) {
+			return f
+		}
+	}
+	return fieldOther
 }
 
 // readQuery reads Query: an object of strings (or arrays, joined with commas), or a string

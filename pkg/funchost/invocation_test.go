@@ -190,7 +190,7 @@ func FuzzDecodeInvocation(f *testing.F) {
 		}
 		if raw, ok := req.Data["req"]; ok {
 			if trig, err := DecodeHTTPTrigger(raw); err == nil {
-				if _, err := trig.request(t.Context(), "api", e); err != nil && !errors.Is(err, ErrBadInvocation) {
+				if _, err := trig.request(t.Context(), "", "api", e); err != nil && !errors.Is(err, ErrBadInvocation) {
 					t.Fatalf("request: unexpected error class: %v", err)
 				}
 			} else if !errors.Is(err, ErrBadInvocation) {

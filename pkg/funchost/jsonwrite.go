@@ -17,11 +17,11 @@ func appendJSONString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -61,6 +61,15 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 const hexDigit = "0123456789abcdef"
+
+// plainByte marks the bytes appendJSONString copies as they are: ASCII but for control
+// characters, '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // replaceInvalidUTF8 replaces every invalid byte with U+FFFD, as encoding/json does.
 func replaceInvalidUTF8(b []byte) []byte {

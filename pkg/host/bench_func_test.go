@@ -94,10 +94,10 @@ func BenchmarkInvokeFuncEchoCustomHandlerLoopback(b *testing.B) {
 // funcEchoAllocBudget is the most allocations one invoke of the host.Func echo may make in
 // process, through the whole custom-handler path (invocation decode, routing, admission,
 // the graph run, the reply's encoding), test request and recorder included (the bare net/http
-// peer: 40). Measured: 46 (see TestInvokeFuncEcho_AllocBudget's log); a change that needs
+// peer: 40). Measured: 38 (see TestInvokeFuncEcho_AllocBudget's log); a change that needs
 // more must say why in the README's invoke table. Under -race the budget grows by
 // raceAllocSlack.
-const funcEchoAllocBudget = 46
+const funcEchoAllocBudget = 38
 
 func TestInvokeFuncEcho_AllocBudget(t *testing.T) {
 	h := funcEchoHandler(t)

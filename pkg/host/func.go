@@ -39,11 +39,32 @@ func (f Func[In, Out]) Invoke(ctx context.Context, req Request) (any, error) {
 // invokeRequest is Invoke for a request the caller never changes again: the run's context
 // carries req itself, not a copy (see requestInvoker).
 func (f Func[In, Out]) invokeRequest(ctx context.Context, req *Request) (any, error) {
-	var in In
-	if err := decodeInput(req.Input, &in); err != nil {
+	c := &funcCall[In]{ctx: requestContext{Context: ctx, req: req}}
+	if err := decodeInput(req.Input, &c.in); err != nil {
 		return nil, err
 	}
-	return f(context.WithValue(ctx, requestKey{}, req), in)
+	return f(&c.ctx, c.in)
+}
+
+// funcCall is what a call of a Func needs, in one allocation: the input it is decoded into,
+// and the context carrying the request (WithRequest's).
+type funcCall[In any] struct {
+	ctx requestContext
+	in  In
+}
+
+// requestContext is context.WithValue(ctx, requestKey{}, req) as a field of funcCall.
+type requestContext struct {
+	context.Context
+	req *Request
+}
+
+// Value returns the request for requestKey{}, and the parent's value for any other key.
+func (c *requestContext) Value(key any) any {
+	if key == (requestKey{}) {
+		return c.req
+	}
+	return c.Context.Value(key)
 }
 
 // requestInvoker is a graph that takes its Request by pointer (Func): the invoke route, whose

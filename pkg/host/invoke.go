@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
@@ -32,6 +33,7 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	}
 	if iv.err == nil {
 		writeBody(w, http.StatusOK, "application/json", iv.body)
+		putOutput(iv.out, iv.body) // written: the response keeps no slice of it
 		return
 	}
 	if pub := clientError(iv.err); pub != nil {
@@ -51,6 +53,7 @@ type invokeCall struct {
 	rc   RunContext
 	body []byte
 	err  error
+	out  *[]byte // body's buffer, from outputBuffers
 
 	// w is the request's writer when the run is inline (Bounded answers on it); runID and
 	// invocationID are the run's, for the answer past the bound.
@@ -60,7 +63,8 @@ type invokeCall struct {
 
 // Work runs the graph, frees the admission and tells the observer how the run ended.
 func (iv *invokeCall) Work(ctx context.Context) {
-	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, &iv.adm)
+	iv.out = outputBuffers.Get().(*[]byte)
+	iv.body, iv.err = iv.a.runInvoke(ctx, iv.g, &iv.adm, (*iv.out)[:0])
 	iv.a.release(iv.g, &iv.adm)
 	iv.a.endInvoke(ctx, iv.g, &iv.rc, iv.err)
 }
@@ -87,8 +91,8 @@ func (a *GraphHostApp) endInvoke(ctx context.Context, g *hostedGraph, rc *RunCon
 	}
 }
 
-// runInvoke runs the graph and encodes the success body `{"output": ...}`.
-func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admission) ([]byte, error) {
+// runInvoke runs the graph and appends the success body `{"output": ...}` to dst.
+func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admission, dst []byte) ([]byte, error) {
 	if adm.locked { // unlocked, ctx is waitbound.Run's, cancelled as soon as the run returns
 		var cancel context.CancelFunc
 		ctx, cancel = a.runContext(ctx, g, adm)
@@ -107,14 +111,33 @@ func (a *GraphHostApp) runInvoke(ctx context.Context, g *hostedGraph, adm *admis
 	if err != nil {
 		return nil, err
 	}
-	return encodeOutput(out)
+	return appendOutput(dst, out)
 }
 
-// encodeOutput returns `{"output":<out>}` in the compact style: an object output as is, any
-// other output as {"result":"<text>"}, where text is the string itself or the compact JSON.
-func encodeOutput(out any) ([]byte, error) {
-	body := make([]byte, 0, 256)
-	body = append(body, `{"output":`...)
+// outputBuffers holds the buffers invoke replies are encoded into (runInvoke), each back once
+// its reply is written (putOutput).
+var outputBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 256)
+	return &b
+}}
+
+// maxPooledOutput keeps unusually large replies' buffers out of outputBuffers.
+const maxPooledOutput = 64 << 10
+
+// putOutput returns buf to outputBuffers with body, the reply it now holds, as its storage.
+func putOutput(buf *[]byte, body []byte) {
+	if cap(body) > maxPooledOutput {
+		return
+	}
+	*buf = body[:0]
+	outputBuffers.Put(buf)
+}
+
+// appendOutput appends `{"output":<out>}` to dst (empty) in the compact style: an object
+// output as is, any other output as {"result":"<text>"}, where text is the string itself or
+// the compact JSON.
+func appendOutput(dst []byte, out any) ([]byte, error) {
+	body := append(dst, `{"output":`...)
 	start := len(body)
 	body, err := appendCompact(body, out)
 	if err != nil {

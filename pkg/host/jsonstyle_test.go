@@ -72,7 +72,7 @@ func TestEncodeOutput_Kinds_WrappedUnlessObject(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := encodeOutput(tt.in)
+			got, err := appendOutput(nil, tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}

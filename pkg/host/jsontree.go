@@ -52,16 +52,28 @@ type jsonTree struct {
 // RFC 8259 JSON. Containers nested deeper than maxParseDepth (top level = 1) are validated and
 // recorded but not expanded.
 func parseStrict(src []byte, maxParseDepth int) (*jsonTree, error) {
+	t := &jsonTree{}
+	if err := t.parse(src, maxParseDepth); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// parse is parseStrict into t, whose nodes it reuses.
+func (t *jsonTree) parse(src []byte, maxParseDepth int) error {
 	// Raw bytes are checked here: the decoder allows invalid UTF-8 only so that escaped lone
 	// surrogates ("\ud800") pass, as they do in encoding/json.
 	if !utf8.Valid(src) {
-		return nil, errInvalidJSON
+		return errInvalidJSON
 	}
 	st := decoderPool.Get().(*pooledDecoder)
 	st.buf = *bytes.NewBuffer(src)
 	st.dec.Reset(&st.buf, decoderOptions...)
-	t := &jsonTree{src: src}
-	t.nodes = t.first[:0]
+	t.src = src
+	if t.nodes == nil {
+		t.nodes = t.first[:0]
+	}
+	t.nodes = t.nodes[:0]
 	b := treeBuilder{d: &st.dec, t: t, maxDepth: maxParseDepth}
 	root, err := b.value(1)
 	if err == nil {
@@ -73,10 +85,26 @@ func parseStrict(src []byte, maxParseDepth int) (*jsonTree, error) {
 	st.dec.Reset(&st.buf)
 	decoderPool.Put(st)
 	if err != nil {
-		return nil, errInvalidJSON
+		return errInvalidJSON
 	}
 	t.root = root
-	return t, nil
+	return nil
+}
+
+// maxPooledNodes keeps the trees of unusually large bodies out of treePool.
+const maxPooledNodes = 256
+
+// treePool holds the trees of parseRunRequestInto, which keeps nothing of a tree but slices of
+// its source and strings it decoded.
+var treePool = sync.Pool{New: func() any { return new(jsonTree) }}
+
+// putTree returns t to treePool, without its source.
+func putTree(t *jsonTree) {
+	if cap(t.nodes) > maxPooledNodes {
+		return
+	}
+	t.src = nil
+	treePool.Put(t)
 }
 
 // pooledDecoder is a jsontext.Decoder over a bytes.Buffer, which it reads in place.
@@ -301,6 +329,9 @@ func (t *jsonTree) str(v int32) string { return jsonUnquote(t.raw(v)) }
 // jsonUnquote decodes the JSON string q, validated by the decoder. An escaped lone surrogate
 // becomes U+FFFD, as in encoding/json (jsontext reports it, and replaces it the same way).
 func jsonUnquote(q []byte) string {
+	if inner := q[1 : len(q)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner) // nothing to decode
+	}
 	b, _ := jsontext.AppendUnquote(nil, q)
 	return string(b)
 }

@@ -55,8 +55,9 @@ func parseRunRequest(body []byte, kind requestKind, lim limits) (*runRequest, er
 
 // parseRunRequestInto is parseRunRequest into req, a zero runRequest.
 func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim limits) error {
-	tree, err := parseStrict(body, lim.maxDepth+2)
-	if err != nil {
+	tree := treePool.Get().(*jsonTree)
+	defer putTree(tree)
+	if tree.parse(body, lim.maxDepth+2) != nil {
 		return newPublic(errBadRequest, "Invalid JSON body")
 	}
 	root := tree.root

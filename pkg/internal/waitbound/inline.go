@@ -29,21 +29,15 @@ type InlineWork interface {
 // in time (Bounded never runs), false when Bounded answered the request. No bound when max
 // is 0 or less. Until the bound passes, ctx's end cancels Work's context, as with RunWork.
 func RunInline(ctx context.Context, max time.Duration, work InlineWork) bool {
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
+	run := newRunContext(ctx)
+	defer run.end()
 	c := inlineCalls.Get().(*inlineCall)
-	c.work = work
-	if ctx.Done() != nil {
-		c.unlink = context.AfterFunc(ctx, cancel)
-	}
+	c.work, c.run = work, run
 	if max > 0 {
 		c.timer.Reset(max)
 	}
-	work.Work(runCtx)
+	work.Work(run)
 	if c.state.CompareAndSwap(running, inTime) {
-		if c.unlink != nil {
-			c.unlink()
-		}
 		if max <= 0 || c.timer.Stop() { // no call of bound can come: ready for the next run
 			c.reset()
 			inlineCalls.Put(c)
@@ -62,13 +56,13 @@ const (
 )
 
 // inlineCall is one RunInline, kept between runs that ended in time: the state both Work's
-// end and the bound race to move on, the bound's AfterFunc timer, and answered, closed once
-// Bounded returned.
+// end and the bound race to move on, the bound's AfterFunc timer, the run's context, and
+// answered, closed once Bounded returned.
 type inlineCall struct {
 	state    atomic.Int32
 	timer    *time.Timer
 	work     InlineWork
-	unlink   func() bool
+	run      *runContext
 	answered chan struct{}
 }
 
@@ -85,9 +79,7 @@ func (c *inlineCall) bound() {
 	if !c.state.CompareAndSwap(running, bounded) {
 		return
 	}
-	if c.unlink != nil {
-		c.unlink()
-	}
+	c.run.detach()
 	c.work.Bounded()
 	close(c.answered)
 }
@@ -95,5 +87,5 @@ func (c *inlineCall) bound() {
 // reset readies c for the next run.
 func (c *inlineCall) reset() {
 	c.state.Store(running)
-	c.work, c.unlink = nil, nil
+	c.work, c.run = nil, nil
 }
