@@ -3,8 +3,11 @@
 // durabletask-go: 200 and 1 000 runs at concurrency 8 (the README's headline), and 200 runs at
 // each concurrency of -sweep (the README's chart). Every figure is the median of -rounds
 // rounds, the two engines interleaved (durabletask-go, funcgraph, durabletask-go, …), each
-// measured on a fresh engine of its own so neither pays for the other's idle workers.
-// -json writes the figures for `make bench-plots`.
+// measured on a fresh engine of its own in a fresh process of its own (-isolate, the default:
+// the command runs itself once per measurement), so neither engine pays for what the other
+// left behind — durabletask-go's SQLite backend is never closed by its worker's Shutdown, and
+// a funcgraph batch measured in the same process after it ran 10–30 % slower. -json writes the
+// figures for `make bench-plots`.
 package main
 
 import (
@@ -29,8 +32,14 @@ func main() {
 	interval := flag.Duration("poll", bench.DefaultPollInterval, "fixed status poll interval")
 	warmup := flag.Int("warmup", 50, "runs per engine before measuring")
 	out := flag.String("json", "", "write the figures as JSON to this file")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file; samples carry the label engine=funcgraph|durabletask (go tool pprof -tagfocus engine=funcgraph)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file; samples carry the label engine=funcgraph|durabletask (go tool pprof -tagfocus engine=funcgraph); measures in this one process (no -isolate)")
+	isolate := flag.Bool("isolate", true, "measure each batch in a fresh process of its own (this command, run with -child)")
+	child := flag.String("child", "", "internal: measure one batch of this engine (funcgraph|durabletask) with -runs runs and print it as JSON")
+	childRuns := flag.Int("runs", 0, "internal: the runs of a -child batch")
 	flag.Parse()
+	if *child != "" {
+		os.Exit(runChild(*child, *childRuns, *concurrency, *warmup, *interval))
+	}
 	if *cpuprofile != "" {
 		stop, err := startProfile(*cpuprofile)
 		if err != nil {
@@ -46,7 +55,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchcompare: -sweep:", err)
 		os.Exit(2)
 	}
-	rep, err := run(ctx, config{concurrency: *concurrency, sweep: cs, rounds: max(1, *rounds), interval: *interval, warmup: *warmup})
+	rep, err := run(ctx, config{concurrency: *concurrency, sweep: cs, rounds: max(1, *rounds), interval: *interval, warmup: *warmup,
+		isolate: *isolate && *cpuprofile == ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcompare:", err)
 		os.Exit(1)
@@ -79,6 +89,7 @@ type config struct {
 	rounds      int
 	interval    time.Duration
 	warmup      int
+	isolate     bool // each batch in a process of its own
 }
 
 // Point is one figure: both engines' median runs/s over the rounds.
@@ -100,8 +111,12 @@ type Report struct {
 
 func run(ctx context.Context, c config) (Report, error) {
 	rep := Report{When: time.Now().UTC().Format(time.RFC3339)}
-	fmt.Printf("3-step chain (per visit: execute node + resolve route), poll every %s, warm-up %d runs, median of %d interleaved rounds\n",
-		c.interval, c.warmup, c.rounds)
+	where := "all batches in this process"
+	if c.isolate {
+		where = "each batch in a fresh process"
+	}
+	fmt.Printf("3-step chain (per visit: execute node + resolve route), poll every %s, warm-up %d runs, median of %d interleaved rounds, %s\n",
+		c.interval, c.warmup, c.rounds, where)
 	for _, n := range []int{200, 1000} {
 		p, err := measure(ctx, c, n, c.concurrency)
 		if err != nil {
@@ -148,6 +163,9 @@ func once(ctx context.Context, c config, runs, concurrency int, funcgraph bool) 
 	name := "durabletask"
 	if funcgraph {
 		name = "funcgraph"
+	}
+	if c.isolate {
+		return onceIsolated(ctx, c, name, runs, concurrency)
 	}
 	pprof.Do(ctx, pprof.Labels("engine", name), func(ctx context.Context) {
 		res, err = onceLabelled(ctx, c, runs, concurrency, funcgraph)
