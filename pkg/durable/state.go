@@ -237,7 +237,7 @@ func (s *stateSchema) decodeField(f *stateField, fv reflect.Value, raw json.RawM
 func (s *stateSchema) setLaxInt(f *stateField, target reflect.Value, raw json.RawMessage) error {
 	var text string
 	if raw[0] == '"' {
-		text = strings.TrimSpace(unquoteString(raw))
+		text = strings.TrimSpace(jsonenc.UnquoteString(raw))
 	} else {
 		fl, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || fl != math.Trunc(fl) || math.IsInf(fl, 0) {

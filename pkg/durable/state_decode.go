@@ -3,10 +3,10 @@ package durable
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"io"
 	"reflect"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -109,7 +109,7 @@ func (s *stateSchema) readObject(d *jsontext.Decoder, vals fieldValues, unknown 
 		if err != nil {
 			return "", false, false
 		}
-		key := unquoteBytes(keyBuf[:0], name)
+		key := jsonenc.Unquote(keyBuf[:0], name)
 		i, known := s.fieldIndex(key)
 		if !known {
 			if unknown && (!found || string(key) < minUnknown) {
@@ -143,33 +143,6 @@ func (s *stateSchema) fieldIndex(key []byte) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// unquoteBytes returns the text of the valid JSON string v as encoding/json decodes it:
-// escapes resolved, invalid UTF-8 and lone surrogates replaced by U+FFFD. Plain text aliases
-// v; otherwise it is appended to dst.
-func unquoteBytes(dst, v []byte) []byte {
-	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return inner
-	}
-	out, _ := jsontext.AppendUnquote(dst, v) // only invalid UTF-8 fails, and is replaced
-	return out
-}
-
-// appendUnquoted appends the text of the valid JSON string v to dst.
-func appendUnquoted(dst, v []byte) []byte {
-	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return append(dst, inner...)
-	}
-	out, _ := jsontext.AppendUnquote(dst, v) // only invalid UTF-8 fails, and is replaced
-	return out
-}
-
-// unquoteString is unquoteBytes as a new string.
-func unquoteString(v []byte) string {
-	return string(unquoteBytes(nil, v))
 }
 
 // decode validates a JSON object against the model into ptr (a *S): unknown keys are dropped,

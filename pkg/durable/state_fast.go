@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"reflect"
 	"strconv"
 )
@@ -101,7 +102,7 @@ func setFastValue(k fastKind, v reflect.Value, raw []byte) bool {
 		if raw[0] != '"' {
 			return false
 		}
-		v.SetString(unquoteString(raw))
+		v.SetString(jsonenc.UnquoteString(raw))
 	case fastBool:
 		switch string(raw) {
 		case "true":
@@ -173,7 +174,7 @@ func setStrings(v reflect.Value, raw []byte) bool {
 			if end < 0 {
 				return false
 			}
-			text = appendUnquoted(text, raw[i:end])
+			text = jsonenc.AppendUnquoted(text, raw[i:end])
 			ends = append(ends, len(text))
 			i = end
 		case bytes.HasPrefix(raw[i:], []byte("null")):
@@ -242,7 +243,7 @@ func setAny(v reflect.Value, raw []byte) bool {
 	var x any
 	switch c := raw[0]; {
 	case c == '"':
-		x = unquoteString(raw)
+		x = jsonenc.UnquoteString(raw)
 	case string(raw) == "true":
 		x = true
 	case string(raw) == "false":

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"io"
 	"net/http"
 	"strings"
@@ -157,61 +158,19 @@ func unquote(v []byte) (b []byte, fresh bool) {
 		}
 		return replaceInvalidUTF8(inner), true
 	}
-	// Only invalid UTF-8 can fail here, replaced. Unescaped valid text is shorter than v, so
-	// it takes one allocation.
-	out, _ := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
-	return out, true
+	// Unescaped text is shorter than v, so it takes one allocation.
+	return jsonenc.AppendUnquoted(make([]byte, 0, len(v)), v), true
 }
 
 // unquoteInto is unquote that, for a string with escapes or invalid UTF-8, writes into
 // scratch's storage (grown to fit, left empty) instead of a fresh slice.
 func unquoteInto(scratch *bytes.Buffer, v []byte) []byte {
-	inner := v[1 : len(v)-1]
-	valid := utf8.Valid(inner)
-	if valid && bytes.IndexByte(inner, '\\') < 0 {
+	if inner, ok := jsonenc.Plain(v); ok {
 		return inner
 	}
 	scratch.Reset()
 	scratch.Grow(len(v))
-	if valid {
-		if out, ok := appendUnescaped(scratch.AvailableBuffer(), inner); ok {
-			return out
-		}
-	}
-	out, _ := jsontext.AppendUnquote(scratch.AvailableBuffer(), v)
-	return out
-}
-
-// appendUnescaped appends the text of inner, the valid UTF-8 between the quotes of a JSON
-// string the decoder accepted, and reports true, unless it has a \u escape, left to
-// jsontext.AppendUnquote: what a JSON body sent as text has, quotes and backslashes escaped,
-// is decoded without it.
-func appendUnescaped(dst, inner []byte) ([]byte, bool) {
-	for {
-		i := bytes.IndexByte(inner, '\\')
-		if i < 0 {
-			return append(dst, inner...), true
-		}
-		dst = append(dst, inner[:i]...)
-		c := inner[i+1] // the decoder accepted the string: an escape is whole
-		switch c {
-		case '"', '\\', '/':
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		default:
-			return dst, false
-		}
-		dst = append(dst, c)
-		inner = inner[i+2:]
-	}
+	return jsonenc.AppendUnquoted(scratch.AvailableBuffer(), v)
 }
 
 // unquoteString is unquote as a string.

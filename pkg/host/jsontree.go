@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"io"
 	"sync"
 	"unicode/utf8"
@@ -287,7 +288,7 @@ func (t *jsonTree) keyOf(m jsonNode) string {
 	if !m.escapedKey {
 		return string(raw)
 	}
-	return jsonUnquote(t.src[m.start-1 : m.end+1])
+	return jsonenc.UnquoteString(t.src[m.start-1 : m.end+1])
 }
 
 // member returns the value node of key in object node obj, or -1.
@@ -324,14 +325,4 @@ func (t *jsonTree) isEmptyContainer(v int32) bool {
 }
 
 // str decodes string node v.
-func (t *jsonTree) str(v int32) string { return jsonUnquote(t.raw(v)) }
-
-// jsonUnquote decodes the JSON string q, validated by the decoder. An escaped lone surrogate
-// becomes U+FFFD, as in encoding/json (jsontext reports it, and replaces it the same way).
-func jsonUnquote(q []byte) string {
-	if inner := q[1 : len(q)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner) // nothing to decode
-	}
-	b, _ := jsontext.AppendUnquote(nil, q)
-	return string(b)
-}
+func (t *jsonTree) str(v int32) string { return jsonenc.UnquoteString(t.raw(v)) }
