@@ -87,17 +87,30 @@ func publicDetail(err error) string {
 
 // writeError answers err as a native error body: `{"error":"error","detail":"<message>"}`.
 func writeError(w http.ResponseWriter, err error, logger *slog.Logger) {
-	writeJSON(w, httpStatus(err), ErrorResponse{Error: "error", Detail: publicDetail(err)}, logger)
+	status, body := errorReply(err, logger)
+	writeBody(w, status, "application/json", body)
+}
+
+// errorReply is the status and JSON body writeError answers err with.
+func errorReply(err error, logger *slog.Logger) (int, []byte) {
+	return jsonReply(httpStatus(err), ErrorResponse{Error: "error", Detail: publicDetail(err)}, logger)
 }
 
 // writeJSON answers v in the compact style.
 func writeJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
+	status, body := jsonReply(status, v, logger)
+	writeBody(w, status, "application/json", body)
+}
+
+// jsonReply is the status and compact JSON body writeJSON answers v with: a 500 when v does
+// not encode.
+func jsonReply(status int, v any, logger *slog.Logger) (int, []byte) {
 	body, err := marshalCompact(v)
 	if err != nil {
 		logger.Error("encode response", "error", err)
-		status, body = http.StatusInternalServerError, []byte(`{"error":"error","detail":"Internal server error"}`)
+		return http.StatusInternalServerError, []byte(`{"error":"error","detail":"Internal server error"}`)
 	}
-	writeBody(w, status, "application/json", body)
+	return status, body
 }
 
 // writeBody answers raw bytes with an explicit content type (custom-handler JSON mode never

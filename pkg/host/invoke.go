@@ -72,9 +72,8 @@ func (iv *invokeCall) Work(ctx context.Context) {
 // Bounded answers the request of an inline run that passed Options.MaxWait: the 504 of
 // waitExceeded, sent at once while the run goes on.
 func (iv *invokeCall) Bounded() {
-	var reply earlyReply
-	iv.a.waitExceeded(&reply, iv.g, iv.runID, iv.invocationID)
-	waitbound.ReplyEarly(iv.w, reply.status, reply.header, reply.body)
+	status, body := iv.a.waitExceededReply(iv.g, iv.runID, iv.invocationID)
+	waitbound.ReplyEarly(iv.w, status, http.Header{"Content-Type": {"application/json"}}, body)
 }
 
 // endInvoke tells the observer (and the log) how an invoke run ended.

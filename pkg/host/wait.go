@@ -17,33 +17,13 @@ func WaitExceededMessage(bound time.Duration) string {
 // {"error":"error","detail":"Graph run did not finish within <n> s; it goes on in the background"}.
 // The run goes on; the observer hears of its end when it ends.
 func (a *GraphHostApp) waitExceeded(w http.ResponseWriter, g *hostedGraph, runID, invocationID string) {
+	status, body := a.waitExceededReply(g, runID, invocationID)
+	writeBody(w, status, "application/json", body)
+}
+
+// waitExceededReply logs that a run passed the wait bound and returns waitExceeded's answer.
+func (a *GraphHostApp) waitExceededReply(g *hostedGraph, runID, invocationID string) (int, []byte) {
 	a.logger.Warn("graph run passed the wait bound; answered without it", "graph", g.name,
 		"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
-	writeError(w, &publicError{kind: errWaitExceeded, msg: WaitExceededMessage(a.opts.MaxWait)}, a.logger)
-}
-
-// earlyReply is the answer an inline run's Bounded writes, collected for waitbound.ReplyEarly.
-type earlyReply struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (r *earlyReply) Header() http.Header {
-	if r.header == nil {
-		r.header = make(http.Header)
-	}
-	return r.header
-}
-
-func (r *earlyReply) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-func (r *earlyReply) Write(p []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	r.body = append(r.body, p...)
-	return len(p), nil
+	return errorReply(&publicError{kind: errWaitExceeded, msg: WaitExceededMessage(a.opts.MaxWait)}, a.logger)
 }
