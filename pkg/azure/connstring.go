@@ -2,9 +2,8 @@ package azure
 
 import (
 	"errors"
-	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/azure/internal/azsdk"
+	"github.com/funcgraph/funcgraph/pkg/internal/connstr"
 )
 
 // connString is a parsed connection string, with the development form expanded.
@@ -17,20 +16,12 @@ type connString struct {
 // (optionally with DevelopmentStorageProxyUri) to the explicit Azurite account. Errors
 // describe the format, never the value.
 func parseConnectionString(cs string) (connString, error) {
-	keys := map[string]string{}
-	for _, part := range strings.Split(strings.TrimSpace(cs), ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return connString{}, errors.New("storage connection string: every part must be key=value")
-		}
-		keys[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	keys, err := connstr.Parse(cs)
+	if err != nil {
+		return connString{}, err
 	}
-	if strings.EqualFold(keys["usedevelopmentstorage"], "true") {
-		return parseConnectionString(azsdk.DevelopmentStorage(strings.TrimRight(keys["developmentstorageproxyuri"], "/")))
+	if dev, ok := connstr.Expand(cs, keys); ok {
+		return parseConnectionString(dev)
 	}
 	if keys["accountname"] == "" {
 		return connString{}, errors.New("storage connection string: AccountName is missing")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // TestBuild_FunctionsFolder_MatchesGenerated fails when the committed functions/ folder differs

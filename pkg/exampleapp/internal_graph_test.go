@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // The platform's background runs are runs of the internal durable graph fg_platform_run: the

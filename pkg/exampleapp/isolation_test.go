@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 

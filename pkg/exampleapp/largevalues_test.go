@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // do sends one request with the function key and returns status and body.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // The load-and-abuse test: the bad requests of items 1–5 sent concurrently with normal traffic,

@@ -3,7 +3,6 @@ package funchost
 import (
 	"context"
 	"fmt"
-	"github.com/funcgraph/funcgraph/pkg/lock"
 	"net/http"
 	"regexp"
 	"slices"
@@ -139,8 +138,8 @@ type FunctionApp struct {
 	// queueSettings maps a lower-case queue name to the app setting function.json reads it
 	// from (BindQueueName).
 	queueSettings map[string]queueSetting
-	// threadLock is the lock of the hosting app on this function app (SetThreadLock).
-	threadLock lock.ThreadLock
+	// components are the parts built on this function app (AddComponent).
+	components []any
 }
 
 type httpEntry struct {

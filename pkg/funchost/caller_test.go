@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // TestCallerLevel_BothTransports_KeyLevelAndSource checks what a handler learns about its

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // routeCap is the body cap of the test app's "capped" route, which (like the hosting routes)

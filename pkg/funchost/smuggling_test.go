@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // smuggled is a whole request hidden after a broken body: it must never be answered.

@@ -57,7 +57,7 @@ func New(opts Options) (*GraphHostApp, error) {
 		a.SetIsolation(opts.Isolation, nil)
 	}
 	a.app.SetRoutePrefix(opts.RoutePrefix)
-	a.app.SetThreadLock(a.lock) // launch checks it against GRAPH_LOCK_BACKEND
+	a.app.AddComponent(a) // launch asks it for its thread lock (ThreadLock)
 	if opts.AuthLevel == funchost.AuthAnonymous {
 		a.logger.Warn("graph endpoints are publicly accessible without authentication; " +
 			"use auth level function at app level or per graph")
@@ -71,6 +71,10 @@ func New(opts Options) (*GraphHostApp, error) {
 // FunctionApp returns the function app with every route registered so far. Other surfaces
 // (the durable engine, the platform routes) may add their functions to it.
 func (a *GraphHostApp) FunctionApp() *funchost.FunctionApp { return a.app }
+
+// ThreadLock returns the lock that serialises runs per (graph, thread) on this app
+// (Options.ThreadLock, or the in-process lock New made).
+func (a *GraphHostApp) ThreadLock() lock.ThreadLock { return a.lock }
 
 // AuthLevel returns the app-level auth level of graph routes (Options.AuthLevel, default
 // funchost.AuthFunction). Surfaces mounted on the app inherit it unless told otherwise.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // Items 3 and 5 on the hosting routes: a malformed chunked body is a 400 with a clear detail

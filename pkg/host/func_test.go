@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 type orderIn struct {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func TestHealth_Routes_BothTransports(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // fakeInvoker is an invoke-only graph made of func fields.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // invokeGraphs are the graphs of the invoke contract tests.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 

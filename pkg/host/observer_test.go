@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func TestObserver_RunContext_CarriesRunFields(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func TestState_Contract_BothTransports(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // dataFrame renders one data frame around a json.dumps-style payload.

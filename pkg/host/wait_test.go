@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // gates blocks graph runs by key until the test opens the key's gate.

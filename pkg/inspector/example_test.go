@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/inspector"
 )
 
-// The page is one function next to the runs API, at its auth level (durablehost.Mount adds it).
+// The page is one function next to the runs API, at its auth level (runsapi.Mount adds it).
 func ExampleFunction() {
 	app := funchost.NewFunctionApp()
 	_ = app.HandleHTTP(inspector.Function(funchost.AuthAnonymous))

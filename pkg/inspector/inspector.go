@@ -119,7 +119,7 @@ func Handler() http.Handler {
 }
 
 // Function returns the page's HTTP function (GET /api/inspector) at auth level auth, the level
-// of the runs API it reads (durablehost.Mount gives it the run routes' level).
+// of the runs API it reads (runsapi.Mount gives it the run routes' level).
 func Function(auth funchost.AuthLevel) funchost.HTTPFunction {
 	return funchost.HTTPFunction{
 		Name: FuncInspector, Methods: []string{http.MethodGet}, Route: Route, AuthLevel: auth, Handler: Handler(),

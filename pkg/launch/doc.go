@@ -38,5 +38,5 @@
 // graphs (engine, runs API, worker functions) and the LangGraph-Platform routes with their
 // background runs, returning the engine so the app can start runs from routes of its own.
 // What routes and graphs exist stays the Builder's choice; it may also compose the host,
-// durable, runsapi and durablehost packages itself (HostApp and MountDurable are the parts).
+// durable and runsapi packages itself (HostApp and MountDurable are the parts).
 package launch

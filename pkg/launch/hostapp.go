@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -20,7 +19,7 @@ type DurableOptions struct {
 	// defaults to the hosting app's.
 	API runsapi.Options
 	// Mount configures how the API mounts on the hosting app.
-	Mount durablehost.MountOptions
+	Mount runsapi.MountOptions
 }
 
 // HostApp returns the App that serves the hosting app h and the durable graphs: it runs them
@@ -75,10 +74,10 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	if err := durablehost.Mount(svc, h, opts.Mount); err != nil {
+	if err := runsapi.Mount(svc, h, opts.Mount); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	err = durablehost.RegisterWorker(h.FunctionApp(), durablehost.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
+	err = runsapi.RegisterWorker(h.FunctionApp(), runsapi.WorkerOptions{Worker: eng, QueueName: st.QueueName, Logger: eo.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}

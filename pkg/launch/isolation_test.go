@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func TestFromEnv_UserIsolation(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
 // ErrLockNotFromSettings is returned by Run when GRAPH_LOCK_BACKEND=distributed but the app's
@@ -20,7 +21,13 @@ func checkThreadLock(app *funchost.FunctionApp, s Settings) error {
 	if !strings.EqualFold(strings.TrimSpace(s.LockBackend), "distributed") {
 		return nil
 	}
-	got := app.ThreadLock()
+	var got lock.ThreadLock
+	for _, c := range app.Components() {
+		if h, ok := c.(interface{ ThreadLock() lock.ThreadLock }); ok {
+			got = h.ThreadLock()
+			break
+		}
+	}
 	if got == nil || got == s.ThreadLock {
 		return nil
 	}

@@ -3,13 +3,14 @@ package launch
 import (
 	"context"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // TestEmbeddedDefault_LoadLoop_RowCountBounded is the bounded load loop on the embedded
@@ -20,7 +21,7 @@ func TestEmbeddedDefault_LoadLoop_RowCountBounded(t *testing.T) {
 	const perRound, rounds = 250, 8 // 2 000 runs, twice MemoryMaxRuns
 	d := (Durable{}).OrMemory()
 	eo := d.EngineOptions(engine.Options{SweepInterval: -1, Logger: slog.New(slog.DiscardHandler)})
-	eo.Registry = runsapitest.ExampleRegistry(t)
+	eo.Registry = runsapitest.Registry(t, examples.All)
 	e, err := engine.New(eo)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // userModule is testdata/usermod: a user's app in its own module (its own go.mod and go.sum,

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )

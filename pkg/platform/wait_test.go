@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // TestWait_PastTheBound_BothTransports: with a short MaxWait every platform route that waits

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // TestService_DotSegmentIDs_RefusedBeforeRuns: "." and ".." are refused as instance ids

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // internalState is the state of the internal test graph.
@@ -22,7 +23,7 @@ type internalState struct {
 // internalRegistry is the example registry plus the internal graph "fg_internal".
 func internalRegistry(t *testing.T) *durable.Registry {
 	t.Helper()
-	reg := runsapitest.ExampleRegistry(t)
+	reg := runsapitest.Registry(t, examples.All)
 	b := durable.NewManifestBuilder[internalState]("fg_internal")
 	b.SetEntrypoint("a")
 	if err := b.AddNode("a", func(context.Context, internalState) (any, error) { return nil, nil }, durable.Terminal()); err != nil {

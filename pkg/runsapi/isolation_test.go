@@ -2,24 +2,25 @@ package runsapi_test
 
 import (
 	"encoding/json"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // serveIsolated serves the runs API over a started in-memory engine through both
 // transports, with isolation iso (nil: off).
 func serveIsolated(t *testing.T, iso *isolation.Isolation) []hosttest.Transport {
 	t.Helper()
-	_, trs := serveRunsWith(t, engine.Options{Registry: runsapitest.ExampleRegistry(t), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()},
+	_, trs := serveRunsWith(t, engine.Options{Registry: runsapitest.Registry(t, examples.All), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()},
 		runsapi.Options{AuthLevel: "function", Isolation: iso})
 	return trs
 }

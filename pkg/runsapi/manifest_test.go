@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // TestService_GraphManifest_NodesEventsAndSchemas: GET /api/graphs lists the public graphs;

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // TestService_EventNames_PastTheLimit_Are400NothingStored: an event name is 1–256

@@ -136,7 +136,7 @@ type stater interface{ StateType() reflect.Type }
 func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
 
 // OpenAPISchemas returns the components.schemas entries of the service for an OpenAPI
-// document other than its own (durablehost.Mount adds them to the hosting app's):
+// document other than its own (Mount adds them to the hosting app's):
 // RegisteredGraphs with the vendor key x-afdg-graphs, as in the service's own document, the
 // request and response bodies, then one run input schema per public registered graph with a
 // Go state model (RunInputSchemaName).

@@ -48,10 +48,10 @@ type Options struct {
 	// Registry holds the graphs runs are started from; health and openapi.json list them.
 	Registry *durable.Registry
 	// AuthLevel is the auth level of every endpoint. "" means: the hosting app's auth level
-	// when the service is mounted (durablehost.Mount; funchost.AuthFunction unless the app
+	// when the service is mounted (Mount; funchost.AuthFunction unless the app
 	// says otherwise), and funchost.AuthAnonymous, as in the original, for the service's own
 	// FunctionApp. An explicit anonymous level logs a warning at NewService; an inherited or
-	// defaulted one where it takes effect (durablehost.Mount, FunctionApp), so every
+	// defaulted one where it takes effect (Mount, FunctionApp), so every
 	// anonymous run surface is announced once per construction, like the hosting app's.
 	AuthLevel funchost.AuthLevel
 	// Logger receives request failures (never bodies or keys); nil means slog.Default().
@@ -245,7 +245,7 @@ func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragment
 func (s *Service) Registry() *durable.Registry { return s.reg }
 
 // RunFunctions returns the run endpoints (every route but health and openapi.json), for a
-// function app that serves its own health and openapi.json (durablehost.Mount). Their auth
+// function app that serves its own health and openapi.json (Mount). Their auth
 // level is Options.AuthLevel, or inherited when that is empty.
 func (s *Service) RunFunctions(inherited funchost.AuthLevel) []funchost.HTTPFunction {
 	return s.runFunctions(s.authLevel(inherited))

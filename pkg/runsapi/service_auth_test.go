@@ -2,20 +2,21 @@ package runsapi_test
 
 import (
 	"bytes"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 func TestService_OwnAppWithoutAuthLevel_IsAnonymousAndWarns(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	reg := runsapitest.ExampleRegistry(t)
+	reg := runsapitest.Registry(t, examples.All)
 	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/examples"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 const (

@@ -3,14 +3,15 @@ package runsapi_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // contractMaxSteps is the max-steps bound of the looping test graph.
@@ -77,7 +78,7 @@ func testGraphs(t *testing.T) []durable.Graph {
 // transports. The registry holds the three examples and the test graphs.
 func serveEngine(t *testing.T) []hosttest.Transport {
 	t.Helper()
-	reg := runsapitest.ExampleRegistry(t)
+	reg := runsapitest.Registry(t, examples.All)
 	for _, g := range testGraphs(t) {
 		if err := reg.Register(g); err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // fakeRuns is a func-field fake of engine.Runs; a nil field fails the call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -13,9 +14,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // serveFake serves a service over fake runs through both transports.
@@ -23,7 +24,7 @@ func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []hosttest.
 	t.Helper()
 	opts.Runs = runs
 	if opts.Registry == nil {
-		opts.Registry = runsapitest.ExampleRegistry(t)
+		opts.Registry = runsapitest.Registry(t, examples.All)
 	}
 	opts.Logger = hosttest.TestLogger(t)
 	svc, err := runsapi.NewService(opts)
@@ -338,7 +339,7 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 
 func hashOf(t *testing.T, name string) string {
 	t.Helper()
-	g, err := runsapitest.ExampleRegistry(t).Latest(name)
+	g, err := runsapitest.Registry(t, examples.All).Latest(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // sharedStorage is one set of memory stores that successive engines (deploys) share.

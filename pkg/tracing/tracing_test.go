@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/durablehost"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -155,7 +154,7 @@ func TestTracing_DurableRunWithAnEvent_OneTraceAcrossTwoWorkers(t *testing.T) {
 	}
 	app, _ := host.New(host.Options{Logger: slog.New(slog.DiscardHandler)})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: w1, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
-	if err := durablehost.Mount(svc, app, durablehost.MountOptions{}); err != nil {
+	if err := runsapi.Mount(svc, app, runsapi.MountOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h := tracing.Middleware(app.FunctionApp().Standalone(funchost.StandaloneOptions{Keys: funchost.Keys{Master: "k"}}), opts)

@@ -16,7 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/blobcheckpoint"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint/checkpointtest"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 

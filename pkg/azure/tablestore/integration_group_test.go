@@ -5,6 +5,7 @@ package tablestore_test
 import (
 	"errors"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"slices"
 	"testing"
 	"time"
@@ -12,8 +13,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // TestIntegrationGroup_ListsOneGroupAtItsCost: on Azure Table storage, a group lists its own
@@ -23,7 +24,7 @@ import (
 func TestIntegrationGroup_ListsOneGroupAtItsCost(t *testing.T) {
 	t.Parallel()
 	counts := &enginetest.OpCounts{}
-	queue, store, reg := memory.NewQueue(), tablestore.New(newTable(t)), runsapitest.ExampleRegistry(t)
+	queue, store, reg := memory.NewQueue(), tablestore.New(newTable(t)), runsapitest.Registry(t, examples.All)
 	e, err := engine.New(engine.Options{Registry: reg, Queue: queue, Payloads: memory.NewPayloadStore(),
 		Store: enginetest.CountingStore{Store: store, Counts: counts}})
 	if err != nil {

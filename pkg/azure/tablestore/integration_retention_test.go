@@ -6,14 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/internal/runsapitest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // driveQueue handles the work items of queue with e until it is empty.
@@ -42,7 +43,7 @@ func TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
-	reg := runsapitest.ExampleRegistry(t)
+	reg := runsapitest.Registry(t, examples.All)
 	queue := memory.NewQueue(memory.WithClock(clock))
 	e, err := engine.New(engine.Options{Registry: reg, Store: tablestore.New(newTable(t)), Queue: queue,
 		Payloads: memory.NewPayloadStore(), Clock: clock, Retention: engine.Retention{MaxAge: 24 * time.Hour}})

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/azure/tablethreads"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads/threadstest"

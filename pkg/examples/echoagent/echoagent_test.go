@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
-	"github.com/funcgraph/funcgraph/pkg/funchost/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func do(t *testing.T, tr hosttest.Transport, method, path, body string) (int, string, string) {

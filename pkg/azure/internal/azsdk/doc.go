@@ -3,8 +3,7 @@
 // too large, throttled, …, from the table, blob and queue error codes and the HTTP status),
 // how an SDK error is reported without secrets (Reduce and Summary keep the status and code,
 // never the request URL, which may carry a SAS token, nor the service's message), the one
-// creation of a blob container, and the expansion of "UseDevelopmentStorage=true" to the
-// local Azurite account.
+// creation of a blob container.
 //
 // It is not a backend and knows no contract: each backend maps a Kind to its own contract's
 // sentinels (engine.ErrConflict, checkpoint.ErrNotFound, threads.ErrThreadExists, …). It is
