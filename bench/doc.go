@@ -1,7 +1,7 @@
 // Package bench measures funcgraph's durable engine side by side with
 // github.com/microsoft/durabletask-go v0.6.0 on the same workload: a 3-step chain of trivial
 // nodes, each visit one "execute node" step and one "resolve route" step (the way funcgraph
-// runs a graph; shared/spec/anchors.md section 4).
+// runs a graph).
 //
 // Both engines run in-process on their embedded backends (durabletask-go on in-memory SQLite,
 // funcgraph on its memory backend) with the same worker concurrency, are warmed up first, and

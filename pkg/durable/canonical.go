@@ -20,7 +20,7 @@ const maxCanonicalDepth = 512
 // errCanonicalDepth is returned when a value nests deeper than maxCanonicalDepth.
 var errCanonicalDepth = errors.New("value nests too deeply (circular reference?)")
 
-// appendCanonical appends the canonical JSON form of v (spec section 3): keys sorted at every
+// appendCanonical appends the canonical JSON form of v: keys sorted at every
 // depth, no whitespace, Python ensure_ascii string escaping, Python float repr, integers kept
 // distinct from floats. v may be any value encoding/json accepts; json.Number and
 // json.RawMessage keep the int/float distinction of their source text.

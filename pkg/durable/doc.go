@@ -5,7 +5,7 @@
 // (package engine, with its storage contracts), nor the HTTP API over runs (package runsapi),
 // nor a storage backend (packages memory and the Azure backends). A graph is described with a
 // ManifestBuilder over a user state struct S, compiled by Build into a GraphRegistration[S]
-// whose GraphManifest carries the topology hash of spec section 3 (byte-compatible with the
+// whose GraphManifest carries the topology hash (byte-compatible with the
 // Python original when handlers are given the original's names with WithHandlerName and
 // WithRouteName; otherwise names default to FuncName of the Go function). A GraphRegistration
 // is also a Graph, the type-erased view the engine executes one step at a time: ExecuteNode,

@@ -17,12 +17,12 @@ type Graph interface {
 	// are shared with the graph and must not be modified.
 	Manifest() GraphManifest
 	// ExecuteNode validates state against the model, runs the node's handler, merges the result
-	// (spec section 5) and returns the full new state (every model field, in declaration
+	// and returns the full new state (every model field, in declaration
 	// order). Errors: "unknown node '<n>' in graph '<g>'" (ErrUnknownNode), a *StateError
 	// (ErrInvalidState), "unsupported state merge result: <type>" (ErrUnsupportedResult), or
 	// the handler's error as a *HandlerError whose message is the handler's.
 	ExecuteNode(ctx context.Context, node string, state json.RawMessage) (json.RawMessage, error)
-	// ResolveRoute applies spec section 6 for the node just executed (terminal → complete,
+	// ResolveRoute resolves the route of the node just executed (terminal → complete,
 	// route handler normalisation, static next, implicit completion) and validates targets:
 	// "route decision references unknown node '<x>' in graph '<g>'" and
 	// "route decision references unknown resume_node '<x>' in graph '<g>'" (ErrUnknownNode).
@@ -113,7 +113,7 @@ func (g GraphRegistration[S]) EventHandlers() map[string]EventFunc[S] {
 	return maps.Clone(g.r.eventHandlers)
 }
 
-// DecodeState validates a JSON state object against the model (spec section 4).
+// DecodeState validates a JSON state object against the model.
 func (g GraphRegistration[S]) DecodeState(state json.RawMessage) (S, error) {
 	var s S
 	if g.r == nil {

@@ -3,7 +3,7 @@ package durable
 import "errors"
 
 // Sentinels to branch on with errors.Is. The errors returned by this package keep the exact
-// messages of the spec (e.g. "unknown graph 'g'") and wrap one of these.
+// messages of the contract (e.g. "unknown graph 'g'") and wrap one of these.
 var (
 	// ErrInvalidGraph marks a builder error (add_node, add_event_handler or build).
 	ErrInvalidGraph = errors.New("durable: invalid graph")
@@ -15,7 +15,7 @@ var (
 	ErrUnknownEvent = errors.New("durable: unknown event handler")
 	// ErrInvalidState marks a state that does not validate against the state model.
 	ErrInvalidState = errors.New("durable: invalid state")
-	// ErrUnsupportedResult marks a handler result of a type the spec does not interpret.
+	// ErrUnsupportedResult marks a handler result of a type the contract does not interpret.
 	ErrUnsupportedResult = errors.New("durable: unsupported handler result")
 	// ErrUnknownGraph marks a registry lookup that found nothing.
 	ErrUnknownGraph = errors.New("durable: unknown graph")
@@ -23,7 +23,7 @@ var (
 	ErrGraphExists = errors.New("durable: graph already registered")
 )
 
-// modelError carries a spec-exact message and a sentinel kind.
+// modelError carries a contract-exact message and a sentinel kind.
 type modelError struct {
 	kind error
 	msg  string

@@ -8,7 +8,7 @@ import (
 )
 
 // NodeFunc is a node handler. It receives a validated copy of the state and returns an update
-// interpreted as in spec section 5: nil (no change), an Update / map[string]any (shallow merge
+// interpreted as: nil (no change), an Update / map[string]any (shallow merge
 // of top-level fields), json.RawMessage holding an object or null, or a whole S or *S
 // (replaces the state). Any other type fails the step with
 // "unsupported state merge result: <type>". A returned error fails the run and is never
@@ -18,7 +18,7 @@ import (
 // effects idempotent.
 type NodeFunc[S any] func(ctx context.Context, state S) (any, error)
 
-// RouteFunc is a route handler. It returns, as in spec section 6: nil (fall back to the node's
+// RouteFunc is a route handler. It returns: nil (fall back to the node's
 // static next_node, else complete), a RouteDecision or *RouteDecision, a string (the node to
 // go to, or "__complete__"), or a decision object as Update / map[string]any /
 // json.RawMessage. Any other type fails with "unsupported route decision: <type>".
@@ -44,7 +44,7 @@ func FuncName(fn any) string {
 }
 
 // funcPointer returns the code pointer of a func value, 0 for nil or non-funcs. Closures of the
-// same literal share one code pointer; the spec compares function identity this way.
+// same literal share one code pointer; the contract compares function identity this way.
 func funcPointer(fn any) uintptr {
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func || v.IsNil() {

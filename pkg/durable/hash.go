@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
-// CanonicalTopology returns the canonical JSON object of spec section 3 for the manifest:
+// CanonicalTopology returns the canonical JSON object for the manifest:
 // entrypoint, sorted event names, graph name, metadata, nodes, state model name and version,
 // keys sorted at every depth, Python json.dumps string and float rules, no whitespace.
 // GraphHash itself is not part of it.

@@ -213,7 +213,7 @@ func (m *GraphManifest) UnmarshalJSON(data []byte) error {
 }
 
 // ManifestFragment is the public summary of a manifest used by the health and openapi
-// endpoints. Its fields are declared in the wire key order of spec section 1.
+// endpoints. Its fields are declared in the wire key order.
 type ManifestFragment struct {
 	// GraphName is the graph name.
 	GraphName string `json:"graph_name"`

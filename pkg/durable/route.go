@@ -75,7 +75,7 @@ func (d RouteDecision) WithNote(note string) RouteDecision {
 	return d
 }
 
-// Validate checks the requirements of spec section 1 for d's action.
+// Validate checks the requirements for d's action.
 func (d RouteDecision) Validate() error {
 	_, err := d.Normalize()
 	return err
@@ -160,7 +160,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// normalizeRouteResult interprets what a route handler returned (spec section 6, step 2).
+// normalizeRouteResult interprets what a route handler returned.
 func normalizeRouteResult(result any, node NodeDefinition) (RouteDecision, error) {
 	switch r := result.(type) {
 	case nil:

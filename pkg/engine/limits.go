@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Azure Table limits that every Store enforces (functions-host.md section 11).
+// Azure Table limits that every Store enforces (the service's documented limits; Azurite accepts more).
 const (
 	// MaxBatchOps is the most operations in one Submit.
 	MaxBatchOps = 100

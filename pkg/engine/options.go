@@ -93,7 +93,7 @@ type GraphPolicy struct {
 	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
 	MaxSteps int
 	// WaitTimeout bounds every wait_for_event of this graph that carries no timeout of its
-	// own (durable.RouteDecision.Within); 0: wait forever, as the spec.
+	// own (durable.RouteDecision.Within); 0: wait forever, as the contract.
 	WaitTimeout time.Duration
 	// WaitTimeoutNode is where a timed-out wait continues when the wait names no timeout node
 	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed

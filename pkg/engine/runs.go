@@ -62,7 +62,7 @@ type Run struct {
 	InstanceID string
 	Status     RunStatus
 	// CustomStatus is null while Pending; then the 4-key object of the current visit, or 6
-	// keys while waiting for an event (durable.md section 7). A run whose graph version is
+	// keys while waiting for an event. A run whose graph version is
 	// not registered on the process that picked it up has two keys more, Pending included:
 	// "waiting_for_version" (the graph hash) and "message" (see Run.WaitingForVersion).
 	CustomStatus json.RawMessage

@@ -16,7 +16,7 @@ import (
 
 // TestEngine_Status_PendingThenRunningDuringFirstVisit: a run reads Pending (custom status
 // null) until a worker takes it, and Running with current_node = entrypoint while the
-// entrypoint's handler runs (durable.md sections 7 and 9).
+// entrypoint's handler runs.
 func TestEngine_Status_PendingThenRunningDuringFirstVisit(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})

@@ -222,7 +222,7 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 	}
 }
 
-// TestEngine_InvalidInitialState_RejectedAtStartNothingStored: the product rule of spec
+// TestEngine_InvalidInitialState_RejectedAtStartNothingStored: the product rule
 // section 8: a missing required field, a wrong type or a failed Validate is refused at start
 // with every problem listed, and nothing is stored or queued.
 func TestEngine_InvalidInitialState_RejectedAtStartNothingStored(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// visit runs one node visit of spec section 7: pin lookup, max-steps guard, execute node,
+// visit runs one node visit: pin lookup, max-steps guard, execute node,
 // resolve route. User code runs only inside ExecuteNode and ResolveRoute. The error result
 // is for infrastructure failures (storage, shutdown), which leave the work item to be retried,
 // and errVersionUnavailable for a run whose graph version is not registered (version.go).

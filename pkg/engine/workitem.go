@@ -117,7 +117,7 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	var counted *head // the head as the restart record left it, until a step commits
 	if h.status == StatusPending || restart {
 		// One head merge: the first visit of a run starts (Pending → Running, so a status
-		// read while the entrypoint runs says Running, as the spec's split asks), and/or a
+		// read while the entrypoint runs says Running, as the contract's split asks), and/or a
 		// restart is counted. A first delivery of a running run writes nothing here.
 		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin, restart: restart})
 		if errors.Is(err, errDropped) {

@@ -8,7 +8,7 @@ import (
 )
 
 // One rule for duplicate keys in request bodies on every route family: the last one wins
-// (hosting.md section 1, "Duplicate keys: last one wins", as Python's json.loads does), never
+// (duplicate keys: the last one wins, as Python's json.loads does), never
 // a 400 on one family and a silent pick on another.
 func TestExampleApp_DuplicateKeys_LastWinsEverywhere(t *testing.T) {
 	for _, tr := range memoryApp(t) {

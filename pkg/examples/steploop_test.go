@@ -24,7 +24,7 @@ type runResult struct {
 	waiting   string                  // event awaited when the loop ran out of events
 }
 
-// runSteps is a tiny in-memory version of the orchestration loop of spec section 7: execute
+// runSteps is a tiny in-memory version of the orchestration loop: execute
 // the node, resolve its route, follow next, or consume the oldest buffered event with the
 // awaited name, apply it and resume. It stops when the run completes or waits with no matching
 // event buffered. Errors fail the test.

@@ -291,7 +291,7 @@ func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, e
 	}
 	msg := QueueMessage{Body: body}
 	meta := req.Metadata
-	// String metadata arrives double-encoded (spec section 3): unwrap it like the trigger.
+	// String metadata arrives double-encoded: unwrap it like the trigger.
 	if v, ok := lookupFold(meta, "Id"); ok {
 		if b, err := DecodeStringTrigger(v); err == nil {
 			msg.ID = string(b)

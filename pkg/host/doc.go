@@ -15,7 +15,7 @@
 //
 // Graphs are plain Go values implementing InvocableGraph and, optionally, StreamableGraph,
 // StatefulGraph, Checkpointed and VersionedGraph. The HTTP contract (messages, status codes,
-// the order of checks, SSE framing and limits) is shared/spec/hosting.md, sections 1–11.
+// the order of checks, SSE framing and limits) is in docs/http-hosting.md.
 //
 // Streams are buffered: the graph runs to completion and the whole SSE body is returned in one
 // response, because the custom-handler JSON protocol cannot stream. Auth levels are enforced by

@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
-// The contract writes two JSON styles (hosting.md section 1), both from encoding/json output:
+// The contract writes two JSON styles, both from encoding/json output:
 //
 //   - compact: `{"a":1}`, non-ASCII raw, no HTML escaping (invoke, errors, health);
 //   - Python json.dumps default: separators ", " and ": ", every non-ASCII character as a

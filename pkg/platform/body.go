@@ -168,7 +168,7 @@ func decodeMap(raw json.RawMessage) map[string]any {
 }
 
 // checkLimits walks raw depth-first in document order and returns the first violation of the
-// depth and node rules (hosting.md section 4). Scalars pass.
+// depth and node rules. Scalars pass.
 func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
 	k := kindOf(raw)
 	if k != 'o' && k != 'a' {

@@ -10,7 +10,7 @@
 // optional capabilities in graph.go. Background runs go through a RunBackend; LocalRuns is
 // the in-process one.
 //
-// The HTTP contract (routes, messages, status codes, the order of checks, SSE framing) is
-// shared/spec/hosting.md section 12. Not for: the native invoke/stream/state routes (package
+// The HTTP contract (routes, messages, status codes, the order of checks, SSE framing) is in
+// docs/http-platform.md. Not for: the native invoke/stream/state routes (package
 // host) or durable runs (the durable engine).
 package platform

@@ -20,7 +20,7 @@ const (
 )
 
 // sweepFunction is the timer-triggered function that moves threads left busy by a crashed
-// host to error (hosting.md section 13: reset_stale_locks).
+// host to error (reset_stale_locks).
 func (s *Service) sweepFunction(schedule string, age time.Duration) funchost.TimerFunction {
 	return funchost.TimerFunction{
 		Name: StaleLockFunction, Schedule: schedule,

@@ -28,7 +28,7 @@ type MountOptions struct {
 }
 
 // Mount puts the runs API svc on the hosting app's function app, so that one app serves both
-// kinds of graph (durable.md section 8, hosting.md section 5):
+// kinds of graph:
 //
 //   - the run routes (start, status, event, cancel, list, history, purge) are added to h's
 //     function app; health and openapi.json are not: GET /api/health keeps the hosting body

@@ -9,8 +9,8 @@ import (
 // OpenAPITitle is info.title of the durable openapi.json.
 const OpenAPITitle = "funcgraph durable runtime"
 
-// OpenAPIDocument is the minimal hand-built OpenAPI 3.0.3 document of durable.md section 8.
-// It marshals with the spec's key order: openapi, info, paths, components. The documented
+// OpenAPIDocument is the minimal hand-built OpenAPI 3.0.3 document of the runs API.
+// It marshals with the contract's key order: openapi, info, paths, components. The documented
 // paths carry summaries and path parameters only; request and response shapes are described
 // by extra entries of components.schemas, after RegisteredGraphs (which keeps the original's
 // vendor key x-afdg-graphs with one manifest fragment per graph).

@@ -104,7 +104,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Service is the durable runs HTTP API (durable.md section 8) on top of a Runs
+// Service is the durable runs HTTP API on top of a Runs
 // implementation. It holds no state of its own and is safe for concurrent use. Bodies are JSON
 // in Python json.dumps style; every error body has an "error" string; internal errors are
 // answered 500 {"error": "internal error"} and logged, never returned.
@@ -122,7 +122,7 @@ func (o Options) withDefaults() Options {
 //	GET    /api/graphs                                list_graphs       200
 //	GET    /api/graphs/{graph_name}/manifest          get_graph_manifest 200 | 400 | 404
 //
-// The first six are the spec's, to the letter. The additions:
+// The first six are the contract's, to the letter. The additions:
 //
 //   - GET /api/runs filters with the query parameters graph_name, graph_hash (16 lowercase
 //     hex digits: the runs pinned to one version), status (one of the five

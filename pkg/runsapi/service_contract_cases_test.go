@@ -32,7 +32,7 @@ func supportState(msg string, needsHuman bool, approved, reviewer, draft, final,
 		msg, needsHuman, approved, reviewer, draft, final, tags)
 }
 
-// TestContract_ExampleGraphs_BothTransports runs the spec's HTTP behaviours for the three
+// TestContract_ExampleGraphs_BothTransports runs the contract's HTTP behaviours for the three
 // example graphs on the real engine and the memory backend, through both transports.
 func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 	classifierHash := hashOf(t, "content_classifier")
@@ -285,7 +285,7 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 	}
 }
 
-// The example graphs must be the spec's (their hashes are the spec vectors).
+// The example graphs must be the contract's (their hashes are the contract vectors).
 func TestContract_ExampleHashes_AreSpecVectors(t *testing.T) {
 	if h := examples.MustDataPipeline().Manifest().GraphHash; h != runsapitest.PipelineHash {
 		t.Fatalf("data_pipeline hash %s", h)

@@ -24,7 +24,7 @@ const (
 	apiMaxPageSize     = 1000
 )
 
-// startRunBody is a decoded start request body (durable.md section 8).
+// startRunBody is a decoded start request body.
 type startRunBody struct {
 	// InstanceID is the requested run id; empty means "generate one".
 	InstanceID string
@@ -125,7 +125,7 @@ func apiCompact(raw json.RawMessage) json.RawMessage {
 }
 
 // decodeEventPayload returns the event body as a JSON value: an empty body is null, a
-// non-empty one that is not JSON is errEventBodyNotJSON (spec section 8, product rule).
+// non-empty one that is not JSON is errEventBodyNotJSON.
 func decodeEventPayload(body []byte) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return json.RawMessage("null"), nil

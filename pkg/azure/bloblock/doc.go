@@ -1,5 +1,5 @@
 // Package bloblock is the distributed lock.ThreadLock of funcgraph on Azure Blob leases
-// (BlobLeaseThreadLock, hosting.md section 11): a lease on one marker blob per (graph,
+// (BlobLeaseThreadLock): a lease on one marker blob per (graph,
 // thread), renewed in the background, so instances of a scaled-out app serialise a thread's
 // requests. GRAPH_LOCK_BACKEND=distributed selects it (pkg/launch opens it).
 //

@@ -17,7 +17,7 @@ import (
 
 // TestLeaseErrors_Classification covers the codes Azurite does not answer with (it says
 // LeaseAlreadyPresent where Azure says LeaseIsBreakingAndCannotBeAcquired, and never answers
-// LeaseLost or a 412 to a lease call): hosting.md section 11 reads any 409, or any code starting
+// LeaseLost or a 412 to a lease call): the lock's rules read any 409, or any code starting
 // with "lease", as held elsewhere, and a lease-lost code or any 412 on renewal as definitive.
 func TestLeaseErrors_Classification(t *testing.T) {
 	respErr := func(status int, code string) error {

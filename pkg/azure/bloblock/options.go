@@ -36,7 +36,7 @@ type Options struct {
 	BlobPrefix string
 
 	// DisableAutoRenew turns off the background renewal of held leases (auto_renew=false in
-	// the spec). With a finite LeaseDuration a lease can then expire mid-run and let another
+	// the contract). With a finite LeaseDuration a lease can then expire mid-run and let another
 	// instance take the same thread; construction logs a warning. Ignored for InfiniteLease.
 	DisableAutoRenew bool
 

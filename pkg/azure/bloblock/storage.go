@@ -77,7 +77,7 @@ func (a azureLeases) createContainer(ctx context.Context) error {
 }
 
 // isLeaseConflict reports whether an acquire failed because someone else holds the lease:
-// a storage code starting with "lease" (any case) or any 409 (hosting.md section 11).
+// a storage code starting with "lease" (any case) or any 409.
 func isLeaseConflict(err error) bool {
 	a := azsdk.Classify(err)
 	return a.Status == http.StatusConflict || strings.HasPrefix(strings.ToLower(a.Code), "lease")

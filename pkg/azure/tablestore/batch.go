@@ -24,7 +24,7 @@ type subResponse struct {
 
 // parseBatchReply reads the multipart/mixed reply of an entity group transaction: a batch
 // part holding a changeset whose parts are HTTP responses, one per operation in op order
-// on success, or the one failed operation's response on failure (functions-host.md §11).
+// on success, or the one failed operation's response on failure.
 func parseBatchReply(contentType string, body []byte) ([]subResponse, error) {
 	outer, err := boundaryOf(contentType, body)
 	if err != nil {

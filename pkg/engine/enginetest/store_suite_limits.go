@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// The Azure Table limits every Store must enforce (functions-host.md section 11).
+// The Azure Table limits every Store must enforce (the service's documented limits).
 
 func storeBatchOpCount(t *testing.T, s engine.Store) {
 	pk := UniqueKey("ops")

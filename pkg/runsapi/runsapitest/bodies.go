@@ -6,7 +6,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
-// Graph hashes of the example graphs (spec vectors).
+// Graph hashes of the example graphs (contract's vectors).
 const (
 	PipelineHash = "6135ea2aa13d431c"
 	SupportHash  = "af183f226f37e6fc"

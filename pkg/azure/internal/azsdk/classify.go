@@ -50,7 +50,7 @@ const (
 )
 
 // codeKinds maps lowercased service error codes to their kind. Codes are compared without
-// regard to case: the lock's rules (hosting.md section 11) say so, and no two codes differ
+// regard to case: the lock's rules say so, and no two codes differ
 // only in case.
 var codeKinds = func() map[string]Kind {
 	m := map[string]Kind{}
