@@ -222,8 +222,8 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 	}
 }
 
-// TestEngine_InvalidInitialState_RejectedAtStartNothingStored: the product rule
-// section 8: a missing required field, a wrong type or a failed Validate is refused at start
+// TestEngine_InvalidInitialState_RejectedAtStartNothingStored: a product rule:
+// a missing required field, a wrong type or a failed Validate is refused at start
 // with every problem listed, and nothing is stored or queued.
 func TestEngine_InvalidInitialState_RejectedAtStartNothingStored(t *testing.T) {
 	t.Parallel()
