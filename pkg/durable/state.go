@@ -282,8 +282,8 @@ func (s *stateSchema) setValue(f *stateField, fv reflect.Value, v any) error {
 	return s.decodeField(f, fv, raw)
 }
 
-// merge applies a handler or event result to cur, the addressable current state
-// section 5). ptr is cur's address as a *S, for the Validator assertion.
+// merge applies a handler or event result to cur, the addressable current state.
+// ptr is cur's address as a *S, for the Validator assertion.
 func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 	switch r := result.(type) {
 	case nil:

@@ -135,8 +135,8 @@ func refSetValue(s *stateSchema, f *stateField, fv reflect.Value, v any) error {
 	return refDecodeField(s, f, fv, raw)
 }
 
-// refMerge is the former merge: applies a handler or event result to cur, the addressable current state
-// section 5). ptr is cur's address as a *S, for the Validator assertion.
+// refMerge is the former merge: applies a handler or event result to cur, the addressable current state.
+// ptr is cur's address as a *S, for the Validator assertion.
 func refMerge(s *stateSchema, cur reflect.Value, ptr any, result any) error {
 	switch r := result.(type) {
 	case nil:
