@@ -167,15 +167,15 @@ bench-lock: $(AZURITE)
 	@$(AZURITE_UP) $(GO) test -tags integration -run '^$$' -bench Integration -benchmem ./pkg/azure/bloblock/
 
 ## bench-azure: the durable engine on Azure Storage (Azurite) against raw SDK peers measured in
-## the same run (README, "Durable engine on Azure Storage"): operations per step, step latency,
+## the same run (docs/benchmarks.md, "Durable engine on Azure Storage"): operations per step, step latency,
 ## 64 concurrent runs, step 10 vs 1 000 — BENCH_ROUNDS interleaved rounds (each round measures
-## the engine and its raw peer back to back; the README reports medians) — then a worker
+## the engine and its raw peer back to back; docs/benchmarks.md reports medians) — then a worker
 ## process holding waiting runs. Output: docs/bench/bench-azure.txt (make bench-plots reads it).
 BENCH_AZURE_TIME ?= 3x
 # Runs the worker holds waiting (the target is stated at 10 000; Azurite takes about half an
 # hour to get there on two cores: make bench-azure BENCH_AZURE_WAITING_RUNS=10000).
 BENCH_AZURE_WAITING_RUNS ?= 2000
-# Interleaved rounds of every benchmark pair; the README's figures are their medians.
+# Interleaved rounds of every benchmark pair; the figures of docs/benchmarks.md are their medians.
 BENCH_ROUNDS ?= 5
 bench-azure: $(AZURITE) build
 	@mkdir -p docs/bench
@@ -188,7 +188,7 @@ bench-azure: $(AZURITE) build
 	  FUNCGRAPH_BENCH_WAITING_RUNS=$(BENCH_AZURE_WAITING_RUNS) \
 	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/ 2>&1 | tee -a docs/bench/bench-azure.txt
 
-## bench: the benchmarks reported in the README — BENCH_ROUNDS interleaved rounds of every
+## bench: the benchmarks reported in docs/benchmarks.md — BENCH_ROUNDS interleaved rounds of every
 ## package benchmark (BENCH selects them), the in-memory server holding 10 000 waiting runs —
 ## then funcgraph vs durabletask-go v0.6.0 on the same 3-step chain (separate module bench/,
 ## so the product's go.mod has no benchmark deps), BENCH_ROUNDS interleaved rounds per figure.
@@ -202,10 +202,10 @@ bench: build
 	done 2>&1 | tee docs/bench/bench.txt
 	cd bench && $(GO) run ./cmd/benchcompare -rounds $(BENCH_ROUNDS) -json ../docs/bench/benchcompare.json
 
-## bench-plots: the README's benchmark charts (docs/bench/*.svg) and tables (the README's
-## bench-figures section) from the output of the last make bench / make bench-azure.
+## bench-plots: the benchmark charts (docs/bench/*.svg) and tables (the bench-figures section of
+## docs/benchmarks.md) from the output of the last make bench / make bench-azure.
 bench-plots:
-	cd bench && $(GO) run ./cmd/benchplots -dir ../docs/bench -readme ../README.md
+	cd bench && $(GO) run ./cmd/benchplots -dir ../docs/bench -page ../docs/benchmarks.md
 
 ## functions: regenerate functions/ from the app's route table (MAIN=./path/to/your/main for your app).
 MAIN ?= ./handler

@@ -8,11 +8,11 @@ import (
 	"github.com/funcgraph/funcgraph/bench/svgplot"
 )
 
-// The README's figures, one function per section: each writes its table to md and its
-// chart (file name → SVG) to charts.
+// The figures of docs/benchmarks.md, one function per section: each writes its table to md and
+// its chart (file name → SVG) to charts, linked from the page through in.chart.
 
 func engineSection(md *strings.Builder, in inputs, charts map[string]string) {
-	md.WriteString("#### Embedded engine vs durabletask-go (`cd bench && go run ./cmd/benchcompare`)\n\n")
+	md.WriteString("### Embedded engine vs durabletask-go (`cd bench && go run ./cmd/benchcompare`)\n\n")
 	if in.compare == nil {
 		md.WriteString("No `benchcompare.json` in this run.\n\n")
 		return
@@ -46,7 +46,7 @@ func engineSection(md *strings.Builder, in inputs, charts map[string]string) {
 	}
 	ch.Series = []svgplot.Series{fg, dt}
 	charts["throughput.svg"] = svgplot.Line(ch)
-	md.WriteString("\n![Throughput against concurrency](docs/bench/throughput.svg)\n\n")
+	md.WriteString("\n" + in.chart("Throughput against concurrency", "throughput.svg"))
 }
 
 // invokeRows are the invoke benchmarks: funcgraph's, then the bare peer's.
@@ -58,7 +58,7 @@ var invokeRows = []struct{ what, fg, bare string }{
 }
 
 func invokeSection(md *strings.Builder, in inputs, charts map[string]string) {
-	md.WriteString("#### Invoke through the custom-handler protocol vs bare `net/http` (`pkg/host`)\n\n")
+	md.WriteString("### Invoke through the custom-handler protocol vs bare `net/http` (`pkg/host`)\n\n")
 	md.WriteString("| Graph, path | funcgraph: ns/op, p50, allocs | bare `net/http` echo: ns/op, p50, allocs | throughput ratio | target |\n|---|---|---|---|---|\n")
 	found := false
 	for _, r := range invokeRows {
@@ -103,12 +103,12 @@ func invokeSection(md *strings.Builder, in inputs, charts map[string]string) {
 	}
 	if found {
 		charts["invoke-latency.svg"] = svgplot.Line(ch)
-		md.WriteString("![Invoke latency distribution](docs/bench/invoke-latency.svg)\n\n")
+		md.WriteString(in.chart("Invoke latency distribution", "invoke-latency.svg"))
 	}
 }
 
 func memorySection(md *strings.Builder, in inputs, charts map[string]string) {
-	md.WriteString("#### Memory of runs waiting for an event\n\n")
+	md.WriteString("### Memory of runs waiting for an event\n\n")
 	md.WriteString("| Process | runs waiting | RSS | live heap | per waiting run (RSS / heap above idle) | target |\n|---|---|---|---|---|---|\n")
 	ch := svgplot.Chart{Title: "Memory against waiting support_agent runs", YLabel: "MB", Note: in.stamp}
 	rss, heap := svgplot.Series{Name: "RSS"}, svgplot.Series{Name: "live heap"}
@@ -147,12 +147,12 @@ func memorySection(md *strings.Builder, in inputs, charts map[string]string) {
 	if len(ch.XNames) > 0 {
 		ch.Series = []svgplot.Series{rss, heap}
 		charts["memory.svg"] = svgplot.Bars(ch)
-		md.WriteString("![Memory against waiting runs](docs/bench/memory.svg)\n\n")
+		md.WriteString(in.chart("Memory against waiting runs", "memory.svg"))
 	}
 }
 
 func azureSection(md *strings.Builder, in inputs, charts map[string]string) {
-	md.WriteString("#### Durable engine on Azure Storage (`make bench-azure`, Azurite)\n\n")
+	md.WriteString("### Durable engine on Azure Storage (`make bench-azure`, Azurite)\n\n")
 	if len(in.azure) == 0 {
 		md.WriteString("No `bench-azure.txt` in this run.\n\n")
 		return
@@ -190,6 +190,6 @@ func azureSection(md *strings.Builder, in inputs, charts map[string]string) {
 	if len(ch.X) > 1 {
 		ch.Series = []svgplot.Series{eng, raw}
 		charts["step-latency.svg"] = svgplot.Line(ch)
-		md.WriteString("![Step latency against step index](docs/bench/step-latency.svg)\n\n")
+		md.WriteString(in.chart("Step latency against step index", "step-latency.svg"))
 	}
 }
