@@ -9,17 +9,20 @@ import (
 	"testing"
 )
 
-// TestReadmeLayoutMatchesTree keeps the README's layout table true: every Go package under
-// pkg/ is named there by its path, and every pkg/ path it names exists.
-func TestReadmeLayoutMatchesTree(t *testing.T) {
+// layoutPage is the page whose "## Layout" table maps the packages.
+const layoutPage = "docs/architecture.md"
+
+// TestDocs_LayoutMatchesTree keeps the layout table of docs/architecture.md true: every Go
+// package under pkg/ is named there by its path, and every pkg/ path it names exists.
+func TestDocs_LayoutMatchesTree(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(layoutPage)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
+	_, layout, ok := strings.Cut(string(page), "\n## Layout\n")
 	if !ok {
-		t.Fatal("README has no \"## Layout\" section")
+		t.Fatalf("%s has no \"## Layout\" section", layoutPage)
 	}
 	layout, _, _ = strings.Cut(layout, "\n## ")
 	named := map[string]bool{}
@@ -45,12 +48,12 @@ func TestReadmeLayoutMatchesTree(t *testing.T) {
 	}
 	for p := range pkgs {
 		if !named[p] {
-			t.Errorf("README layout does not name package %s", p)
+			t.Errorf("%s: the layout does not name package %s", layoutPage, p)
 		}
 	}
 	for p := range named {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-			t.Errorf("README layout names %s, which does not exist", p)
+			t.Errorf("%s: the layout names %s, which does not exist", layoutPage, p)
 		}
 	}
 }

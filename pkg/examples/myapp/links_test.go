@@ -18,13 +18,13 @@ var (
 	inlineCode = regexp.MustCompile("`[^`]*`")
 )
 
-// TestDocs_LinksStayInTheRepository keeps README.md and docs/*.md usable from the published
-// repository: no link or mention points under shared/ (the product's private notes, not part
-// of the repository), and every relative link names a file of the repository, and a heading of
-// it when it has an #anchor.
+// TestDocs_LinksStayInTheRepository keeps README.md, CHANGELOG.md and docs/*.md usable from the
+// published repository: no link or mention points under shared/ (the product's private notes,
+// not part of the repository), and every relative link names a file of the repository, and a
+// heading of it when it has an #anchor.
 func TestDocs_LinksStayInTheRepository(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	files := []string{"README.md"}
+	files := []string{"README.md", "CHANGELOG.md"}
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,23 @@ func TestReadmeShowsThisApp(t *testing.T) {
 	_, code, ok := strings.Cut(string(src), "package main\n")
 	if !ok || !strings.Contains(string(readme), "```go\npackage main\n"+code+"```") {
 		t.Fatal("README's \"Your own app\" listing differs from pkg/examples/myapp/main.go")
+	}
+}
+
+// TestReadme_IsAFrontPage keeps the README a front page: at most 250 lines, with "Your own app"
+// within its first 150; everything else belongs in docs/.
+func TestReadme_IsAFrontPage(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(readme), "\n"), "\n")
+	if len(lines) > 250 {
+		t.Errorf("README has %d lines, want at most 250: move the detail to docs/", len(lines))
+	}
+	at := slices.Index(lines, "## Your own app")
+	if at < 0 || at >= 150 {
+		t.Errorf("README's \"## Your own app\" is at line %d, want within the first 150", at+1)
 	}
 }
 
