@@ -33,7 +33,7 @@ package engine
 //	                (or move it to the poison queue past MaxDequeueCount)
 //	workitem.go     one work item: HandleWorkItem, the kill limit (restarts counted on the
 //	                run), the step loop, dispatch of the next item
-//	step.go         one step: the user's node, route or event handler
+//	step.go         one step: the user's node, route or event handler, and what it loads
 //	commit.go       the step's outcome and its batch: head merge and history rows
 //	purge.go        PurgeRun, and the rows of replaced runs
 //	wait.go         WaitRun
@@ -44,7 +44,8 @@ package engine
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
 //	ambiguity.go    the ambiguity rule: a write whose outcome is unknown is resolved by a read
-//	partition.go    a run's partition: head row, history and inbox rows, row keys
+//	head.go         the run's head row: its fields, read and written
+//	rows.go         a run's partition: its row layout and keys, history rows
 //	options.go      Options and the policies of graphs
 //	runs.go         the Runs contract: Run, statuses, errors, instance ids
 //	run_status.go   accessors of a Run

@@ -123,3 +123,38 @@ func stepInfo(h *head) durable.StepInfo {
 	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
 		TimedOutWaitingFor: h.timedOut}
 }
+
+// loadState returns the head's state, reading the payload store when it was spilled.
+func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error) {
+	if h.stateVal != nil {
+		return h.stateVal, nil
+	}
+	v, err := e.readSpilled(ctx, h.stateJSON, h.stateRef)
+	if err != nil {
+		return nil, fmt.Errorf("load state run=%s: %w", h.runID, err)
+	}
+	h.stateVal = json.RawMessage(v)
+	return h.stateVal, nil
+}
+
+// findEvent returns the oldest inbox row of h's generation carrying name.
+func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, bool, error) {
+	if h.pending <= 0 {
+		return Entity{}, false, nil
+	}
+	from, to := genRange('i', h.gen)
+	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to, Where: []Cond{{Property: pEvent, Op: CondEq, Value: name}}, Limit: 1}
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return Entity{}, false, fmt.Errorf("read inbox run=%s: %w", h.runID, err)
+		}
+		if len(page.Entities) > 0 {
+			return page.Entities[0], true, nil
+		}
+		if page.Continuation == "" {
+			return Entity{}, false, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}

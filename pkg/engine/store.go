@@ -59,6 +59,17 @@ type PartitionKeyChecker interface {
 	CheckPartitionKey(pk string) error
 }
 
+// RowReader is an optional capability of a Store: GetRow reads one row as Get does, but
+// hands its properties to visit one by one instead of building the map Get returns. The
+// engine reads a run's head (34 properties) this way when the store offers it: no map to
+// build and look up, on the path of every work item and every status read.
+type RowReader interface {
+	// GetRow reads the row pk/rk and calls visit with each of its properties, the values Get
+	// would return in Entity.Properties; it returns the row's ETag and Timestamp. visit is
+	// called before GetRow returns and must not call the store. Errors as Get's.
+	GetRow(ctx context.Context, partitionKey, rowKey string, visit func(name string, value any)) (etag string, timestamp time.Time, err error)
+}
+
 // Entity is one table row. Property values are string, []byte, bool, int32, int64, float64
 // or time.Time; nil and other types are rejected. Stores never retain or return the caller's
 // map or byte slices.

@@ -58,7 +58,7 @@ var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 // Poison is counted on the run, not from dequeueCount, which cannot tell a worker that died
 // from a handling that failed on a storage error: a redelivery records on the head that the
 // step starts again before user code runs (the step's commit clears it), and the step fails
-// its run once it was started MaxStepStarts times without completing. See countStart.
+// its run once it was started MaxStepStarts times without completing. See the kill limit below.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
 	it, err := decodeWorkItem(body)
 	if err != nil {
