@@ -230,7 +230,7 @@ func (h *head) mutableProps(p map[string]any) {
 // changedProps returns the properties of h that differ from base, the stored head it was
 // built from (merged into the head row, conditioned on base's ETag, so what the row holds
 // afterwards equals mutableProps of h). WriteID and Updated are always written: they stamp
-// the write (ambiguity.go).
+// the write (the ambiguity rule, commit.go).
 func (h *head) changedProps(base *head) map[string]any {
 	p := make(map[string]any, 8) // a step changes about 8; a map of 8 is one group
 	p[pWriteID], p[pUpdated] = h.writeID, h.updated

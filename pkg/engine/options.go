@@ -116,24 +116,6 @@ type RetryPolicy struct {
 	Multiplier float64
 }
 
-// backoff returns the delay before attempt number next (2 = first retry).
-func (p RetryPolicy) backoff(next int64) time.Duration {
-	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
-	if d <= 0 {
-		d = time.Second
-	}
-	if maxD <= 0 {
-		maxD = 5 * time.Minute
-	}
-	if mult < 1 {
-		mult = 2
-	}
-	for i := int64(2); i < next && d < maxD; i++ {
-		d = time.Duration(float64(d) * mult)
-	}
-	return min(d, maxD)
-}
-
 // Validate reports missing dependencies and out-of-range values.
 func (o Options) Validate() error {
 	var errs []error
@@ -206,15 +188,4 @@ func (o *Options) setDefaults() {
 	if o.InlineLimit == 0 {
 		o.InlineLimit = 30000
 	}
-}
-
-// policy returns the guards of a graph.
-func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
-
-// maxSteps returns the node visits a run of graph may make.
-func (e *Engine) maxSteps(graph string) int64 {
-	if p := e.policy(graph); p.MaxSteps > 0 {
-		return int64(p.MaxSteps)
-	}
-	return int64(e.opts.MaxSteps)
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -18,7 +20,7 @@ import (
 //
 // Every write to a partition stamps its WriteID (random per write) on the head and on every
 // row it inserts, so that a write whose outcome is unknown is recognised when read back
-// (ambiguity.go).
+// (the ambiguity rule, commit.go).
 const headRowKey = "r"
 
 // History and inbox row properties.
@@ -70,6 +72,18 @@ func i64(p map[string]any, k string) int64 {
 		return int64(v)
 	}
 	return 0
+}
+
+// readSpilled returns an inline value, or the payload behind ref.
+func (e *Engine) readSpilled(ctx context.Context, inline, ref string) (string, error) {
+	if ref == "" {
+		return inline, nil
+	}
+	data, err := e.payloads.Get(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("read payload %s: %w", ref, err)
+	}
+	return string(data), nil
 }
 
 // Row keys.

@@ -40,7 +40,7 @@ type Store interface {
 	// was applied, and a backend that retries such failures (the Azure SDK does) reports the
 	// ErrConflict or ErrNotFound its retry met when the first try had landed — the writer
 	// that "got there first" may be the caller itself. Callers that must know read back (the
-	// ambiguity rule, ambiguity.go); backends need not tell these cases apart.
+	// ambiguity rule, commit.go); backends need not tell these cases apart.
 	Submit(ctx context.Context, ops []Op) ([]string, error)
 
 	// Query returns one page of entities matching q, ordered by partition key then row key.

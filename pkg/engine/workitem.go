@@ -217,65 +217,6 @@ func (e *Engine) uncountStart(ctx context.Context, h *head, cause error) {
 // uncountTimeout bounds uncountStart, which runs after the handling's context may be done.
 const uncountTimeout = 10 * time.Second
 
-// runStep runs and commits one step of h. more reports whether the run can go on at once
-// (another node to visit, or an inbox event to apply); a delayed continuation (retry
-// back-off, wait timeout) is on the queue when it returns.
-func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
-	var o stepOutcome
-	ctx, endStep := e.observeStepStarted(ctx, h)
-	var committed *head
-	defer func() { endStep(committed, &o) }()
-	switch {
-	case h.waiting != "":
-		ev, found, err := e.findEvent(ctx, h, h.waiting)
-		if err != nil {
-			return nil, false, err
-		}
-		now := e.clock().UnixNano()
-		switch {
-		case found:
-			if o, err = e.applyEvent(ctx, h, ev); err != nil {
-				return nil, false, err
-			}
-		case h.waitDeadline != 0 && now >= h.waitDeadline:
-			o = e.timeout(h)
-		case h.waitDeadline != 0:
-			// Runnable (or adopted) with no event yet: keep the timer on the queue.
-			return nil, false, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
-		default:
-			return nil, false, nil // nothing to do: keep waiting
-		}
-	default:
-		if o, err = e.visit(ctx, h); err != nil {
-			return nil, false, err
-		}
-	}
-	n, err := e.commit(ctx, h, &o)
-	var restep *restepError
-	switch {
-	case errors.As(err, &restep):
-		return restep.fresh, true, nil
-	case errors.Is(err, errDropped):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, err
-	}
-	e.logStep(n, &o)
-	committed = n
-	switch {
-	case !n.active():
-		return n, false, nil
-	case n.notBefore != 0:
-		return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.notBefore-e.clock().UnixNano()))
-	case n.waiting != "" && !n.runnable:
-		if n.waitDeadline != 0 {
-			return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.waitDeadline-e.clock().UnixNano()))
-		}
-		return n, false, nil
-	}
-	return n, true, nil
-}
-
 // awaitVersion parks h, whose graph version is not registered: it marks the head (once) and
 // puts the work item back on the queue after a back-off. It returns nil once the item is on
 // the queue, so the delivery that brought it is done.
@@ -308,16 +249,13 @@ func (e *Engine) awaitVersion(ctx context.Context, h *head, it workItem) error {
 	return nil
 }
 
-// logStep logs a step that completed or failed the run, or made it wait.
-func (e *Engine) logStep(n *head, o *stepOutcome) {
-	switch {
-	case n.status == StatusCompleted:
-		e.log.Info("run completed", "run_id", n.runID, "graph", n.graph, "step", n.step, "orchestrator", OrchestratorName)
-	case n.status == StatusFailed:
-		e.log.Info("run failed", "run_id", n.runID, "graph", n.graph, "step", n.step, "name", o.failName)
-	case n.waiting != "" && o.kind == outVisit:
-		e.log.Debug("run waiting for event", "run_id", n.runID, "graph", n.graph, "event", n.waiting)
+// versionBackoff returns the delay before the next look at a run that waited n times already.
+func versionBackoff(n int64) time.Duration {
+	d := versionRetryMin
+	for i := int64(0); i < n && d < versionRetryMax; i++ {
+		d *= 2
 	}
+	return min(d, versionRetryMax)
 }
 
 // maxTimerDelay is the longest delay the engine gives a message: Azure's 7 days less a
