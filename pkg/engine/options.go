@@ -80,11 +80,6 @@ type Options struct {
 	Retention Retention
 }
 
-// EngineOptions is Options.
-//
-// Deprecated: use Options.
-type EngineOptions = Options
-
 // DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
 
