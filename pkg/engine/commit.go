@@ -202,7 +202,7 @@ func (e *Engine) spill(ctx context.Context, runID, nonce string, ops []Op, sp *s
 		props := ops[i].Entity.Properties
 		for _, name := range spillable {
 			v, ok := props[name].(string)
-			if !ok || len(v) <= e.opts.InlineLimit || UTF16Len(v) <= e.opts.InlineLimit {
+			if !ok || len(v) <= e.opts.InlineLimit || utf16Len(v) <= e.opts.InlineLimit {
 				continue
 			}
 			key, done := sp.byValue[v]

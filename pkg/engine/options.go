@@ -132,8 +132,8 @@ func (o Options) Validate() error {
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
 	}
-	if o.InlineLimit > MaxPropertyBytes/2-2048 {
-		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, MaxPropertyBytes/2-2048))
+	if o.InlineLimit > maxPropertyBytes/2-2048 {
+		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, maxPropertyBytes/2-2048))
 	}
 	for name, p := range o.Policies {
 		if p.MaxSteps < 0 || p.WaitTimeout < 0 || p.Retry.MaxAttempts < 0 {

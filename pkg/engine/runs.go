@@ -125,10 +125,10 @@ var (
 	MaxCreatedFilter = time.Unix(0, math.MaxInt64).UTC()
 )
 
-// Validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
+// validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
 // MaxCreatedFilter, Unfinished with a Status, and OldestFirst without Group or without an
 // unfinished filter (ErrInvalidQuery).
-func (q RunQuery) Validate() error {
+func (q RunQuery) validate() error {
 	if q.Unfinished && q.Status != "" {
 		return fmt.Errorf("%w: unfinished and status %s are exclusive", ErrInvalidQuery, q.Status)
 	}
@@ -160,7 +160,7 @@ type RunList struct {
 type HistoryEvent struct {
 	Sequence  int64
 	Type      string // e.g. run_started, node_completed, route_resolved, wait_started, event_received, event_applied, run_completed, run_failed, run_terminated
-	Name      string // the step kind (HistoryStepName: execute_node, ...) or event name
+	Name      string // the step kind (orchestrator, execute_node, resolve_route, apply_event) or event name
 	Node      string
 	Timestamp time.Time
 	Data      json.RawMessage
@@ -277,7 +277,7 @@ func storableInstanceID(id string) bool {
 //
 //   - instance ids: 1–256 printable ASCII characters without / \ # ?, and not "." or ".."
 //     (ValidInstanceID);
-//   - event names: 1–MaxNameLength characters of valid UTF-8, no control character
+//   - event names: 1–maxNameLength characters of valid UTF-8, no control character
 //     (ValidEventName); an event name is a property of its inbox and history rows, which
 //     cannot spill to the payload store;
 //   - graph names: as event names, and without / \ # ? either (ValidGraphName): a graph
@@ -285,12 +285,12 @@ func storableInstanceID(id string) bool {
 //   - idempotency keys: any length; only their SHA-256 is stored.
 //
 // Lengths count UTF-16 code units, the unit Azure Table storage measures strings in.
-const MaxNameLength = 256
+const maxNameLength = 256
 
-// ValidEventName reports whether name can be an event name: 1–MaxNameLength UTF-16 code
-// units of valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
+// ValidEventName reports whether name can be an event name: 1–256 UTF-16 code units of
+// valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
 func ValidEventName(name string) bool {
-	if name == "" || !utf8.ValidString(name) || UTF16Len(name) > MaxNameLength {
+	if name == "" || !utf8.ValidString(name) || utf16Len(name) > maxNameLength {
 		return false
 	}
 	for _, r := range name {

@@ -34,8 +34,8 @@ type workItem struct {
 	VersionWaits int64 `json:"vw,omitempty"`
 }
 
-// ErrInvalidWorkItem reports a queue message that is not a work item.
-var ErrInvalidWorkItem = errors.New("engine: invalid work item")
+// errInvalidWorkItem reports a queue message that is not a work item.
+var errInvalidWorkItem = errors.New("engine: invalid work item")
 
 // HandleWorkItem processes one work item: the entry point of a queue trigger (the
 // fg_orchestrator function) and of the embedded dispatcher. body is the message text (the
@@ -323,24 +323,24 @@ func encodeWorkItem(it workItem) []byte {
 	return append(b, '}')
 }
 
-// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: ErrInvalidWorkItem.
+// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: errInvalidWorkItem.
 func decodeWorkItem(body []byte) (workItem, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] != '{' {
 		dec, err := base64.StdEncoding.DecodeString(string(body))
 		if err != nil {
-			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", ErrInvalidWorkItem)
+			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", errInvalidWorkItem)
 		}
 		body = bytes.TrimSpace(dec)
 	}
 	var it workItem
 	if !parseWorkItem(body, &it) {
 		if err := json.Unmarshal(body, &it); err != nil {
-			return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+			return workItem{}, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
 		}
 	}
 	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
-		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
+		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil
 }
