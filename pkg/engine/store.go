@@ -75,8 +75,7 @@ type RowReader interface {
 // map or byte slices.
 type Entity struct {
 	// PartitionKey and RowKey form the entity's key.
-	PartitionKey string
-	RowKey       string
+	PartitionKey, RowKey string
 	// ETag is the entity's version, set by the store on reads (and returned by Submit).
 	ETag string
 	// Timestamp is set by the store on every write; it is ignored on writes.
@@ -101,6 +100,7 @@ const (
 	OpDelete
 )
 
+// String returns the kind's name: insert, replace, merge or delete.
 func (k OpKind) String() string {
 	switch k {
 	case OpInsert:
@@ -120,7 +120,9 @@ const ETagAny = "*"
 
 // Op is one operation of a batch.
 type Op struct {
-	Kind   OpKind
+	// Kind is what the op does.
+	Kind OpKind
+	// Entity is the row it writes (only its key, for a delete).
 	Entity Entity
 	// IfMatch is the ETag the stored row must have (ETagAny: any). Required for Replace,
 	// Merge and Delete; ignored for Insert.
@@ -144,9 +146,12 @@ const (
 // Cond is one query condition: Property Op Value. Property may be "PartitionKey" or
 // "RowKey". Value has one of the entity value types; int64 and int32 compare as numbers.
 type Cond struct {
+	// Property is the property compared.
 	Property string
-	Op       CondOp
-	Value    any
+	// Op is the comparison.
+	Op CondOp
+	// Value is what the property is compared with.
+	Value any
 }
 
 // Query selects entities. All conditions must hold (AND).
@@ -165,6 +170,7 @@ type Query struct {
 
 // Page is one page of query results.
 type Page struct {
+	// Entities are the page's entities, in key order.
 	Entities []Entity
 	// Continuation is "" on the last page.
 	Continuation string
@@ -200,6 +206,7 @@ type LimitError struct {
 	Size, Max int
 }
 
+// Error names the limit, the size against its maximum, and the property and entity when known.
 func (e *LimitError) Error() string {
 	msg := fmt.Sprintf("engine: %s too large: %d > %d", e.Limit, e.Size, e.Max)
 	if e.Property != "" {
@@ -218,9 +225,11 @@ func (e *LimitError) Unwrap() error { return ErrTooLarge }
 type BatchError struct {
 	// Index is the position of the failing op.
 	Index int
-	Err   error
+	// Err is the op's error.
+	Err error
 }
 
+// Error names the op and its error.
 func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.Index, e.Err) }
 
 // Unwrap returns the op's error.
