@@ -2,64 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"strconv"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
-
-// Step kinds of a stepOutcome.
-const (
-	outVisit   = iota + 1 // a node ran and its route resolved
-	outEvent              // an inbox event was applied
-	outTimeout            // a wait timed out and continues at the policy's node
-	outFail               // the run fails
-	outRetry              // the node failed and will be retried after a back-off
-	outBegin              // a step starts: a Pending run turns Running, a restart is counted
-)
-
-// stepOutcome is what a step's activities produced, before it is committed. Building the
-// commit from it is pure, so a commit that lost a race against an event can be rebuilt on
-// the fresh head without running user code again.
-type stepOutcome struct {
-	kind     int
-	node     string                // node visited (visit, fail, retry)
-	state    json.RawMessage       // new state (visit, event; fail after a completed node)
-	decision durable.RouteDecision // visit
-	// waitMatch: a wait decision whose event is already in the inbox.
-	waitMatch bool
-	// restart (begin): the step starts again after a start that ended in no commit.
-	restart bool
-
-	// event
-	inboxRow string
-	inboxSeq int64
-	event    string
-
-	// fail
-	failKind   string // execute_node, resolve_route, apply_event, orchestrator
-	failName   string // fixed internal name of the failing step kind
-	failMsg    string // "<kind> failed: <cause>"
-	keepCustom bool   // orchestrator failures keep the last custom status
-
-	// retry
-	retryDelay time.Duration
-	retryCause string
-
-	// timeout
-	timeoutNode string
-	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
-	// event that reaches the inbox before it commits wins.
-	timedOut bool
-}
-
-// failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
-func failure(kind, name, cause string) stepOutcome {
-	return stepOutcome{kind: outFail, failKind: kind, failName: name, failMsg: kind + " failed: " + cause,
-		keepCustom: kind == "orchestrator"}
-}
 
 // errDropped reports a step whose commit lost to another writer that moved the run on (or
 // finished, cancelled or purged it): the step's work is discarded, which is correct.
@@ -68,124 +16,6 @@ var errDropped = errors.New("engine: step dropped")
 // maxRebase bounds how often a step re-applies its outcome to a head that changed only by
 // raised events.
 const maxRebase = 16
-
-// buildCommit turns an outcome into the next head and the batch that writes it: a merge of
-// the head conditioned on base's ETag plus the history rows it summarises (and, for an
-// applied event, the deletion of the consumed inbox row), stamped with writeID. It is pure.
-func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
-	n := base.clone()
-	n.updated, n.writeID, n.awaitVersion = now, writeID, false
-	n.restarts = 0 // a commit ends the step: its restarts no longer count
-	var rowBuf [3]histRow
-	rows := rowBuf[:0]
-	setState := func() {
-		n.stateVal = o.state
-		n.stateJSON, n.stateRef = string(o.state), ""
-	}
-	switch o.kind {
-	case outBegin:
-		n.restarts = base.restarts
-		if o.restart {
-			n.restarts++
-		}
-		if base.status == StatusPending {
-			// Durable Functions sets the custom status before the first activity: from here
-			// on the run reads Running with the entrypoint as current_node.
-			n.status = StatusRunning
-			n.custom = customStatus(base, base.node)
-		}
-	case outVisit:
-		n.step++
-		n.visits++
-		n.timedOut = ""
-		n.attempt, n.notBefore = 0, 0
-		n.status = StatusRunning
-		setState()
-		rows = append(rows,
-			histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)},
-			histRow{typ: HistoryRouteResolved, name: ResolveRouteName, node: o.node, data: decisionJSON(o.decision)})
-		switch d := o.decision; d.Action {
-		case durable.ActionComplete:
-			n.status = StatusCompleted
-			n.outputJSON, n.outputRef = completedOutput(base, o.node, n.stateJSON), ""
-			n.custom = customStatus(base, o.node)
-			n.runnable = false
-			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
-		case durable.ActionNext:
-			n.node = d.NextNode
-			n.custom = customStatus(base, d.NextNode)
-			n.runnable = true
-		case durable.ActionWaitForEvent:
-			n.waiting, n.resume = d.EventName, d.ResumeNode
-			n.custom = waitingStatus(base, o.node, d.EventName, d.ResumeNode)
-			n.runnable = o.waitMatch
-			data := []string{"event_name", jstr(d.EventName), "resume_node", jstr(d.ResumeNode)}
-			t := d.Timeout // the decision's own (RouteDecision.Within), else the policy's
-			if t == 0 {
-				t = e.policy(base.graph).WaitTimeout
-			}
-			if t > 0 {
-				n.waitDeadline, n.waitTimeout, n.timeoutNode = now.Add(t).UnixNano(), int64(t), d.TimeoutNode
-				data = append(data, "deadline", jstr(now.Add(t).UTC().Format(time.RFC3339Nano)))
-				if d.TimeoutNode != "" {
-					data = append(data, "timeout_node", jstr(d.TimeoutNode))
-				}
-			}
-			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
-		}
-	case outEvent:
-		n.step++
-		setState()
-		n.node = base.resume
-		n.waiting, n.resume, n.waitDeadline = "", "", 0
-		n.waitTimeout, n.timeoutNode = 0, ""
-		n.pending--
-		n.custom = customStatus(base, base.resume)
-		n.runnable = true
-		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
-			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON)})
-	case outTimeout:
-		n.step++
-		n.node = o.timeoutNode
-		n.waiting, n.resume, n.waitDeadline = "", "", 0
-		n.waitTimeout, n.timeoutNode, n.timedOut = 0, "", o.event
-		n.custom = customStatus(base, o.timeoutNode)
-		n.runnable = true
-		rows = append(rows, histRow{typ: HistoryWaitTimedOut, name: OrchestratorName, node: o.node,
-			data: jsonObject("event_name", jstr(o.event), "next_node", jstr(o.timeoutNode))})
-	case outRetry:
-		n.attempt++
-		n.notBefore = now.Add(o.retryDelay).UnixNano()
-		n.runnable = true
-		rows = append(rows, histRow{typ: HistoryNodeRetryScheduled, name: ExecuteNodeName, node: o.node,
-			data: jsonObject("attempt", itoa(n.attempt+1), "delay_ms", itoa(o.retryDelay.Milliseconds()), "error", jstr(o.retryCause))})
-	case outFail:
-		n.step++
-		if o.state != nil { // the node completed, then its route failed
-			setState()
-			rows = append(rows, histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)})
-		}
-		n.status = StatusFailed
-		n.outputJSON, n.outputRef = jstr(o.failMsg), ""
-		if !o.keepCustom && base.waiting == "" {
-			n.custom = customStatus(base, base.node)
-		}
-		n.waitDeadline, n.notBefore = 0, 0
-		n.runnable = false
-		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
-	}
-	ops := make([]Op, 0, len(rows)+2)
-	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
-	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)
-	n.histSeq = base.histSeq + int64(len(rows))
-	if n.histSeq != base.histSeq {
-		ops[0].Entity.Properties[pHistSeq] = n.histSeq
-	}
-	if o.kind == outEvent {
-		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
-	}
-	return n, ops
-}
 
 // restepError reports a commit that must not be rebased but recomputed: the head changed in
 // a way that changes what the step should do (an event arrived for a wait that was about to
@@ -351,4 +181,155 @@ func (e *Engine) unstorable(base *head, o *stepOutcome, err error) {
 	e.log.Warn("orchestrator failed: graph="+base.graph+" hash="+base.hash, "run_id", base.runID, "error", cause)
 	*o = failure("orchestrator", OrchestratorName, cause)
 	o.node = base.node
+}
+
+// spillable names the properties whose values may move to the payload store.
+var spillable = [...]string{pState, pOutput, pInput, pData, pPayload}
+
+// spills remembers the payloads one write (with its rebases) stored, so that a rebase reuses
+// them and the payloads no commit refers to are deleted: a rebased, dropped or failed
+// commit leaves no orphan. Only a crash between a payload write and its commit can; it lies
+// under the run's prefix and goes with the run's purge or replacement.
+type spills struct {
+	byValue map[string]string // value → key
+}
+
+// spill moves property values above InlineLimit to the payload store, leaving "" and a
+// "<name>Ref" property with the key "<run id>/<run nonce>/<engine id>-<n>.json". Keys are
+// unique per value written, so a losing writer never overwrites the winner's payload.
+func (e *Engine) spill(ctx context.Context, runID, nonce string, ops []Op, sp *spills) error {
+	for i := range ops {
+		props := ops[i].Entity.Properties
+		for _, name := range spillable {
+			v, ok := props[name].(string)
+			if !ok || len(v) <= e.opts.InlineLimit || utf16Len(v) <= e.opts.InlineLimit {
+				continue
+			}
+			key, done := sp.byValue[v]
+			if !done {
+				key = payloadPrefix(runID, nonce) + e.id + "-" + strconv.FormatInt(e.spillSeq.Add(1), 10) + ".json"
+				if err := e.payloads.Put(ctx, key, []byte(v)); err != nil {
+					return fmt.Errorf("spill %s of run %s: %w", name, runID, err)
+				}
+				if sp.byValue == nil {
+					sp.byValue = map[string]string{}
+				}
+				sp.byValue[v] = key
+			}
+			props[name] = ""
+			props[name+refSuffix] = key
+		}
+	}
+	return nil
+}
+
+// release deletes the payloads sp stored that the committed ops (nil: none) do not refer
+// to. Failures are logged: the payload is then an orphan under the run's prefix.
+func (e *Engine) release(ctx context.Context, sp *spills, committed []Op) {
+	if len(sp.byValue) == 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, op := range committed {
+		for _, name := range spillable {
+			if k, ok := op.Entity.Properties[name+refSuffix].(string); ok && k != "" {
+				used[k] = true
+			}
+		}
+	}
+	for _, key := range sp.byValue {
+		if used[key] {
+			continue
+		}
+		// Keys end in ".json" and never extend one another, so the prefix is the key alone.
+		if _, err := e.payloads.DeletePrefix(context.WithoutCancel(ctx), key); err != nil {
+			e.log.Warn("delete unused payload", "key", key, "error", err.Error())
+		}
+	}
+	sp.byValue = nil
+}
+
+// keep forgets the payloads sp stored without deleting them: a write whose outcome is
+// unknown may refer to them.
+func (sp *spills) keep() { sp.byValue = nil }
+
+// payloadPrefix is the key prefix of every payload of one run (one generation and nonce).
+func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/" }
+
+// The ambiguity rule: a write whose outcome is unknown is resolved by a read, never by
+// assumption.
+//
+// A storage call has three outcomes, not two:
+//   - succeeded (nil);
+//   - definitely rejected, nothing written: a write over a limit or malformed (ErrTooLarge,
+//     ErrInvalidEntity), which the service refuses alike on every try;
+//   - unknown: every other error. A transport error, a timeout, a 500 or 503 may come after
+//     the service applied the write. And the Azure SDK retries such failures, so a first try
+//     that landed makes its own retry fail — an insert with 409, an If-Match with 412, a
+//     delete with 404 — and the store reports ErrConflict or ErrNotFound for a write that
+//     succeeded. So ErrConflict and ErrNotFound are unknown outcomes too until a read says
+//     whose write is stored.
+//
+// The engine keeps the SDK's retries (they absorb throttling and most transport failures
+// at no cost to the engine) and makes every write recognisable when read back: each carries
+// a random write id, stamped on the head (WriteID) and on every row it inserts. On an error
+// that is not a definite rejection, the writer reads a witness: the head (still carrying its
+// id if nobody wrote after it), else the first row the write inserted, at a key fixed before
+// the write (history rows are immutable, so they witness a write even after the head moved
+// on, and after the inbox row an event inserted was consumed). A start is recognised by its
+// run's nonce, a purge by the head being gone. What the witness says decides: the write
+// landed (carry on as if it had answered), or it did not (the conflict is another writer's,
+// handled as before; an unknown error is returned, nothing assumed). Reads happen only on
+// these error paths: a steady step still costs one batch and no read.
+//
+// Writes whose repetition is harmless need no witness: deletes with ETagAny (a 404 is
+// success), merges with ETagAny (index rows), inserts at random keys (due rows: a 409 is
+// the first try), the head's AwaitVersion flag (set again by the next delivery if it did not
+// land), payload puts (unconditional, at keys unique per value) and enqueues (a duplicate
+// work item is dropped as stale or settled by the conditional commit).
+
+// refused reports whether a Submit error says the batch was refused on every try, so it
+// wrote nothing. Any other error leaves the outcome unknown.
+func refused(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+}
+
+// newWriteID returns a random write id.
+func newWriteID() string { return newNonce() }
+
+// resolveWrite reads whether a write with id landed on run runID (generation gen, nonce) when
+// its Submit failed with an error that is not a definite rejection. seq is the history
+// sequence of the first row the write inserted (0: it inserted none, so only the head can
+// witness it). It returns the head as read (nil: no head) and whether the write landed.
+func (e *Engine) resolveWrite(ctx context.Context, runID string, gen int64, nonce string, seq int64, id string) (*head, bool, error) {
+	fresh, err := e.getHead(ctx, runID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("resolve write %s: %w", id, err)
+	}
+	if fresh.writeID == id {
+		return fresh, true, nil
+	}
+	if seq == 0 || fresh.gen != gen || fresh.nonce != nonce || fresh.histSeq < seq {
+		return fresh, false, nil // its rows would be there: history only grows within a run
+	}
+	own, err := e.ownRow(ctx, runID, histKey(gen, seq), id)
+	if err != nil {
+		return nil, false, fmt.Errorf("resolve write %s: %w", id, err)
+	}
+	return fresh, own, nil
+}
+
+// ownRow reports whether the row at rk was inserted by the write with id.
+func (e *Engine) ownRow(ctx context.Context, runID, rk, id string) (bool, error) {
+	ent, err := e.store.Get(ctx, runID, rk)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read row %s/%s: %w", runID, rk, err)
+	}
+	return str(ent.Properties, pWriteID) == id, nil
 }

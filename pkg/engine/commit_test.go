@@ -208,7 +208,7 @@ func TestEngine_RebasedAndDroppedCommits_LeaveNoOrphanPayloads(t *testing.T) {
 
 // A graph that waits twice for the same event name: the first event's inbox row is deleted
 // with the commit that applies it, so the second wait gets the second event, not the first
-// one again. (Guards commit.go's deletion of the consumed inbox row.)
+// one again. (Guards buildCommit's deletion of the consumed inbox row.)
 func TestEngine_WaitTwiceForOneEventName_ConsumedEventNotAppliedAgain(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, engine.Options{}, false, twiceGraph(t))

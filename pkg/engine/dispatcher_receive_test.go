@@ -56,7 +56,7 @@ func TestEngine_Dispatcher_BatchReachesEveryFreeWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if run := r.waitFor(t, id, engine.RunFinished); run.Status != engine.StatusCompleted {
+		if run := r.waitFor(t, id, nil); run.Status != engine.StatusCompleted {
 			t.Fatalf("run %s: status %s output %s", id, run.Status, run.Output)
 		}
 	}

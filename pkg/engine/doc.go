@@ -15,41 +15,51 @@
 // Every write can be recognised as the engine's own when read back: a storage error that is
 // not a definite rejection — a timeout, a 5xx, and even ErrConflict or ErrNotFound, which a
 // retried request can meet against its own first try — is resolved by reading the write's
-// witness, never by assumption (ambiguity.go).
+// witness, never by assumption (the ambiguity rule, commit.go).
 //
 // It imports nothing of HTTP serving, the Functions host protocol or Azure: the runs HTTP API
 // is package runsapi.
 package engine
 
-// The files, in reading order; calls go down the list, never up:
+// The files, in reading order. Calls go down the list, but for two knots of files that call
+// one another: a work item's workitem.go, step.go and commit.go (a step commits, then
+// dispatches the next item; a commit that lost a race rebuilds its step's batch and reads
+// the inbox again), and the listing's list.go, index.go and group.go.
 //
 //	engine.go       Engine, New, Start, Close
+//	options.go      Options and the policies of graphs
 //	start.go        StartRun
 //	events.go       RaiseEvent
 //	cancel.go       CancelRun
 //	repair.go       Sweep and the due index (recovery and its cost model)
 //	poison.go       the repair pass's rescue of the poison queue
+//	retention.go    Retention: the finished runs Sweep purges
+//	purge.go        PurgeRun, and the rows of replaced runs
 //	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
 //	                (or move it to the poison queue past MaxDequeueCount)
-//	workitem.go     one work item: HandleWorkItem, the kill limit (restarts counted on the
-//	                run), the step loop, dispatch of the next item
-//	step.go         one step: the user's node, route or event handler
-//	commit.go       the step's outcome and its batch: head merge and history rows
-//	purge.go        PurgeRun, and the rows of replaced runs
+//	workitem.go     one work item: its form, HandleWorkItem, the kill limit (restarts counted
+//	                on the run), the step loop, a run parked for its graph version, dispatch
+//	                of the next item
+//	step.go         one step: the user's node, route or event handler under its graph's
+//	                guards, what it loads, and its outcome with the batch that commits it
+//	commit.go       the step's commit: conditional, rebased past raised events; payloads
+//	                spilled and released; the ambiguity rule: a write whose outcome is
+//	                unknown is resolved by a read
 //	wait.go         WaitRun
 //	list.go         ListRuns: the index shards merged newest first, continuation tokens
-//	index.go        the run index: sharded partitions, its rows, orphan clean-up
+//	index.go        the run index: its partitions (a group's included), its rows, orphan clean-up
 //	group.go        the group index: one group's runs, newest first, its unfinished ones oldest first
 //	read.go         GetRun and History
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
-//	ambiguity.go    the ambiguity rule: a write whose outcome is unknown is resolved by a read
-//	partition.go    a run's partition: head row, history and inbox rows, row keys
-//	options.go      Options and the policies of graphs
-//	runs.go         the Runs contract: Run, statuses, errors, instance ids
+//	head.go         the run's head row: its fields, read and written
+//	rows.go         a run's partition: its row layout and keys, history rows, reading a row's
+//	                properties (spilled ones included)
 //	run_status.go   accessors of a Run
-//	store.go        the Store contract
+//	runs.go         the Runs contract: Run, statuses, errors, instance ids
+//	store.go        the Store contract, and its optional capabilities
 //	queue.go        the WorkQueue contract
-//	payloads.go     the PayloadStore contract, and spilling large values to it
+//	payloads.go     the PayloadStore contract
+//	payloadkey.go   the naming rules of a payload key
 //	limits.go       the Azure Table limits every Store enforces
 //	json.go         the JSON the engine writes by hand

@@ -99,11 +99,6 @@ func New(opts Options) (*Engine, error) {
 	}, nil
 }
 
-// NewEngine is New.
-//
-// Deprecated: use New.
-func NewEngine(opts Options) (*Engine, error) { return New(opts) }
-
 // Options returns the engine's options with defaults applied.
 func (e *Engine) Options() Options { return e.opts }
 

@@ -185,6 +185,7 @@ type UnknownEventError struct {
 	Graph string
 }
 
+// Error names the graph and the event it has no handler for.
 func (e *UnknownEventError) Error() string {
 	return fmt.Sprintf("graph '%s' has no handler for event '%s'", e.Graph, e.Event)
 }

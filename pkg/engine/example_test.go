@@ -125,9 +125,3 @@ func ExampleEngine_StartRun() {
 	// true
 	// true
 }
-
-// History rows name step kinds as the failure messages do; the fg_ names stay internal.
-func ExampleHistoryStepName() {
-	fmt.Println(engine.HistoryStepName(engine.ExecuteNodeName), engine.HistoryStepName(engine.OrchestratorName))
-	// Output: execute_node orchestrator
-}

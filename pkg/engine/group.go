@@ -1,10 +1,5 @@
 package engine
 
-import (
-	"math"
-	"strconv"
-)
-
 // The group index lists the runs of one group (StartRunRequest.Group) without reading any
 // other run's rows. A run started with a group has, besides its rows in the sharded families
 // (index.go), one row in its group's partition and, while it is Pending or Running, one in
@@ -39,21 +34,6 @@ const (
 // ValidGroup reports whether g can be a StartRunRequest.Group: the rule of instance ids
 // (ValidInstanceID), 1–256 printable ASCII characters without / \ # ?, neither "." nor "..".
 func ValidGroup(g string) bool { return ValidInstanceID(g) }
-
-// groupPartitions returns the partitions of a group: every run, and the unfinished ones.
-func groupPartitions(group string) (all, active string) {
-	return groupPrefix + group, groupActivePrefix + group
-}
-
-// flipRowKey turns an index row key ordered newest first into the key of the same run ordered
-// oldest first, and back: MaxInt64 - n is its own inverse.
-func flipRowKey(rk string) string {
-	n, err := strconv.ParseInt(rk[:19], 10, 64)
-	if err != nil || n < 0 {
-		return rk
-	}
-	return padRowTime(math.MaxInt64-n) + rk[19:]
-}
 
 // groupCursor returns the one cursor of a listing of q.Group: its partition of every run,
 // newest first, or with OldestFirst its partition of unfinished runs.

@@ -154,6 +154,21 @@ func shardPrefix(family string, s int) string {
 // graphPartition returns the partition of graph within a family's shard prefix.
 func graphPartition(prefix, graph string) string { return prefix + "~" + graph }
 
+// groupPartitions returns the partitions of a group: every run, and the unfinished ones.
+func groupPartitions(group string) (all, active string) {
+	return groupPrefix + group, groupActivePrefix + group
+}
+
+// flipRowKey turns an index row key ordered newest first into the key of the same run ordered
+// oldest first, and back: MaxInt64 - n is its own inverse.
+func flipRowKey(rk string) string {
+	n, err := strconv.ParseInt(rk[:19], 10, 64)
+	if err != nil || n < 0 {
+		return rk
+	}
+	return padRowTime(math.MaxInt64-n) + rk[19:]
+}
+
 // partitions returns the run's partitions of all runs and of its graph, then its active ones.
 func (r indexRef) partitions() (all, active [2]string) {
 	s := -1

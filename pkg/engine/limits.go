@@ -8,18 +8,18 @@ import (
 
 // Azure Table limits that every Store enforces (the service's documented limits; Azurite accepts more).
 const (
-	// MaxBatchOps is the most operations in one Submit.
-	MaxBatchOps = 100
+	// maxBatchOps is the most operations in one Submit.
+	maxBatchOps = 100
 	// MaxBatchBytes is the most payload bytes of one Submit (estimated, see ValidateBatch).
 	MaxBatchBytes = 4 << 20
-	// MaxEntityBytes is the largest entity (Azure's size formula).
-	MaxEntityBytes = 1 << 20
-	// MaxPropertyBytes is the largest string (UTF-16) or binary property value.
-	MaxPropertyBytes = 64 << 10
-	// MaxProperties is the most custom properties of an entity.
-	MaxProperties = 252
-	// MaxKeyBytes is the largest PartitionKey or RowKey, measured in UTF-16 bytes.
-	MaxKeyBytes = 1 << 10
+	// maxEntityBytes is the largest entity (Azure's size formula).
+	maxEntityBytes = 1 << 20
+	// maxPropertyBytes is the largest string (UTF-16) or binary property value.
+	maxPropertyBytes = 64 << 10
+	// maxProperties is the most custom properties of an entity.
+	maxProperties = 252
+	// maxKeyBytes is the largest PartitionKey or RowKey, measured in UTF-16 bytes.
+	maxKeyBytes = 1 << 10
 	// MaxPageSize is the most entities of one query page.
 	MaxPageSize = 1000
 )
@@ -28,8 +28,8 @@ const (
 // (multipart headers, request line, JSON punctuation).
 const batchOpOverhead = 512
 
-// UTF16Len returns the length of s in UTF-16 code units, the unit Azure measures strings in.
-func UTF16Len(s string) int {
+// utf16Len returns the length of s in UTF-16 code units, the unit Azure measures strings in.
+func utf16Len(s string) int {
 	i := 0
 	for i < len(s) && s[i] < utf8.RuneSelf { // ASCII: one unit a byte
 		i++
@@ -56,15 +56,15 @@ func UTF16Len(s string) int {
 	return n
 }
 
-// ValidateKey checks a PartitionKey or RowKey: non-empty, at most MaxKeyBytes in UTF-16, no
+// ValidateKey checks a PartitionKey or RowKey: non-empty, at most 1 KiB in UTF-16, no
 // '/', '\', '#', '?' or control characters. Errors wrap ErrInvalidEntity or ErrTooLarge.
 func ValidateKey(name, key string) error {
 	if key == "" {
 		return fmt.Errorf("%w: empty %s", ErrInvalidEntity, name)
 	}
-	if 2*len(key) > MaxKeyBytes { // a UTF-16 length is at most the UTF-8 one
-		if n := 2 * UTF16Len(key); n > MaxKeyBytes {
-			return &LimitError{Limit: name, Size: n, Max: MaxKeyBytes}
+	if 2*len(key) > maxKeyBytes { // a UTF-16 length is at most the UTF-8 one
+		if n := 2 * utf16Len(key); n > maxKeyBytes {
+			return &LimitError{Limit: name, Size: n, Max: maxKeyBytes}
 		}
 	}
 	for i := 0; i < len(key); i++ {
@@ -157,29 +157,29 @@ func validateEntity(e Entity, bound bool) (int, error) {
 		return 0, err
 	}
 	key := entityKey(e) // for errors only
-	if len(e.Properties) > MaxProperties {
-		return 0, &LimitError{Limit: "property count", Key: key.String(), Size: len(e.Properties), Max: MaxProperties}
+	if len(e.Properties) > maxProperties {
+		return 0, &LimitError{Limit: "property count", Key: key.String(), Size: len(e.Properties), Max: maxProperties}
 	}
-	utf16Len := UTF16Len
+	strLen := utf16Len
 	if bound {
-		utf16Len = byteLen
+		strLen = byteLen
 	}
-	size := 4 + 2*utf16Len(e.PartitionKey) + 4 + 2*utf16Len(e.RowKey) + 4
+	size := 4 + 2*strLen(e.PartitionKey) + 4 + 2*strLen(e.RowKey) + 4
 	for name, v := range e.Properties {
 		if !validPropertyName(name) {
 			return 0, fmt.Errorf("%w: entity %s: bad property name %q", ErrInvalidEntity, key, name)
 		}
-		vs, err := valueSize(v, utf16Len)
+		vs, err := valueSize(v, strLen)
 		if err != nil {
 			return 0, fmt.Errorf("%w: entity %s: property %s: %v", ErrInvalidEntity, key, name, err)
 		}
-		if vs.limited && vs.bytes > MaxPropertyBytes {
-			return 0, &LimitError{Limit: "property value", Key: key.String(), Property: name, Size: vs.bytes, Max: MaxPropertyBytes}
+		if vs.limited && vs.bytes > maxPropertyBytes {
+			return 0, &LimitError{Limit: "property value", Key: key.String(), Property: name, Size: vs.bytes, Max: maxPropertyBytes}
 		}
 		size += 8 + 2*len(name) + vs.bytes + vs.overhead
 	}
-	if size > MaxEntityBytes {
-		return 0, &LimitError{Limit: "entity", Key: key.String(), Size: size, Max: MaxEntityBytes}
+	if size > maxEntityBytes {
+		return 0, &LimitError{Limit: "entity", Key: key.String(), Size: size, Max: maxEntityBytes}
 	}
 	return size, nil
 }
@@ -192,16 +192,16 @@ func (k entityKey) String() string { return k.PartitionKey + "/" + k.RowKey }
 type valueSizes struct {
 	bytes    int  // the value's bytes (UTF-16 for strings)
 	overhead int  // length prefix
-	limited  bool // subject to MaxPropertyBytes
+	limited  bool // subject to maxPropertyBytes
 }
 
 func byteLen(s string) int { return len(s) }
 
-// valueSize returns the size of v, measuring a string's UTF-16 length with utf16Len.
-func valueSize(v any, utf16Len func(string) int) (valueSizes, error) {
+// valueSize returns the size of v, measuring a string's UTF-16 length with strLen.
+func valueSize(v any, strLen func(string) int) (valueSizes, error) {
 	switch x := v.(type) {
 	case string:
-		return valueSizes{bytes: 2 * utf16Len(x), overhead: 4, limited: true}, nil
+		return valueSizes{bytes: 2 * strLen(x), overhead: 4, limited: true}, nil
 	case []byte:
 		return valueSizes{bytes: len(x), overhead: 4, limited: true}, nil
 	case bool:
@@ -216,9 +216,9 @@ func valueSize(v any, utf16Len func(string) int) (valueSizes, error) {
 	return valueSizes{}, fmt.Errorf("unsupported value type %T", v)
 }
 
-// ValidateBatch checks a batch: 1–MaxBatchOps operations, one partition, each row once,
-// valid entities, If-Match on Replace, Merge and Delete, and an estimated request size of at
-// most MaxBatchBytes. Errors wrap ErrInvalidEntity or ErrTooLarge; per-op errors come as a
+// ValidateBatch checks a batch: 1–100 operations, one partition, each row once, valid
+// entities, If-Match on Replace, Merge and Delete, and an estimated request size of at most
+// MaxBatchBytes. Errors wrap ErrInvalidEntity or ErrTooLarge; per-op errors come as a
 // *BatchError.
 func ValidateBatch(ops []Op) error {
 	if validateBatch(ops, true) == nil { // no string measured in UTF-16
@@ -232,8 +232,8 @@ func validateBatch(ops []Op, bound bool) error {
 	if len(ops) == 0 {
 		return fmt.Errorf("%w: empty batch", ErrInvalidEntity)
 	}
-	if len(ops) > MaxBatchOps {
-		return &LimitError{Limit: "batch operations", Size: len(ops), Max: MaxBatchOps}
+	if len(ops) > maxBatchOps {
+		return &LimitError{Limit: "batch operations", Size: len(ops), Max: maxBatchOps}
 	}
 	pk := ops[0].Entity.PartitionKey
 	var seen map[string]struct{} // only for batches too long for a linear scan
@@ -315,7 +315,7 @@ func ValidateQuery(q Query) error {
 		if c.Property != "PartitionKey" && c.Property != "RowKey" && !validPropertyName(c.Property) {
 			return fmt.Errorf("%w: bad property %q", ErrInvalidQuery, c.Property)
 		}
-		if _, err := valueSize(c.Value, UTF16Len); err != nil {
+		if _, err := valueSize(c.Value, utf16Len); err != nil {
 			return fmt.Errorf("%w: property %s: %v", ErrInvalidQuery, c.Property, err)
 		}
 	}

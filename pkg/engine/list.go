@@ -228,10 +228,10 @@ func decodeListToken(tok string, n int) ([]string, error) {
 // index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
 // carry a continuation token. A graph name or group no run can have (ValidGraphName,
 // ValidGroup) lists nothing. A Group listing reads that group's partitions only (group.go).
-// Errors: ErrInvalidQuery for a continuation token ListRuns did not return or a time filter
-// outside MinCreatedFilter..MaxCreatedFilter (RunQuery.Validate).
+// Errors: ErrInvalidQuery for a continuation token ListRuns did not return, a time filter
+// outside MinCreatedFilter..MaxCreatedFilter, or fields RunQuery says do not go together.
 func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
-	if err := q.Validate(); err != nil {
+	if err := q.validate(); err != nil {
 		return RunList{}, fmt.Errorf("list runs: %w", err)
 	}
 	limit := q.Limit

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -261,7 +262,7 @@ func FuzzValidEventName(f *testing.F) {
 		if !ok {
 			return
 		}
-		if n := engine.UTF16Len(name); n < 1 || n > engine.MaxNameLength {
+		if n := len(utf16.Encode([]rune(name))); n < 1 || n > 256 {
 			t.Fatalf("%q accepted with %d UTF-16 code units", name, n)
 		}
 		if !utf8.ValidString(name) {

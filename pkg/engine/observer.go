@@ -32,9 +32,13 @@ const (
 // RunEvent describes one observed moment of a run. It never carries state, payloads or
 // secrets.
 type RunEvent struct {
-	Kind      ObservedKind
-	RunID     string
-	Graph     string
+	// Kind says what happened.
+	Kind ObservedKind
+	// RunID is the run's instance id.
+	RunID string
+	// Graph is the run's graph name.
+	Graph string
+	// GraphHash is the graph version the run is pinned to.
 	GraphHash string
 	// Generation of the instance id (1 for its first run).
 	Generation int64

@@ -80,11 +80,6 @@ type Options struct {
 	Retention Retention
 }
 
-// EngineOptions is Options.
-//
-// Deprecated: use Options.
-type EngineOptions = Options
-
 // DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
 
@@ -116,24 +111,6 @@ type RetryPolicy struct {
 	Multiplier float64
 }
 
-// backoff returns the delay before attempt number next (2 = first retry).
-func (p RetryPolicy) backoff(next int64) time.Duration {
-	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
-	if d <= 0 {
-		d = time.Second
-	}
-	if maxD <= 0 {
-		maxD = 5 * time.Minute
-	}
-	if mult < 1 {
-		mult = 2
-	}
-	for i := int64(2); i < next && d < maxD; i++ {
-		d = time.Duration(float64(d) * mult)
-	}
-	return min(d, maxD)
-}
-
 // Validate reports missing dependencies and out-of-range values.
 func (o Options) Validate() error {
 	var errs []error
@@ -155,8 +132,8 @@ func (o Options) Validate() error {
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
 	}
-	if o.InlineLimit > MaxPropertyBytes/2-2048 {
-		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, MaxPropertyBytes/2-2048))
+	if o.InlineLimit > maxPropertyBytes/2-2048 {
+		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, maxPropertyBytes/2-2048))
 	}
 	for name, p := range o.Policies {
 		if p.MaxSteps < 0 || p.WaitTimeout < 0 || p.Retry.MaxAttempts < 0 {
@@ -206,15 +183,4 @@ func (o *Options) setDefaults() {
 	if o.InlineLimit == 0 {
 		o.InlineLimit = 30000
 	}
-}
-
-// policy returns the guards of a graph.
-func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
-
-// maxSteps returns the node visits a run of graph may make.
-func (e *Engine) maxSteps(graph string) int64 {
-	if p := e.policy(graph); p.MaxSteps > 0 {
-		return int64(p.MaxSteps)
-	}
-	return int64(e.opts.MaxSteps)
 }

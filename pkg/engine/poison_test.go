@@ -158,7 +158,7 @@ func TestEngine_EmbeddedDispatcher_PoisonMovedRescuedThenKillLimit(t *testing.T)
 	r := newRig(t, engine.Options{VisibilityTimeout: 100 * time.Millisecond, MaxDequeueCount: 2, SweepInterval: 50 * time.Millisecond,
 		Concurrency: 8, Logger: testLoggerTo(logs)}, true, dyingGraph(t, &die, &entered))
 	id := r.start(t, "dying", "", `{}`)
-	run := r.waitFor(t, id, engine.RunFinished)
+	run := r.waitFor(t, id, nil)
 	if run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
 		t.Fatalf("status %s output %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
 	}
@@ -215,7 +215,7 @@ func TestEngine_EmbeddedDispatcher_OutageLongerThanBudget_RunsComplete(t *testin
 	r.outage.End()
 	ended := time.Now()
 	for _, id := range ids {
-		run := r.waitFor(t, id, engine.RunFinished)
+		run := r.waitFor(t, id, nil)
 		if run.Status != engine.StatusCompleted {
 			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
 		}

@@ -97,7 +97,7 @@ func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error 
 		}
 		var failed error
 		for len(keys) > 0 {
-			n := min(len(keys), MaxBatchOps)
+			n := min(len(keys), maxBatchOps)
 			ops := make([]Op, n)
 			for i, k := range keys[:n] {
 				ops[i] = Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: k}}

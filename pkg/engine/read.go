@@ -88,7 +88,7 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 			Sequence: parseSeq(ent.RowKey), Type: str(p, pType), Name: str(p, pName), Node: str(p, pHistNode),
 		}
 		if ev.Type != HistoryEventReceived {
-			ev.Name = HistoryStepName(ev.Name)
+			ev.Name = historyStepName(ev.Name)
 		}
 		ev.Timestamp, _ = p[pTime].(time.Time)
 		if data != "" {
@@ -99,12 +99,12 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 	return out, nil
 }
 
-// HistoryStepName is the user-facing name of a step kind in history rows: the name the
+// historyStepName is the user-facing name of a step kind in history rows: the name the
 // failure messages use ("execute_node failed: ...") — orchestrator, execute_node,
 // resolve_route, apply_event — for the internal OrchestratorName, ExecuteNodeName,
 // ResolveRouteName and ApplyEventName, which stay in logs and storage. Other names are
 // returned as they are.
-func HistoryStepName(internal string) string {
+func historyStepName(internal string) string {
 	switch internal {
 	case OrchestratorName, ExecuteNodeName, ResolveRouteName, ApplyEventName:
 		return strings.TrimPrefix(internal, "fg_")

@@ -31,8 +31,8 @@ type Retention struct {
 	PerPass int
 }
 
-// Enabled reports whether r purges anything.
-func (r Retention) Enabled() bool { return r.MaxAge > 0 || r.MaxRuns > 0 }
+// enabled reports whether r purges anything.
+func (r Retention) enabled() bool { return r.MaxAge > 0 || r.MaxRuns > 0 }
 
 func (r Retention) validate() error {
 	if r.MaxAge < 0 || r.MaxRuns < 0 || r.PerPass < 0 {
@@ -47,7 +47,7 @@ const retentionPerPass = 100
 // retain purges finished runs past e.opts.Retention and returns how many it purged.
 func (e *Engine) retain(ctx context.Context) (int, error) {
 	r := e.opts.Retention
-	if !r.Enabled() {
+	if !r.enabled() {
 		return 0, nil
 	}
 	budget := r.PerPass

@@ -8,9 +8,12 @@ import (
 
 // RunProgress is a run's custom status decoded: where the run is and what it waits for.
 type RunProgress struct {
-	GraphName    string `json:"graph_name"`
+	// GraphName is the run's graph.
+	GraphName string `json:"graph_name"`
+	// GraphVersion is the version of the graph the run is pinned to.
 	GraphVersion string `json:"graph_version"`
-	GraphHash    string `json:"graph_hash"`
+	// GraphHash is the hash of that version.
+	GraphHash string `json:"graph_hash"`
 	// CurrentNode is the node of the current (or last) visit.
 	CurrentNode string `json:"current_node"`
 	// WaitingForEvent is the event the run waits for; "" while it executes.
@@ -28,9 +31,12 @@ type RunProgress struct {
 
 // RunResult is the output of a completed run, with the final state decoded into S.
 type RunResult[S any] struct {
-	GraphName    string `json:"graph_name"`
+	// GraphName is the run's graph.
+	GraphName string `json:"graph_name"`
+	// GraphVersion is the version of the graph the run ran on.
 	GraphVersion string `json:"graph_version"`
-	GraphHash    string `json:"graph_hash"`
+	// GraphHash is the hash of that version.
+	GraphHash string `json:"graph_hash"`
 	// FinalNode is the node whose visit completed the run.
 	FinalNode string `json:"final_node"`
 	// State is the final state.

@@ -49,38 +49,45 @@ func (s RunStatus) Valid() bool {
 // RunInput is the orchestration input echoed as `input` in a run's status. Key order on the
 // wire: graph_name, graph_hash, initial_state, current_node, metadata.
 type RunInput struct {
-	GraphName    string          `json:"graph_name"`
-	GraphHash    string          `json:"graph_hash"`
+	// GraphName is the graph the run was started on.
+	GraphName string `json:"graph_name"`
+	// GraphHash is the graph version the run is pinned to.
+	GraphHash string `json:"graph_hash"`
+	// InitialState is the start's input, the run's first state.
 	InitialState json.RawMessage `json:"initial_state"`
 	// CurrentNode is always null over HTTP: runs start at the entrypoint.
-	CurrentNode *string         `json:"current_node"`
-	Metadata    json.RawMessage `json:"metadata"`
+	CurrentNode *string `json:"current_node"`
+	// Metadata is the start's metadata, stored and echoed.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // Run is a run's status as the HTTP API reports it.
 type Run struct {
+	// InstanceID is the run's id.
 	InstanceID string
-	Status     RunStatus
+	// Status is the run's runtime status.
+	Status RunStatus
 	// CustomStatus is null while Pending; then the 4-key object of the current visit, or 6
 	// keys while waiting for an event. A run whose graph version is
 	// not registered on the process that picked it up has two keys more, Pending included:
 	// "waiting_for_version" (the graph hash) and "message" (see Run.WaitingForVersion).
 	CustomStatus json.RawMessage
-	Input        RunInput
+	// Input echoes what the run was started with.
+	Input RunInput
 	// Output is {graph_name, graph_version, graph_hash, final_node, state} when Completed, the
 	// failure string when Failed, the reason string when Terminated, else null.
-	Output       json.RawMessage
-	GraphName    string
-	GraphVersion string
-	GraphHash    string
+	Output json.RawMessage
+	// GraphName, GraphVersion and GraphHash name the graph version the run is pinned to.
+	GraphName, GraphVersion, GraphHash string
 	// Group is the run's StartRunRequest.Group ("" for none).
-	Group     string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Group string
+	// CreatedAt is when the run was started, UpdatedAt when it last changed.
+	CreatedAt, UpdatedAt time.Time
 }
 
 // StartRunRequest asks for a new run of the latest registration of GraphName.
 type StartRunRequest struct {
+	// GraphName names the graph to run.
 	GraphName string
 	// InstanceID is the run id; empty means a new UUID4.
 	InstanceID string
@@ -96,12 +103,15 @@ type StartRunRequest struct {
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
 type RunQuery struct {
+	// GraphName keeps the runs of one graph.
 	GraphName string
 	// GraphHash keeps the runs pinned to one version of their graph (16 hex digits).
-	GraphHash     string
-	Status        RunStatus
-	CreatedAfter  time.Time
-	CreatedBefore time.Time
+	GraphHash string
+	// Status keeps the runs with this status.
+	Status RunStatus
+	// CreatedAfter and CreatedBefore keep the runs created from CreatedAfter on and before
+	// CreatedBefore, within MinCreatedFilter..MaxCreatedFilter.
+	CreatedAfter, CreatedBefore time.Time
 	// Group keeps the runs started with this StartRunRequest.Group. A group's runs have
 	// partitions of their own, so such a listing reads the group's runs only (group.go). A
 	// group no run can have (ValidGroup) lists nothing.
@@ -125,10 +135,10 @@ var (
 	MaxCreatedFilter = time.Unix(0, math.MaxInt64).UTC()
 )
 
-// Validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
+// validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
 // MaxCreatedFilter, Unfinished with a Status, and OldestFirst without Group or without an
 // unfinished filter (ErrInvalidQuery).
-func (q RunQuery) Validate() error {
+func (q RunQuery) validate() error {
 	if q.Unfinished && q.Status != "" {
 		return fmt.Errorf("%w: unfinished and status %s are exclusive", ErrInvalidQuery, q.Status)
 	}
@@ -152,18 +162,28 @@ func (q RunQuery) unfinished() bool {
 
 // RunList is one page of runs.
 type RunList struct {
-	Runs              []Run
+	// Runs are the page's runs.
+	Runs []Run
+	// ContinuationToken asks ListRuns for the next page; "" on the last one.
 	ContinuationToken string
 }
 
 // HistoryEvent is one append-only history row of a run.
 type HistoryEvent struct {
-	Sequence  int64
-	Type      string // e.g. run_started, node_completed, route_resolved, wait_started, event_received, event_applied, run_completed, run_failed, run_terminated
-	Name      string // the step kind (HistoryStepName: execute_node, ...) or event name
-	Node      string
+	// Sequence numbers the run's history rows in order, from 1.
+	Sequence int64
+	// Type is the row's kind, one of the History… constants: run_started, node_completed,
+	// route_resolved, wait_started, event_received, event_applied, run_completed, …
+	Type string
+	// Name is the step kind (orchestrator, execute_node, resolve_route, apply_event), or the
+	// event name of an event_received row.
+	Name string
+	// Node is the node the row belongs to.
+	Node string
+	// Timestamp is when the row was written.
 	Timestamp time.Time
-	Data      json.RawMessage
+	// Data is the row's JSON document; nil when it has none.
+	Data json.RawMessage
 }
 
 // History row types (HistoryEvent.Type).
@@ -183,7 +203,9 @@ const (
 
 // HistoryList is one page of a run's history, oldest first.
 type HistoryList struct {
-	Events            []HistoryEvent
+	// Events are the page's rows, oldest first.
+	Events []HistoryEvent
+	// ContinuationToken asks History for the next page; "" on the last one.
 	ContinuationToken string
 }
 
@@ -213,8 +235,8 @@ type Runs interface {
 
 // VersionCount is how many unfinished runs one version of a graph has.
 type VersionCount struct {
-	GraphHash    string
-	GraphVersion string
+	// GraphHash and GraphVersion name the version.
+	GraphHash, GraphVersion string
 	// Unfinished counts the runs that are Pending or Running on this version, waiting ones
 	// included.
 	Unfinished int
@@ -277,7 +299,7 @@ func storableInstanceID(id string) bool {
 //
 //   - instance ids: 1–256 printable ASCII characters without / \ # ?, and not "." or ".."
 //     (ValidInstanceID);
-//   - event names: 1–MaxNameLength characters of valid UTF-8, no control character
+//   - event names: 1–maxNameLength characters of valid UTF-8, no control character
 //     (ValidEventName); an event name is a property of its inbox and history rows, which
 //     cannot spill to the payload store;
 //   - graph names: as event names, and without / \ # ? either (ValidGraphName): a graph
@@ -285,12 +307,12 @@ func storableInstanceID(id string) bool {
 //   - idempotency keys: any length; only their SHA-256 is stored.
 //
 // Lengths count UTF-16 code units, the unit Azure Table storage measures strings in.
-const MaxNameLength = 256
+const maxNameLength = 256
 
-// ValidEventName reports whether name can be an event name: 1–MaxNameLength UTF-16 code
-// units of valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
+// ValidEventName reports whether name can be an event name: 1–256 UTF-16 code units of
+// valid UTF-8, none of them a control character (U+0000–U+001F, U+007F–U+009F).
 func ValidEventName(name string) bool {
-	if name == "" || !utf8.ValidString(name) || UTF16Len(name) > MaxNameLength {
+	if name == "" || !utf8.ValidString(name) || utf16Len(name) > maxNameLength {
 		return false
 	}
 	for _, r := range name {
@@ -309,30 +331,39 @@ func ValidGraphName(name string) bool {
 
 // RunExistsError reports a start for an instance id whose run is not finished.
 type RunExistsError struct {
+	// InstanceID is the run's id.
 	InstanceID string
-	Status     RunStatus
+	// Status is the run's status.
+	Status RunStatus
 }
 
+// Error names the instance and the status of its run.
 func (e *RunExistsError) Error() string {
 	return fmt.Sprintf("engine: instance %q already exists with status %s", e.InstanceID, e.Status)
 }
 
 // RunFinishedError reports an event or cancel for a finished run.
 type RunFinishedError struct {
+	// InstanceID is the run's id.
 	InstanceID string
-	Status     RunStatus
+	// Status is the run's status.
+	Status RunStatus
 }
 
+// Error names the instance and the status of its run.
 func (e *RunFinishedError) Error() string {
 	return fmt.Sprintf("engine: instance %q is not running (status %s)", e.InstanceID, e.Status)
 }
 
 // RunNotFinishedError reports a purge of a run that is still active.
 type RunNotFinishedError struct {
+	// InstanceID is the run's id.
 	InstanceID string
-	Status     RunStatus
+	// Status is the run's status.
+	Status RunStatus
 }
 
+// Error names the instance and the status of its run.
 func (e *RunNotFinishedError) Error() string {
 	return fmt.Sprintf("engine: instance %q is still active (status %s)", e.InstanceID, e.Status)
 }

@@ -10,6 +10,77 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
+// runStep runs and commits one step of h. more reports whether the run can go on at once
+// (another node to visit, or an inbox event to apply); a delayed continuation (retry
+// back-off, wait timeout) is on the queue when it returns.
+func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
+	var o stepOutcome
+	ctx, endStep := e.observeStepStarted(ctx, h)
+	var committed *head
+	defer func() { endStep(committed, &o) }()
+	switch {
+	case h.waiting != "":
+		ev, found, err := e.findEvent(ctx, h, h.waiting)
+		if err != nil {
+			return nil, false, err
+		}
+		now := e.clock().UnixNano()
+		switch {
+		case found:
+			if o, err = e.applyEvent(ctx, h, ev); err != nil {
+				return nil, false, err
+			}
+		case h.waitDeadline != 0 && now >= h.waitDeadline:
+			o = e.timeout(h)
+		case h.waitDeadline != 0:
+			// Runnable (or adopted) with no event yet: keep the timer on the queue.
+			return nil, false, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
+		default:
+			return nil, false, nil // nothing to do: keep waiting
+		}
+	default:
+		if o, err = e.visit(ctx, h); err != nil {
+			return nil, false, err
+		}
+	}
+	n, err := e.commit(ctx, h, &o)
+	var restep *restepError
+	switch {
+	case errors.As(err, &restep):
+		return restep.fresh, true, nil
+	case errors.Is(err, errDropped):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	e.logStep(n, &o)
+	committed = n
+	switch {
+	case !n.active():
+		return n, false, nil
+	case n.notBefore != 0:
+		return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.notBefore-e.clock().UnixNano()))
+	case n.waiting != "" && !n.runnable:
+		if n.waitDeadline != 0 {
+			return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.waitDeadline-e.clock().UnixNano()))
+		}
+		return n, false, nil
+	}
+	return n, true, nil
+}
+
+// logStep logs a step that completed or failed the run, or made it wait.
+func (e *Engine) logStep(n *head, o *stepOutcome) {
+	switch {
+	case n.status == StatusCompleted:
+		e.log.Info("run completed", "run_id", n.runID, "graph", n.graph, "step", n.step, "orchestrator", OrchestratorName)
+	case n.status == StatusFailed:
+		e.log.Info("run failed", "run_id", n.runID, "graph", n.graph, "step", n.step, "name", o.failName)
+	case n.waiting != "" && o.kind == outVisit:
+		e.log.Debug("run waiting for event", "run_id", n.runID, "graph", n.graph, "event", n.waiting)
+	}
+}
+
 // visit runs one node visit: pin lookup, max-steps guard, execute node,
 // resolve route. User code runs only inside ExecuteNode and ResolveRoute. The error result
 // is for infrastructure failures (storage, shutdown), which leave the work item to be retried,
@@ -122,4 +193,237 @@ func (e *Engine) timeout(h *head) stepOutcome {
 func stepInfo(h *head) durable.StepInfo {
 	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
 		TimedOutWaitingFor: h.timedOut}
+}
+
+// policy returns the guards of a graph.
+func (e *Engine) policy(graph string) GraphPolicy { return e.opts.Policies[graph] }
+
+// maxSteps returns the node visits a run of graph may make.
+func (e *Engine) maxSteps(graph string) int64 {
+	if p := e.policy(graph); p.MaxSteps > 0 {
+		return int64(p.MaxSteps)
+	}
+	return int64(e.opts.MaxSteps)
+}
+
+// backoff returns the delay before attempt number next (2 = first retry).
+func (p RetryPolicy) backoff(next int64) time.Duration {
+	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
+	if d <= 0 {
+		d = time.Second
+	}
+	if maxD <= 0 {
+		maxD = 5 * time.Minute
+	}
+	if mult < 1 {
+		mult = 2
+	}
+	for i := int64(2); i < next && d < maxD; i++ {
+		d = time.Duration(float64(d) * mult)
+	}
+	return min(d, maxD)
+}
+
+// loadState returns the head's state, reading the payload store when it was spilled.
+func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error) {
+	if h.stateVal != nil {
+		return h.stateVal, nil
+	}
+	v, err := e.readSpilled(ctx, h.stateJSON, h.stateRef)
+	if err != nil {
+		return nil, fmt.Errorf("load state run=%s: %w", h.runID, err)
+	}
+	h.stateVal = json.RawMessage(v)
+	return h.stateVal, nil
+}
+
+// findEvent returns the oldest inbox row of h's generation carrying name.
+func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, bool, error) {
+	if h.pending <= 0 {
+		return Entity{}, false, nil
+	}
+	from, to := genRange('i', h.gen)
+	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to, Where: []Cond{{Property: pEvent, Op: CondEq, Value: name}}, Limit: 1}
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return Entity{}, false, fmt.Errorf("read inbox run=%s: %w", h.runID, err)
+		}
+		if len(page.Entities) > 0 {
+			return page.Entities[0], true, nil
+		}
+		if page.Continuation == "" {
+			return Entity{}, false, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}
+
+// Step kinds of a stepOutcome.
+const (
+	outVisit   = iota + 1 // a node ran and its route resolved
+	outEvent              // an inbox event was applied
+	outTimeout            // a wait timed out and continues at the policy's node
+	outFail               // the run fails
+	outRetry              // the node failed and will be retried after a back-off
+	outBegin              // a step starts: a Pending run turns Running, a restart is counted
+)
+
+// stepOutcome is what a step's activities produced, before it is committed. Building the
+// commit from it is pure, so a commit that lost a race against an event can be rebuilt on
+// the fresh head without running user code again.
+type stepOutcome struct {
+	kind     int
+	node     string                // node visited (visit, fail, retry)
+	state    json.RawMessage       // new state (visit, event; fail after a completed node)
+	decision durable.RouteDecision // visit
+	// waitMatch: a wait decision whose event is already in the inbox.
+	waitMatch bool
+	// restart (begin): the step starts again after a start that ended in no commit.
+	restart bool
+
+	// event
+	inboxRow string
+	inboxSeq int64
+	event    string
+
+	// fail
+	failKind   string // execute_node, resolve_route, apply_event, orchestrator
+	failName   string // fixed internal name of the failing step kind
+	failMsg    string // "<kind> failed: <cause>"
+	keepCustom bool   // orchestrator failures keep the last custom status
+
+	// retry
+	retryDelay time.Duration
+	retryCause string
+
+	// timeout
+	timeoutNode string
+	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
+	// event that reaches the inbox before it commits wins.
+	timedOut bool
+}
+
+// failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
+func failure(kind, name, cause string) stepOutcome {
+	return stepOutcome{kind: outFail, failKind: kind, failName: name, failMsg: kind + " failed: " + cause,
+		keepCustom: kind == "orchestrator"}
+}
+
+// buildCommit turns an outcome into the next head and the batch that writes it: a merge of
+// the head conditioned on base's ETag plus the history rows it summarises (and, for an
+// applied event, the deletion of the consumed inbox row), stamped with writeID. It is pure.
+func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
+	n := base.clone()
+	n.updated, n.writeID, n.awaitVersion = now, writeID, false
+	n.restarts = 0 // a commit ends the step: its restarts no longer count
+	var rowBuf [3]histRow
+	rows := rowBuf[:0]
+	setState := func() {
+		n.stateVal = o.state
+		n.stateJSON, n.stateRef = string(o.state), ""
+	}
+	switch o.kind {
+	case outBegin:
+		n.restarts = base.restarts
+		if o.restart {
+			n.restarts++
+		}
+		if base.status == StatusPending {
+			// Durable Functions sets the custom status before the first activity: from here
+			// on the run reads Running with the entrypoint as current_node.
+			n.status = StatusRunning
+			n.custom = customStatus(base, base.node)
+		}
+	case outVisit:
+		n.step++
+		n.visits++
+		n.timedOut = ""
+		n.attempt, n.notBefore = 0, 0
+		n.status = StatusRunning
+		setState()
+		rows = append(rows,
+			histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)},
+			histRow{typ: HistoryRouteResolved, name: ResolveRouteName, node: o.node, data: decisionJSON(o.decision)})
+		switch d := o.decision; d.Action {
+		case durable.ActionComplete:
+			n.status = StatusCompleted
+			n.outputJSON, n.outputRef = completedOutput(base, o.node, n.stateJSON), ""
+			n.custom = customStatus(base, o.node)
+			n.runnable = false
+			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
+		case durable.ActionNext:
+			n.node = d.NextNode
+			n.custom = customStatus(base, d.NextNode)
+			n.runnable = true
+		case durable.ActionWaitForEvent:
+			n.waiting, n.resume = d.EventName, d.ResumeNode
+			n.custom = waitingStatus(base, o.node, d.EventName, d.ResumeNode)
+			n.runnable = o.waitMatch
+			data := []string{"event_name", jstr(d.EventName), "resume_node", jstr(d.ResumeNode)}
+			t := d.Timeout // the decision's own (RouteDecision.Within), else the policy's
+			if t == 0 {
+				t = e.policy(base.graph).WaitTimeout
+			}
+			if t > 0 {
+				n.waitDeadline, n.waitTimeout, n.timeoutNode = now.Add(t).UnixNano(), int64(t), d.TimeoutNode
+				data = append(data, "deadline", jstr(now.Add(t).UTC().Format(time.RFC3339Nano)))
+				if d.TimeoutNode != "" {
+					data = append(data, "timeout_node", jstr(d.TimeoutNode))
+				}
+			}
+			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
+		}
+	case outEvent:
+		n.step++
+		setState()
+		n.node = base.resume
+		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.waitTimeout, n.timeoutNode = 0, ""
+		n.pending--
+		n.custom = customStatus(base, base.resume)
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
+			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON)})
+	case outTimeout:
+		n.step++
+		n.node = o.timeoutNode
+		n.waiting, n.resume, n.waitDeadline = "", "", 0
+		n.waitTimeout, n.timeoutNode, n.timedOut = 0, "", o.event
+		n.custom = customStatus(base, o.timeoutNode)
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryWaitTimedOut, name: OrchestratorName, node: o.node,
+			data: jsonObject("event_name", jstr(o.event), "next_node", jstr(o.timeoutNode))})
+	case outRetry:
+		n.attempt++
+		n.notBefore = now.Add(o.retryDelay).UnixNano()
+		n.runnable = true
+		rows = append(rows, histRow{typ: HistoryNodeRetryScheduled, name: ExecuteNodeName, node: o.node,
+			data: jsonObject("attempt", itoa(n.attempt+1), "delay_ms", itoa(o.retryDelay.Milliseconds()), "error", jstr(o.retryCause))})
+	case outFail:
+		n.step++
+		if o.state != nil { // the node completed, then its route failed
+			setState()
+			rows = append(rows, histRow{typ: HistoryNodeCompleted, name: ExecuteNodeName, node: o.node, data: jsonObject("state", n.stateJSON)})
+		}
+		n.status = StatusFailed
+		n.outputJSON, n.outputRef = jstr(o.failMsg), ""
+		if !o.keepCustom && base.waiting == "" {
+			n.custom = customStatus(base, base.node)
+		}
+		n.waitDeadline, n.notBefore = 0, 0
+		n.runnable = false
+		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
+	}
+	ops := make([]Op, 0, len(rows)+2)
+	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
+	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)
+	n.histSeq = base.histSeq + int64(len(rows))
+	if n.histSeq != base.histSeq {
+		ops[0].Entity.Properties[pHistSeq] = n.histSeq
+	}
+	if o.kind == outEvent {
+		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
+	}
+	return n, ops
 }

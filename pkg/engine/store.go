@@ -40,7 +40,7 @@ type Store interface {
 	// was applied, and a backend that retries such failures (the Azure SDK does) reports the
 	// ErrConflict or ErrNotFound its retry met when the first try had landed — the writer
 	// that "got there first" may be the caller itself. Callers that must know read back (the
-	// ambiguity rule, ambiguity.go); backends need not tell these cases apart.
+	// ambiguity rule, commit.go); backends need not tell these cases apart.
 	Submit(ctx context.Context, ops []Op) ([]string, error)
 
 	// Query returns one page of entities matching q, ordered by partition key then row key.
@@ -59,13 +59,23 @@ type PartitionKeyChecker interface {
 	CheckPartitionKey(pk string) error
 }
 
+// RowReader is an optional capability of a Store: GetRow reads one row as Get does, but
+// hands its properties to visit one by one instead of building the map Get returns. The
+// engine reads a run's head (34 properties) this way when the store offers it: no map to
+// build and look up, on the path of every work item and every status read.
+type RowReader interface {
+	// GetRow reads the row pk/rk and calls visit with each of its properties, the values Get
+	// would return in Entity.Properties; it returns the row's ETag and Timestamp. visit is
+	// called before GetRow returns and must not call the store. Errors as Get's.
+	GetRow(ctx context.Context, partitionKey, rowKey string, visit func(name string, value any)) (etag string, timestamp time.Time, err error)
+}
+
 // Entity is one table row. Property values are string, []byte, bool, int32, int64, float64
 // or time.Time; nil and other types are rejected. Stores never retain or return the caller's
 // map or byte slices.
 type Entity struct {
 	// PartitionKey and RowKey form the entity's key.
-	PartitionKey string
-	RowKey       string
+	PartitionKey, RowKey string
 	// ETag is the entity's version, set by the store on reads (and returned by Submit).
 	ETag string
 	// Timestamp is set by the store on every write; it is ignored on writes.
@@ -90,6 +100,7 @@ const (
 	OpDelete
 )
 
+// String returns the kind's name: insert, replace, merge or delete.
 func (k OpKind) String() string {
 	switch k {
 	case OpInsert:
@@ -109,7 +120,9 @@ const ETagAny = "*"
 
 // Op is one operation of a batch.
 type Op struct {
-	Kind   OpKind
+	// Kind is what the op does.
+	Kind OpKind
+	// Entity is the row it writes (only its key, for a delete).
 	Entity Entity
 	// IfMatch is the ETag the stored row must have (ETagAny: any). Required for Replace,
 	// Merge and Delete; ignored for Insert.
@@ -133,9 +146,12 @@ const (
 // Cond is one query condition: Property Op Value. Property may be "PartitionKey" or
 // "RowKey". Value has one of the entity value types; int64 and int32 compare as numbers.
 type Cond struct {
+	// Property is the property compared.
 	Property string
-	Op       CondOp
-	Value    any
+	// Op is the comparison.
+	Op CondOp
+	// Value is what the property is compared with.
+	Value any
 }
 
 // Query selects entities. All conditions must hold (AND).
@@ -154,6 +170,7 @@ type Query struct {
 
 // Page is one page of query results.
 type Page struct {
+	// Entities are the page's entities, in key order.
 	Entities []Entity
 	// Continuation is "" on the last page.
 	Continuation string
@@ -189,6 +206,7 @@ type LimitError struct {
 	Size, Max int
 }
 
+// Error names the limit, the size against its maximum, and the property and entity when known.
 func (e *LimitError) Error() string {
 	msg := fmt.Sprintf("engine: %s too large: %d > %d", e.Limit, e.Size, e.Max)
 	if e.Property != "" {
@@ -207,9 +225,11 @@ func (e *LimitError) Unwrap() error { return ErrTooLarge }
 type BatchError struct {
 	// Index is the position of the failing op.
 	Index int
-	Err   error
+	// Err is the op's error.
+	Err error
 }
 
+// Error names the op and its error.
 func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.Index, e.Err) }
 
 // Unwrap returns the op's error.

@@ -17,7 +17,8 @@ import (
 // back-off (versionRetryMin, doubling, at most versionRetryMax). A process that has the
 // version then picks the run up where it stopped, at most versionRetryMax after it is
 // deployed. No user code runs and nothing counts towards the poison limit meanwhile. The
-// worker's side is Engine.awaitVersion (workitem.go); this file holds the rules.
+// worker's side, Engine.awaitVersion with its back-off (versionBackoff), is in workitem.go;
+// this file holds the rules.
 //
 // Cost while parked: per back-off period one work-item delivery (1 Q receive, 1 T head read,
 // 1 Q delete) plus 1 Q enqueue. A step of a run whose version is registered pays nothing:
@@ -34,15 +35,6 @@ const pAwaitVersion = "AwaitVersion"
 
 // errVersionUnavailable reports a step whose run's graph version is not registered here.
 var errVersionUnavailable = errors.New("engine: graph version not registered on this process")
-
-// versionBackoff returns the delay before the next look at a run that waited n times already.
-func versionBackoff(n int64) time.Duration {
-	d := versionRetryMin
-	for i := int64(0); i < n && d < versionRetryMax; i++ {
-		d *= 2
-	}
-	return min(d, versionRetryMax)
-}
 
 // VersionUnavailableMessage is the message a run waiting for its graph version shows in its
 // custom status (key "message", next to "waiting_for_version": the graph hash).

@@ -23,17 +23,17 @@ func RunSettled(r Run) bool {
 	return json.Unmarshal(r.CustomStatus, &cs) == nil && cs.Waiting != nil
 }
 
-// RunFinished reports whether a run is finished (Completed, Failed or Terminated): the
+// runFinished reports whether a run is finished (Completed, Failed or Terminated): the
 // default condition of WaitRun.
-func RunFinished(r Run) bool { return r.Status.Finished() }
+func runFinished(r Run) bool { return r.Status.Finished() }
 
 // WaitRun polls a run until done(run) holds and returns it. nil waits for a finished run
-// (RunFinished); pass RunSettled to stop at a wait for an event too. Changes made
+// (Completed, Failed or Terminated); pass RunSettled to stop at a wait for an event too. Changes made
 // by this engine wake it at once; changes by other processes are seen within 100 ms.
 // Errors: ErrRunNotFound, or the context's error.
 func (e *Engine) WaitRun(ctx context.Context, instanceID string, done func(Run) bool) (Run, error) {
 	if done == nil {
-		done = RunFinished
+		done = runFinished
 	}
 	e.changes.waiters.Add(1)
 	defer e.changes.waiters.Add(-1)

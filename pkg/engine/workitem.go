@@ -34,8 +34,8 @@ type workItem struct {
 	VersionWaits int64 `json:"vw,omitempty"`
 }
 
-// ErrInvalidWorkItem reports a queue message that is not a work item.
-var ErrInvalidWorkItem = errors.New("engine: invalid work item")
+// errInvalidWorkItem reports a queue message that is not a work item.
+var errInvalidWorkItem = errors.New("engine: invalid work item")
 
 // HandleWorkItem processes one work item: the entry point of a queue trigger (the
 // fg_orchestrator function) and of the embedded dispatcher. body is the message text (the
@@ -58,7 +58,7 @@ var ErrInvalidWorkItem = errors.New("engine: invalid work item")
 // Poison is counted on the run, not from dequeueCount, which cannot tell a worker that died
 // from a handling that failed on a storage error: a redelivery records on the head that the
 // step starts again before user code runs (the step's commit clears it), and the step fails
-// its run once it was started MaxStepStarts times without completing. See countStart.
+// its run once it was started MaxStepStarts times without completing. See the kill limit below.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
 	it, err := decodeWorkItem(body)
 	if err != nil {
@@ -217,65 +217,6 @@ func (e *Engine) uncountStart(ctx context.Context, h *head, cause error) {
 // uncountTimeout bounds uncountStart, which runs after the handling's context may be done.
 const uncountTimeout = 10 * time.Second
 
-// runStep runs and commits one step of h. more reports whether the run can go on at once
-// (another node to visit, or an inbox event to apply); a delayed continuation (retry
-// back-off, wait timeout) is on the queue when it returns.
-func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, err error) {
-	var o stepOutcome
-	ctx, endStep := e.observeStepStarted(ctx, h)
-	var committed *head
-	defer func() { endStep(committed, &o) }()
-	switch {
-	case h.waiting != "":
-		ev, found, err := e.findEvent(ctx, h, h.waiting)
-		if err != nil {
-			return nil, false, err
-		}
-		now := e.clock().UnixNano()
-		switch {
-		case found:
-			if o, err = e.applyEvent(ctx, h, ev); err != nil {
-				return nil, false, err
-			}
-		case h.waitDeadline != 0 && now >= h.waitDeadline:
-			o = e.timeout(h)
-		case h.waitDeadline != 0:
-			// Runnable (or adopted) with no event yet: keep the timer on the queue.
-			return nil, false, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
-		default:
-			return nil, false, nil // nothing to do: keep waiting
-		}
-	default:
-		if o, err = e.visit(ctx, h); err != nil {
-			return nil, false, err
-		}
-	}
-	n, err := e.commit(ctx, h, &o)
-	var restep *restepError
-	switch {
-	case errors.As(err, &restep):
-		return restep.fresh, true, nil
-	case errors.Is(err, errDropped):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, err
-	}
-	e.logStep(n, &o)
-	committed = n
-	switch {
-	case !n.active():
-		return n, false, nil
-	case n.notBefore != 0:
-		return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.notBefore-e.clock().UnixNano()))
-	case n.waiting != "" && !n.runnable:
-		if n.waitDeadline != 0 {
-			return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.waitDeadline-e.clock().UnixNano()))
-		}
-		return n, false, nil
-	}
-	return n, true, nil
-}
-
 // awaitVersion parks h, whose graph version is not registered: it marks the head (once) and
 // puts the work item back on the queue after a back-off. It returns nil once the item is on
 // the queue, so the delivery that brought it is done.
@@ -308,16 +249,13 @@ func (e *Engine) awaitVersion(ctx context.Context, h *head, it workItem) error {
 	return nil
 }
 
-// logStep logs a step that completed or failed the run, or made it wait.
-func (e *Engine) logStep(n *head, o *stepOutcome) {
-	switch {
-	case n.status == StatusCompleted:
-		e.log.Info("run completed", "run_id", n.runID, "graph", n.graph, "step", n.step, "orchestrator", OrchestratorName)
-	case n.status == StatusFailed:
-		e.log.Info("run failed", "run_id", n.runID, "graph", n.graph, "step", n.step, "name", o.failName)
-	case n.waiting != "" && o.kind == outVisit:
-		e.log.Debug("run waiting for event", "run_id", n.runID, "graph", n.graph, "event", n.waiting)
+// versionBackoff returns the delay before the next look at a run that waited n times already.
+func versionBackoff(n int64) time.Duration {
+	d := versionRetryMin
+	for i := int64(0); i < n && d < versionRetryMax; i++ {
+		d *= 2
 	}
+	return min(d, versionRetryMax)
 }
 
 // maxTimerDelay is the longest delay the engine gives a message: Azure's 7 days less a
@@ -385,24 +323,90 @@ func encodeWorkItem(it workItem) []byte {
 	return append(b, '}')
 }
 
-// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: ErrInvalidWorkItem.
+// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: errInvalidWorkItem.
 func decodeWorkItem(body []byte) (workItem, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] != '{' {
 		dec, err := base64.StdEncoding.DecodeString(string(body))
 		if err != nil {
-			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", ErrInvalidWorkItem)
+			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", errInvalidWorkItem)
 		}
 		body = bytes.TrimSpace(dec)
 	}
 	var it workItem
 	if !parseWorkItem(body, &it) {
 		if err := json.Unmarshal(body, &it); err != nil {
-			return workItem{}, fmt.Errorf("%w: %v", ErrInvalidWorkItem, err)
+			return workItem{}, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
 		}
 	}
 	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
-		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", ErrInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
+		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil
+}
+
+// parseWorkItem reads body when it has exactly the form encodeWorkItem writes — its keys in
+// that order, strings of printable ASCII without escapes, integers of at most 18 digits —
+// and reports whether it did; any other body (another producer's, one with escapes) is
+// left to encoding/json, which reads these ones the same way. It spares the reflection of
+// json.Unmarshal on the path of every work item.
+func parseWorkItem(body []byte, it *workItem) bool {
+	p := itemParser{b: body}
+	var w workItem
+	if !p.lit(`{"v":1,"run_id":`) {
+		return false
+	}
+	w.V = 1
+	ok := p.str(&w.RunID) && p.lit(`,"gen":`) && p.int(&w.Gen) && p.lit(`,"step":`) && p.int(&w.Step)
+	ok = ok && (!p.lit(`,"nonce":`) || p.str(&w.Nonce))
+	ok = ok && (!p.lit(`,"retry":`) || p.int(&w.Retry))
+	ok = ok && (!p.lit(`,"tp":`) || p.str(&w.Trace))
+	ok = ok && (!p.lit(`,"vw":`) || p.int(&w.VersionWaits))
+	if !ok || !p.lit("}") || len(p.b) != 0 {
+		return false
+	}
+	*it = w
+	return true
+}
+
+// itemParser consumes the front of b.
+type itemParser struct{ b []byte }
+
+// lit consumes s when b starts with it.
+func (p *itemParser) lit(s string) bool {
+	if !bytes.HasPrefix(p.b, []byte(s)) {
+		return false
+	}
+	p.b = p.b[len(s):]
+	return true
+}
+
+// str consumes a JSON string of printable ASCII with no escapes.
+func (p *itemParser) str(dst *string) bool {
+	if len(p.b) == 0 || p.b[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(p.b); i++ {
+		switch c := p.b[i]; {
+		case c == '"':
+			*dst, p.b = string(p.b[1:i]), p.b[i+1:]
+			return true
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return false
+		}
+	}
+	return false
+}
+
+// int consumes a non-negative JSON integer of at most 18 digits.
+func (p *itemParser) int(dst *int64) bool {
+	n, i := int64(0), 0
+	for ; i < len(p.b) && i < 19 && p.b[i] >= '0' && p.b[i] <= '9'; i++ {
+		n = n*10 + int64(p.b[i]-'0')
+	}
+	if i == 0 || i > 18 || (i > 1 && p.b[0] == '0') {
+		return false
+	}
+	*dst, p.b = n, p.b[i:]
+	return true
 }

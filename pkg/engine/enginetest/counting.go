@@ -11,9 +11,14 @@ import (
 // OpCounts counts storage operations. Every method call is one operation (one request to
 // the service), whatever it carries.
 type OpCounts struct {
-	Gets, Submits, Queries        atomic.Int64
-	Enqueues, Receives, Deletes   atomic.Int64
-	PayloadPuts, PayloadGets      atomic.Int64
+	// Gets, Submits and Queries count the Store's operations.
+	Gets, Submits, Queries atomic.Int64
+	// Enqueues, Receives and Deletes count the WorkQueue's operations.
+	Enqueues, Receives, Deletes atomic.Int64
+	// PayloadPuts and PayloadGets count the PayloadStore's puts and gets.
+	PayloadPuts, PayloadGets atomic.Int64
+	// PayloadDeletes counts the PayloadStore's deletes; EmptyReceives the receives that
+	// returned no message.
 	PayloadDeletes, EmptyReceives atomic.Int64
 	// Received counts the messages the receives returned (a receive may return a batch).
 	Received atomic.Int64
@@ -44,9 +49,10 @@ func (c *OpCounts) Reset() {
 	}
 }
 
-// CountingStore is a engine.Store that counts the operations it forwards.
+// CountingStore is an engine.Store that counts the operations it forwards.
 type CountingStore struct {
 	engine.Store
+	// Counts receives the counts.
 	Counts *OpCounts
 }
 
@@ -68,9 +74,10 @@ func (s CountingStore) Query(ctx context.Context, q engine.Query) (engine.Page, 
 	return s.Store.Query(ctx, q)
 }
 
-// CountingQueue is a engine.WorkQueue that counts the operations it forwards.
+// CountingQueue is an engine.WorkQueue that counts the operations it forwards.
 type CountingQueue struct {
 	engine.WorkQueue
+	// Counts receives the counts.
 	Counts *OpCounts
 }
 
@@ -106,9 +113,10 @@ func (q CountingQueue) Delete(ctx context.Context, msg engine.Message) error {
 	return q.WorkQueue.Delete(ctx, msg)
 }
 
-// CountingPayloads is a engine.PayloadStore that counts the operations it forwards.
+// CountingPayloads is an engine.PayloadStore that counts the operations it forwards.
 type CountingPayloads struct {
 	engine.PayloadStore
+	// Counts receives the counts.
 	Counts *OpCounts
 }
 

@@ -11,7 +11,7 @@ import (
 // ErrInjected is the error the fault wrappers return for an injected failure.
 var ErrInjected = errors.New("enginetest: injected fault")
 
-// FaultStore is a engine.Store whose Submit can fail before or after it reaches the
+// FaultStore is an engine.Store whose Submit can fail before or after it reaches the
 // wrapped store, to simulate a crash before a commit (nothing written) or after it (written,
 // but the caller never learns), or lose its reply as the Azure SDK sees it. Nil hooks inject
 // nothing. Hooks are called concurrently.
@@ -74,7 +74,7 @@ func (s FaultStore) Submit(ctx context.Context, ops []engine.Op) ([]string, erro
 	return etags, err
 }
 
-// FaultQueue is a engine.WorkQueue whose Enqueue can be dropped, duplicated or fail after
+// FaultQueue is an engine.WorkQueue whose Enqueue can be dropped, duplicated or fail after
 // it queued, and whose Delete can lose its reply.
 type FaultQueue struct {
 	engine.WorkQueue

@@ -8,8 +8,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// ApprovalState is the state of ApprovalGraph.
-type ApprovalState struct {
+// approvalState is the state of ApprovalGraph.
+type approvalState struct {
 	Approved bool   `json:"approved"`
 	Result   string `json:"result"`
 }
@@ -20,20 +20,20 @@ type ApprovalState struct {
 // name for "done", so its own graph hash.
 func ApprovalGraph(t testing.TB, version string) durable.Graph {
 	t.Helper()
-	b := durable.NewManifestBuilder[ApprovalState]("approvals", durable.WithVersion(version))
+	b := durable.NewManifestBuilder[approvalState]("approvals", durable.WithVersion(version))
 	b.SetEntrypoint("ask")
-	ask := func(context.Context, ApprovalState) (any, error) { return nil, nil }
-	wait := func(_ context.Context, s ApprovalState) (any, error) {
+	ask := func(context.Context, approvalState) (any, error) { return nil, nil }
+	wait := func(_ context.Context, s approvalState) (any, error) {
 		if s.Approved {
 			return "done", nil
 		}
 		return durable.WaitForEvent("go", "done"), nil
 	}
-	done := func(context.Context, ApprovalState) (any, error) { return durable.Update{"result": "v" + version}, nil }
+	done := func(context.Context, approvalState) (any, error) { return durable.Update{"result": "v" + version}, nil }
 	errs := []error{
 		b.AddNode("ask", ask, durable.WithHandlerName("approvals.ask"), durable.WithRoute(wait), durable.WithRouteName("approvals.wait")),
 		b.AddNode("done", done, durable.WithHandlerName("approvals.done."+version), durable.Terminal()),
-		b.AddEventHandler("go", func(context.Context, ApprovalState, json.RawMessage) (any, error) {
+		b.AddEventHandler("go", func(context.Context, approvalState, json.RawMessage) (any, error) {
 			return durable.Update{"approved": true}, nil
 		}),
 	}

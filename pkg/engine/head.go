@@ -6,25 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 )
-
-// Row layout of a run's partition (PartitionKey = instance id):
-//
-//	"r"                        the run head: status, graph pin, current node, counters, state
-//	"h<gen:6>-<seq:16>"        history rows of generation gen, append-only, in order
-//	"i<gen:6>-<seq:16>"        inbox rows (events raised and not yet consumed)
-//
-// gen counts the runs that have used this instance id: a finished run replaced by a new
-// start keeps its old rows under the old generation until they are cleaned up, so the
-// replacement itself is one atomic write. A purge forgets the count; the head's random
-// Nonce tells runs of one id apart across purges.
-//
-// Every write to a partition stamps its WriteID (random per write) on the head and on every
-// row it inserts, so that a write whose outcome is unknown is recognised when read back
-// (ambiguity.go).
-const headRowKey = "r"
 
 // Head properties.
 const (
@@ -38,13 +21,6 @@ const (
 	pWaitTimeout, pTimeoutNode, pTimedOut  = "WaitTimeout", "TimeoutNode", "TimedOut"
 	pGroup                                 = "Group" // written only for a grouped run
 	refSuffix                              = "Ref"
-)
-
-// History and inbox row properties.
-const (
-	pType, pName, pHistNode, pHistStep, pTime, pData = "Type", "Name", "Node", "Step", "Time", "Data"
-	pEvent, pPayload                                 = "Event", "Payload"
-	// pWriteID (above) is on history, inbox and idempotency rows too.
 )
 
 // head is the decoded run head row.
@@ -92,7 +68,7 @@ type head struct {
 
 	// restarts counts the starts of the current step, after its first, that ended in no
 	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
-	// countStart in workitem.go).
+	// the kill limit in workitem.go).
 	restarts int64
 }
 
@@ -101,6 +77,143 @@ func (h *head) active() bool { return h.status == StatusPending || h.status == S
 func (h *head) clone() *head {
 	c := *h
 	return &c
+}
+
+// newNonce returns a random run nonce (12 hex digits).
+func newNonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// maxHeadRetries bounds the read-modify-write loops of RaiseEvent, CancelRun and StartRun
+// against concurrent commits.
+const maxHeadRetries = 32
+
+// getHead reads a run's head. Errors: ErrNotFound (wrapped) for an unknown run.
+func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
+	if r, ok := e.store.(RowReader); ok {
+		h := &head{runID: runID}
+		etag, _, err := r.GetRow(ctx, runID, headRowKey, h.set)
+		if err != nil {
+			return nil, fmt.Errorf("read run head %s: %w", runID, err)
+		}
+		h.etag = etag
+		return h.checked()
+	}
+	ent, err := e.store.Get(ctx, runID, headRowKey)
+	if err != nil {
+		return nil, fmt.Errorf("read run head %s: %w", runID, err)
+	}
+	return decodeHead(ent)
+}
+
+// decodeHead returns the head stored as e.
+func decodeHead(e Entity) (*head, error) {
+	h := &head{runID: e.PartitionKey, etag: e.ETag}
+	for k, v := range e.Properties {
+		h.set(k, v)
+	}
+	return h.checked()
+}
+
+// checked returns h, or an error when it is no head (a bad status or generation).
+func (h *head) checked() (*head, error) {
+	if !h.status.Valid() || h.gen < 1 {
+		return nil, fmt.Errorf("decode run head %s: bad status %q or generation %d", h.runID, h.status, h.gen)
+	}
+	return h, nil
+}
+
+// set sets the field of h that the head property name holds; a value of another type than
+// the property's, or an unknown property, is ignored (the field keeps its zero value).
+func (h *head) set(name string, v any) {
+	switch name {
+	case pGen:
+		h.gen = asInt64(v)
+	case pNonce:
+		h.nonce, _ = v.(string)
+	case pWriteID:
+		h.writeID, _ = v.(string)
+	case pStatus:
+		s, _ := v.(string)
+		h.status = RunStatus(s)
+	case pGraph:
+		h.graph, _ = v.(string)
+	case pVersion:
+		h.version, _ = v.(string)
+	case pHash:
+		h.hash, _ = v.(string)
+	case pGroup:
+		h.group, _ = v.(string)
+	case pNode:
+		h.node, _ = v.(string)
+	case pStep:
+		h.step = asInt64(v)
+	case pVisits:
+		h.visits = asInt64(v)
+	case pAttempt:
+		h.attempt = asInt64(v)
+	case pRestarts:
+		h.restarts = asInt64(v)
+	case pWaiting:
+		h.waiting, _ = v.(string)
+	case pResume:
+		h.resume, _ = v.(string)
+	case pWaitDeadline:
+		h.waitDeadline = asInt64(v)
+	case pNotBefore:
+		h.notBefore = asInt64(v)
+	case pWaitTimeout:
+		h.waitTimeout = asInt64(v)
+	case pTimeoutNode:
+		h.timeoutNode, _ = v.(string)
+	case pTimedOut:
+		h.timedOut, _ = v.(string)
+	case pState:
+		h.stateJSON, _ = v.(string)
+	case pState + refSuffix:
+		h.stateRef, _ = v.(string)
+	case pInput:
+		h.inputJSON, _ = v.(string)
+	case pInput + refSuffix:
+		h.inputRef, _ = v.(string)
+	case pCustom:
+		h.custom, _ = v.(string)
+	case pOutput:
+		h.outputJSON, _ = v.(string)
+	case pOutput + refSuffix:
+		h.outputRef, _ = v.(string)
+	case pHistSeq:
+		h.histSeq = asInt64(v)
+	case pInboxSeq:
+		h.inboxSeq = asInt64(v)
+	case pPending:
+		h.pending = asInt64(v)
+	case pTrace:
+		h.trace, _ = v.(string)
+	case pIndexShards:
+		h.indexShards = asInt64(v)
+	case pRunnable:
+		h.runnable, _ = v.(bool)
+	case pAwaitVersion:
+		h.awaitVersion, _ = v.(bool)
+	case pCreated:
+		h.created, _ = v.(time.Time)
+	case pUpdated:
+		h.updated, _ = v.(time.Time)
+	}
+}
+
+// asInt64 returns an int64 or int32 value as int64, else 0.
+func asInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	}
+	return 0
 }
 
 // mutableProps sets in p the properties a step rewrites (merged into the head row).
@@ -117,7 +230,7 @@ func (h *head) mutableProps(p map[string]any) {
 // changedProps returns the properties of h that differ from base, the stored head it was
 // built from (merged into the head row, conditioned on base's ETag, so what the row holds
 // afterwards equals mutableProps of h). WriteID and Updated are always written: they stamp
-// the write (ambiguity.go).
+// the write (the ambiguity rule, commit.go).
 func (h *head) changedProps(base *head) map[string]any {
 	p := make(map[string]any, 8) // a step changes about 8; a map of 8 is one group
 	p[pWriteID], p[pUpdated] = h.writeID, h.updated
@@ -195,149 +308,4 @@ func (h *head) absorb(props map[string]any) {
 			*f.ref = v
 		}
 	}
-}
-
-func str(p map[string]any, k string) string {
-	s, _ := p[k].(string)
-	return s
-}
-
-func i64(p map[string]any, k string) int64 {
-	switch v := p[k].(type) {
-	case int64:
-		return v
-	case int32:
-		return int64(v)
-	}
-	return 0
-}
-
-// maxHeadRetries bounds the read-modify-write loops of RaiseEvent, CancelRun and StartRun
-// against concurrent commits.
-const maxHeadRetries = 32
-
-// loadState returns the head's state, reading the payload store when it was spilled.
-func (e *Engine) loadState(ctx context.Context, h *head) (json.RawMessage, error) {
-	if h.stateVal != nil {
-		return h.stateVal, nil
-	}
-	v, err := e.readSpilled(ctx, h.stateJSON, h.stateRef)
-	if err != nil {
-		return nil, fmt.Errorf("load state run=%s: %w", h.runID, err)
-	}
-	h.stateVal = json.RawMessage(v)
-	return h.stateVal, nil
-}
-
-// newNonce returns a random run nonce (12 hex digits).
-func newNonce() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// histRow is a history row before it gets its sequence number.
-type histRow struct {
-	// typ and name are the string constants of runs.go, boxed where they are named (free).
-	typ, name any
-	node      string
-	data      string // JSON
-}
-
-// historyOps appends to ops the rows after seq (the head's HistSeq) as inserts, stamped with
-// the id of the write that inserts them.
-func historyOps(ops []Op, runID string, gen, seq, step int64, now time.Time, writeID string, rows []histRow) []Op {
-	// The rows share the boxed values they have in common (values in a map are never
-	// modified in place, only replaced).
-	var stepV, nowV, writeV any = step, now, writeID
-	var node string
-	var nodeV any
-	for i, r := range rows {
-		if nodeV == nil || r.node != node {
-			node, nodeV = r.node, r.node
-		}
-		ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: histKey(gen, seq+int64(i)+1), Properties: map[string]any{
-			pType: r.typ, pName: r.name, pHistNode: nodeV, pHistStep: stepV, pTime: nowV, pData: r.data, pWriteID: writeV,
-		}}})
-	}
-	return ops
-}
-
-// findEvent returns the oldest inbox row of h's generation carrying name.
-func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, bool, error) {
-	if h.pending <= 0 {
-		return Entity{}, false, nil
-	}
-	from, to := genRange('i', h.gen)
-	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to, Where: []Cond{{Property: pEvent, Op: CondEq, Value: name}}, Limit: 1}
-	for {
-		page, err := e.store.Query(ctx, q)
-		if err != nil {
-			return Entity{}, false, fmt.Errorf("read inbox run=%s: %w", h.runID, err)
-		}
-		if len(page.Entities) > 0 {
-			return page.Entities[0], true, nil
-		}
-		if page.Continuation == "" {
-			return Entity{}, false, nil
-		}
-		q.Continuation = page.Continuation
-	}
-}
-
-// Row keys.
-
-// padInt appends n zero-padded to width digits.
-func padInt(dst []byte, n int64, width int) []byte {
-	var buf [20]byte
-	s := strconv.AppendInt(buf[:0], n, 10)
-	for i := len(s); i < width; i++ {
-		dst = append(dst, '0')
-	}
-	return append(dst, s...)
-}
-
-// seqKey is the row key "<prefix><gen:6>-<seq:16>".
-func seqKey(prefix byte, gen, seq int64) string {
-	b := make([]byte, 0, 24)
-	b = append(b, prefix)
-	b = padInt(b, gen, 6)
-	b = append(b, '-')
-	b = padInt(b, seq, 16)
-	return string(b)
-}
-
-func histKey(gen, seq int64) string  { return seqKey('h', gen, seq) }
-func inboxKey(gen, seq int64) string { return seqKey('i', gen, seq) }
-
-// genRange returns the row key range [from, to) of one generation's rows with prefix.
-func genRange(prefix byte, gen int64) (string, string) {
-	b := padInt([]byte{prefix}, gen, 6)
-	return string(b) + "-", string(b) + "."
-}
-
-// keyGen parses the generation of a history or inbox row key (0 if malformed).
-func keyGen(rk string) int64 {
-	if len(rk) < 8 {
-		return 0
-	}
-	n, err := strconv.ParseInt(rk[1:7], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// parseSeq parses the sequence number of a history or inbox row key (0 if malformed).
-func parseSeq(rk string) int64 {
-	var n int64
-	if len(rk) > 8 {
-		for _, c := range rk[8:] {
-			if c < '0' || c > '9' {
-				return 0
-			}
-			n = n*10 + int64(c-'0')
-		}
-	}
-	return n
 }
