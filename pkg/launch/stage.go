@@ -15,29 +15,29 @@ import (
 
 // Stage targets: what the staged folder is for.
 const (
-	// StageLocal is a folder for `func start`: a native executable and a local.settings.json
+	// stageLocal is a folder for `func start`: a native executable and a local.settings.json
 	// with UseDevelopmentStorage=true (Azurite).
-	StageLocal = "local"
-	// StagePublish is a folder for `func azure functionapp publish`: a linux/amd64 executable
+	stageLocal = "local"
+	// stagePublish is a folder for `func azure functionapp publish`: a linux/amd64 executable
 	// and a local.settings.json that tells Core Tools the worker runtime (it never uploads
 	// the file).
-	StagePublish = "publish"
+	stagePublish = "publish"
 )
 
 // Settings stage writes into local.settings.json.
 const (
-	// EnvWorkerRuntime is FUNCTIONS_WORKER_RUNTIME; a custom handler's is "custom".
-	EnvWorkerRuntime = "FUNCTIONS_WORKER_RUNTIME"
-	// DevelopmentStorage is the AzureWebJobsStorage of the local target: Azurite on its
+	// envWorkerRuntime is FUNCTIONS_WORKER_RUNTIME; a custom handler's is "custom".
+	envWorkerRuntime = "FUNCTIONS_WORKER_RUNTIME"
+	// developmentStorage is the AzureWebJobsStorage of the local target: Azurite on its
 	// default ports.
-	DevelopmentStorage = "UseDevelopmentStorage=true"
+	developmentStorage = "UseDevelopmentStorage=true"
 )
 
 // stageCommand implements `stage [--target local|publish] [--out dir] [--exe name] [--binary
 // path]`: it writes the complete app folder the host runs, for this app.
 func stageCommand(app *App, s Settings, args []string, program string) error {
 	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
-	target := fs.String("target", StageLocal, "local (for func start) or publish (for func azure functionapp publish)")
+	target := fs.String("target", stageLocal, "local (for func start) or publish (for func azure functionapp publish)")
 	out := fs.String("out", "", "folder to write (default local/ or dist/)")
 	exe := fs.String("exe", program, "executable file name in the folder (host.json's defaultExecutablePath)")
 	binary := fs.String("binary", "", "executable to copy into the folder (default: this one for local; for publish the folder must hold it)")
@@ -46,7 +46,7 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 	}
 	want := [2]string{runtime.GOOS, runtime.GOARCH}
 	switch *target {
-	case StageLocal:
+	case stageLocal:
 		if *out == "" {
 			*out = "local"
 		}
@@ -57,15 +57,15 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 			}
 			*binary = self
 		}
-	case StagePublish:
+	case stagePublish:
 		if *out == "" {
 			*out = "dist"
 		}
 		want = [2]string{"linux", "amd64"}
 	default:
-		return fmt.Errorf("stage: --target %q: want %s or %s", *target, StageLocal, StagePublish)
+		return fmt.Errorf("stage: --target %q: want %s or %s", *target, stageLocal, stagePublish)
 	}
-	hostJSON, err := HostJSON(*exe, app.FunctionApp.RoutePrefix())
+	hostJSON, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix())
 	if err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
@@ -81,19 +81,19 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 	if err := os.WriteFile(filepath.Join(*out, "host.json"), hostJSON, 0o644); err != nil {
 		return fmt.Errorf("stage: write host.json: %w", err)
 	}
-	values := map[string]string{EnvWorkerRuntime: "custom", EnvStoragePrefix: s.Names.Prefix}
+	values := map[string]string{envWorkerRuntime: "custom", EnvStoragePrefix: s.Names.Prefix}
 	for _, as := range app.FunctionApp.AppSettings() {
 		values[as.Name] = as.Value
 	}
 	defaults := map[string]string{}
-	if *target == StageLocal {
-		defaults[EnvStorage] = DevelopmentStorage
+	if *target == stageLocal {
+		defaults[EnvStorage] = developmentStorage
 	}
 	if err := writeLocalSettings(filepath.Join(*out, "local.settings.json"), values, defaults); err != nil {
 		return err
 	}
 	next := "cd " + *out + " && func start"
-	if *target == StagePublish {
+	if *target == stagePublish {
 		next = "cd " + *out + " && func azure functionapp publish <app-name>"
 	}
 	s.Logger.Info("staged", "target", *target, "folder", *out, "executable", *exe, "next", next)
