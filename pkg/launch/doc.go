@@ -17,6 +17,8 @@
 //     repository is needed.
 //   - `<binary> functions [--out functions]` writes only the function.json folders.
 //   - `<binary> hostjson [--out host.json] [--exe name]` writes only the built-in host.json.
+//   - `<binary> --version` prints Version, the Go version, and the binary's module and VCS
+//     revision, reading no setting.
 //
 // The generated queue trigger reads its queue name from FUNCGRAPH_WORK_QUEUE (a %NAME%
 // binding expression the host resolves from the app settings). The app refuses to start when

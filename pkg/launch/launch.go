@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -60,11 +62,13 @@ type Options struct {
 	// Program names the binary in usage messages and is the default executable name of the
 	// stage and hostjson subcommands; "" means the base name of os.Args[0].
 	Program string
+	// Stdout receives what a command prints for the user (the version); nil means os.Stdout.
+	Stdout io.Writer
 }
 
 // usage is the message for a missing or unknown subcommand.
 const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
-	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name]"
+	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] | %[1]s --version"
 
 // Main runs the binary: it calls Run with the process's arguments and environment, stops on
 // SIGTERM or interrupt, and exits with status 1 when Run fails.
@@ -82,7 +86,20 @@ func Main(build Builder) {
 }
 
 // Run runs one command of the binary until ctx ends (serving) or the command is done.
+// `--version` (also -version or version) prints Version, the Go version and the binary's
+// module and VCS revision, and returns without reading any setting or building the app.
 func Run(ctx context.Context, build Builder, opts Options) error {
+	if len(opts.Args) > 0 && isVersionArg(opts.Args[0]) {
+		out := opts.Stdout
+		if out == nil {
+			out = os.Stdout
+		}
+		info, ok := debug.ReadBuildInfo()
+		if _, err := io.WriteString(out, versionText(info, ok)); err != nil {
+			return fmt.Errorf("print the version: %w", err)
+		}
+		return nil
+	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
