@@ -9,12 +9,14 @@
 //   - `<binary> stage [--target local|publish] [--out dir] [--exe name] [--binary path]`
 //     writes the whole folder the host runs, for this app: one folder per function at its
 //     root, the built-in host.json naming the executable, and local.settings.json
-//     (FUNCTIONS_WORKER_RUNTIME=custom, FUNCGRAPH_WORK_QUEUE and FUNCGRAPH_STORAGE_PREFIX,
-//     plus AzureWebJobsStorage=UseDevelopmentStorage=true for the local target; settings the
-//     user added are kept). The local target (`func start`, default folder local/) copies
-//     this executable in; the publish target (`func azure functionapp publish`, default
-//     dist/) wants a linux/amd64 build already there (or --binary). No file of this
-//     repository is needed.
+//     (FUNCTIONS_WORKER_RUNTIME=custom, FUNCGRAPH_WORK_QUEUE and FUNCGRAPH_STORAGE_PREFIX;
+//     settings the user added to the staged file are kept). The local target (`func start`,
+//     default folder local/) copies this executable in and starts from the local.settings.json
+//     of the working directory when there is one, the app root's development settings: its
+//     values win over the staged file's, the app's own over both, and AzureWebJobsStorage
+//     defaults to UseDevelopmentStorage=true. The publish target (`func azure functionapp
+//     publish`, default dist/) wants a linux/amd64 build already there (or --binary) and
+//     never reads that file. No file of this repository is needed.
 //   - `<binary> functions [--out functions]` writes only the function.json folders.
 //   - `<binary> hostjson [--out host.json] [--exe name]` writes only the built-in host.json.
 //   - `<binary> --version` prints Version, the Go version, and the binary's module and VCS
