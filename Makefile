@@ -44,16 +44,46 @@ run: build
 
 ## run-azurite: the example app on Azure storage: Azurite on its default ports (10000-10002) with
 ## its data kept under .tools/azurite-data, so durable runs, threads and checkpoints survive a
-## restart of the app (and of this target). Stops Azurite when the app stops.
+## restart of the app (and of this target). Stops Azurite when the app stops. It fails, naming
+## the port, when one of Azurite's ports is taken (the app would talk to whatever holds it);
+## make run-azurite RUN_AZURITE_BLOB_PORT=20000 RUN_AZURITE_QUEUE_PORT=20001
+## RUN_AZURITE_TABLE_PORT=20002 picks others.
 AZURITE_DATA := $(TOOLS)/azurite-data
+RUN_AZURITE_BLOB_PORT  ?= 10000
+RUN_AZURITE_QUEUE_PORT ?= 10001
+RUN_AZURITE_TABLE_PORT ?= 10002
+RUN_AZURITE_PORTS := blob:$(RUN_AZURITE_BLOB_PORT) queue:$(RUN_AZURITE_QUEUE_PORT) table:$(RUN_AZURITE_TABLE_PORT)
+# The app's storage: UseDevelopmentStorage=true names the default ports; others take the
+# emulator's account (its public, well-known key) at those ports.
+ifeq ($(RUN_AZURITE_BLOB_PORT) $(RUN_AZURITE_QUEUE_PORT) $(RUN_AZURITE_TABLE_PORT),10000 10001 10002)
+RUN_AZURITE_STORAGE := UseDevelopmentStorage=true
+else
+RUN_AZURITE_STORAGE := DefaultEndpointsProtocol=http;AccountName=$(DEV_ACCOUNT);AccountKey=$(DEV_KEY);BlobEndpoint=http://127.0.0.1:$(RUN_AZURITE_BLOB_PORT)/$(DEV_ACCOUNT);QueueEndpoint=http://127.0.0.1:$(RUN_AZURITE_QUEUE_PORT)/$(DEV_ACCOUNT);TableEndpoint=http://127.0.0.1:$(RUN_AZURITE_TABLE_PORT)/$(DEV_ACCOUNT);
+endif
 run-azurite: build $(AZURITE)
+	@for svc in $(RUN_AZURITE_PORTS); do \
+	  port=$${svc#*:}; \
+	  if (exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null; then \
+	    echo "make run-azurite: 127.0.0.1:$$port (Azurite's $${svc%%:*} port) is already taken: the app would use whatever listens" \
+	      "there (another Azurite, with other data) instead of the Azurite this target starts. Stop that process (find it with" \
+	      "ss -ltnp 'sport = :$$port' or lsof -i :$$port), or run this one on free ports: make run-azurite" \
+	      "RUN_AZURITE_BLOB_PORT=20000 RUN_AZURITE_QUEUE_PORT=20001 RUN_AZURITE_TABLE_PORT=20002" >&2; \
+	    exit 1; \
+	  fi; \
+	done
 	@mkdir -p $(AZURITE_DATA); \
 	$(AZURITE) --location $(AZURITE_DATA) --disableTelemetry --silent --skipApiVersionCheck --loose \
-	  --blobHost 127.0.0.1 --queueHost 127.0.0.1 --tableHost 127.0.0.1 > $(AZURITE_DATA)/azurite.log 2>&1 & pid=$$!; \
+	  --blobHost 127.0.0.1 --blobPort $(RUN_AZURITE_BLOB_PORT) --queueHost 127.0.0.1 --queuePort $(RUN_AZURITE_QUEUE_PORT) \
+	  --tableHost 127.0.0.1 --tablePort $(RUN_AZURITE_TABLE_PORT) > $(AZURITE_DATA)/azurite.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT INT TERM; \
-	for i in $$(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/10002) 2>/dev/null && break; sleep 0.1; done; \
-	echo "funcgraph example app on http://127.0.0.1:$(PORT)/api, storage: Azurite (data in $(AZURITE_DATA))"; \
-	AzureWebJobsStorage=UseDevelopmentStorage=true FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
+	up=0; for i in $$(seq 1 300); do \
+	  if ! kill -0 $$pid 2>/dev/null; then break; fi; \
+	  up=1; for svc in $(RUN_AZURITE_PORTS); do (exec 3<>/dev/tcp/127.0.0.1/$${svc#*:}) 2>/dev/null || up=0; done; \
+	  if [ $$up -eq 1 ]; then break; fi; sleep 0.1; \
+	done; \
+	if [ $$up -ne 1 ] || ! kill -0 $$pid 2>/dev/null; then echo "make run-azurite: Azurite did not start:" >&2; cat $(AZURITE_DATA)/azurite.log >&2; exit 1; fi; \
+	echo "funcgraph example app on http://127.0.0.1:$(PORT)/api, storage: Azurite on ports $(RUN_AZURITE_BLOB_PORT), $(RUN_AZURITE_QUEUE_PORT), $(RUN_AZURITE_TABLE_PORT) (data in $(AZURITE_DATA))"; \
+	AzureWebJobsStorage='$(RUN_AZURITE_STORAGE)' FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
 ## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector

@@ -6,6 +6,7 @@
 //	funcgraph stage [--target local|publish]  write the folder func start / func publish runs
 //	funcgraph functions [--out functions]     write the function.json folders
 //	funcgraph hostjson [--out host.json]      write the built-in host.json naming this binary
+//	funcgraph --version                       print funcgraph's version, Go's and this build's
 //
 // Everything but the choice of app lives in pkg/launch; see its documentation for settings
 // (FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr: make run TRACE=stdout).

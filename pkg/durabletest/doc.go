@@ -11,6 +11,12 @@
 //	kit.Send("r1", "approval", Approval{OK: true})
 //	final := kit.Final("r1")
 //
+// Its methods fail the test on what a test does not expect; a start the test expects the
+// engine to refuse (an invalid initial state, the id of a run not yet finished) is asserted
+// with TryStart, which returns the refusal:
+//
+//	if _, err := kit.TryStart("r2", MyState{}); !errors.Is(err, durable.ErrInvalidState) { t.Fatal(err) }
+//
 // It is for tests, not for running graphs in production (use engine.Engine with a real
 // backend); it is not a storage conformance suite (see pkg/engine/enginetest).
 package durabletest

@@ -1,8 +1,13 @@
 package durabletest_test
 
 import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
@@ -57,5 +62,99 @@ func TestKit_StartAndRun(t *testing.T) {
 	kit.Send("t2", "approval", Approval{OK: true})
 	if got := kit.Run("t2").Status; got != engine.StatusCompleted {
 		t.Fatalf("status %s", got)
+	}
+}
+
+// TryStart returns a start the engine refuses, so a test asserts the refusal and goes on.
+func ExampleKit_TryStart() {
+	var t *testing.T // your test's t
+	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
+
+	_, err := kit.TryStart("t1", Ticket{}) // no subject: Ticket.Validate refuses it
+	if !errors.Is(err, durable.ErrInvalidState) {
+		t.Fatalf("a ticket without a subject: %v, want an invalid initial state", err)
+	}
+	kit.Start("t1", Ticket{Subject: "refund"}) // the refused start left nothing behind
+}
+
+// fatalRecorder is a testing.TB whose Fatal and Error calls are recorded rather than failing
+// the test: Fatalf ends the goroutine it runs on, as testing.T's does.
+type fatalRecorder struct {
+	testing.TB
+	failures []string
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+func (r *fatalRecorder) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// on runs fn with r on a goroutine of its own, so a Fatalf ends fn only.
+func (r *fatalRecorder) on(fn func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	<-done
+}
+
+// TestKit_TryStart_RefusedStartDoesNotFailTheTest: every way the engine refuses a start comes
+// back from TryStart or TryStartJSON as its error, without a failure of the test, and leaves
+// no run behind; an accepted start is driven as by Start.
+func TestKit_TryStart_RefusedStartDoesNotFailTheTest(t *testing.T) {
+	tb := &fatalRecorder{TB: t}
+	kit := durabletest.New(tb, ticketGraph(), durabletest.Options{})
+	kit.Start("waiting", Ticket{Subject: "refund"})
+	var exists *engine.RunExistsError
+	var invalid *durable.StateErrors
+	tests := []struct {
+		name  string
+		start func() (engine.Run, error)
+		want  func(error) bool
+	}{
+		{"Validate refuses the typed state", func() (engine.Run, error) { return kit.TryStart("r1", Ticket{}) },
+			func(err error) bool { return errors.Is(err, durable.ErrInvalidState) }},
+		{"a field of the wrong type", func() (engine.Run, error) { return kit.TryStartJSON("r2", `{"subject": 42}`) },
+			func(err error) bool { return errors.As(err, &invalid) && invalid.Issues[0].Field == "subject" }},
+		{"not an object", func() (engine.Run, error) { return kit.TryStartJSON("r3", `[1]`) },
+			func(err error) bool { return errors.Is(err, engine.ErrInvalidRunInput) }},
+		{"an invalid instance id", func() (engine.Run, error) { return kit.TryStart("a/b", Ticket{Subject: "refund"}) },
+			func(err error) bool { return errors.Is(err, engine.ErrInvalidInstanceID) }},
+		{"an unfinished run with that id", func() (engine.Run, error) { return kit.TryStart("waiting", Ticket{Subject: "again"}) },
+			func(err error) bool { return errors.As(err, &exists) }},
+	}
+	for _, tt := range tests {
+		var run engine.Run
+		var err error
+		tb.on(func() { run, err = tt.start() })
+		if len(tb.failures) > 0 {
+			t.Fatalf("%s: the kit failed the test: %q", tt.name, tb.failures)
+		}
+		if !tt.want(err) || run.InstanceID != "" {
+			t.Errorf("%s: run %q, err %v", tt.name, run.InstanceID, err)
+		}
+	}
+	if _, err := kit.Engine().GetRun(t.Context(), "r1"); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Errorf("a refused start left run r1 behind: %v", err)
+	}
+	if run := kit.Run("waiting"); run.Status != engine.StatusRunning {
+		t.Errorf("the refused restart changed the waiting run: %s", run.Status)
+	}
+	run, err := kit.TryStart("r1", Ticket{Subject: "refund", Approved: true})
+	if err != nil || run.Status != engine.StatusCompleted {
+		t.Fatalf("an accepted TryStart: %s, %v; want it driven to Completed", run.Status, err)
+	}
+}
+
+// TestKit_Start_RefusedStartFailsTheTest: Start still fails the test on a refusal, naming the
+// run and the engine's reason.
+func TestKit_Start_RefusedStartFailsTheTest(t *testing.T) {
+	tb := &fatalRecorder{TB: t}
+	kit := durabletest.New(tb, ticketGraph(), durabletest.Options{})
+	tb.on(func() { kit.Start("r1", Ticket{}) })
+	if len(tb.failures) != 1 || !strings.Contains(tb.failures[0], "start r1: validate state Ticket") {
+		t.Fatalf("failures %q, want one naming the run and the invalid state", tb.failures)
 	}
 }

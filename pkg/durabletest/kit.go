@@ -3,6 +3,7 @@ package durabletest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -13,19 +14,19 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
-// DefaultStart is the fake clock's start when Options.Start is zero.
-var DefaultStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+// defaultStart is the fake clock's start when Options.Start is zero.
+var defaultStart = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // maxItems bounds the work items one Drive handles, so a graph that loops forever fails the
 // test instead of hanging it.
 const maxItems = 100000
 
-// Options configures a Kit. The zero value is valid: no policy, the clock at DefaultStart, no
-// faults, logs to slog.Default().
+// Options configures a Kit. The zero value is valid: no policy, the clock at
+// 2025-01-01T00:00:00Z, no faults, logs to slog.Default().
 type Options struct {
 	// Policy is the graph's engine policy: wait timeout, retry, max steps.
 	Policy engine.GraphPolicy
-	// Start is the fake clock's start (default DefaultStart).
+	// Start is the fake clock's start (default 2025-01-01T00:00:00Z).
 	Start time.Time
 	// Faults makes node handlers fail transiently: node name → how many of its first
 	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
@@ -53,8 +54,9 @@ func (o Options) Validate() error {
 }
 
 // Kit runs one graph over the state model S on an in-memory engine with a fake clock. Its
-// methods fail the test (t.Fatal) on infrastructure errors, so test code reads straight. A
-// Kit is driven from the test's goroutine; it is not safe for concurrent use.
+// methods fail the test (t.Fatal) on infrastructure errors, so test code reads straight;
+// TryStart and TryStartJSON return a refused start instead. A Kit is driven from the test's
+// goroutine; it is not safe for concurrent use.
 type Kit[S any] struct {
 	t     testing.TB
 	graph durable.GraphRegistration[S]
@@ -71,7 +73,7 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	}
 	start := opts.Start
 	if start.IsZero() {
-		start = DefaultStart
+		start = defaultStart
 	}
 	clock := &fakeClock{now: start}
 	reg := durable.NewRegistry()
@@ -106,23 +108,51 @@ func (k *Kit[S]) Engine() *engine.Engine { return k.eng }
 func (k *Kit[S]) Now() time.Time { return k.clock.Now() }
 
 // Start starts run id with input as its initial state and drives it until it waits or
-// finishes. It returns the run's status.
+// finishes. It returns the run's status. A start the engine refuses fails the test; TryStart
+// returns it.
 func (k *Kit[S]) Start(id string, input S) engine.Run {
 	k.t.Helper()
-	raw, err := k.graph.EncodeState(input)
+	run, err := k.TryStart(id, input)
 	if err != nil {
-		k.t.Fatalf("durabletest: encode input of %s: %v", id, err)
+		k.t.Fatalf("durabletest: %v", err)
 	}
-	return k.StartJSON(id, string(raw))
+	return run
 }
 
 // StartJSON is Start with the initial state as JSON text (a partial object takes the model's
 // defaults, as over HTTP).
 func (k *Kit[S]) StartJSON(id, input string) engine.Run {
 	k.t.Helper()
-	k.startJSON(id, input)
+	run, err := k.TryStartJSON(id, input)
+	if err != nil {
+		k.t.Fatalf("durabletest: %v", err)
+	}
+	return run
+}
+
+// TryStart is Start for a start the test expects to be refused: it returns the refusal
+// instead of failing the test, and then starts nothing. The error wraps the engine's reason:
+// durable.ErrInvalidState for an invalid initial state (input's Validate, or a
+// *durable.StateErrors listing the fields from TryStartJSON), *engine.RunExistsError for an
+// unfinished run with that id, engine.ErrInvalidInstanceID, engine.ErrInvalidRunInput. An
+// accepted start is driven as by Start.
+func (k *Kit[S]) TryStart(id string, input S) (engine.Run, error) {
+	k.t.Helper()
+	raw, err := k.graph.EncodeState(input)
+	if err != nil {
+		return engine.Run{}, fmt.Errorf("start %s: %w", id, err)
+	}
+	return k.TryStartJSON(id, string(raw))
+}
+
+// TryStartJSON is TryStart with the initial state as JSON text, as StartJSON.
+func (k *Kit[S]) TryStartJSON(id, input string) (engine.Run, error) {
+	k.t.Helper()
+	if err := k.startJSON(id, input); err != nil {
+		return engine.Run{}, err
+	}
 	k.Drive()
-	return k.Run(id)
+	return k.Run(id), nil
 }
 
 // StartPending starts run id like Start but does not drive it: the run stays Pending until
@@ -136,17 +166,20 @@ func (k *Kit[S]) StartPending(id string, input S) engine.Run {
 	if err != nil {
 		k.t.Fatalf("durabletest: encode input of %s: %v", id, err)
 	}
-	k.startJSON(id, string(raw))
+	if err := k.startJSON(id, string(raw)); err != nil {
+		k.t.Fatalf("durabletest: %v", err)
+	}
 	return k.Run(id)
 }
 
-func (k *Kit[S]) startJSON(id, input string) {
-	k.t.Helper()
+// startJSON starts run id of the kit's graph without driving it.
+func (k *Kit[S]) startJSON(id, input string) error {
 	_, err := k.eng.StartRun(context.Background(), engine.StartRunRequest{
 		GraphName: k.graph.Manifest().GraphName, InstanceID: id, Input: json.RawMessage(input)})
 	if err != nil {
-		k.t.Fatalf("durabletest: start %s: %v", id, err)
+		return fmt.Errorf("start %s: %w", id, err)
 	}
+	return nil
 }
 
 // Send raises event on run id with payload encoded as JSON (nil sends null; a

@@ -130,5 +130,5 @@ func ExampleGraphHostApp_AddHealthDetails() {
 	app.FunctionApp().Standalone(funchost.StandaloneOptions{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/health/details", nil))
 	fmt.Println(rec.Body.String())
 	// Output:
-	// {"status":"ok","graphs":[],"durable_graphs":["support_agent"]}
+	// {"status":"ok","funcgraph_version":"0.4.0","graphs":[],"durable_graphs":["support_agent"]}
 }

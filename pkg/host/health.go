@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/version"
 )
 
 // healthDetail is one member contributed to the health details body.
@@ -15,9 +18,10 @@ type healthDetail struct {
 // AddHealthDetails adds a top-level member key to the GET /api/health/details body, computed
 // by fn at every request (it must be safe for concurrent use). The durable engine uses it to
 // list its graphs next to the hosted ones, so that one app has a single health function. The
-// keys "status" and "graphs" are reserved, and a key can be added only once.
+// keys "status", "funcgraph_version" and "graphs" are reserved, and a key can be added only
+// once.
 func (a *GraphHostApp) AddHealthDetails(key string, fn func() any) error {
-	if key == "" || key == "status" || key == "graphs" || fn == nil {
+	if key == "" || key == "status" || key == "funcgraph_version" || key == "graphs" || fn == nil {
 		return fmt.Errorf("add health details %q: %w: reserved or empty key, or nil func", key, ErrInvalidOptions)
 	}
 	a.mu.Lock()
@@ -34,14 +38,18 @@ func (a *GraphHostApp) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	writeBody(w, http.StatusOK, "application/json", []byte(`{"status":"ok"}`))
 }
 
-// serveHealthDetails answers GET /api/health/details: the graphs in registration order, then
-// the members added with AddHealthDetails.
+// detailsHead opens every health details body: the status, then the version of funcgraph the
+// binary was built with.
+var detailsHead = `{"status":"ok","funcgraph_version":` + strconv.Quote(version.Version) + `,"graphs":`
+
+// serveHealthDetails answers GET /api/health/details: the status, funcgraph's version, the
+// graphs in registration order, then the members added with AddHealthDetails.
 func (a *GraphHostApp) serveHealthDetails(w http.ResponseWriter, _ *http.Request) {
 	graphs := a.Graphs()
 	a.mu.RLock()
 	details := slices.Clone(a.details)
 	a.mu.RUnlock()
-	body := []byte(`{"status":"ok","graphs":`)
+	body := []byte(detailsHead)
 	body, err := appendCompact(body, graphs)
 	for _, d := range details {
 		if err != nil {

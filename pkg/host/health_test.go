@@ -5,9 +5,11 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/version"
 )
 
 func TestHealth_Routes_BothTransports(t *testing.T) {
+	head := `{"status":"ok","funcgraph_version":"` + version.Version + `",`
 	tests := []struct {
 		name        string
 		opts        Options
@@ -21,9 +23,9 @@ func TestHealth_Routes_BothTransports(t *testing.T) {
 		{name: "health never lists graphs", path: "/api/health", key: "fn", status: 200, want: `{"status":"ok"}`},
 		{name: "details need a key by default", path: "/api/health/details", status: 401, want: ""},
 		{name: "details with key", path: "/api/health/details", key: "fn", status: 200,
-			want: `{"status":"ok","graphs":[{"name":"zeta","description":"Zeta <graph>","has_checkpointer":true},{"name":"alpha","description":null,"has_checkpointer":false}]}`},
+			want: head + `"graphs":[{"name":"zeta","description":"Zeta <graph>","has_checkpointer":true},{"name":"alpha","description":null,"has_checkpointer":false}]}`},
 		{name: "details contributed members", path: "/api/health/details", key: "fn", status: 200, withDetails: true,
-			want: `{"status":"ok","graphs":[{"name":"zeta","description":"Zeta <graph>","has_checkpointer":true},{"name":"alpha","description":null,"has_checkpointer":false}],"durable_graphs":[{"graph_name":"d"}]}`},
+			want: head + `"graphs":[{"name":"zeta","description":"Zeta <graph>","has_checkpointer":true},{"name":"alpha","description":null,"has_checkpointer":false}],"durable_graphs":[{"graph_name":"d"}]}`},
 		{name: "details follow anonymous app level", opts: Options{AuthLevel: funchost.AuthAnonymous}, path: "/api/health/details", status: 200},
 		{name: "details own level", opts: Options{HealthDetailsAuthLevel: funchost.AuthAnonymous}, path: "/api/health/details", status: 200},
 		{name: "health can require a key", opts: Options{HealthAuthLevel: funchost.AuthFunction}, path: "/api/health", status: 401},
@@ -71,7 +73,7 @@ func TestHealth_Routes_BothTransports(t *testing.T) {
 
 func TestAddHealthDetails_ReservedKeys_Refused(t *testing.T) {
 	app := testApp(t, Options{}, nil, nil)
-	for _, key := range []string{"", "status", "graphs"} {
+	for _, key := range []string{"", "status", "funcgraph_version", "graphs"} {
 		if err := app.AddHealthDetails(key, func() any { return 1 }); err == nil {
 			t.Errorf("AddHealthDetails(%q) succeeded", key)
 		}

@@ -37,8 +37,10 @@ type HealthResponse struct {
 // HealthDetailsResponse is the body of GET /api/health/details. Members added with
 // AddHealthDetails follow `graphs`.
 type HealthDetailsResponse struct {
-	Status string      `json:"status"`
-	Graphs []GraphInfo `json:"graphs"`
+	Status string `json:"status"`
+	// FuncgraphVersion is the version of funcgraph the binary was built with (launch.Version).
+	FuncgraphVersion string      `json:"funcgraph_version"`
+	Graphs           []GraphInfo `json:"graphs"`
 }
 
 // ErrorResponse is the native error body; Error is always "error".

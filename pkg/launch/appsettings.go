@@ -7,28 +7,28 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
-// EnvWorkQueue is the app setting the generated fg_orchestrator function.json reads its queue
+// envWorkQueue is the app setting the generated fg_orchestrator function.json reads its queue
 // name from ("queueName": "%FUNCGRAPH_WORK_QUEUE%"): the host resolves it when it indexes the
 // functions. `stage` writes it into local.settings.json; in Azure it is an app setting. It must
 // name the queue the engine writes to, <FUNCGRAPH_STORAGE_PREFIX>-work: under the Functions
 // host the app refuses to start when it is missing or names another queue, and `serve`
 // refuses to start when it is set to another queue.
-const EnvWorkQueue = "FUNCGRAPH_WORK_QUEUE"
+const envWorkQueue = "FUNCGRAPH_WORK_QUEUE"
 
 // checkWorkQueueEnv refuses a FUNCGRAPH_WORK_QUEUE that names another queue than the one
 // FUNCGRAPH_STORAGE_PREFIX gives the engine. It runs before any storage is opened, so a
 // misconfigured app creates nothing.
 func checkWorkQueueEnv(getenv func(string) string) error {
-	got := strings.TrimSpace(getenv(EnvWorkQueue))
+	got := strings.TrimSpace(getenv(envWorkQueue))
 	if got == "" {
 		return nil
 	}
-	names, err := NamesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
+	names, err := namesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
 	if err != nil {
 		return err
 	}
 	if got != names.WorkQueue {
-		return settingMismatch(funchost.AppSetting{Name: EnvWorkQueue, Value: names.WorkQueue}, got, getenv)
+		return settingMismatch(funchost.AppSetting{Name: envWorkQueue, Value: names.WorkQueue}, got, getenv)
 	}
 	return nil
 }
@@ -60,24 +60,24 @@ func settingMismatch(s funchost.AppSetting, got string, getenv func(string) stri
 	if len(s.Functions) > 0 {
 		readers = "the function.json of " + strings.Join(s.Functions, ", ")
 	}
-	if s.Name != EnvWorkQueue {
+	if s.Name != envWorkQueue {
 		return fmt.Errorf("app setting %s=%q, but the app uses %q: %s would read a name the app does not use; set %s=%s",
 			s.Name, got, s.Value, readers, s.Name, s.Value)
 	}
 	prefix := strings.TrimSpace(getenv(EnvStoragePrefix))
 	shown := fmt.Sprintf("%s=%q", EnvStoragePrefix, prefix)
 	if prefix == "" {
-		shown = EnvStoragePrefix + " unset (default " + DefaultStoragePrefix + ")"
+		shown = EnvStoragePrefix + " unset (default " + defaultStoragePrefix + ")"
 	}
-	fix := fmt.Sprintf("set %s=%s", EnvWorkQueue, s.Value)
+	fix := fmt.Sprintf("set %s=%s", envWorkQueue, s.Value)
 	if p, ok := strings.CutSuffix(got, "-work"); ok {
-		if _, err := NamesFor(p); err == nil {
+		if _, err := namesFor(p); err == nil {
 			fix += fmt.Sprintf(", or %s=%s", EnvStoragePrefix, p)
 		}
 	}
 	return fmt.Errorf("%s=%q names the work queue %q, but %s puts the engine's work queue at %q: "+
 		"the queue trigger (%s, queueName %%%s%%) would listen where the engine never writes and every run would stay Pending; %s",
-		EnvWorkQueue, got, got, shown, s.Value, readersOr(s.Functions, "fg_orchestrator"), EnvWorkQueue, fix)
+		envWorkQueue, got, got, shown, s.Value, readersOr(s.Functions, "fg_orchestrator"), envWorkQueue, fix)
 }
 
 func readersOr(fns []string, fallback string) string {

@@ -73,7 +73,7 @@ func startErr(t *testing.T, build launch.Builder, args []string, env map[string]
 // the engine writes to <FUNCGRAPH_STORAGE_PREFIX>-work; the app refuses to start when they
 // disagree, naming both names and both settings, instead of leaving every run Pending.
 func TestRun_WorkQueueSetting(t *testing.T) {
-	handler := map[string]string{launch.EnvCustomHandlerPort: "0"}
+	handler := map[string]string{"FUNCTIONS_CUSTOMHANDLER_PORT": "0"}
 	with := func(m map[string]string, kv ...string) map[string]string {
 		out := map[string]string{}
 		for k, v := range m {
@@ -91,15 +91,15 @@ func TestRun_WorkQueueSetting(t *testing.T) {
 		env  map[string]string
 		want []string // fragments of the error; none = it starts
 	}{
-		{name: "host: setting names another prefix's queue", env: with(handler, launch.EnvWorkQueue, "myagent-work"),
+		{name: "host: setting names another prefix's queue", env: with(handler, "FUNCGRAPH_WORK_QUEUE", "myagent-work"),
 			want: []string{`FUNCGRAPH_WORK_QUEUE="myagent-work"`, `"funcgraph-work"`, "FUNCGRAPH_STORAGE_PREFIX unset", "stay Pending",
 				"set FUNCGRAPH_WORK_QUEUE=funcgraph-work, or FUNCGRAPH_STORAGE_PREFIX=myagent"}},
-		{name: "host: prefix changed after staging", env: with(handler, launch.EnvWorkQueue, "funcgraph-work", launch.EnvStoragePrefix, "myagent"),
+		{name: "host: prefix changed after staging", env: with(handler, "FUNCGRAPH_WORK_QUEUE", "funcgraph-work", launch.EnvStoragePrefix, "myagent"),
 			want: []string{`FUNCGRAPH_WORK_QUEUE="funcgraph-work"`, `FUNCGRAPH_STORAGE_PREFIX="myagent"`, `"myagent-work"`, "fg_orchestrator"}},
 		{name: "host: setting missing", env: handler,
 			want: []string{"app setting FUNCGRAPH_WORK_QUEUE is not set", "%FUNCGRAPH_WORK_QUEUE%", "fg_orchestrator", "FUNCGRAPH_WORK_QUEUE=funcgraph-work"}},
-		{name: "host: agreeing settings", env: with(handler, launch.EnvWorkQueue, "myagent-work", launch.EnvStoragePrefix, "myagent")},
-		{name: "serve: setting names another queue", args: serve, env: map[string]string{launch.EnvWorkQueue: "other-work"},
+		{name: "host: agreeing settings", env: with(handler, "FUNCGRAPH_WORK_QUEUE", "myagent-work", launch.EnvStoragePrefix, "myagent")},
+		{name: "serve: setting names another queue", args: serve, env: map[string]string{"FUNCGRAPH_WORK_QUEUE": "other-work"},
 			want: []string{`FUNCGRAPH_WORK_QUEUE="other-work"`, `"funcgraph-work"`}},
 		{name: "serve: setting unset", args: serve, env: nil},
 	}
@@ -134,7 +134,7 @@ func TestRun_OtherBoundSetting(t *testing.T) {
 		}
 		return app.BindQueueName("jobs-in", "JOBS_QUEUE")
 	}
-	env := map[string]string{launch.EnvCustomHandlerPort: "0", launch.EnvWorkQueue: "funcgraph-work", "JOBS_QUEUE": "jobs-out"}
+	env := map[string]string{"FUNCTIONS_CUSTOMHANDLER_PORT": "0", "FUNCGRAPH_WORK_QUEUE": "funcgraph-work", "JOBS_QUEUE": "jobs-out"}
 	err := startErr(t, durableApp(jobs), nil, env)
 	if err == nil || !strings.Contains(err.Error(), `app setting JOBS_QUEUE="jobs-out", but the app uses "jobs-in"`) {
 		t.Fatalf("err = %v, want the JOBS_QUEUE mismatch", err)
@@ -150,7 +150,7 @@ func TestRun_OtherBoundSetting(t *testing.T) {
 func TestRun_NoDurableGraph_NeedsNoWorkQueueSetting(t *testing.T) {
 	var started bool
 	var closed int
-	if err := startErr(t, tinyApp(&started, &closed), nil, map[string]string{launch.EnvCustomHandlerPort: "0"}); err != nil {
+	if err := startErr(t, tinyApp(&started, &closed), nil, map[string]string{"FUNCTIONS_CUSTOMHANDLER_PORT": "0"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,7 +160,7 @@ func TestRun_NoDurableGraph_NeedsNoWorkQueueSetting(t *testing.T) {
 func TestRun_StageRefusesAMismatch(t *testing.T) {
 	out := t.TempDir()
 	err := launch.Run(t.Context(), durableApp(nil), launch.Options{Args: []string{"stage", "--out", out},
-		Getenv: envOf(map[string]string{launch.EnvWorkQueue: "x-work"}), Logger: discard()})
+		Getenv: envOf(map[string]string{"FUNCGRAPH_WORK_QUEUE": "x-work"}), Logger: discard()})
 	if err == nil || !strings.Contains(err.Error(), `"x-work"`) {
 		t.Fatalf("err = %v, want the mismatch", err)
 	}

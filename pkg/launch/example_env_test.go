@@ -2,7 +2,6 @@ package launch_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -68,44 +67,9 @@ func ExampleFromEnv() {
 	defer s.Close()
 	fmt.Println(s.Names.RunsTable, s.Names.WorkQueue, s.Durable.Azure, s.Durable.EmbeddedDispatcher, s.ThreadLock == nil)
 
-	_, err = launch.FromEnv(ctx, env(map[string]string{launch.EnvLockBackend: "distributed"}), launch.ModeServe, quiet)
-	fmt.Println(errors.Is(err, launch.ErrDistributedNeedsStorage))
+	_, err = launch.FromEnv(ctx, env(map[string]string{"GRAPH_LOCK_BACKEND": "distributed"}), launch.ModeServe, quiet)
+	fmt.Println(err)
 	// Output:
 	// shopruns shop-work false true true
-	// true
-}
-
-// NewLogger honours FUNCGRAPH_LOG_LEVEL.
-func ExampleNewLogger() {
-	logger := launch.NewLogger(os.Stderr, env(map[string]string{launch.EnvLogLevel: "warn"}))
-	ctx := context.Background()
-	fmt.Println(logger.Enabled(ctx, slog.LevelInfo), logger.Enabled(ctx, slog.LevelWarn))
-	// Output: false true
-}
-
-// ServerConfigFromEnv reads the server's timeouts and limits; an unset setting stays zero,
-// which funchost.NewServer reads as its default, and a malformed one is an error at startup.
-func ExampleServerConfigFromEnv() {
-	cfg, err := launch.ServerConfigFromEnv(env(map[string]string{launch.EnvReadHeaderTimeout: "5s"}))
-	fmt.Println(cfg.ReadHeaderTimeout, cfg.IdleTimeout, err)
-
-	_, err = launch.ServerConfigFromEnv(env(map[string]string{launch.EnvIdleTimeout: "soon"}))
-	fmt.Println(err != nil)
-	// Output:
-	// 5s 0s <nil>
-	// true
-}
-
-// NamesFor derives every storage name from one prefix (FUNCGRAPH_STORAGE_PREFIX).
-func ExampleNamesFor() {
-	n, err := launch.NamesFor("shop")
-	fmt.Println(n.RunsTable, n.WorkQueue, n.PayloadContainer, n.ThreadsTable, n.CheckpointContainer, err)
-	// Output: shopruns shop-work shop-payloads shopthreads shop-checkpoints <nil>
-}
-
-// LoadKeys gathers the standalone server's keys from the environment.
-func ExampleLoadKeys() {
-	keys, err := launch.LoadKeys(env(map[string]string{launch.EnvFunctionKey: "fk", launch.EnvMasterKey: "mk"}))
-	fmt.Println(keys.HostFunction["default"], keys.Master, err)
-	// Output: fk mk <nil>
+	// GRAPH_LOCK_BACKEND=distributed needs the AzureWebJobsStorage connection string (a storage account or UseDevelopmentStorage=true for Azurite); set it or unset GRAPH_LOCK_BACKEND
 }

@@ -6,30 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
-
-// HostJSON is the host.json `stage` writes: the executable's name, the app's route prefix,
-// and queue settings that agree with the engine.
-func ExampleHostJSON() {
-	data, err := launch.HostJSON("myapp", "api")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, "defaultExecutablePath") || strings.Contains(line, "visibilityTimeout") || strings.Contains(line, "maxDequeueCount") {
-			fmt.Println(strings.TrimSpace(line))
-		}
-	}
-	// Output:
-	// "defaultExecutablePath": "myapp",
-	// "visibilityTimeout": "00:00:30",
-	// "maxDequeueCount": 5
-}
 
 // `stage` writes the folder `func start` runs: the executable, host.json, local.settings.json
 // and one folder per function. Here the binary is the running test binary.

@@ -42,11 +42,11 @@ func (d Durable) OrMemory() Durable {
 	if d.Store != nil {
 		return d
 	}
-	names, _ := NamesFor("")
+	names, _ := namesFor("")
 	return Durable{
 		Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
 		QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: d.VisibilityTimeout,
-		Retention: MemoryRetention(),
+		Retention: memoryRetention(),
 	}
 }
 
@@ -59,7 +59,7 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 		return nil, fmt.Errorf("launch: MountDurable: no storage (use Durable.OrMemory)")
 	}
 	if st.QueueName == "" {
-		names, _ := NamesFor("")
+		names, _ := namesFor("")
 		st.QueueName = names.WorkQueue
 	}
 	eo := st.EngineOptions(opts.Engine)
@@ -82,7 +82,7 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	// function.json reads the queue name from FUNCGRAPH_WORK_QUEUE; Run checks it names st.QueueName.
-	if err := h.FunctionApp().BindQueueName(st.QueueName, EnvWorkQueue); err != nil {
+	if err := h.FunctionApp().BindQueueName(st.QueueName, envWorkQueue); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	return eng, nil

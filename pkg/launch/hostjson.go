@@ -13,14 +13,14 @@ import (
 	"time"
 )
 
-// Settings of the built-in host.json (HostJSON), chosen to agree with the durable engine.
+// Settings of the built-in host.json (renderHostJSON), chosen to agree with the durable engine.
 const (
-	// HostMaxDequeueCount is extensions.queues.maxDequeueCount. It equals the engine's
+	// hostMaxDequeueCount is extensions.queues.maxDequeueCount. It equals the engine's
 	// default MaxDequeueCount, so the engine fails a run whose work item keeps failing at the
 	// fifth delivery, with a clear error, instead of the host moving the item to
 	// <queue>-poison behind its back.
-	HostMaxDequeueCount = 5
-	// HostVisibilityTimeout is extensions.queues.visibilityTimeout: how long a work item
+	hostMaxDequeueCount = 5
+	// hostVisibilityTimeout is extensions.queues.visibilityTimeout: how long a work item
 	// whose invocation failed stays hidden before the host delivers it again (the host's
 	// default is 0: at once). The 5 deliveries of an item are then spread over at least
 	// 4 × 30 s = 2 min, four times a 30 s storage outage, so an outage that makes every
@@ -28,15 +28,15 @@ const (
 	// (a failing item used to spend its 5 deliveries in a few seconds and be poisoned while
 	// the run stayed stuck). The price is 30 s of delay for a run after a failed delivery,
 	// which only failures pay.
-	HostVisibilityTimeout = 30 * time.Second
-	// HostMaxPollingInterval is extensions.queues.maxPollingInterval: an idle app polls the
+	hostVisibilityTimeout = 30 * time.Second
+	// hostMaxPollingInterval is extensions.queues.maxPollingInterval: an idle app polls the
 	// work queue at least every 2 s (the host's default is 1 min), so a run started while
 	// the queue was idle waits at most about 2 s for its first step.
-	HostMaxPollingInterval = 2 * time.Second
-	// HostFunctionTimeout is functionTimeout: the engine hands a run back to the queue after
+	hostMaxPollingInterval = 2 * time.Second
+	// hostFunctionTimeout is functionTimeout: the engine hands a run back to the queue after
 	// its StepBudget (1 min by default), so only a single node handler running close to
 	// 10 minutes would reach it (the host then restarts the whole handler process).
-	HostFunctionTimeout = 10 * time.Minute
+	hostFunctionTimeout = 10 * time.Minute
 )
 
 //go:embed host.json.tmpl
@@ -50,19 +50,20 @@ var hostJSONTmpl = template.Must(template.New("host.json").Funcs(template.FuncMa
 	"span": func(d time.Duration) string { return `"` + timeSpan(d) + `"` },
 }).Parse(hostJSONTemplate))
 
-// HostJSON renders the built-in host.json of a funcgraph app: a custom handler started as exe
-// (a file name in the app root), the JSON invocation protocol (no forwarding), routes under
-// routePrefix, the queue settings above and functionTimeout HostFunctionTimeout. `stage` and
-// `hostjson` write it; the repository's host.json is HostJSON("funcgraph", "api").
-func HostJSON(exe, routePrefix string) ([]byte, error) {
+// renderHostJSON renders the built-in host.json of a funcgraph app: a custom handler started
+// as exe (a file name in the app root), the JSON invocation protocol (no forwarding), routes
+// under routePrefix, the queue settings above and functionTimeout hostFunctionTimeout.
+// `stage` and `hostjson` write it; the repository's host.json is renderHostJSON("funcgraph",
+// "api").
+func renderHostJSON(exe, routePrefix string) ([]byte, error) {
 	if exe == "" || strings.ContainsAny(exe, `/\`) || exe == "." || exe == ".." {
 		return nil, fmt.Errorf("host.json: executable name %q: want a plain file name", exe)
 	}
 	var buf bytes.Buffer
 	err := hostJSONTmpl.Execute(&buf, map[string]any{
-		"Executable": exe, "RoutePrefix": routePrefix, "MaxDequeueCount": HostMaxDequeueCount,
-		"VisibilityTimeout": HostVisibilityTimeout, "MaxPollingInterval": HostMaxPollingInterval,
-		"FunctionTimeout": HostFunctionTimeout,
+		"Executable": exe, "RoutePrefix": routePrefix, "MaxDequeueCount": hostMaxDequeueCount,
+		"VisibilityTimeout": hostVisibilityTimeout, "MaxPollingInterval": hostMaxPollingInterval,
+		"FunctionTimeout": hostFunctionTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render host.json: %w", err)
@@ -85,7 +86,7 @@ func hostJSONCommand(app *App, args []string, program string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	data, err := HostJSON(*exe, app.FunctionApp.RoutePrefix())
+	data, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix())
 	if err != nil {
 		return err
 	}

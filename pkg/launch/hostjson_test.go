@@ -3,6 +3,7 @@ package launch_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,22 @@ func TestRun_HostJSONSubcommand(t *testing.T) {
 func TestHostJSON_FunctionTimeoutAboveEveryWaitBound(t *testing.T) {
 	if launch.HostFunctionTimeout <= funchost.FrontEndTimeout || launch.HostFunctionTimeout <= host.DefaultMaxWait {
 		t.Fatalf("functionTimeout %v must exceed the longest wait bound (%v, default %v)", launch.HostFunctionTimeout, funchost.FrontEndTimeout, host.DefaultMaxWait)
+	}
+}
+
+// TestHostJSON_WhatStageWrites: the executable's name, and queue settings that agree with the
+// engine.
+func TestHostJSON_WhatStageWrites(t *testing.T) {
+	data, err := launch.HostJSON("myapp", "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"defaultExecutablePath": "myapp",`, `"visibilityTimeout": "00:00:30",`, `"maxDequeueCount": 5`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("host.json lacks %s:\n%s", want, data)
+		}
+	}
+	if _, err := launch.HostJSON("bin/myapp", "api"); err == nil {
+		t.Error("an executable path with a folder was accepted")
 	}
 }

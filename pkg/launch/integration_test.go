@@ -21,10 +21,10 @@ func TestIntegrationFromEnv_DistributedLock(t *testing.T) {
 	conn := azuritetest.ConnectionString(t)
 	container := azuritetest.UniqueName("locks")
 	s, err := launch.FromEnv(t.Context(), envOf(map[string]string{
-		launch.EnvLockBackend:   "distributed",
-		launch.EnvStorage:       conn,
-		launch.EnvLockContainer: container,
-		launch.EnvStoragePrefix: azuritetest.UniqueName("t"),
+		"GRAPH_LOCK_BACKEND":       "distributed",
+		launch.EnvStorage:          conn,
+		"FUNCGRAPH_LOCK_CONTAINER": container,
+		launch.EnvStoragePrefix:    azuritetest.UniqueName("t"),
 	}), launch.ModeServe, discard())
 	if err != nil {
 		t.Fatalf("FromEnv: %v", err)
@@ -52,10 +52,10 @@ func TestIntegrationFromEnv_DistributedLock(t *testing.T) {
 // built with it serves.
 func TestIntegrationRun_DistributedLock_BypassFailsAtStartup(t *testing.T) {
 	env := envOf(map[string]string{
-		launch.EnvLockBackend:   "distributed",
-		launch.EnvStorage:       azuritetest.ConnectionString(t),
-		launch.EnvLockContainer: azuritetest.UniqueName("locks"),
-		launch.EnvStoragePrefix: azuritetest.UniqueName("t"),
+		"GRAPH_LOCK_BACKEND":       "distributed",
+		launch.EnvStorage:          azuritetest.ConnectionString(t),
+		"FUNCGRAPH_LOCK_CONTAINER": azuritetest.UniqueName("locks"),
+		launch.EnvStoragePrefix:    azuritetest.UniqueName("t"),
 	})
 	build := func(useSettings bool, started *bool) launch.Builder {
 		return func(_ context.Context, s launch.Settings) (*launch.App, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestFromEnv_UserIsolation(t *testing.T) {
-	serveOn := map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-Forwarded-User", EnvTrustedProxies: "10.0.0.0/8"}
+	serveOn := map[string]string{envUserIsolation: "on", envIdentityHeader: "X-Forwarded-User", envTrustedProxies: "10.0.0.0/8"}
 	for name, tc := range map[string]struct {
 		mode    Mode
 		env     map[string]string
@@ -20,15 +20,15 @@ func TestFromEnv_UserIsolation(t *testing.T) {
 		wantErr string
 	}{
 		"off by default":                  {ModeServe, nil, false, ""},
-		"off":                             {ModeServe, map[string]string{EnvUserIsolation: "off", EnvIdentityHeader: "X"}, false, ""},
-		"bad value":                       {ModeServe, map[string]string{EnvUserIsolation: "yes"}, false, EnvUserIsolation + ": want on or off"},
+		"off":                             {ModeServe, map[string]string{envUserIsolation: "off", envIdentityHeader: "X"}, false, ""},
+		"bad value":                       {ModeServe, map[string]string{envUserIsolation: "yes"}, false, envUserIsolation + ": want on or off"},
 		"serve with header and proxies":   {ModeServe, serveOn, true, ""},
-		"serve without header":            {ModeServe, map[string]string{EnvUserIsolation: "on", EnvTrustedProxies: "10.0.0.0/8"}, false, EnvIdentityHeader},
-		"serve without proxies":           {ModeServe, map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User"}, false, EnvTrustedProxies},
-		"serve with a bad proxy":          {ModeServe, map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "10.0.0.0/40"}, false, EnvTrustedProxies + ": parse trusted proxy"},
-		"host, local":                     {ModeCustomHandler, map[string]string{EnvUserIsolation: "on"}, true, ""},
-		"host on Azure with Easy Auth":    {ModeCustomHandler, map[string]string{EnvUserIsolation: "on", envSiteName: "app", envAuthEnabled: "True"}, true, ""},
-		"host on Azure without Easy Auth": {ModeCustomHandler, map[string]string{EnvUserIsolation: "on", envSiteName: "app"}, false, envAuthEnabled + "=True"},
+		"serve without header":            {ModeServe, map[string]string{envUserIsolation: "on", envTrustedProxies: "10.0.0.0/8"}, false, envIdentityHeader},
+		"serve without proxies":           {ModeServe, map[string]string{envUserIsolation: "on", envIdentityHeader: "X-User"}, false, envTrustedProxies},
+		"serve with a bad proxy":          {ModeServe, map[string]string{envUserIsolation: "on", envIdentityHeader: "X-User", envTrustedProxies: "10.0.0.0/40"}, false, envTrustedProxies + ": parse trusted proxy"},
+		"host, local":                     {ModeCustomHandler, map[string]string{envUserIsolation: "on"}, true, ""},
+		"host on Azure with Easy Auth":    {ModeCustomHandler, map[string]string{envUserIsolation: "on", envSiteName: "app", envAuthEnabled: "True"}, true, ""},
+		"host on Azure without Easy Auth": {ModeCustomHandler, map[string]string{envUserIsolation: "on", envSiteName: "app"}, false, envAuthEnabled + "=True"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := FromEnv(t.Context(), func(k string) string { return tc.env[k] }, tc.mode, hosttest.TestLogger(t))
@@ -52,7 +52,7 @@ func TestFromEnv_UserIsolation(t *testing.T) {
 func isolatedSettings(t *testing.T) Settings {
 	t.Helper()
 	s, err := FromEnv(t.Context(), func(k string) string {
-		return map[string]string{EnvUserIsolation: "on", EnvIdentityHeader: "X-User", EnvTrustedProxies: "127.0.0.1"}[k]
+		return map[string]string{envUserIsolation: "on", envIdentityHeader: "X-User", envTrustedProxies: "127.0.0.1"}[k]
 	}, ModeServe, hosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -60,17 +62,19 @@ type Options struct {
 	// Program names the binary in usage messages and is the default executable name of the
 	// stage and hostjson subcommands; "" means the base name of os.Args[0].
 	Program string
+	// Stdout receives what a command prints for the user (the version); nil means os.Stdout.
+	Stdout io.Writer
 }
 
-// Usage is the message for a missing or unknown subcommand.
-const Usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
-	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name]"
+// usage is the message for a missing or unknown subcommand.
+const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
+	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] | %[1]s --version"
 
 // Main runs the binary: it calls Run with the process's arguments and environment, stops on
 // SIGTERM or interrupt, and exits with status 1 when Run fails.
 func Main(build Builder) {
 	getenv := os.Getenv
-	logger := NewLogger(os.Stderr, getenv)
+	logger := newLogger(os.Stderr, getenv)
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	err := Run(ctx, build, Options{Args: os.Args[1:], Getenv: getenv, Logger: logger})
@@ -82,18 +86,31 @@ func Main(build Builder) {
 }
 
 // Run runs one command of the binary until ctx ends (serving) or the command is done.
+// `--version` (also -version or version) prints Version, the Go version and the binary's
+// module and VCS revision, and returns without reading any setting or building the app.
 func Run(ctx context.Context, build Builder, opts Options) error {
+	if len(opts.Args) > 0 && isVersionArg(opts.Args[0]) {
+		out := opts.Stdout
+		if out == nil {
+			out = os.Stdout
+		}
+		info, ok := debug.ReadBuildInfo()
+		if _, err := io.WriteString(out, versionText(info, ok)); err != nil {
+			return fmt.Errorf("print the version: %w", err)
+		}
+		return nil
+	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
 	if opts.Logger == nil {
-		opts.Logger = NewLogger(os.Stderr, opts.Getenv)
+		opts.Logger = newLogger(os.Stderr, opts.Getenv)
 	}
 	if opts.Program == "" {
 		opts.Program = programName()
 	}
 	logger := opts.Logger
-	if port := opts.Getenv(EnvCustomHandlerPort); port != "" {
+	if port := opts.Getenv(envCustomHandlerPort); port != "" {
 		return serve(ctx, build, opts, ModeCustomHandler, net.JoinHostPort("127.0.0.1", port), func(a *App) (http.Handler, error) {
 			limit, err := bodyLimitFromEnv(opts.Getenv)
 			if err != nil {
@@ -103,7 +120,7 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 		})
 	}
 	if len(opts.Args) == 0 {
-		return fmt.Errorf(Usage, opts.Program)
+		return fmt.Errorf(usage, opts.Program)
 	}
 	switch opts.Args[0] {
 	case "serve":
@@ -113,13 +130,13 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 			return err
 		}
 		return serve(ctx, build, opts, ModeServe, *addr, func(a *App) (http.Handler, error) {
-			keys, err := LoadKeys(opts.Getenv)
+			keys, err := loadKeys(opts.Getenv)
 			if err != nil {
 				return nil, err
 			}
 			if keys.Empty() {
 				logger.Warn("no function keys configured: function-level routes answer 401; set " +
-					EnvFunctionKey + " (and " + EnvMasterKey + ") or " + EnvKeysFile)
+					envFunctionKey + " (and " + envMasterKey + ") or " + envKeysFile)
 			}
 			limit, err := bodyLimitFromEnv(opts.Getenv)
 			if err != nil {
@@ -130,7 +147,7 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 	case "functions", "hostjson", "stage":
 		return fileCommand(ctx, build, opts)
 	default:
-		return fmt.Errorf("unknown subcommand %q: %s", opts.Args[0], fmt.Sprintf(Usage, opts.Program))
+		return fmt.Errorf("unknown subcommand %q: %s", opts.Args[0], fmt.Sprintf(usage, opts.Program))
 	}
 }
 
@@ -180,7 +197,7 @@ func buildApp(ctx context.Context, build Builder, opts Options, mode Mode) (*App
 // ends; then the server drains and the app closes.
 func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr string, handler func(*App) (http.Handler, error)) error {
 	logger := opts.Logger
-	cfg, err := ServerConfigFromEnv(opts.Getenv)
+	cfg, err := serverConfigFromEnv(opts.Getenv)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func TestRun_TinyApp_ServeMode(t *testing.T) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	opts := launch.Options{
-		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{launch.EnvFunctionKey: "k1"}),
+		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{"FUNCGRAPH_FUNCTION_KEY": "k1"}),
 		Logger: discard(), OnListen: func(a net.Addr) { addrc <- a.String() },
 	}
 	go func() { done <- launch.Run(ctx, tinyApp(&started, &closed), opts) }()
@@ -156,8 +156,8 @@ func TestFromEnv_LockBackend(t *testing.T) {
 		wantErr error
 	}{
 		{name: "unset"},
-		{name: "inprocess", env: map[string]string{launch.EnvLockBackend: " InProcess "}},
-		{name: "distributed without storage", env: map[string]string{launch.EnvLockBackend: "distributed"}, wantErr: launch.ErrDistributedNeedsStorage},
+		{name: "inprocess", env: map[string]string{"GRAPH_LOCK_BACKEND": " InProcess "}},
+		{name: "distributed without storage", env: map[string]string{"GRAPH_LOCK_BACKEND": "distributed"}, wantErr: launch.ErrDistributedNeedsStorage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,7 +178,7 @@ func TestRun_LockBackendMismatch_FailsFast(t *testing.T) {
 	var started bool
 	var closed int
 	err := launch.Run(t.Context(), tinyApp(&started, &closed), launch.Options{
-		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{launch.EnvLockBackend: " Redis "}), Logger: discard(),
+		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{"GRAPH_LOCK_BACKEND": " Redis "}), Logger: discard(),
 	})
 	if !errors.Is(err, host.ErrLockBackendMismatch) || !strings.Contains(err.Error(), "GRAPH_LOCK_BACKEND='redis' requires a distributed thread_lock backend") {
 		t.Fatalf("err = %v, want ErrLockBackendMismatch", err)
@@ -193,14 +193,14 @@ func TestLoadKeys(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"masterKey":{"name":"master","value":"from-file"},"functionKeys":[{"name":"ci","value":"fk"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := launch.LoadKeys(envOf(map[string]string{launch.EnvKeysFile: file, launch.EnvFunctionKey: "env-fk", launch.EnvMasterKey: "env-master"}))
+	keys, err := launch.LoadKeys(envOf(map[string]string{"FUNCGRAPH_KEYS_FILE": file, "FUNCGRAPH_FUNCTION_KEY": "env-fk", "FUNCGRAPH_MASTER_KEY": "env-master"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if keys.Master != "env-master" || keys.HostFunction["ci"] != "fk" || keys.HostFunction["default"] != "env-fk" {
 		t.Fatalf("keys = %+v", keys)
 	}
-	if _, err := launch.LoadKeys(envOf(map[string]string{launch.EnvKeysFile: filepath.Join(t.TempDir(), "missing.json")})); err == nil {
+	if _, err := launch.LoadKeys(envOf(map[string]string{"FUNCGRAPH_KEYS_FILE": filepath.Join(t.TempDir(), "missing.json")})); err == nil {
 		t.Fatal("missing keys file: want an error")
 	}
 }

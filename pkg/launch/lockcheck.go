@@ -9,10 +9,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
-// ErrLockNotFromSettings is returned by Run when GRAPH_LOCK_BACKEND=distributed but the app's
+// errLockNotFromSettings is returned by Run when GRAPH_LOCK_BACKEND=distributed but the app's
 // graph hosting runs under another thread lock than Settings.ThreadLock (a host.New without
 // it, say): a scaled-out app would serialise threads per instance only.
-var ErrLockNotFromSettings = errors.New("launch: the hosting app does not use the distributed thread lock of the settings")
+var errLockNotFromSettings = errors.New("launch: the hosting app does not use the distributed thread lock of the settings")
 
 // checkThreadLock refuses to serve an app whose hosting app's lock is not the settings' one
 // while the settings ask for a distributed lock. An app with no hosting app has no lock to
@@ -33,5 +33,5 @@ func checkThreadLock(app *funchost.FunctionApp, s Settings) error {
 	}
 	return fmt.Errorf("%w: %s=distributed, but the graphs are hosted under a %T; build the hosting app with "+
 		"the settings' lock (host.Options{ThreadLock: s.ThreadLock, LockBackendSetting: s.LockBackend}, as launch.Assemble does) "+
-		"or unset %s for local development", ErrLockNotFromSettings, EnvLockBackend, got, EnvLockBackend)
+		"or unset %s for local development", errLockNotFromSettings, envLockBackend, got, envLockBackend)
 }

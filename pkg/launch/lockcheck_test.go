@@ -47,8 +47,8 @@ func TestCheckThreadLock_DistributedNeedsTheSettingsLock(t *testing.T) {
 		if got := err != nil; got != tt.wantErr {
 			t.Errorf("%s: err = %v, want error %v", tt.name, err, tt.wantErr)
 		}
-		if err != nil && (!errors.Is(err, ErrLockNotFromSettings) || !strings.Contains(err.Error(), "InProcessThreadLock")) {
-			t.Errorf("%s: err = %v, want ErrLockNotFromSettings naming the lock in use", tt.name, err)
+		if err != nil && (!errors.Is(err, errLockNotFromSettings) || !strings.Contains(err.Error(), "InProcessThreadLock")) {
+			t.Errorf("%s: err = %v, want errLockNotFromSettings naming the lock in use", tt.name, err)
 		}
 	}
 	if err := checkThreadLock(funchost.NewFunctionApp(), distributed); err != nil {

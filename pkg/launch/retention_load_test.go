@@ -16,9 +16,9 @@ import (
 // TestEmbeddedDefault_LoadLoop_RowCountBounded is the bounded load loop on the embedded
 // default (Durable.OrMemory with its dispatcher running): rounds of runs started and
 // finished, each followed by the repair pass, leave the in-memory store's row count flat once
-// MemoryMaxRuns finished runs are kept — the count of rows, not of runs ever started.
+// memoryMaxRuns finished runs are kept — the count of rows, not of runs ever started.
 func TestEmbeddedDefault_LoadLoop_RowCountBounded(t *testing.T) {
-	const perRound, rounds = 250, 8 // 2 000 runs, twice MemoryMaxRuns
+	const perRound, rounds = 250, 8 // 2 000 runs, twice memoryMaxRuns
 	d := (Durable{}).OrMemory()
 	eo := d.EngineOptions(engine.Options{SweepInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	eo.Registry = runsapitest.Registry(t, examples.All)
@@ -56,15 +56,15 @@ func TestEmbeddedDefault_LoadLoop_RowCountBounded(t *testing.T) {
 		}
 		rows = append(rows, store.Len())
 	}
-	// Rounds 1–3 fill the store up to MemoryMaxRuns; from round 5 on the count is flat.
+	// Rounds 1–3 fill the store up to memoryMaxRuns; from round 5 on the count is flat.
 	full := rows[4]
 	for i, n := range rows[4:] {
 		if n != full {
 			t.Fatalf("rows per round %v: round %d has %d, not the %d of round 5", rows, i+5, n, full)
 		}
 	}
-	if perRun := float64(full) / MemoryMaxRuns; perRun > 16 {
+	if perRun := float64(full) / memoryMaxRuns; perRun > 16 {
 		t.Fatalf("rows per round %v: %.1f rows per kept run", rows, perRun)
 	}
-	t.Logf("rows per round: %v (%d runs started, %d kept)", rows, perRound*rounds, MemoryMaxRuns)
+	t.Logf("rows per round: %v (%d runs started, %d kept)", rows, perRound*rounds, memoryMaxRuns)
 }

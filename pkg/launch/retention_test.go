@@ -18,16 +18,16 @@ func TestRetentionFromEnv_DefaultsAndSettings(t *testing.T) {
 		wantErr string
 	}{
 		{name: "azure default off", azure: true},
-		{name: "azure age", azure: true, env: map[string]string{EnvRetention: " 720h "}, want: engine.Retention{MaxAge: 720 * time.Hour}},
-		{name: "azure ignores memory count", azure: true, env: map[string]string{EnvMemoryMaxRuns: "5"}},
-		{name: "memory default", want: engine.Retention{MaxRuns: MemoryMaxRuns, PerPass: memoryPerPass}},
-		{name: "memory count and age", env: map[string]string{EnvMemoryMaxRuns: "10", EnvRetention: "1h"},
+		{name: "azure age", azure: true, env: map[string]string{envRetention: " 720h "}, want: engine.Retention{MaxAge: 720 * time.Hour}},
+		{name: "azure ignores memory count", azure: true, env: map[string]string{envMemoryMaxRuns: "5"}},
+		{name: "memory default", want: engine.Retention{MaxRuns: memoryMaxRuns, PerPass: memoryPerPass}},
+		{name: "memory count and age", env: map[string]string{envMemoryMaxRuns: "10", envRetention: "1h"},
 			want: engine.Retention{MaxRuns: 10, MaxAge: time.Hour, PerPass: memoryPerPass}},
-		{name: "memory keeps all", env: map[string]string{EnvMemoryMaxRuns: "0"}, want: engine.Retention{PerPass: memoryPerPass}},
-		{name: "bad age", azure: true, env: map[string]string{EnvRetention: "30"}, wantErr: EnvRetention},
-		{name: "age too short", env: map[string]string{EnvRetention: "1s"}, wantErr: EnvRetention},
-		{name: "negative age", env: map[string]string{EnvRetention: "-1h"}, wantErr: EnvRetention},
-		{name: "bad count", env: map[string]string{EnvMemoryMaxRuns: "-1"}, wantErr: EnvMemoryMaxRuns},
+		{name: "memory keeps all", env: map[string]string{envMemoryMaxRuns: "0"}, want: engine.Retention{PerPass: memoryPerPass}},
+		{name: "bad age", azure: true, env: map[string]string{envRetention: "30"}, wantErr: envRetention},
+		{name: "age too short", env: map[string]string{envRetention: "1s"}, wantErr: envRetention},
+		{name: "negative age", env: map[string]string{envRetention: "-1h"}, wantErr: envRetention},
+		{name: "bad count", env: map[string]string{envMemoryMaxRuns: "-1"}, wantErr: envMemoryMaxRuns},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestRetentionFromEnv_DefaultsAndSettings(t *testing.T) {
 // through Durable.EngineOptions, and a caller's own retention wins.
 func TestFromEnv_Retention_ReachesTheEngineOptions(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{EnvMemoryMaxRuns: "7"}
+	env := map[string]string{envMemoryMaxRuns: "7"}
 	s, err := FromEnv(t.Context(), func(k string) string { return env[k] }, ModeServe, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestFromEnv_Retention_ReachesTheEngineOptions(t *testing.T) {
 	if got := s.Durable.EngineOptions(engine.Options{Retention: own}).Retention; got != own {
 		t.Fatalf("engine retention %+v, want the caller's %+v", got, own)
 	}
-	if got := (Durable{}).OrMemory().Retention; got != MemoryRetention() {
-		t.Fatalf("OrMemory retention %+v, want %+v", got, MemoryRetention())
+	if got := (Durable{}).OrMemory().Retention; got != memoryRetention() {
+		t.Fatalf("OrMemory retention %+v, want %+v", got, memoryRetention())
 	}
 }

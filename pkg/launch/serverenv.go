@@ -12,27 +12,27 @@ import (
 // Server settings (README "Server timeouts and limits"): durations in Go syntax (10s, 2m),
 // sizes in bytes. Unset means the funchost default.
 const (
-	EnvReadHeaderTimeout = "FUNCGRAPH_READ_HEADER_TIMEOUT"
-	EnvBodyReadTimeout   = "FUNCGRAPH_BODY_READ_TIMEOUT"
-	EnvIdleTimeout       = "FUNCGRAPH_IDLE_TIMEOUT"
-	EnvDrainTimeout      = "FUNCGRAPH_DRAIN_TIMEOUT"
-	EnvShutdownTimeout   = "FUNCGRAPH_SHUTDOWN_TIMEOUT"
-	EnvMaxHeaderBytes    = "FUNCGRAPH_MAX_HEADER_BYTES"
-	EnvDrainBodyBytes    = "FUNCGRAPH_DRAIN_BODY_BYTES"
-	// EnvRequestBodyLimit is the Functions host's own request size setting, which the
+	envReadHeaderTimeout = "FUNCGRAPH_READ_HEADER_TIMEOUT"
+	envBodyReadTimeout   = "FUNCGRAPH_BODY_READ_TIMEOUT"
+	envIdleTimeout       = "FUNCGRAPH_IDLE_TIMEOUT"
+	envDrainTimeout      = "FUNCGRAPH_DRAIN_TIMEOUT"
+	envShutdownTimeout   = "FUNCGRAPH_SHUTDOWN_TIMEOUT"
+	envMaxHeaderBytes    = "FUNCGRAPH_MAX_HEADER_BYTES"
+	envDrainBodyBytes    = "FUNCGRAPH_DRAIN_BODY_BYTES"
+	// envRequestBodyLimit is the Functions host's own request size setting, which the
 	// standalone server and the custom handler honour too.
-	EnvRequestBodyLimit = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"
+	envRequestBodyLimit = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"
 )
 
-// ServerConfigFromEnv reads the server settings and validates them.
-func ServerConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, error) {
+// serverConfigFromEnv reads the server settings and validates them.
+func serverConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, error) {
 	var c funchost.ServerConfig
 	for _, d := range []struct {
 		name string
 		dst  *time.Duration
 	}{
-		{EnvReadHeaderTimeout, &c.ReadHeaderTimeout}, {EnvBodyReadTimeout, &c.BodyReadTimeout},
-		{EnvIdleTimeout, &c.IdleTimeout}, {EnvDrainTimeout, &c.DrainTimeout}, {EnvShutdownTimeout, &c.ShutdownTimeout},
+		{envReadHeaderTimeout, &c.ReadHeaderTimeout}, {envBodyReadTimeout, &c.BodyReadTimeout},
+		{envIdleTimeout, &c.IdleTimeout}, {envDrainTimeout, &c.DrainTimeout}, {envShutdownTimeout, &c.ShutdownTimeout},
 	} {
 		if v := strings.TrimSpace(getenv(d.name)); v != "" {
 			t, err := time.ParseDuration(v)
@@ -42,17 +42,17 @@ func ServerConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, err
 			*d.dst = t
 		}
 	}
-	if v := strings.TrimSpace(getenv(EnvMaxHeaderBytes)); v != "" {
+	if v := strings.TrimSpace(getenv(envMaxHeaderBytes)); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return c, fmt.Errorf("%s: want a positive number of bytes", EnvMaxHeaderBytes)
+			return c, fmt.Errorf("%s: want a positive number of bytes", envMaxHeaderBytes)
 		}
 		c.MaxHeaderBytes = n
 	}
-	if v := strings.TrimSpace(getenv(EnvDrainBodyBytes)); v != "" {
+	if v := strings.TrimSpace(getenv(envDrainBodyBytes)); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return c, fmt.Errorf("%s: want a number of bytes", EnvDrainBodyBytes)
+			return c, fmt.Errorf("%s: want a number of bytes", envDrainBodyBytes)
 		}
 		c.DrainBodyBytes = n
 	}
@@ -64,13 +64,13 @@ func ServerConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, err
 
 // bodyLimitFromEnv reads FUNCTIONS_REQUEST_BODY_SIZE_LIMIT (0: the funchost default).
 func bodyLimitFromEnv(getenv func(string) string) (int64, error) {
-	v := strings.TrimSpace(getenv(EnvRequestBodyLimit))
+	v := strings.TrimSpace(getenv(envRequestBodyLimit))
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s: want a positive number of bytes", EnvRequestBodyLimit)
+		return 0, fmt.Errorf("%s: want a positive number of bytes", envRequestBodyLimit)
 	}
 	return n, nil
 }

@@ -10,7 +10,7 @@ import (
 
 func TestServerConfigFromEnv(t *testing.T) {
 	c, err := launch.ServerConfigFromEnv(envOf(map[string]string{
-		launch.EnvReadHeaderTimeout: "5s", launch.EnvIdleTimeout: "2m", launch.EnvMaxHeaderBytes: "32768", launch.EnvDrainBodyBytes: "0",
+		"FUNCGRAPH_READ_HEADER_TIMEOUT": "5s", "FUNCGRAPH_IDLE_TIMEOUT": "2m", "FUNCGRAPH_MAX_HEADER_BYTES": "32768", "FUNCGRAPH_DRAIN_BODY_BYTES": "0",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -19,10 +19,10 @@ func TestServerConfigFromEnv(t *testing.T) {
 		t.Fatalf("config = %+v", c)
 	}
 	for name, env := range map[string]map[string]string{
-		"bad duration":      {launch.EnvBodyReadTimeout: "soon"},
-		"negative duration": {launch.EnvShutdownTimeout: "-1s"},
-		"bad size":          {launch.EnvMaxHeaderBytes: "big"},
-		"bad drain":         {launch.EnvDrainBodyBytes: "-5"},
+		"bad duration":      {"FUNCGRAPH_BODY_READ_TIMEOUT": "soon"},
+		"negative duration": {"FUNCGRAPH_SHUTDOWN_TIMEOUT": "-1s"},
+		"bad size":          {"FUNCGRAPH_MAX_HEADER_BYTES": "big"},
+		"bad drain":         {"FUNCGRAPH_DRAIN_BODY_BYTES": "-5"},
 	} {
 		if _, err := launch.ServerConfigFromEnv(envOf(env)); err == nil || !strings.Contains(err.Error(), "FUNCGRAPH_") {
 			t.Errorf("%s: err = %v, want one naming the setting", name, err)
@@ -36,10 +36,10 @@ func TestRun_BadBodyLimit_FailsBeforeServing(t *testing.T) {
 	var started bool
 	var closed int
 	err := launch.Run(t.Context(), tinyApp(&started, &closed), launch.Options{
-		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{launch.EnvRequestBodyLimit: "lots"}), Logger: discard(),
+		Args: []string{"serve", "--addr", "127.0.0.1:0"}, Getenv: envOf(map[string]string{"FUNCTIONS_REQUEST_BODY_SIZE_LIMIT": "lots"}), Logger: discard(),
 	})
-	if err == nil || !strings.Contains(err.Error(), launch.EnvRequestBodyLimit) {
-		t.Fatalf("err = %v, want one naming %s", err, launch.EnvRequestBodyLimit)
+	if err == nil || !strings.Contains(err.Error(), "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT") {
+		t.Fatalf("err = %v, want one naming %s", err, "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT")
 	}
 	if started {
 		t.Error("the app started despite the bad setting")

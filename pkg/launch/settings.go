@@ -22,32 +22,28 @@ import (
 // Settings read from the environment (app settings under the Functions host). FromEnv is the
 // only reader.
 const (
-	// EnvCustomHandlerPort is set by the Functions host: serve the custom handler protocol.
-	EnvCustomHandlerPort = "FUNCTIONS_CUSTOMHANDLER_PORT"
-	// EnvLogLevel is the log level: debug, info (default), warn or error.
-	EnvLogLevel = "FUNCGRAPH_LOG_LEVEL"
-	// EnvLockBackend is GRAPH_LOCK_BACKEND: "" or "inprocess" (default), or "distributed".
-	EnvLockBackend = "GRAPH_LOCK_BACKEND"
-	// EnvStorage is the storage connection string the Functions host also uses; its
-	// identity-based variants are EnvStorage + "__accountName" and the others azure.SettingsFrom
-	// reads.
-	EnvStorage = "AzureWebJobsStorage"
-	// EnvLockContainer names the blob container of the distributed lock.
-	EnvLockContainer = "FUNCGRAPH_LOCK_CONTAINER"
-	// EnvFunctionKey is a host-level function key for `serve`.
-	EnvFunctionKey = "FUNCGRAPH_FUNCTION_KEY"
-	// EnvMasterKey is the master key for `serve`.
-	EnvMasterKey = "FUNCGRAPH_MASTER_KEY"
-	// EnvKeysFile is a keys file for `serve` (format of funchost.LoadKeysFile).
-	EnvKeysFile = "FUNCGRAPH_KEYS_FILE"
-	// EnvTraceExporter selects an OpenTelemetry exporter for apps that offer one ("" off,
+	// envCustomHandlerPort is set by the Functions host: serve the custom handler protocol.
+	envCustomHandlerPort = "FUNCTIONS_CUSTOMHANDLER_PORT"
+	// envLogLevel is the log level: debug, info (default), warn or error.
+	envLogLevel = "FUNCGRAPH_LOG_LEVEL"
+	// envLockBackend is GRAPH_LOCK_BACKEND: "" or "inprocess" (default), or "distributed".
+	envLockBackend = "GRAPH_LOCK_BACKEND"
+	// envLockContainer names the blob container of the distributed lock.
+	envLockContainer = "FUNCGRAPH_LOCK_CONTAINER"
+	// envFunctionKey is a host-level function key for `serve`.
+	envFunctionKey = "FUNCGRAPH_FUNCTION_KEY"
+	// envMasterKey is the master key for `serve`.
+	envMasterKey = "FUNCGRAPH_MASTER_KEY"
+	// envKeysFile is a keys file for `serve` (format of funchost.LoadKeysFile).
+	envKeysFile = "FUNCGRAPH_KEYS_FILE"
+	// envTraceExporter selects an OpenTelemetry exporter for apps that offer one ("" off,
 	// "stdout" in the example app).
-	EnvTraceExporter = "FUNCGRAPH_TRACE_EXPORTER"
+	envTraceExporter = "FUNCGRAPH_TRACE_EXPORTER"
 )
 
-// ErrDistributedNeedsStorage is the fail-fast error for a distributed lock without storage.
-var ErrDistributedNeedsStorage = errors.New(EnvLockBackend + "=distributed needs the " + EnvStorage +
-	" connection string (a storage account or UseDevelopmentStorage=true for Azurite); set it or unset " + EnvLockBackend)
+// errDistributedNeedsStorage is the fail-fast error for a distributed lock without storage.
+var errDistributedNeedsStorage = errors.New(envLockBackend + "=distributed needs the " + EnvStorage +
+	" connection string (a storage account or UseDevelopmentStorage=true for Azurite); set it or unset " + envLockBackend)
 
 // Settings is what the entrypoint hands a Builder.
 type Settings struct {
@@ -65,8 +61,9 @@ type Settings struct {
 	Mode Mode
 	// TraceExporter is FUNCGRAPH_TRACE_EXPORTER, for the app to interpret.
 	TraceExporter string
-	// MaxWait is FUNCGRAPH_MAX_WAIT (EnvMaxWait): how long a route waits for a graph run;
-	// 0 means the hosting app's default. Assemble passes it to host.Options.MaxWait.
+	// MaxWait is FUNCGRAPH_MAX_WAIT (a Go duration below the Azure front end's 230 s cut):
+	// how long a route waits for a graph run; 0 means the hosting app's default. Assemble
+	// passes it to host.Options.MaxWait.
 	MaxWait time.Duration
 	// Names are the storage names (FUNCGRAPH_STORAGE_PREFIX).
 	Names Names
@@ -101,16 +98,17 @@ func (s Settings) Close() error {
 	return errors.Join(errs...)
 }
 
-// FromEnv reads the settings for mode. Storage: see openStorage and EnvStoragePrefix.
-// Thread lock: GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the
-// AzureWebJobsStorage account (container FUNCGRAPH_LOCK_CONTAINER, default funcgraph-locks,
-// created if missing), through the same clients as the stores, so a connection string and
-// identity-based settings both work. Other values are left for the hosting app to check.
+// FromEnv reads the settings for mode. Storage: EnvStorage (or its identity-based variants)
+// and EnvStoragePrefix; in ModeFunctions it opens no storage. Thread lock:
+// GRAPH_LOCK_BACKEND=distributed opens a Blob lease lock on the AzureWebJobsStorage account
+// (container FUNCGRAPH_LOCK_CONTAINER, default funcgraph-locks, created if missing), through
+// the same clients as the stores, so a connection string and identity-based settings both
+// work. Other values are left for the hosting app to check.
 func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger *slog.Logger) (Settings, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := Settings{Logger: logger, LockBackend: getenv(EnvLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(EnvTraceExporter))}
+	s := Settings{Logger: logger, LockBackend: getenv(envLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(envTraceExporter))}
 	var err error
 	if s.MaxWait, err = maxWaitFromEnv(getenv); err != nil {
 		return Settings{}, err
@@ -138,7 +136,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 // function.json folders).
 func openLock(ctx context.Context, getenv func(string) string, az azure.Settings, clients *azure.Clients, logger *slog.Logger) (*bloblock.BlobLeaseThreadLock, error) {
 	if !az.Configured() {
-		return nil, ErrDistributedNeedsStorage
+		return nil, errDistributedNeedsStorage
 	}
 	if clients == nil {
 		var err error
@@ -146,7 +144,7 @@ func openLock(ctx context.Context, getenv func(string) string, az azure.Settings
 			return nil, fmt.Errorf("open distributed thread lock: %w", err)
 		}
 	}
-	container := cmp.Or(getenv(EnvLockContainer), bloblock.DefaultContainer)
+	container := cmp.Or(getenv(envLockContainer), bloblock.DefaultContainer)
 	l, err := bloblock.Open(ctx, clients, container, bloblock.Options{Logger: logger.With("component", "lock")})
 	if err != nil {
 		return nil, fmt.Errorf("open distributed thread lock: %w", err)
@@ -155,35 +153,35 @@ func openLock(ctx context.Context, getenv func(string) string, az azure.Settings
 	return l, nil
 }
 
-// LoadKeys reads the standalone server's keys: FUNCGRAPH_KEYS_FILE, plus FUNCGRAPH_FUNCTION_KEY
+// loadKeys reads the standalone server's keys: FUNCGRAPH_KEYS_FILE, plus FUNCGRAPH_FUNCTION_KEY
 // (a host-level function key named "default") and FUNCGRAPH_MASTER_KEY, which win over the
 // file.
-func LoadKeys(getenv func(string) string) (funchost.Keys, error) {
+func loadKeys(getenv func(string) string) (funchost.Keys, error) {
 	var keys funchost.Keys
-	if path := getenv(EnvKeysFile); path != "" {
+	if path := getenv(envKeysFile); path != "" {
 		k, err := funchost.LoadKeysFile(path)
 		if err != nil {
 			return keys, err
 		}
 		keys = k
 	}
-	if v := getenv(EnvFunctionKey); v != "" {
+	if v := getenv(envFunctionKey); v != "" {
 		if keys.HostFunction == nil {
 			keys.HostFunction = map[string]string{}
 		}
 		keys.HostFunction["default"] = v
 	}
-	if v := getenv(EnvMasterKey); v != "" {
+	if v := getenv(envMasterKey); v != "" {
 		keys.Master = v
 	}
 	return keys, nil
 }
 
-// NewLogger returns a text logger on w at the level of FUNCGRAPH_LOG_LEVEL (info when unset
+// newLogger returns a text logger on w at the level of FUNCGRAPH_LOG_LEVEL (info when unset
 // or unknown).
-func NewLogger(w io.Writer, getenv func(string) string) *slog.Logger {
+func newLogger(w io.Writer, getenv func(string) string) *slog.Logger {
 	var l slog.Level
-	if err := l.UnmarshalText([]byte(getenv(EnvLogLevel))); err != nil {
+	if err := l.UnmarshalText([]byte(getenv(envLogLevel))); err != nil {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))

@@ -16,11 +16,11 @@ func TestFromEnv_DistributedLock_IdentitySettings(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	env := map[string]string{
-		launch.EnvLockBackend:               "distributed",
+		"GRAPH_LOCK_BACKEND":                "distributed",
 		launch.EnvStorage + "__accountName": "acct1",
 		launch.EnvStorage + "__credential":  "managedidentity",
 		launch.EnvStorage + "__clientId":    "00000000-0000-0000-0000-000000000001",
-		launch.EnvLockContainer:             "identity-locks",
+		"FUNCGRAPH_LOCK_CONTAINER":          "identity-locks",
 	}
 	_, err := launch.FromEnv(ctx, envOf(env), launch.ModeFunctions, discard())
 	if err == nil || errors.Is(err, launch.ErrDistributedNeedsStorage) {

@@ -8,36 +8,48 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 )
 
 // Stage targets: what the staged folder is for.
 const (
-	// StageLocal is a folder for `func start`: a native executable and a local.settings.json
-	// with UseDevelopmentStorage=true (Azurite).
-	StageLocal = "local"
-	// StagePublish is a folder for `func azure functionapp publish`: a linux/amd64 executable
+	// stageLocal is a folder for `func start`: a native executable and a local.settings.json
+	// for Azurite (UseDevelopmentStorage=true) that starts from the app root's own
+	// local.settings.json when there is one (rootSettingsFile).
+	stageLocal = "local"
+	// stagePublish is a folder for `func azure functionapp publish`: a linux/amd64 executable
 	// and a local.settings.json that tells Core Tools the worker runtime (it never uploads
 	// the file).
-	StagePublish = "publish"
+	stagePublish = "publish"
 )
 
 // Settings stage writes into local.settings.json.
 const (
-	// EnvWorkerRuntime is FUNCTIONS_WORKER_RUNTIME; a custom handler's is "custom".
-	EnvWorkerRuntime = "FUNCTIONS_WORKER_RUNTIME"
-	// DevelopmentStorage is the AzureWebJobsStorage of the local target: Azurite on its
+	// envWorkerRuntime is FUNCTIONS_WORKER_RUNTIME; a custom handler's is "custom".
+	envWorkerRuntime = "FUNCTIONS_WORKER_RUNTIME"
+	// developmentStorage is the AzureWebJobsStorage of the local target: Azurite on its
 	// default ports.
-	DevelopmentStorage = "UseDevelopmentStorage=true"
+	developmentStorage = "UseDevelopmentStorage=true"
 )
+
+// rootSettingsFile is the app root's local.settings.json: the development settings of the
+// app, kept next to its go.mod. `stage --target local` reads it from the working directory
+// (the folder stage runs in, as `make local` runs it from the repository root); it is
+// "present" when a file by that name is there and is not the very file being written (as
+// with --out .). Its Values win over the staged folder's, and the values the app needs
+// (FUNCTIONS_WORKER_RUNTIME, FUNCGRAPH_WORK_QUEUE, FUNCGRAPH_STORAGE_PREFIX) win over both.
+const rootSettingsFile = "local.settings.json"
 
 // stageCommand implements `stage [--target local|publish] [--out dir] [--exe name] [--binary
 // path]`: it writes the complete app folder the host runs, for this app.
 func stageCommand(app *App, s Settings, args []string, program string) error {
 	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
-	target := fs.String("target", StageLocal, "local (for func start) or publish (for func azure functionapp publish)")
+	target := fs.String("target", stageLocal, "local (for func start) or publish (for func azure functionapp publish)")
 	out := fs.String("out", "", "folder to write (default local/ or dist/)")
 	exe := fs.String("exe", program, "executable file name in the folder (host.json's defaultExecutablePath)")
 	binary := fs.String("binary", "", "executable to copy into the folder (default: this one for local; for publish the folder must hold it)")
@@ -46,7 +58,7 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 	}
 	want := [2]string{runtime.GOOS, runtime.GOARCH}
 	switch *target {
-	case StageLocal:
+	case stageLocal:
 		if *out == "" {
 			*out = "local"
 		}
@@ -57,15 +69,15 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 			}
 			*binary = self
 		}
-	case StagePublish:
+	case stagePublish:
 		if *out == "" {
 			*out = "dist"
 		}
 		want = [2]string{"linux", "amd64"}
 	default:
-		return fmt.Errorf("stage: --target %q: want %s or %s", *target, StageLocal, StagePublish)
+		return fmt.Errorf("stage: --target %q: want %s or %s", *target, stageLocal, stagePublish)
 	}
-	hostJSON, err := HostJSON(*exe, app.FunctionApp.RoutePrefix())
+	hostJSON, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix())
 	if err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}
@@ -81,22 +93,31 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 	if err := os.WriteFile(filepath.Join(*out, "host.json"), hostJSON, 0o644); err != nil {
 		return fmt.Errorf("stage: write host.json: %w", err)
 	}
-	values := map[string]string{EnvWorkerRuntime: "custom", EnvStoragePrefix: s.Names.Prefix}
+	values := map[string]string{envWorkerRuntime: "custom", EnvStoragePrefix: s.Names.Prefix}
 	for _, as := range app.FunctionApp.AppSettings() {
 		values[as.Name] = as.Value
 	}
+	path := filepath.Join(*out, "local.settings.json")
+	var root settingsFile
 	defaults := map[string]string{}
-	if *target == StageLocal {
-		defaults[EnvStorage] = DevelopmentStorage
+	if *target == stageLocal {
+		defaults[EnvStorage] = developmentStorage
+		var err error
+		if root, err = readRootSettings(path); err != nil {
+			return err
+		}
+		if replaced := root.replacedBy(values); len(replaced) > 0 {
+			s.Logger.Warn("stage: the app's own values replace settings of "+rootSettingsFile+" in the working directory", "settings", strings.Join(replaced, ", "))
+		}
 	}
-	if err := writeLocalSettings(filepath.Join(*out, "local.settings.json"), values, defaults); err != nil {
+	if err := writeLocalSettings(path, values, root, defaults); err != nil {
 		return err
 	}
 	next := "cd " + *out + " && func start"
-	if *target == StagePublish {
+	if *target == stagePublish {
 		next = "cd " + *out + " && func azure functionapp publish <app-name>"
 	}
-	s.Logger.Info("staged", "target", *target, "folder", *out, "executable", *exe, "next", next)
+	s.Logger.Info("staged", "target", *target, "folder", *out, "executable", *exe, "settings_from", root.path, "next", next)
 	return nil
 }
 
@@ -163,38 +184,90 @@ func copyExecutable(src, dst string) error {
 	return err
 }
 
-// writeLocalSettings writes local.settings.json as Core Tools reads it (IsEncrypted false,
-// string Values): values are set, defaults only fill settings the file does not have, and
-// everything else an existing file holds (the user's own settings) is kept.
-func writeLocalSettings(path string, values, defaults map[string]string) error {
-	doc := map[string]json.RawMessage{}
-	current := map[string]string{}
+// settingsFile is a local.settings.json as Core Tools reads it: its members, with Values
+// decoded. The zero value is a missing file.
+type settingsFile struct {
+	path   string                     // "" when there is no file
+	doc    map[string]json.RawMessage // every member, Values included
+	values map[string]string
+}
+
+// readSettingsFile reads the local.settings.json at path; a missing file is the zero
+// settingsFile. It refuses a file that is not a JSON object, an encrypted one (IsEncrypted)
+// and Values that are not all strings.
+func readSettingsFile(path string) (settingsFile, error) {
 	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("stage: %w", err)
-	default:
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("stage: %s is not a JSON object (fix or remove it): %w", path, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return settingsFile{}, nil
+	}
+	if err != nil {
+		return settingsFile{}, fmt.Errorf("stage: %w", err)
+	}
+	f := settingsFile{path: path, doc: map[string]json.RawMessage{}, values: map[string]string{}}
+	if err := json.Unmarshal(data, &f.doc); err != nil {
+		return settingsFile{}, fmt.Errorf("stage: %s is not a JSON object (fix or remove it): %w", path, err)
+	}
+	var encrypted bool
+	if raw, ok := f.doc["IsEncrypted"]; ok && (json.Unmarshal(raw, &encrypted) != nil || encrypted) {
+		return settingsFile{}, fmt.Errorf("stage: %s is encrypted (IsEncrypted); decrypt it with `func settings decrypt` first", path)
+	}
+	if raw, ok := f.doc["Values"]; ok {
+		if err := json.Unmarshal(raw, &f.values); err != nil {
+			return settingsFile{}, fmt.Errorf("stage: %s: Values: want string values: %w", path, err)
 		}
-		var encrypted bool
-		if raw, ok := doc["IsEncrypted"]; ok && (json.Unmarshal(raw, &encrypted) != nil || encrypted) {
-			return fmt.Errorf("stage: %s is encrypted (IsEncrypted); decrypt it with `func settings decrypt` first", path)
+	}
+	return f, nil
+}
+
+// readRootSettings reads rootSettingsFile from the working directory, unless it is the file
+// at staged, which stage is about to write (then there is no root file to start from).
+func readRootSettings(staged string) (settingsFile, error) {
+	if si, err := os.Stat(staged); err == nil {
+		if ri, err := os.Stat(rootSettingsFile); err == nil && os.SameFile(si, ri) {
+			return settingsFile{}, nil
 		}
-		if raw, ok := doc["Values"]; ok {
-			if err := json.Unmarshal(raw, &current); err != nil {
-				return fmt.Errorf("stage: %s: Values: want string values: %w", path, err)
-			}
+	}
+	return readSettingsFile(rootSettingsFile)
+}
+
+// replacedBy lists, sorted, the settings of f that values sets to something else.
+func (f settingsFile) replacedBy(values map[string]string) []string {
+	var out []string
+	for k, v := range f.values {
+		if want, ok := values[k]; ok && want != v {
+			out = append(out, fmt.Sprintf("%s=%q (the app's: %q)", k, v, want))
 		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeLocalSettings writes local.settings.json at path as Core Tools reads it (IsEncrypted
+// false, string Values). Each setting comes from the first of: values (what the app needs),
+// root's Values (the app root's own file), the file already at path (settings the user added
+// there), defaults. The members of root other than Values (Host, ConnectionStrings) replace
+// those of the file at path; everything else that file holds is kept.
+func writeLocalSettings(path string, values map[string]string, root settingsFile, defaults map[string]string) error {
+	cur, err := readSettingsFile(path)
+	if err != nil {
+		return err
+	}
+	doc, current := cur.doc, cur.values
+	if doc == nil {
+		doc, current = map[string]json.RawMessage{}, map[string]string{}
+	}
+	for k, raw := range root.doc {
+		if k != "Values" && k != "IsEncrypted" {
+			doc[k] = raw
+		}
+	}
+	for _, layer := range []map[string]string{root.values, values} {
+		maps.Copy(current, layer)
 	}
 	for k, v := range defaults {
 		if _, ok := current[k]; !ok {
 			current[k] = v
 		}
-	}
-	for k, v := range values {
-		current[k] = v
 	}
 	doc["IsEncrypted"] = json.RawMessage("false")
 	vals, err := json.Marshal(current)

@@ -2,6 +2,7 @@ package launch_test
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,5 +130,84 @@ func TestRun_Stage_PublishFolder(t *testing.T) {
 	}
 	if err := stage(t, nil, "--target", "cloud"); err == nil {
 		t.Error("an unknown target was accepted")
+	}
+}
+
+// writeFile writes content to dir/name.
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRun_Stage_LocalStartsFromTheRootSettings: the local target takes its settings from the
+// local.settings.json of the working directory (the app root): they win over the staged
+// folder's, the app's own values win over them (with a warning naming each), settings only
+// the staged folder has are kept, and the root file's other members (Host) come along.
+func TestRun_Stage_LocalStartsFromTheRootSettings(t *testing.T) {
+	self, _ := os.Executable()
+	root := t.TempDir()
+	t.Chdir(root)
+	writeFile(t, root, "local.settings.json", `{"IsEncrypted": false, "Values": {
+		"AzureWebJobsStorage": "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://127.0.0.1",
+		"MY_SETTING": "from the root", "FUNCGRAPH_WORK_QUEUE": "stale-work"}, "Host": {"LocalHttpPort": 7072}}`)
+	if err := os.Mkdir("local", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, "local", "local.settings.json", `{"IsEncrypted": false, "Values": {
+		"AzureWebJobsStorage": "my-account", "MY_SETTING": "staged", "STAGED_ONLY": "kept"}}`)
+	var logs strings.Builder
+	err := launch.Run(t.Context(), durableApp(nil), launch.Options{Args: []string{"stage", "--out", "local", "--binary", self},
+		Getenv: envOf(nil), Logger: slog.New(slog.NewTextHandler(&logs, nil)), Program: "myapp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, values := readSettings(t, "local")
+	want := map[string]string{"FUNCTIONS_WORKER_RUNTIME": "custom", "FUNCGRAPH_WORK_QUEUE": "funcgraph-work", "FUNCGRAPH_STORAGE_PREFIX": "funcgraph",
+		"AzureWebJobsStorage": "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://127.0.0.1",
+		"MY_SETTING":          "from the root", "STAGED_ONLY": "kept"}
+	if !reflect.DeepEqual(values, want) {
+		t.Errorf("Values = %v,\nwant %v", values, want)
+	}
+	if host, _ := doc["Host"].(map[string]any); host["LocalHttpPort"] != 7072.0 {
+		t.Errorf("Host = %v, want the root file's", doc["Host"])
+	}
+	if !strings.Contains(logs.String(), `FUNCGRAPH_WORK_QUEUE=\"stale-work\"`) {
+		t.Errorf("no warning that the app replaced the root file's work queue:\n%s", logs.String())
+	}
+}
+
+// TestRun_Stage_RootSettingsEdgeCases: staging into the working directory itself merges into
+// its own file; an encrypted root file is refused, naming it; the publish target never reads
+// the root file, whose development storage must not reach Azure.
+func TestRun_Stage_RootSettingsEdgeCases(t *testing.T) {
+	self, _ := os.Executable()
+	root := t.TempDir()
+	t.Chdir(root)
+	writeFile(t, root, "local.settings.json", `{"IsEncrypted": false, "Values": {"MY_SETTING": "x"}}`)
+	if err := stage(t, nil, "--out", ".", "--binary", self); err != nil {
+		t.Fatal(err)
+	}
+	if _, values := readSettings(t, root); values["MY_SETTING"] != "x" || values["FUNCGRAPH_WORK_QUEUE"] != "funcgraph-work" {
+		t.Errorf("--out .: Values = %v", values)
+	}
+
+	writeFile(t, root, "local.settings.json", `{"IsEncrypted": true, "Values": {"A": "b"}}`)
+	err := stage(t, nil, "--out", filepath.Join(root, "local"), "--binary", self)
+	if err == nil || !strings.Contains(err.Error(), "local.settings.json is encrypted") {
+		t.Errorf("an encrypted root file: err = %v, want a refusal naming it", err)
+	}
+
+	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
+		return
+	}
+	writeFile(t, root, "local.settings.json", `{"IsEncrypted": false, "Values": {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "MY_SETTING": "x"}}`)
+	dist := filepath.Join(root, "dist")
+	if err := stage(t, nil, "--target", "publish", "--out", dist, "--binary", self); err != nil {
+		t.Fatal(err)
+	}
+	if _, values := readSettings(t, dist); values["MY_SETTING"] != "" || values["AzureWebJobsStorage"] != "" {
+		t.Errorf("publish took the root file's settings: %v", values)
 	}
 }

@@ -16,18 +16,24 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
+// EnvStorage is the storage connection string the Functions host also uses; its
+// identity-based variants are EnvStorage + "__accountName" and the others azure.SettingsFrom
+// reads. Unset, every store is in process memory.
+const EnvStorage = "AzureWebJobsStorage"
+
 // EnvStoragePrefix names the durable engine's table, queue and container:
 // <prefix>runs, <prefix>-work, <prefix>-payloads (default prefix "funcgraph"). The queue
-// trigger's function.json reads the work queue's name from EnvWorkQueue, which must agree.
+// trigger's function.json reads the work queue's name from FUNCGRAPH_WORK_QUEUE, which must
+// agree.
 const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
 
-// EnvVisibilityTimeout is how long a received work item stays hidden from other workers of
+// envVisibilityTimeout is how long a received work item stays hidden from other workers of
 // the embedded dispatcher (Go duration; default engine.DefaultVisibilityTimeout). A worker
 // renews it while a step runs, so it bounds how soon a crashed worker's item is redelivered.
-const EnvVisibilityTimeout = "FUNCGRAPH_VISIBILITY_TIMEOUT"
+const envVisibilityTimeout = "FUNCGRAPH_VISIBILITY_TIMEOUT"
 
-// DefaultStoragePrefix is the default of EnvStoragePrefix.
-const DefaultStoragePrefix = "funcgraph"
+// defaultStoragePrefix is the default of EnvStoragePrefix.
+const defaultStoragePrefix = "funcgraph"
 
 // Mode is how the binary runs.
 type Mode int
@@ -57,11 +63,11 @@ type Names struct {
 	CheckpointContainer string
 }
 
-// NamesFor derives the storage names of prefix: lowercase letters and digits, starting with
+// namesFor derives the storage names of prefix: lowercase letters and digits, starting with
 // a letter, at most 24 characters.
-func NamesFor(prefix string) (Names, error) {
+func namesFor(prefix string) (Names, error) {
 	if prefix == "" {
-		prefix = DefaultStoragePrefix
+		prefix = defaultStoragePrefix
 	}
 	ok := len(prefix) <= 24 && prefix[0] >= 'a' && prefix[0] <= 'z'
 	for i := 0; ok && i < len(prefix); i++ {
@@ -81,8 +87,11 @@ func NamesFor(prefix string) (Names, error) {
 // configured (and the binary is not only writing function.json folders), otherwise the
 // in-memory twins, which lose every run on restart.
 type Durable struct {
-	Store    engine.Store
-	Queue    engine.WorkQueue
+	// Store holds the runs: heads, history, inboxes and the run index.
+	Store engine.Store
+	// Queue carries the engine's work items.
+	Queue engine.WorkQueue
+	// Payloads holds values too large for a table property.
 	Payloads engine.PayloadStore
 	// Azure reports whether these are the Azure backends.
 	Azure bool
@@ -95,7 +104,7 @@ type Durable struct {
 	// VisibilityTimeout is FUNCGRAPH_VISIBILITY_TIMEOUT (0: the engine's default).
 	VisibilityTimeout time.Duration
 	// Retention is what FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS say (retention.go):
-	// on Azure nothing by default; in memory the newest MemoryMaxRuns finished runs.
+	// on Azure nothing by default; in memory the newest 1 000 finished runs.
 	Retention engine.Retention
 }
 
@@ -118,15 +127,15 @@ func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 // checkpoint container, each created if missing. Without storage, or when only writing
 // function.json folders, the engine gets the in-memory twins and the other stores stay nil.
 func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az azure.Settings, s *Settings) error {
-	names, err := NamesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
+	names, err := namesFor(strings.TrimSpace(getenv(EnvStoragePrefix)))
 	if err != nil {
 		return err
 	}
 	s.Names = names
 	var visibility time.Duration
-	if v := strings.TrimSpace(getenv(EnvVisibilityTimeout)); v != "" {
+	if v := strings.TrimSpace(getenv(envVisibilityTimeout)); v != "" {
 		if visibility, err = time.ParseDuration(v); err != nil || visibility < time.Second {
-			return fmt.Errorf("%s: want a duration of at least 1s", EnvVisibilityTimeout)
+			return fmt.Errorf("%s: want a duration of at least 1s", envVisibilityTimeout)
 		}
 	}
 	inMemory := mode == ModeFunctions || !az.Configured()

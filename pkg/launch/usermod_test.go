@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
 // userModule is testdata/usermod: a user's app in its own module (its own go.mod and go.sum,
@@ -106,5 +107,22 @@ func TestStage_UserModule_BothFolders(t *testing.T) {
 				t.Errorf("%s holds %s, which stage did not write", folder, e.Name())
 			}
 		}
+	}
+}
+
+// TestUserModule_Version: a user's binary answers --version with funcgraph's version and its
+// own module, and exits 0, with no setting and no storage.
+func TestUserModule_Version(t *testing.T) {
+	dir := copyUserModule(t)
+	userGo(t, dir, nil, "build", "-o", "usermod", ".")
+	cmd := exec.Command("./usermod", "--version")
+	cmd.Dir, cmd.Env = dir, []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("usermod --version: %v\n%s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	if lines[0] != "funcgraph "+launch.Version || !slices.Contains(lines, "app: example.com/usermod") {
+		t.Errorf("usermod --version printed:\n%s", out)
 	}
 }

@@ -20,20 +20,20 @@ func TestFromEnv_MaxWait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		getenv := func(k string) string {
-			if k == EnvMaxWait {
+			if k == envMaxWait {
 				return tt.value
 			}
 			return ""
 		}
 		s, err := FromEnv(t.Context(), getenv, ModeServe, nil)
 		if tt.wantErr {
-			if err == nil || !strings.Contains(err.Error(), EnvMaxWait) || !strings.Contains(err.Error(), "230s") {
-				t.Errorf("%s=%q: err = %v, want one naming the setting and the 230 s cut", EnvMaxWait, tt.value, err)
+			if err == nil || !strings.Contains(err.Error(), envMaxWait) || !strings.Contains(err.Error(), "230s") {
+				t.Errorf("%s=%q: err = %v, want one naming the setting and the 230 s cut", envMaxWait, tt.value, err)
 			}
 			continue
 		}
 		if err != nil || s.MaxWait != tt.want {
-			t.Errorf("%s=%q: MaxWait %v, err %v; want %v", EnvMaxWait, tt.value, s.MaxWait, err, tt.want)
+			t.Errorf("%s=%q: MaxWait %v, err %v; want %v", envMaxWait, tt.value, s.MaxWait, err, tt.want)
 		}
 	}
 }

@@ -66,7 +66,7 @@ test("start a support_agent run, watch it wait, approve it from the page, see it
   await page.click("form.start button[type=submit]");
 
   await waitForText(page, "#run-id", id);
-  await waitForText(page, ".facts", "waiting for 'approval'");
+  await waitForText(page, ".facts", "Waiting for approval");
   await waitForText(page, 'g.node[data-node="classify_request"]', "‖ waiting: approval");
   assert.equal(await page.$eval("#event-name", (n) => n.value), "approval");
   assert.match(await page.$eval("#payload-schema", (n) => n.textContent), /untyped handler/);
@@ -107,7 +107,7 @@ test("cancel a waiting run, then purge it, from the page", async () => {
   const id = `insp-cancel-${suffix}`;
   assert.equal((await api(server.base, "POST", "graphs/support_agent/runs", { instance_id: id, input: { user_message: "legal question" } })).status, 202);
   await open(`#/run/${id}`);
-  await waitForText(page, ".facts", "waiting for 'approval'");
+  await waitForText(page, ".facts", "Waiting for approval");
   await setField(page, "#cancel-reason", "not needed");
   await page.click("#cancel-form button[type=submit]");
   await waitForText(page, ".facts .status", "Terminated");
@@ -115,6 +115,31 @@ test("cancel a waiting run, then purge it, from the page", async () => {
   await page.click("#purge-form button[type=submit]");
   await waitForText(page, "#notice", `Run ${id} purged.`);
   assert.equal((await api(server.base, "GET", `runs/${id}`)).status, 404);
+});
+
+// overhang is how far the status pills matching selector, or their text, stick out of their
+// cells (the nearest td or dd), in px, at most: 0 when every pill and its text fit.
+const overhang = (selector) => page.$$eval(selector, (ns) => Math.max(0, ...ns.map((n) => {
+  const cell = n.closest("td, dd").getBoundingClientRect();
+  const pill = n.getBoundingClientRect();
+  return Math.max(pill.right - cell.right, cell.left - pill.left, n.scrollWidth - n.clientWidth);
+})));
+
+test("a waiting run says what it waits for, in the runs list and on its page, in a pill that fits", async () => {
+  const id = `insp-wait-${suffix}`;
+  assert.equal((await api(server.base, "POST", "graphs/support_agent/runs", { instance_id: id, input: { user_message: "refund please" } })).status, 202);
+  await open("#/?graph_name=support_agent");
+  await waitForText(page, `tr[data-run="${id}"] .status`, "Waiting for approval");
+  assert.ok(await page.$eval(`tr[data-run="${id}"] .status`, (n) => n.classList.contains("status-running")), "a waiting run is still Running");
+  await waitForText(page, "#runs-summary", "in flight");
+  assert.ok(await overhang("table.runs .status") <= 0.5, "a status pill sticks out of its cell in the runs list");
+
+  await open(`#/run/${id}`);
+  await waitForText(page, ".facts .status", "Waiting for approval");
+  assert.ok(await overhang(".facts .status") <= 0.5, "the status pill sticks out of its cell on the run page");
+  // An event name of any length wraps inside the pill rather than spill over the next fact.
+  await page.evaluate(() => document.querySelector(".facts .status").replaceWith(statusBadge("Running", "manager_sign_off_from_the_finance_department")));
+  assert.ok(await overhang(".facts .status") <= 0.5, "a long event name sticks out of the cell");
 });
 
 test("the runs list filters and the graph versions page", async () => {

@@ -19,7 +19,7 @@ try {
   page.setDefaultTimeout(WAIT);
   await page.setViewport({ width: 1280, height: 760 });
   await page.goto(`${server.base}/inspector?code=${KEY}#/run/refund-1042`);
-  await waitForText(page, ".facts", "waiting for 'approval'");
+  await waitForText(page, ".facts", "Waiting for approval");
   await page.evaluate(() => { document.querySelector("#event-payload").value = '{"approved": true, "reviewer": "ann"}'; });
   await page.click("#event-form button[type=submit]");
   await waitForText(page, ".facts .status", "Completed");

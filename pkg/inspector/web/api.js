@@ -129,10 +129,15 @@ function notice(text) { document.getElementById("notice").textContent = text; }
 const FINISHED = new Set(["Completed", "Failed", "Terminated"]);
 const STATUS_MARK = { Pending: "◌", Running: "▶", Completed: "✓", Failed: "✗", Terminated: "■" };
 
-function statusBadge(status, extra) {
-  const label = extra ? `${status} (${extra})` : status;
-  return el("span", { class: `status status-${String(status).toLowerCase()}` },
-    el("span", { "aria-hidden": "true" }, STATUS_MARK[status] || "?"), " ", label);
+// statusBadge is a run's status pill. A Running run that waits for an event says so instead,
+// "‖ Waiting for approval" (‖ marks a waiting node in the graph too); it keeps the class of
+// its status, so it still counts as in flight.
+function statusBadge(status, waitingFor) {
+  const waiting = status === "Running" && waitingFor ? waitingFor : "";
+  return el("span", {
+    class: `status status-${String(status).toLowerCase()}` + (waiting ? " status-waiting" : ""),
+    title: waiting ? `Running, waiting for the event '${waiting}'` : null,
+  }, el("span", { "aria-hidden": "true" }, waiting ? "‖" : STATUS_MARK[status] || "?"), " ", waiting ? `Waiting for ${waiting}` : status);
 }
 
 function fmtTime(iso) {

@@ -65,7 +65,7 @@ function renderRun(id, run, events, m, state, view) {
   const ended = last ? new Date(last.timestamp) : null;
   const finished = FINISHED.has(run.runtime_status);
   const facts = [
-    ["Status", statusBadge(run.runtime_status, cs.waiting_for_event && !finished ? `waiting for '${cs.waiting_for_event}'` : "")],
+    ["Status", statusBadge(run.runtime_status, cs.waiting_for_event)],
     ["Graph", `${cs.graph_name || run.input.graph_name} ${cs.graph_version || ""}`.trim()],
     ["Graph hash", el("code", {}, cs.graph_hash || run.input.graph_hash || "")],
     ["Current node", cs.current_node || "—"],

@@ -3,6 +3,30 @@
 const STATUSES = ["Pending", "Running", "Completed", "Failed", "Terminated"];
 let graphCache = null;
 
+// waitCache holds, per run, the event a Running run of the list waits for ("" for none) and
+// the last_updated_at it was read at. The list's rows carry no custom_status, so a Running
+// run's is read with GET runs/{id}; every step of a run changes its last_updated_at, so the
+// answer holds until that changes, and a run that waits costs one read, not one per refresh.
+const waitCache = new Map();
+const WAIT_CACHE_MAX = 500;
+
+// waitingFor returns, for the Running runs among runs, the event each waits for.
+async function waitingFor(runs) {
+  const out = new Map();
+  await Promise.all(runs.filter((r) => r.runtime_status === "Running").map(async (r) => {
+    const hit = waitCache.get(r.instance_id);
+    if (hit && hit.stamp === r.last_updated_at) { out.set(r.instance_id, hit.event); return; }
+    let run;
+    try { run = await runsApi.getRun(r.instance_id); } catch (e) { return; } // gone since the list: its status alone
+    const event = (run.custom_status && run.custom_status.waiting_for_event) || "";
+    waitCache.delete(r.instance_id);
+    waitCache.set(r.instance_id, { stamp: r.last_updated_at, event });
+    if (waitCache.size > WAIT_CACHE_MAX) waitCache.delete(waitCache.keys().next().value);
+    out.set(r.instance_id, event);
+  }));
+  return out;
+}
+
 async function graphNames() {
   if (!graphCache) graphCache = (await runsApi.graphs()).graphs;
   return graphCache;
@@ -51,11 +75,11 @@ async function showRuns(params, view) {
 
   let token = null;
   let pages = 0;
-  const rowsOf = (runs) => runs.map((r) => el("tr", { "data-run": r.instance_id },
+  const rowsOf = (runs, waits) => runs.map((r) => el("tr", { "data-run": r.instance_id },
     el("td", {}, el("a", { href: `#/run/${enc(r.instance_id)}` }, r.instance_id)),
     el("td", {}, r.graph_name),
     el("td", {}, el("abbr", { title: r.graph_hash }, `${r.graph_version} · ${r.graph_hash.slice(0, 8)}`)),
-    el("td", {}, statusBadge(r.runtime_status)),
+    el("td", {}, statusBadge(r.runtime_status, waits.get(r.instance_id))),
     el("td", {}, fmtTime(r.created_at)),
     el("td", {}, fmtTime(r.last_updated_at))));
   const load = async (append) => {
@@ -63,8 +87,10 @@ async function showRuns(params, view) {
     if (append) q.continuation_token = token;
     const page = await runsApi.listRuns(q);
     if (!view.live()) return null;
+    const waits = await waitingFor(page.runs);
+    if (!view.live()) return null;
     showError(null);
-    if (append) body.append(...rowsOf(page.runs)); else body.replaceChildren(...rowsOf(page.runs));
+    if (append) body.append(...rowsOf(page.runs, waits)); else body.replaceChildren(...rowsOf(page.runs, waits));
     token = page.continuation_token;
     pages = append ? pages + 1 : 1;
     more.hidden = !token;

@@ -1,0 +1,16 @@
+package launch
+
+// Unexported names the external tests (package launch_test) read.
+var (
+	HostJSON                   = renderHostJSON
+	LoadKeys                   = loadKeys
+	NewLogger                  = newLogger
+	NamesFor                   = namesFor
+	MemoryRetention            = memoryRetention
+	ServerConfigFromEnv        = serverConfigFromEnv
+	ErrDistributedNeedsStorage = errDistributedNeedsStorage
+	ErrLockNotFromSettings     = errLockNotFromSettings
+)
+
+// HostFunctionTimeout is host.json's functionTimeout.
+const HostFunctionTimeout = hostFunctionTimeout
