@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
@@ -128,7 +129,7 @@ func (a *GraphHostApp) ReserveGraphName(name string) error {
 
 func (a *GraphHostApp) claimLocked(name string) error {
 	if _, taken := a.names[strings.ToLower(name)]; taken {
-		return newPublic(ErrDuplicateName, "Graph %s is already registered", pyRepr(name))
+		return apierror.Newf(ErrDuplicateName, "Graph %s is already registered", pyRepr(name))
 	}
 	a.names[strings.ToLower(name)] = name
 	return nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -38,12 +39,6 @@ type threadScope struct {
 	iso    *isolation.Isolation
 	owners ThreadOwners // nil: no thread record, thread ids are refused
 }
-
-// Errors of the caller check; httpStatus maps their kinds.
-var (
-	errUnauthorized = errors.New("host: no caller identity") // 401
-	errForbidden    = errors.New("host: forbidden")          // 403
-)
 
 // Messages of the hosting routes' isolation refusals.
 const (
@@ -78,9 +73,9 @@ func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 	c, err := sc.iso.Caller(r)
 	switch {
 	case errors.Is(err, isolation.ErrUntrustedIdentity):
-		return c, newPublic(errForbidden, msgUntrustedProxy)
+		return c, apierror.New(apierror.ErrForbidden, msgUntrustedProxy)
 	case err != nil:
-		return c, newPublic(errUnauthorized, msgNoIdentity)
+		return c, apierror.New(apierror.ErrUnauthorized, msgNoIdentity)
 	}
 	return c, nil
 }
@@ -93,9 +88,9 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 		return nil
 	}
 	if sc.owners == nil {
-		return newPublic(errForbidden, msgNoThreadStore)
+		return apierror.New(apierror.ErrForbidden, msgNoThreadStore)
 	}
-	notFound := newPublic(errNotFound, "Thread %s not found", pyRepr(tid))
+	notFound := apierror.Newf(apierror.ErrNotFound, "Thread %s not found", pyRepr(tid))
 	owner, err := sc.owners.ThreadOwner(ctx, tid)
 	if errors.Is(err, ErrThreadNotFound) && create {
 		var held bool
@@ -111,7 +106,7 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 		return notFound
 	case err != nil:
 		a.logger.Error("check thread owner", "graph", g.name, "thread_id", tid, "error", err)
-		return &publicError{kind: errInternal, msg: "Internal error while checking the thread's owner"}
+		return apierror.New(apierror.ErrInternal, "Internal error while checking the thread's owner")
 	case !c.Owns(owner):
 		return notFound
 	}

@@ -199,7 +199,7 @@ func operationOf(fn funchost.HTTPFunction, method string, params []OpenAPIParame
 func (a *GraphHostApp) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	body, err := marshalDumps(a.OpenAPI())
 	if err != nil {
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	writeBody(w, http.StatusOK, "application/json", body)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Registration errors, besides ErrEmptyName and ErrInvalidName. Messages of the returned
@@ -84,7 +85,7 @@ func (g *hostedGraph) info() GraphInfo {
 // nothing.
 func (a *GraphHostApp) Register(graph InvocableGraph, name string, opts RegisterOptions) error {
 	if isNil(graph) {
-		return newPublic(ErrNotAGraph, "Graph must have an invoke() method. Got %s", goTypeName(graph))
+		return apierror.Newf(ErrNotAGraph, "Graph must have an invoke() method. Got %s", goTypeName(graph))
 	}
 	if err := ValidateGraphName(name); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // runRequest is a parsed invoke or stream request.
@@ -34,12 +35,12 @@ func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 	}
 	var be *funchost.BodyError
 	if !errors.As(err, &be) {
-		return nil, fmt.Errorf("%w: read body: %v", errBadRequest, err)
+		return nil, fmt.Errorf("%w: read body: %v", apierror.ErrBadRequest, err)
 	}
 	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
+		return nil, apierror.New(apierror.ErrRequestTimeout, be.Message())
 	}
-	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
+	return nil, apierror.New(apierror.ErrBadRequest, be.Message())
 }
 
 // parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the
@@ -58,7 +59,7 @@ func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim lim
 	tree := treePool.Get().(*jsonTree)
 	defer putTree(tree)
 	if tree.parse(body, lim.maxDepth+2) != nil {
-		return newPublic(errBadRequest, "Invalid JSON body")
+		return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	root := tree.root
 	if tree.kind(root) != kindObject {
@@ -120,23 +121,23 @@ func parseConfigurable(tree *jsonTree, config int32, out *Config) error {
 		return nil
 	}
 	if tree.kind(c) != kindObject {
-		return newPublic(errInvalidConfig, "config.configurable must be an object")
+		return apierror.New(errInvalidConfig, "config.configurable must be an object")
 	}
 	tid := tree.member(c, "thread_id")
 	if tid < 0 || tree.kind(tid) == kindNull {
 		return nil
 	}
 	if tree.kind(tid) != kindString {
-		return newPublic(errInvalidConfig, "config.configurable.thread_id must be a string")
+		return apierror.New(errInvalidConfig, "config.configurable.thread_id must be a string")
 	}
 	s := tree.str(tid)
 	if err := ValidateThreadID(s); err != nil {
-		return newPublic(errInvalidConfig, "%s", err.Error())
+		return apierror.New(errInvalidConfig, err.Error())
 	}
 	out.ThreadID = s
 	return nil
 }
 
 func validationError(field, msg string) error {
-	return newPublic(errValidation, "Validation error: %s: %s", field, msg)
+	return apierror.Newf(apierror.ErrValidation, "Validation error: %s: %s", field, msg)
 }

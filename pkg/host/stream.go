@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -28,15 +29,15 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 	rc := a.newRunContext(r, g, EndpointStream)
 	streamer, ok := g.graph.(StreamableGraph)
 	if !ok {
-		err := newPublic(errNoStreaming, "Graph %s does not support streaming", pyRepr(g.name))
+		err := apierror.Newf(errNoStreaming, "Graph %s does not support streaming", pyRepr(g.name))
 		a.observer.rejected(r.Context(), &rc, rejectReason(err))
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	adm := new(admission)
 	if err := a.admit(r, g, streamRequestKind, &rc, adm); err != nil {
 		a.observer.rejected(r.Context(), &rc, rejectReason(err))
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	a.observer.started(r.Context(), &rc)
@@ -56,7 +57,7 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	if pub := clientError(buf.err); pub != nil && len(buf.chunks) == 0 {
-		writeError(w, pub, a.logger)
+		writeError(w, pub)
 		return
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
@@ -25,5 +26,5 @@ func (a *GraphHostApp) waitExceeded(w http.ResponseWriter, g *hostedGraph, runID
 func (a *GraphHostApp) waitExceededReply(g *hostedGraph, runID, invocationID string) (int, []byte) {
 	a.logger.Warn("graph run passed the wait bound; answered without it", "graph", g.name,
 		"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
-	return errorReply(&publicError{kind: errWaitExceeded, msg: WaitExceededMessage(a.opts.MaxWait)}, a.logger)
+	return apierror.Hosting.Reply(apierror.WaitExceeded(a.opts.MaxWait))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // assistants returns one assistant per registered graph, in registration order.
@@ -113,5 +114,5 @@ func (s *Service) serveAssistantGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, newPublic(errNotFound, "Assistant %s not found", repr(id)), s.logger)
+	writeError(w, apierror.Newf(apierror.ErrNotFound, "Assistant %s not found", repr(id)), s.logger)
 }

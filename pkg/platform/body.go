@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // readBody reads the raw body through funchost.ReadRequestBody, answering its failures as the
@@ -27,9 +28,9 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 		be = &funchost.BodyError{Kind: funchost.ErrMalformedBody, Err: err}
 	}
 	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
+		return nil, apierror.New(apierror.ErrRequestTimeout, be.Message())
 	}
-	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
+	return nil, apierror.New(apierror.ErrBadRequest, be.Message())
 }
 
 // bodyMode says how a route treats its body.
@@ -60,17 +61,17 @@ func parseBody(body []byte, mode bodyMode) (object, error) {
 		return object{}, nil
 	}
 	if !strictJSON(body) {
-		return nil, newPublic(errBadRequest, "Invalid JSON body")
+		return nil, apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	if trimmed[0] != '{' {
 		if mode == emptyOKObject || mode == requiredObject {
-			return nil, newPublic(errBadRequest, "Request body must be a JSON object")
+			return nil, apierror.New(apierror.ErrBadRequest, "Request body must be a JSON object")
 		}
 		return nil, validationError("body", "Input should be a valid dictionary or object to extract fields from")
 	}
 	var obj object
 	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, newPublic(errBadRequest, "Invalid JSON body")
+		return nil, apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	return obj, nil
 }
@@ -188,7 +189,7 @@ func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
 			return nil
 		}
 		if err != nil {
-			return newPublic(errBadRequest, "Invalid JSON body")
+			return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			stack = stack[:len(stack)-1]
@@ -205,10 +206,10 @@ func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
 			}
 			count++
 			if count > maxNodes {
-				return newPublic(errBadRequest, "Input exceeds maximum node count of %d", maxNodes)
+				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum node count of %d", maxNodes)
 			}
 			if n+1 > maxDepth {
-				return newPublic(errBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
+				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
 			}
 		}
 		if d, ok := tok.(json.Delim); ok {

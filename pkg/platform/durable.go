@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -331,7 +332,7 @@ func (s *Service) durableState(r *http.Request, da *durableAssistant, tid string
 	}
 	if err != nil {
 		s.logger.Error("get durable thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	ts, err := s.renderState(durableView(tid, st), tid)
 	if err != nil || st.Interrupt == nil {

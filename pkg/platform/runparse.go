@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // RunRequest is a parsed RunCreate body: what a run needs to execute. It is plain data so a
@@ -103,23 +104,23 @@ func (s *Service) parseRun(r *http.Request, kind runKind) (*RunRequest, error) {
 		return nil, err
 	}
 	if err := host.ValidateGraphName(req.AssistantID); err != nil {
-		return nil, newPublic(errBadRequest, "%s", err.Error())
+		return nil, apierror.New(apierror.ErrBadRequest, err.Error())
 	}
 	if err := s.parseCommand(obj, req); err != nil {
 		return nil, err
 	}
 	for _, f := range unsupportedRunFields {
 		if obj.has(f.field) && (f.field != "command" || req.Resume == nil) {
-			return nil, newPublic(errNotImplemented, "%s", f.detail)
+			return nil, apierror.New(apierror.ErrNotImplemented, f.detail)
 		}
 	}
 	switch m := req.MultitaskStrategy; {
 	case m == "reject":
 	case m == "enqueue" && kind == backgroundRun:
 	case kind == backgroundRun:
-		return nil, newPublic(errNotImplemented, "Multitask strategy %s is not supported; only 'reject' and 'enqueue' are available.", repr(m))
+		return nil, apierror.Newf(apierror.ErrNotImplemented, "Multitask strategy %s is not supported; only 'reject' and 'enqueue' are available.", repr(m))
 	default:
-		return nil, newPublic(errNotImplemented, "Multitask strategy %s is not supported; only 'reject' is available.", repr(m))
+		return nil, apierror.Newf(apierror.ErrNotImplemented, "Multitask strategy %s is not supported; only 'reject' is available.", repr(m))
 	}
 	return req, nil
 }
@@ -316,7 +317,7 @@ func (s *Service) parseCommand(obj object, req *RunRequest) error {
 	}
 	for k, v := range cmd {
 		if k != "resume" && !isNull(v) {
-			return newPublic(errNotImplemented, "Command %s is not supported; only 'resume' is available.", repr(k))
+			return apierror.Newf(apierror.ErrNotImplemented, "Command %s is not supported; only 'resume' is available.", repr(k))
 		}
 	}
 	if r, ok := cmd["resume"]; ok {

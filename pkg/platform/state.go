@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -17,14 +18,14 @@ func (s *Service) resolveGraph(r *http.Request, tid, capability string, has func
 		return nil, err
 	}
 	if t.AssistantID == "" {
-		return nil, newPublic(errConflict, "Thread %s is not bound to any assistant. Run a graph on this thread first.", repr(tid))
+		return nil, apierror.Newf(apierror.ErrConflict, "Thread %s is not bound to any assistant. Run a graph on this thread first.", repr(tid))
 	}
 	g, ok := s.graph(t.AssistantID)
 	if !ok {
-		return nil, newPublic(errNotFound, "Assistant %s not found for thread %s", repr(t.AssistantID), repr(tid))
+		return nil, apierror.Newf(apierror.ErrNotFound, "Assistant %s not found for thread %s", repr(t.AssistantID), repr(tid))
 	}
 	if !has(g) {
-		return nil, newPublic(errConflict, "Graph %s does not support %s", repr(t.AssistantID), capability)
+		return nil, apierror.Newf(apierror.ErrConflict, "Graph %s does not support %s", repr(t.AssistantID), capability)
 	}
 	return g, nil
 }
@@ -61,7 +62,7 @@ func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) 
 	}
 	if err != nil {
 		s.logger.Error("get thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return s.renderState(view, tid)
 }
@@ -71,7 +72,7 @@ func (s *Service) renderState(view host.StateView, tid string) (ThreadState, err
 	st, err := threadState(view, tid)
 	if err != nil {
 		s.logger.Error("encode thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return st, nil
 }
@@ -133,7 +134,7 @@ func checkpointFromRaw(raw json.RawMessage, key, tid, what string) (*CheckpointR
 	}
 	ref := &CheckpointRef{ThreadID: tid}
 	if c.ThreadID != nil && *c.ThreadID != tid {
-		return nil, newPublic(errValidation, "%s thread_id %s does not match path thread_id %s", what, repr(*c.ThreadID), repr(tid))
+		return nil, apierror.Newf(apierror.ErrValidation, "%s thread_id %s does not match path thread_id %s", what, repr(*c.ThreadID), repr(tid))
 	}
 	if c.CheckpointNS != nil {
 		ref.NS = *c.CheckpointNS
@@ -205,11 +206,11 @@ func (s *Service) stateUpdate(r *http.Request) (CheckpointRef, error) {
 		return g.(StateUpdater).UpdateState(r.Context(), tid, StateUpdate{Values: values, AsNode: asNode, Checkpoint: *ref})
 	})
 	if errors.Is(err, host.ErrThreadNotFound) {
-		return CheckpointRef{}, newPublic(errNotFound, "Cannot update state for thread %s: %s", repr(tid), err.Error())
+		return CheckpointRef{}, apierror.Newf(apierror.ErrNotFound, "Cannot update state for thread %s: %s", repr(tid), err.Error())
 	}
 	if err != nil {
 		s.logger.Error("update thread state", "thread_id", tid, "error", err)
-		return CheckpointRef{}, newPublic(errInternal, "Internal error updating thread state")
+		return CheckpointRef{}, apierror.New(apierror.ErrInternal, "Internal error updating thread state")
 	}
 	if out.ThreadID == "" {
 		out.ThreadID = tid
@@ -310,7 +311,7 @@ func (s *Service) history(r *http.Request) ([]ThreadState, error) {
 	}
 	if err != nil {
 		s.logger.Error("get thread history", "thread_id", tid, "error", err)
-		return nil, newPublic(errInternal, "Internal error retrieving thread history")
+		return nil, apierror.New(apierror.ErrInternal, "Internal error retrieving thread history")
 	}
 	return filterHistory(views, tid, before, decodeMap(meta), limit)
 }
@@ -324,7 +325,7 @@ func filterHistory(views []host.StateView, tid, before string, meta map[string]a
 	for _, v := range views {
 		st, err := threadState(v, tid)
 		if err != nil {
-			return nil, newPublic(errInternal, "Internal error retrieving thread history")
+			return nil, apierror.New(apierror.ErrInternal, "Internal error retrieving thread history")
 		}
 		if skipping {
 			if st.Checkpoint.CheckpointID != nil && *st.Checkpoint.CheckpointID == before {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // serveStateAtCheckpoint answers POST threads/{id}/state/checkpoint, what the SDK's
@@ -51,7 +52,7 @@ func (s *Service) stateAtCheckpoint(r *http.Request) (ThreadState, error) {
 		return emptyState(tid), nil
 	case err != nil:
 		s.logger.Error("get thread state at a checkpoint", "thread_id", tid, "checkpoint_id", ref.ID, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return s.renderState(views[0], tid)
 }

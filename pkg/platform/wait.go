@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Bounded waits (docs/http-platform.md, "Bounded waits"). Every route that waits for a run
@@ -30,9 +31,6 @@ const RetryAfterSeconds = "5"
 // errWaitBound is the cause of a wait's context that reached the bound.
 var errWaitBound = errors.New("platform: wait bound passed")
 
-// errWaitExceeded is the kind of a wait route's 504.
-var errWaitExceeded = errors.New("platform: wait bound passed while the graph ran") // 504
-
 // waitContext returns ctx bounded by the wait bound.
 func (s *Service) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, s.maxWait, errWaitBound)
@@ -53,7 +51,7 @@ func (s *Service) logWaitExceeded(req *RunRequest, tid, runID string) {
 // writeWaitExceeded answers a runs/wait whose graph run passed the bound: 504.
 func (s *Service) writeWaitExceeded(w http.ResponseWriter, tid, runID string) {
 	w.Header().Set("Content-Location", s.contentLocation(tid, runID))
-	writeError(w, &publicError{kind: errWaitExceeded, msg: host.WaitExceededMessage(s.maxWait)}, s.logger)
+	writeError(w, apierror.WaitExceeded(s.maxWait), s.logger)
 }
 
 // waitExceededFrame is the error frame of a stream whose run passed the bound.
