@@ -2,17 +2,9 @@ package host
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
-	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
-
-// WaitExceededMessage is the text of the answer to a request whose graph run passed the wait
-// bound: the detail of invoke's 504, and, lower-cased, the error frame of a stream.
-func WaitExceededMessage(bound time.Duration) string {
-	return "Graph run did not finish within " + waitbound.Seconds(bound) + "; it goes on in the background"
-}
 
 // waitExceeded answers an invoke whose graph run passed Options.MaxWait: 504
 // {"error":"error","detail":"Graph run did not finish within <n> s; it goes on in the background"}.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
-	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
@@ -52,12 +49,6 @@ func (s *Service) logWaitExceeded(req *RunRequest, tid, runID string) {
 func (s *Service) writeWaitExceeded(w http.ResponseWriter, tid, runID string) {
 	w.Header().Set("Content-Location", s.contentLocation(tid, runID))
 	writeError(w, apierror.WaitExceeded(s.maxWait), s.logger)
-}
-
-// waitExceededFrame is the error frame of a stream whose run passed the bound.
-func waitExceededFrame(bound time.Duration) string {
-	msg := host.WaitExceededMessage(bound)
-	return "event: error\ndata: {\"error\": \"" + strings.ToLower(msg[:1]) + msg[1:] + "\"}\n\n"
 }
 
 // writePending answers a wait on a background run that passed the bound: 202 with the run,

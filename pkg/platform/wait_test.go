@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // TestWait_PastTheBound_BothTransports: with a short MaxWait every platform route that waits
@@ -56,7 +57,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 			}
 		}
 	})
-	msg := host.WaitExceededMessage(bound)
+	msg := apierror.WaitExceededMessage(bound)
 	threadStatus := func(t *testing.T, tr hosttest.Transport, tid string) (string, string) {
 		var th struct {
 			Status string          `json:"status"`
