@@ -41,12 +41,6 @@ type HealthDetailsResponse struct {
 	Graphs []GraphInfo `json:"graphs"`
 }
 
-// ErrorResponse is the native error body; Error is always "error".
-type ErrorResponse struct {
-	Error  string `json:"error"`
-	Detail string `json:"detail"`
-}
-
 // ThreadStateResponse is the 200 body of the thread state route.
 type ThreadStateResponse struct {
 	Values   map[string]any `json:"values"`

@@ -5,7 +5,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // Function names of the read-only graph routes, which show a client (the run inspector) what
@@ -25,9 +25,9 @@ type (
 	// graphEventBody describes one event the graph takes; PayloadSchema is the JSON Schema of
 	// a typed handler's payload (durable.OnEvent), null for an untyped one (any JSON value).
 	graphEventBody struct {
-		EventName     string       `json:"event_name"`
-		Typed         bool         `json:"typed"`
-		PayloadSchema *host.Schema `json:"payload_schema"`
+		EventName     string          `json:"event_name"`
+		Typed         bool            `json:"typed"`
+		PayloadSchema *openapi.Schema `json:"payload_schema"`
 	}
 	graphManifestBody struct {
 		GraphName string                `json:"graph_name"`
@@ -97,8 +97,8 @@ func (s *Service) getManifest(w http.ResponseWriter, r *http.Request) error {
 
 // payloadSchema is the JSON Schema of a typed event payload. Its required fields are the
 // durable rule's (`durable:"required"`), not encoding/json's.
-func payloadSchema(p durable.EventPayload) *host.Schema {
-	schema := host.SchemaOf(p.Type)
+func payloadSchema(p durable.EventPayload) *openapi.Schema {
+	schema := openapi.SchemaOf(p.Type)
 	if schema.Type == "object" && schema.Properties != nil {
 		schema.Required = p.Required
 	}

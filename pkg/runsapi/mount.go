@@ -8,6 +8,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/inspector"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // HealthDetailsKey is the member of GET /api/health/details that lists the durable graphs
@@ -93,8 +94,8 @@ func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
 	if err := h.AddHealthDetails(HealthDetailsKey, func() any { return svc.Fragments() }); err != nil {
 		return fmt.Errorf("%w: %w", ErrMount, err)
 	}
-	h.AddOpenAPI(func(doc *host.OpenAPIDocument) {
-		for _, m := range svc.OpenAPISchemas() {
+	h.AddOpenAPI(func(doc *openapi.Document) {
+		for _, m := range svc.openAPISchemas() {
 			doc.AddSchema(m.Key, m.Value)
 		}
 	})

@@ -8,9 +8,9 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // Defaults of Options.
@@ -256,30 +256,30 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 	fns := []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.startRun)), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
+			Handler: s.handle(s.isolate(s.startRun)), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: openapi.Ref("StartRunRequest"), Response: openapi.Ref("ManagementPayload"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.getStatus)), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
+			Handler: s.handle(s.isolate(s.getStatus)), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: openapi.Ref("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.sendEvent)), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
+			Handler: s.handle(s.isolate(s.sendEvent)), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: openapi.Ref("EventAccepted"),
 				Description: "The body is the event payload: any JSON value, empty for null. A client that may retry sends an Idempotency-Key header; a retried POST with the same key stores the event once.",
 				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), RequestOptional: true, Response: oasRef("CancelAccepted"),
+			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: openapi.Ref("CancelRequest"), RequestOptional: true, Response: openapi.Ref("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
+			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
+			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
+			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: openapi.Ref("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 	fns = append(fns, s.manifestFunctions(auth)...)
 	if _, ok := s.runs.(engine.VersionCounter); ok {
 		fns = append(fns, funchost.HTTPFunction{Name: FuncListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listVersions)), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},
 				Description: "Every registered version (the latest first) and every version that still has unfinished runs, with their count: an old version can leave the deployment when its count is 0.",
-				Response:    oasRef("GraphVersions"), Errors: routeErrors(404)}})
+				Response:    openapi.Ref("GraphVersions"), Errors: routeErrors(404)}})
 	}
 	return fns
 }
@@ -292,6 +292,6 @@ func (s *Service) metaFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction
 		{Name: FuncOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,
 			Handler: s.handle(s.openAPI), Doc: funchost.RouteDoc{Summary: "OpenAPI document", Tags: []string{"meta"}}},
 		{Name: FuncHealth, Methods: get, Route: "health", AuthLevel: auth,
-			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: oasRef("DurableHealthResponse")}},
+			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: openapi.Ref("DurableHealthResponse")}},
 	}
 }

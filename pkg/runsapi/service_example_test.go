@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,20 +69,26 @@ func ExampleService_OpenAPIDocument() {
 	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
 	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
 		Logger: slog.New(slog.DiscardHandler)})
-	doc := svc.OpenAPIDocument()
-	fmt.Println(doc.OpenAPI, doc.Info.Title)
-	for _, p := range doc.Paths {
-		fmt.Println(p.Key)
+	raw, _ := json.Marshal(svc.OpenAPIDocument())
+	var doc struct {
+		OpenAPI    string                     `json:"openapi"`
+		Info       struct{ Title string }     `json:"info"`
+		Paths      map[string]json.RawMessage `json:"paths"`
+		Components struct{ Schemas json.RawMessage }
 	}
-	raw, _ := json.Marshal(doc.Components.Schemas)
-	fmt.Println(strings.Contains(string(raw), `"data_pipeline"`))
+	_ = json.Unmarshal(raw, &doc)
+	fmt.Println(doc.OpenAPI, doc.Info.Title)
+	for _, path := range slices.Sorted(maps.Keys(doc.Paths)) {
+		fmt.Println(path)
+	}
+	fmt.Println(strings.Contains(string(doc.Components.Schemas), `"data_pipeline"`))
 	// Output:
 	// 3.0.3 funcgraph durable runtime
 	// /api/graphs/{graph_name}/runs
-	// /api/runs/{instance_id}
-	// /api/runs/{instance_id}/events/{event_name}
-	// /api/runs/{instance_id}/cancel
 	// /api/health
+	// /api/runs/{instance_id}
+	// /api/runs/{instance_id}/cancel
+	// /api/runs/{instance_id}/events/{event_name}
 	// true
 }
 
