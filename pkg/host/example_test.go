@@ -96,7 +96,7 @@ func ExampleNewLoggingObserver() {
 		},
 	}))
 	obs := host.NewLoggingObserver(logger)
-	obs.OnRunRejected(context.Background(), host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: host.TransportBuffered,
+	obs.OnRunRejected(context.Background(), host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: "buffered",
 		LockBackend: "InProcessThreadLock"}, host.ReasonInvalidRequest)
 	// Output:
 	// level=INFO msg=langgraph.run.rejected graph_name=upper endpoint=invoke thread_id=<nil> assistant_id=<nil> stream_mode=<nil> transport=buffered has_checkpointer=false lock_backend=InProcessThreadLock trigger_type=<nil> status=rejected reason=invalid_request

@@ -144,12 +144,12 @@ func builtinSchemas() openapi.Object {
 		name string
 		t    reflect.Type
 	}{
-		{"InvokeRequest", reflect.TypeFor[InvokeRequest]()},
-		{"StreamRequest", reflect.TypeFor[StreamRequest]()},
-		{"InvokeResponse", reflect.TypeFor[InvokeResponse]()},
-		{"ThreadStateResponse", reflect.TypeFor[ThreadStateResponse]()},
-		{"HealthResponse", reflect.TypeFor[HealthResponse]()},
-		{"HealthDetailsResponse", reflect.TypeFor[HealthDetailsResponse]()},
+		{"InvokeRequest", reflect.TypeFor[invokeRequestModel]()},
+		{"StreamRequest", reflect.TypeFor[streamRequestModel]()},
+		{"InvokeResponse", reflect.TypeFor[invokeResponseModel]()},
+		{"ThreadStateResponse", reflect.TypeFor[threadStateModel]()},
+		{"HealthResponse", reflect.TypeFor[healthResponseModel]()},
+		{"HealthDetailsResponse", reflect.TypeFor[healthDetailsModel]()},
 		{"GraphInfo", reflect.TypeFor[GraphInfo]()},
 		{"ErrorResponse", reflect.TypeFor[apierror.HostingBody]()},
 	}
@@ -170,9 +170,9 @@ func invokeRequestSchema(model reflect.Type, stream bool) *openapi.Schema {
 	if model == nil {
 		return openapi.Ref(name)
 	}
-	s := openapi.SchemaOf(reflect.TypeFor[InvokeRequest]())
+	s := openapi.SchemaOf(reflect.TypeFor[invokeRequestModel]())
 	if stream {
-		s = openapi.SchemaOf(reflect.TypeFor[StreamRequest]())
+		s = openapi.SchemaOf(reflect.TypeFor[streamRequestModel]())
 	}
 	s.Properties[0].Schema = openapi.SchemaOf(model)
 	return s
@@ -184,7 +184,7 @@ func invokeResponseSchema(model reflect.Type) *openapi.Schema {
 	if model == nil {
 		return openapi.Ref("InvokeResponse")
 	}
-	s := openapi.SchemaOf(reflect.TypeFor[InvokeResponse]())
+	s := openapi.SchemaOf(reflect.TypeFor[invokeResponseModel]())
 	s.Properties[0].Schema = openapi.SchemaOf(model)
 	return s
 }

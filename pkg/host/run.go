@@ -32,7 +32,7 @@ func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint s
 		RunID:           newRunID(),
 		StartedAtNS:     monotonicNS(),
 		InvocationID:    funchost.InvocationID(r.Context()),
-		Transport:       TransportBuffered,
+		Transport:       transportBuffered,
 		HasCheckpointer: g.hasCheckpointer(),
 		LockBackend:     a.lockBackend,
 	}

@@ -298,20 +298,11 @@ func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
 	s.runWait(w, r, g, req, tid, func(ctx context.Context) { s.endTemporary(ctx, tid, req) })
 }
 
-// PanicError is the error of a run whose graph panicked.
-type PanicError struct {
-	// Value is the value passed to panic; Stack the panicking goroutine's stack.
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("graph panicked: %v", e.Value) }
-
-// guardValue runs fn, turning a panic into a *PanicError.
+// guardValue runs fn, turning a panic into a *host.PanicError.
 func guardValue[T any](fn func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &PanicError{Value: p, Stack: debug.Stack()}
+			err = &host.PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return fn()

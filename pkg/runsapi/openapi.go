@@ -7,8 +7,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
-// OpenAPITitle is info.title of the durable openapi.json.
-const OpenAPITitle = "funcgraph durable runtime"
+// openAPITitle is info.title of the durable openapi.json.
+const openAPITitle = "funcgraph durable runtime"
 
 // registeredGraphsSchema is components.schemas.RegisteredGraphs: an array schema that keeps
 // the original's vendor key x-afdg-graphs with one manifest fragment per graph.
@@ -18,16 +18,16 @@ type registeredGraphsSchema struct {
 	Graphs []durable.ManifestFragment `json:"x-afdg-graphs"`
 }
 
-// OpenAPIDocument returns the document served at GET /api/openapi.json when the service
+// openAPIDocument returns the document served at GET /api/openapi.json when the service
 // runs alone: the contract's paths with their summaries and path parameters, and in
 // components.schemas RegisteredGraphs (the latest registration of every graph) followed by
 // the request and response bodies.
-func (s *Service) OpenAPIDocument() *openapi.Document {
+func (s *Service) openAPIDocument() *openapi.Document {
 	prefix := "/" + strings.Trim(s.opts.RoutePrefix, "/")
 	if prefix == "/" {
 		prefix = ""
 	}
-	doc := &openapi.Document{Title: OpenAPITitle, Version: s.opts.Version}
+	doc := &openapi.Document{Title: openAPITitle, Version: s.opts.Version}
 	id, event, graph := openapi.PathParameter("instance_id"), openapi.PathParameter("event_name"), openapi.PathParameter("graph_name")
 	for _, p := range []struct {
 		path, method, summary string

@@ -133,13 +133,13 @@ func routeErrors(statuses ...int) []funchost.RouteError {
 // stater is implemented by graphs built with durable.ManifestBuilder: their state model.
 type stater interface{ StateType() reflect.Type }
 
-// RunInputSchemaName is the components.schemas name of a graph's run input schema.
-func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
+// runInputSchemaName is the components.schemas name of a graph's run input schema.
+func runInputSchemaName(graph string) string { return "RunInput_" + graph }
 
 // openAPISchemas returns the components.schemas entries of the service for the hosting app's
 // document (Mount adds them): RegisteredGraphs with the vendor key x-afdg-graphs, as in the
 // service's own document, the request and response bodies, then one run input schema per
-// public registered graph with a Go state model (RunInputSchemaName).
+// public registered graph with a Go state model (runInputSchemaName).
 func (s *Service) openAPISchemas() openapi.Object {
 	out := openapi.Object{{Key: "RegisteredGraphs", Value: s.registeredGraphs()}}
 	out = append(out, bodySchemas()...)
@@ -148,7 +148,7 @@ func (s *Service) openAPISchemas() openapi.Object {
 
 // registeredGraphs is components.schemas.RegisteredGraphs.
 func (s *Service) registeredGraphs() registeredGraphsSchema {
-	return registeredGraphsSchema{Type: "array", Items: &openapi.Schema{Type: "object"}, Graphs: s.Fragments()}
+	return registeredGraphsSchema{Type: "array", Items: &openapi.Schema{Type: "object"}, Graphs: s.reg.Fragments()}
 }
 
 // graphInputSchemas returns one JSON Schema per registered graph with a Go state model,
@@ -160,7 +160,7 @@ func (s *Service) graphInputSchemas() openapi.Object {
 		if !ok {
 			continue
 		}
-		out = append(out, openapi.Member{Key: RunInputSchemaName(g.Manifest().GraphName), Value: openapi.SchemaOf(st.StateType())})
+		out = append(out, openapi.Member{Key: runInputSchemaName(g.Manifest().GraphName), Value: openapi.SchemaOf(st.StateType())})
 	}
 	return out
 }
