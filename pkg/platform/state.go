@@ -39,19 +39,19 @@ func (s *Service) serveStateGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st, s.logger)
 }
 
-func (s *Service) stateGet(r *http.Request) (ThreadState, error) {
+func (s *Service) stateGet(r *http.Request) (threadStateBody, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	return s.latestState(r, tid)
 }
 
 // latestState answers thread tid's latest state.
-func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) {
+func (s *Service) latestState(r *http.Request, tid string) (threadStateBody, error) {
 	g, err := s.resolveGraph(r, tid, "state retrieval", func(g host.InvocableGraph) bool { _, ok := g.(host.StatefulGraph); return ok })
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	if da, ok := g.(*durableAssistant); ok {
 		return s.durableState(r, da, tid)
@@ -62,29 +62,29 @@ func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) 
 	}
 	if err != nil {
 		s.logger.Error("get thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return s.renderState(view, tid)
 }
 
 // renderState is threadState for the state routes: an encoding failure is logged and is a 500.
-func (s *Service) renderState(view host.StateView, tid string) (ThreadState, error) {
+func (s *Service) renderState(view host.StateView, tid string) (threadStateBody, error) {
 	st, err := threadState(view, tid)
 	if err != nil {
 		s.logger.Error("encode thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return st, nil
 }
 
-func emptyState(tid string) ThreadState {
-	return ThreadState{Values: map[string]any{}, Next: []string{}, Checkpoint: Checkpoint{ThreadID: tid},
+func emptyState(tid string) threadStateBody {
+	return threadStateBody{Values: map[string]any{}, Next: []string{}, Checkpoint: checkpointBody{ThreadID: tid},
 		Tasks: []any{}, Interrupts: []any{}}
 }
 
 // threadState renders a state view: values that are neither an object nor an array become
 // {}; empty metadata is null; the checkpoints come from the view's configs.
-func threadState(v host.StateView, tid string) (ThreadState, error) {
+func threadState(v host.StateView, tid string) (threadStateBody, error) {
 	st := emptyState(tid)
 	raw, err := json.Marshal(v.Values)
 	if err != nil {
@@ -152,7 +152,7 @@ func (s *Service) serveStateUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Checkpoint Checkpoint `json:"checkpoint"`
+		Checkpoint checkpointBody `json:"checkpoint"`
 	}{checkpointOf(ref)}, s.logger)
 }
 
@@ -247,7 +247,7 @@ func (s *Service) serveHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out, s.logger)
 }
 
-func (s *Service) history(r *http.Request) ([]ThreadState, error) {
+func (s *Service) history(r *http.Request) ([]threadStateBody, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
 		return nil, err
@@ -307,7 +307,7 @@ func (s *Service) history(r *http.Request) ([]ThreadState, error) {
 	}
 	views, err := guardValue(func() ([]host.StateView, error) { return g.(StateHistorian).GetStateHistory(r.Context(), *ref) })
 	if errors.Is(err, host.ErrThreadNotFound) {
-		return []ThreadState{}, nil
+		return []threadStateBody{}, nil
 	}
 	if err != nil {
 		s.logger.Error("get thread history", "thread_id", tid, "error", err)
@@ -318,8 +318,8 @@ func (s *Service) history(r *http.Request) ([]ThreadState, error) {
 
 // filterHistory skips views up to and including the one whose id is before (unknown → none),
 // keeps those whose metadata matches every filter key, and stops at limit.
-func filterHistory(views []host.StateView, tid, before string, meta map[string]any, limit int) ([]ThreadState, error) {
-	out := []ThreadState{}
+func filterHistory(views []host.StateView, tid, before string, meta map[string]any, limit int) ([]threadStateBody, error) {
+	out := []threadStateBody{}
 	skipping := before != ""
 	filter := threads.Query{Metadata: meta}
 	for _, v := range views {

@@ -249,7 +249,7 @@ func (s *Service) serveThreadsSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	out := make([]Thread, 0, len(found))
+	out := make([]threadBody, 0, len(found))
 	for _, t := range found {
 		out = append(out, wireThread(t))
 	}

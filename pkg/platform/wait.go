@@ -22,8 +22,8 @@ import (
 //     they answer 202 Accepted with the run (runs.get's body), a Location to poll (join: the
 //     join URL itself; cancel: the run) and Retry-After.
 
-// RetryAfterSeconds is the Retry-After of a 202 answered because the wait bound passed.
-const RetryAfterSeconds = "5"
+// retryAfterSeconds is the Retry-After of a 202 answered because the wait bound passed.
+const retryAfterSeconds = "5"
 
 // errWaitBound is the cause of a wait's context that reached the bound.
 var errWaitBound = errors.New("platform: wait bound passed")
@@ -62,6 +62,6 @@ func (s *Service) writePending(w http.ResponseWriter, r *http.Request, tid, rid,
 	h := w.Header()
 	h.Set("Location", location)
 	h.Set("Content-Location", s.contentLocation(tid, rid))
-	h.Set("Retry-After", RetryAfterSeconds)
+	h.Set("Retry-After", retryAfterSeconds)
 	writeJSON(w, http.StatusAccepted, wireRun(run), s.logger)
 }

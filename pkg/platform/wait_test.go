@@ -139,7 +139,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				var got runBody
 				if r.status != http.StatusAccepted || json.Unmarshal([]byte(r.body), &got) != nil || got.RunID != run.RunID ||
 					(got.Status != "pending" && got.Status != "running") || r.header.Get("Location") != location ||
-					r.header.Get("Retry-After") != RetryAfterSeconds || r.header.Get("Content-Location") != base+"/"+run.RunID {
+					r.header.Get("Retry-After") != retryAfterSeconds || r.header.Get("Content-Location") != base+"/"+run.RunID {
 					t.Fatalf("got %d %v %s, want 202 with the unfinished run", r.status, r.header, r.body)
 				}
 				close(gates[key])
