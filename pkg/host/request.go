@@ -37,10 +37,7 @@ func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 	if !errors.As(err, &be) {
 		return nil, fmt.Errorf("%w: read body: %v", apierror.ErrBadRequest, err)
 	}
-	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, apierror.New(apierror.ErrRequestTimeout, be.Message())
-	}
-	return nil, apierror.New(apierror.ErrBadRequest, be.Message())
+	return nil, apierror.Unread(be.Message(), errors.Is(be, funchost.ErrBodyTimeout))
 }
 
 // parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the

@@ -27,10 +27,7 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	if !errors.As(err, &be) {
 		be = &funchost.BodyError{Kind: funchost.ErrMalformedBody, Err: err}
 	}
-	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, apierror.New(apierror.ErrRequestTimeout, be.Message())
-	}
-	return nil, apierror.New(apierror.ErrBadRequest, be.Message())
+	return nil, apierror.Unread(be.Message(), errors.Is(be, funchost.ErrBodyTimeout))
 }
 
 // bodyMode says how a route treats its body.

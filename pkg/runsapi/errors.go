@@ -126,7 +126,7 @@ func publicError(err error) error {
 		// The service checks every other parameter first, so what storage refuses is the token.
 		return apierror.New(apierror.ErrBadRequest, "invalid query parameter 'continuation_token': want the token of a previous page")
 	case errors.As(err, &body):
-		return apierror.New(bodyKind(body), body.Message())
+		return apierror.Unread(body.Message(), errors.Is(body, funchost.ErrBodyTimeout)) // apiReadBody answered a body over the cap already
 	case errors.As(err, &exists):
 		return runStateError("instance already exists", exists.InstanceID, exists.Status)
 	case errors.As(err, &finished):
@@ -144,17 +144,6 @@ func publicError(err error) error {
 func runStateError(msg, id string, status engine.RunStatus) error {
 	return &apierror.Error{Kind: apierror.ErrConflict, Message: msg, Fields: []apierror.Field{
 		{Name: "instance_id", Value: id}, {Name: "runtime_status", Value: status}}}
-}
-
-// bodyKind is the kind of a body that could not be read: too large, late or malformed.
-func bodyKind(e *funchost.BodyError) error {
-	switch {
-	case errors.Is(e, funchost.ErrBodyTooLarge):
-		return apierror.ErrTooLarge
-	case errors.Is(e, funchost.ErrBodyTimeout):
-		return apierror.ErrRequestTimeout
-	}
-	return apierror.ErrBadRequest
 }
 
 // RetryAfterBusy is the Retry-After (seconds) of a 503 {"error": "instance is busy, retry

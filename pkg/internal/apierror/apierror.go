@@ -126,3 +126,14 @@ func WaitExceededMessage(bound time.Duration) string {
 func WaitExceeded(bound time.Duration) error {
 	return &Error{Kind: ErrWaitExceeded, Message: WaitExceededMessage(bound)}
 }
+
+// Unread is the error answering a request body that could not be read, with message (a
+// funchost.BodyError's): 408 when it did not arrive in time, else 400 (a body over the cap
+// included, as the hosting and platform routes answer it; the runs API answers that one 413
+// with a text of its own).
+func Unread(message string, timedOut bool) error {
+	if timedOut {
+		return New(ErrRequestTimeout, message)
+	}
+	return New(ErrBadRequest, message)
+}

@@ -12,8 +12,8 @@
 //     answered 500 with the shape's fixed text: internal error text never reaches a body.
 //
 // It is internal because no user builds with it: a graph refuses its input with
-// host.ClientError or host.InputError, which the surfaces turn into an *Error. It sits below
-// host, platform and runsapi and imports none of them. It is not part of the Functions
-// protocol (package funchost): the reply to the host is another layer, and the status inside
-// it is what this package decides.
+// host.ClientError or host.InputError, which the surfaces turn into an *Error. It is a leaf
+// below host, platform and runsapi (and below funchost, which it does not import either). It
+// is not part of the Functions protocol: the reply to the host is another layer (package
+// funchost), and the status inside it, what the caller sees, is what this package decides.
 package apierror
