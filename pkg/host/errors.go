@@ -38,9 +38,6 @@ func rejectReason(err error) RejectReason {
 	}
 }
 
-// graphFailed is the answer to a graph's failed run that does not blame the client.
-var graphFailed = apierror.New(apierror.ErrInternal, "Graph execution failed")
-
 // writeError answers err in the hosting shape: `{"error":"error","detail":"<message>"}`.
 func writeError(w http.ResponseWriter, err error) { apierror.Hosting.Write(w, err) }
 

@@ -53,7 +53,7 @@ func clientError(err error) error {
 	}
 	var inputErr *InputError
 	if errors.As(err, &inputErr) {
-		return validationError(inputErr.Field, inputErr.Message)
+		return apierror.Invalid(inputErr.Field, inputErr.Message)
 	}
 	var ce *ClientError
 	if errors.As(err, &ce) {

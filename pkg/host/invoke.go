@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
@@ -40,7 +41,7 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 		writeError(w, pub)
 		return
 	}
-	writeError(w, graphFailed)
+	writeError(w, apierror.GraphFailed)
 }
 
 // invokeCall is one invoke's run, in one allocation: what the run needs, its admission

@@ -42,8 +42,8 @@ type threadScope struct {
 
 // Messages of the hosting routes' isolation refusals.
 const (
-	msgNoIdentity     = "Unauthorized: the request carries no caller identity"
-	msgUntrustedProxy = "Forbidden: the identity header is only accepted from a trusted proxy"
+	msgNoIdentity     = apierror.NoIdentityMessage
+	msgUntrustedProxy = apierror.UntrustedPeerMessage
 	msgNoThreadStore  = "Forbidden: with user isolation on, threads are reached through the platform routes (/threads), which this app does not serve"
 )
 
@@ -71,11 +71,8 @@ func (sc *threadScope) resolve(r *http.Request) (isolation.Caller, error) {
 // caller resolves the request's caller under the scope.
 func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 	c, err := sc.iso.Caller(r)
-	switch {
-	case errors.Is(err, isolation.ErrUntrustedIdentity):
-		return c, apierror.New(apierror.ErrForbidden, msgUntrustedProxy)
-	case err != nil:
-		return c, apierror.New(apierror.ErrUnauthorized, msgNoIdentity)
+	if err != nil {
+		return c, apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
 	}
 	return c, nil
 }

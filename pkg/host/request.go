@@ -60,18 +60,18 @@ func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim lim
 	}
 	root := tree.root
 	if tree.kind(root) != kindObject {
-		return validationError("body", "Input should be a valid dictionary")
+		return apierror.Invalid("body", "Input should be a valid dictionary")
 	}
 	input := tree.member(root, "input")
 	switch {
 	case input < 0:
-		return validationError("input", "Field required")
+		return apierror.Invalid("input", "Field required")
 	case tree.kind(input) != kindObject:
-		return validationError("input", "Input should be a valid dictionary")
+		return apierror.Invalid("input", "Input should be a valid dictionary")
 	}
 	config := tree.member(root, "config")
 	if config >= 0 && tree.kind(config) != kindObject && tree.kind(config) != kindNull {
-		return validationError("config", "Input should be a valid dictionary or null")
+		return apierror.Invalid("config", "Input should be a valid dictionary or null")
 	}
 	if v := tree.member(root, "version"); v >= 0 {
 		switch tree.kind(v) {
@@ -80,14 +80,14 @@ func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim lim
 			s := tree.str(v)
 			req.Version, req.hasVersion = &s, true
 		default:
-			return validationError("version", "Input should be a valid string or null")
+			return apierror.Invalid("version", "Input should be a valid string or null")
 		}
 	}
 	if kind == streamRequestKind {
 		req.StreamMode = "values"
 		if v := tree.member(root, "stream_mode"); v >= 0 {
 			if tree.kind(v) != kindString {
-				return validationError("stream_mode", "Input should be a valid string")
+				return apierror.Invalid("stream_mode", "Input should be a valid string")
 			}
 			req.StreamMode = tree.str(v)
 		}
@@ -133,8 +133,4 @@ func parseConfigurable(tree *jsonTree, config int32, out *Config) error {
 	}
 	out.ThreadID = s
 	return nil
-}
-
-func validationError(field, msg string) error {
-	return apierror.Newf(apierror.ErrValidation, "Validation error: %s: %s", field, msg)
 }

@@ -169,12 +169,12 @@ func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
 	limit, offset := 10, 0
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return nil, validationError("limit", "Input should be an integer greater than or equal to 1")
+			return nil, apierror.Invalid("limit", "Input should be an integer greater than or equal to 1")
 		}
 	}
 	if v := q.Get("offset"); v != "" {
 		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			return nil, validationError("offset", "Input should be an integer greater than or equal to 0")
+			return nil, apierror.Invalid("offset", "Input should be an integer greater than or equal to 0")
 		}
 	}
 	if _, err := s.visibleThread(r.Context(), tid); err != nil {

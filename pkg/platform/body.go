@@ -64,7 +64,7 @@ func parseBody(body []byte, mode bodyMode) (object, error) {
 		if mode == emptyOKObject || mode == requiredObject {
 			return nil, apierror.New(apierror.ErrBadRequest, "Request body must be a JSON object")
 		}
-		return nil, validationError("body", "Input should be a valid dictionary or object to extract fields from")
+		return nil, apierror.Invalid("body", "Input should be a valid dictionary or object to extract fields from")
 	}
 	var obj object
 	if err := json.Unmarshal(body, &obj); err != nil {
@@ -119,7 +119,7 @@ func (o object) optObject(key string) (json.RawMessage, error) {
 		return nil, nil
 	}
 	if kindOf(v) != 'o' {
-		return nil, validationError(key, "Input should be a valid dictionary")
+		return nil, apierror.Invalid(key, "Input should be a valid dictionary")
 	}
 	return v, nil
 }
@@ -132,7 +132,7 @@ func (o object) optString(key string) (string, bool, error) {
 	}
 	var s string
 	if kindOf(v) != 's' || json.Unmarshal(v, &s) != nil {
-		return "", false, validationError(key, "Input should be a valid string")
+		return "", false, apierror.Invalid(key, "Input should be a valid string")
 	}
 	return s, true, nil
 }
@@ -145,10 +145,10 @@ func (o object) optInt(key string, def, min int) (int, error) {
 	}
 	var n int
 	if kindOf(v) != 'n' || json.Unmarshal(v, &n) != nil {
-		return 0, validationError(key, "Input should be a valid integer")
+		return 0, apierror.Invalid(key, "Input should be a valid integer")
 	}
 	if n < min {
-		return 0, validationError(key, fmt.Sprintf("Input should be greater than or equal to %d", min))
+		return 0, apierror.Invalid(key, fmt.Sprintf("Input should be greater than or equal to %d", min))
 	}
 	return n, nil
 }

@@ -12,17 +12,13 @@ import (
 // Every HTTP failure of the platform routes is an *apierror.Error of one apierror kind whose
 // message is the response's `detail`; apierror.Status maps it to the status.
 
-func validationError(field, msg string) error {
-	return apierror.Newf(apierror.ErrValidation, "Validation error: %s: %s", field, msg)
-}
-
 // graphFailure is the public error for a graph's failed run: the graph's own 4xx with its
 // message when it blames the client (host.ClientStatus), else "Graph execution failed" (a 500).
 func graphFailure(err error) error {
 	if status, msg, ok := host.ClientStatus(err); ok {
 		return &apierror.Error{Status: status, Message: msg}
 	}
-	return apierror.New(apierror.ErrInternal, "Graph execution failed")
+	return apierror.GraphFailed
 }
 
 // writeError answers err in the platform shape, `{"detail": "<message>"}`. Errors without a

@@ -44,10 +44,7 @@ func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 
 // callerError is the public error of a caller that cannot be resolved.
 func callerError(err error) error {
-	if errors.Is(err, isolation.ErrUntrustedIdentity) {
-		return apierror.New(apierror.ErrForbidden, "Forbidden: the identity header is only accepted from a trusted proxy")
-	}
-	return apierror.New(apierror.ErrUnauthorized, "Unauthorized: the request carries no caller identity")
+	return apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
 }
 
 // caller returns the request's caller: an admin when isolation is off.

@@ -133,7 +133,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, validationError("assistant_id", "Field required")
+		return nil, apierror.Invalid("assistant_id", "Field required")
 	}
 	req.AssistantID = a
 	if _, _, err := obj.optString("thread_id"); err != nil {
@@ -176,7 +176,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		req.OnCompletion = ""
 	}
 	if v, ok := obj["after_seconds"]; ok && !isNull(v) && kindOf(v) != 'n' {
-		return nil, validationError("after_seconds", "Input should be a valid number")
+		return nil, apierror.Invalid("after_seconds", "Input should be a valid number")
 	}
 	for _, k := range []string{"interrupt_before", "interrupt_after"} {
 		if v, ok := obj[k]; ok && !isNull(v) {
@@ -185,12 +185,12 @@ func runSchema(obj object) (*RunRequest, error) {
 				continue
 			}
 			if !isStringArray(v) {
-				return nil, validationError(k, "Input should be '*' or a valid list of strings")
+				return nil, apierror.Invalid(k, "Input should be '*' or a valid list of strings")
 			}
 		}
 	}
 	if v, ok := obj["feedback_keys"]; ok && !isNull(v) && !isStringArray(v) {
-		return nil, validationError("feedback_keys", "Input should be a valid list of strings")
+		return nil, apierror.Invalid("feedback_keys", "Input should be a valid list of strings")
 	}
 	if m, ok, err := obj.optString("multitask_strategy"); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		case "reject", "interrupt", "rollback", "enqueue":
 			req.MultitaskStrategy = m
 		default:
-			return nil, validationError("multitask_strategy", "Input should be 'reject', 'interrupt', 'rollback' or 'enqueue'")
+			return nil, apierror.Invalid("multitask_strategy", "Input should be 'reject', 'interrupt', 'rollback' or 'enqueue'")
 		}
 	}
 	if v, ok := obj["stream_mode"]; ok && !isNull(v) {
@@ -217,7 +217,7 @@ func runSchema(obj object) (*RunRequest, error) {
 				req.StreamModes = many
 			}
 		default:
-			return nil, validationError("stream_mode", "Input should be a valid string or a list of strings")
+			return nil, apierror.Invalid("stream_mode", "Input should be a valid string or a list of strings")
 		}
 	}
 	return req, nil
@@ -234,7 +234,7 @@ func optEnum(obj object, k, msg string, allowed ...string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", validationError(k, msg)
+	return "", apierror.Invalid(k, msg)
 }
 
 // dedupe drops repeated strings, keeping the first of each in order.
@@ -313,7 +313,7 @@ func (s *Service) parseCommand(obj object, req *RunRequest) error {
 	}
 	var cmd map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &cmd); err != nil {
-		return validationError("command", "Input should be a valid dictionary")
+		return apierror.Invalid("command", "Input should be a valid dictionary")
 	}
 	for k, v := range cmd {
 		if k != "resume" && !isNull(v) {

@@ -130,7 +130,7 @@ func checkpointFromRaw(raw json.RawMessage, key, tid, what string) (*CheckpointR
 		CheckpointID *string `json:"checkpoint_id"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, validationError(key, "Input should be a valid checkpoint")
+		return nil, apierror.Invalid(key, "Input should be a valid checkpoint")
 	}
 	ref := &CheckpointRef{ThreadID: tid}
 	if c.ThreadID != nil && *c.ThreadID != tid {
@@ -171,7 +171,7 @@ func (s *Service) stateUpdate(r *http.Request) (CheckpointRef, error) {
 	}
 	values, ok := obj["values"]
 	if !ok || !validValues(values) {
-		return CheckpointRef{}, validationError("values", "Input should be a valid dictionary or a list of dictionaries")
+		return CheckpointRef{}, apierror.Invalid("values", "Input should be a valid dictionary or a list of dictionaries")
 	}
 	asNode, _, err := obj.optString("as_node")
 	if err != nil {
@@ -268,7 +268,7 @@ func (s *Service) history(r *http.Request) ([]threadStateBody, error) {
 	if obj.has("before") {
 		beforeRaw = obj["before"]
 		if k := kindOf(beforeRaw); k != 's' && k != 'o' {
-			return nil, validationError("before", "Input should be a valid string or checkpoint")
+			return nil, apierror.Invalid("before", "Input should be a valid string or checkpoint")
 		}
 	}
 	meta, err := obj.optObject("metadata")

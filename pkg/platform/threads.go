@@ -223,7 +223,7 @@ func (s *Service) parseThreadQuery(r *http.Request, paging bool) (threads.Query,
 	}
 	if ok {
 		if !threads.Status(st).Valid() {
-			return q, validationError("status", "Input should be 'idle', 'busy', 'interrupted' or 'error'")
+			return q, apierror.Invalid("status", "Input should be 'idle', 'busy', 'interrupted' or 'error'")
 		}
 		q.Status = threads.Status(st)
 	}

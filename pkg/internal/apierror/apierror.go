@@ -137,3 +137,30 @@ func Unread(message string, timedOut bool) error {
 	}
 	return New(ErrBadRequest, message)
 }
+
+// Messages refusing a request whose caller per-user isolation cannot resolve, on the hosting
+// and platform routes (the runs API words its own in lower case).
+const (
+	NoIdentityMessage    = "Unauthorized: the request carries no caller identity"
+	UntrustedPeerMessage = "Forbidden: the identity header is only accepted from a trusted proxy"
+)
+
+// UnresolvedCaller is the error refusing a request whose caller per-user isolation could not
+// resolve: 403 UntrustedPeerMessage when an identity header came from a peer that is not a
+// trusted proxy, else 401 NoIdentityMessage.
+func UnresolvedCaller(untrustedPeer bool) error {
+	if untrustedPeer {
+		return New(ErrForbidden, UntrustedPeerMessage)
+	}
+	return New(ErrUnauthorized, NoIdentityMessage)
+}
+
+// Invalid is the 422 of a request member that breaks the request model:
+// `Validation error: <field>: <message>`.
+func Invalid(field, message string) error {
+	return New(ErrValidation, "Validation error: "+field+": "+message)
+}
+
+// GraphFailed answers a graph run that failed without blaming the client: 500 with a fixed
+// text (the failure itself is logged, never sent).
+var GraphFailed = New(ErrInternal, "Graph execution failed")
