@@ -32,6 +32,12 @@ func TestShape_Reply_WritesEachSurfaceShape(t *testing.T) {
 		{"runs internal", apierror.Runs, secret, 500, `{"error": "internal error"}`},
 		{"wrapped keeps its message", apierror.Hosting, fmt.Errorf("admit: %w", notFound), 404, `{"error":"error","detail":"Thread 'café' not found"}`},
 		{"explicit status", apierror.Hosting, &apierror.Error{Status: 418, Message: "teapot"}, 418, `{"error":"error","detail":"teapot"}`},
+		{"validation", apierror.Hosting, apierror.Invalid("input", "Field required"), 422, `{"error":"error","detail":"Validation error: input: Field required"}`},
+		{"graph failed", apierror.Platform, apierror.GraphFailed, 500, `{"detail": "Graph execution failed"}`},
+		{"unread late", apierror.Hosting, apierror.Unread("Request body not received in time", true), 408, `{"error":"error","detail":"Request body not received in time"}`},
+		{"unread", apierror.Platform, apierror.Unread("Malformed request body: invalid chunked encoding", false), 400, `{"detail": "Malformed request body: invalid chunked encoding"}`},
+		{"no caller", apierror.Hosting, apierror.UnresolvedCaller(false), 401, `{"error":"error","detail":"Unauthorized: the request carries no caller identity"}`},
+		{"untrusted peer", apierror.Platform, apierror.UnresolvedCaller(true), 403, `{"detail": "Forbidden: the identity header is only accepted from a trusted proxy"}`},
 		{"wait bound", apierror.Platform, apierror.WaitExceeded(1500 * time.Millisecond), 504,
 			`{"detail": "Graph run did not finish within 1.5 s; it goes on in the background"}`},
 	}
