@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // GraphHostApp hosts graphs as HTTP functions. Build it with New, add graphs with Register at
@@ -26,11 +28,11 @@ type GraphHostApp struct {
 	scope       atomic.Pointer[threadScope] // per-user isolation; nil: off (isolation.go)
 
 	mu         sync.RWMutex
-	graphs     []*hostedGraph    // registration order; guarded by mu
-	names      map[string]string // lower-cased name → name, incl. reserved names; guarded by mu
-	details    []healthDetail    // guarded by mu
-	openapi    []func(*OpenAPIDocument)
-	streamType map[string]bool // function names answering text/event-stream; guarded by mu
+	graphs     []*hostedGraph            // registration order; guarded by mu
+	names      map[string]string         // lower-cased name → name, incl. reserved names; guarded by mu
+	details    []healthDetail            // guarded by mu
+	openapiExt []func(*openapi.Document) // AddOpenAPI extensions; guarded by mu
+	streamType map[string]bool           // function names answering text/event-stream; guarded by mu
 }
 
 // New builds an app with the health, health details and OpenAPI routes. It fails for invalid
@@ -92,13 +94,13 @@ func (a *GraphHostApp) registerAppRoutes() error {
 			Name: "fg_health", Methods: []string{http.MethodGet}, Route: "health", AuthLevel: a.opts.HealthAuthLevel,
 			Handler: http.HandlerFunc(a.serveHealth),
 			Doc: funchost.RouteDoc{Summary: "Health", Description: "Liveness probe; never lists graphs.",
-				Tags: []string{"health"}, Response: schemaRef("HealthResponse")},
+				Tags: []string{"health"}, Response: openapi.Ref("HealthResponse")},
 		},
 		{
 			Name: "fg_health_details", Methods: []string{http.MethodGet}, Route: "health/details", AuthLevel: a.opts.HealthDetailsAuthLevel,
 			Handler: http.HandlerFunc(a.serveHealthDetails),
 			Doc: funchost.RouteDoc{Summary: "Health details", Description: "Registered graphs: names, descriptions, checkpointer status.",
-				Tags: []string{"health"}, Response: schemaRef("HealthDetailsResponse")},
+				Tags: []string{"health"}, Response: openapi.Ref("HealthDetailsResponse")},
 		},
 		{
 			Name: "fg_openapi", Methods: []string{http.MethodGet}, Route: "openapi.json", AuthLevel: a.opts.AuthLevel,
@@ -128,7 +130,7 @@ func (a *GraphHostApp) ReserveGraphName(name string) error {
 
 func (a *GraphHostApp) claimLocked(name string) error {
 	if _, taken := a.names[strings.ToLower(name)]; taken {
-		return newPublic(ErrDuplicateName, "Graph %s is already registered", pyRepr(name))
+		return apierror.Newf(ErrDuplicateName, "Graph %s is already registered", pyRepr(name))
 	}
 	a.names[strings.ToLower(name)] = name
 	return nil

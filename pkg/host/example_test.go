@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -97,22 +96,10 @@ func ExampleNewLoggingObserver() {
 		},
 	}))
 	obs := host.NewLoggingObserver(logger)
-	obs.OnRunRejected(context.Background(), host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: host.TransportBuffered,
+	obs.OnRunRejected(context.Background(), host.RunContext{GraphName: "upper", Endpoint: host.EndpointInvoke, Transport: "buffered",
 		LockBackend: "InProcessThreadLock"}, host.ReasonInvalidRequest)
 	// Output:
 	// level=INFO msg=langgraph.run.rejected graph_name=upper endpoint=invoke thread_id=<nil> assistant_id=<nil> stream_mode=<nil> transport=buffered has_checkpointer=false lock_backend=InProcessThreadLock trigger_type=<nil> status=rejected reason=invalid_request
-}
-
-func ExampleSchemaOf() {
-	type Input struct {
-		Text  string   `json:"text"`
-		Limit *int     `json:"limit,omitempty"`
-		Tags  []string `json:"tags"`
-	}
-	b, _ := json.Marshal(host.SchemaOf(reflect.TypeFor[Input]()))
-	fmt.Println(string(b))
-	// Output:
-	// {"type":"object","properties":{"text":{"type":"string"},"limit":{"type":"integer","format":"int64","nullable":true},"tags":{"type":"array","items":{"type":"string"}}},"required":["text","tags"]}
 }
 
 func ExampleValidateThreadID() {

@@ -47,7 +47,7 @@ func (f Func[In, Out]) invokeRequest(ctx context.Context, req *Request) (any, er
 }
 
 // funcCall is what a call of a Func needs, in one allocation: the input it is decoded into,
-// and the context carrying the request (WithRequest's).
+// and the context carrying the request (withRequest's).
 type funcCall[In any] struct {
 	ctx requestContext
 	in  In
@@ -75,8 +75,8 @@ type requestInvoker interface {
 
 type requestKey struct{}
 
-// WithRequest returns a context carrying req, as Func passes it to its function.
-func WithRequest(ctx context.Context, req Request) context.Context {
+// withRequest returns a context carrying req, as Func passes it to its function.
+func withRequest(ctx context.Context, req Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, &req)
 }
 

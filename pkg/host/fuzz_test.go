@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // FuzzParseRunRequest checks the request validator on arbitrary bodies: it never panics, it
@@ -28,11 +30,11 @@ func FuzzParseRunRequest(f *testing.F) {
 			req, err := parseRunRequest(body, kind, lim)
 			strict := utf8.Valid(body) && json.Valid(body)
 			if err != nil {
-				if !errors.Is(err, errBadRequest) && !errors.Is(err, errValidation) && !errors.Is(err, errInvalidConfig) &&
+				if !errors.Is(err, apierror.ErrBadRequest) && !errors.Is(err, apierror.ErrValidation) && !errors.Is(err, errInvalidConfig) &&
 					!errors.Is(err, errTooDeep) && !errors.Is(err, errTooManyNode) {
 					t.Fatalf("unexpected error kind: %v", err)
 				}
-				if status := httpStatus(err); status != 400 && status != 422 {
+				if status := apierror.Status(err); status != 400 && status != 422 {
 					t.Fatalf("status %d for %v", status, err)
 				}
 				continue

@@ -110,6 +110,3 @@ var ErrThreadNotFound = errors.New("host: thread not found")
 // ErrStreamOverflow is returned by a stream's emit function once the buffered response would
 // exceed MaxStreamResponseBytes. The graph should stop and return it.
 var ErrStreamOverflow = errors.New("host: stream response exceeded max buffered size")
-
-// errStreamClosed is returned by emit after a failed emit or after Stream returned.
-var errStreamClosed = errors.New("host: stream is closed")

@@ -62,7 +62,7 @@ func (a *GraphHostApp) serveHealthDetails(w http.ResponseWriter, _ *http.Request
 	}
 	if err != nil {
 		a.logger.Error("encode health details", "error", err)
-		writeError(w, fmt.Errorf("encode health details: %w", err), a.logger)
+		writeError(w, fmt.Errorf("encode health details: %w", err))
 		return
 	}
 	writeBody(w, http.StatusOK, "application/json", append(body, '}'))

@@ -169,7 +169,10 @@ func callHeaders(t testing.TB, tr hosttest.Transport, method, path, body, key st
 
 // errBody is the compact native error body with detail.
 func errBody(detail string) string {
-	b, _ := marshalCompact(ErrorResponse{Error: "error", Detail: detail})
+	b, _ := marshalCompact(struct {
+		Error  string `json:"error"`
+		Detail string `json:"detail"`
+	}{"error", detail})
 	return string(b)
 }
 

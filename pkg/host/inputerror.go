@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // InputError is what a graph returns (from Invoke, or from Stream before it emits anything)
@@ -51,7 +53,7 @@ func clientError(err error) error {
 	}
 	var inputErr *InputError
 	if errors.As(err, &inputErr) {
-		return validationError(inputErr.Field, inputErr.Message)
+		return apierror.Invalid(inputErr.Field, inputErr.Message)
 	}
 	var ce *ClientError
 	if errors.As(err, &ce) {
@@ -59,7 +61,7 @@ func clientError(err error) error {
 		if status < http.StatusBadRequest || status > 499 {
 			status = http.StatusBadRequest
 		}
-		return &publicError{kind: errBadRequest, msg: ce.Message, status: status}
+		return &apierror.Error{Kind: apierror.ErrBadRequest, Status: status, Message: ce.Message}
 	}
 	return nil
 }
@@ -73,5 +75,5 @@ func ClientStatus(err error) (status int, message string, ok bool) {
 	if ce == nil {
 		return 0, "", false
 	}
-	return httpStatus(ce), ce.Error(), true
+	return apierror.Status(ce), ce.Error(), true
 }

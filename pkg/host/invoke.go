@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 )
 
@@ -17,7 +18,7 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 	iv := &invokeCall{a: a, g: g, rc: a.newRunContext(r, g, EndpointInvoke)}
 	if err := a.admit(r, g, invokeRequestKind, &iv.rc, &iv.adm); err != nil {
 		a.observer.rejected(r.Context(), &iv.rc, rejectReason(err))
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	a.observer.started(r.Context(), &iv.rc)
@@ -37,10 +38,10 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	if pub := clientError(iv.err); pub != nil {
-		writeError(w, pub, a.logger)
+		writeError(w, pub)
 		return
 	}
-	writeError(w, &publicError{kind: errGraphFailed, msg: "Graph execution failed"}, a.logger)
+	writeError(w, apierror.GraphFailed)
 }
 
 // invokeCall is one invoke's run, in one allocation: what the run needs, its admission

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -39,16 +40,10 @@ type threadScope struct {
 	owners ThreadOwners // nil: no thread record, thread ids are refused
 }
 
-// Errors of the caller check; httpStatus maps their kinds.
-var (
-	errUnauthorized = errors.New("host: no caller identity") // 401
-	errForbidden    = errors.New("host: forbidden")          // 403
-)
-
 // Messages of the hosting routes' isolation refusals.
 const (
-	msgNoIdentity     = "Unauthorized: the request carries no caller identity"
-	msgUntrustedProxy = "Forbidden: the identity header is only accepted from a trusted proxy"
+	msgNoIdentity     = apierror.NoIdentityMessage
+	msgUntrustedProxy = apierror.UntrustedPeerMessage
 	msgNoThreadStore  = "Forbidden: with user isolation on, threads are reached through the platform routes (/threads), which this app does not serve"
 )
 
@@ -76,11 +71,8 @@ func (sc *threadScope) resolve(r *http.Request) (isolation.Caller, error) {
 // caller resolves the request's caller under the scope.
 func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 	c, err := sc.iso.Caller(r)
-	switch {
-	case errors.Is(err, isolation.ErrUntrustedIdentity):
-		return c, newPublic(errForbidden, msgUntrustedProxy)
-	case err != nil:
-		return c, newPublic(errUnauthorized, msgNoIdentity)
+	if err != nil {
+		return c, apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
 	}
 	return c, nil
 }
@@ -93,9 +85,9 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 		return nil
 	}
 	if sc.owners == nil {
-		return newPublic(errForbidden, msgNoThreadStore)
+		return apierror.New(apierror.ErrForbidden, msgNoThreadStore)
 	}
-	notFound := newPublic(errNotFound, "Thread %s not found", pyRepr(tid))
+	notFound := apierror.Newf(apierror.ErrNotFound, "Thread %s not found", pyRepr(tid))
 	owner, err := sc.owners.ThreadOwner(ctx, tid)
 	if errors.Is(err, ErrThreadNotFound) && create {
 		var held bool
@@ -111,7 +103,7 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 		return notFound
 	case err != nil:
 		a.logger.Error("check thread owner", "graph", g.name, "thread_id", tid, "error", err)
-		return &publicError{kind: errInternal, msg: "Internal error while checking the thread's owner"}
+		return apierror.New(apierror.ErrInternal, "Internal error while checking the thread's owner")
 	case !c.Owns(owner):
 		return notFound
 	}

@@ -3,17 +3,18 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 	"io"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 )
 
 // errInvalidJSON reports a body that is not strict RFC 8259 JSON in UTF-8.
-var errInvalidJSON = errors.New("host: invalid JSON")
+var errInvalidJSON = apierror.NewKind(apierror.ErrBadRequest, "host: invalid JSON")
 
 type nodeKind uint8
 

@@ -9,10 +9,10 @@ import (
 
 // Record messages of the logging observer.
 const (
-	LogRunStarted   = "langgraph.run.started"
-	LogRunCompleted = "langgraph.run.completed"
-	LogRunFailed    = "langgraph.run.failed"
-	LogRunRejected  = "langgraph.run.rejected"
+	logRunStarted   = "langgraph.run.started"
+	logRunCompleted = "langgraph.run.completed"
+	logRunFailed    = "langgraph.run.failed"
+	logRunRejected  = "langgraph.run.rejected"
 )
 
 // LoggingObserver writes one slog record per lifecycle call: langgraph.run.started,
@@ -35,22 +35,22 @@ func NewLoggingObserver(logger *slog.Logger) *LoggingObserver {
 
 // OnRunStarted logs langgraph.run.started.
 func (o *LoggingObserver) OnRunStarted(ctx context.Context, rc RunContext) {
-	o.log(ctx, slog.LevelInfo, LogRunStarted, rc, "started")
+	o.log(ctx, slog.LevelInfo, logRunStarted, rc, "started")
 }
 
 // OnRunCompleted logs langgraph.run.completed.
 func (o *LoggingObserver) OnRunCompleted(ctx context.Context, rc RunContext) {
-	o.log(ctx, slog.LevelInfo, LogRunCompleted, rc, "completed")
+	o.log(ctx, slog.LevelInfo, logRunCompleted, rc, "completed")
 }
 
 // OnRunFailed logs langgraph.run.failed with the error's type name.
 func (o *LoggingObserver) OnRunFailed(ctx context.Context, rc RunContext, err error) {
-	o.log(ctx, slog.LevelError, LogRunFailed, rc, "failed", slog.String("error_type", errorType(err)))
+	o.log(ctx, slog.LevelError, logRunFailed, rc, "failed", slog.String("error_type", errorType(err)))
 }
 
 // OnRunRejected logs langgraph.run.rejected with the reason.
 func (o *LoggingObserver) OnRunRejected(ctx context.Context, rc RunContext, reason RejectReason) {
-	o.log(ctx, slog.LevelInfo, LogRunRejected, rc, "rejected", slog.String("reason", string(reason)))
+	o.log(ctx, slog.LevelInfo, logRunRejected, rc, "rejected", slog.String("reason", string(reason)))
 }
 
 func (o *LoggingObserver) log(ctx context.Context, level slog.Level, msg string, rc RunContext, status string, extra ...slog.Attr) {

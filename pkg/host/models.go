@@ -1,11 +1,11 @@
 package host
 
-// Wire models of the native routes. They document the bodies (the OpenAPI document is
-// generated from them) and suit clients; the handlers parse requests strictly by hand and do
-// not decode into them.
+// Wire models of the native routes: the OpenAPI document's schemas of their bodies are
+// generated from them. The handlers parse requests strictly by hand and do not decode into
+// them.
 
-// InvokeRequest is the body of POST graphs/<name>/invoke.
-type InvokeRequest struct {
+// invokeRequestModel is the body of POST graphs/<name>/invoke.
+type invokeRequestModel struct {
 	// Input is the graph input; required.
 	Input map[string]any `json:"input"`
 	// Config is passed to the graph, e.g. {"configurable":{"thread_id":"t1"}}.
@@ -14,8 +14,8 @@ type InvokeRequest struct {
 	Version *string `json:"version,omitempty"`
 }
 
-// StreamRequest is the body of POST graphs/<name>/stream.
-type StreamRequest struct {
+// streamRequestModel is the body of POST graphs/<name>/stream.
+type streamRequestModel struct {
 	Input   map[string]any `json:"input"`
 	Config  map[string]any `json:"config,omitempty"`
 	Version *string        `json:"version,omitempty"`
@@ -23,34 +23,28 @@ type StreamRequest struct {
 	StreamMode string `json:"stream_mode,omitempty"`
 }
 
-// InvokeResponse is the 200 body of invoke: an object output as is, any other output as
+// invokeResponseModel is the 200 body of invoke: an object output as is, any other output as
 // {"result": "<text>"}.
-type InvokeResponse struct {
+type invokeResponseModel struct {
 	Output map[string]any `json:"output"`
 }
 
-// HealthResponse is the body of GET /api/health: {"status":"ok"}.
-type HealthResponse struct {
+// healthResponseModel is the body of GET /api/health: {"status":"ok"}.
+type healthResponseModel struct {
 	Status string `json:"status"`
 }
 
-// HealthDetailsResponse is the body of GET /api/health/details. Members added with
+// healthDetailsModel is the body of GET /api/health/details. Members added with
 // AddHealthDetails follow `graphs`.
-type HealthDetailsResponse struct {
+type healthDetailsModel struct {
 	Status string `json:"status"`
 	// FuncgraphVersion is the version of funcgraph the binary was built with (launch.Version).
 	FuncgraphVersion string      `json:"funcgraph_version"`
 	Graphs           []GraphInfo `json:"graphs"`
 }
 
-// ErrorResponse is the native error body; Error is always "error".
-type ErrorResponse struct {
-	Error  string `json:"error"`
-	Detail string `json:"detail"`
-}
-
-// ThreadStateResponse is the 200 body of the thread state route.
-type ThreadStateResponse struct {
+// threadStateModel is the 200 body of the thread state route.
+type threadStateModel struct {
 	Values   map[string]any `json:"values"`
 	Next     []string       `json:"next"`
 	Metadata map[string]any `json:"metadata"`

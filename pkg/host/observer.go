@@ -57,9 +57,9 @@ const (
 	EndpointStream = "stream"
 )
 
-// TransportBuffered is the only transport of this surface: stream output is collected and sent
+// transportBuffered is the only transport of this surface: stream output is collected and sent
 // in one response. ("streaming" is reserved for true streaming.)
-const TransportBuffered = "buffered"
+const transportBuffered = "buffered"
 
 // RunContext describes one run to observers. It never carries input, output, config, headers
 // or secrets. Observers receive copies; mutating one has no effect.
@@ -80,7 +80,7 @@ type RunContext struct {
 	InvocationID string
 	// StreamMode is the stream mode of stream runs; "" for invoke.
 	StreamMode string
-	// Transport is TransportBuffered.
+	// Transport is "buffered": stream output is collected and sent in one response.
 	Transport string
 	// HasCheckpointer says whether the graph has a checkpointer.
 	HasCheckpointer bool

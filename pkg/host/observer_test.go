@@ -42,7 +42,7 @@ func TestObserver_RunContext_CarriesRunFields(t *testing.T) {
 				wantMode = "updates"
 			}
 			if start.GraphName != "g" || start.Endpoint != endpoint || start.ThreadID != "t9" || start.StreamMode != wantMode ||
-				start.Transport != TransportBuffered || !start.HasCheckpointer || start.LockBackend != "InProcessThreadLock" ||
+				start.Transport != transportBuffered || !start.HasCheckpointer || start.LockBackend != "InProcessThreadLock" ||
 				start.InvocationID == "" || start.TriggerType != "" || start.EndedAtNS != 0 {
 				t.Fatalf("started context = %+v", start)
 			}
@@ -126,9 +126,9 @@ func TestLoggingObserver_Records_NamesLevelsAndFields(t *testing.T) {
 	call(t, tr, "POST", "/api/graphs/ok/invoke", `{"input":[]}`, tr.FunctionKey)
 	recs := sink.records(t)
 	want := []struct{ msg, level, status string }{
-		{LogRunStarted, "INFO", "started"}, {LogRunCompleted, "INFO", "completed"},
-		{LogRunStarted, "INFO", "started"}, {LogRunFailed, "ERROR", "failed"},
-		{LogRunRejected, "INFO", "rejected"},
+		{logRunStarted, "INFO", "started"}, {logRunCompleted, "INFO", "completed"},
+		{logRunStarted, "INFO", "started"}, {logRunFailed, "ERROR", "failed"},
+		{logRunRejected, "INFO", "rejected"},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records: %v", len(recs), recs)

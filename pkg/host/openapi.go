@@ -2,114 +2,41 @@ package host
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
-
-// OpenAPIDocument is the OpenAPI 3.0 document served at GET /api/openapi.json. It is built at
-// every request from the function app's routes (their funchost.RouteDoc) and then handed to
-// the functions added with AddOpenAPI, which may add paths and component schemas.
-type OpenAPIDocument struct {
-	// Title and Version are info.title and info.version.
-	Title, Version string
-	paths          []openAPIPath
-	schemas        []member
-}
-
-type openAPIPath struct {
-	path string
-	ops  []member // method → operation
-}
-
-// OpenAPIOperation is one operation of a path.
-type OpenAPIOperation struct {
-	OperationID string             `json:"operationId,omitempty"`
-	Summary     string             `json:"summary,omitempty"`
-	Description string             `json:"description,omitempty"`
-	Tags        []string           `json:"tags,omitempty"`
-	Parameters  []OpenAPIParameter `json:"parameters,omitempty"`
-	RequestBody any                `json:"requestBody,omitempty"`
-	Responses   any                `json:"responses,omitempty"`
-	// Security lists the accepted schemes; empty (or nil) writes [] (no auth).
-	Security []map[string][]string `json:"security"`
-}
-
-// OpenAPIParameter is a parameter object.
-type OpenAPIParameter struct {
-	Name     string  `json:"name"`
-	In       string  `json:"in"`
-	Required bool    `json:"required"`
-	Schema   *Schema `json:"schema"`
-}
-
-// AddPath adds an operation for method (lower-cased) on path, after those already there.
-func (d *OpenAPIDocument) AddPath(path, method string, op OpenAPIOperation) {
-	method = strings.ToLower(method)
-	if op.Security == nil {
-		op.Security = []map[string][]string{}
-	}
-	for i := range d.paths {
-		if d.paths[i].path == path {
-			d.paths[i].ops = append(d.paths[i].ops, member{method, op})
-			return
-		}
-	}
-	d.paths = append(d.paths, openAPIPath{path: path, ops: []member{{method, op}}})
-}
-
-// AddSchema adds (or replaces) a component schema; schema is any JSON-encodable value.
-func (d *OpenAPIDocument) AddSchema(name string, schema any) {
-	for i := range d.schemas {
-		if d.schemas[i].key == name {
-			d.schemas[i].value = schema
-			return
-		}
-	}
-	d.schemas = append(d.schemas, member{name, schema})
-}
-
-// MarshalJSON writes the document with its members in the usual order.
-func (d *OpenAPIDocument) MarshalJSON() ([]byte, error) {
-	paths := make(orderedObject, 0, len(d.paths))
-	for _, p := range d.paths {
-		paths = append(paths, member{p.path, orderedObject(p.ops)})
-	}
-	doc := orderedObject{
-		{"openapi", "3.0.3"},
-		{"info", orderedObject{{"title", d.Title}, {"version", d.Version}}},
-		{"paths", paths},
-		{"components", orderedObject{
-			{"schemas", orderedObject(d.schemas)},
-			{"securitySchemes", orderedObject{
-				{"functionKey", orderedObject{{"type", "apiKey"}, {"in", "header"}, {"name", "x-functions-key"}}},
-				{"functionCode", orderedObject{{"type", "apiKey"}, {"in", "query"}, {"name", "code"}}},
-			}},
-		}},
-	}
-	return doc.MarshalJSON()
-}
 
 // AddOpenAPI registers fn to extend the OpenAPI document at every request, after the routes of
 // the function app were added. fn must be safe for concurrent use. Other surfaces mounted on
 // the same function app (the durable engine) use it to add component schemas; their routes
 // appear on their own when they carry a funchost.RouteDoc.
-func (a *GraphHostApp) AddOpenAPI(fn func(doc *OpenAPIDocument)) {
+func (a *GraphHostApp) AddOpenAPI(fn func(doc *openapi.Document)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.openapi = append(a.openapi, fn)
+	a.openapiExt = append(a.openapiExt, fn)
 }
 
-// OpenAPI builds the OpenAPI document of every HTTP function of the app (in host order, except
-// the document's own route), then applies the AddOpenAPI extensions.
-func (a *GraphHostApp) OpenAPI() *OpenAPIDocument {
-	doc := &OpenAPIDocument{Title: a.opts.Title, Version: a.opts.Version, schemas: builtinSchemas()}
+// OpenAPI builds the OpenAPI document served at GET /api/openapi.json: every HTTP function of
+// the app (in host order, except the document's own route) with its funchost.RouteDoc, the
+// schemas of the hosting routes' bodies and the function-key security schemes, then the
+// AddOpenAPI extensions.
+func (a *GraphHostApp) OpenAPI() *openapi.Document {
+	doc := &openapi.Document{Title: a.opts.Title, Version: a.opts.Version}
+	for _, m := range builtinSchemas() {
+		doc.AddSchema(m.Key, m.Value)
+	}
+	doc.AddSecurityScheme("functionKey", openapi.Object{{Key: "type", Value: "apiKey"}, {Key: "in", Value: "header"}, {Key: "name", Value: "x-functions-key"}})
+	doc.AddSecurityScheme("functionCode", openapi.Object{{Key: "type", Value: "apiKey"}, {Key: "in", Value: "query"}, {Key: "name", Value: "code"}})
 	prefix := a.app.RoutePrefix()
 	a.mu.RLock()
 	sse := a.streamType
-	hooks := slices.Clone(a.openapi)
+	hooks := slices.Clone(a.openapiExt)
 	for _, fn := range a.app.HTTPFunctions() {
 		if fn.Name == "fg_openapi" {
 			continue
@@ -132,9 +59,9 @@ func (a *GraphHostApp) OpenAPI() *OpenAPIDocument {
 
 // openAPIPathOf turns a route template into an OpenAPI path and its path parameters:
 // constraints, defaults and optional markers are dropped.
-func openAPIPathOf(prefix, route string) (string, []OpenAPIParameter) {
+func openAPIPathOf(prefix, route string) (string, []openapi.Parameter) {
 	segs := strings.Split(strings.Trim(route, "/"), "/")
-	var params []OpenAPIParameter
+	var params []openapi.Parameter
 	for i, s := range segs {
 		if !strings.HasPrefix(s, "{") {
 			continue
@@ -144,7 +71,7 @@ func openAPIPathOf(prefix, route string) (string, []OpenAPIParameter) {
 			name = name[:j]
 		}
 		segs[i] = "{" + name + "}"
-		params = append(params, OpenAPIParameter{Name: name, In: "path", Required: true, Schema: &Schema{Type: "string"}})
+		params = append(params, openapi.PathParameter(name))
 	}
 	path := "/" + strings.Join(segs, "/")
 	if prefix != "" {
@@ -153,54 +80,116 @@ func openAPIPathOf(prefix, route string) (string, []OpenAPIParameter) {
 	return path, params
 }
 
-func operationOf(fn funchost.HTTPFunction, method string, params []OpenAPIParameter, sse bool) OpenAPIOperation {
-	op := OpenAPIOperation{
+// operationOf documents method on fn's route from its funchost.RouteDoc.
+func operationOf(fn funchost.HTTPFunction, method string, params []openapi.Parameter, sse bool) openapi.Operation {
+	op := openapi.Operation{
 		OperationID: fn.Name, Summary: fn.Doc.Summary, Description: fn.Doc.Description,
 		Tags: fn.Doc.Tags, Parameters: params, Security: []map[string][]string{},
 	}
 	if fn.Doc.Request != nil && method != http.MethodGet && method != http.MethodHead {
-		op.RequestBody = orderedObject{{"required", !fn.Doc.RequestOptional}, {"content", orderedObject{
-			{"application/json", orderedObject{{"schema", fn.Doc.Request}}}}}}
+		op.RequestBody = openapi.Object{{Key: "required", Value: !fn.Doc.RequestOptional},
+			{Key: "content", Value: content("application/json", fn.Doc.Request)}}
 	}
-	ok := orderedObject{{"description", "OK"}}
-	if fn.Doc.Response != nil {
-		ctype := "application/json"
-		if sse {
-			ctype = "text/event-stream"
-		}
-		ok = append(ok, member{"content", orderedObject{{ctype, orderedObject{{"schema", fn.Doc.Response}}}}})
-	}
-	status := "200"
+	okDescription, status := "OK", "200"
 	if fn.Doc.Status != 0 {
-		status = strconv.Itoa(fn.Doc.Status)
-		ok[0] = member{"description", http.StatusText(fn.Doc.Status)}
+		okDescription, status = http.StatusText(fn.Doc.Status), strconv.Itoa(fn.Doc.Status)
 	}
-	responses := orderedObject{{status, ok}}
+	ok := responseObject(okDescription, "application/json", fn.Doc.Response)
+	if sse && fn.Doc.Response != nil {
+		ok = responseObject(okDescription, "text/event-stream", fn.Doc.Response)
+	}
+	responses := openapi.Object{{Key: status, Value: ok}}
 	for _, e := range fn.Doc.Errors {
-		r := orderedObject{{"description", e.Description}}
-		if e.Schema != nil {
-			r = append(r, member{"content", orderedObject{{"application/json", orderedObject{{"schema", e.Schema}}}}})
-		}
-		responses = append(responses, member{strconv.Itoa(e.Status), r})
+		responses = append(responses, openapi.Member{Key: strconv.Itoa(e.Status), Value: responseObject(e.Description, "application/json", e.Schema)})
 	}
 	if fn.AuthLevel != funchost.AuthAnonymous {
 		op.Security = []map[string][]string{{"functionKey": {}}, {"functionCode": {}}}
-		responses = append(responses, member{"401", orderedObject{{"description", "Missing or invalid key (empty body, answered by the host)"}}})
+		responses = append(responses, openapi.Member{Key: "401", Value: responseObject("Missing or invalid key (empty body, answered by the host)", "", nil)})
 	}
 	if strings.HasPrefix(fn.Name, "fg_") {
-		responses = append(responses, member{"default", orderedObject{{"description", "Error"}, {"content", orderedObject{
-			{"application/json", orderedObject{{"schema", schemaRef("ErrorResponse")}}}}}}})
+		responses = append(responses, openapi.Member{Key: "default", Value: responseObject("Error", "application/json", openapi.Ref("ErrorResponse"))})
 	}
 	op.Responses = responses
 	return op
+}
+
+// responseObject is a response object: its description, and the content of mediaType when schema
+// is not nil.
+func responseObject(description, mediaType string, schema any) openapi.Object {
+	r := openapi.Object{{Key: "description", Value: description}}
+	if schema != nil {
+		r = append(r, openapi.Member{Key: "content", Value: content(mediaType, schema)})
+	}
+	return r
+}
+
+// content is the content object of one media type with its schema.
+func content(mediaType string, schema any) openapi.Object {
+	return openapi.Object{{Key: mediaType, Value: openapi.Object{{Key: "schema", Value: schema}}}}
 }
 
 // serveOpenAPI answers GET /api/openapi.json in the json.dumps style.
 func (a *GraphHostApp) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	body, err := marshalDumps(a.OpenAPI())
 	if err != nil {
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	writeBody(w, http.StatusOK, "application/json", body)
+}
+
+// builtinSchemas are the component schemas of the native wire models, in document order.
+func builtinSchemas() openapi.Object {
+	models := []struct {
+		name string
+		t    reflect.Type
+	}{
+		{"InvokeRequest", reflect.TypeFor[invokeRequestModel]()},
+		{"StreamRequest", reflect.TypeFor[streamRequestModel]()},
+		{"InvokeResponse", reflect.TypeFor[invokeResponseModel]()},
+		{"ThreadStateResponse", reflect.TypeFor[threadStateModel]()},
+		{"HealthResponse", reflect.TypeFor[healthResponseModel]()},
+		{"HealthDetailsResponse", reflect.TypeFor[healthDetailsModel]()},
+		{"GraphInfo", reflect.TypeFor[GraphInfo]()},
+		{"ErrorResponse", reflect.TypeFor[apierror.HostingBody]()},
+	}
+	out := make(openapi.Object, 0, len(models))
+	for _, m := range models {
+		out = append(out, openapi.Member{Key: m.name, Value: openapi.SchemaOf(m.t)})
+	}
+	return out
+}
+
+// invokeRequestSchema describes a graph's invoke or stream body; with a request model the
+// input is that model's schema.
+func invokeRequestSchema(model reflect.Type, stream bool) *openapi.Schema {
+	name := "InvokeRequest"
+	if stream {
+		name = "StreamRequest"
+	}
+	if model == nil {
+		return openapi.Ref(name)
+	}
+	s := openapi.SchemaOf(reflect.TypeFor[invokeRequestModel]())
+	if stream {
+		s = openapi.SchemaOf(reflect.TypeFor[streamRequestModel]())
+	}
+	s.Properties[0].Schema = openapi.SchemaOf(model)
+	return s
+}
+
+// invokeResponseSchema describes a graph's invoke response; with a response model the output
+// is that model's schema.
+func invokeResponseSchema(model reflect.Type) *openapi.Schema {
+	if model == nil {
+		return openapi.Ref("InvokeResponse")
+	}
+	s := openapi.SchemaOf(reflect.TypeFor[invokeResponseModel]())
+	s.Properties[0].Schema = openapi.SchemaOf(model)
+	return s
+}
+
+// sseSchema describes a buffered SSE body.
+func sseSchema() *openapi.Schema {
+	return &openapi.Schema{Type: "string", Description: "Buffered server-sent events: `event: data` frames, at most one `event: error` frame, then `event: end`."}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // OpenAPI builds the document GET /api/openapi.json serves, from the app's routes; code
@@ -37,4 +39,24 @@ func ExampleGraphHostApp_OpenAPI() {
 	// post /api/graphs/echo/invoke fg_echo_invoke
 	// get /api/health fg_health
 	// get /api/health/details fg_health_details
+}
+
+// A surface mounted on the app (the runs API does) extends the document at every request.
+func ExampleGraphHostApp_AddOpenAPI() {
+	app, _ := host.New(host.Options{})
+	app.AddOpenAPI(func(doc *openapi.Document) {
+		doc.AddSchema("Greeting", openapi.SchemaOf(reflect.TypeFor[struct {
+			Text string `json:"text"`
+		}]()))
+	})
+	raw, _ := json.Marshal(app.OpenAPI())
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	_ = json.Unmarshal(raw, &doc)
+	fmt.Println(string(doc.Components.Schemas["Greeting"]))
+	// Output:
+	// {"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
@@ -170,10 +171,10 @@ func checkLockBackend(setting string, l lock.ThreadLock) error {
 	if _, inProcess := l.(*lock.InProcessThreadLock); !inProcess {
 		return nil
 	}
-	return &publicError{kind: ErrLockBackendMismatch, msg: fmt.Sprintf(
+	return apierror.Newf(ErrLockBackendMismatch,
 		"GRAPH_LOCK_BACKEND=%s requires a distributed thread_lock backend (for example BlobLeaseThreadLock), "+
 			"but the app is still using the default InProcessThreadLock. Pass thread_lock explicitly or unset "+
-			"GRAPH_LOCK_BACKEND for local dev.", pyRepr(v))}
+			"GRAPH_LOCK_BACKEND for local dev.", pyRepr(v))
 }
 
 // limits are the request limits of the parser.

@@ -7,6 +7,8 @@ import (
 	"reflect"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // Registration errors, besides ErrEmptyName and ErrInvalidName. Messages of the returned
@@ -84,7 +86,7 @@ func (g *hostedGraph) info() GraphInfo {
 // nothing.
 func (a *GraphHostApp) Register(graph InvocableGraph, name string, opts RegisterOptions) error {
 	if isNil(graph) {
-		return newPublic(ErrNotAGraph, "Graph must have an invoke() method. Got %s", goTypeName(graph))
+		return apierror.Newf(ErrNotAGraph, "Graph must have an invoke() method. Got %s", goTypeName(graph))
 	}
 	if err := ValidateGraphName(name); err != nil {
 		return err
@@ -159,7 +161,7 @@ func (a *GraphHostApp) graphFunctions(g *hostedGraph) []funchost.HTTPFunction {
 		fns = append(fns, funchost.HTTPFunction{
 			Name: "fg_" + g.name + "_state", Methods: []string{http.MethodGet}, Route: "graphs/" + g.name + "/threads/{thread_id}/state",
 			AuthLevel: g.auth, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.serveState(w, r, g) }),
-			Doc: funchost.RouteDoc{Summary: "Thread state of " + g.name, Tags: tags, Response: schemaRef("ThreadStateResponse")},
+			Doc: funchost.RouteDoc{Summary: "Thread state of " + g.name, Tags: tags, Response: openapi.Ref("ThreadStateResponse")},
 		})
 	}
 	return fns

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // runRequest is a parsed invoke or stream request.
@@ -34,12 +35,9 @@ func readBody(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 	}
 	var be *funchost.BodyError
 	if !errors.As(err, &be) {
-		return nil, fmt.Errorf("%w: read body: %v", errBadRequest, err)
+		return nil, fmt.Errorf("%w: read body: %v", apierror.ErrBadRequest, err)
 	}
-	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
-	}
-	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
+	return nil, apierror.Unread(be.Message(), errors.Is(be, funchost.ErrBodyTimeout))
 }
 
 // parseRunRequest applies checks 2–7 of the invoke contract to body: strict JSON (400), the
@@ -58,22 +56,22 @@ func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim lim
 	tree := treePool.Get().(*jsonTree)
 	defer putTree(tree)
 	if tree.parse(body, lim.maxDepth+2) != nil {
-		return newPublic(errBadRequest, "Invalid JSON body")
+		return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	root := tree.root
 	if tree.kind(root) != kindObject {
-		return validationError("body", "Input should be a valid dictionary")
+		return apierror.Invalid("body", "Input should be a valid dictionary")
 	}
 	input := tree.member(root, "input")
 	switch {
 	case input < 0:
-		return validationError("input", "Field required")
+		return apierror.Invalid("input", "Field required")
 	case tree.kind(input) != kindObject:
-		return validationError("input", "Input should be a valid dictionary")
+		return apierror.Invalid("input", "Input should be a valid dictionary")
 	}
 	config := tree.member(root, "config")
 	if config >= 0 && tree.kind(config) != kindObject && tree.kind(config) != kindNull {
-		return validationError("config", "Input should be a valid dictionary or null")
+		return apierror.Invalid("config", "Input should be a valid dictionary or null")
 	}
 	if v := tree.member(root, "version"); v >= 0 {
 		switch tree.kind(v) {
@@ -82,14 +80,14 @@ func parseRunRequestInto(req *runRequest, body []byte, kind requestKind, lim lim
 			s := tree.str(v)
 			req.Version, req.hasVersion = &s, true
 		default:
-			return validationError("version", "Input should be a valid string or null")
+			return apierror.Invalid("version", "Input should be a valid string or null")
 		}
 	}
 	if kind == streamRequestKind {
 		req.StreamMode = "values"
 		if v := tree.member(root, "stream_mode"); v >= 0 {
 			if tree.kind(v) != kindString {
-				return validationError("stream_mode", "Input should be a valid string")
+				return apierror.Invalid("stream_mode", "Input should be a valid string")
 			}
 			req.StreamMode = tree.str(v)
 		}
@@ -120,23 +118,19 @@ func parseConfigurable(tree *jsonTree, config int32, out *Config) error {
 		return nil
 	}
 	if tree.kind(c) != kindObject {
-		return newPublic(errInvalidConfig, "config.configurable must be an object")
+		return apierror.New(errInvalidConfig, "config.configurable must be an object")
 	}
 	tid := tree.member(c, "thread_id")
 	if tid < 0 || tree.kind(tid) == kindNull {
 		return nil
 	}
 	if tree.kind(tid) != kindString {
-		return newPublic(errInvalidConfig, "config.configurable.thread_id must be a string")
+		return apierror.New(errInvalidConfig, "config.configurable.thread_id must be a string")
 	}
 	s := tree.str(tid)
 	if err := ValidateThreadID(s); err != nil {
-		return newPublic(errInvalidConfig, "%s", err.Error())
+		return apierror.New(errInvalidConfig, err.Error())
 	}
 	out.ThreadID = s
 	return nil
-}
-
-func validationError(field, msg string) error {
-	return newPublic(errValidation, "Validation error: %s: %s", field, msg)
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
@@ -31,7 +32,7 @@ func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint s
 		RunID:           newRunID(),
 		StartedAtNS:     monotonicNS(),
 		InvocationID:    funchost.InvocationID(r.Context()),
-		Transport:       TransportBuffered,
+		Transport:       transportBuffered,
 		HasCheckpointer: g.hasCheckpointer(),
 		LockBackend:     a.lockBackend,
 	}
@@ -72,10 +73,10 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	rc.ThreadID, rc.StreamMode = req.Config.ThreadID, req.StreamMode
 	checkpointed := rc.HasCheckpointer
 	if checkpointed && req.Config.ThreadID == "" {
-		return newPublic(errInvalidConfig, "config.configurable.thread_id is required for checkpointed graphs")
+		return apierror.New(errInvalidConfig, "config.configurable.thread_id is required for checkpointed graphs")
 	}
 	if req.hasVersion && !g.acceptsVersion() {
-		return newPublic(errUnsupportedVer, "Graph %s does not accept a 'version' argument (requires langgraph>=1.1)", pyRepr(g.name))
+		return apierror.Newf(errUnsupportedVer, "Graph %s does not accept a 'version' argument (requires langgraph>=1.1)", pyRepr(g.name))
 	}
 	if !req.hasVersion {
 		req.Version = nil
@@ -93,10 +94,10 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	token, ok, err := a.lock.Acquire(r.Context(), g.name, tid, 0)
 	if err != nil {
 		a.logger.Error("acquire thread lock", "graph", g.name, "run_id", rc.RunID, "error", err)
-		return &publicError{kind: errLockBackend, msg: "Graph execution failed"}
+		return apierror.New(errLockBackend, "Graph execution failed")
 	}
 	if !ok {
-		return newPublic(errLockContention, "Thread %s is currently in use by another request", pyRepr(tid))
+		return apierror.Newf(errLockContention, "Thread %s is currently in use by another request", pyRepr(tid))
 	}
 	adm.locked, adm.token = true, token
 	return nil

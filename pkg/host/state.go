@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"net/http"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // threadStateBody is the native state response. Fields are in contract order.
@@ -16,7 +18,7 @@ type threadStateBody struct {
 func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
 	body, err := a.threadState(r, g)
 	if err != nil {
-		writeError(w, err, a.logger)
+		writeError(w, err)
 		return
 	}
 	writeBody(w, http.StatusOK, "application/json", body)
@@ -30,7 +32,7 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 	}
 	tid := r.PathValue("thread_id")
 	if tid == "" {
-		return nil, newPublic(errMissingPathParam, "Missing thread_id in URL path")
+		return nil, apierror.New(apierror.ErrBadRequest, "Missing thread_id in URL path")
 	}
 	if err := ValidateThreadID(tid); err != nil {
 		return nil, err
@@ -42,7 +44,7 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 	}
 	sg, ok := g.graph.(StatefulGraph)
 	if !ok { // unreachable over HTTP: the route exists only for stateful graphs
-		return nil, newPublic(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
+		return nil, apierror.Newf(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
 	}
 	var view StateView
 	err = guard(func() error {
@@ -51,9 +53,9 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 		return err
 	})
 	if errors.Is(err, ErrThreadNotFound) {
-		return nil, newPublic(errNotFound, "Thread %s not found", pyRepr(tid))
+		return nil, apierror.Newf(apierror.ErrNotFound, "Thread %s not found", pyRepr(tid))
 	}
-	internal := &publicError{kind: errInternal, msg: "Internal error while retrieving thread state"}
+	internal := apierror.New(apierror.ErrInternal, "Internal error while retrieving thread state")
 	if err != nil {
 		a.logger.Error("get thread state", "graph", g.name, "thread_id", tid, "error", err)
 		return nil, internal

@@ -28,7 +28,7 @@ func (f StreamFunc[In, Chunk]) Stream(ctx context.Context, req Request, emit fun
 	if err := decodeInput(req.Input, &in); err != nil {
 		return err
 	}
-	return f(WithRequest(ctx, req), in, func(c Chunk) error { return emit(c) })
+	return f(withRequest(ctx, req), in, func(c Chunk) error { return emit(c) })
 }
 
 // Invoke decodes the input, calls f and returns its last chunk.
@@ -38,7 +38,7 @@ func (f StreamFunc[In, Chunk]) Invoke(ctx context.Context, req Request) (any, er
 		return nil, err
 	}
 	var last any
-	err := f(WithRequest(ctx, req), in, func(c Chunk) error {
+	err := f(withRequest(ctx, req), in, func(c Chunk) error {
 		last = c
 		return nil
 	})

@@ -2,8 +2,9 @@ package host
 
 import (
 	"errors"
-	"fmt"
 	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Limits of the thread id rule.
@@ -16,30 +17,15 @@ var (
 	// ErrInvalidName reports a graph name outside `^[A-Za-z][A-Za-z0-9_-]{0,63}$`.
 	ErrInvalidName = errors.New("host: invalid graph name")
 	// ErrInvalidThreadID reports a thread id that breaks the thread id rule.
-	ErrInvalidThreadID = errors.New("host: invalid thread id")
+	ErrInvalidThreadID = apierror.NewKind(apierror.ErrBadRequest, "host: invalid thread id")
 )
-
-// publicError is an error whose message is the public, contractual text and which unwraps to
-// a sentinel to branch on.
-type publicError struct {
-	kind   error
-	msg    string
-	status int // when set, the HTTP status (a graph's ClientError); else from kind
-}
-
-func (e *publicError) Error() string { return e.msg }
-func (e *publicError) Unwrap() error { return e.kind }
-
-func newPublic(kind error, format string, args ...any) error {
-	return &publicError{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
 
 // ValidateGraphName checks the graph name rule: non-empty, a letter followed by up to 63
 // letters, digits, underscores or hyphens (ASCII), with no trailing newline allowance. The
 // error's message is the contract's; it wraps ErrEmptyName or ErrInvalidName.
 func ValidateGraphName(name string) error {
 	if name == "" {
-		return newPublic(ErrEmptyName, "Graph name must not be empty")
+		return apierror.New(ErrEmptyName, "Graph name must not be empty")
 	}
 	ok := len(name) <= 64 && isASCIILetter(name[0])
 	for i := 1; ok && i < len(name); i++ {
@@ -47,7 +33,7 @@ func ValidateGraphName(name string) error {
 		ok = isASCIILetter(c) || (c >= '0' && c <= '9') || c == '_' || c == '-'
 	}
 	if !ok {
-		return newPublic(ErrInvalidName, "Invalid graph name %s. Must start with a letter, contain only letters, digits, underscores or hyphens, and be 1\u201364 characters.", pyRepr(name))
+		return apierror.Newf(ErrInvalidName, "Invalid graph name %s. Must start with a letter, contain only letters, digits, underscores or hyphens, and be 1\u201364 characters.", pyRepr(name))
 	}
 	return nil
 }
@@ -60,13 +46,13 @@ func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 func ValidateThreadID(id string) error {
 	switch {
 	case id == "":
-		return newPublic(ErrInvalidThreadID, "Thread ID must not be empty")
+		return apierror.New(ErrInvalidThreadID, "Thread ID must not be empty")
 	case utf8.RuneCountInString(id) > maxThreadIDChars:
-		return newPublic(ErrInvalidThreadID, "Thread ID exceeds maximum length of %d characters", maxThreadIDChars)
+		return apierror.Newf(ErrInvalidThreadID, "Thread ID exceeds maximum length of %d characters", maxThreadIDChars)
 	}
 	for i := 0; i < len(id); i++ {
 		if id[i] < 0x20 || id[i] > 0x7e {
-			return newPublic(ErrInvalidThreadID, "Thread ID must contain only printable ASCII characters")
+			return apierror.New(ErrInvalidThreadID, "Thread ID must contain only printable ASCII characters")
 		}
 	}
 	return nil
@@ -74,8 +60,8 @@ func ValidateThreadID(id string) error {
 
 // Limit violations found by checkLimits.
 var (
-	errTooDeep     = errors.New("host: input too deep")
-	errTooManyNode = errors.New("host: input has too many nodes")
+	errTooDeep     = apierror.NewKind(apierror.ErrBadRequest, "host: input too deep")
+	errTooManyNode = apierror.NewKind(apierror.ErrBadRequest, "host: input has too many nodes")
 )
 
 // checkLimits walks v depth-first in document order and returns the first violation: a value
@@ -92,7 +78,7 @@ func checkLimits(t *jsonTree, v int32, maxDepth, maxNodes int) error {
 
 func (t *jsonTree) walk(v int32, depth, maxDepth, maxNodes int, count *int) error {
 	if depth > maxDepth {
-		return newPublic(errTooDeep, "Input exceeds maximum nesting depth of %d", maxDepth)
+		return apierror.Newf(errTooDeep, "Input exceeds maximum nesting depth of %d", maxDepth)
 	}
 	nd := &t.nodes[v]
 	if nd.kind != kindObject && nd.kind != kindArray {
@@ -100,12 +86,12 @@ func (t *jsonTree) walk(v int32, depth, maxDepth, maxNodes int, count *int) erro
 	}
 	if nd.deep {
 		// Not expanded by the parser; only reachable below maxDepth, which failed above.
-		return newPublic(errTooDeep, "Input exceeds maximum nesting depth of %d", maxDepth)
+		return apierror.Newf(errTooDeep, "Input exceeds maximum nesting depth of %d", maxDepth)
 	}
 	for c := nd.child; c >= 0; c = t.nodes[c].next {
 		*count++
 		if *count > maxNodes {
-			return newPublic(errTooManyNode, "Input exceeds maximum node count of %d", maxNodes)
+			return apierror.Newf(errTooManyNode, "Input exceeds maximum node count of %d", maxNodes)
 		}
 		child := c
 		if nd.kind == kindObject {

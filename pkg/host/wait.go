@@ -2,16 +2,9 @@ package host
 
 import (
 	"net/http"
-	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
-
-// WaitExceededMessage is the text of the answer to a request whose graph run passed the wait
-// bound: the detail of invoke's 504, and, lower-cased, the error frame of a stream.
-func WaitExceededMessage(bound time.Duration) string {
-	return "Graph run did not finish within " + waitbound.Seconds(bound) + "; it goes on in the background"
-}
 
 // waitExceeded answers an invoke whose graph run passed Options.MaxWait: 504
 // {"error":"error","detail":"Graph run did not finish within <n> s; it goes on in the background"}.
@@ -25,5 +18,5 @@ func (a *GraphHostApp) waitExceeded(w http.ResponseWriter, g *hostedGraph, runID
 func (a *GraphHostApp) waitExceededReply(g *hostedGraph, runID, invocationID string) (int, []byte) {
 	a.logger.Warn("graph run passed the wait bound; answered without it", "graph", g.name,
 		"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
-	return errorReply(&publicError{kind: errWaitExceeded, msg: WaitExceededMessage(a.opts.MaxWait)}, a.logger)
+	return apierror.Hosting.Reply(apierror.WaitExceeded(a.opts.MaxWait))
 }

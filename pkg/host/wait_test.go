@@ -11,6 +11,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // gates blocks graph runs by key until the test opens the key's gate.
@@ -107,7 +108,7 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 	}}
 	app := testApp(t, Options{MaxWait: bound, Observer: obs}, map[string]InvocableGraph{"slow": graph}, nil)
 	wantDetail := "Graph run did not finish within 0.3 s; it goes on in the background"
-	if got := WaitExceededMessage(bound); got != wantDetail {
+	if got := apierror.WaitExceededMessage(bound); got != wantDetail {
 		t.Fatalf("WaitExceededMessage = %q, want %q", got, wantDetail)
 	}
 	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {

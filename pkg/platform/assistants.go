@@ -5,24 +5,25 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // assistants returns one assistant per registered graph, in registration order.
-func (s *Service) assistants() []Assistant {
+func (s *Service) assistants() []assistantBody {
 	infos := s.app.Graphs()
 	if s.durable != nil {
 		infos = append(infos, s.durable.Graphs()...)
 	}
-	out := make([]Assistant, 0, len(infos))
+	out := make([]assistantBody, 0, len(infos))
 	for _, g := range infos {
 		out = append(out, s.assistant(g))
 	}
 	return out
 }
 
-func (s *Service) assistant(g host.GraphInfo) Assistant {
+func (s *Service) assistant(g host.GraphInfo) assistantBody {
 	at := timeText(s.started)
-	return Assistant{
+	return assistantBody{
 		AssistantID: g.Name, GraphID: g.Name, Config: map[string]any{}, CreatedAt: at, Version: 1,
 		Name: g.Name, Description: g.Description, UpdatedAt: at, Context: map[string]any{},
 	}
@@ -64,8 +65,8 @@ func (s *Service) parseAssistantFilter(r *http.Request, paging bool) (assistantF
 	return f, nil
 }
 
-func (f assistantFilter) match(all []Assistant) []Assistant {
-	out := []Assistant{}
+func (f assistantFilter) match(all []assistantBody) []assistantBody {
+	out := []assistantBody{}
 	for _, a := range all {
 		if f.graphID != "" && a.GraphID != f.graphID {
 			continue
@@ -86,7 +87,7 @@ func (s *Service) serveAssistantsSearch(w http.ResponseWriter, r *http.Request) 
 	}
 	found := f.match(s.assistants())
 	if f.offset >= len(found) {
-		found = []Assistant{}
+		found = []assistantBody{}
 	} else {
 		found = found[f.offset:]
 	}
@@ -113,5 +114,5 @@ func (s *Service) serveAssistantGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeError(w, newPublic(errNotFound, "Assistant %s not found", repr(id)), s.logger)
+	writeError(w, apierror.Newf(apierror.ErrNotFound, "Assistant %s not found", repr(id)), s.logger)
 }

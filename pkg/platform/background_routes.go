@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -59,7 +60,7 @@ func (s *Service) boundConflict(ctx context.Context, tid string, req *RunRequest
 		return err
 	}
 	if t.AssistantID != "" && t.AssistantID != req.AssistantID {
-		return newPublic(errConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(t.AssistantID), repr(req.AssistantID))
+		return apierror.Newf(apierror.ErrConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(t.AssistantID), repr(req.AssistantID))
 	}
 	return nil
 }
@@ -106,7 +107,7 @@ func (s *Service) createRun(r *http.Request) (Run, error) {
 			return Run{}, fmt.Errorf("check active runs: %w", err)
 		}
 		if active || t.Status == threads.StatusBusy {
-			return Run{}, newPublic(errConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
+			return Run{}, apierror.Newf(apierror.ErrConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
 		}
 	}
 	now := s.now().UTC()
@@ -121,9 +122,9 @@ func (s *Service) createRun(r *http.Request) (Run, error) {
 func runError(err error, runID string) error {
 	switch {
 	case errors.Is(err, ErrRunNotFound):
-		return newPublic(errNotFound, "Run %s not found", repr(runID))
+		return apierror.Newf(apierror.ErrNotFound, "Run %s not found", repr(runID))
 	case errors.Is(err, ErrRunFinished):
-		return newPublic(errConflict, "Run %s is already finished", repr(runID))
+		return apierror.Newf(apierror.ErrConflict, "Run %s is already finished", repr(runID))
 	}
 	return err
 }
@@ -168,12 +169,12 @@ func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
 	limit, offset := 10, 0
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return nil, validationError("limit", "Input should be an integer greater than or equal to 1")
+			return nil, apierror.Invalid("limit", "Input should be an integer greater than or equal to 1")
 		}
 	}
 	if v := q.Get("offset"); v != "" {
 		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			return nil, validationError("offset", "Input should be an integer greater than or equal to 0")
+			return nil, apierror.Invalid("offset", "Input should be an integer greater than or equal to 0")
 		}
 	}
 	if _, err := s.visibleThread(r.Context(), tid); err != nil {
@@ -231,7 +232,7 @@ func (s *Service) serveRunCancel(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := s.waitContext(r.Context())
 		defer cancel()
 		if a := q.Get("action"); a != "" && a != "interrupt" {
-			err = newPublic(errNotImplemented, "Cancel action %s is not supported; only 'interrupt' is available.", repr(a))
+			err = apierror.Newf(apierror.ErrNotImplemented, "Cancel action %s is not supported; only 'interrupt' is available.", repr(a))
 		} else if err = s.runs.Cancel(ctx, tid, rid, q.Get("wait") == "1" || q.Get("wait") == "true"); err == nil {
 			w.WriteHeader(http.StatusNoContent)
 			return

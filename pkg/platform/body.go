@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // readBody reads the raw body through funchost.ReadRequestBody, answering its failures as the
@@ -26,10 +27,7 @@ func readBody(r *http.Request, maxBytes int64) ([]byte, error) {
 	if !errors.As(err, &be) {
 		be = &funchost.BodyError{Kind: funchost.ErrMalformedBody, Err: err}
 	}
-	if errors.Is(be, funchost.ErrBodyTimeout) {
-		return nil, &publicError{kind: errRequestTimeout, msg: be.Message()}
-	}
-	return nil, &publicError{kind: errBadRequest, msg: be.Message()}
+	return nil, apierror.Unread(be.Message(), errors.Is(be, funchost.ErrBodyTimeout))
 }
 
 // bodyMode says how a route treats its body.
@@ -60,17 +58,17 @@ func parseBody(body []byte, mode bodyMode) (object, error) {
 		return object{}, nil
 	}
 	if !strictJSON(body) {
-		return nil, newPublic(errBadRequest, "Invalid JSON body")
+		return nil, apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	if trimmed[0] != '{' {
 		if mode == emptyOKObject || mode == requiredObject {
-			return nil, newPublic(errBadRequest, "Request body must be a JSON object")
+			return nil, apierror.New(apierror.ErrBadRequest, "Request body must be a JSON object")
 		}
-		return nil, validationError("body", "Input should be a valid dictionary or object to extract fields from")
+		return nil, apierror.Invalid("body", "Input should be a valid dictionary or object to extract fields from")
 	}
 	var obj object
 	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, newPublic(errBadRequest, "Invalid JSON body")
+		return nil, apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 	return obj, nil
 }
@@ -121,7 +119,7 @@ func (o object) optObject(key string) (json.RawMessage, error) {
 		return nil, nil
 	}
 	if kindOf(v) != 'o' {
-		return nil, validationError(key, "Input should be a valid dictionary")
+		return nil, apierror.Invalid(key, "Input should be a valid dictionary")
 	}
 	return v, nil
 }
@@ -134,7 +132,7 @@ func (o object) optString(key string) (string, bool, error) {
 	}
 	var s string
 	if kindOf(v) != 's' || json.Unmarshal(v, &s) != nil {
-		return "", false, validationError(key, "Input should be a valid string")
+		return "", false, apierror.Invalid(key, "Input should be a valid string")
 	}
 	return s, true, nil
 }
@@ -147,10 +145,10 @@ func (o object) optInt(key string, def, min int) (int, error) {
 	}
 	var n int
 	if kindOf(v) != 'n' || json.Unmarshal(v, &n) != nil {
-		return 0, validationError(key, "Input should be a valid integer")
+		return 0, apierror.Invalid(key, "Input should be a valid integer")
 	}
 	if n < min {
-		return 0, validationError(key, fmt.Sprintf("Input should be greater than or equal to %d", min))
+		return 0, apierror.Invalid(key, fmt.Sprintf("Input should be greater than or equal to %d", min))
 	}
 	return n, nil
 }
@@ -188,7 +186,7 @@ func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
 			return nil
 		}
 		if err != nil {
-			return newPublic(errBadRequest, "Invalid JSON body")
+			return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			stack = stack[:len(stack)-1]
@@ -205,10 +203,10 @@ func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
 			}
 			count++
 			if count > maxNodes {
-				return newPublic(errBadRequest, "Input exceeds maximum node count of %d", maxNodes)
+				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum node count of %d", maxNodes)
 			}
 			if n+1 > maxDepth {
-				return newPublic(errBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
+				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
 			}
 		}
 		if d, ok := tok.(json.Delim); ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -324,14 +325,14 @@ func ownerOf(ctx context.Context) string {
 
 // durableState answers a durable assistant's thread state: its run's latest state, with
 // the pending event as the task's interrupt and the resume node as next.
-func (s *Service) durableState(r *http.Request, da *durableAssistant, tid string) (ThreadState, error) {
+func (s *Service) durableState(r *http.Request, da *durableAssistant, tid string) (threadStateBody, error) {
 	st, err := da.d.State(r.Context(), tid)
 	if errors.Is(err, host.ErrThreadNotFound) {
 		return emptyState(tid), nil
 	}
 	if err != nil {
 		s.logger.Error("get durable thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	ts, err := s.renderState(durableView(tid, st), tid)
 	if err != nil || st.Interrupt == nil {
@@ -352,7 +353,7 @@ var (
 
 // withInterrupts fills an interrupted durable assistant's thread's interrupts,
 // {<task id>: [<interrupt>]}, as LangGraph's Thread has them. A failed read leaves them empty.
-func (s *Service) withInterrupts(r *http.Request, wt Thread, t threads.Thread) Thread {
+func (s *Service) withInterrupts(r *http.Request, wt threadBody, t threads.Thread) threadBody {
 	if t.Status != threads.StatusInterrupted {
 		return wt
 	}

@@ -199,7 +199,7 @@ func doHeaders(t testing.TB, tr hosttest.Transport, method, path, body string, h
 }
 
 func detail(msg string) string {
-	b, _ := pyjson.Marshal(errorBody{Detail: msg})
+	b, _ := pyjson.Marshal(map[string]string{"detail": msg})
 	return string(b)
 }
 

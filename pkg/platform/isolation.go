@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -43,10 +44,7 @@ func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 
 // callerError is the public error of a caller that cannot be resolved.
 func callerError(err error) error {
-	if errors.Is(err, isolation.ErrUntrustedIdentity) {
-		return newPublic(errForbidden, "Forbidden: the identity header is only accepted from a trusted proxy")
-	}
-	return newPublic(errUnauthorized, "Unauthorized: the request carries no caller identity")
+	return apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
 }
 
 // caller returns the request's caller: an admin when isolation is off.
@@ -116,7 +114,7 @@ func (s *Service) checkOwnerPatch(ctx context.Context, meta map[string]any) erro
 	if !ok || c.Owns(v) {
 		return nil
 	}
-	return newPublic(errForbidden, "Forbidden: metadata key 'owner' is set by the server")
+	return apierror.New(apierror.ErrForbidden, "Forbidden: metadata key 'owner' is set by the server")
 }
 
 // hostingOwners is the thread store as the hosting routes' record of thread owners

@@ -28,7 +28,7 @@ func TestIsolation_HostingRoutes_BothTransports(t *testing.T) {
 			admin, anon := user{"", tr.MasterKey}, user{"", tr.FunctionKey}
 
 			r := alice.do(t, tr, "POST", "/api/threads", `{}`)
-			var th Thread
+			var th threadBody
 			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil {
 				t.Fatalf("alice create: %d %s", r.status, r.body)
 			}

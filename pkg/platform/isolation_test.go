@@ -70,7 +70,7 @@ func owner(tr hosttest.Transport, id string) string {
 
 func threadIDs(t *testing.T, r resp) []string {
 	t.Helper()
-	var ts []Thread
+	var ts []threadBody
 	if r.status != 200 || json.Unmarshal([]byte(r.body), &ts) != nil {
 		t.Fatalf("search: %d %s", r.status, r.body)
 	}
@@ -98,14 +98,14 @@ func TestIsolation_TwoUsers_BothTransports(t *testing.T) {
 
 			// A client cannot choose the owner: create overwrites it.
 			r := alice.do(t, tr, "POST", "/api/threads", `{"metadata":{"owner":"bob","topic":"x"}}`)
-			var th Thread
+			var th threadBody
 			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil ||
 				th.Metadata["owner"] != owner(tr, "alice") || th.Metadata["topic"] != "x" {
 				t.Fatalf("alice create: %d %s", r.status, r.body)
 			}
 			tid := th.ThreadID
 			r = bob.do(t, tr, "POST", "/api/threads", `{}`)
-			var bobThread Thread
+			var bobThread threadBody
 			_ = json.Unmarshal([]byte(r.body), &bobThread)
 
 			// Bob meets alice's thread exactly as a missing one, on every route.
@@ -234,7 +234,7 @@ func TestIsolation_OffByDefault_BothTransports(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			alice, bob := user{"alice", tr.FunctionKey}, user{"bob", tr.FunctionKey}
 			r := alice.do(t, tr, "POST", "/api/threads", `{"metadata":{"owner":"carol"}}`)
-			var th Thread
+			var th threadBody
 			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil || th.Metadata["owner"] != "carol" {
 				t.Fatalf("create: %d %s", r.status, r.body)
 			}

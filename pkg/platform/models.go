@@ -10,8 +10,8 @@ import (
 // Wire models of the platform routes; fields are in the contract's key order and bodies are
 // written in the json.dumps style.
 
-// Assistant is one assistant: one per registered graph.
-type Assistant struct {
+// assistantBody is one assistant: one per registered graph.
+type assistantBody struct {
 	AssistantID string         `json:"assistant_id"`
 	GraphID     string         `json:"graph_id"`
 	Config      map[string]any `json:"config"`
@@ -24,8 +24,8 @@ type Assistant struct {
 	Context     map[string]any `json:"context"`
 }
 
-// Thread is the wire form of a thread.
-type Thread struct {
+// threadBody is the wire form of a thread.
+type threadBody struct {
 	ThreadID    string          `json:"thread_id"`
 	CreatedAt   string          `json:"created_at"`
 	UpdatedAt   string          `json:"updated_at"`
@@ -36,31 +36,31 @@ type Thread struct {
 	Interrupts  map[string]any  `json:"interrupts"`
 }
 
-// Checkpoint is the wire form of a checkpoint reference; all four keys are always present.
-type Checkpoint struct {
+// checkpointBody is the wire form of a checkpoint reference; all four keys are always present.
+type checkpointBody struct {
 	ThreadID      string  `json:"thread_id"`
 	CheckpointNS  string  `json:"checkpoint_ns"`
 	CheckpointID  *string `json:"checkpoint_id"`
 	CheckpointMap any     `json:"checkpoint_map"`
 }
 
-// ThreadState is the wire form of one state view.
-type ThreadState struct {
-	Values           any            `json:"values"`
-	Next             []string       `json:"next"`
-	Checkpoint       Checkpoint     `json:"checkpoint"`
-	Metadata         map[string]any `json:"metadata"`
-	CreatedAt        *string        `json:"created_at"`
-	ParentCheckpoint *Checkpoint    `json:"parent_checkpoint"`
-	Tasks            []any          `json:"tasks"`
-	Interrupts       []any          `json:"interrupts"`
+// threadStateBody is the wire form of one state view.
+type threadStateBody struct {
+	Values           any             `json:"values"`
+	Next             []string        `json:"next"`
+	Checkpoint       checkpointBody  `json:"checkpoint"`
+	Metadata         map[string]any  `json:"metadata"`
+	CreatedAt        *string         `json:"created_at"`
+	ParentCheckpoint *checkpointBody `json:"parent_checkpoint"`
+	Tasks            []any           `json:"tasks"`
+	Interrupts       []any           `json:"interrupts"`
 }
 
 // timeText renders t as UTC ISO-8601 with microseconds, ending in Z.
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
-func wireThread(t threads.Thread) Thread {
-	out := Thread{
+func wireThread(t threads.Thread) threadBody {
+	out := threadBody{
 		ThreadID: t.ThreadID, CreatedAt: timeText(t.CreatedAt), UpdatedAt: timeText(t.UpdatedAt),
 		Metadata: t.Metadata, Status: string(t.Status), Values: t.Values, Interrupts: map[string]any{},
 	}
@@ -74,8 +74,8 @@ func wireThread(t threads.Thread) Thread {
 	return out
 }
 
-func checkpointOf(ref CheckpointRef) Checkpoint {
-	c := Checkpoint{ThreadID: ref.ThreadID, CheckpointNS: ref.NS}
+func checkpointOf(ref CheckpointRef) checkpointBody {
+	c := checkpointBody{ThreadID: ref.ThreadID, CheckpointNS: ref.NS}
 	if ref.ID != "" {
 		id := ref.ID
 		c.CheckpointID = &id

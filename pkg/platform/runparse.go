@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // RunRequest is a parsed RunCreate body: what a run needs to execute. It is plain data so a
@@ -103,23 +104,23 @@ func (s *Service) parseRun(r *http.Request, kind runKind) (*RunRequest, error) {
 		return nil, err
 	}
 	if err := host.ValidateGraphName(req.AssistantID); err != nil {
-		return nil, newPublic(errBadRequest, "%s", err.Error())
+		return nil, apierror.New(apierror.ErrBadRequest, err.Error())
 	}
 	if err := s.parseCommand(obj, req); err != nil {
 		return nil, err
 	}
 	for _, f := range unsupportedRunFields {
 		if obj.has(f.field) && (f.field != "command" || req.Resume == nil) {
-			return nil, newPublic(errNotImplemented, "%s", f.detail)
+			return nil, apierror.New(apierror.ErrNotImplemented, f.detail)
 		}
 	}
 	switch m := req.MultitaskStrategy; {
 	case m == "reject":
 	case m == "enqueue" && kind == backgroundRun:
 	case kind == backgroundRun:
-		return nil, newPublic(errNotImplemented, "Multitask strategy %s is not supported; only 'reject' and 'enqueue' are available.", repr(m))
+		return nil, apierror.Newf(apierror.ErrNotImplemented, "Multitask strategy %s is not supported; only 'reject' and 'enqueue' are available.", repr(m))
 	default:
-		return nil, newPublic(errNotImplemented, "Multitask strategy %s is not supported; only 'reject' is available.", repr(m))
+		return nil, apierror.Newf(apierror.ErrNotImplemented, "Multitask strategy %s is not supported; only 'reject' is available.", repr(m))
 	}
 	return req, nil
 }
@@ -132,7 +133,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, validationError("assistant_id", "Field required")
+		return nil, apierror.Invalid("assistant_id", "Field required")
 	}
 	req.AssistantID = a
 	if _, _, err := obj.optString("thread_id"); err != nil {
@@ -175,7 +176,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		req.OnCompletion = ""
 	}
 	if v, ok := obj["after_seconds"]; ok && !isNull(v) && kindOf(v) != 'n' {
-		return nil, validationError("after_seconds", "Input should be a valid number")
+		return nil, apierror.Invalid("after_seconds", "Input should be a valid number")
 	}
 	for _, k := range []string{"interrupt_before", "interrupt_after"} {
 		if v, ok := obj[k]; ok && !isNull(v) {
@@ -184,12 +185,12 @@ func runSchema(obj object) (*RunRequest, error) {
 				continue
 			}
 			if !isStringArray(v) {
-				return nil, validationError(k, "Input should be '*' or a valid list of strings")
+				return nil, apierror.Invalid(k, "Input should be '*' or a valid list of strings")
 			}
 		}
 	}
 	if v, ok := obj["feedback_keys"]; ok && !isNull(v) && !isStringArray(v) {
-		return nil, validationError("feedback_keys", "Input should be a valid list of strings")
+		return nil, apierror.Invalid("feedback_keys", "Input should be a valid list of strings")
 	}
 	if m, ok, err := obj.optString("multitask_strategy"); err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func runSchema(obj object) (*RunRequest, error) {
 		case "reject", "interrupt", "rollback", "enqueue":
 			req.MultitaskStrategy = m
 		default:
-			return nil, validationError("multitask_strategy", "Input should be 'reject', 'interrupt', 'rollback' or 'enqueue'")
+			return nil, apierror.Invalid("multitask_strategy", "Input should be 'reject', 'interrupt', 'rollback' or 'enqueue'")
 		}
 	}
 	if v, ok := obj["stream_mode"]; ok && !isNull(v) {
@@ -216,7 +217,7 @@ func runSchema(obj object) (*RunRequest, error) {
 				req.StreamModes = many
 			}
 		default:
-			return nil, validationError("stream_mode", "Input should be a valid string or a list of strings")
+			return nil, apierror.Invalid("stream_mode", "Input should be a valid string or a list of strings")
 		}
 	}
 	return req, nil
@@ -233,7 +234,7 @@ func optEnum(obj object, k, msg string, allowed ...string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", validationError(k, msg)
+	return "", apierror.Invalid(k, msg)
 }
 
 // dedupe drops repeated strings, keeping the first of each in order.
@@ -312,11 +313,11 @@ func (s *Service) parseCommand(obj object, req *RunRequest) error {
 	}
 	var cmd map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &cmd); err != nil {
-		return validationError("command", "Input should be a valid dictionary")
+		return apierror.Invalid("command", "Input should be a valid dictionary")
 	}
 	for k, v := range cmd {
 		if k != "resume" && !isNull(v) {
-			return newPublic(errNotImplemented, "Command %s is not supported; only 'resume' is available.", repr(k))
+			return apierror.Newf(apierror.ErrNotImplemented, "Command %s is not supported; only 'resume' is available.", repr(k))
 		}
 	}
 	if r, ok := cmd["resume"]; ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
@@ -29,9 +30,9 @@ func (s *Service) lockThread(ctx context.Context, tid string, req *RunRequest) e
 	case errors.Is(err, threads.ErrThreadNotFound):
 		return threadNotFound(tid)
 	case errors.As(err, &be):
-		return newPublic(errConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(be.Bound), repr(be.Requested))
+		return apierror.Newf(apierror.ErrConflict, "Thread %s is bound to assistant %s, cannot run with %s", repr(tid), repr(be.Bound), repr(be.Requested))
 	case errors.Is(err, threads.ErrThreadBusy):
-		return newPublic(errConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
+		return apierror.Newf(apierror.ErrConflict, "Thread %s is already busy. Concurrent runs are not supported (multitask_strategy=reject).", repr(tid))
 	case errors.Is(err, threads.ErrTooLarge):
 		return storeErrorPublic(err)
 	}
@@ -226,14 +227,14 @@ func (s *Service) newThread(ctx context.Context, tid string, meta map[string]any
 func (s *Service) admitGraph(req *RunRequest, stream bool) (host.InvocableGraph, error) {
 	g, ok := s.graph(req.AssistantID)
 	if !ok {
-		return nil, newPublic(errNotFound, "Assistant %s not found", repr(req.AssistantID))
+		return nil, apierror.Newf(apierror.ErrNotFound, "Assistant %s not found", repr(req.AssistantID))
 	}
 	if err := s.checkRunLimits(req); err != nil {
 		return nil, err
 	}
 	if stream {
 		if _, ok := g.(host.StreamableGraph); !ok {
-			return nil, newPublic(errNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
+			return nil, apierror.Newf(apierror.ErrNotImplemented, "Graph %s does not support streaming", repr(req.AssistantID))
 		}
 	}
 	return g, nil
@@ -252,7 +253,7 @@ func (s *Service) admitThreadless(r *http.Request, stream bool) (string, *RunReq
 		return "", nil, nil, err
 	}
 	if hasThreadID(req.Config) {
-		return "", nil, nil, newPublic(errValidation, "thread_id is not allowed on threadless runs")
+		return "", nil, nil, apierror.New(apierror.ErrValidation, "thread_id is not allowed on threadless runs")
 	}
 	if !hasCheckpointer(g) {
 		return "", req, g, nil
@@ -297,20 +298,11 @@ func (s *Service) serveThreadlessWait(w http.ResponseWriter, r *http.Request) {
 	s.runWait(w, r, g, req, tid, func(ctx context.Context) { s.endTemporary(ctx, tid, req) })
 }
 
-// PanicError is the error of a run whose graph panicked.
-type PanicError struct {
-	// Value is the value passed to panic; Stack the panicking goroutine's stack.
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("graph panicked: %v", e.Value) }
-
-// guardValue runs fn, turning a panic into a *PanicError.
+// guardValue runs fn, turning a panic into a *host.PanicError.
 func guardValue[T any](fn func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &PanicError{Value: p, Stack: debug.Stack()}
+			err = &host.PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return fn()

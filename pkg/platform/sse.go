@@ -1,179 +1,80 @@
 package platform
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
-	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/sse"
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
-// SSE frames of the platform streams.
-const (
-	platformEndFrame    = "event: end\ndata: null\n\n"
-	platformFailedFrame = "event: error\ndata: {\"error\": \"stream processing failed\"}\n\n"
-)
+// platformEndFrame ends every platform stream.
+const platformEndFrame = "event: end\ndata: null\n\n"
 
-// frames collects the frames of one platform stream. The metadata frame and accepted data
-// frames never total more than max bytes; the error and end frames are never counted.
-type frames struct {
-	max   int
-	event string
-
-	// wake gets a signal when a frame is appended, for the request to send it.
-	wake chan struct{}
-
-	mu       sync.Mutex
-	cancel   context.CancelFunc // cancels the graph; guarded by mu
-	detached bool               // the request stopped waiting: events are dropped; guarded by mu
-	buf      []byte             // guarded by mu
-	total    int                // guarded by mu
-	closed   bool               // guarded by mu
-	overflow bool               // guarded by mu
-	err      error              // guarded by mu
-}
-
-func newFrames(maxBytes int, mode, runID string) *frames {
-	f := &frames{max: maxBytes, event: mode, wake: make(chan struct{}, 1)}
-	meta := "event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n"
-	f.buf, f.total = append(f.buf, meta...), len(meta)
+// newFrames returns the frame buffer of one platform stream, its counted metadata frame
+// written. In a run of one mode an event that is not an object is wrapped as
+// {"data": <event>}; in a run of several, events are written as they are.
+func newFrames(maxBytes int, req *RunRequest, runID string) *sse.Buffer {
+	enc := appendEvent
+	if len(req.modes()) == 1 {
+		enc = appendWrappedEvent
+	}
+	f := sse.New(maxBytes, host.ErrStreamOverflow, enc)
+	f.Start("event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n")
 	return f
 }
 
-// emit is the graph's callback: one frame named after the run's mode, verbatim.
-func (f *frames) emit(chunk any) error { return f.write(f.event, chunk, "data") }
-
-// emitMode is the callback of a several-mode run: one frame named after mode, as the SDK
-// names them ("messages-tuple" events are named "messages"), its data the event as is (a
-// messages pair stays an array).
-func (f *frames) emitMode(mode string, chunk any) error {
-	if mode == "messages-tuple" {
-		mode = "messages"
-	}
-	return f.write(mode, chunk, "")
+// appendWrappedEvent appends an event's data: an object as is, anything else as
+// {"data": <event>}.
+func appendWrappedEvent(dst []byte, chunk any) ([]byte, error) {
+	data, err := encodeOutput(chunk, "data")
+	return append(dst, data...), err
 }
 
-// write appends one data frame; with wrap set, an event that is not an object is wrapped as
-// {"<wrap>": <event>}.
-func (f *frames) write(mode string, chunk any, wrap string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.detached {
-		return nil // nobody reads the frames any more; the run goes on to its end
-	}
-	if f.closed {
-		if f.overflow {
-			return host.ErrStreamOverflow
-		}
-		return errors.New("platform: stream is closed")
-	}
-	data, err := encodeOutput(chunk, wrap)
-	if err != nil {
-		f.fail(fmt.Errorf("encode stream event: %w", err))
-		return f.err
-	}
-	frame := make([]byte, 0, len(mode)+len(data)+16)
-	frame = append(append(append(append(frame, "event: "...), mode...), "\ndata: "...), data...)
-	frame = append(frame, "\n\n"...)
-	if f.total+len(frame) > f.max {
-		f.overflow = true
-		f.fail(host.ErrStreamOverflow)
-		return host.ErrStreamOverflow
-	}
-	f.total += len(frame)
-	f.buf = append(f.buf, frame...)
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// since returns a copy of the frames after the first n bytes.
-func (f *frames) since(n int) []byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return bytes.Clone(f.buf[min(n, len(f.buf)):])
-}
-
-func (f *frames) fail(err error) {
-	if f.err == nil {
-		f.err = err
-	}
-	f.closed = true
-	if f.cancel != nil {
-		f.cancel()
-	}
-}
-
-// detach is called when the request stopped waiting for the run: it returns a copy of the
-// frames so far, and from then on the graph's events are dropped, so the run goes on to its
-// end.
-func (f *frames) detach() []byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.detached = true
-	return bytes.Clone(f.buf)
-}
-
-// finish closes the stream with the graph's result and appends the terminal frames (none
-// once detached). It returns the run's failure (nil on success).
-func (f *frames) finish(runErr error) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	if f.detached {
-		f.buf = nil
-		return runErr
-	}
-	if runErr != nil && f.err == nil && !errors.Is(runErr, host.ErrStreamOverflow) {
-		f.err = runErr
-	}
-	var failure error
-	switch {
-	case f.overflow:
-		f.buf = append(f.buf, "event: error\ndata: {\"error\": \"stream response exceeded max buffered size ("+strconv.Itoa(f.max)+" bytes)\"}\n\n"...)
-		failure = host.ErrStreamOverflow
-	case f.err != nil:
-		f.buf = append(f.buf, platformFailedFrame...)
-		failure = f.err
-	}
-	f.buf = append(f.buf, platformEndFrame...)
-	return failure
+// appendEvent appends an event's data as it is (a messages pair stays an array).
+func appendEvent(dst []byte, chunk any) ([]byte, error) {
+	data, err := encodeOutput(chunk, "")
+	return append(dst, data...), err
 }
 
 // stream runs g's Stream into f and returns the run's failure.
-func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
+func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *sse.Buffer) error {
 	ctx, cancel := context.WithCancel(withOwner(withResume(withRunContext(ctx, req.Context), req.Resume), req.owner))
 	defer cancel()
-	f.mu.Lock()
-	f.cancel = cancel
-	f.mu.Unlock()
+	f.SetCancel(cancel)
 	_, err := guardValue(func() (struct{}, error) { return struct{}{}, streamModes(ctx, g, req, tid, f) })
-	return f.finish(err)
+	failure := f.Close(err)
+	switch {
+	case errors.Is(failure, host.ErrStreamOverflow):
+		f.Append(sse.OverflowFrame(s.maxStream))
+	case failure != nil:
+		f.Append(sse.FailedFrame)
+	}
+	f.Append(platformEndFrame)
+	return failure
 }
 
-// streamModes runs g's stream in the request's modes: one mode through Stream; several
-// through ModeStreamer, or else Stream in the first mode with each event under every mode.
-func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *frames) error {
+// streamModes runs g's stream in the request's modes: one mode through Stream, each event a
+// frame named after the mode; several through ModeStreamer, or else Stream in the first mode
+// with each event under every mode, frames named as the SDK names them ("messages-tuple"
+// events are named "messages").
+func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *sse.Buffer) error {
 	modes := req.modes()
 	if len(modes) == 1 {
-		return g.Stream(ctx, graphRequest(req, tid), f.emit)
+		return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error { return f.Emit(req.StreamMode, chunk) })
 	}
+	emitMode := func(mode string, chunk any) error { return f.Emit(eventName(mode), chunk) }
 	if m, ok := g.(ModeStreamer); ok {
-		return m.StreamModes(ctx, graphRequest(req, tid), modes, f.emitMode)
+		return m.StreamModes(ctx, graphRequest(req, tid), modes, emitMode)
 	}
 	return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error {
 		for _, mode := range modes {
-			if err := f.emitMode(mode, chunk); err != nil {
+			if err := emitMode(mode, chunk); err != nil {
 				return err
 			}
 		}
@@ -181,9 +82,17 @@ func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, t
 	})
 }
 
+// eventName is the SSE event name of a stream mode.
+func eventName(mode string) string {
+	if mode == "messages-tuple" {
+		return "messages"
+	}
+	return mode
+}
+
 func (s *Service) writeSSEHeader(w http.ResponseWriter, tid, runID string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Content-Type", sse.ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Content-Location", s.contentLocation(tid, runID))
@@ -197,7 +106,7 @@ func (s *Service) writeSSEHeader(w http.ResponseWriter, tid, runID string) {
 // goes on. end runs when the run ends, with its failure.
 func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.StreamableGraph, req *RunRequest, tid string, end func(ctx context.Context, err error)) {
 	runID := uuid.NewString()
-	f := newFrames(s.maxStream, req.StreamMode, runID)
+	f := newFrames(s.maxStream, req, runID)
 	var runErr error
 	result := make(chan bool, 1)
 	go func() {
@@ -218,19 +127,19 @@ func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.Strea
 		_, _ = w.Write(b)
 		_ = rc.Flush()
 	}
-	send(f.since(0)) // the metadata frame
+	send(f.Since(0)) // the metadata frame
 	for {
 		select {
-		case <-f.wake:
-			send(f.since(sent))
+		case <-f.Wake():
+			send(f.Since(sent))
 		case finished := <-result:
 			if !finished {
 				s.logWaitExceeded(req, tid, runID)
-				body := f.detach()
-				send(append(append(body[min(sent, len(body)):], waitExceededFrame(s.maxWait)...), platformEndFrame...))
+				rest := f.Detach().From(sent)
+				send(append(append(rest, sse.WaitExceededFrame(s.maxWait)...), platformEndFrame...))
 				return
 			}
-			send(f.since(sent))
+			send(f.Since(sent))
 			return
 		}
 	}

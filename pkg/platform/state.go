@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -17,14 +18,14 @@ func (s *Service) resolveGraph(r *http.Request, tid, capability string, has func
 		return nil, err
 	}
 	if t.AssistantID == "" {
-		return nil, newPublic(errConflict, "Thread %s is not bound to any assistant. Run a graph on this thread first.", repr(tid))
+		return nil, apierror.Newf(apierror.ErrConflict, "Thread %s is not bound to any assistant. Run a graph on this thread first.", repr(tid))
 	}
 	g, ok := s.graph(t.AssistantID)
 	if !ok {
-		return nil, newPublic(errNotFound, "Assistant %s not found for thread %s", repr(t.AssistantID), repr(tid))
+		return nil, apierror.Newf(apierror.ErrNotFound, "Assistant %s not found for thread %s", repr(t.AssistantID), repr(tid))
 	}
 	if !has(g) {
-		return nil, newPublic(errConflict, "Graph %s does not support %s", repr(t.AssistantID), capability)
+		return nil, apierror.Newf(apierror.ErrConflict, "Graph %s does not support %s", repr(t.AssistantID), capability)
 	}
 	return g, nil
 }
@@ -38,19 +39,19 @@ func (s *Service) serveStateGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st, s.logger)
 }
 
-func (s *Service) stateGet(r *http.Request) (ThreadState, error) {
+func (s *Service) stateGet(r *http.Request) (threadStateBody, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	return s.latestState(r, tid)
 }
 
 // latestState answers thread tid's latest state.
-func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) {
+func (s *Service) latestState(r *http.Request, tid string) (threadStateBody, error) {
 	g, err := s.resolveGraph(r, tid, "state retrieval", func(g host.InvocableGraph) bool { _, ok := g.(host.StatefulGraph); return ok })
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	if da, ok := g.(*durableAssistant); ok {
 		return s.durableState(r, da, tid)
@@ -61,29 +62,29 @@ func (s *Service) latestState(r *http.Request, tid string) (ThreadState, error) 
 	}
 	if err != nil {
 		s.logger.Error("get thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return s.renderState(view, tid)
 }
 
 // renderState is threadState for the state routes: an encoding failure is logged and is a 500.
-func (s *Service) renderState(view host.StateView, tid string) (ThreadState, error) {
+func (s *Service) renderState(view host.StateView, tid string) (threadStateBody, error) {
 	st, err := threadState(view, tid)
 	if err != nil {
 		s.logger.Error("encode thread state", "thread_id", tid, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return st, nil
 }
 
-func emptyState(tid string) ThreadState {
-	return ThreadState{Values: map[string]any{}, Next: []string{}, Checkpoint: Checkpoint{ThreadID: tid},
+func emptyState(tid string) threadStateBody {
+	return threadStateBody{Values: map[string]any{}, Next: []string{}, Checkpoint: checkpointBody{ThreadID: tid},
 		Tasks: []any{}, Interrupts: []any{}}
 }
 
 // threadState renders a state view: values that are neither an object nor an array become
 // {}; empty metadata is null; the checkpoints come from the view's configs.
-func threadState(v host.StateView, tid string) (ThreadState, error) {
+func threadState(v host.StateView, tid string) (threadStateBody, error) {
 	st := emptyState(tid)
 	raw, err := json.Marshal(v.Values)
 	if err != nil {
@@ -129,11 +130,11 @@ func checkpointFromRaw(raw json.RawMessage, key, tid, what string) (*CheckpointR
 		CheckpointID *string `json:"checkpoint_id"`
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, validationError(key, "Input should be a valid checkpoint")
+		return nil, apierror.Invalid(key, "Input should be a valid checkpoint")
 	}
 	ref := &CheckpointRef{ThreadID: tid}
 	if c.ThreadID != nil && *c.ThreadID != tid {
-		return nil, newPublic(errValidation, "%s thread_id %s does not match path thread_id %s", what, repr(*c.ThreadID), repr(tid))
+		return nil, apierror.Newf(apierror.ErrValidation, "%s thread_id %s does not match path thread_id %s", what, repr(*c.ThreadID), repr(tid))
 	}
 	if c.CheckpointNS != nil {
 		ref.NS = *c.CheckpointNS
@@ -151,7 +152,7 @@ func (s *Service) serveStateUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Checkpoint Checkpoint `json:"checkpoint"`
+		Checkpoint checkpointBody `json:"checkpoint"`
 	}{checkpointOf(ref)}, s.logger)
 }
 
@@ -170,7 +171,7 @@ func (s *Service) stateUpdate(r *http.Request) (CheckpointRef, error) {
 	}
 	values, ok := obj["values"]
 	if !ok || !validValues(values) {
-		return CheckpointRef{}, validationError("values", "Input should be a valid dictionary or a list of dictionaries")
+		return CheckpointRef{}, apierror.Invalid("values", "Input should be a valid dictionary or a list of dictionaries")
 	}
 	asNode, _, err := obj.optString("as_node")
 	if err != nil {
@@ -205,11 +206,11 @@ func (s *Service) stateUpdate(r *http.Request) (CheckpointRef, error) {
 		return g.(StateUpdater).UpdateState(r.Context(), tid, StateUpdate{Values: values, AsNode: asNode, Checkpoint: *ref})
 	})
 	if errors.Is(err, host.ErrThreadNotFound) {
-		return CheckpointRef{}, newPublic(errNotFound, "Cannot update state for thread %s: %s", repr(tid), err.Error())
+		return CheckpointRef{}, apierror.Newf(apierror.ErrNotFound, "Cannot update state for thread %s: %s", repr(tid), err.Error())
 	}
 	if err != nil {
 		s.logger.Error("update thread state", "thread_id", tid, "error", err)
-		return CheckpointRef{}, newPublic(errInternal, "Internal error updating thread state")
+		return CheckpointRef{}, apierror.New(apierror.ErrInternal, "Internal error updating thread state")
 	}
 	if out.ThreadID == "" {
 		out.ThreadID = tid
@@ -246,7 +247,7 @@ func (s *Service) serveHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out, s.logger)
 }
 
-func (s *Service) history(r *http.Request) ([]ThreadState, error) {
+func (s *Service) history(r *http.Request) ([]threadStateBody, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
 		return nil, err
@@ -267,7 +268,7 @@ func (s *Service) history(r *http.Request) ([]ThreadState, error) {
 	if obj.has("before") {
 		beforeRaw = obj["before"]
 		if k := kindOf(beforeRaw); k != 's' && k != 'o' {
-			return nil, validationError("before", "Input should be a valid string or checkpoint")
+			return nil, apierror.Invalid("before", "Input should be a valid string or checkpoint")
 		}
 	}
 	meta, err := obj.optObject("metadata")
@@ -306,25 +307,25 @@ func (s *Service) history(r *http.Request) ([]ThreadState, error) {
 	}
 	views, err := guardValue(func() ([]host.StateView, error) { return g.(StateHistorian).GetStateHistory(r.Context(), *ref) })
 	if errors.Is(err, host.ErrThreadNotFound) {
-		return []ThreadState{}, nil
+		return []threadStateBody{}, nil
 	}
 	if err != nil {
 		s.logger.Error("get thread history", "thread_id", tid, "error", err)
-		return nil, newPublic(errInternal, "Internal error retrieving thread history")
+		return nil, apierror.New(apierror.ErrInternal, "Internal error retrieving thread history")
 	}
 	return filterHistory(views, tid, before, decodeMap(meta), limit)
 }
 
 // filterHistory skips views up to and including the one whose id is before (unknown → none),
 // keeps those whose metadata matches every filter key, and stops at limit.
-func filterHistory(views []host.StateView, tid, before string, meta map[string]any, limit int) ([]ThreadState, error) {
-	out := []ThreadState{}
+func filterHistory(views []host.StateView, tid, before string, meta map[string]any, limit int) ([]threadStateBody, error) {
+	out := []threadStateBody{}
 	skipping := before != ""
 	filter := threads.Query{Metadata: meta}
 	for _, v := range views {
 		st, err := threadState(v, tid)
 		if err != nil {
-			return nil, newPublic(errInternal, "Internal error retrieving thread history")
+			return nil, apierror.New(apierror.ErrInternal, "Internal error retrieving thread history")
 		}
 		if skipping {
 			if st.Checkpoint.CheckpointID != nil && *st.Checkpoint.CheckpointID == before {

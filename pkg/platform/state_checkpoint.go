@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // serveStateAtCheckpoint answers POST threads/{id}/state/checkpoint, what the SDK's
@@ -21,29 +22,29 @@ func (s *Service) serveStateAtCheckpoint(w http.ResponseWriter, r *http.Request)
 	writeJSON(w, http.StatusOK, st, s.logger)
 }
 
-func (s *Service) stateAtCheckpoint(r *http.Request) (ThreadState, error) {
+func (s *Service) stateAtCheckpoint(r *http.Request) (threadStateBody, error) {
 	tid, err := pathThreadID(r)
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	body, err := readBody(r, s.maxBody)
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	obj, err := parseBody(body, emptyOKObject)
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	ref, err := parseCheckpoint(obj, "checkpoint", tid, "Checkpoint")
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	if ref == nil || ref.ID == "" {
 		return s.latestState(r, tid)
 	}
 	g, err := s.resolveGraph(r, tid, "state history", func(g host.InvocableGraph) bool { _, ok := g.(StateHistorian); return ok })
 	if err != nil {
-		return ThreadState{}, err
+		return threadStateBody{}, err
 	}
 	views, err := guardValue(func() ([]host.StateView, error) { return g.(StateHistorian).GetStateHistory(r.Context(), *ref) })
 	switch {
@@ -51,7 +52,7 @@ func (s *Service) stateAtCheckpoint(r *http.Request) (ThreadState, error) {
 		return emptyState(tid), nil
 	case err != nil:
 		s.logger.Error("get thread state at a checkpoint", "thread_id", tid, "checkpoint_id", ref.ID, "error", err)
-		return ThreadState{}, newPublic(errInternal, "Internal error retrieving thread state")
+		return threadStateBody{}, apierror.New(apierror.ErrInternal, "Internal error retrieving thread state")
 	}
 	return s.renderState(views[0], tid)
 }

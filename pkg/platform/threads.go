@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -29,10 +30,10 @@ func pathThreadID(r *http.Request) (string, error) {
 // every route, where no thread can have them.
 func validThreadID(tid string) error {
 	if err := host.ValidateThreadID(tid); err != nil {
-		return newPublic(errBadRequest, "%s", err.Error())
+		return apierror.New(apierror.ErrBadRequest, err.Error())
 	}
 	if tid == "." || tid == ".." {
-		return newPublic(errBadRequest, "Thread ID must not be '.' or '..'")
+		return apierror.New(apierror.ErrBadRequest, "Thread ID must not be '.' or '..'")
 	}
 	return nil
 }
@@ -46,7 +47,7 @@ func storeError(err error, tid string) error {
 }
 
 func threadNotFound(tid string) error {
-	return newPublic(errNotFound, "Thread %s not found", repr(tid))
+	return apierror.Newf(apierror.ErrNotFound, "Thread %s not found", repr(tid))
 }
 
 func (s *Service) serveThreadCreate(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +89,7 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 	}
 	t, err := s.newThread(r.Context(), tid, s.ownedMetadata(r.Context(), decodeMap(meta)))
 	if errors.Is(err, threads.ErrThreadExists) {
-		exists := newPublic(errConflict, "Thread %s already exists", repr(tid))
+		exists := apierror.Newf(apierror.ErrConflict, "Thread %s already exists", repr(tid))
 		if ifExists != "do_nothing" {
 			return threads.Thread{}, exists
 		}
@@ -104,7 +105,7 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 // storeErrorPublic answers a record that does not fit the store as 422.
 func storeErrorPublic(err error) error {
 	if errors.Is(err, threads.ErrTooLarge) {
-		return newPublic(errValidation, "Validation error: thread record exceeds the store's size limit")
+		return apierror.New(apierror.ErrValidation, "Validation error: thread record exceeds the store's size limit")
 	}
 	return err
 }
@@ -208,7 +209,7 @@ func (s *Service) parseThreadQuery(r *http.Request, paging bool) (threads.Query,
 	}
 	if len(present) > 0 {
 		sort.Strings(present)
-		return q, newPublic(errNotImplemented, "Unsupported filter(s): %s", strings.Join(present, ", "))
+		return q, apierror.Newf(apierror.ErrNotImplemented, "Unsupported filter(s): %s", strings.Join(present, ", "))
 	}
 	meta, err := obj.optObject("metadata")
 	if err != nil {
@@ -222,7 +223,7 @@ func (s *Service) parseThreadQuery(r *http.Request, paging bool) (threads.Query,
 	}
 	if ok {
 		if !threads.Status(st).Valid() {
-			return q, validationError("status", "Input should be 'idle', 'busy', 'interrupted' or 'error'")
+			return q, apierror.Invalid("status", "Input should be 'idle', 'busy', 'interrupted' or 'error'")
 		}
 		q.Status = threads.Status(st)
 	}
@@ -248,7 +249,7 @@ func (s *Service) serveThreadsSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	out := make([]Thread, 0, len(found))
+	out := make([]threadBody, 0, len(found))
 	for _, t := range found {
 		out = append(out, wireThread(t))
 	}

@@ -13,7 +13,7 @@ func TestThreads_Contract_BothTransports(t *testing.T) {
 	for _, tr := range f.trs {
 		t.Run(tr.Name, func(t *testing.T) {
 			r := do(t, tr, "POST", "/api/threads", `{"metadata":{"user":"ann","tr":"`+tr.Name+`"},"ttl":5}`)
-			var th Thread
+			var th threadBody
 			if err := json.Unmarshal([]byte(r.body), &th); r.status != 200 || err != nil {
 				t.Fatalf("create: %d %s", r.status, r.body)
 			}
@@ -144,7 +144,7 @@ func TestState_Contract_BothTransports(t *testing.T) {
 				}
 			}
 			// History: newest first, before, metadata filter, limit.
-			var hist []ThreadState
+			var hist []threadStateBody
 			r := do(t, tr, "POST", "/api/threads/"+bound+"/history", "")
 			if err := json.Unmarshal([]byte(r.body), &hist); err != nil || len(hist) != 2 {
 				t.Fatalf("history: %d %s", r.status, r.body)
@@ -162,7 +162,7 @@ func TestState_Contract_BothTransports(t *testing.T) {
 				`{"limit":1}`:                                   1,
 				`{"checkpoint":{"thread_id":"` + bound + `"}}`:  2,
 			} {
-				var got []ThreadState
+				var got []threadStateBody
 				r := do(t, tr, "POST", "/api/threads/"+bound+"/history", body)
 				if err := json.Unmarshal([]byte(r.body), &got); err != nil || len(got) != want {
 					t.Errorf("history %s: %s, want %d entries", body, r.body, want)

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
-	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Bounded waits (docs/http-platform.md, "Bounded waits"). Every route that waits for a run
@@ -24,14 +22,11 @@ import (
 //     they answer 202 Accepted with the run (runs.get's body), a Location to poll (join: the
 //     join URL itself; cancel: the run) and Retry-After.
 
-// RetryAfterSeconds is the Retry-After of a 202 answered because the wait bound passed.
-const RetryAfterSeconds = "5"
+// retryAfterSeconds is the Retry-After of a 202 answered because the wait bound passed.
+const retryAfterSeconds = "5"
 
 // errWaitBound is the cause of a wait's context that reached the bound.
 var errWaitBound = errors.New("platform: wait bound passed")
-
-// errWaitExceeded is the kind of a wait route's 504.
-var errWaitExceeded = errors.New("platform: wait bound passed while the graph ran") // 504
 
 // waitContext returns ctx bounded by the wait bound.
 func (s *Service) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -53,13 +48,7 @@ func (s *Service) logWaitExceeded(req *RunRequest, tid, runID string) {
 // writeWaitExceeded answers a runs/wait whose graph run passed the bound: 504.
 func (s *Service) writeWaitExceeded(w http.ResponseWriter, tid, runID string) {
 	w.Header().Set("Content-Location", s.contentLocation(tid, runID))
-	writeError(w, &publicError{kind: errWaitExceeded, msg: host.WaitExceededMessage(s.maxWait)}, s.logger)
-}
-
-// waitExceededFrame is the error frame of a stream whose run passed the bound.
-func waitExceededFrame(bound time.Duration) string {
-	msg := host.WaitExceededMessage(bound)
-	return "event: error\ndata: {\"error\": \"" + strings.ToLower(msg[:1]) + msg[1:] + "\"}\n\n"
+	writeError(w, apierror.WaitExceeded(s.maxWait), s.logger)
 }
 
 // writePending answers a wait on a background run that passed the bound: 202 with the run,
@@ -73,6 +62,6 @@ func (s *Service) writePending(w http.ResponseWriter, r *http.Request, tid, rid,
 	h := w.Header()
 	h.Set("Location", location)
 	h.Set("Content-Location", s.contentLocation(tid, rid))
-	h.Set("Retry-After", RetryAfterSeconds)
+	h.Set("Retry-After", retryAfterSeconds)
 	writeJSON(w, http.StatusAccepted, wireRun(run), s.logger)
 }

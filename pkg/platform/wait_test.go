@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // TestWait_PastTheBound_BothTransports: with a short MaxWait every platform route that waits
@@ -56,7 +57,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 			}
 		}
 	})
-	msg := host.WaitExceededMessage(bound)
+	msg := apierror.WaitExceededMessage(bound)
 	threadStatus := func(t *testing.T, tr hosttest.Transport, tid string) (string, string) {
 		var th struct {
 			Status string          `json:"status"`
@@ -138,7 +139,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				var got runBody
 				if r.status != http.StatusAccepted || json.Unmarshal([]byte(r.body), &got) != nil || got.RunID != run.RunID ||
 					(got.Status != "pending" && got.Status != "running") || r.header.Get("Location") != location ||
-					r.header.Get("Retry-After") != RetryAfterSeconds || r.header.Get("Content-Location") != base+"/"+run.RunID {
+					r.header.Get("Retry-After") != retryAfterSeconds || r.header.Get("Content-Location") != base+"/"+run.RunID {
 					t.Fatalf("got %d %v %s, want 202 with the unfinished run", r.status, r.header, r.body)
 				}
 				close(gates[key])

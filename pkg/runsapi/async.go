@@ -14,10 +14,10 @@ import (
 const (
 	// AsyncNodeName is the single (terminal) node; it calls the hosted graph's Invoke.
 	AsyncNodeName = "invoke"
-	// AsyncHandlerName is its handler name in the manifest (it enters the graph hash).
-	AsyncHandlerName = "funcgraph.host.invoke"
-	// AsyncStateModelName is the manifest's state model name.
-	AsyncStateModelName = "AsyncInvocation"
+	// asyncHandlerName is its handler name in the manifest (it enters the graph hash).
+	asyncHandlerName = "funcgraph.host.invoke"
+	// asyncStateModelName is the manifest's state model name.
+	asyncStateModelName = "AsyncInvocation"
 )
 
 // asyncGraph is a hosted graph (host.InvocableGraph) seen as a one-node durable graph, so the
@@ -39,8 +39,8 @@ func NewAsyncGraph(name string, g host.InvocableGraph) (durable.Graph, error) {
 		return nil, newError(durable.ErrInvalidGraph, "callable cannot be None")
 	}
 	m := durable.GraphManifest{
-		GraphName: name, Version: durable.DefaultVersion, StateModelName: AsyncStateModelName, Entrypoint: AsyncNodeName,
-		Nodes:             durable.NodeDefinitions{{Name: AsyncNodeName, HandlerName: AsyncHandlerName, Terminal: true}},
+		GraphName: name, Version: durable.DefaultVersion, StateModelName: asyncStateModelName, Entrypoint: AsyncNodeName,
+		Nodes:             durable.NodeDefinitions{{Name: AsyncNodeName, HandlerName: asyncHandlerName, Terminal: true}},
 		EventHandlerNames: []string{}, Metadata: map[string]any{"async_mode": true},
 	}
 	hash, err := m.ComputeHash()

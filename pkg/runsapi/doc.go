@@ -14,7 +14,8 @@
 //   - RegisterWorker adds the worker functions that deliver the engine's work items under the
 //     Functions host: the fg_orchestrator queue trigger and the fg_repair timer.
 //
-// Every error becomes an HTTP status in one function (errorResponse). It is not the engine
-// (package engine) and holds no storage of its own: it talks to an engine.Runs. package launch
-// wires it into an app. Its test client is package runsapitest.
+// Every error is answered {"error": "<message>"} (with details for some), its status decided
+// where the hosting and platform routes decide theirs; internal error text is never sent. It
+// is not the engine (package engine) and holds no storage of its own: it talks to an
+// engine.Runs. package launch wires it into an app. Its test client is package runsapitest.
 package runsapi

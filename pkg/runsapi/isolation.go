@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -23,11 +24,11 @@ import (
 // another caller gets 403. With isolation off the endpoints are not wrapped and the checks
 // are one nil test.
 
-// Errors of the caller check; errorResponse answers them.
+// Errors of the caller check, each answered as it is.
 var (
-	errNoCaller        = errors.New("unauthorized: the request carries no caller identity")
-	errUntrustedCaller = errors.New("forbidden: the identity header is only accepted from a trusted proxy")
-	errAdminOnly       = errors.New("forbidden: under user isolation, graph versions are listed for the master key only")
+	errNoCaller        = apierror.New(apierror.ErrUnauthorized, "unauthorized: the request carries no caller identity")
+	errUntrustedCaller = apierror.New(apierror.ErrForbidden, "forbidden: the identity header is only accepted from a trusted proxy")
+	errAdminOnly       = apierror.New(apierror.ErrForbidden, "forbidden: under user isolation, graph versions are listed for the master key only")
 )
 
 type callerKey struct{}

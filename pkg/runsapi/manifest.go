@@ -5,16 +5,16 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // Function names of the read-only graph routes, which show a client (the run inspector) what
 // a run's graph looks like.
 const (
-	// FuncListGraphs lists the durable graphs: GET /api/graphs.
-	FuncListGraphs = "list_graphs"
-	// FuncGetGraphManifest returns one version's manifest: GET /api/graphs/{graph_name}/manifest.
-	FuncGetGraphManifest = "get_graph_manifest"
+	// funcListGraphs lists the durable graphs: GET /api/graphs.
+	funcListGraphs = "list_graphs"
+	// funcGetGraphManifest returns one version's manifest: GET /api/graphs/{graph_name}/manifest.
+	funcGetGraphManifest = "get_graph_manifest"
 )
 
 // Response bodies of the graph routes, fields in wire order.
@@ -25,9 +25,9 @@ type (
 	// graphEventBody describes one event the graph takes; PayloadSchema is the JSON Schema of
 	// a typed handler's payload (durable.OnEvent), null for an untyped one (any JSON value).
 	graphEventBody struct {
-		EventName     string       `json:"event_name"`
-		Typed         bool         `json:"typed"`
-		PayloadSchema *host.Schema `json:"payload_schema"`
+		EventName     string          `json:"event_name"`
+		Typed         bool            `json:"typed"`
+		PayloadSchema *openapi.Schema `json:"payload_schema"`
 	}
 	graphManifestBody struct {
 		GraphName string                `json:"graph_name"`
@@ -41,11 +41,11 @@ type (
 func (s *Service) manifestFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get := []string{http.MethodGet}
 	return []funchost.HTTPFunction{
-		{Name: FuncListGraphs, Methods: get, Route: "graphs", AuthLevel: auth,
+		{Name: funcListGraphs, Methods: get, Route: "graphs", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listGraphs)), Doc: funchost.RouteDoc{Summary: "List the durable graphs", Tags: []string{"graphs"},
 				Description: "The latest registration of every durable graph: name, version, hash, entrypoint, state model, nodes and events.",
 				Response:    oasFreeObject(`{"graphs": [RegisteredGraphs item...]}`)}},
-		{Name: FuncGetGraphManifest, Methods: get, Route: "graphs/{graph_name}/manifest", AuthLevel: auth,
+		{Name: funcGetGraphManifest, Methods: get, Route: "graphs/{graph_name}/manifest", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.getManifest)), Doc: funchost.RouteDoc{Summary: "Get a graph version's manifest", Tags: []string{"graphs"},
 				Description: "Query: graph_hash (16 lowercase hex digits; absent: the latest registration). The manifest (nodes with their static next node, route handler and terminal flag; events) and, per event, the JSON Schema of a typed handler's payload.",
 				Response:    oasFreeObject(`{"graph_name", "latest", "manifest", "events": [{"event_name", "typed", "payload_schema"}]}`), Errors: routeErrors(400, 404)}},
@@ -54,7 +54,7 @@ func (s *Service) manifestFunctions(auth funchost.AuthLevel) []funchost.HTTPFunc
 
 // listGraphs serves GET /api/graphs: the public fragment of every durable graph.
 func (s *Service) listGraphs(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, graphListBody{Graphs: s.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, graphListBody{Graphs: s.reg.Fragments()}, s.logger)
 	return nil
 }
 
@@ -97,8 +97,8 @@ func (s *Service) getManifest(w http.ResponseWriter, r *http.Request) error {
 
 // payloadSchema is the JSON Schema of a typed event payload. Its required fields are the
 // durable rule's (`durable:"required"`), not encoding/json's.
-func payloadSchema(p durable.EventPayload) *host.Schema {
-	schema := host.SchemaOf(p.Type)
+func payloadSchema(p durable.EventPayload) *openapi.Schema {
+	schema := openapi.SchemaOf(p.Type)
 	if schema.Type == "object" && schema.Properties != nil {
 		schema.Required = p.Required
 	}

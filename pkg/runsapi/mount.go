@@ -8,11 +8,12 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/inspector"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
-// HealthDetailsKey is the member of GET /api/health/details that lists the durable graphs
+// healthDetailsKey is the member of GET /api/health/details that lists the durable graphs
 // when the runs API is mounted on a hosting app.
-const HealthDetailsKey = "durable_graphs"
+const healthDetailsKey = "durable_graphs"
 
 // ErrMount is wrapped by Mount when the two surfaces cannot share one app.
 var ErrMount = errors.New("durable: cannot mount on the hosting app")
@@ -33,7 +34,7 @@ type MountOptions struct {
 //   - the run routes (start, status, event, cancel, list, history, purge) are added to h's
 //     function app; health and openapi.json are not: GET /api/health keeps the hosting body
 //     {"status":"ok"}, the durable graphs' fragments appear in GET /api/health/details under
-//     HealthDetailsKey, and the hosting app's openapi.json lists the run routes and their
+//     "durable_graphs", and the hosting app's openapi.json lists the run routes and their
 //     schemas;
 //   - graph names form one namespace: every durable graph name, internal ones included, is
 //     claimed on h (names taken by hosted graphs fail), and a duplicate route fails;
@@ -51,7 +52,7 @@ type MountOptions struct {
 //
 // Call Mount once, at startup, after registering the hosted graphs and the durable graphs.
 func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
-	reg := svc.Registry()
+	reg := svc.reg
 	durableNames := make([]string, 0)
 	for _, g := range reg.List() {
 		durableNames = append(durableNames, g.Manifest().GraphName)
@@ -84,17 +85,17 @@ func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
 		}
 	}
 	app := h.FunctionApp()
-	runFns := svc.RunFunctions(h.AuthLevel())
+	runFns := svc.runFunctions(svc.authLevel(h.AuthLevel()))
 	for _, fn := range append(runFns, inspector.Function(runFns[0].AuthLevel)) {
 		if err := app.HandleHTTP(fn); err != nil {
 			return fmt.Errorf("%w: %w", ErrMount, err)
 		}
 	}
-	if err := h.AddHealthDetails(HealthDetailsKey, func() any { return svc.Fragments() }); err != nil {
+	if err := h.AddHealthDetails(healthDetailsKey, func() any { return svc.reg.Fragments() }); err != nil {
 		return fmt.Errorf("%w: %w", ErrMount, err)
 	}
-	h.AddOpenAPI(func(doc *host.OpenAPIDocument) {
-		for _, m := range svc.OpenAPISchemas() {
+	h.AddOpenAPI(func(doc *openapi.Document) {
+		for _, m := range svc.openAPISchemas() {
 			doc.AddSchema(m.Key, m.Value)
 		}
 	})

@@ -4,87 +4,46 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
-// OpenAPITitle is info.title of the durable openapi.json.
-const OpenAPITitle = "funcgraph durable runtime"
+// openAPITitle is info.title of the durable openapi.json.
+const openAPITitle = "funcgraph durable runtime"
 
-// OpenAPIDocument is the minimal hand-built OpenAPI 3.0.3 document of the runs API.
-// It marshals with the contract's key order: openapi, info, paths, components. The documented
-// paths carry summaries and path parameters only; request and response shapes are described
-// by extra entries of components.schemas, after RegisteredGraphs (which keeps the original's
-// vendor key x-afdg-graphs with one manifest fragment per graph).
-type OpenAPIDocument struct {
-	OpenAPI    string                `json:"openapi"`
-	Info       OpenAPIInfo           `json:"info"`
-	Paths      durable.OrderedObject `json:"paths"`
-	Components OpenAPIComponents     `json:"components"`
-}
-
-// OpenAPIInfo is the document's info object.
-type OpenAPIInfo struct {
-	Title   string `json:"title"`
-	Version string `json:"version"`
-}
-
-// OpenAPIComponents holds components.schemas.
-type OpenAPIComponents struct {
-	Schemas durable.OrderedObject `json:"schemas"`
-}
-
-// OpenAPIOperation is one operation: a summary and its path parameters.
-type OpenAPIOperation struct {
-	Summary    string             `json:"summary"`
-	Parameters []OpenAPIParameter `json:"parameters,omitempty"`
-}
-
-// OpenAPIParameter is a required string path parameter.
-type OpenAPIParameter struct {
-	Name     string        `json:"name"`
-	In       string        `json:"in"`
-	Required bool          `json:"required"`
-	Schema   OpenAPISchema `json:"schema"`
-}
-
-// OpenAPISchema is the {"type": ...} schema of a parameter.
-type OpenAPISchema struct {
-	Type string `json:"type"`
-}
-
-// RegisteredGraphsSchema is components.schemas.RegisteredGraphs.
-type RegisteredGraphsSchema struct {
+// registeredGraphsSchema is components.schemas.RegisteredGraphs: an array schema that keeps
+// the original's vendor key x-afdg-graphs with one manifest fragment per graph.
+type registeredGraphsSchema struct {
 	Type   string                     `json:"type"`
-	Items  OpenAPISchema              `json:"items"`
+	Items  *openapi.Schema            `json:"items"`
 	Graphs []durable.ManifestFragment `json:"x-afdg-graphs"`
 }
 
-func oasPathParam(name string) OpenAPIParameter {
-	return OpenAPIParameter{Name: name, In: "path", Required: true, Schema: OpenAPISchema{Type: "string"}}
-}
-
-// OpenAPIDocument returns the document served at GET /api/openapi.json, listing the latest
-// registration of every graph.
-func (s *Service) OpenAPIDocument() OpenAPIDocument {
+// openAPIDocument returns the document served at GET /api/openapi.json when the service
+// runs alone: the contract's paths with their summaries and path parameters, and in
+// components.schemas RegisteredGraphs (the latest registration of every graph) followed by
+// the request and response bodies.
+func (s *Service) openAPIDocument() *openapi.Document {
 	prefix := "/" + strings.Trim(s.opts.RoutePrefix, "/")
 	if prefix == "/" {
 		prefix = ""
 	}
-	id, event, graph := oasPathParam("instance_id"), oasPathParam("event_name"), oasPathParam("graph_name")
-	op := func(method string, o OpenAPIOperation) durable.OrderedObject {
-		return durable.OrderedObject{{Key: method, Value: o}}
+	doc := &openapi.Document{Title: openAPITitle, Version: s.opts.Version}
+	id, event, graph := openapi.PathParameter("instance_id"), openapi.PathParameter("event_name"), openapi.PathParameter("graph_name")
+	for _, p := range []struct {
+		path, method, summary string
+		params                []openapi.Parameter
+	}{
+		{"/graphs/{graph_name}/runs", "post", "Start a graph run", []openapi.Parameter{graph}},
+		{"/runs/{instance_id}", "get", "Get run status", []openapi.Parameter{id}},
+		{"/runs/{instance_id}/events/{event_name}", "post", "Raise an external event", []openapi.Parameter{id, event}},
+		{"/runs/{instance_id}/cancel", "post", "Terminate a run", []openapi.Parameter{id}},
+		{"/health", "get", "Health", nil},
+	} {
+		doc.AddPath(prefix+p.path, p.method, openapi.Operation{Summary: p.summary, Parameters: p.params})
 	}
-	return OpenAPIDocument{
-		OpenAPI: "3.0.3",
-		Info:    OpenAPIInfo{Title: OpenAPITitle, Version: s.opts.Version},
-		Paths: durable.OrderedObject{
-			{Key: prefix + "/graphs/{graph_name}/runs", Value: op("post", OpenAPIOperation{"Start a graph run", []OpenAPIParameter{graph}})},
-			{Key: prefix + "/runs/{instance_id}", Value: op("get", OpenAPIOperation{"Get run status", []OpenAPIParameter{id}})},
-			{Key: prefix + "/runs/{instance_id}/events/{event_name}", Value: op("post", OpenAPIOperation{"Raise an external event", []OpenAPIParameter{id, event}})},
-			{Key: prefix + "/runs/{instance_id}/cancel", Value: op("post", OpenAPIOperation{"Terminate a run", []OpenAPIParameter{id}})},
-			{Key: prefix + "/health", Value: op("get", OpenAPIOperation{Summary: "Health"})},
-		},
-		Components: OpenAPIComponents{Schemas: append(durable.OrderedObject{
-			{Key: "RegisteredGraphs", Value: s.registeredGraphs()},
-		}, oasBodySchemas()...)},
+	doc.AddSchema("RegisteredGraphs", s.registeredGraphs())
+	for _, m := range bodySchemas() {
+		doc.AddSchema(m.Key, m.Value)
 	}
+	return doc
 }

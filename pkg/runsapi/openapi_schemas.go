@@ -3,105 +3,106 @@ package runsapi
 import (
 	"reflect"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // JSON Schemas of the request and response bodies, listed in openapi.json after
 // RegisteredGraphs. They document; they never affect serving.
 
+// oasSchema is a hand-written schema: its keys are written sorted.
 type oasSchema = map[string]any
 
-func oasObj(required []string, props durable.OrderedObject) durable.OrderedObject {
-	o := durable.OrderedObject{{Key: "type", Value: "object"}}
+func oasObj(required []string, props openapi.Object) openapi.Object {
+	o := openapi.Object{{Key: "type", Value: "object"}}
 	if len(required) > 0 {
-		o = append(o, durable.Member{Key: "required", Value: required})
+		o = append(o, openapi.Member{Key: "required", Value: required})
 	}
-	return append(o, durable.Member{Key: "properties", Value: props})
+	return append(o, openapi.Member{Key: "properties", Value: props})
 }
 
 func oasStr() oasSchema                 { return oasSchema{"type": "string"} }
 func oasNullableStr() oasSchema         { return oasSchema{"type": "string", "nullable": true} }
 func oasBoolean() oasSchema             { return oasSchema{"type": "boolean"} }
-func oasRef(name string) oasSchema      { return oasSchema{"$ref": "#/components/schemas/" + name} }
 func oasArrayOf(items any) oasSchema    { return oasSchema{"type": "array", "items": items} }
 func oasAnyValue(desc string) oasSchema { return oasSchema{"description": desc, "nullable": true} }
 func oasFreeObject(desc string) oasSchema {
 	return oasSchema{"type": "object", "description": desc, "additionalProperties": true}
 }
 
-func oasBodySchemas() durable.OrderedObject {
+// bodySchemas are the schemas of the request and response bodies, listed in openapi.json
+// after RegisteredGraphs.
+func bodySchemas() openapi.Object {
 	statuses := []string{"Pending", "Running", "Completed", "Failed", "Terminated"}
-	runState := func(desc string) durable.OrderedObject {
-		return oasObj([]string{"error", "instance_id", "runtime_status"}, durable.OrderedObject{
+	runState := func(desc string) openapi.Object {
+		return oasObj([]string{"error", "instance_id", "runtime_status"}, openapi.Object{
 			{Key: "error", Value: oasSchema{"type": "string", "description": desc}},
 			{Key: "instance_id", Value: oasStr()},
-			{Key: "runtime_status", Value: oasRef("RuntimeStatus")},
+			{Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
 		})
 	}
-	return durable.OrderedObject{
-		{Key: "StartRunRequest", Value: oasObj(nil, durable.OrderedObject{
+	return openapi.Object{
+		{Key: "StartRunRequest", Value: oasObj(nil, openapi.Object{
 			{Key: "instance_id", Value: oasSchema{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[ !"$-.0-9:->@-\[\]-~]+$`,
 				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?, not \".\" or \"..\". Absent, null or empty means a new random id."}},
 			{Key: "input", Value: oasFreeObject("Initial state of the run, validated against the graph's state model (see RunInput_<graph_name>). Absent, null or empty means {}.")},
 			{Key: "metadata", Value: oasFreeObject("Kept with the run and returned with its status; absent, null or empty means {}.")},
 		})},
-		{Key: "ManagementPayload", Value: oasObj([]string{"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri"}, durable.OrderedObject{
+		{Key: "ManagementPayload", Value: oasObj([]string{"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri"}, openapi.Object{
 			{Key: "id", Value: oasStr()}, {Key: "statusQueryGetUri", Value: oasStr()}, {Key: "sendEventPostUri", Value: oasStr()}, {Key: "terminatePostUri", Value: oasStr()},
 		})},
 		{Key: "RuntimeStatus", Value: oasSchema{"type": "string", "enum": statuses}},
-		{Key: "RunInput", Value: oasObj([]string{"graph_name", "graph_hash", "initial_state", "current_node", "metadata"}, durable.OrderedObject{
+		{Key: "RunInput", Value: oasObj([]string{"graph_name", "graph_hash", "initial_state", "current_node", "metadata"}, openapi.Object{
 			{Key: "graph_name", Value: oasStr()}, {Key: "graph_hash", Value: oasStr()}, {Key: "initial_state", Value: oasFreeObject("The posted input.")},
 			{Key: "current_node", Value: oasNullableStr()}, {Key: "metadata", Value: oasFreeObject("The posted metadata.")},
 		})},
-		{Key: "RunStatus", Value: oasObj([]string{"instance_id", "runtime_status", "custom_status", "input", "output"}, durable.OrderedObject{
+		{Key: "RunStatus", Value: oasObj([]string{"instance_id", "runtime_status", "custom_status", "input", "output"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()},
-			{Key: "runtime_status", Value: oasRef("RuntimeStatus")},
+			{Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
 			{Key: "custom_status", Value: oasAnyValue("null while Pending; {graph_name, graph_version, graph_hash, current_node}, plus waiting_for_event and resume_node while waiting; plus waiting_for_version (the graph hash) and message, Pending included, while the run's graph version is not registered on the process that picked it up.")},
-			{Key: "input", Value: oasRef("RunInput")},
+			{Key: "input", Value: openapi.Ref("RunInput")},
 			{Key: "output", Value: oasAnyValue("{graph_name, graph_version, graph_hash, final_node, state} when Completed; the failure string when Failed; the reason when Terminated; else null.")},
 		})},
-		{Key: "EventAccepted", Value: oasObj([]string{"instance_id", "event_name", "accepted"}, durable.OrderedObject{
+		{Key: "EventAccepted", Value: oasObj([]string{"instance_id", "event_name", "accepted"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "event_name", Value: oasStr()}, {Key: "accepted", Value: oasBoolean()},
 		})},
-		{Key: "CancelRequest", Value: oasObj(nil, durable.OrderedObject{{Key: "reason", Value: oasSchema{"type": "string", "default": DefaultCancelReason}}})},
-		{Key: "CancelAccepted", Value: oasObj([]string{"instance_id", "terminated", "reason"}, durable.OrderedObject{
+		{Key: "CancelRequest", Value: oasObj(nil, openapi.Object{{Key: "reason", Value: oasSchema{"type": "string", "default": DefaultCancelReason}}})},
+		{Key: "CancelAccepted", Value: oasObj([]string{"instance_id", "terminated", "reason"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "terminated", Value: oasBoolean()}, {Key: "reason", Value: oasStr()},
 		})},
-		{Key: "RunSummary", Value: oasObj([]string{"instance_id", "runtime_status", "graph_name", "graph_version", "graph_hash", "created_at", "last_updated_at"}, durable.OrderedObject{
-			{Key: "instance_id", Value: oasStr()}, {Key: "runtime_status", Value: oasRef("RuntimeStatus")}, {Key: "graph_name", Value: oasStr()},
+		{Key: "RunSummary", Value: oasObj([]string{"instance_id", "runtime_status", "graph_name", "graph_version", "graph_hash", "created_at", "last_updated_at"}, openapi.Object{
+			{Key: "instance_id", Value: oasStr()}, {Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")}, {Key: "graph_name", Value: oasStr()},
 			{Key: "graph_version", Value: oasStr()}, {Key: "graph_hash", Value: oasStr()},
 			{Key: "created_at", Value: oasSchema{"type": "string", "format": "date-time"}}, {Key: "last_updated_at", Value: oasSchema{"type": "string", "format": "date-time"}},
 		})},
-		{Key: "RunList", Value: oasObj([]string{"runs", "continuation_token"}, durable.OrderedObject{
-			{Key: "runs", Value: oasArrayOf(oasRef("RunSummary"))}, {Key: "continuation_token", Value: oasNullableStr()},
+		{Key: "RunList", Value: oasObj([]string{"runs", "continuation_token"}, openapi.Object{
+			{Key: "runs", Value: oasArrayOf(openapi.Ref("RunSummary"))}, {Key: "continuation_token", Value: oasNullableStr()},
 		})},
-		{Key: "HistoryEvent", Value: oasObj([]string{"sequence", "type", "name", "node", "timestamp", "data"}, durable.OrderedObject{
+		{Key: "HistoryEvent", Value: oasObj([]string{"sequence", "type", "name", "node", "timestamp", "data"}, openapi.Object{
 			{Key: "sequence", Value: oasSchema{"type": "integer"}}, {Key: "type", Value: oasStr()}, {Key: "name", Value: oasNullableStr()}, {Key: "node", Value: oasNullableStr()},
 			{Key: "timestamp", Value: oasSchema{"type": "string", "format": "date-time"}}, {Key: "data", Value: oasAnyValue("Event data.")},
 		})},
-		{Key: "RunHistory", Value: oasObj([]string{"instance_id", "events", "continuation_token"}, durable.OrderedObject{
-			{Key: "instance_id", Value: oasStr()}, {Key: "events", Value: oasArrayOf(oasRef("HistoryEvent"))}, {Key: "continuation_token", Value: oasNullableStr()},
+		{Key: "RunHistory", Value: oasObj([]string{"instance_id", "events", "continuation_token"}, openapi.Object{
+			{Key: "instance_id", Value: oasStr()}, {Key: "events", Value: oasArrayOf(openapi.Ref("HistoryEvent"))}, {Key: "continuation_token", Value: oasNullableStr()},
 		})},
-		{Key: "GraphVersions", Value: oasObj([]string{"graph_name", "versions"}, durable.OrderedObject{
+		{Key: "GraphVersions", Value: oasObj([]string{"graph_name", "versions"}, openapi.Object{
 			{Key: "graph_name", Value: oasStr()},
-			{Key: "versions", Value: oasArrayOf(oasObj([]string{"graph_hash", "graph_version", "registered", "latest", "unfinished_runs"}, durable.OrderedObject{
+			{Key: "versions", Value: oasArrayOf(oasObj([]string{"graph_hash", "graph_version", "registered", "latest", "unfinished_runs"}, openapi.Object{
 				{Key: "graph_hash", Value: oasStr()}, {Key: "graph_version", Value: oasStr()},
 				{Key: "registered", Value: oasSchema{"type": "boolean", "description": "Registered on the process that answered."}},
 				{Key: "latest", Value: oasSchema{"type": "boolean", "description": "The version new runs start on."}},
 				{Key: "unfinished_runs", Value: oasSchema{"type": "integer", "description": "Pending or Running runs pinned to this version."}},
 			}))},
 		})},
-		{Key: "RunPurged", Value: oasObj([]string{"instance_id", "purged"}, durable.OrderedObject{{Key: "instance_id", Value: oasStr()}, {Key: "purged", Value: oasBoolean()}})},
-		{Key: "DurableHealthResponse", Value: oasObj([]string{"ok", "registered_graphs"}, durable.OrderedObject{
-			{Key: "ok", Value: oasBoolean()}, {Key: "registered_graphs", Value: oasArrayOf(oasRef("ManifestFragment"))},
+		{Key: "RunPurged", Value: oasObj([]string{"instance_id", "purged"}, openapi.Object{{Key: "instance_id", Value: oasStr()}, {Key: "purged", Value: oasBoolean()}})},
+		{Key: "DurableHealthResponse", Value: oasObj([]string{"ok", "registered_graphs"}, openapi.Object{
+			{Key: "ok", Value: oasBoolean()}, {Key: "registered_graphs", Value: oasArrayOf(openapi.Ref("ManifestFragment"))},
 		})},
-		{Key: "ManifestFragment", Value: oasObj([]string{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name", "nodes", "events"}, durable.OrderedObject{
+		{Key: "ManifestFragment", Value: oasObj([]string{"graph_name", "version", "graph_hash", "entrypoint", "state_model_name", "nodes", "events"}, openapi.Object{
 			{Key: "graph_name", Value: oasStr()}, {Key: "version", Value: oasStr()}, {Key: "graph_hash", Value: oasStr()}, {Key: "entrypoint", Value: oasStr()},
 			{Key: "state_model_name", Value: oasStr()}, {Key: "nodes", Value: oasArrayOf(oasStr())}, {Key: "events", Value: oasArrayOf(oasStr())},
 		})},
-		{Key: "RunError", Value: oasObj([]string{"error"}, durable.OrderedObject{{Key: "error", Value: oasStr()}})},
+		{Key: "RunError", Value: oasObj([]string{"error"}, openapi.Object{{Key: "error", Value: oasStr()}})},
 		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active")},
 	}
 }
@@ -110,7 +111,7 @@ func oasBodySchemas() durable.OrderedObject {
 func routeErrors(statuses ...int) []funchost.RouteError {
 	out := make([]funchost.RouteError, 0, len(statuses))
 	for _, s := range statuses {
-		e := funchost.RouteError{Status: s, Schema: oasRef("RunError")}
+		e := funchost.RouteError{Status: s, Schema: openapi.Ref("RunError")}
 		switch s {
 		case 400:
 			e.Description = "Invalid body, instance id or query parameter"
@@ -118,7 +119,7 @@ func routeErrors(statuses ...int) []funchost.RouteError {
 			e.Description = "Unknown graph or run"
 		case 409:
 			e.Description = "The run exists and is not finished (start), is finished (event, cancel) or is still active (purge)"
-			e.Schema = oasRef("RunConflict")
+			e.Schema = openapi.Ref("RunConflict")
 		case 413:
 			e.Description = "Request body too large"
 		case 503:
@@ -132,35 +133,34 @@ func routeErrors(statuses ...int) []funchost.RouteError {
 // stater is implemented by graphs built with durable.ManifestBuilder: their state model.
 type stater interface{ StateType() reflect.Type }
 
-// RunInputSchemaName is the components.schemas name of a graph's run input schema.
-func RunInputSchemaName(graph string) string { return "RunInput_" + graph }
+// runInputSchemaName is the components.schemas name of a graph's run input schema.
+func runInputSchemaName(graph string) string { return "RunInput_" + graph }
 
-// OpenAPISchemas returns the components.schemas entries of the service for an OpenAPI
-// document other than its own (Mount adds them to the hosting app's):
-// RegisteredGraphs with the vendor key x-afdg-graphs, as in the service's own document, the
-// request and response bodies, then one run input schema per public registered graph with a
-// Go state model (RunInputSchemaName).
-func (s *Service) OpenAPISchemas() durable.OrderedObject {
-	out := durable.OrderedObject{{Key: "RegisteredGraphs", Value: s.registeredGraphs()}}
-	out = append(out, oasBodySchemas()...)
+// openAPISchemas returns the components.schemas entries of the service for the hosting app's
+// document (Mount adds them): RegisteredGraphs with the vendor key x-afdg-graphs, as in the
+// service's own document, the request and response bodies, then one run input schema per
+// public registered graph with a Go state model (runInputSchemaName).
+func (s *Service) openAPISchemas() openapi.Object {
+	out := openapi.Object{{Key: "RegisteredGraphs", Value: s.registeredGraphs()}}
+	out = append(out, bodySchemas()...)
 	return append(out, s.graphInputSchemas()...)
 }
 
 // registeredGraphs is components.schemas.RegisteredGraphs.
-func (s *Service) registeredGraphs() RegisteredGraphsSchema {
-	return RegisteredGraphsSchema{Type: "array", Items: OpenAPISchema{Type: "object"}, Graphs: s.Fragments()}
+func (s *Service) registeredGraphs() registeredGraphsSchema {
+	return registeredGraphsSchema{Type: "array", Items: &openapi.Schema{Type: "object"}, Graphs: s.reg.Fragments()}
 }
 
 // graphInputSchemas returns one JSON Schema per registered graph with a Go state model,
 // generated from the state struct, by schema name.
-func (s *Service) graphInputSchemas() durable.OrderedObject {
-	var out durable.OrderedObject
+func (s *Service) graphInputSchemas() openapi.Object {
+	var out openapi.Object
 	for _, g := range s.reg.Public() {
 		st, ok := g.(stater)
 		if !ok {
 			continue
 		}
-		out = append(out, durable.Member{Key: RunInputSchemaName(g.Manifest().GraphName), Value: host.SchemaOf(st.StateType())})
+		out = append(out, openapi.Member{Key: runInputSchemaName(g.Manifest().GraphName), Value: openapi.SchemaOf(st.StateType())})
 	}
 	return out
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
 // Defaults of Options.
@@ -21,20 +21,25 @@ const (
 	DefaultMaxRequestBodyBytes = 1 << 20
 )
 
-// Function names of the durable HTTP surface. The first six are the original's; the others
-// are funcgraph's additions (listing, history, purge and graph versions).
+// Function names of the run routes: the four of the contract (with health and openapi.json,
+// which are openapi_document and health), then funcgraph's additions (listing, history,
+// purge).
 const (
-	FuncStartGraphRun   = "start_graph_run"
-	FuncGetRunStatus    = "get_run_status"
-	FuncSendRunEvent    = "send_run_event"
-	FuncCancelRun       = "cancel_run"
-	FuncOpenAPIDocument = "openapi_document"
-	FuncHealth          = "health"
-	FuncListRuns        = "list_runs"
-	FuncGetRunHistory   = "get_run_history"
-	FuncPurgeRun        = "purge_run"
-	// FuncListGraphVersions is served only when Options.Runs is an engine.VersionCounter.
-	FuncListGraphVersions = "list_graph_versions"
+	FuncStartGraphRun = "start_graph_run"
+	FuncGetRunStatus  = "get_run_status"
+	FuncSendRunEvent  = "send_run_event"
+	FuncCancelRun     = "cancel_run"
+	FuncListRuns      = "list_runs"
+	FuncGetRunHistory = "get_run_history"
+	FuncPurgeRun      = "purge_run"
+)
+
+// Function names of the other routes; funcListGraphVersions is served only when
+// Options.Runs is an engine.VersionCounter.
+const (
+	funcOpenAPIDocument   = "openapi_document"
+	funcHealth            = "health"
+	funcListGraphVersions = "list_graph_versions"
 )
 
 // ErrInvalidServiceOptions is wrapped by NewService for options that cannot work.
@@ -236,50 +241,35 @@ func (s *Service) FunctionApp() (*funchost.FunctionApp, error) {
 	return app, nil
 }
 
-// Fragments returns the public fragment of every registered graph but the internal ones
-// (latest registration per name, in first-registration order), as health and openapi.json
-// list them.
-func (s *Service) Fragments() []durable.ManifestFragment { return s.reg.Fragments() }
-
-// Registry returns the registry runs are started from (Options.Registry).
-func (s *Service) Registry() *durable.Registry { return s.reg }
-
-// RunFunctions returns the run endpoints (every route but health and openapi.json), for a
-// function app that serves its own health and openapi.json (Mount). Their auth
-// level is Options.AuthLevel, or inherited when that is empty.
-func (s *Service) RunFunctions(inherited funchost.AuthLevel) []funchost.HTTPFunction {
-	return s.runFunctions(s.authLevel(inherited))
-}
-
 // runFunctions are the run endpoints: everything but health and openapi.json.
 func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get, post, del := []string{http.MethodGet}, []string{http.MethodPost}, []string{http.MethodDelete}
 	fns := []funchost.HTTPFunction{
 		{Name: FuncStartGraphRun, Methods: post, Route: "graphs/{graph_name}/runs", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.startRun)), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: oasRef("StartRunRequest"), Response: oasRef("ManagementPayload"),
+			Handler: s.handle(s.isolate(s.startRun)), Doc: funchost.RouteDoc{Summary: "Start a graph run", Tags: []string{"runs"}, Request: openapi.Ref("StartRunRequest"), Response: openapi.Ref("ManagementPayload"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncGetRunStatus, Methods: get, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.getStatus)), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: oasRef("RunStatus"), Errors: routeErrors(404)}},
+			Handler: s.handle(s.isolate(s.getStatus)), Doc: funchost.RouteDoc{Summary: "Get run status", Tags: []string{"runs"}, Response: openapi.Ref("RunStatus"), Errors: routeErrors(404)}},
 		{Name: FuncSendRunEvent, Methods: post, Route: "runs/{instance_id}/events/{event_name}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.sendEvent)), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: oasRef("EventAccepted"),
+			Handler: s.handle(s.isolate(s.sendEvent)), Doc: funchost.RouteDoc{Summary: "Raise an external event", Tags: []string{"runs"}, Response: openapi.Ref("EventAccepted"),
 				Description: "The body is the event payload: any JSON value, empty for null. A client that may retry sends an Idempotency-Key header; a retried POST with the same key stores the event once.",
 				Status:      http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncCancelRun, Methods: post, Route: "runs/{instance_id}/cancel", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: oasRef("CancelRequest"), RequestOptional: true, Response: oasRef("CancelAccepted"),
+			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: openapi.Ref("CancelRequest"), RequestOptional: true, Response: openapi.Ref("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunList"), Errors: routeErrors(400)}},
+			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: oasRef("RunHistory"), Errors: routeErrors(400, 404)}},
+			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: oasRef("RunPurged"), Errors: routeErrors(404, 409)}},
+			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: openapi.Ref("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 	fns = append(fns, s.manifestFunctions(auth)...)
 	if _, ok := s.runs.(engine.VersionCounter); ok {
-		fns = append(fns, funchost.HTTPFunction{Name: FuncListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
+		fns = append(fns, funchost.HTTPFunction{Name: funcListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listVersions)), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},
 				Description: "Every registered version (the latest first) and every version that still has unfinished runs, with their count: an old version can leave the deployment when its count is 0.",
-				Response:    oasRef("GraphVersions"), Errors: routeErrors(404)}})
+				Response:    openapi.Ref("GraphVersions"), Errors: routeErrors(404)}})
 	}
 	return fns
 }
@@ -289,9 +279,9 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 func (s *Service) metaFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	get := []string{http.MethodGet}
 	return []funchost.HTTPFunction{
-		{Name: FuncOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,
+		{Name: funcOpenAPIDocument, Methods: get, Route: "openapi.json", AuthLevel: auth,
 			Handler: s.handle(s.openAPI), Doc: funchost.RouteDoc{Summary: "OpenAPI document", Tags: []string{"meta"}}},
-		{Name: FuncHealth, Methods: get, Route: "health", AuthLevel: auth,
-			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: oasRef("DurableHealthResponse")}},
+		{Name: funcHealth, Methods: get, Route: "health", AuthLevel: auth,
+			Handler: s.handle(s.health), Doc: funchost.RouteDoc{Summary: "Health", Tags: []string{"meta"}, Response: openapi.Ref("DurableHealthResponse")}},
 	}
 }

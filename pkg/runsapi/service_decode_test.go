@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
@@ -231,7 +232,7 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 	}
 }
 
-func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
+func TestPublicError_Errors_MapToSpecStatus(t *testing.T) {
 	tests := []struct {
 		err        error
 		wantStatus int
@@ -254,16 +255,12 @@ func TestErrorResponse_Errors_MapToSpecStatus(t *testing.T) {
 		{errors.New("table storage exploded: secret=xyz"), 500, `{"error": "internal error"}`},
 	}
 	for _, tt := range tests {
-		status, body := errorResponse(tt.err)
-		data, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		status, data := apierror.Runs.Reply(publicError(tt.err))
 		var want any
 		_ = json.Unmarshal([]byte(tt.wantBody), &want)
 		wantData, _ := json.Marshal(want)
 		if status != tt.wantStatus || !apiJSONEqual(data, wantData) {
-			t.Errorf("errorResponse(%v) = %d %s, want %d %s", tt.err, status, data, tt.wantStatus, tt.wantBody)
+			t.Errorf("Reply(publicError(%v)) = %d %s, want %d %s", tt.err, status, data, tt.wantStatus, tt.wantBody)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package runsapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,42 +57,4 @@ func ExampleNewService() {
 	// Output:
 	// 202 /api/runs/run-1
 	// true
-}
-
-// The OpenAPI document lists the run routes and one manifest fragment per registered graph.
-func ExampleService_OpenAPIDocument() {
-	reg := durable.NewRegistry()
-	_ = reg.Register(examples.MustDataPipeline())
-	eng, _ := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()})
-	svc, _ := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction,
-		Logger: slog.New(slog.DiscardHandler)})
-	doc := svc.OpenAPIDocument()
-	fmt.Println(doc.OpenAPI, doc.Info.Title)
-	for _, p := range doc.Paths {
-		fmt.Println(p.Key)
-	}
-	raw, _ := json.Marshal(doc.Components.Schemas)
-	fmt.Println(strings.Contains(string(raw), `"data_pipeline"`))
-	// Output:
-	// 3.0.3 funcgraph durable runtime
-	// /api/graphs/{graph_name}/runs
-	// /api/runs/{instance_id}
-	// /api/runs/{instance_id}/events/{event_name}
-	// /api/runs/{instance_id}/cancel
-	// /api/health
-	// true
-}
-
-// The run routes alone, for a function app that serves its own health and openapi.json: with
-// no Options.AuthLevel they take the level they are given (here the hosting app's).
-func ExampleService_RunFunctions() {
-	reg := durable.NewRegistry()
-	_ = reg.Register(examples.MustDataPipeline())
-	svc, _ := runsapi.NewService(runsapi.Options{Runs: &fakeRuns{}, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
-	for _, fn := range svc.RunFunctions(funchost.AuthFunction)[:2] {
-		fmt.Println(fn.Name, fn.Methods, fn.Route, fn.AuthLevel)
-	}
-	// Output:
-	// start_graph_run [POST] graphs/{graph_name}/runs function
-	// get_run_status [GET] runs/{instance_id} function
 }

@@ -138,10 +138,10 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// IdempotencyKeyHeader names the optional request header of POST
+// idempotencyKeyHeader names the optional request header of POST
 // /api/runs/{id}/events/{event}: a retry carrying the same value as an earlier accepted
 // request for the same run is answered 202 again without storing the event twice.
-const IdempotencyKeyHeader = "Idempotency-Key"
+const idempotencyKeyHeader = "Idempotency-Key"
 
 // runID returns the request's instance id, or ErrRunNotFound (404) for an id no run can
 // have — checked before anything reaches storage.
@@ -188,7 +188,7 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var opts []engine.EventOption
-	if key := r.Header.Get(IdempotencyKeyHeader); key != "" {
+	if key := r.Header.Get(idempotencyKeyHeader); key != "" {
 		opts = append(opts, engine.WithIdempotencyKey(key))
 	}
 	if err := s.runs.RaiseEvent(r.Context(), id, event, payload, opts...); err != nil {
@@ -307,13 +307,13 @@ func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
 
 // health serves GET /api/health when the service runs alone.
 func (s *Service) health(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.reg.Fragments()}, s.logger)
 	return nil
 }
 
 // openAPI serves GET /api/openapi.json.
 func (s *Service) openAPI(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, s.OpenAPIDocument(), s.logger)
+	apiWriteJSON(w, http.StatusOK, s.openAPIDocument(), s.logger)
 	return nil
 }
 

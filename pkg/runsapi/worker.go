@@ -12,10 +12,10 @@ import (
 // Worker functions: under the Azure Functions host, the host's queue trigger delivers the
 // engine's work items one at a time, and a timer trigger runs the engine's periodic repair.
 const (
-	// FuncOrchestrator is the queue-triggered function that runs work items.
-	FuncOrchestrator = "fg_orchestrator"
-	// FuncRepair is the timer-triggered function that runs the repair pass.
-	FuncRepair = "fg_repair"
+	// funcOrchestrator is the queue-triggered function that runs work items.
+	funcOrchestrator = "fg_orchestrator"
+	// funcRepair is the timer-triggered function that runs the repair pass.
+	funcRepair = "fg_repair"
 	// DefaultRepairSchedule runs the repair pass every five minutes (NCRONTAB, seconds first).
 	DefaultRepairSchedule = "0 */5 * * * *"
 )
@@ -56,8 +56,8 @@ func (o WorkerOptions) Validate() error {
 	return nil
 }
 
-// RegisterWorker adds the worker functions to app: FuncOrchestrator, a queue trigger on
-// opts.QueueName whose every invocation runs one work item, and FuncRepair, a timer trigger
+// RegisterWorker adds the worker functions to app: fg_orchestrator, a queue trigger on
+// opts.QueueName whose every invocation runs one work item, and fg_repair, a timer trigger
 // running the repair pass.
 //
 // A work item whose handling fails (storage unreachable) fails its invocation, and the host
@@ -83,7 +83,7 @@ func RegisterWorker(app *funchost.FunctionApp, opts WorkerOptions) error {
 	}
 	w := opts.Worker
 	err := app.HandleQueue(funchost.QueueFunction{
-		Name: FuncOrchestrator, QueueName: opts.QueueName, Connection: opts.Connection,
+		Name: funcOrchestrator, QueueName: opts.QueueName, Connection: opts.Connection,
 		Handler: func(ctx context.Context, msg funchost.QueueMessage) (funchost.Outputs, error) {
 			if err := w.HandleWorkItem(ctx, msg.Body, msg.DequeueCount); err != nil {
 				logger.WarnContext(ctx, "work item failed; the host redelivers it", "message_id", msg.ID, "dequeue_count", msg.DequeueCount, "error", err.Error())
@@ -93,10 +93,10 @@ func RegisterWorker(app *funchost.FunctionApp, opts WorkerOptions) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("register %s: %w", FuncOrchestrator, err)
+		return fmt.Errorf("register %s: %w", funcOrchestrator, err)
 	}
 	err = app.HandleTimer(funchost.TimerFunction{
-		Name: FuncRepair, Schedule: schedule,
+		Name: funcRepair, Schedule: schedule,
 		Handler: func(ctx context.Context, _ funchost.TimerInfo) (funchost.Outputs, error) {
 			n, err := w.Sweep(ctx)
 			if err != nil {
@@ -109,7 +109,7 @@ func RegisterWorker(app *funchost.FunctionApp, opts WorkerOptions) error {
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("register %s: %w", FuncRepair, err)
+		return fmt.Errorf("register %s: %w", funcRepair, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package host
+package openapi
 
 import (
 	"encoding/json"
@@ -32,37 +32,11 @@ type Properties []Property
 
 // MarshalJSON writes the properties as an object in order.
 func (p Properties) MarshalJSON() ([]byte, error) {
-	obj := make(orderedObject, 0, len(p))
+	obj := make(Object, 0, len(p))
 	for _, x := range p {
-		obj = append(obj, member{x.Name, x.Schema})
+		obj = append(obj, Member{x.Name, x.Schema})
 	}
 	return obj.MarshalJSON()
-}
-
-// member is one key of an orderedObject.
-type member struct {
-	key   string
-	value any
-}
-
-// orderedObject is a JSON object that keeps its key order.
-type orderedObject []member
-
-// MarshalJSON writes the members in order.
-func (o orderedObject) MarshalJSON() ([]byte, error) {
-	b := []byte{'{'}
-	for i, m := range o {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		k, _ := json.Marshal(m.key)
-		b = append(append(b, k...), ':')
-		var err error
-		if b, err = appendCompact(b, m.value); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
 }
 
 var (
@@ -159,61 +133,5 @@ func addFields(s *Schema, t reflect.Type, visiting map[reflect.Type]bool) {
 	}
 }
 
-// schemaRef returns a reference to a component schema.
-func schemaRef(name string) *Schema { return &Schema{Ref: "#/components/schemas/" + name} }
-
-// builtinSchemas are the component schemas of the native wire models, in document order.
-func builtinSchemas() []member {
-	models := []struct {
-		name string
-		t    reflect.Type
-	}{
-		{"InvokeRequest", reflect.TypeFor[InvokeRequest]()},
-		{"StreamRequest", reflect.TypeFor[StreamRequest]()},
-		{"InvokeResponse", reflect.TypeFor[InvokeResponse]()},
-		{"ThreadStateResponse", reflect.TypeFor[ThreadStateResponse]()},
-		{"HealthResponse", reflect.TypeFor[HealthResponse]()},
-		{"HealthDetailsResponse", reflect.TypeFor[HealthDetailsResponse]()},
-		{"GraphInfo", reflect.TypeFor[GraphInfo]()},
-		{"ErrorResponse", reflect.TypeFor[ErrorResponse]()},
-	}
-	out := make([]member, 0, len(models))
-	for _, m := range models {
-		out = append(out, member{m.name, SchemaOf(m.t)})
-	}
-	return out
-}
-
-// invokeRequestSchema describes a graph's invoke or stream body; with a request model the
-// input is that model's schema.
-func invokeRequestSchema(model reflect.Type, stream bool) *Schema {
-	name := "InvokeRequest"
-	if stream {
-		name = "StreamRequest"
-	}
-	if model == nil {
-		return schemaRef(name)
-	}
-	s := SchemaOf(reflect.TypeFor[InvokeRequest]())
-	if stream {
-		s = SchemaOf(reflect.TypeFor[StreamRequest]())
-	}
-	s.Properties[0].Schema = SchemaOf(model)
-	return s
-}
-
-// invokeResponseSchema describes a graph's invoke response; with a response model the output
-// is that model's schema.
-func invokeResponseSchema(model reflect.Type) *Schema {
-	if model == nil {
-		return schemaRef("InvokeResponse")
-	}
-	s := SchemaOf(reflect.TypeFor[InvokeResponse]())
-	s.Properties[0].Schema = SchemaOf(model)
-	return s
-}
-
-// sseSchema describes a buffered SSE body.
-func sseSchema() *Schema {
-	return &Schema{Type: "string", Description: "Buffered server-sent events: `event: data` frames, at most one `event: error` frame, then `event: end`."}
-}
+// Ref returns a reference to the component schema name.
+func Ref(name string) *Schema { return &Schema{Ref: "#/components/schemas/" + name} }

@@ -10,21 +10,20 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
-// Request errors the service finds before calling Runs. They become HTTP status in
-// errorResponse, and nowhere else.
+// Request errors the service finds before calling Runs, each answered as it is.
 var (
 	// errBodyNotObject: the start body is empty, not JSON, or not an object.
-	errBodyNotObject = errors.New("durable: request body must be valid JSON object")
+	errBodyNotObject = apierror.New(apierror.ErrBadRequest, "request body must be valid JSON object")
 	// errReasonNotString: the cancel body has a non-string reason.
-	errReasonNotString = errors.New("durable: reason must be a string")
+	errReasonNotString = apierror.New(apierror.ErrBadRequest, "reason must be a string")
 	// errEventBodyNotJSON: a non-empty event body that is not JSON.
-	errEventBodyNotJSON = errors.New("durable: request body must be valid JSON")
+	errEventBodyNotJSON = apierror.New(apierror.ErrBadRequest, "request body must be valid JSON")
 	// errBodyTooLarge: the body exceeds Options.MaxRequestBodyBytes.
-	errBodyTooLarge = errors.New("durable: request body too large")
+	errBodyTooLarge = apierror.New(apierror.ErrTooLarge, "request body too large")
 )
 
 // invalidEventNameMessage answers an event name outside engine.ValidEventName.
@@ -63,34 +62,18 @@ func (e *apiQueryError) Error() string {
 	return fmt.Sprintf("invalid query parameter '%s': %s", e.param, e.want)
 }
 
-// Response bodies, fields in wire order.
-type (
-	apiErrorBody struct {
-		Error string `json:"error"`
-	}
-	apiDetailsBody struct {
-		Error   string          `json:"error"`
-		Details []apiFieldError `json:"details"`
-	}
-	apiStateIssue struct {
-		Loc []string `json:"loc"`
-		Msg string   `json:"msg"`
-	}
-	apiStateBody struct {
-		Error   string          `json:"error"`
-		Details []apiStateIssue `json:"details"`
-	}
-	apiRunStateBody struct {
-		Error         string           `json:"error"`
-		InstanceID    string           `json:"instance_id"`
-		RuntimeStatus engine.RunStatus `json:"runtime_status"`
-	}
-)
+// apiStateIssue is one entry of the 400 "invalid initial state" details.
+type apiStateIssue struct {
+	Loc []string `json:"loc"`
+	Msg string   `json:"msg"`
+}
 
-// errorResponse is the one place where errors of this surface become an HTTP status and
-// body. Anything it does not know is a 500 with a fixed body; the caller logs the cause.
-func errorResponse(err error) (int, any) {
+// publicError is the *apierror.Error that answers err on this surface (apierror.Status gives
+// its status, apierror.Runs writes its body), or err itself when it has no public answer: a
+// 500 {"error": "internal error"}, whose cause the caller logs.
+func publicError(err error) error {
 	var (
+		pub      *apierror.Error
 		graph    *graphNotFoundError
 		invalid  *bodyValidationError
 		query    *apiQueryError
@@ -103,18 +86,19 @@ func errorResponse(err error) (int, any) {
 		noEvent  *engine.UnknownEventError
 	)
 	switch {
+	case errors.As(err, &pub):
+		return pub
 	case errors.As(err, &graph):
-		return http.StatusNotFound, apiErrorBody{graph.Error()}
+		return apierror.New(apierror.ErrNotFound, graph.Error())
 	case errors.Is(err, engine.ErrRunNotFound):
-		return http.StatusNotFound, apiErrorBody{"instance not found"}
-	case errors.Is(err, errBodyNotObject):
-		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON object"}
+		return apierror.New(apierror.ErrNotFound, "instance not found")
 	case errors.As(err, &invalid):
-		return http.StatusBadRequest, apiDetailsBody{"invalid request body", invalid.details}
+		return &apierror.Error{Kind: apierror.ErrBadRequest, Message: "invalid request body",
+			Fields: []apierror.Field{{Name: "details", Value: invalid.details}}}
 	case errors.Is(err, engine.ErrInvalidInstanceID):
-		return http.StatusBadRequest, apiErrorBody{"invalid instance_id"}
+		return apierror.New(apierror.ErrBadRequest, "invalid instance_id")
 	case errors.Is(err, engine.ErrInvalidEventName):
-		return http.StatusBadRequest, apiErrorBody{invalidEventNameMessage}
+		return apierror.New(apierror.ErrBadRequest, invalidEventNameMessage)
 	case errors.As(err, &state):
 		details := make([]apiStateIssue, len(state.Issues))
 		for i, is := range state.Issues {
@@ -123,45 +107,43 @@ func errorResponse(err error) (int, any) {
 				details[i].Loc = []string{is.Field}
 			}
 		}
-		return http.StatusBadRequest, apiStateBody{"invalid initial state", details}
+		return &apierror.Error{Kind: apierror.ErrBadRequest, Message: "invalid initial state",
+			Fields: []apierror.Field{{Name: "details", Value: details}}}
 	case errors.As(err, &noEvent):
-		return http.StatusNotFound, apiErrorBody{noEvent.Error()}
+		return apierror.New(apierror.ErrNotFound, noEvent.Error())
 	case errors.As(err, &payload):
 		loc := []string{}
 		if payload.Field != "" {
 			loc = []string{payload.Field}
 		}
-		return http.StatusBadRequest, apiStateBody{payload.Error(), []apiStateIssue{{Loc: loc, Msg: payload.Reason}}}
-	case errors.Is(err, errEventBodyNotJSON), errors.Is(err, engine.ErrInvalidEventPayload):
-		return http.StatusBadRequest, apiErrorBody{"request body must be valid JSON"}
-	case errors.Is(err, errReasonNotString):
-		return http.StatusBadRequest, apiErrorBody{"reason must be a string"}
+		return &apierror.Error{Kind: apierror.ErrBadRequest, Message: payload.Error(),
+			Fields: []apierror.Field{{Name: "details", Value: []apiStateIssue{{Loc: loc, Msg: payload.Reason}}}}}
+	case errors.Is(err, engine.ErrInvalidEventPayload):
+		return errEventBodyNotJSON
 	case errors.As(err, &query):
-		return http.StatusBadRequest, apiErrorBody{query.Error()}
+		return apierror.New(apierror.ErrBadRequest, query.Error())
 	case errors.Is(err, engine.ErrInvalidQuery):
 		// The service checks every other parameter first, so what storage refuses is the token.
-		return http.StatusBadRequest, apiErrorBody{"invalid query parameter 'continuation_token': want the token of a previous page"}
-	case errors.Is(err, errBodyTooLarge):
-		return http.StatusRequestEntityTooLarge, apiErrorBody{"request body too large"}
+		return apierror.New(apierror.ErrBadRequest, "invalid query parameter 'continuation_token': want the token of a previous page")
 	case errors.As(err, &body):
-		return body.Status(), apiErrorBody{body.Message()}
+		return apierror.Unread(body.Message(), errors.Is(body, funchost.ErrBodyTimeout)) // apiReadBody answered a body over the cap already
 	case errors.As(err, &exists):
-		return http.StatusConflict, apiRunStateBody{"instance already exists", exists.InstanceID, exists.Status}
+		return runStateError("instance already exists", exists.InstanceID, exists.Status)
 	case errors.As(err, &finished):
-		return http.StatusConflict, apiRunStateBody{"instance is not running", finished.InstanceID, finished.Status}
+		return runStateError("instance is not running", finished.InstanceID, finished.Status)
 	case errors.As(err, &active):
-		return http.StatusConflict, apiRunStateBody{"instance is still active", active.InstanceID, active.Status}
-	case errors.Is(err, errNoCaller):
-		return http.StatusUnauthorized, apiErrorBody{errNoCaller.Error()}
-	case errors.Is(err, errUntrustedCaller):
-		return http.StatusForbidden, apiErrorBody{errUntrustedCaller.Error()}
-	case errors.Is(err, errAdminOnly):
-		return http.StatusForbidden, apiErrorBody{errAdminOnly.Error()}
+		return runStateError("instance is still active", active.InstanceID, active.Status)
 	case errors.Is(err, engine.ErrConflict):
 		// Writers on one run kept moving its head: nothing was written; the client retries.
-		return http.StatusServiceUnavailable, apiErrorBody{"instance is busy, retry later"}
+		return apierror.New(apierror.ErrBusy, "instance is busy, retry later")
 	}
-	return http.StatusInternalServerError, apiErrorBody{"internal error"}
+	return err
+}
+
+// runStateError is a 409 naming the run and its status.
+func runStateError(msg, id string, status engine.RunStatus) error {
+	return &apierror.Error{Kind: apierror.ErrConflict, Message: msg, Fields: []apierror.Field{
+		{Name: "instance_id", Value: id}, {Name: "runtime_status", Value: status}}}
 }
 
 // RetryAfterBusy is the Retry-After (seconds) of a 503 {"error": "instance is busy, retry
@@ -171,14 +153,15 @@ func errorResponse(err error) (int, any) {
 const RetryAfterBusy = "1"
 
 // handle adapts an endpoint that returns an error to an http.Handler: errors are answered
-// through errorResponse, and server errors are logged with their cause (never returned).
+// through publicError in the apierror.Runs shape, and server errors are logged with their
+// cause (never returned).
 func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := fn(w, r)
 		if err == nil {
 			return
 		}
-		status, body := errorResponse(err)
+		status, body := apierror.Runs.Reply(publicError(err))
 		switch {
 		case status == http.StatusServiceUnavailable:
 			w.Header().Set("Retry-After", RetryAfterBusy)
@@ -188,21 +171,16 @@ func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) 
 		default:
 			s.logger.DebugContext(r.Context(), "durable request rejected", "method", r.Method, "path", r.URL.Path, "status", status)
 		}
-		apiWriteJSON(w, status, body, s.logger)
+		apierror.WriteJSON(w, status, body)
 	})
 }
-
-// apiInternalErrorBody is written when a body cannot be encoded.
-var apiInternalErrorBody = []byte(`{"error": "internal error"}`)
 
 // apiWriteJSON writes v as a json.dumps-style JSON body.
 func apiWriteJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
 	body, err := pyjson.Marshal(v)
 	if err != nil {
 		logger.Error("encode durable response", "error", err)
-		status, body = http.StatusInternalServerError, apiInternalErrorBody
+		status, body = http.StatusInternalServerError, apierror.Runs.Internal()
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	apierror.WriteJSON(w, status, body)
 }
