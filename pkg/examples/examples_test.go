@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// Spec section 3 vectors (canonical topology) for the two graphs that have one.
+// The canonical topology the Python original computes for the two graphs that have one.
 const (
 	dataPipelineCanonical = `{"entrypoint":"extract","event_handler_names":[],"graph_name":"data_pipeline","metadata":{"example":true,"profile":"etl"},"nodes":{"extract":{"handler_name":"examples.data_pipeline.graph.extract","name":"extract","next_node":"transform","route_handler_name":null,"terminal":false},"load":{"handler_name":"examples.data_pipeline.graph.load","name":"load","next_node":null,"route_handler_name":null,"terminal":true},"transform":{"handler_name":"examples.data_pipeline.graph.transform","name":"transform","next_node":"load","route_handler_name":null,"terminal":false}},"state_model_name":"PipelineState","version":"0.1.0"}`
 	supportAgentCanonical = `{"entrypoint":"classify_request","event_handler_names":["approval"],"graph_name":"support_agent","metadata":{"example":true,"profile":"approval"},"nodes":{"classify_request":{"handler_name":"examples.support_agent.graph.classify_request","name":"classify_request","next_node":null,"route_handler_name":"examples.support_agent.graph.route_after_classify","terminal":false},"draft_reply":{"handler_name":"examples.support_agent.graph.draft_reply","name":"draft_reply","next_node":"finalize_reply","route_handler_name":null,"terminal":false},"finalize_reply":{"handler_name":"examples.support_agent.graph.finalize_reply","name":"finalize_reply","next_node":null,"route_handler_name":null,"terminal":true}},"state_model_name":"SupportState","version":"0.1.0"}`
