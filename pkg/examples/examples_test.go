@@ -42,8 +42,8 @@ func TestExamples_Hashes_EqualOriginal(t *testing.T) {
 
 func TestContentClassifier_Manifest_OriginalNamesAndStableHash(t *testing.T) {
 	t.Parallel()
-	m := MustContentClassifier().Manifest()
-	again := MustContentClassifier().Manifest()
+	m := mustContentClassifier().Manifest()
+	again := mustContentClassifier().Manifest()
 	if m.GraphHash != again.GraphHash || len(m.GraphHash) != 16 {
 		t.Fatalf("hash not stable: %s vs %s", m.GraphHash, again.GraphHash)
 	}
@@ -128,7 +128,7 @@ func TestContentClassifier_Run_RoutesByCategory(t *testing.T) {
 		{"It is bad but great", "feedback", "negative", feedbackResponse},
 		{"", "feedback", "neutral", feedbackResponse},
 	}
-	g := MustContentClassifier()
+	g := mustContentClassifier()
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
 			t.Parallel()
@@ -151,7 +151,7 @@ func TestContentClassifier_Run_RoutesByCategory(t *testing.T) {
 
 func TestContentClassifier_Route_UnknownCategoryGoesToFeedback(t *testing.T) {
 	t.Parallel()
-	g := MustContentClassifier()
+	g := mustContentClassifier()
 	for _, state := range []string{`{"text":"x","category":"other"}`, `{"text":"x","category":""}`, `{"text":"x"}`} {
 		d, err := g.ResolveRoute(t.Context(), "classify", json.RawMessage(state))
 		if err != nil || d != durable.Next("handle_feedback") {
