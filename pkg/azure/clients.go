@@ -113,7 +113,7 @@ func newCredential(s Settings, co azcore.ClientOptions) (azcore.TokenCredential,
 // ^[A-Za-z][A-Za-z0-9]{2,62}$. Under identity-based settings, a refusal is a
 // *MissingRoleError naming RoleTableDataContributor.
 func (c *Clients) EnsureTable(ctx context.Context, name string) (*aztables.Client, error) {
-	if err := ValidateTableName(name); err != nil {
+	if err := validateTableName(name); err != nil {
 		return nil, err
 	}
 	if _, err := c.Tables.CreateTable(ctx, name, nil); err != nil && azsdk.Classify(err).Kind != azsdk.AlreadyExists {
@@ -126,7 +126,7 @@ func (c *Clients) EnsureTable(ctx context.Context, name string) (*aztables.Clien
 // 3-63 lowercase letters, digits and single hyphens. Under identity-based settings, a
 // refusal is a *MissingRoleError naming RoleQueueDataContributor.
 func (c *Clients) EnsureQueue(ctx context.Context, name string) (*azqueue.QueueClient, error) {
-	if err := ValidateQueueName(name); err != nil {
+	if err := validateQueueName(name); err != nil {
 		return nil, err
 	}
 	q := c.Queues.NewQueueClient(name)
@@ -150,8 +150,8 @@ func (c *Clients) EnsureContainer(ctx context.Context, name string) (*container.
 	return cc, nil
 }
 
-// ValidateTableName checks Azure's table naming rule.
-func ValidateTableName(name string) error {
+// validateTableName checks Azure's table naming rule.
+func validateTableName(name string) error {
 	ok := len(name) >= 3 && len(name) <= 63 && isLetter(name[0]) && !strings.EqualFold(name, "tables")
 	for i := 1; i < len(name) && ok; i++ {
 		ok = isLetter(name[i]) || isDigit(name[i])
@@ -162,8 +162,8 @@ func ValidateTableName(name string) error {
 	return nil
 }
 
-// ValidateQueueName checks Azure's queue naming rule.
-func ValidateQueueName(name string) error {
+// validateQueueName checks Azure's queue naming rule.
+func validateQueueName(name string) error {
 	if !validDNSName(name) {
 		return fmt.Errorf("invalid queue name %q: use 3-63 lowercase letters, digits and single hyphens", name)
 	}

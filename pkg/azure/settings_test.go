@@ -83,17 +83,17 @@ func TestNewClients_Endpoints(t *testing.T) {
 func TestValidateNames(t *testing.T) {
 	t.Parallel()
 	for _, n := range []string{"runs", "Runs2026", strings.Repeat("a", 63)} {
-		if err := ValidateTableName(n); err != nil {
+		if err := validateTableName(n); err != nil {
 			t.Errorf("table %q: %v", n, err)
 		}
 	}
 	for _, n := range []string{"ab", "1runs", "run-s", "tables", strings.Repeat("a", 64)} {
-		if ValidateTableName(n) == nil {
+		if validateTableName(n) == nil {
 			t.Errorf("table %q accepted", n)
 		}
 	}
 	for _, n := range []string{"work", "funcgraph-work", "a1-b2"} {
-		if err := ValidateQueueName(n); err != nil {
+		if err := validateQueueName(n); err != nil {
 			t.Errorf("queue %q: %v", n, err)
 		}
 	}

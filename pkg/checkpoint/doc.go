@@ -2,7 +2,7 @@
 // checkpoints per namespace (each one a set of channel versions plus metadata), the channel
 // values they point at, and the pending writes of each checkpoint, with the maintenance the
 // hosting routes need (delete a thread, delete checkpoints before an id, keep the last N, sweep
-// orphaned values). Memory is the in-process twin, bounded in bytes and threads.
+// orphaned values). Memory (NewMemory) is the in-process twin, bounded in bytes and threads.
 //
 // The data model follows LangGraph's checkpointers: checkpoint ids sort lexicographically in
 // creation order (NewID), channel versions are

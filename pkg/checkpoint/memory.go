@@ -14,8 +14,10 @@ import (
 
 // Defaults of MemoryOptions.
 const (
+	// DefaultMemoryMaxThreads is the default MemoryOptions.MaxThreads.
 	DefaultMemoryMaxThreads = 1000
-	DefaultMemoryMaxBytes   = 64 << 20
+	// DefaultMemoryMaxBytes is the default MemoryOptions.MaxBytes (64 MiB).
+	DefaultMemoryMaxBytes = 64 << 20
 )
 
 // MemoryOptions configures Memory. The zero value means the defaults.

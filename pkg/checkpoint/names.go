@@ -15,8 +15,8 @@ import (
 
 // Limits every Saver enforces, so an app that works on Memory works on Azure.
 const (
-	// MaxNameLength is Azure's blob name limit in characters. NameLength of a checkpoint's
-	// parts must stay within it.
+	// MaxNameLength is Azure's blob name limit in characters. CheckNames keeps the names of
+	// a checkpoint's parts within it.
 	MaxNameLength = 1024
 	// MaxValueBytes caps one value, metadata object or checkpoint (64 MiB): far below
 	// Azure's block blob limit, it bounds what one read holds in memory.
@@ -51,17 +51,6 @@ func Escape(s string) string {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	return b.String()
-}
-
-// NameLength is the length of the longest blob name the layout builds from parts (thread
-// id, namespace, checkpoint id, and a task id or channel plus version): the fixed text plus
-// every part escaped.
-func NameLength(parts ...string) int {
-	n := nameOverhead
-	for _, p := range parts {
-		n += escapedLength(p)
-	}
-	return n
 }
 
 // escapedLength is len(Escape(s)), without building it.

@@ -91,8 +91,6 @@ type ManifestBuilder[S any] struct {
 	nodeIndex     map[string]int
 	nodeFuncs     map[string]NodeFunc[S] // by node name
 	routeFuncs    map[string]RouteFunc[S]
-	nodeHandlers  map[string]NodeFunc[S] // by handler name
-	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error // typed payload checks, by event (OnEvent)
 	eventPayloads map[string]EventPayload                // typed payload types, by event (OnEvent)
@@ -119,7 +117,6 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 	return &ManifestBuilder[S]{
 		graphName: graphName, version: o.version, metadata: md,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
-		nodeHandlers: map[string]NodeFunc[S]{}, routeHandlers: map[string]RouteFunc[S]{},
 		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
 	}
 }
@@ -201,11 +198,9 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 		Name: name, HandlerName: handlerName, NextNode: o.next, RouteHandlerName: routeName, Terminal: o.terminal,
 	})
 	b.nodeFuncs[name] = handler
-	b.nodeHandlers[handlerName] = handler
 	b.nodeIdentity[handlerName] = funcPointer(userFn)
 	if route != nil {
 		b.routeFuncs[name] = route
-		b.routeHandlers[routeName] = route
 		b.routeIdentity[routeName] = funcPointer(routeFn)
 	}
 	return nil
@@ -273,7 +268,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
 	}
 	m.GraphHash = hashCanonical(canon)
-	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.nodeHandlers, b.routeHandlers, b.eventHandlers)
+	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.eventHandlers)
 	g.r.eventChecks = maps.Clone(b.eventChecks)
 	g.r.eventPayloads = maps.Clone(b.eventPayloads)
 	return g, nil

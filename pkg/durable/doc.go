@@ -3,13 +3,17 @@
 //
 // It is pure: no storage, no HTTP, no goroutines. It is not the engine that runs graphs
 // (package engine, with its storage contracts), nor the HTTP API over runs (package runsapi),
-// nor a storage backend (packages memory and the Azure backends). A graph is described with a
-// ManifestBuilder over a user state struct S, compiled by Build into a GraphRegistration[S]
-// whose GraphManifest carries the topology hash (byte-compatible with the
-// Python original when handlers are given the original's names with WithHandlerName and
-// WithRouteName; otherwise names default to FuncName of the Go function). A GraphRegistration
-// is also a Graph, the type-erased view the engine executes one step at a time: ExecuteNode,
-// ResolveRoute and ApplyEvent take and return the run state as a JSON object. A Registry keeps
+// nor a storage backend (packages memory and the Azure backends).
+//
+// Start with NewManifestBuilder: a graph is described with a ManifestBuilder over a user state
+// struct S (AddStep or AddNode per node; WithNext, Terminal or a route handler, WithRoute or
+// WithDecide, returning a RouteDecision such as Next, Complete or WaitForEvent; OnEvent or
+// AddEventHandler per event), compiled by Build into a GraphRegistration[S] whose
+// GraphManifest carries the topology hash (byte-compatible with the Python original when
+// handlers are given the original's names with WithHandlerName and WithRouteName; otherwise
+// names default to FuncName of the Go function). A GraphRegistration is also a Graph, the
+// type-erased view the engine executes one step at a time: ExecuteNode, ResolveRoute and
+// ApplyEvent take and return the run state as a JSON object. A Registry (NewRegistry) keeps
 // several versions of a graph by (name, hash).
 //
 // # State model

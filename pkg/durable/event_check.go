@@ -22,6 +22,7 @@ type EventPayloadError struct {
 	Reason string
 }
 
+// Error returns "invalid payload of event '<event>': [field '<f>': ]<reason>".
 func (e *EventPayloadError) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("invalid payload of event '%s': field '%s': %s", e.Event, e.Field, e.Reason)

@@ -49,8 +49,6 @@ type registration[S any] struct {
 	manifest      GraphManifest
 	schema        *stateSchema
 	nodes         map[string]*compiledNode[S]
-	nodeHandlers  map[string]NodeFunc[S]
-	routeHandlers map[string]RouteFunc[S]
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error
 	eventPayloads map[string]EventPayload
@@ -66,11 +64,11 @@ var errNotBuilt = errors.New("durable: graph registration not built (zero value)
 
 func newGraphRegistration[S any](m GraphManifest, schema *stateSchema,
 	nodeFuncs map[string]NodeFunc[S], routeFuncs map[string]RouteFunc[S],
-	nodeHandlers map[string]NodeFunc[S], routeHandlers map[string]RouteFunc[S], events map[string]EventFunc[S],
+	events map[string]EventFunc[S],
 ) GraphRegistration[S] {
 	r := &registration[S]{
 		manifest: m, schema: schema, nodes: make(map[string]*compiledNode[S], len(m.Nodes)),
-		nodeHandlers: maps.Clone(nodeHandlers), routeHandlers: maps.Clone(routeHandlers), eventHandlers: maps.Clone(events),
+		eventHandlers: maps.Clone(events),
 	}
 	for _, n := range m.Nodes {
 		r.nodes[n.Name] = &compiledNode[S]{def: n, handler: nodeFuncs[n.Name], route: routeFuncs[n.Name]}
@@ -88,30 +86,6 @@ func (g GraphRegistration[S]) Manifest() GraphManifest {
 
 // StateType returns the state model type S.
 func (g GraphRegistration[S]) StateType() reflect.Type { return reflect.TypeFor[S]() }
-
-// NodeHandlers returns a copy of the node handlers by handler name.
-func (g GraphRegistration[S]) NodeHandlers() map[string]NodeFunc[S] {
-	if g.r == nil {
-		return nil
-	}
-	return maps.Clone(g.r.nodeHandlers)
-}
-
-// RouteHandlers returns a copy of the route handlers by route handler name.
-func (g GraphRegistration[S]) RouteHandlers() map[string]RouteFunc[S] {
-	if g.r == nil {
-		return nil
-	}
-	return maps.Clone(g.r.routeHandlers)
-}
-
-// EventHandlers returns a copy of the event handlers by event name.
-func (g GraphRegistration[S]) EventHandlers() map[string]EventFunc[S] {
-	if g.r == nil {
-		return nil
-	}
-	return maps.Clone(g.r.eventHandlers)
-}
 
 // DecodeState validates a JSON state object against the model.
 func (g GraphRegistration[S]) DecodeState(state json.RawMessage) (S, error) {

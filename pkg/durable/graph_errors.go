@@ -45,6 +45,7 @@ type HandlerError struct {
 	Err error
 }
 
+// Error returns the handler's message, unchanged.
 func (e *HandlerError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the handler's error.

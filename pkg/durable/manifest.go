@@ -153,8 +153,8 @@ type GraphManifest struct {
 	index map[string]int // node name → position in Nodes; nil for decoded manifests
 }
 
-// Node returns the definition of the named node.
-func (m GraphManifest) Node(name string) (NodeDefinition, bool) {
+// node returns the definition of the named node.
+func (m GraphManifest) node(name string) (NodeDefinition, bool) {
 	if m.index != nil {
 		i, ok := m.index[name]
 		if !ok {
@@ -231,8 +231,8 @@ type ManifestFragment struct {
 	Events []string `json:"events"`
 }
 
-// Fragment returns the public fragment of the manifest.
-func (m GraphManifest) Fragment() ManifestFragment {
+// fragment returns the public fragment of the manifest.
+func (m GraphManifest) fragment() ManifestFragment {
 	events := make([]string, len(m.EventHandlerNames))
 	copy(events, m.EventHandlerNames)
 	return ManifestFragment{

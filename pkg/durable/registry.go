@@ -181,7 +181,7 @@ func (r *Registry) Fragments() []ManifestFragment {
 	graphs := r.Public()
 	out := make([]ManifestFragment, len(graphs))
 	for i, g := range graphs {
-		out[i] = g.Manifest().Fragment()
+		out[i] = g.Manifest().fragment()
 	}
 	return out
 }

@@ -75,17 +75,11 @@ func (d RouteDecision) WithNote(note string) RouteDecision {
 	return d
 }
 
-// Validate checks the requirements for d's action.
-func (d RouteDecision) Validate() error {
-	_, err := d.Normalize()
-	return err
-}
-
-// Normalize validates d and returns it with the fields its action does not use cleared:
+// normalize validates d and returns it with the fields its action does not use cleared:
 // next clears event_name and resume_node, wait_for_event clears next_node, complete clears
 // event_name and resume_node; only wait_for_event keeps a timeout. Errors wrap
 // ErrInvalidRouteDecision.
-func (d RouteDecision) Normalize() (RouteDecision, error) {
+func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionWaitForEvent {
 		d.Timeout, d.TimeoutNode = 0, ""
 	}
@@ -152,7 +146,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	n, err := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
 		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
-	}.Normalize()
+	}.normalize()
 	if err != nil {
 		return err
 	}
@@ -166,17 +160,17 @@ func normalizeRouteResult(result any, node NodeDefinition) (RouteDecision, error
 	case nil:
 		return routeFallback(node), nil
 	case RouteDecision:
-		return r.Normalize()
+		return r.normalize()
 	case *RouteDecision:
 		if r == nil {
 			return routeFallback(node), nil
 		}
-		return r.Normalize()
+		return r.normalize()
 	case string:
 		if r == completeShorthand {
 			return Complete(""), nil
 		}
-		return Next(r).Normalize()
+		return Next(r).normalize()
 	case map[string]any:
 		if r == nil {
 			return routeFallback(node), nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestRouteDecision_Normalize_ValidatesAndClears(t *testing.T) {
+func TestRouteDecision_normalize_ValidatesAndClears(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -27,18 +27,15 @@ func TestRouteDecision_Normalize_ValidatesAndClears(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := tt.in.Normalize()
+			got, err := tt.in.normalize()
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrInvalidRouteDecision) {
-					t.Fatalf("Normalize() error = %v, want %q wrapping ErrInvalidRouteDecision", err, tt.wantErr)
-				}
-				if verr := tt.in.Validate(); verr == nil || verr.Error() != tt.wantErr {
-					t.Fatalf("Validate() = %v, want %q", verr, tt.wantErr)
+					t.Fatalf("normalize() error = %v, want %q wrapping ErrInvalidRouteDecision", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("Normalize() = %+v, %v; want %+v", got, err, tt.want)
+				t.Fatalf("normalize() = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
 	}
@@ -57,8 +54,8 @@ func TestRouteDecision_Constructors_BuildValidDecisions(t *testing.T) {
 		{"wait", WaitForEvent("approval", "draft").WithNote("awaiting"), RouteDecision{Action: "wait_for_event", EventName: "approval", ResumeNode: "draft", Note: "awaiting"}},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want || tt.got.Validate() != nil {
-			t.Errorf("%s: got %+v (valid: %v), want %+v", tt.name, tt.got, tt.got.Validate(), tt.want)
+		if _, err := tt.got.normalize(); tt.got != tt.want || err != nil {
+			t.Errorf("%s: got %+v (normalize: %v), want %+v", tt.name, tt.got, err, tt.want)
 		}
 	}
 }
@@ -132,7 +129,7 @@ func TestRouteDecision_UnmarshalJSON_WrongTypes_Error(t *testing.T) {
 	}
 }
 
-func TestNormalizeRouteResult_Shorthands_FollowSpec(t *testing.T) {
+func TestNormalizeRouteResult_Shorthands(t *testing.T) {
 	t.Parallel()
 	withNext := NodeDefinition{Name: "n", NextNode: "fallback", RouteHandlerName: "r"}
 	noNext := NodeDefinition{Name: "n", RouteHandlerName: "r"}

@@ -16,22 +16,22 @@ type withinState struct {
 // five keys, the graph hash does not see it), checked like the other targets.
 func TestRouteDecision_Within_CarriedCheckedAndKeptOutOfTheWire(t *testing.T) {
 	d := WaitForEvent("approval", "decide").Within(72*time.Hour, "expire")
-	n, err := d.Normalize()
+	n, err := d.normalize()
 	if err != nil || n.Timeout != 72*time.Hour || n.TimeoutNode != "expire" {
-		t.Fatalf("Normalize = %+v, %v", n, err)
+		t.Fatalf("normalize = %+v, %v", n, err)
 	}
 	raw, _ := d.MarshalJSON()
 	if string(raw) != `{"action":"wait_for_event","next_node":null,"event_name":"approval","resume_node":"decide","note":null}` {
 		t.Fatalf("wire form %s", raw)
 	}
-	if n, _ := Next("a").Within(time.Hour, "x").Normalize(); n.Timeout != 0 || n.TimeoutNode != "" {
+	if n, _ := Next("a").Within(time.Hour, "x").normalize(); n.Timeout != 0 || n.TimeoutNode != "" {
 		t.Fatalf("next kept a timeout: %+v", n)
 	}
 	for _, bad := range []RouteDecision{
 		WaitForEvent("e", "r").Within(-time.Second, ""),
 		WaitForEvent("e", "r").Within(0, "x"),
 	} {
-		if _, err := bad.Normalize(); !errors.Is(err, ErrInvalidRouteDecision) {
+		if _, err := bad.normalize(); !errors.Is(err, ErrInvalidRouteDecision) {
 			t.Errorf("%+v: %v, want ErrInvalidRouteDecision", bad, err)
 		}
 	}

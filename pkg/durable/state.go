@@ -48,6 +48,7 @@ type StateError struct {
 	Err error
 }
 
+// Error returns "validate state <model>: [field '<f>': ]<reason>".
 func (e *StateError) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("validate state %s: field '%s': %s", e.Model, e.Field, e.Reason)

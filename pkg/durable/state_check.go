@@ -37,6 +37,7 @@ type StateErrors struct {
 	Issues []StateIssue
 }
 
+// Error returns "validate state <model>: " and every issue, separated by "; ".
 func (e *StateErrors) Error() string {
 	parts := make([]string, len(e.Issues))
 	for i, is := range e.Issues {

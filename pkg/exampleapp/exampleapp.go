@@ -1,5 +1,3 @@
-// Package exampleapp builds funcgraph's example function app: the graphs and routes that
-// `make run` serves and that the committed functions/ folder describes.
 package exampleapp
 
 import (

@@ -45,8 +45,8 @@ func ContentClassifier() (durable.GraphRegistration[ContentState], error) {
 	return b.Build()
 }
 
-// MustContentClassifier is ContentClassifier for package initialisation; it panics on error.
-func MustContentClassifier() durable.GraphRegistration[ContentState] {
+// mustContentClassifier is ContentClassifier for package initialisation; it panics on error.
+func mustContentClassifier() durable.GraphRegistration[ContentState] {
 	return must(ContentClassifier())
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// Spec section 3 vectors (canonical topology) for the two graphs that have one.
+// The canonical topology the Python original computes for the two graphs that have one.
 const (
 	dataPipelineCanonical = `{"entrypoint":"extract","event_handler_names":[],"graph_name":"data_pipeline","metadata":{"example":true,"profile":"etl"},"nodes":{"extract":{"handler_name":"examples.data_pipeline.graph.extract","name":"extract","next_node":"transform","route_handler_name":null,"terminal":false},"load":{"handler_name":"examples.data_pipeline.graph.load","name":"load","next_node":null,"route_handler_name":null,"terminal":true},"transform":{"handler_name":"examples.data_pipeline.graph.transform","name":"transform","next_node":"load","route_handler_name":null,"terminal":false}},"state_model_name":"PipelineState","version":"0.1.0"}`
 	supportAgentCanonical = `{"entrypoint":"classify_request","event_handler_names":["approval"],"graph_name":"support_agent","metadata":{"example":true,"profile":"approval"},"nodes":{"classify_request":{"handler_name":"examples.support_agent.graph.classify_request","name":"classify_request","next_node":null,"route_handler_name":"examples.support_agent.graph.route_after_classify","terminal":false},"draft_reply":{"handler_name":"examples.support_agent.graph.draft_reply","name":"draft_reply","next_node":"finalize_reply","route_handler_name":null,"terminal":false},"finalize_reply":{"handler_name":"examples.support_agent.graph.finalize_reply","name":"finalize_reply","next_node":null,"route_handler_name":null,"terminal":true}},"state_model_name":"SupportState","version":"0.1.0"}`
@@ -42,8 +42,8 @@ func TestExamples_Hashes_EqualOriginal(t *testing.T) {
 
 func TestContentClassifier_Manifest_OriginalNamesAndStableHash(t *testing.T) {
 	t.Parallel()
-	m := MustContentClassifier().Manifest()
-	again := MustContentClassifier().Manifest()
+	m := mustContentClassifier().Manifest()
+	again := mustContentClassifier().Manifest()
 	if m.GraphHash != again.GraphHash || len(m.GraphHash) != 16 {
 		t.Fatalf("hash not stable: %s vs %s", m.GraphHash, again.GraphHash)
 	}
@@ -128,7 +128,7 @@ func TestContentClassifier_Run_RoutesByCategory(t *testing.T) {
 		{"It is bad but great", "feedback", "negative", feedbackResponse},
 		{"", "feedback", "neutral", feedbackResponse},
 	}
-	g := MustContentClassifier()
+	g := mustContentClassifier()
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
 			t.Parallel()
@@ -151,7 +151,7 @@ func TestContentClassifier_Run_RoutesByCategory(t *testing.T) {
 
 func TestContentClassifier_Route_UnknownCategoryGoesToFeedback(t *testing.T) {
 	t.Parallel()
-	g := MustContentClassifier()
+	g := mustContentClassifier()
 	for _, state := range []string{`{"text":"x","category":"other"}`, `{"text":"x","category":""}`, `{"text":"x"}`} {
 		d, err := g.ResolveRoute(t.Context(), "classify", json.RawMessage(state))
 		if err != nil || d != durable.Next("handle_feedback") {

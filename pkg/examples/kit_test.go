@@ -86,7 +86,7 @@ func TestKit_DataPipeline_RetriesExhaustedFailTheRun(t *testing.T) {
 
 func TestKit_ContentClassifier_RoutesToTheCategory(t *testing.T) {
 	t.Parallel()
-	kit := durabletest.New(t, MustContentClassifier(), durabletest.Options{})
+	kit := durabletest.New(t, mustContentClassifier(), durabletest.Options{})
 	kit.StartJSON("c1", `{"text":"How do I reset my password?"}`)
 	final := kit.Final("c1")
 	if final.Category == nil || *final.Category != "question" || final.Response == nil || *final.Response != questionResponse {

@@ -36,6 +36,7 @@ type BodyError struct {
 	Err error
 }
 
+// Error returns "read request body: " and the Message, with the read error if any.
 func (e *BodyError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("read request body: %s: %v", e.Message(), e.Err)
@@ -156,12 +157,12 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	if !errors.As(ClassifyBodyError(err), &be) {
 		be = &BodyError{Kind: ErrMalformedBody}
 	}
-	WriteJSONError(w, be.Status(), be.Message())
+	writeJSONError(w, be.Status(), be.Message())
 }
 
-// WriteJSONError answers `{"error":"error","detail":"<detail>"}` with status, the error shape
+// writeJSONError answers `{"error":"error","detail":"<detail>"}` with status, the error shape
 // of funcgraph's HTTP surfaces.
-func WriteJSONError(w http.ResponseWriter, status int, detail string) {
+func writeJSONError(w http.ResponseWriter, status int, detail string) {
 	body := append([]byte(`{"error":"error","detail":`), appendJSONString(nil, detail)...)
 	body = append(body, '}')
 	h := w.Header()

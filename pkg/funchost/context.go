@@ -69,8 +69,8 @@ func InvocationID(ctx context.Context) string {
 	return ""
 }
 
-// Identities returns the raw claims identities the host sent with an HTTP invocation, or nil.
-func Identities(ctx context.Context) json.RawMessage {
+// invocationIdentities returns the raw claims identities the host sent with an HTTP invocation, or nil.
+func invocationIdentities(ctx context.Context) json.RawMessage {
 	if info, ok := ctx.Value(ctxKey{}).(*invocationInfo); ok {
 		return info.identities
 	}

@@ -16,18 +16,18 @@ import (
 
 // Binding names used in generated function.json files.
 const (
-	HTTPTriggerBinding  = "req"
-	HTTPOutputBinding   = "res"
-	QueueTriggerBinding = "msg"
-	TimerTriggerBinding = "timer"
+	httpTriggerBinding  = "req"
+	httpOutputBinding   = "res"
+	queueTriggerBinding = "msg"
+	timerTriggerBinding = "timer"
 )
 
-// MaxInvocationBytes bounds an invocation payload for a caller body limit of bodyLimit bytes.
+// maxInvocationBytes bounds an invocation payload for a caller body limit of bodyLimit bytes.
 // The body reaches the handler JSON-escaped in Data (each byte at most 6: a control character
 // becomes \u00XX; base64 is 4/3) and, when it is a JSON object, a second time in Metadata, one
 // double-encoded entry per top-level member (at most 2 bytes per byte, as is its escaped copy in
 // Data then). Headers appear twice as well. So 6 × bodyLimit plus 1 MiB for the rest.
-func MaxInvocationBytes(bodyLimit int64) int64 {
+func maxInvocationBytes(bodyLimit int64) int64 {
 	if bodyLimit <= 0 {
 		bodyLimit = DefaultMaxRequestBodyBytes
 	}
@@ -39,7 +39,8 @@ type HandlerOptions struct {
 	// Logger receives protocol errors and recovered panics; nil means slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes is the host's caller body limit (FUNCTIONS_REQUEST_BODY_SIZE_LIMIT);
-	// 0 means the host's 100 MB. Invocation payloads are capped at MaxInvocationBytes of it.
+	// 0 means the host's 100 MB. An invocation payload may be six times this plus 1 MiB (the
+	// body arrives escaped, and a JSON body twice).
 	MaxRequestBodyBytes int64
 }
 
@@ -61,7 +62,7 @@ func (a *FunctionApp) CustomHandler(opts HandlerOptions) http.Handler {
 		queues: map[string]QueueFunction{},
 		timers: map[string]TimerFunction{},
 		logger: logger,
-		maxInv: MaxInvocationBytes(opts.MaxRequestBodyBytes),
+		maxInv: maxInvocationBytes(opts.MaxRequestBodyBytes),
 	}
 	for _, e := range a.http {
 		s.http[strings.ToLower(e.fn.Name)] = e
@@ -145,7 +146,7 @@ var canonicalInvocationIDHeader = textproto.CanonicalMIMEHeaderKey("X-Azure-Func
 // the error text stays in our log.
 func (s *customHandler) invocationFailed(w http.ResponseWriter, name, id string, err error) {
 	s.logger.Error("invocation failed", "function", name, "invocation_id", id, "error", err)
-	resp := &InvocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
+	resp := &invocationResponse{Outputs: map[string]any{}, Logs: []string{"invocation failed"}}
 	writeInvocationResponse(w, invocationStatus(err), resp, s.logger)
 }
 
@@ -154,34 +155,34 @@ func (s *customHandler) functionLogger(ctx context.Context, name string) *slog.L
 	return s.logger.With("function", name, "invocation_id", InvocationID(ctx))
 }
 
-func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string) (*InvocationResponse, error) {
+func (s *customHandler) invoke(ctx context.Context, r *http.Request, name string) (*invocationResponse, error) {
 	body, err := readBody(r, s.maxInv, nil)
 	if err != nil {
 		return nil, err
 	}
-	var req InvocationRequest
+	var req invocationRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: %v", errBadInvocation, err)
 	}
 	if q, ok := s.queues[name]; ok {
-		msg, err := DecodeQueueMessage(&req, QueueTriggerBinding)
+		msg, err := decodeQueueMessage(&req, queueTriggerBinding)
 		if err != nil {
 			return nil, err
 		}
 		return runTriggered(ctx, s.functionLogger(ctx, name), func(ctx context.Context) (Outputs, error) { return q.Handler(ctx, msg) })
 	}
 	if t, ok := s.timers[name]; ok {
-		info, err := DecodeTimerInfo(&req, TimerTriggerBinding)
+		info, err := decodeTimerInfo(&req, timerTriggerBinding)
 		if err != nil {
 			return nil, err
 		}
 		return runTriggered(ctx, s.functionLogger(ctx, name), func(ctx context.Context) (Outputs, error) { return t.Handler(ctx, info) })
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownFunction, name)
+	return nil, fmt.Errorf("%w: %q", errUnknownFunction, name)
 }
 
 // runTriggered runs a non-HTTP handler, turning a panic into an invocation failure.
-func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Context) (Outputs, error)) (resp *InvocationResponse, err error) {
+func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Context) (Outputs, error)) (resp *invocationResponse, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			logger.Error("handler panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -195,7 +196,7 @@ func runTriggered(ctx context.Context, logger *slog.Logger, fn func(context.Cont
 	if out == nil {
 		out = Outputs{}
 	}
-	return &InvocationResponse{Outputs: out, Logs: []string{}}, nil
+	return &invocationResponse{Outputs: out, Logs: []string{}}, nil
 }
 
 // serveRecovered serves one request, answering 500 with an empty body if the handler panics.
@@ -230,7 +231,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 
-func writeInvocationResponse(w http.ResponseWriter, status int, resp *InvocationResponse, logger *slog.Logger) {
+func writeInvocationResponse(w http.ResponseWriter, status int, resp *invocationResponse, logger *slog.Logger) {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		logger.Error("encode invocation response", "error", err)
@@ -259,10 +260,10 @@ func readBodyVia(r *http.Request, limit int64, buf *bytes.Buffer, lr *io.Limited
 	n, err := buf.ReadFrom(lr)
 	lr.R = nil
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInvocation, ClassifyBodyError(err))
+		return nil, fmt.Errorf("%w: %w", errBadInvocation, ClassifyBodyError(err))
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%w: payload exceeds %d bytes", ErrBadInvocation, limit)
+		return nil, fmt.Errorf("%w: payload exceeds %d bytes", errBadInvocation, limit)
 	}
 	return buf.Bytes(), nil
 }

@@ -27,7 +27,7 @@ var echoRequest = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) 
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"method": r.Method, "path": r.URL.Path, "query": r.URL.RawQuery, "multi": r.Header.Values("X-Multi"),
 		"body": string(body), "id": r.PathValue("id"), "invocation": InvocationID(r.Context()),
-		"contentLength": r.ContentLength, "identities": Identities(r.Context()) != nil,
+		"contentLength": r.ContentLength, "identities": invocationIdentities(r.Context()) != nil,
 	})
 })
 
@@ -81,13 +81,20 @@ func invokeRaw(t *testing.T, h http.Handler, function string, payload []byte) (*
 	return rec, env
 }
 
-func httpOutput(t *testing.T, env map[string]json.RawMessage) HTTPOutput {
+// wireHTTPOutput is the value of an http output binding as tests read it (`Outputs.<res>`).
+type wireHTTPOutput struct {
+	StatusCode int               `json:"statusCode"`
+	Headers    map[string]string `json:"headers"`
+	Body       string            `json:"body"`
+}
+
+func httpOutput(t *testing.T, env map[string]json.RawMessage) wireHTTPOutput {
 	t.Helper()
 	var outs map[string]json.RawMessage
 	if err := json.Unmarshal(env["Outputs"], &outs); err != nil {
 		t.Fatalf("Outputs: %v", err)
 	}
-	var res HTTPOutput
+	var res wireHTTPOutput
 	if err := json.Unmarshal(outs["res"], &res); err != nil {
 		t.Fatalf("Outputs.res: %v", err)
 	}

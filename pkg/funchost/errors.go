@@ -18,10 +18,10 @@ var (
 
 // Errors of the invocation protocol.
 var (
-	// ErrBadInvocation reports an invocation payload that cannot be decoded.
-	ErrBadInvocation = errors.New("funchost: malformed invocation payload")
-	// ErrUnknownFunction reports an invocation for a function the app does not have.
-	ErrUnknownFunction = errors.New("funchost: unknown function")
+	// errBadInvocation reports an invocation payload that cannot be decoded.
+	errBadInvocation = errors.New("funchost: malformed invocation payload")
+	// errUnknownFunction reports an invocation for a function the app does not have.
+	errUnknownFunction = errors.New("funchost: unknown function")
 )
 
 // invocationStatus maps an invocation failure to the status of the reply to the host. Only the
@@ -31,9 +31,9 @@ func invocationStatus(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case errors.Is(err, ErrBadInvocation):
+	case errors.Is(err, errBadInvocation):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrUnknownFunction):
+	case errors.Is(err, errUnknownFunction):
 		return http.StatusNotFound
 	default:
 		return http.StatusInternalServerError

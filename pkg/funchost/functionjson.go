@@ -48,18 +48,18 @@ func (a *FunctionApp) FunctionJSONs() map[string]FunctionJSON {
 		}
 		slices.Sort(methods)
 		out[f.Name] = FunctionJSON{Bindings: []Binding{
-			{Type: "httpTrigger", Direction: "in", Name: HTTPTriggerBinding, AuthLevel: string(f.AuthLevel),
+			{Type: "httpTrigger", Direction: "in", Name: httpTriggerBinding, AuthLevel: string(f.AuthLevel),
 				Methods: slices.Compact(methods), Route: strings.Trim(f.Route, "/")},
-			{Type: "http", Direction: "out", Name: HTTPOutputBinding},
+			{Type: "http", Direction: "out", Name: httpOutputBinding},
 		}}
 	}
 	for _, q := range a.QueueFunctions() {
-		b := []Binding{{Type: "queueTrigger", Direction: "in", Name: QueueTriggerBinding, QueueName: a.queueNameExpr(q.QueueName), Connection: connection(q.Connection)}}
+		b := []Binding{{Type: "queueTrigger", Direction: "in", Name: queueTriggerBinding, QueueName: a.queueNameExpr(q.QueueName), Connection: connection(q.Connection)}}
 		out[q.Name] = FunctionJSON{Bindings: append(b, a.outputBindings(q.Outputs)...)}
 	}
 	for _, t := range a.TimerFunctions() {
 		runOnStartup, useMonitor := t.RunOnStartup, t.UseMonitor
-		b := []Binding{{Type: "timerTrigger", Direction: "in", Name: TimerTriggerBinding, Schedule: t.Schedule,
+		b := []Binding{{Type: "timerTrigger", Direction: "in", Name: timerTriggerBinding, Schedule: t.Schedule,
 			RunOnStartup: &runOnStartup, UseMonitor: &useMonitor}}
 		out[t.Name] = FunctionJSON{Bindings: append(b, a.outputBindings(t.Outputs)...)}
 	}
@@ -85,8 +85,8 @@ func (a *FunctionApp) outputBindings(outs []OutputBinding) []Binding {
 	return bs
 }
 
-// Marshal renders a function.json file: two-space indentation and a trailing newline.
-func (f FunctionJSON) Marshal() []byte {
+// marshal renders a function.json file: two-space indentation and a trailing newline.
+func (f FunctionJSON) marshal() []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -121,7 +121,7 @@ func (a *FunctionApp) WriteFunctions(dir string) error {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 			return fmt.Errorf("write functions: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name, "function.json"), fj.Marshal(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name, "function.json"), fj.marshal(), 0o644); err != nil {
 			return fmt.Errorf("write functions: %w", err)
 		}
 	}
@@ -154,7 +154,7 @@ func (a *FunctionApp) DiffFunctions(dir string) ([]string, error) {
 			diffs = append(diffs, fmt.Sprintf("%s: function.json is missing", name))
 		case err != nil:
 			return nil, fmt.Errorf("diff functions: %w", err)
-		case !bytes.Equal(got, want[name].Marshal()):
+		case !bytes.Equal(got, want[name].marshal()):
 			diffs = append(diffs, fmt.Sprintf("%s: function.json differs from the generated one", name))
 		}
 	}

@@ -18,15 +18,10 @@ const (
 	KeyLevelAdmin KeyLevel = "Admin"
 )
 
-// Level resolves a presented key for function as the host does: master → Admin, system keys →
-// System, host function keys and the function's own keys → Function, anything else → None.
-func (k Keys) Level(function, key string) KeyLevel {
-	lvl, _ := k.Resolve(function, key)
-	return lvl
-}
-
-// Resolve is Level that also returns the key's name, as the host puts it in the keyid claim
-// ("master" for the master key; "" for no key).
+// Resolve resolves a presented key for function as the host does: master → Admin, system keys
+// → System, host function keys and the function's own keys → Function, anything else → None.
+// It also returns the key's name, as the host puts it in the keyid claim ("master" for the
+// master key; "" for no key).
 func (k Keys) Resolve(function, key string) (KeyLevel, string) {
 	lvl, name := k.level(function, key)
 	if lvl == levelNone {

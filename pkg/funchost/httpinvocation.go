@@ -24,14 +24,14 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	hb := hotPool.Get().(*hotBuffers)
 	defer hb.put()
 	_, err := readBodyVia(r, s.maxInv, &hb.payload.buf, &hb.limited)
-	var trig *HTTPTrigger
+	var trig *httpTrigger
 	if err == nil {
 		// The trigger's body and header values stay in the payload or the scratch buffer:
 		// both outlive the handler's run.
-		trig, err = hb.payload.decode(HTTPTriggerBinding, &hb.scratch)
+		trig, err = hb.payload.decode(httpTriggerBinding, &hb.scratch)
 	}
 	if err == nil && trig == nil {
-		err = fmt.Errorf("%w: Data has no %q", ErrBadInvocation, HTTPTriggerBinding)
+		err = fmt.Errorf("%w: Data has no %q", errBadInvocation, httpTriggerBinding)
 	}
 	var hr *http.Request
 	if err == nil {
@@ -79,9 +79,9 @@ func (hb *hotBuffers) put() {
 
 // request rebuilds the caller's HTTP request from the trigger, invocation id's: its context is
 // ctx carrying the invocation (withInvocation).
-func (t *HTTPTrigger) request(ctx context.Context, id, prefix string, e *httpEntry) (*http.Request, error) {
+func (t *httpTrigger) request(ctx context.Context, id, prefix string, e *httpEntry) (*http.Request, error) {
 	if !validMethod(t.Method) {
-		return nil, fmt.Errorf("%w: invalid method %q", ErrBadInvocation, t.Method)
+		return nil, fmt.Errorf("%w: invalid method %q", errBadInvocation, t.Method)
 	}
 	tr := new(triggerRequest)
 	tr.ctx = invocationContext{ctx, invocationInfo{id: id, identities: t.Identities, source: SourceHost}}

@@ -10,22 +10,22 @@ import (
 	"time"
 )
 
-// InvocationRequest is the JSON body the host posts to `/{FunctionName}` in the default
+// invocationRequest is the JSON body the host posts to `/{FunctionName}` in the default
 // (non-forwarding) custom-handler protocol.
-type InvocationRequest struct {
+type invocationRequest struct {
 	Data     map[string]json.RawMessage `json:"Data"`
 	Metadata map[string]json.RawMessage `json:"Metadata"`
 }
 
-// InvocationResponse is the JSON body a handler answers the host with.
-type InvocationResponse struct {
+// invocationResponse is the JSON body a handler answers the host with.
+type invocationResponse struct {
 	Outputs     map[string]any `json:"Outputs"`
 	Logs        []string       `json:"Logs"`
 	ReturnValue any            `json:"ReturnValue"`
 }
 
-// HTTPTrigger is the httpTrigger object of an invocation (`Data.<binding>`).
-type HTTPTrigger struct {
+// httpTrigger is the httpTrigger object of an invocation (`Data.<binding>`).
+type httpTrigger struct {
 	URL     string
 	Method  string
 	Query   map[string]string
@@ -43,18 +43,11 @@ type HTTPTrigger struct {
 }
 
 // contentType is the trigger's first Content-Type value, in any case.
-func (t *HTTPTrigger) contentType() string {
+func (t *httpTrigger) contentType() string {
 	if t.header != nil {
 		return t.header.Get("Content-Type")
 	}
 	return headerValue(t.Headers, "Content-Type")
-}
-
-// HTTPOutput is the value of an http output binding (`Outputs.<res>`).
-type HTTPOutput struct {
-	StatusCode int               `json:"statusCode"`
-	Headers    map[string]string `json:"headers"`
-	Body       string            `json:"body"`
 }
 
 // QueueMessage is a decoded queue-trigger invocation.
@@ -109,22 +102,22 @@ func (w *wireStrings) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// DecodeHTTPTrigger decodes an httpTrigger value tolerantly: Query as an object or as a string
+// decodeHTTPTrigger decodes an httpTrigger value tolerantly: Query as an object or as a string
 // holding an object, header values as arrays or plain strings, Body as text (base64 for
 // octet-stream and multipart content), absent or null Body as no body.
-func DecodeHTTPTrigger(raw json.RawMessage) (*HTTPTrigger, error) {
+func decodeHTTPTrigger(raw json.RawMessage) (*httpTrigger, error) {
 	var w wireHTTPTrigger
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, fmt.Errorf("%w: http trigger: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: http trigger: %v", errBadInvocation, err)
 	}
 	return w.decode()
 }
 
-func (w *wireHTTPTrigger) decode() (*HTTPTrigger, error) {
+func (w *wireHTTPTrigger) decode() (*httpTrigger, error) {
 	if w.Method == "" {
-		return nil, fmt.Errorf("%w: http trigger has no Method", ErrBadInvocation)
+		return nil, fmt.Errorf("%w: http trigger has no Method", errBadInvocation)
 	}
-	t := &HTTPTrigger{URL: w.URL, Method: strings.ToUpper(w.Method), Identities: w.Identities}
+	t := &httpTrigger{URL: w.URL, Method: strings.ToUpper(w.Method), Identities: w.Identities}
 	var err error
 	if t.Query, err = decodeQuery(w.Query); err != nil {
 		return nil, err
@@ -155,7 +148,7 @@ func decodeQuery(raw json.RawMessage) (map[string]string, error) {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("%w: Query: %v", ErrBadInvocation, err)
+			return nil, fmt.Errorf("%w: Query: %v", errBadInvocation, err)
 		}
 		if strings.TrimSpace(s) == "" {
 			return nil, nil
@@ -164,13 +157,13 @@ func decodeQuery(raw json.RawMessage) (map[string]string, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("%w: Query must be an object: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: Query must be an object: %v", errBadInvocation, err)
 	}
 	q := make(map[string]string, len(obj))
 	for k, v := range obj {
 		vals, err := stringList(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Query %q: %v", ErrBadInvocation, k, err)
+			return nil, fmt.Errorf("%w: Query %q: %v", errBadInvocation, k, err)
 		}
 		q[k] = strings.Join(vals, ",")
 	}
@@ -233,12 +226,12 @@ func decodeBody(raw json.RawMessage, contentType string) ([]byte, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%w: Body: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: Body: %v", errBadInvocation, err)
 	}
 	if isBinaryMediaType(contentType) {
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Body is not base64 for %s", ErrBadInvocation, contentType)
+			return nil, fmt.Errorf("%w: Body is not base64 for %s", errBadInvocation, contentType)
 		}
 		return b, nil
 	}
@@ -253,21 +246,21 @@ func isBinaryMediaType(contentType string) bool {
 		len(mt) > len("multipart/") && strings.EqualFold(mt[:len("multipart/")], "multipart/")
 }
 
-// DecodeStringTrigger decodes a string trigger value as the host sends it. The host
+// decodeStringTrigger decodes a string trigger value as the host sends it. The host
 // JSON-encodes string values twice (`hello` arrives as "\"hello\""); docs show them encoded
 // once. It unwraps once more when the decoded text is itself a JSON string. An object or array
 // value is returned as its JSON text.
-func DecodeStringTrigger(raw json.RawMessage) ([]byte, error) {
+func decodeStringTrigger(raw json.RawMessage) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, fmt.Errorf("%w: trigger value is missing", ErrBadInvocation)
+		return nil, fmt.Errorf("%w: trigger value is missing", errBadInvocation)
 	}
 	if raw[0] != '"' {
 		return []byte(raw), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("%w: trigger value: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: trigger value: %v", errBadInvocation, err)
 	}
 	if t := strings.TrimSpace(s); len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
 		var inner string
@@ -278,14 +271,14 @@ func DecodeStringTrigger(raw json.RawMessage) ([]byte, error) {
 	return []byte(s), nil
 }
 
-// DecodeQueueMessage decodes a queue-trigger invocation: the trigger value under binding and
+// decodeQueueMessage decodes a queue-trigger invocation: the trigger value under binding and
 // the message properties from Metadata.
-func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, error) {
+func decodeQueueMessage(req *invocationRequest, binding string) (QueueMessage, error) {
 	raw, ok := lookupFold(req.Data, binding)
 	if !ok {
-		return QueueMessage{}, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, binding)
+		return QueueMessage{}, fmt.Errorf("%w: Data has no %q", errBadInvocation, binding)
 	}
-	body, err := DecodeStringTrigger(raw)
+	body, err := decodeStringTrigger(raw)
 	if err != nil {
 		return QueueMessage{}, err
 	}
@@ -293,12 +286,12 @@ func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, e
 	meta := req.Metadata
 	// String metadata arrives double-encoded: unwrap it like the trigger.
 	if v, ok := lookupFold(meta, "Id"); ok {
-		if b, err := DecodeStringTrigger(v); err == nil {
+		if b, err := decodeStringTrigger(v); err == nil {
 			msg.ID = string(b)
 		}
 	}
 	if v, ok := lookupFold(meta, "PopReceipt"); ok {
-		if b, err := DecodeStringTrigger(v); err == nil {
+		if b, err := decodeStringTrigger(v); err == nil {
 			msg.PopReceipt = string(b)
 		}
 	}
@@ -318,15 +311,15 @@ func DecodeQueueMessage(req *InvocationRequest, binding string) (QueueMessage, e
 	return msg, nil
 }
 
-// DecodeTimerInfo decodes a timer-trigger value under binding.
-func DecodeTimerInfo(req *InvocationRequest, binding string) (TimerInfo, error) {
+// decodeTimerInfo decodes a timer-trigger value under binding.
+func decodeTimerInfo(req *invocationRequest, binding string) (TimerInfo, error) {
 	raw, ok := lookupFold(req.Data, binding)
 	if !ok {
-		return TimerInfo{}, fmt.Errorf("%w: Data has no %q", ErrBadInvocation, binding)
+		return TimerInfo{}, fmt.Errorf("%w: Data has no %q", errBadInvocation, binding)
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
-		s, err := DecodeStringTrigger(raw)
+		s, err := decodeStringTrigger(raw)
 		if err != nil {
 			return TimerInfo{}, err
 		}
@@ -334,7 +327,7 @@ func DecodeTimerInfo(req *InvocationRequest, binding string) (TimerInfo, error) 
 	}
 	var info TimerInfo
 	if err := json.Unmarshal(raw, &info); err != nil {
-		return TimerInfo{}, fmt.Errorf("%w: timer info: %v", ErrBadInvocation, err)
+		return TimerInfo{}, fmt.Errorf("%w: timer info: %v", errBadInvocation, err)
 	}
 	return info, nil
 }

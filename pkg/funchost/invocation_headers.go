@@ -40,7 +40,7 @@ var commonHeaders = func() map[string]headerName {
 // hotScratch is the hot path's reusable scratch: the trigger, the body, when its text had
 // escapes (see unquoteInto), and readCanonicalHeaders' working lists.
 type hotScratch struct {
-	trig    HTTPTrigger
+	trig    httpTrigger
 	body    bytes.Buffer
 	entries []headerEntry
 	spans   [][2]int32
@@ -52,7 +52,7 @@ func (s *hotScratch) reset() bool {
 	if s.body.Cap() > maxPooledBytes || cap(s.text) > maxPooledBytes || cap(s.entries) > 4096 {
 		return false
 	}
-	s.trig = HTTPTrigger{} // the request it rebuilt keeps its parts, not the trigger
+	s.trig = httpTrigger{} // the request it rebuilt keeps its parts, not the trigger
 	s.body.Reset()
 	return true
 }

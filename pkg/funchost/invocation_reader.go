@@ -48,7 +48,7 @@ var readerPool = sync.Pool{New: func() any { return new(invocationReader) }}
 
 // decodeHTTPInvocation reads `{"Data": {"<binding>": <httpTrigger>}, ...}` and returns the
 // decoded trigger (nil when the binding is missing or null). The trigger does not alias data.
-func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
+func decodeHTTPInvocation(data []byte, binding string) (*httpTrigger, error) {
 	return decodeHTTPInvocationBody(data, binding, nil)
 }
 
@@ -59,7 +59,7 @@ func decodeHTTPInvocation(data []byte, binding string) (*HTTPTrigger, error) {
 //
 // With scratch, the trigger's Headers are read into the rebuilt request's header (canonical,
 // see readCanonicalHeaders), not into Headers, which stays nil.
-func decodeHTTPInvocationBody(data []byte, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
+func decodeHTTPInvocationBody(data []byte, binding string, scratch *hotScratch) (*httpTrigger, error) {
 	r := readerPool.Get().(*invocationReader)
 	r.buf = *bytes.NewBuffer(data)
 	trig, err := r.decode(binding, scratch)
@@ -71,26 +71,26 @@ func decodeHTTPInvocationBody(data []byte, binding string, scratch *hotScratch) 
 
 // decode is decodeHTTPInvocationBody of the payload in r.buf, read in place: the trigger's
 // body and header values may alias it.
-func (r *invocationReader) decode(binding string, scratch *hotScratch) (*HTTPTrigger, error) {
+func (r *invocationReader) decode(binding string, scratch *hotScratch) (*httpTrigger, error) {
 	r.dec.Reset(&r.buf, readerOptions...)
 	trig, err := readInvocation(&r.dec, binding, scratch)
 	if err != nil {
-		if !errors.Is(err, errBodyNotBase64) && !errors.Is(err, ErrBadInvocation) {
+		if !errors.Is(err, errBodyNotBase64) && !errors.Is(err, errBadInvocation) {
 			err = errSyntax // the decoder's own error, or trailing data
 		}
-		return nil, fmt.Errorf("%w: %v", ErrBadInvocation, err)
+		return nil, fmt.Errorf("%w: %v", errBadInvocation, err)
 	}
 	if trig == nil {
 		return nil, nil
 	}
 	if trig.Method == "" {
-		return nil, fmt.Errorf("%w: http trigger has no Method", ErrBadInvocation)
+		return nil, fmt.Errorf("%w: http trigger has no Method", errBadInvocation)
 	}
 	return trig, nil
 }
 
-func readInvocation(d *jsontext.Decoder, binding string, scratch *hotScratch) (*HTTPTrigger, error) {
-	var trig *HTTPTrigger
+func readInvocation(d *jsontext.Decoder, binding string, scratch *hotScratch) (*httpTrigger, error) {
+	var trig *httpTrigger
 	err := readObject(d, func(key []byte) error {
 		if !bytes.EqualFold(key, []byte("Data")) {
 			return d.SkipValue()
@@ -213,13 +213,13 @@ func readMethod(d *jsontext.Decoder) (string, error) {
 	return readOptString(d)
 }
 
-func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*HTTPTrigger, error) {
-	var t *HTTPTrigger
+func readHTTPTrigger(d *jsontext.Decoder, scratch *hotScratch) (*httpTrigger, error) {
+	var t *httpTrigger
 	if scratch != nil {
 		t = &scratch.trig // an earlier binding of the same name is dropped: the last one wins
-		*t = HTTPTrigger{}
+		*t = httpTrigger{}
 	} else {
-		t = &HTTPTrigger{}
+		t = &httpTrigger{}
 	}
 	var body, bodyText []byte
 	bodyFresh := false

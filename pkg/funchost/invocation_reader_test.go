@@ -155,9 +155,9 @@ func sameRequestHeader(hot http.Header, sent map[string][]string) bool {
 // checkAgainstEncodingJSON fails t unless the reader's result (got, gotErr) for data agrees
 // with encoding/json's: the invocation unmarshalled into an InvocationRequest, its "req"
 // binding found case-insensitively and decoded by DecodeHTTPTrigger.
-func checkAgainstEncodingJSON(t testing.TB, data []byte, got *HTTPTrigger, gotErr error) {
+func checkAgainstEncodingJSON(t testing.TB, data []byte, got *httpTrigger, gotErr error) {
 	t.Helper()
-	if gotErr != nil && !errors.Is(gotErr, ErrBadInvocation) {
+	if gotErr != nil && !errors.Is(gotErr, errBadInvocation) {
 		t.Fatalf("error class: %v", gotErr)
 	}
 	if !json.Valid(data) {
@@ -166,7 +166,7 @@ func checkAgainstEncodingJSON(t testing.TB, data []byte, got *HTTPTrigger, gotEr
 		}
 		return
 	}
-	var inv InvocationRequest
+	var inv invocationRequest
 	if json.Unmarshal(data, &inv) != nil {
 		return // valid JSON of another shape (e.g. Data is a string): both may refuse
 	}
@@ -182,7 +182,7 @@ func checkAgainstEncodingJSON(t testing.TB, data []byte, got *HTTPTrigger, gotEr
 		}
 		return
 	}
-	want, wantErr := DecodeHTTPTrigger(raw)
+	want, wantErr := decodeHTTPTrigger(raw)
 	if wantErr != nil {
 		if gotErr == nil && got != nil {
 			// encoding/json is the reference for refusals of well-formed JSON.
@@ -225,7 +225,7 @@ func BenchmarkDecodeInvocation(b *testing.B) {
 }
 
 // normalTrigger clears differences that carry no meaning (nil vs empty maps and slices).
-func normalTrigger(t *HTTPTrigger) HTTPTrigger {
+func normalTrigger(t *httpTrigger) httpTrigger {
 	n := *t
 	if len(n.Query) == 0 {
 		n.Query = nil

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-func loadInvocation(t *testing.T, name string) *InvocationRequest {
+func loadInvocation(t *testing.T, name string) *invocationRequest {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "invocations", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var req InvocationRequest
+	var req invocationRequest
 	if err := json.Unmarshal(data, &req); err != nil {
 		t.Fatalf("unmarshal %s: %v", name, err)
 	}
@@ -47,7 +47,7 @@ func TestDecodeHTTPTrigger_Goldens(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			req := loadInvocation(t, tc.file)
-			trig, err := DecodeHTTPTrigger(req.Data["req"])
+			trig, err := decodeHTTPTrigger(req.Data["req"])
 			if err != nil {
 				t.Fatalf("DecodeHTTPTrigger: %v", err)
 			}
@@ -101,7 +101,7 @@ func TestDecodeHTTPTrigger_Malformed(t *testing.T) {
 	}
 	for name, raw := range tests {
 		t.Run(name, func(t *testing.T) {
-			if _, err := DecodeHTTPTrigger(json.RawMessage(raw)); !errors.Is(err, ErrBadInvocation) {
+			if _, err := decodeHTTPTrigger(json.RawMessage(raw)); !errors.Is(err, errBadInvocation) {
 				t.Fatalf("err = %v, want ErrBadInvocation", err)
 			}
 		})
@@ -110,7 +110,7 @@ func TestDecodeHTTPTrigger_Malformed(t *testing.T) {
 
 func TestDecodeQueueMessage_DoubleEncodedGolden(t *testing.T) {
 	req := loadInvocation(t, "queue_double_encoded.json")
-	msg, err := DecodeQueueMessage(req, "msg")
+	msg, err := decodeQueueMessage(req, "msg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestDecodeStringTrigger_Tolerant(t *testing.T) {
 		{`"  \"padded\"  "`, `padded`},            // whitespace around the inner string
 	}
 	for _, tc := range tests {
-		got, err := DecodeStringTrigger(json.RawMessage(tc.raw))
+		got, err := decodeStringTrigger(json.RawMessage(tc.raw))
 		if err != nil {
 			t.Errorf("DecodeStringTrigger(%s): %v", tc.raw, err)
 			continue
@@ -146,13 +146,13 @@ func TestDecodeStringTrigger_Tolerant(t *testing.T) {
 			t.Errorf("DecodeStringTrigger(%s) = %q, want %q", tc.raw, got, tc.want)
 		}
 	}
-	if _, err := DecodeStringTrigger(json.RawMessage(`null`)); !errors.Is(err, ErrBadInvocation) {
+	if _, err := decodeStringTrigger(json.RawMessage(`null`)); !errors.Is(err, errBadInvocation) {
 		t.Errorf("null: err = %v, want ErrBadInvocation", err)
 	}
 }
 
 func TestDecodeTimerInfo_Golden(t *testing.T) {
-	info, err := DecodeTimerInfo(loadInvocation(t, "timer.json"), "timer")
+	info, err := decodeTimerInfo(loadInvocation(t, "timer.json"), "timer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestDecodeTimerInfo_Golden(t *testing.T) {
 	if want := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC); !info.ScheduleStatus.Next.Equal(want) {
 		t.Errorf("Next = %v, want %v", info.ScheduleStatus.Next, want)
 	}
-	if _, err := DecodeTimerInfo(&InvocationRequest{Data: map[string]json.RawMessage{}}, "timer"); !errors.Is(err, ErrBadInvocation) {
+	if _, err := decodeTimerInfo(&invocationRequest{Data: map[string]json.RawMessage{}}, "timer"); !errors.Is(err, errBadInvocation) {
 		t.Errorf("missing binding: err = %v", err)
 	}
 }
@@ -184,21 +184,21 @@ func FuzzDecodeInvocation(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var req InvocationRequest
+		var req invocationRequest
 		if json.Unmarshal(data, &req) != nil {
 			return
 		}
 		if raw, ok := req.Data["req"]; ok {
-			if trig, err := DecodeHTTPTrigger(raw); err == nil {
-				if _, err := trig.request(t.Context(), "", "api", e); err != nil && !errors.Is(err, ErrBadInvocation) {
+			if trig, err := decodeHTTPTrigger(raw); err == nil {
+				if _, err := trig.request(t.Context(), "", "api", e); err != nil && !errors.Is(err, errBadInvocation) {
 					t.Fatalf("request: unexpected error class: %v", err)
 				}
-			} else if !errors.Is(err, ErrBadInvocation) {
+			} else if !errors.Is(err, errBadInvocation) {
 				t.Fatalf("DecodeHTTPTrigger: unexpected error class: %v", err)
 			}
 		}
-		_, _ = DecodeQueueMessage(&req, "msg")
-		_, _ = DecodeTimerInfo(&req, "timer")
+		_, _ = decodeQueueMessage(&req, "msg")
+		_, _ = decodeTimerInfo(&req, "timer")
 	})
 }
 

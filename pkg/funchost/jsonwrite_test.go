@@ -23,13 +23,13 @@ func TestAppendJSONString_RoundTrips(t *testing.T) {
 }
 
 func TestAppendHTTPEnvelope_MatchesEncodingJSON(t *testing.T) {
-	res := HTTPOutput{StatusCode: 404, Headers: map[string]string{"B": "2, 3", "A": "x\"y"}, Body: `{"error":"é"}`}
+	res := wireHTTPOutput{StatusCode: 404, Headers: map[string]string{"B": "2, 3", "A": "x\"y"}, Body: `{"error":"é"}`}
 	fast := appendHTTPEnvelope(nil, 404, http.Header{"B": {"2", "3"}, "A": {"x\"y"}, "Empty": {}}, []byte(res.Body))
 	var a, b any
 	if err := json.Unmarshal(fast, &a); err != nil {
 		t.Fatal(err)
 	}
-	slow, _ := json.Marshal(InvocationResponse{Outputs: map[string]any{"res": res}, Logs: []string{}})
+	slow, _ := json.Marshal(invocationResponse{Outputs: map[string]any{"res": res}, Logs: []string{}})
 	_ = json.Unmarshal(slow, &b)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("fast %s\nslow %s", fast, slow)

@@ -98,17 +98,11 @@ func (k Keys) level(function, key string) (keyLevel, string) {
 	return levelNone, ""
 }
 
-// Authorize reports whether a request may call function at the required level: anonymous always
-// passes (even with a wrong key); otherwise the key from the `x-functions-key` header, else the
-// first `code` query value (see PresentedKey), must resolve to admin or to exactly the required
-// level.
-func (k Keys) Authorize(r *http.Request, function string, required AuthLevel) bool {
-	ok, _ := k.authorize(r, function, required)
-	return ok
-}
-
-// authorize is Authorize that also returns what the presented key resolved to. On an
-// anonymous route the key is resolved only when one was presented (as the host does).
+// authorize reports whether a request may call function at the required level, and what the
+// presented key resolved to: anonymous always passes (even with a wrong key), and its key is
+// resolved only when one was presented (as the host does); otherwise the key from the
+// `x-functions-key` header, else the first `code` query value (see PresentedKey), must resolve
+// to admin or to exactly the required level.
 func (k Keys) authorize(r *http.Request, function string, required AuthLevel) (bool, keyLevel) {
 	if required == AuthAnonymous {
 		if key := PresentedKey(r); key != "" {
@@ -180,11 +174,11 @@ func LoadKeysFile(path string) (Keys, error) {
 	if err != nil {
 		return Keys{}, fmt.Errorf("load keys file: %w", err)
 	}
-	return ParseKeys(data)
+	return parseKeys(data)
 }
 
-// ParseKeys parses the keys file format of LoadKeysFile.
-func ParseKeys(data []byte) (Keys, error) {
+// parseKeys parses the keys file format of LoadKeysFile.
+func parseKeys(data []byte) (Keys, error) {
 	var f secretFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return Keys{}, fmt.Errorf("parse keys: %w", err)

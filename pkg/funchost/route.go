@@ -280,17 +280,6 @@ func isDateTime(v string) bool {
 // String returns the template text without leading or trailing slashes.
 func (t *RouteTemplate) String() string { return t.text }
 
-// Params lists the template's parameter names in order.
-func (t *RouteTemplate) Params() []string {
-	var names []string
-	for _, s := range t.segments {
-		if s.isParam() {
-			names = append(names, s.param)
-		}
-	}
-	return names
-}
-
 // Match matches a request path (without the route prefix, already split from its query) and
 // returns the route values. An unmatched optional parameter is present with a nil value, as
 // the host sends it in `Params`. Literal segments match case-insensitively; parameter values

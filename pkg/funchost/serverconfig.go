@@ -26,11 +26,6 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 )
 
-// ShutdownTimeout bounds how long Serve waits for in-flight requests after its context ends.
-//
-// Deprecated: use ServerConfig.ShutdownTimeout.
-const ShutdownTimeout = DefaultShutdownTimeout
-
 // ServerConfig holds the HTTP server's timeouts and limits (the custom handler and the
 // standalone server alike). The zero value of a field means its default; DefaultServerConfig
 // spells them out. There is deliberately no write timeout: responses may stream (SSE) or wait on

@@ -113,7 +113,7 @@ func TestStandalone_RoutePrefix(t *testing.T) {
 }
 
 func TestParseKeys(t *testing.T) {
-	k, err := ParseKeys([]byte(`{"masterKey":{"name":"master","value":"m"},"functionKeys":[{"name":"default","value":"f"}],
+	k, err := parseKeys([]byte(`{"masterKey":{"name":"master","value":"m"},"functionKeys":[{"name":"default","value":"f"}],
 		"systemKeys":[{"name":"s","value":"s1"}],"functions":{"fg_x":[{"name":"default","value":"x1"}]}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestParseKeys(t *testing.T) {
 		"empty value":      `{"functionKeys":[{"name":"a","value":""}]}`,
 		"not json":         `{`,
 	} {
-		if _, err := ParseKeys([]byte(doc)); err == nil {
+		if _, err := parseKeys([]byte(doc)); err == nil {
 			t.Errorf("%s: want an error", name)
 		} else if strings.Contains(err.Error(), `"m"`) {
 			t.Errorf("%s: error leaks a key value: %v", name, err)

@@ -52,8 +52,8 @@ type HostConfig struct {
 // Consumption plan (ScriptJobHostOptionsSetup: 30 min; Consumption uses 5 min).
 const DefaultFunctionTimeout = 30 * time.Minute
 
-// MinFunctionTimeout is the smallest functionTimeout the host accepts.
-const MinFunctionTimeout = time.Second
+// minFunctionTimeout is the smallest functionTimeout the host accepts.
+const minFunctionTimeout = time.Second
 
 // EffectiveFunctionTimeout is the per-invocation limit the host applies: functionTimeout,
 // DefaultFunctionTimeout when unset, 0 (none) for "-1".
@@ -96,9 +96,9 @@ type handlerSection struct {
 	EnableProxyingHTTPRequest   bool `json:"enableProxyingHttpRequest"`
 }
 
-// LoadHostConfig reads `<appRoot>/host.json`. Property names are matched case-insensitively,
+// loadHostConfig reads `<appRoot>/host.json`. Property names are matched case-insensitively,
 // as the host does.
-func LoadHostConfig(appRoot string) (HostConfig, error) {
+func loadHostConfig(appRoot string) (HostConfig, error) {
 	data, err := os.ReadFile(filepath.Join(appRoot, "host.json"))
 	if err != nil {
 		return HostConfig{}, fmt.Errorf("load host.json: %w", err)
@@ -149,7 +149,7 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		}
 		if strings.TrimSpace(h.FunctionTimeout) == "-1" {
 			cfg.FunctionTimeoutUnbounded = true
-		} else if d < MinFunctionTimeout {
+		} else if d < minFunctionTimeout {
 			return HostConfig{}, fmt.Errorf("parse host.json: FunctionTimeout must be greater than 00:00:01, got %q", h.FunctionTimeout)
 		}
 		cfg.FunctionTimeout = d

@@ -11,7 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.1: host.json settings.
+// host.json settings.
 func TestParseHostConfig_Settings_ReadLikeTheHost(t *testing.T) {
 	cases := []struct {
 		name string
@@ -52,7 +52,7 @@ func TestParseHostConfig_Invalid_Fails(t *testing.T) {
 	}
 }
 
-// Section 10.2: discovery, name validation, order.
+// Discovery, name validation, order.
 func TestStart_Discovery_ValidNamesInHostOrder(t *testing.T) {
 	root := writeApp(t, "", map[string]string{
 		"gamma": httpFunc("anonymous", "g"), "Beta": httpFunc("anonymous", "b"), "alpha_1": httpFunc("anonymous", "a"),
@@ -70,7 +70,7 @@ func TestStart_Discovery_ValidNamesInHostOrder(t *testing.T) {
 	}
 }
 
-// Section 10.3: default route, reserved prefixes, identical routes fail only the later one.
+// Default route, reserved prefixes, identical routes fail only the later one.
 func TestStart_RouteValidation_FailsOnlyTheOffender(t *testing.T) {
 	root := writeApp(t, "", map[string]string{
 		"byname": httpFunc("anonymous", ""),

@@ -53,8 +53,8 @@
 //
 // functionTimeout (host.json, 30 min when unset, "-1" none; Options.FunctionTimeout for
 // tests): an invocation of any kind that exceeds it fails (HTTP callers get 500 with an empty
-// body, a queue message is released for a retry); if it is still running TimeoutGracePeriod
-// (2 s) later, the handler process is killed with SIGKILL and restarted on a new port, failing
+// body, a queue message is released for a retry); if it is still running 2 s later (the
+// host's grace period), the handler process is killed with SIGKILL and restarted on a new port, failing
 // every invocation in flight (Restarts counts it). An in-process Handler has its server and
 // connections closed instead; its goroutines cannot be killed.
 //

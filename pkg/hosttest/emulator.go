@@ -22,8 +22,8 @@ const HostVersion = "4.1040.300.25317"
 
 // Host defaults the emulator applies.
 const (
-	// ReadinessInterval is how often the host polls `GET /` while the handler starts.
-	ReadinessInterval = 25 * time.Millisecond
+	// readinessInterval is how often the host polls `GET /` while the handler starts.
+	readinessInterval = 25 * time.Millisecond
 	// InitializationTimeout is how long the host waits for the handler to answer `GET /`.
 	InitializationTimeout = 30 * time.Second
 )

@@ -69,11 +69,11 @@ func readFolder(appRoot string, env map[string]string, logf func(string, ...any)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("read app root: %w", err)
 	}
-	cfg, err := LoadHostConfig(root)
+	cfg, err := loadHostConfig(root)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ls, err := LoadLocalSettings(root, logf)
+	ls, err := loadLocalSettings(root, logf)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -173,13 +173,13 @@ type LocalSettings struct {
 // Encrypted settings only be edited through 'func settings add'.").
 var ErrEncryptedSettings = errors.New("hosttest: local.settings.json is encrypted (IsEncrypted true or missing): Core Tools fails to decrypt settings")
 
-// LoadLocalSettings reads <appRoot>/local.settings.json as Core Tools does. A missing file, or
+// loadLocalSettings reads <appRoot>/local.settings.json as Core Tools does. A missing file, or
 // one that is not a JSON object with string-like Values, gives no Values (Core Tools warns and
 // goes on: the warning goes to logf). Numbers and booleans become text as Json.NET writes them
 // ("5", "True"); null values are skipped. IsEncrypted defaults to true, so a file without
 // `"IsEncrypted": false` that holds a non-empty value fails with ErrEncryptedSettings, as
 // Core Tools fails to decrypt it.
-func LoadLocalSettings(appRoot string, logf func(string, ...any)) (LocalSettings, error) {
+func loadLocalSettings(appRoot string, logf func(string, ...any)) (LocalSettings, error) {
 	path := filepath.Join(appRoot, "local.settings.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.8: forwarding of http-in/http-out functions.
+// Forwarding of http-in/http-out functions.
 func TestEmulator_Forwarding_RawRequestAndVerbatimResponse(t *testing.T) {
 	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"x"},"enableForwardingHttpRequest":true}}`, map[string]string{
 		"fwd":   httpFunc("function", "graphs/{g}/invoke"),

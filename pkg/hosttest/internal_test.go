@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Section 10.11: the per-call timeout is functionTimeout + 1 minute, unbounded for "-1".
+// The per-call timeout is functionTimeout + 1 minute, unbounded for "-1".
 func TestStart_CallTimeout_FunctionTimeoutPlusOneMinute(t *testing.T) {
 	cases := []struct {
 		host string
@@ -66,4 +66,14 @@ func FuzzParseHostConfig(f *testing.F) {
 			t.Fatalf("invalid config %+v from %s", cfg, data)
 		}
 	})
+}
+
+// The base64 quirk decodes as .NET does: white space ignored, any valid base64 decoded.
+func TestBase64Quirk_DecodesAsDotNet(t *testing.T) {
+	if got, ok := base64Quirk(" dGVz dA== "); !ok || string(got) != "test" {
+		t.Errorf("Base64Quirk with spaces = %q, %v; want test", got, ok)
+	}
+	if got, ok := base64Quirk("test"); !ok || string(got) != "\xb5\xeb\x2d" {
+		t.Errorf(`Base64Quirk("test") = %q, %v; want the 3 decoded bytes`, got, ok)
+	}
 }

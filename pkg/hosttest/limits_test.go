@@ -7,7 +7,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.12: the URL and body limits (the 230 s cut-off is documented, not emulated).
+// The URL and body limits (the 230 s cut-off is documented, not emulated).
 func TestEmulator_Limits_URLAndBody(t *testing.T) {
 	root := writeApp(t, "", map[string]string{"fn": httpFunc("anonymous", "fn")})
 	e := start(t, root, &recorder{}, hosttest.Options{Env: map[string]string{"FUNCTIONS_REQUEST_BODY_SIZE_LIMIT": "10"}})

@@ -28,9 +28,9 @@ func (l *listener) run(ctx context.Context) {
 	defer l.e.wg.Done()
 	q := l.e.cfg.Queues
 	batch, threshold := q.Batch(), q.Threshold()
-	finished := make(chan struct{}, threshold+MaxQueueBatchSize+1)
+	finished := make(chan struct{}, threshold+maxQueueBatchSize+1)
 	inflight := 0
-	backoff := pollBackoff{min: MinPollingInterval, max: q.MaxPolling()}
+	backoff := pollBackoff{min: minPollingInterval, max: q.MaxPolling()}
 	found := false
 	defer func() {
 		for ; inflight > 0; inflight-- {

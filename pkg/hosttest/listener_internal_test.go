@@ -10,9 +10,9 @@ import (
 // The listener's back-off: the minimum after a poll that found messages, then growing
 // (about doubling) on empty polls up to the maximum, where it stays.
 func TestPollBackoff_GrowsToMaximum(t *testing.T) {
-	b := pollBackoff{min: MinPollingInterval, max: 2 * time.Second}
-	if d := b.next(true); d != MinPollingInterval {
-		t.Fatalf("after messages: %v, want %v", d, MinPollingInterval)
+	b := pollBackoff{min: minPollingInterval, max: 2 * time.Second}
+	if d := b.next(true); d != minPollingInterval {
+		t.Fatalf("after messages: %v, want %v", d, minPollingInterval)
 	}
 	prev := time.Duration(0)
 	for i := 0; i < 20; i++ {
@@ -25,8 +25,8 @@ func TestPollBackoff_GrowsToMaximum(t *testing.T) {
 	if prev != b.max {
 		t.Errorf("after 20 empty polls: %v, want the maximum %v", prev, b.max)
 	}
-	if d := b.next(true); d != MinPollingInterval {
-		t.Errorf("after messages again: %v, want %v", d, MinPollingInterval)
+	if d := b.next(true); d != minPollingInterval {
+		t.Errorf("after messages again: %v, want %v", d, minPollingInterval)
 	}
 }
 

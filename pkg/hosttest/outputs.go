@@ -67,7 +67,7 @@ func outputMessages(raw json.RawMessage, binary bool) ([][]byte, error) {
 			return nil, err
 		}
 		if !binary {
-			if b, ok := Base64Quirk(s); ok {
+			if b, ok := base64Quirk(s); ok {
 				return [][]byte{b}, nil
 			}
 		}
@@ -80,10 +80,10 @@ func outputMessages(raw json.RawMessage, binary bool) ([][]byte, error) {
 	return [][]byte{buf.Bytes()}, nil
 }
 
-// Base64Quirk reports what the host does to a string output value of a non-binary, non-http
+// base64Quirk reports what the host does to a string output value of a non-binary, non-http
 // binding: if s decodes as base64, the decoded bytes are written instead of s. Like .NET's
 // Convert.FromBase64String, white space (space, tab, CR, LF) anywhere is ignored.
-func Base64Quirk(s string) ([]byte, bool) {
+func base64Quirk(s string) ([]byte, bool) {
 	s = strings.Map(func(r rune) rune {
 		if r == ' ' || r == '\t' || r == '\r' || r == '\n' {
 			return -1

@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.6: the JSON-mode request, compared with golden payloads.
+// The JSON-mode request, compared with golden payloads.
 func TestEmulator_HTTPPayload_MatchesGolden(t *testing.T) {
 	root := writeApp(t, "", map[string]string{"echo": httpFunc("function", "things/{id}/{opt?}")})
 	rec := &recorder{}

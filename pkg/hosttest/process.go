@@ -184,7 +184,7 @@ var settingRE = regexp.MustCompile(`%([^%]+)%`)
 // expand replaces %NAME% with the app setting NAME; unknown names are left as they are.
 func (e *Emulator) expand(s string) string { return expandSettings(s, e.folder.Settings) }
 
-// waitReady polls `GET /` every ReadinessInterval until any HTTP answer, the process exits, or
+// waitReady polls `GET /` every readinessInterval until any HTTP answer, the process exits, or
 // InitializationTimeout passes.
 func (e *Emulator) waitReady(ctx context.Context, w *worker, exited <-chan struct{}) error {
 	limit := e.opts.InitializationTimeout
@@ -194,7 +194,7 @@ func (e *Emulator) waitReady(ctx context.Context, w *worker, exited <-chan struc
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	probe := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(ReadinessInterval)
+	tick := time.NewTicker(readinessInterval)
 	defer tick.Stop()
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url+"/", nil)

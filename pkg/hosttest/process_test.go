@@ -69,7 +69,7 @@ func realPath(t *testing.T, p string) string {
 	return r
 }
 
-// Section 10.11: executable resolution, %VAR% arguments, working directory, environment.
+// Executable resolution, %VAR% arguments, working directory, environment.
 func TestStart_Process_HostJSONDescription(t *testing.T) {
 	root := helperApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"handler","workingDirectory":"wd","arguments":["--name","%HOSTTEST_ARG%","%UNSET_SETTING_X%"]}}}`)
 	if err := os.Mkdir(filepath.Join(root, "wd"), 0o755); err != nil {

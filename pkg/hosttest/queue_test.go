@@ -23,7 +23,7 @@ func failing() *recorder {
 	}}
 }
 
-// Section 10.9: the queue-trigger payload (double-encoded string and message metadata).
+// The queue-trigger payload (double-encoded string and message metadata).
 func TestEmulator_QueuePayload_MatchesGolden(t *testing.T) {
 	rec := &recorder{respond: func(w http.ResponseWriter, _ *http.Request, _ invocation) { writeResult(w, map[string]any{}) }}
 	e := start(t, writeApp(t, "", map[string]string{"worker": queueFunc}), rec, hosttest.Options{})

@@ -24,16 +24,16 @@ type QueueSettings struct {
 
 // Queue listener defaults and limits (QueuesOptions, QueuePollingIntervals).
 const (
-	DefaultQueueBatchSize     = 16
-	MaxQueueBatchSize         = 32
-	DefaultMaxPollingInterval = time.Minute
-	MinPollingInterval        = 100 * time.Millisecond
+	defaultQueueBatchSize     = 16
+	maxQueueBatchSize         = 32
+	defaultMaxPollingInterval = time.Minute
+	minPollingInterval        = 100 * time.Millisecond
 )
 
 // Batch returns the batch size in effect.
 func (q QueueSettings) Batch() int {
 	if q.BatchSize == 0 {
-		return DefaultQueueBatchSize
+		return defaultQueueBatchSize
 	}
 	return q.BatchSize
 }
@@ -49,7 +49,7 @@ func (q QueueSettings) Threshold() int {
 // MaxPolling returns the maximum polling interval in effect.
 func (q QueueSettings) MaxPolling() time.Duration {
 	if q.MaxPollingInterval == 0 {
-		return DefaultMaxPollingInterval
+		return defaultMaxPollingInterval
 	}
 	return q.MaxPollingInterval
 }
@@ -57,8 +57,8 @@ func (q QueueSettings) MaxPolling() time.Duration {
 // parseQueueSettings validates extensions.queues listener settings as QueuesOptions does.
 func parseQueueSettings(q *QueueSettings, batch, threshold *int, visibility, maxPolling string) error {
 	if batch != nil {
-		if *batch < 1 || *batch > MaxQueueBatchSize {
-			return fmt.Errorf("queues.batchSize %d: want 1 to %d", *batch, MaxQueueBatchSize)
+		if *batch < 1 || *batch > maxQueueBatchSize {
+			return fmt.Errorf("queues.batchSize %d: want 1 to %d", *batch, maxQueueBatchSize)
 		}
 		q.BatchSize = *batch
 	}
@@ -80,8 +80,8 @@ func parseQueueSettings(q *QueueSettings, batch, threshold *int, visibility, max
 		if err != nil {
 			return fmt.Errorf("queues.maxPollingInterval: %w", err)
 		}
-		if d < MinPollingInterval {
-			return fmt.Errorf("queues.maxPollingInterval: MaxPollingInterval must not be less than %v", MinPollingInterval)
+		if d < minPollingInterval {
+			return fmt.Errorf("queues.maxPollingInterval: MaxPollingInterval must not be less than %v", minPollingInterval)
 		}
 		q.MaxPollingInterval = d
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.4: name order, first match wins, method mismatch falls through, 404, Params.
+// Name order, first match wins, method mismatch falls through, 404, Params.
 func TestEmulator_Routing_FirstMatchInNameOrder(t *testing.T) {
 	root := writeApp(t, `{"customHandler":{"description":{"defaultExecutablePath":"x"}},"extensions":{"http":{"routePrefix":"v1"}}}`, map[string]string{
 		"a_item":   httpFunc("anonymous", "items/{id}", "get"),
@@ -66,7 +66,7 @@ func TestEmulator_Params_NullForUnmatchedOptional(t *testing.T) {
 	}
 }
 
-// Section 10.5: enforced and bypassed auth, no keys, disabled functions.
+// Enforced and bypassed auth, no keys, disabled functions.
 func TestEmulator_Auth_Modes(t *testing.T) {
 	root := writeApp(t, "", map[string]string{
 		"anon":  httpFunc("anonymous", "anon"),

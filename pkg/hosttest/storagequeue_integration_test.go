@@ -101,7 +101,7 @@ func queueFuncFor(queue string, out string) string {
 
 const fastPolling = `{"customHandler":{"description":{"defaultExecutablePath":"handler"}},"extensions":{"queues":{"maxPollingInterval":"00:00:00.5"%s}}}`
 
-// Section 3 and 10.9 on a storage queue: the payload as the host sends it (message text and
+// On a storage queue: the payload as the host sends it (message text and
 // every string Metadata value double-encoded, DequeueCount a string, the storage message's
 // own Id), the queue output written to the storage queue in base64, the message deleted.
 func TestEmulatorIntegration_StorageQueue_PayloadOutputDelete(t *testing.T) {

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// TimeoutGracePeriod is how long the host waits, after an invocation exceeded functionTimeout,
+// timeoutGracePeriod is how long the host waits, after an invocation exceeded functionTimeout,
 // for the invocation to finish before it restarts the handler (TimeoutAttribute.GracePeriod).
 // The invocation has failed either way.
-const TimeoutGracePeriod = 2 * time.Second
+const timeoutGracePeriod = 2 * time.Second
 
 // ErrFunctionTimeout reports an invocation that exceeded functionTimeout. It comes wrapped
 // together with ErrInvocationFailed.
@@ -35,7 +35,7 @@ func (e *Emulator) current() (*worker, error) {
 
 // guarded runs call against the current handler under functionTimeout, as the host's
 // FunctionExecutor does: when the limit passes, the invocation fails with ErrFunctionTimeout;
-// if call is still running after TimeoutGracePeriod, the whole handler is killed and restarted
+// if call is still running after timeoutGracePeriod, the whole handler is killed and restarted
 // (every other in-flight invocation fails with it). A late result of call is passed to
 // discard, if set. call does not see the caller's cancellation end the invocation early
 // unless ctx says so.
@@ -66,7 +66,7 @@ func guarded[T any](e *Emulator, ctx context.Context, function string, call func
 	case <-timer.C:
 	}
 	e.logf("hosttest: Timeout value of %s was exceeded by function: Functions.%s", formatTimeSpan(limit), function)
-	grace := time.NewTimer(TimeoutGracePeriod)
+	grace := time.NewTimer(timeoutGracePeriod)
 	defer grace.Stop()
 	select {
 	case r := <-done:

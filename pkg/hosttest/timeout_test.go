@@ -112,7 +112,7 @@ func (w *logWatch) contains(s string) bool {
 	return false
 }
 
-// Section 2 and 10.11: an invocation that outlives functionTimeout fails (500 with an empty
+// An invocation that outlives functionTimeout fails (500 with an empty
 // body, as the host's ExceptionMiddleware answers), the handler process is killed and a new
 // one started on a new port, and an invocation that was in flight in the old process dies
 // with it although its own limit had not passed.
@@ -175,7 +175,7 @@ func TestEmulator_FunctionTimeout_KillsAndRestartsHandlerProcess(t *testing.T) {
 	}
 }
 
-// The host waits TimeoutGracePeriod after the limit: an invocation that ends within it has
+// The host waits timeoutGracePeriod after the limit: an invocation that ends within it has
 // still failed, but the handler is not restarted; one that does not end is killed with the
 // handler (an in-process handler's server and connections are closed). Timer invocations are
 // covered like any other.
@@ -241,7 +241,7 @@ func TestStart_FunctionTimeout_Defaults(t *testing.T) {
 	}
 }
 
-// Section 2: the caller's disconnect does not cancel the invocation.
+// The caller's disconnect does not cancel the invocation.
 func TestEmulator_CallerDisconnect_DoesNotCancelInvocation(t *testing.T) {
 	finished := make(chan error, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

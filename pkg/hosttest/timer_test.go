@@ -10,7 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-// Section 10.10: on-demand timer ticks with the TimerInfo object.
+// On-demand timer ticks with the TimerInfo object.
 func TestEmulator_TimerPayload_MatchesGolden(t *testing.T) {
 	rec := &recorder{respond: nil}
 	root := writeApp(t, "", map[string]string{

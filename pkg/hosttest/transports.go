@@ -29,9 +29,11 @@ type Transport struct {
 	MasterKey string
 }
 
-// Transport names.
+// Transport names (Transport.Name).
 const (
-	TransportStandalone   = "standalone"
+	// TransportStandalone is the app's standalone server (funchost's Standalone).
+	TransportStandalone = "standalone"
+	// TransportEmulatedHost is the custom handler behind the emulated Functions host.
 	TransportEmulatedHost = "emulated-host"
 )
 

@@ -1,8 +1,8 @@
 // Package memory holds in-memory twins of the durable engine's storage interfaces — a table
-// Store, a WorkQueue and a PayloadStore — for tests and for the embedded default of the
-// standalone server. They enforce the same rules as the Azure backends (the Azure Table
-// limits of engine.ValidateBatch, ETags, visibility timeouts), so a test that passes here
-// does not hide a write Azure would reject.
+// Store, a WorkQueue and a PayloadStore (NewStore, NewQueue, NewPayloadStore) — for tests and
+// for the embedded default of the standalone server. They enforce the same rules as the Azure
+// backends (the Azure Table limits of engine.ValidateBatch, ETags, visibility timeouts), so a
+// test that passes here does not hide a write Azure would reject.
 //
 // Nothing here is durable: a process restart loses every run. Use the Azure backends in
 // production.

@@ -36,7 +36,7 @@ const eventTurn = "turn"
 // with a blocking run (platform.ErrRetryLater), the backend is not bound yet, or storage
 // fails a turn check or a hand-off; each retry writes one history row, so at most 2,000 per
 // step (240 an hour at the longest back-off). MaxSteps allows about a week of re-checks of
-// a run waiting for its turn (doc.go).
+// a run waiting for its turn (see the package doc).
 var Policy = engine.GraphPolicy{
 	MaxSteps: 10000,
 	Retry:    engine.RetryPolicy{MaxAttempts: 2000, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 15 * time.Second, Multiplier: 2},

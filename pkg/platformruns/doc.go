@@ -2,6 +2,10 @@
 // cancel) on the durable engine, so they survive restarts and are shared by every instance on
 // the same engine storage. It implements platform.RunBackend.
 //
+// Start with Register, before the engine is built (it adds the internal graph GraphName to the
+// registry, and the engine needs Policy for it), then give the platform routes Backend.Bind
+// of the engine as platform.Options.NewRunBackend.
+//
 // Each background run is a run of the one internal durable graph GraphName, filed under its
 // thread in the engine's group index (engine.StartRunRequest.Group = the thread id, or a
 // digest of an id the engine cannot key), so each thread's runs are one engine group. Nodes:

@@ -14,19 +14,33 @@ import (
 // InstrumentationName names the tracer of this package.
 const InstrumentationName = "github.com/funcgraph/funcgraph/pkg/tracing"
 
-// Span attribute keys.
+// Span attribute keys, the names a trace query filters on.
 const (
-	AttrGraph      = "funcgraph.graph"
-	AttrRunID      = "funcgraph.run_id"
-	AttrNode       = "funcgraph.node"
-	AttrStep       = "funcgraph.step"
-	AttrAttempt    = "funcgraph.attempt"
-	AttrEndpoint   = "funcgraph.endpoint"
-	AttrThreadID   = "funcgraph.thread_id"
-	AttrOutcome    = "funcgraph.outcome"
-	AttrEvent      = "funcgraph.event"
-	AttrErrorType  = "funcgraph.error_type"
-	AttrReason     = "funcgraph.reject_reason"
+	// AttrGraph is the graph's name (every span).
+	AttrGraph = "funcgraph.graph"
+	// AttrRunID is the durable run's instance id, or the hosted run's id (every span).
+	AttrRunID = "funcgraph.run_id"
+	// AttrNode is the node a durable step ran (run and step spans).
+	AttrNode = "funcgraph.node"
+	// AttrStep is the step's sequence number in the durable run (run and step spans).
+	AttrStep = "funcgraph.step"
+	// AttrAttempt counts executions of the step, from 1 (step spans).
+	AttrAttempt = "funcgraph.attempt"
+	// AttrEndpoint is the hosted route that ran the graph, "invoke" or "stream" (hosted spans).
+	AttrEndpoint = "funcgraph.endpoint"
+	// AttrThreadID is the hosted run's thread, when it has one (hosted spans).
+	AttrThreadID = "funcgraph.thread_id"
+	// AttrOutcome is how a durable step ended (an engine.ObservedKind: step_committed,
+	// waiting, retried, failed, completed, …).
+	AttrOutcome = "funcgraph.outcome"
+	// AttrEvent is the event a durable step awaits or applied, when it has one.
+	AttrEvent = "funcgraph.event"
+	// AttrErrorType is the Go type of a failed hosted run's root error, never its text.
+	AttrErrorType = "funcgraph.error_type"
+	// AttrReason is why a hosted run was rejected (host.RejectReason).
+	AttrReason = "funcgraph.reject_reason"
+	// AttrGeneration is the generation of the durable run's instance id, 1 for its first run
+	// (run and step spans).
 	AttrGeneration = "funcgraph.generation"
 )
 

@@ -58,13 +58,13 @@ func TestIntegrationPayloads_KeysAndSizes(t *testing.T) {
 			t.Fatalf("Get %q: %d bytes, %v", k, len(got), err)
 		}
 	}
-	for _, bad := range []string{"a\\b", "run/x.", "run/x/", "a\x01b", "../x.json", "run/./x.json", strings.Repeat("k", blobstore.MaxKeyLength+1)} {
+	for _, bad := range []string{"a\\b", "run/x.", "run/x/", "a\x01b", "../x.json", "run/./x.json", strings.Repeat("k", engine.MaxPayloadKeyLength+1)} {
 		if err := p.Put(ctx, bad, []byte("x")); !errors.Is(err, engine.ErrInvalidEntity) {
 			t.Errorf("Put %q: err = %v, want ErrInvalidEntity", bad, err)
 		}
 	}
-	if err := p.Put(ctx, strings.Repeat("k", blobstore.MaxKeyLength), []byte("x")); err != nil {
-		t.Errorf("key of %d characters: %v", blobstore.MaxKeyLength, err)
+	if err := p.Put(ctx, strings.Repeat("k", engine.MaxPayloadKeyLength), []byte("x")); err != nil {
+		t.Errorf("key of %d characters: %v", engine.MaxPayloadKeyLength, err)
 	}
 	n, err := p.DeletePrefix(ctx, run+"/")
 	if err != nil || n != len(keys) {

@@ -12,9 +12,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// MaxKeyLength is the longest key: Azure's blob name limit, in characters
+// maxKeyLength is the longest key: Azure's blob name limit, in characters
 // (engine.MaxPayloadKeyLength; keys are checked with engine.CheckPayloadKey).
-const MaxKeyLength = engine.MaxPayloadKeyLength
+const maxKeyLength = engine.MaxPayloadKeyLength
 
 // Payloads is a engine.PayloadStore on one blob container. Safe for concurrent use.
 type Payloads struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// MaxVisibility is the longest visibility timeout or delay Azure accepts (seven days).
-const MaxVisibility = 7 * 24 * time.Hour
+// maxVisibility is the longest visibility timeout or delay Azure accepts (seven days).
+const maxVisibility = 7 * 24 * time.Hour
 
 // PoisonSuffix names a queue's poison queue: the Functions host moves a message that failed
 // maxDequeueCount times from "<queue>" to "<queue>-poison".
@@ -62,9 +62,9 @@ func (q *Queue) PoisonQueue() engine.WorkQueue {
 	return New(q.poison)
 }
 
-// seconds rounds d up to whole seconds within [floor, MaxVisibility].
+// seconds rounds d up to whole seconds within [floor, maxVisibility].
 func seconds(d time.Duration, floor int32) *int32 {
-	d = max(0, min(d, MaxVisibility))
+	d = max(0, min(d, maxVisibility))
 	s := max(int32((d+time.Second-1)/time.Second), floor)
 	return &s
 }

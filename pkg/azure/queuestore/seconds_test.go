@@ -13,7 +13,7 @@ func TestSeconds_RoundsUpAndClamps(t *testing.T) {
 		want  int32
 	}{
 		{0, 0, 0}, {0, 1, 1}, {-time.Second, 0, 0}, {time.Millisecond, 0, 1}, {1500 * time.Millisecond, 1, 2},
-		{30 * time.Second, 1, 30}, {MaxVisibility, 0, 604800}, {8 * 24 * time.Hour, 0, 604800},
+		{30 * time.Second, 1, 30}, {maxVisibility, 0, 604800}, {8 * 24 * time.Hour, 0, 604800},
 	}
 	for _, tt := range tests {
 		if got := *seconds(tt.d, tt.floor); got != tt.want {

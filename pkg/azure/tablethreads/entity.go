@@ -15,7 +15,7 @@ import (
 
 // Azure Table limits enforced here (Azurite accepts more).
 const (
-	MaxEntityBytes   = 1 << 20 // 1 MiB per entity
+	maxEntityBytes   = 1 << 20 // 1 MiB per entity
 	maxPropertyUnits = 32000   // UTF-16 units per string property (64 KiB holds 32 768)
 	maxProperties    = 252
 	warnFraction     = 0.9
@@ -77,7 +77,7 @@ func encode(t threads.Thread, v storedValues, ix ixState) ([]byte, int, error) {
 		s, _ := v.(string)
 		size += 8 + 2*len(k) + 4 + 2*utf16Len(s)
 	}
-	if len(e) > maxProperties || size > MaxEntityBytes {
+	if len(e) > maxProperties || size > maxEntityBytes {
 		return nil, size, fmt.Errorf("encode thread %q (%d bytes): %w", t.ThreadID, size, threads.ErrTooLarge)
 	}
 	b, err := json.Marshal(e)

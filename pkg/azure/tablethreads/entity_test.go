@@ -52,7 +52,7 @@ func TestEncode_RoundTripAndLimits(t *testing.T) {
 		string(out.Values) != string(in.Values) {
 		t.Fatalf("round trip: %+v", out)
 	}
-	if _, _, err := encode(in, storedValues{inline: `"` + strings.Repeat("y", MaxEntityBytes/2) + `"`}, ixState{}); !errors.Is(err, threads.ErrTooLarge) {
+	if _, _, err := encode(in, storedValues{inline: `"` + strings.Repeat("y", maxEntityBytes/2) + `"`}, ixState{}); !errors.Is(err, threads.ErrTooLarge) {
 		t.Fatalf("oversized entity: %v", err)
 	}
 	// Spilled values leave only their blob's name in the entity.

@@ -123,7 +123,7 @@ func (s *Store) encodeChecked(t threads.Thread, v storedValues, ix ixState) ([]b
 	if err != nil {
 		return nil, err
 	}
-	if float64(size) >= warnFraction*MaxEntityBytes {
+	if float64(size) >= warnFraction*maxEntityBytes {
 		s.logger.Warn("thread entity is close to the 1 MiB limit", "thread_id", t.ThreadID, "bytes", size)
 	}
 	return b, nil

@@ -15,8 +15,10 @@ const Name = "echo_agent"
 
 // Defaults of Options.
 const (
+	// DefaultMaxMessages is the messages a thread keeps: its newest 100.
 	DefaultMaxMessages = 100
-	DefaultMaxThreads  = 1000
+	// DefaultMaxThreads is the threads the default checkpointer keeps.
+	DefaultMaxThreads = 1000
 	// DefaultMaxThreadBytes is the memory budget of one thread: 1 MiB of message text.
 	DefaultMaxThreadBytes = 1 << 20
 	// DefaultMaxTotalBytes is the memory budget of all threads together: 64 MiB of text.

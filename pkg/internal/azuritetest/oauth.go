@@ -21,9 +21,9 @@ import (
 	"time"
 )
 
-// EnvAzuriteBinary names the variable holding the path of the azurite executable, which
+// envAzuriteBinary names the variable holding the path of the azurite executable, which
 // `make integration` sets for tests that start an Azurite of their own.
-const EnvAzuriteBinary = "FUNCGRAPH_TEST_AZURITE_BIN"
+const envAzuriteBinary = "FUNCGRAPH_TEST_AZURITE_BIN"
 
 // devAccount is Azurite's account; its endpoints are https://127.0.0.1:<port>/devstoreaccount1.
 const devAccount = "devstoreaccount1"
@@ -45,9 +45,9 @@ type OAuthAzurite struct {
 // when the variable is unset or Azurite does not start: it never skips.
 func StartOAuth(t testing.TB) OAuthAzurite {
 	t.Helper()
-	bin := os.Getenv(EnvAzuriteBinary)
+	bin := os.Getenv(envAzuriteBinary)
 	if bin == "" {
-		t.Fatalf("%s is not set: run integration tests through `make test` (it names the azurite binary)", EnvAzuriteBinary)
+		t.Fatalf("%s is not set: run integration tests through `make test` (it names the azurite binary)", envAzuriteBinary)
 	}
 	dir := t.TempDir()
 	certPEM, keyPEM := selfSigned(t)

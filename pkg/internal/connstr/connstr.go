@@ -1,7 +1,3 @@
-// Package connstr reads Azure Storage connection strings: their key=value form, and the
-// expansion of "UseDevelopmentStorage=true" (optionally with DevelopmentStorageProxyUri) to the
-// explicit account of the local storage emulator (Azurite). The app's storage wing and the host
-// emulator read connection strings through it, so both accept the same ones.
 package connstr
 
 import (
@@ -13,24 +9,24 @@ import (
 // Development storage (Azurite) for "UseDevelopmentStorage=true". The key is the public,
 // well-known emulator key, not a secret.
 const (
-	// DevAccountName is the emulator's account.
-	DevAccountName = "devstoreaccount1"
+	// devAccountName is the emulator's account.
+	devAccountName = "devstoreaccount1"
 	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-	// DevHost is where the emulator listens unless DevelopmentStorageProxyUri says otherwise.
-	DevHost = "http://127.0.0.1"
+	// devHost is where the emulator listens unless DevelopmentStorageProxyUri says otherwise.
+	devHost = "http://127.0.0.1"
 )
 
-// DevelopmentStorage returns the explicit connection string that "UseDevelopmentStorage=true"
+// developmentStorage returns the explicit connection string that "UseDevelopmentStorage=true"
 // stands for: the emulator's account and key, with its blob, queue and table endpoints on
 // their default ports (10000, 10001, 10002) of host (scheme and host, no trailing slash;
 // DevHost when "").
-func DevelopmentStorage(host string) string {
+func developmentStorage(host string) string {
 	if host == "" {
-		host = DevHost
+		host = devHost
 	}
 	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;"+
 		"BlobEndpoint=%s:10000/%s;QueueEndpoint=%s:10001/%s;TableEndpoint=%s:10002/%s;",
-		DevAccountName, devAccountKey, host, DevAccountName, host, DevAccountName, host, DevAccountName)
+		devAccountName, devAccountKey, host, devAccountName, host, devAccountName, host, devAccountName)
 }
 
 // Parse checks the key=value form of cs and returns its keys, lower-cased, with their trimmed
@@ -57,5 +53,5 @@ func Expand(cs string, keys map[string]string) (string, bool) {
 	if !strings.EqualFold(keys["usedevelopmentstorage"], "true") {
 		return cs, false
 	}
-	return DevelopmentStorage(strings.TrimRight(keys["developmentstorageproxyuri"], "/")), true
+	return developmentStorage(strings.TrimRight(keys["developmentstorageproxyuri"], "/")), true
 }

@@ -19,6 +19,7 @@ const (
 	OutageBusy
 )
 
+// String names the mode: "refuse", "close" or "busy".
 func (m OutageMode) String() string {
 	switch m {
 	case OutageRefuse:

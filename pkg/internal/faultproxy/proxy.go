@@ -30,6 +30,7 @@ const (
 	Drop
 )
 
+// String names the fault as the proxy logs it: "lose reply", "busy" or "drop".
 func (f Fault) String() string {
 	switch f {
 	case LoseReply:
@@ -157,9 +158,6 @@ func New(upstream string, opts *Options) (*Proxy, error) {
 // URL returns the proxy's base URL, "http://127.0.0.1:<port>".
 func (p *Proxy) URL() string { return "http://" + p.addr }
 
-// Addr returns the proxy's listening address, "127.0.0.1:<port>".
-func (p *Proxy) Addr() string { return p.addr }
-
 // Add adds a rule after the existing ones and returns its handle.
 func (p *Proxy) Add(r Rule) *Handle {
 	h := &Handle{rule: r, p: p}
@@ -167,13 +165,6 @@ func (p *Proxy) Add(r Rule) *Handle {
 	defer p.mu.Unlock()
 	p.rules = append(p.rules, h)
 	return h
-}
-
-// Clear removes every rule.
-func (p *Proxy) Clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rules = nil
 }
 
 // Stats returns the counters so far.

@@ -1,8 +1,3 @@
-// Package procmem reads the memory of a process for the benchmarks that report it: its
-// resident set from /proc (Linux) and its live heap from the Go runtime's GC trace
-// (GODEBUG=gctrace=1).
-//
-// Not for: production monitoring (no caching, no error detail), or platforms without /proc.
 package procmem
 
 import (
@@ -15,9 +10,9 @@ import (
 	"strings"
 )
 
-// MB reads a memory field of /proc/<pid>/status (VmRSS, VmHWM) in MB (10^6 bytes), or -1
+// statusMB reads a memory field of /proc/<pid>/status (VmRSS, VmHWM) in MB (10^6 bytes), or -1
 // when it cannot be read.
-func MB(pid int, field string) float64 {
+func statusMB(pid int, field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
@@ -37,9 +32,9 @@ func MB(pid int, field string) float64 {
 // gcLine matches a gctrace line's heap sizes: "… 4->5->2 MB, 5 MB goal …".
 var gcLine = regexp.MustCompile(`gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
 
-// LastLiveHeapMB returns the live heap after the last GC traced in log (the third figure of
+// lastLiveHeapMB returns the live heap after the last GC traced in log (the third figure of
 // the trace's "A->B->C MB", MiB) in MB, with the trace line; ok is false when log has none.
-func LastLiveHeapMB(log string) (mb float64, line string, ok bool) {
+func lastLiveHeapMB(log string) (mb float64, line string, ok bool) {
 	m := gcLine.FindAllStringSubmatch(log, -1)
 	if len(m) == 0 {
 		return 0, "", false

@@ -60,17 +60,17 @@ func (s *Server) Write(p []byte) (int, error) {
 	return s.log.Write(p)
 }
 
-// Pid is the process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+// pid is the process id.
+func (s *Server) pid() int { return s.cmd.Process.Pid }
 
 // MB reads a memory field of the process (VmRSS, VmHWM) in MB, -1 when it cannot.
-func (s *Server) MB(field string) float64 { return MB(s.Pid(), field) }
+func (s *Server) MB(field string) float64 { return statusMB(s.pid(), field) }
 
 // LiveHeapMB returns the live heap after the process's last GC (see LastLiveHeapMB).
 func (s *Server) LiveHeapMB() (mb float64, line string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return LastLiveHeapMB(s.log.String())
+	return lastLiveHeapMB(s.log.String())
 }
 
 // Exited reports whether the process has ended.

@@ -259,8 +259,8 @@ func testIndependentKeys(t *testing.T, newLock func(t *testing.T) lock.ThreadLoc
 	}
 }
 
-// OddThreadIDs are thread ids that must be safe keys: separators, escapes, unicode, length.
-var OddThreadIDs = []string{
+// oddThreadIDs are thread ids that must be safe keys: separators, escapes, unicode, length.
+var oddThreadIDs = []string{
 	"a/b", "a%2Fb", "a?b", "a#b", "a%b", "a b", " ", "..", "../../etc", "ünïcødé-线程-🧵",
 	"tab\there", "new\nline", strings.Repeat("x", 256),
 }
@@ -270,13 +270,13 @@ func testOddIDs(t *testing.T, newLock func(t *testing.T) lock.ThreadLock) {
 	g := graphFor(t)
 	tokens := make(map[string]string)
 	// All held at once: distinct ids must never map to one key.
-	for _, id := range OddThreadIDs {
+	for _, id := range oddThreadIDs {
 		tokens[id] = mustAcquire(t, a, g, id, 0)
 	}
 	// A graph/thread split that concatenates the same must not collide either.
 	tok := mustAcquire(t, a, g+"/a", "b", 0)
 	a.Release(g+"/a", "b", tok)
-	for _, id := range OddThreadIDs {
+	for _, id := range oddThreadIDs {
 		mustNotAcquire(t, b, g, id, 0)
 		a.Release(g, id, tokens[id])
 		tok := mustAcquire(t, b, g, id, 0)

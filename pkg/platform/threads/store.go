@@ -13,10 +13,14 @@ type Status string
 
 // Thread statuses.
 const (
-	StatusIdle        Status = "idle"
-	StatusBusy        Status = "busy"
+	// StatusIdle is a thread no run holds, whose last run (if any) succeeded.
+	StatusIdle Status = "idle"
+	// StatusBusy is a thread a run holds (Acquire).
+	StatusBusy Status = "busy"
+	// StatusInterrupted is a thread whose last run stopped at an interrupt.
 	StatusInterrupted Status = "interrupted"
-	StatusError       Status = "error"
+	// StatusError is a thread whose last run failed.
+	StatusError Status = "error"
 )
 
 // Valid reports whether s is one of the four statuses.
@@ -78,6 +82,7 @@ type BoundError struct {
 	ThreadID, Bound, Requested string
 }
 
+// Error names the thread, the assistant it is bound to and the one requested.
 func (e *BoundError) Error() string {
 	return fmt.Sprintf("threads: thread %q is bound to assistant %q, not %q", e.ThreadID, e.Bound, e.Requested)
 }

@@ -74,10 +74,10 @@ var codeKinds = func() map[string]Kind {
 	return m
 }()
 
-// KindOf classifies one answer by its error code, else by its status. A 404 whose code no
+// kindOf classifies one answer by its error code, else by its status. A 404 whose code no
 // rule names stays Unclassified (a table's TableNotFound is named; an unknown code is not
 // evidence that the item is missing).
-func KindOf(status int, code string) Kind {
+func kindOf(status int, code string) Kind {
 	if k, ok := codeKinds[strings.ToLower(code)]; ok {
 		return k
 	}
@@ -118,5 +118,5 @@ func Classify(err error) Answer {
 	if !errors.As(err, &re) {
 		return Answer{}
 	}
-	return Answer{Status: re.StatusCode, Code: re.ErrorCode, Kind: KindOf(re.StatusCode, re.ErrorCode)}
+	return Answer{Status: re.StatusCode, Code: re.ErrorCode, Kind: kindOf(re.StatusCode, re.ErrorCode)}
 }

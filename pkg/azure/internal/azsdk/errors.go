@@ -34,7 +34,7 @@ func (e *ServiceError) Unwrap() error { return e.Sentinel }
 // NewServiceError returns the error of one answer given as status and code (as a table
 // batch reply carries them), with Sentinel set to sentinel(kind) when sentinel is not nil.
 func NewServiceError(service string, status int, code string, sentinel func(Kind) error) *ServiceError {
-	e := &ServiceError{Service: service, Answer: Answer{Status: status, Code: code, Kind: KindOf(status, code)}}
+	e := &ServiceError{Service: service, Answer: Answer{Status: status, Code: code, Kind: kindOf(status, code)}}
 	if sentinel != nil {
 		e.Sentinel = sentinel(e.Kind)
 	}
