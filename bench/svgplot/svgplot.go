@@ -1,5 +1,5 @@
 // Package svgplot writes small SVG charts — line charts and grouped bar charts — with the
-// standard library only, for the benchmark figures of the README (`make bench-plots`).
+// standard library only, for the benchmark figures of docs/benchmarks.md (`make bench-plots`).
 //
 // Not for: interactive or general-purpose plotting; axes start at zero and use linear scales,
 // or a log-2 x axis for concurrency-like series.

@@ -7,7 +7,7 @@ import (
 )
 
 // The Azure RBAC roles the app's identity needs on the storage account under identity-based
-// settings (README, "Identity-based storage"). Management roles such as Owner or Contributor
+// settings (docs/storage.md, "Identity-based storage"). Management roles such as Owner or Contributor
 // do not grant data access.
 const (
 	// RoleTableDataContributor lets the app create its tables and read and write their

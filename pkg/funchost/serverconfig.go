@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of ServerConfig. They are listed in the README's "Server timeouts and limits".
+// Defaults of ServerConfig. They are listed in docs/limits.md, "Server timeouts and limits".
 const (
 	// DefaultReadHeaderTimeout bounds reading a request's headers.
 	DefaultReadHeaderTimeout = 10 * time.Second

@@ -59,7 +59,7 @@ func invocationOf(tb testing.TB, graph string, body []byte) []byte {
 	return payload
 }
 
-// latencies records the duration of each call of op and reports the percentiles the README's
+// latencies records the duration of each call of op and reports the percentiles docs/benchmarks.md's
 // latency chart draws (p10 … p99, in µs).
 func latencies(b *testing.B, op func()) {
 	b.ReportAllocs()
@@ -95,7 +95,7 @@ func BenchmarkInvokeFuncEchoCustomHandlerLoopback(b *testing.B) {
 // process, through the whole custom-handler path (invocation decode, routing, admission,
 // the graph run, the reply's encoding), test request and recorder included (the bare net/http
 // peer: 40). Measured: 38 (see TestInvokeFuncEcho_AllocBudget's log); a change that needs
-// more must say why in the README's invoke table. Under -race the budget grows by
+// more must say why in docs/benchmarks.md's invoke table. Under -race the budget grows by
 // raceAllocSlack.
 const funcEchoAllocBudget = 38
 

@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
-// Server settings (README "Server timeouts and limits"): durations in Go syntax (10s, 2m),
+// Server settings (docs/limits.md, "Server timeouts and limits"): durations in Go syntax (10s, 2m),
 // sizes in bytes. Unset means the funchost default.
 const (
 	envReadHeaderTimeout = "FUNCGRAPH_READ_HEADER_TIMEOUT"

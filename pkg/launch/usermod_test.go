@@ -46,7 +46,7 @@ func userGo(t *testing.T, dir string, env []string, args ...string) {
 	}
 }
 
-// stageUserModule stages both folders of the user's module with the README's commands, run
+// stageUserModule stages both folders of the user's module with the commands of docs/local.md and docs/deploy.md, run
 // in the module's folder:
 //
 //	go build -o local/usermod . && ./local/usermod stage --out local

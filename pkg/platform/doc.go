@@ -2,7 +2,7 @@
 // (one per registered graph), threads with state and history, blocking and buffered-stream
 // runs on a thread or without one, and background runs (runs.create, get, list, join,
 // cancel). The official LangGraph SDKs talk to it without code changes for the methods listed
-// in the README's compatibility table.
+// in the compatibility table of docs/platform-compat.md.
 //
 // Mount attaches the routes to a host.GraphHostApp built with Options.PlatformCompat. Thread
 // records live in a threads.Store (in memory by default; Azure Table storage in package

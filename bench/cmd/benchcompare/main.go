@@ -1,7 +1,7 @@
 // Command benchcompare runs the 3-step chain on durabletask-go v0.6.0 and on funcgraph's
 // engine at equal concurrency and prints runs/s, steps/s and the ratio funcgraph /
-// durabletask-go: 200 and 1 000 runs at concurrency 8 (the README's headline), and 200 runs at
-// each concurrency of -sweep (the README's chart). Every figure is the median of -rounds
+// durabletask-go: 200 and 1 000 runs at concurrency 8 (the headline of docs/benchmarks.md), and 200 runs at
+// each concurrency of -sweep (its chart). Every figure is the median of -rounds
 // rounds, the two engines interleaved (durabletask-go, funcgraph, durabletask-go, …), each
 // measured on a fresh engine of its own in a fresh process of its own (-isolate, the default:
 // the command runs itself once per measurement), so neither engine pays for what the other

@@ -30,7 +30,7 @@ type loopState struct {
 	Pad   string `json:"pad"`
 }
 
-// benchPad makes the state about as large as the README's support_agent state.
+// benchPad makes the state about as large as the benchmarks page's support_agent state.
 const benchPad = "the quick brown fox jumps over the lazy dog; the quick brown fox jumps over the lazy dog"
 
 // stamps records when each node handler call of each run began, and signals when a run's

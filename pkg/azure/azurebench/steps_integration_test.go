@@ -143,7 +143,7 @@ func BenchmarkIntegrationStepAt10VsAt1000(b *testing.B) {
 	r := newAzureRig(b, storageEnv(b), st, engine.Options{Registry: registry(b, loopGraph(b, st)), Concurrency: 1, MaxSteps: 2 * steps}, true)
 	shape := shapeOf(b, r)
 	var early, late, rawEarly, rawLate time.Duration
-	// The step time along the run, for the README's chart: 100-step windows from these steps.
+	// The step time along the run, for the benchmarks page's chart: 100-step windows from these steps.
 	windows := []int{10, 100, 250, 500, 750, 1000}
 	along, rawAlong := make([]time.Duration, len(windows)), make([]time.Duration, len(windows))
 	for b.Loop() {

@@ -1,4 +1,4 @@
-// Regenerates the README's screenshots of the run inspector (make inspector-screenshots): the
+// Regenerates the docs' screenshots of the run inspector (make inspector-screenshots): the
 // runs list and a run page at 1280 px, on the example app with a few runs.
 import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText } from "./harness.mjs";
 
