@@ -3,23 +3,24 @@ package funchost
 import (
 	"errors"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 )
 
-// Kinds of request body failure, for errors.Is on a *BodyError.
+// Kinds of request body failure, for errors.Is on a *BodyError. Each is a case of one kind of
+// the HTTP surfaces' error vocabulary (413, 400, 408), which gives its status.
 var (
 	// ErrBodyTooLarge reports a body over the reader's cap (declared or streamed).
-	ErrBodyTooLarge = errors.New("funchost: request body too large")
+	ErrBodyTooLarge = apierror.NewKind(apierror.ErrTooLarge, "funchost: request body too large")
 	// ErrMalformedBody reports a body whose framing is broken (e.g. a chunk size of "zz") or
 	// that ended before its declared length.
-	ErrMalformedBody = errors.New("funchost: malformed request body")
+	ErrMalformedBody = apierror.NewKind(apierror.ErrBadRequest, "funchost: malformed request body")
 	// ErrBodyTimeout reports a body that did not arrive within the server's BodyReadTimeout
 	// (or was cut by shutdown).
-	ErrBodyTimeout = errors.New("funchost: request body timed out")
+	ErrBodyTimeout = apierror.NewKind(apierror.ErrRequestTimeout, "funchost: request body timed out")
 )
 
 // BodyError is a request body that could not be read. Its Message is safe to show a caller;
@@ -48,16 +49,7 @@ func (e *BodyError) Error() string {
 func (e *BodyError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // Status is the HTTP status for the caller: 413, 400 or 408.
-func (e *BodyError) Status() int {
-	switch e.Kind {
-	case ErrBodyTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case ErrBodyTimeout:
-		return http.StatusRequestTimeout
-	default:
-		return http.StatusBadRequest
-	}
-}
+func (e *BodyError) Status() int { return apierror.Status(e.Kind) }
 
 // Message is the caller-facing text, e.g. "Request body too large: 2000 bytes (max 1024
 // bytes)" or "Malformed request body: invalid chunked encoding".
@@ -157,17 +149,5 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	if !errors.As(ClassifyBodyError(err), &be) {
 		be = &BodyError{Kind: ErrMalformedBody}
 	}
-	writeJSONError(w, be.Status(), be.Message())
-}
-
-// writeJSONError answers `{"error":"error","detail":"<detail>"}` with status, the error shape
-// of funcgraph's HTTP surfaces.
-func writeJSONError(w http.ResponseWriter, status int, detail string) {
-	body := append([]byte(`{"error":"error","detail":`), appendJSONString(nil, detail)...)
-	body = append(body, '}')
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	apierror.Hosting.Write(w, apierror.New(be.Kind, be.Message()))
 }
