@@ -2,8 +2,6 @@ package platformruns
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
 // Assistants serves durable graphs as platform assistants on the engine
@@ -52,14 +51,43 @@ func NewAssistants(eng Engine, graphs []durable.Graph) *Assistants {
 	return a
 }
 
-// InstanceID is the engine instance id of thread tid's durable run: "thread-<tid>", or
-// "thread-<sha256 of tid>" when that is not a valid instance id.
-func InstanceID(tid string) string {
-	if id := "thread-" + tid; engine.ValidInstanceID(id) {
-		return id
+// InstanceID is the engine instance id of thread tid's durable run (runsapi.ThreadRunID):
+// "thread-<tid>", or "thread~<first 32 hex digits of sha256(tid)>" when that is not a valid
+// instance id. The runs API reserves these ids, and distinct threads get distinct ids.
+func InstanceID(tid string) string { return runsapi.ThreadRunID(tid) }
+
+// threadRun returns thread tid's durable run and its id, or engine.ErrRunNotFound. A run
+// counts as the thread's only when it was started for it (its metadata's thread_id is tid):
+// a thread never adopts a run it did not start, such as one a runs API caller started at the
+// thread's id before ids were reserved. A thread whose run a release before 0.4.0 started at
+// its old hashed id (runsapi.LegacyThreadRunID) finds it there.
+func (a *Assistants) threadRun(ctx context.Context, tid string) (engine.Run, string, error) {
+	id := InstanceID(tid)
+	run, err := a.eng.GetRun(ctx, id)
+	if errors.Is(err, engine.ErrRunNotFound) {
+		if legacy := runsapi.LegacyThreadRunID(tid); legacy != "" {
+			id = legacy
+			run, err = a.eng.GetRun(ctx, id)
+		}
 	}
-	sum := sha256.Sum256([]byte(tid))
-	return "thread-" + hex.EncodeToString(sum[:16])
+	if err != nil {
+		return engine.Run{}, id, err
+	}
+	if runThreadID(run.Input.Metadata) != tid {
+		return engine.Run{}, id, engine.ErrRunNotFound
+	}
+	return run, id, nil
+}
+
+// runThreadID is the thread_id recorded in a run's metadata (runMetadata), or "".
+func runThreadID(meta json.RawMessage) string {
+	var m struct {
+		ThreadID *string `json:"thread_id"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.ThreadID == nil {
+		return ""
+	}
+	return *m.ThreadID
 }
 
 // Graphs implements platform.DurableAssistants.
@@ -67,10 +95,10 @@ func (a *Assistants) Graphs() []host.GraphInfo { return slices.Clone(a.graphs) }
 
 // Run implements platform.DurableAssistants.
 func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (platform.DurableState, error) {
-	id := InstanceID(req.ThreadID)
 	if req.Resume != nil {
-		return a.resume(ctx, id, req.Resume)
+		return a.resume(ctx, req.ThreadID, req.Resume)
 	}
+	id := InstanceID(req.ThreadID)
 	_, err := a.eng.StartRun(ctx, engine.StartRunRequest{GraphName: req.Graph, InstanceID: id, Input: req.Input,
 		Metadata: runMetadata(req)})
 	var exists *engine.RunExistsError
@@ -104,8 +132,8 @@ func runMetadata(req platform.DurableRunRequest) json.RawMessage {
 
 // resume delivers payload as the event the run waits for and waits until the run applied it
 // and settled again.
-func (a *Assistants) resume(ctx context.Context, id string, payload json.RawMessage) (platform.DurableState, error) {
-	run, err := a.eng.GetRun(ctx, id)
+func (a *Assistants) resume(ctx context.Context, tid string, payload json.RawMessage) (platform.DurableState, error) {
+	run, id, err := a.threadRun(ctx, tid)
 	if errors.Is(err, engine.ErrRunNotFound) {
 		return platform.DurableState{}, platform.ErrNoPendingInterrupt
 	}
@@ -169,9 +197,15 @@ func (a *Assistants) resume(ctx context.Context, id string, payload json.RawMess
 // it is unfinished (waiting for an event, say) and purges it, so deleting a thread leaves no
 // engine run behind. A thread without a durable run is not an error.
 func (a *Assistants) DeleteThread(ctx context.Context, threadID string) error {
-	id := InstanceID(threadID)
+	_, id, err := a.threadRun(ctx, threadID)
+	if errors.Is(err, engine.ErrRunNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get durable run of thread %s: %w", threadID, err)
+	}
 	var fin *engine.RunFinishedError
-	err := a.eng.CancelRun(ctx, id, "thread deleted")
+	err = a.eng.CancelRun(ctx, id, "thread deleted")
 	if errors.Is(err, engine.ErrRunNotFound) || errors.Is(err, engine.ErrInvalidInstanceID) {
 		return nil
 	}
@@ -186,7 +220,7 @@ func (a *Assistants) DeleteThread(ctx context.Context, threadID string) error {
 
 // State implements platform.DurableAssistants.
 func (a *Assistants) State(ctx context.Context, threadID string) (platform.DurableState, error) {
-	run, err := a.eng.GetRun(ctx, InstanceID(threadID))
+	run, _, err := a.threadRun(ctx, threadID)
 	if errors.Is(err, engine.ErrRunNotFound) {
 		return platform.DurableState{}, fmt.Errorf("get durable state: %w", host.ErrThreadNotFound)
 	}
@@ -199,8 +233,7 @@ func (a *Assistants) State(ctx context.Context, threadID string) (platform.Durab
 // History implements platform.DurableAssistants: one state per node completed or event
 // applied, newest first; the newest carries the run's pending interrupt or failure.
 func (a *Assistants) History(ctx context.Context, threadID string) ([]platform.DurableState, error) {
-	id := InstanceID(threadID)
-	run, err := a.eng.GetRun(ctx, id)
+	run, id, err := a.threadRun(ctx, threadID)
 	if errors.Is(err, engine.ErrRunNotFound) {
 		return nil, fmt.Errorf("get durable history: %w", host.ErrThreadNotFound)
 	}

@@ -80,7 +80,7 @@ func TestAssistants_ResumeAfterRestart(t *testing.T) {
 	if err != nil || len(hist) < 4 || hist[0].Node != "finalize_reply" || hist[len(hist)-1].Node != "classify_request" {
 		t.Fatalf("history: %+v %v", hist, err)
 	}
-	if id := platformruns.InstanceID(strings.Repeat("x", 300)); !engine.ValidInstanceID(id) || !strings.HasPrefix(id, "thread-") {
+	if id := platformruns.InstanceID(strings.Repeat("x", 300)); !engine.ValidInstanceID(id) || !strings.HasPrefix(id, "thread~") {
 		t.Fatalf("hashed instance id %q", id)
 	}
 }

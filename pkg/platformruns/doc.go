@@ -62,7 +62,8 @@
 //
 // Assistants (NewAssistants) serves the app's durable graphs as platform assistants
 // (platform.DurableAssistants): a thread's durable run is the engine instance
-// InstanceID(thread id); a wait_for_event is the platform's interrupt and command.resume raises
+// InstanceID(thread id), an id the runs API reserves, and only a run started for the thread
+// counts as its run; a wait_for_event is the platform's interrupt and command.resume raises
 // the awaited event (docs/http-platform.md, "Durable assistants").
 //
 // Not for: blocking runs (runs/wait and runs/stream run in the request), the in-process

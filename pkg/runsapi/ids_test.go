@@ -61,3 +61,36 @@ func TestService_DotSegmentIDs_RefusedBeforeRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestService_ThreadRunIDs_ReservedAtStart: the ids of threads' durable runs ("thread-…",
+// "thread~…") cannot be started through the runs API, through both transports, with
+// isolation on and off, so no caller takes a thread's run before the thread does; nothing
+// reaches the runs. Other ids that merely contain "thread" start as before.
+func TestService_ThreadRunIDs_ReservedAtStart(t *testing.T) {
+	var starts atomic.Int64
+	runs := &fakeRuns{
+		start: func(_ context.Context, req engine.StartRunRequest) (engine.Run, error) {
+			starts.Add(1)
+			return pendingRun(req.InstanceID), nil
+		},
+		get: func(context.Context, string) (engine.Run, error) { return engine.Run{}, engine.ErrRunNotFound },
+	}
+	const reserved = `{"error": "invalid instance_id: ids starting with 'thread-' or 'thread~' are reserved for the durable runs of threads"}`
+	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
+		t.Run(tr.Name, func(t *testing.T) {
+			for _, id := range []string{"thread-t1", "thread-", "thread~0d4e2ca9e9cbced7a7a5380eb29e1a37", runsapi.ThreadRunID("a/b")} {
+				runsapitest.Call(t, tr, "POST", "/api/graphs/data_pipeline/runs", `{"instance_id": "`+id+`"}`).
+					Expect(t, "start "+id, 400, reserved)
+			}
+			if n := starts.Load(); n != 0 {
+				t.Fatalf("%d reserved starts reached the runs", n)
+			}
+			for _, id := range []string{"my-thread-1", "Thread-1", "threads-1"} {
+				if res := runsapitest.Call(t, tr, "POST", "/api/graphs/data_pipeline/runs", `{"instance_id": "`+id+`"}`); res.Status != 202 {
+					t.Errorf("start %s: %d %s, want 202", id, res.Status, res.Body)
+				}
+			}
+			starts.Store(0)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Internal graphs (durable.Registry.RegisterInternal) are the engine's own business: the
@@ -47,7 +48,10 @@ func (s *Service) checkStartID(ctx context.Context, id string) error {
 	case err != nil:
 		return err
 	case s.publicRun(ctx, run) != nil:
-		return &engine.RunExistsError{InstanceID: id, Status: run.Status}
+		// Ids are global, so the conflict itself cannot be hidden; what the run is (its
+		// status) can.
+		return &apierror.Error{Kind: apierror.ErrConflict, Message: "instance already exists",
+			Fields: []apierror.Field{{Name: "instance_id", Value: id}}}
 	}
 	return nil
 }

@@ -111,8 +111,9 @@ func TestIsolation_Runs_TwoUsers_BothTransports(t *testing.T) {
 					break
 				}
 			}
-			if r := as(t, tr, "bob", key, "POST", "/api/graphs/data_pipeline/runs", `{"instance_id":"`+id+`","input":{"source_url":"https://example.com/data"}}`); r.Status != 409 {
-				t.Errorf("bob start with alice's id: %d %s, want 409", r.Status, r.Body)
+			if r := as(t, tr, "bob", key, "POST", "/api/graphs/data_pipeline/runs", `{"instance_id":"`+id+`","input":{"source_url":"https://example.com/data"}}`); r.Status != 409 ||
+				r.Body != `{"error": "instance already exists", "instance_id": "`+id+`"}` {
+				t.Errorf("bob start with alice's id: %d %s, want 409 without her run's status", r.Status, r.Body)
 			}
 			if ids := listedIDs(t, as(t, tr, "bob", key, "GET", "/api/runs", "")); contains(ids, id) {
 				t.Errorf("bob lists alice's run: %v", ids)

@@ -72,7 +72,8 @@ type (
 )
 
 // startRun serves POST /api/graphs/{graph_name}/runs. Checks, in order: unknown graph (before
-// the body is read), body, input/metadata, instance_id, existing unfinished run.
+// the body is read), body, input/metadata, instance_id (valid, and not reserved for threads:
+// ReservedInstanceID), existing unfinished run.
 func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("graph_name")
 	if _, err := s.reg.Latest(name); err != nil {
@@ -88,6 +89,9 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	req, err := decodeStartRunBody(body)
 	if err != nil {
 		return err
+	}
+	if ReservedInstanceID(req.InstanceID) {
+		return errReservedID
 	}
 	if err := s.checkStartID(r.Context(), req.InstanceID); err != nil {
 		return err
