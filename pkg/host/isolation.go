@@ -91,7 +91,7 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 	owner, err := sc.owners.ThreadOwner(ctx, tid)
 	if errors.Is(err, ErrThreadNotFound) && create {
 		var held bool
-		if held, err = a.holdsThread(ctx, tid); err == nil && held {
+		if held, err = a.HoldsThread(ctx, tid); err == nil && held {
 			return notFound
 		}
 		if err == nil {
@@ -110,11 +110,12 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 	return nil
 }
 
-// holdsThread reports whether a graph of the app already keeps state for thread tid: a
-// thread written before isolation was on, or whose record was deleted, which no caller may
-// claim (thread ids are global, so through any graph). It reads every stateful graph's
-// state once, when a thread id is first used.
-func (a *GraphHostApp) holdsThread(ctx context.Context, tid string) (bool, error) {
+// HoldsThread reports whether a graph of the app already keeps state for thread tid: a
+// thread written before isolation was on, or whose record is gone, which no caller may claim
+// (thread ids are global, so through any graph). It reads every stateful graph's state once;
+// the hosting routes ask it when a thread id is first used, the platform's thread create
+// when a caller names the id.
+func (a *GraphHostApp) HoldsThread(ctx context.Context, tid string) (bool, error) {
 	a.mu.RLock()
 	graphs := slices.Clone(a.graphs)
 	a.mu.RUnlock()

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/isolation"
@@ -70,13 +71,33 @@ func TestIsolation_HostingRoutes_BothTransports(t *testing.T) {
 			}
 			bobCannot(hid)
 
-			// Deleting the record leaves the checkpoints: nobody else may claim the id.
+			// State that a graph keeps for an id without a thread record (written with the
+			// master key, before isolation, or left by an older release) is nobody's to claim:
+			// not through the hosting routes, not by naming the id in POST /api/threads.
+			kid := "kept-" + tr.Name
+			if r := admin.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(kid)); r.status != 200 {
+				t.Fatalf("master key invoke: %d %s", r.status, r.body)
+			}
+			bobCannot(kid)
+			for _, body := range []string{`{"thread_id":"` + kid + `"}`, `{"thread_id":"` + kid + `","if_exists":"do_nothing"}`} {
+				if r := bob.do(t, tr, "POST", "/api/threads", body); r.status != 409 || r.body != `{"detail": "Thread '`+kid+`' already exists"}` {
+					t.Errorf("bob claims an id with kept state (%s): %d %s, want 409", body, r.status, r.body)
+				}
+			}
+
+			// Deleting a thread deletes what every graph keeps for it, whichever graph ran on
+			// it: the id is free again, with nothing of alice's behind it.
 			if r := alice.do(t, tr, "DELETE", "/api/threads/"+hid, ""); r.status != 204 {
 				t.Fatalf("alice delete: %d %s", r.status, r.body)
 			}
-			bobCannot(hid)
-			if r := admin.do(t, tr, "GET", "/api/threads/"+hid, ""); r.status != 404 {
-				t.Errorf("bob's attempts recreated the thread: %d %s", r.status, r.body)
+			if r := admin.do(t, tr, "GET", "/api/graphs/chat/threads/"+hid+"/state", ""); r.status != 404 {
+				t.Errorf("state of the deleted thread is still kept: %d %s", r.status, r.body)
+			}
+			if r := bob.do(t, tr, "POST", "/api/threads", `{"thread_id":"`+hid+`"}`); r.status != 200 {
+				t.Fatalf("bob creates the freed id: %d %s", r.status, r.body)
+			}
+			if r := bob.do(t, tr, "GET", "/api/graphs/chat/threads/"+hid+"/state", ""); strings.Contains(r.body, `"echo"`) {
+				t.Errorf("bob sees alice's state on the re-created id: %d %s", r.status, r.body)
 			}
 
 			if r := anon.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(tid)); r.status != 401 ||

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -86,6 +87,8 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 		tid = uuid.NewString()
 	} else if err := validThreadID(tid); err != nil {
 		return threads.Thread{}, err
+	} else if err := s.checkClaim(r.Context(), tid); err != nil {
+		return threads.Thread{}, err
 	}
 	t, err := s.newThread(r.Context(), tid, s.ownedMetadata(r.Context(), decodeMap(meta)))
 	if errors.Is(err, threads.ErrThreadExists) {
@@ -100,6 +103,35 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 		return t, storeError(err, tid)
 	}
 	return t, storeErrorPublic(err)
+}
+
+// checkClaim refuses a non-admin caller a thread id that has no record but whose state a
+// graph still keeps (a thread from before isolation was on, or one whose record went without
+// its state): it answers as for a taken id (409), so nobody takes over another's
+// conversation by naming it. With isolation off every caller is the same principal and may
+// pick the state up.
+func (s *Service) checkClaim(ctx context.Context, tid string) error {
+	if s.iso == nil || s.caller(ctx).Admin {
+		return nil
+	}
+	if _, err := s.store.Get(ctx, tid); !errors.Is(err, threads.ErrThreadNotFound) {
+		return nil // the record decides (newThread answers a taken id)
+	}
+	held, err := s.app.HoldsThread(ctx, tid)
+	if err == nil && !held && s.durable != nil {
+		if _, derr := s.durable.State(ctx, tid); derr == nil {
+			held = true
+		} else if !errors.Is(derr, host.ErrThreadNotFound) {
+			err = derr
+		}
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("check thread %s for kept state: %w", tid, err)
+	case held:
+		return apierror.Newf(apierror.ErrConflict, "Thread %s already exists", repr(tid))
+	}
+	return nil
 }
 
 // storeErrorPublic answers a record that does not fit the store as 422.
@@ -165,24 +197,46 @@ func (s *Service) serveThreadDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// deleteThread removes the record and, for a bound graph that can, its checkpoints.
+// deleteThread removes what every graph holds for the thread (checkpoints, a durable run),
+// then the record. A thread is deleted whole or not at all: when a graph's state cannot be
+// removed the record stays (the delete answers 500 and can be retried), so a thread id whose
+// state is still stored is never free for another caller to claim.
 func (s *Service) deleteThread(r *http.Request) error {
 	tid, err := pathThreadID(r)
 	if err != nil {
 		return err
 	}
-	t, err := s.visibleThread(r.Context(), tid)
-	if err != nil {
+	if _, err := s.visibleThread(r.Context(), tid); err != nil {
+		return err
+	}
+	if err := s.deleteThreadState(context.WithoutCancel(r.Context()), tid); err != nil {
 		return err
 	}
 	if err := s.store.Delete(r.Context(), tid); err != nil {
 		return storeError(err, tid)
 	}
-	if g, ok := s.graph(t.AssistantID); ok && t.AssistantID != "" {
-		if d, ok := g.(ThreadDeleter); ok {
-			if err := d.DeleteThread(context.WithoutCancel(r.Context()), tid); err != nil {
-				s.logger.Error("delete thread checkpoints", "thread_id", tid, "graph", t.AssistantID, "error", err)
+	return nil
+}
+
+// deleteThreadState removes the thread's state from every graph that keeps state per thread
+// (ThreadDeleter: hosted graphs with checkpoints, the durable assistants), whichever graph the
+// thread was last run on: a hosting route's invoke binds no graph to the thread, and a
+// thread may have been run on several.
+func (s *Service) deleteThreadState(ctx context.Context, tid string) error {
+	var deleters []ThreadDeleter
+	for _, info := range s.app.Graphs() {
+		if g, ok := s.app.Graph(info.Name); ok {
+			if d, ok := g.(ThreadDeleter); ok {
+				deleters = append(deleters, d)
 			}
+		}
+	}
+	if d, ok := s.durable.(ThreadDeleter); ok {
+		deleters = append(deleters, d)
+	}
+	for _, d := range deleters {
+		if err := d.DeleteThread(ctx, tid); err != nil {
+			return fmt.Errorf("delete the state of thread %s: %w", tid, err)
 		}
 	}
 	return nil
