@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 // TestIsolation_ThreadRunMapping_BothTransports replays the mapping attacks on a durable
@@ -17,7 +19,13 @@ import (
 //   - bob cannot take the run id of a thread before its first durable run (the runs API
 //     refuses the threads' ids), so alice's first run on her thread is hers.
 func TestIsolation_ThreadRunMapping_BothTransports(t *testing.T) {
-	for _, tr := range isolatedApp(t) {
+	threadRunMappingCases(t, isolatedApp(t))
+}
+
+// threadRunMappingCases runs the mapping attacks against an app served with isolation, the
+// identity taken from X-MS-CLIENT-PRINCIPAL-ID.
+func threadRunMappingCases(t *testing.T, trs []hosttest.Transport) {
+	for _, tr := range trs {
 		t.Run(tr.Name, func(t *testing.T) {
 			key := tr.FunctionKey
 			tid := strings.Repeat("a", 240) + "-" + tr.Name // 250–256 characters: "thread-<tid>" is too long
