@@ -24,7 +24,7 @@ package engine
 // The files, in reading order. Calls go down the list, but for two knots of files that call
 // one another: a work item's workitem.go, step.go and commit.go (a step commits, then
 // dispatches the next item; a commit that lost a race rebuilds its step's batch and reads
-// the inbox again), and the listing's list.go, index.go and group.go.
+// the inbox again), and the listing's list.go, index.go, group.go and owner.go.
 //
 //	engine.go       Engine, New, Start, Close
 //	options.go      Options and the policies of graphs
@@ -49,6 +49,8 @@ package engine
 //	list.go         ListRuns: the index shards merged newest first, continuation tokens
 //	index.go        the run index: its partitions (a group's included), its rows, orphan clean-up
 //	group.go        the group index: one group's runs, newest first, its unfinished ones oldest first
+//	owner.go        the owner index: the runs whose metadata names one owner, newest first
+//	keys.go         SharedKey: secrets every engine over one store shares, kept in the store
 //	read.go         GetRun and History
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks

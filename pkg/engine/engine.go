@@ -66,11 +66,12 @@ type Engine struct {
 	clock    func() time.Time
 	obs      observer
 
-	id       string        // random prefix of payload keys written by this engine
-	spillSeq atomic.Int64  // payload key counter
-	kick     chan struct{} // wakes an idle dispatcher worker
-	started  atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
-	changes  notifier
+	id         string        // random prefix of payload keys written by this engine
+	spillSeq   atomic.Int64  // payload key counter
+	kick       chan struct{} // wakes an idle dispatcher worker
+	started    atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
+	changes    notifier
+	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start

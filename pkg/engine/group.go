@@ -39,7 +39,7 @@ func ValidGroup(g string) bool { return ValidInstanceID(g) }
 // newest first, or with OldestFirst its partition of unfinished runs.
 func groupCursor(q RunQuery, limit int) *listCursor {
 	all, active := groupPartitions(q.Group)
-	c := &listCursor{q: Query{PartitionKey: all, RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: listFetch(limit)}}
+	c := &listCursor{q: Query{PartitionKey: all, RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: singleFetch(limit)}}
 	if q.OldestFirst {
 		// Ascending creation times: created ≥ t ⇔ key ≥ t, created < t ⇔ key < t.
 		c.q.PartitionKey, c.oldestFirst = active, true

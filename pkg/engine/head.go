@@ -20,6 +20,7 @@ const (
 	pNonce, pRestarts, pWriteID            = "Nonce", "Restarts", "WriteID"
 	pWaitTimeout, pTimeoutNode, pTimedOut  = "WaitTimeout", "TimeoutNode", "TimedOut"
 	pGroup                                 = "Group" // written only for a grouped run
+	pOwner                                 = "Owner" // written only for a run with an owner (owner.go)
 	refSuffix                              = "Ref"
 )
 
@@ -39,6 +40,7 @@ type head struct {
 	status               RunStatus
 	graph, version, hash string
 	group                string // StartRunRequest.Group, "" for none (group.go)
+	owner                string // the metadata's owner the index keeps, "" for none (owner.go)
 	node                 string // node of the next visit; while waiting, the node that waited
 	step                 int64  // committed steps; a work item names the step it may run
 	visits               int64
@@ -146,6 +148,8 @@ func (h *head) set(name string, v any) {
 		h.hash, _ = v.(string)
 	case pGroup:
 		h.group, _ = v.(string)
+	case pOwner:
+		h.owner, _ = v.(string)
 	case pNode:
 		h.node, _ = v.(string)
 	case pStep:
@@ -290,6 +294,9 @@ func (h *head) allProps() map[string]any {
 	}
 	if h.group != "" {
 		p[pGroup] = h.group
+	}
+	if h.owner != "" {
+		p[pOwner] = h.owner
 	}
 	return p
 }

@@ -21,10 +21,13 @@ import (
 //	              s = FNV-1a(run id) mod indexShards, in decimal
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
 //	Properties    RunID, Gen, Graph, Hash, Version, Status ("active" until the run
-//	              finishes, then its final status), Created, and Group for a grouped run
+//	              finishes, then its final status), Created, Group for a grouped run
+//	              and Owner for a run with an owner (owner.go)
 //
 // A run started with a group (StartRunRequest.Group) also has rows in its group's two
-// partitions, with the same lifecycle (group.go).
+// partitions, and a run whose metadata names an owner rows in its owner's two partitions,
+// with the same lifecycle (group.go, owner.go); every row of such a run carries its Group and
+// Owner.
 //
 // Rows written before the index was sharded live in the legacy partitions "~runs",
 // "~graph~<name>", "~active" and "~active~<name>", without Hash and Version. A listing
@@ -48,12 +51,12 @@ import (
 // table operations, so about 1,200 runs per second per account).
 //
 // Cost: four inserts when a run starts, two merges and two deletes when it finishes, four
-// deletes when it is purged or replaced (a grouped run: two inserts, a merge and a delete,
-// and two deletes more) — O(1) per run lifecycle, none per step. Index rows
-// are written outside the run's transaction: the rows are inserted before the head, so a
-// stored run is always listed; its status is written after the finishing commit, and a list
-// that finds it stale (a crash in between) repairs it. The status a list returns is always
-// read from the run's head.
+// deletes when it is purged or replaced (a grouped run, and a run with an owner: two inserts,
+// a merge and a delete, and two deletes more each) — O(1) per run lifecycle, none per step.
+// Index rows are written outside the run's transaction: the rows are inserted before the
+// head, so a stored run is always listed; its status is written after the finishing commit,
+// and a list that finds it stale (a crash in between) repairs it. The status a list returns
+// is always read from the run's head.
 //
 // No orphans. A start that fails removes its rows (and its due row); one whose outcome is
 // unknown leaves them to the repair pass, which removes them with the due row when the head
@@ -119,18 +122,19 @@ func indexShard(runID string) int {
 type indexRef struct {
 	runID, graph, rowKey string
 	group                string // "" for none
+	owner                string // "" for none
 	legacy               bool   // the unsharded partitions of an earlier release
 }
 
 func (h *head) indexRef() indexRef {
-	return indexRef{runID: h.runID, graph: h.graph, group: h.group, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
+	return indexRef{runID: h.runID, graph: h.graph, group: h.group, owner: h.owner, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
 }
 
 // indexRow is the key of one index row.
 type indexRow struct{ pk, rk string }
 
 // rows returns the keys of the run's index rows: of every run (its family's and its graph's,
-// then its group's), then of the active ones.
+// then its group's and its owner's), then of the active ones.
 func (r indexRef) rows() (all, active []indexRow) {
 	a, act := r.partitions()
 	all = []indexRow{{a[0], r.rowKey}, {a[1], r.rowKey}}
@@ -139,6 +143,11 @@ func (r indexRef) rows() (all, active []indexRow) {
 		ga, gact := groupPartitions(r.group)
 		all = append(all, indexRow{ga, r.rowKey})
 		active = append(active, indexRow{gact, flipRowKey(r.rowKey)})
+	}
+	if r.owner != "" {
+		oa, oact := ownerPartitions(r.owner)
+		all = append(all, indexRow{oa, r.rowKey})
+		active = append(active, indexRow{oact, r.rowKey})
 	}
 	return all, active
 }
@@ -195,6 +204,9 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	}
 	if h.group != "" {
 		props[iGroup] = h.group
+	}
+	if h.owner != "" {
+		props[iOwner] = h.owner
 	}
 	for _, row := range append(all, active...) {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
@@ -261,7 +273,7 @@ func (e *Engine) dropOrphan(ctx context.Context, row listedRow) {
 	if created.IsZero() || e.clock().Sub(created) < e.opts.RepairAfter {
 		return
 	}
-	ref := indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), rowKey: row.rowKey(), legacy: row.legacy}
+	ref := indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey(), legacy: row.legacy}
 	e.unindex(ctx, ref, "a run whose head is gone or is another generation")
 	e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", ref.runID, "graph", ref.graph)
 }

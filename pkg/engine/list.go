@@ -19,8 +19,10 @@ import (
 // (or that the shard is exhausted). A shard is fetched a few rows more than its fair share
 // of a page at a time (listFetch), and again only when the merge empties its buffer, so a
 // page of N runs costs indexShards + 1 partition queries in the common case (fewer once
-// shards are exhausted), plus N head reads. A group's listing (group.go) has one cursor: one
-// query per page, plus N head reads.
+// shards are exhausted), plus N head reads. An owner's listing (owner.go) and a group's
+// (group.go) have one cursor, fetched a row more than the page holds (singleFetch), so that a
+// page that takes the last row knows it and carries no token: one query per page, plus N head
+// reads.
 
 // listCursor is one shard of a listing and where it stands.
 type listCursor struct {
@@ -42,6 +44,12 @@ func listFetch(limit int) int {
 	return min(limit, max(8, 2*((limit+indexShards-1)/indexShards)))
 }
 
+// singleFetch is how many rows the one cursor of an owner's or a group's listing is fetched
+// at a time for a page of limit rows: one more, so that a store that has no more says so.
+func singleFetch(limit int) int {
+	return min(limit+1, MaxPageSize)
+}
+
 // createdRange returns the row-key range of q's created-time filter in a family ordered
 // newest first. Row keys hold MaxInt64 - created as a fixed-width number, so for a bound t:
 // created < t ⇔ number ≥ MaxInt64-t+1, and created ≥ t ⇔ number < MaxInt64-t+1.
@@ -56,13 +64,20 @@ func createdRange(q RunQuery) (from, to string) {
 	return from, to
 }
 
-// listCursors returns the shards q reads (a group's listing: its one partition, group.go),
-// positioned by q's continuation token.
+// listCursors returns the shards q reads (a group's listing: its one partition, group.go; an
+// owner's: its one partition, owner.go), positioned by q's continuation token.
 func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
 	var cs []*listCursor
-	if q.Group != "" {
-		cs = []*listCursor{groupCursor(q, limit)}
-	} else {
+	switch {
+	case q.Group != "":
+		c := groupCursor(q, limit)
+		if q.Owner != "" {
+			c.q.Where = append(c.q.Where, Cond{Property: iOwner, Op: CondEq, Value: q.Owner})
+		}
+		cs = []*listCursor{c}
+	case q.Owner != "":
+		cs = []*listCursor{ownerCursor(q, limit)}
+	default:
 		cs = shardCursors(q, limit)
 	}
 	positions, err := decodeListToken(q.ContinuationToken, len(cs))
@@ -226,8 +241,10 @@ func decodeListToken(tok string, n int) ([]string, error) {
 
 // ListRuns implements Runs: runs matching q, newest first, one page at a time, from the run
 // index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
-// carry a continuation token. A graph name or group no run can have (ValidGraphName,
-// ValidGroup) lists nothing. A Group listing reads that group's partitions only (group.go).
+// carry a continuation token. A graph name, group or owner no run can have (ValidGraphName,
+// ValidGroup, ValidOwner) lists nothing. A Group listing reads that group's partitions only
+// (group.go), an Owner listing that owner's (owner.go): neither a page nor its token then
+// stems from another group's or owner's runs.
 // Errors: ErrInvalidQuery for a continuation token ListRuns did not return, a time filter
 // outside MinCreatedFilter..MaxCreatedFilter, or fields RunQuery says do not go together.
 func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
@@ -243,7 +260,7 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 	if err != nil {
 		return RunList{}, fmt.Errorf("list runs: %w", err)
 	}
-	if q.GraphName != "" && !ValidGraphName(q.GraphName) || q.Group != "" && !ValidGroup(q.Group) {
+	if q.GraphName != "" && !ValidGraphName(q.GraphName) || q.Group != "" && !ValidGroup(q.Group) || q.Owner != "" && !ValidOwner(q.Owner) {
 		return RunList{Runs: []Run{}}, nil
 	}
 	rows, token, err := e.mergeShards(ctx, cs, limit)
@@ -283,7 +300,8 @@ func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery) (*Run
 	if err != nil || !current {
 		return nil, err
 	}
-	if q.Status != "" && h.status != q.Status || q.Unfinished && !h.active() || q.GraphHash != "" && h.hash != q.GraphHash {
+	if q.Status != "" && h.status != q.Status || q.Unfinished && !h.active() || q.GraphHash != "" && h.hash != q.GraphHash ||
+		q.Owner != "" && h.owner != q.Owner {
 		return nil, nil
 	}
 	r, err := e.toRun(ctx, h)

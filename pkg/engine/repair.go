@@ -57,8 +57,9 @@ const (
 	dueEvent = "event" // the wake-up of an event that matched the wait
 )
 
-// Due row properties. A start's row also names its graph, its group (pGroup) and its index
-// row key (pIndexRow), so that the repair pass can remove the index rows of a start that never stored its head.
+// Due row properties. A start's row also names its graph, its group (pGroup), its owner
+// (pOwner) and its index row key (pIndexRow), so that the repair pass can remove the index
+// rows of a start that never stored its head.
 const pRun, pKind, pIndexRow = "Run", "Kind", "IndexRow"
 
 // dueRow locates an intent row (zero: none).
@@ -86,6 +87,9 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
 		if h.group != "" {
 			props[pGroup] = h.group
+		}
+		if h.owner != "" {
+			props[pOwner] = h.owner
 		}
 	}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
@@ -171,7 +175,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity) (bool, error) {
 	h, err := e.getHead(ctx, runID)
 	if str(p, pKind) == dueStart && str(p, pIndexRow) != "" &&
 		(errors.Is(err, ErrNotFound) || err == nil && h.nonce != str(p, pNonce)) {
-		e.unindex(ctx, indexRef{runID: runID, graph: str(p, pGraph), group: str(p, pGroup), rowKey: str(p, pIndexRow)}, "a start that never stored its head")
+		e.unindex(ctx, indexRef{runID: runID, graph: str(p, pGraph), group: str(p, pGroup), owner: str(p, pOwner), rowKey: str(p, pIndexRow)}, "a start that never stored its head")
 	}
 	switch {
 	case errors.Is(err, ErrNotFound):

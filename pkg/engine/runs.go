@@ -93,7 +93,9 @@ type StartRunRequest struct {
 	InstanceID string
 	// Input becomes the initial state (a JSON object; empty means {}).
 	Input json.RawMessage
-	// Metadata is stored and echoed, never read (a JSON object; empty means {}).
+	// Metadata is stored and echoed (a JSON object; empty means {}). The engine reads one
+	// member: a string "owner" (MetadataOwnerKey) that passes ValidOwner files the run under
+	// that owner in the run index, so that RunQuery.Owner lists it (owner.go).
 	Metadata json.RawMessage
 	// Group files the run under a group of the caller's choosing (a conversation, a thread),
 	// so that RunQuery.Group lists the group's runs at the cost of what it returns (group.go).
@@ -116,6 +118,12 @@ type RunQuery struct {
 	// partitions of their own, so such a listing reads the group's runs only (group.go). A
 	// group no run can have (ValidGroup) lists nothing.
 	Group string
+	// Owner keeps the runs whose metadata names this owner (MetadataOwnerKey). An owner's runs
+	// have partitions of their own, so such a listing reads the owner's runs only, and its
+	// pages and tokens never stem from another owner's (owner.go). Runs started before the
+	// run index kept owners are not listed by owner. An owner no run can have (ValidOwner)
+	// lists nothing.
+	Owner string
 	// Unfinished keeps the runs that are Pending or Running. It excludes Status.
 	Unfinished bool
 	// OldestFirst lists oldest first instead of newest first. Only with Group, and with

@@ -110,6 +110,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		inputJSON: jsonObject("graph_name", jstr(m.GraphName), "graph_hash", jstr(m.GraphHash),
 			"initial_state", string(input), "current_node", "null", "metadata", string(meta)),
 		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards, group: req.Group,
+		owner: metadataOwner(meta),
 	}
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)

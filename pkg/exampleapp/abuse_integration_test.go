@@ -24,9 +24,18 @@ import (
 // Azure Tables, Queues and Blobs under a prefix of its own) through both transports.
 func azureApp(t *testing.T) []hosttest.Transport {
 	t.Helper()
+	return azureAppWith(t, nil)
+}
+
+// azureAppWith is azureApp with more settings, as the app reads them from its environment.
+func azureAppWith(t *testing.T, settings map[string]string) []hosttest.Transport {
+	t.Helper()
 	env := map[string]string{
 		launch.EnvStorage:       azuritetest.ConnectionString(t),
 		launch.EnvStoragePrefix: azuritetest.UniqueName("a"),
+	}
+	for k, v := range settings {
+		env[k] = v
 	}
 	logger := slog.New(slog.DiscardHandler)
 	s, err := launch.FromEnv(t.Context(), func(k string) string { return env[k] }, launch.ModeServe, logger)
@@ -155,7 +164,7 @@ func TestIntegrationAbuse_ConcurrentEventsOneRun(t *testing.T) {
 // token it issued pages on.
 func TestIntegrationAbuse_JunkContinuationToken(t *testing.T) {
 	ctx := t.Context()
-	badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`
+	badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page, or none to start over"}`
 	for _, tr := range azureApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			id := "junk-" + tr.Name

@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // isolatedApp serves the example app with per-user isolation through both transports; the
@@ -36,8 +37,8 @@ func doAs(t *testing.T, tr hosttest.Transport, id, key, method, path, body strin
 
 // TestIsolation_DurableAssistantRuns_BothTransports: the engine run behind a durable
 // assistant's thread records the thread's owner, so under isolation the owner (and the
-// master key) sees it in the runs API and another identity does not — for a blocking run and
-// for a background run alike.
+// master key) sees it in the runs API, its listing included, and another identity does not —
+// for a blocking run and for a background run alike.
 func TestIsolation_DurableAssistantRuns_BothTransports(t *testing.T) {
 	for _, tr := range isolatedApp(t) {
 		t.Run(tr.Name, func(t *testing.T) {
@@ -75,6 +76,14 @@ func TestIsolation_DurableAssistantRuns_BothTransports(t *testing.T) {
 				if code, body := doAs(t, tr, "", tr.MasterKey, "GET", run, ""); code != 200 {
 					t.Errorf("%s: master key: %d %s", route, code, body)
 				}
+				// Its owner lists it too, from the owner index; another identity does not.
+				listed := `"instance_id": "thread-` + th.ThreadID + `"`
+				if code, body := doAs(t, tr, "alice", key, "GET", "/api/runs?limit=1000", ""); code != 200 || !strings.Contains(body, listed) {
+					t.Errorf("%s: alice's listing: %d %s", route, code, body)
+				}
+				if code, body := doAs(t, tr, "bob", key, "GET", "/api/runs?limit=1000", ""); code != 200 || strings.Contains(body, listed) {
+					t.Errorf("%s: bob's listing: %d %s", route, code, body)
+				}
 			}
 		})
 	}
@@ -107,5 +116,26 @@ func TestIsolation_HostingAndVersions_BothTransports(t *testing.T) {
 				t.Errorf("master key versions: %d %s", code, body)
 			}
 		})
+	}
+}
+
+// asIdentity sends requests through tr as an identity with the function key, or with the
+// master key and no identity for "".
+func asIdentity(tr hosttest.Transport) runsapitest.As {
+	return func(t *testing.T, id, method, path, body string) runsapitest.Response {
+		t.Helper()
+		if id == "" {
+			return runsapitest.Call(t, tr, method, path, body, "x-functions-key", tr.MasterKey)
+		}
+		return runsapitest.Call(t, tr, method, path, body, "x-functions-key", tr.FunctionKey, isolation.PrincipalIDHeader, id)
+	}
+}
+
+// TestIsolation_ScopedListings_BothTransports: in the assembled app, GET /api/runs shows an
+// identity its own runs only: no runs and no token to one without any, exactly their own to
+// the owner, page by page (runsapitest.CheckScopedListings).
+func TestIsolation_ScopedListings_BothTransports(t *testing.T) {
+	for _, tr := range isolatedApp(t) {
+		t.Run(tr.Name, func(t *testing.T) { runsapitest.CheckScopedListings(t, tr, asIdentity(tr)) })
 	}
 }

@@ -124,7 +124,7 @@ func publicError(err error) error {
 		return apierror.New(apierror.ErrBadRequest, query.Error())
 	case errors.Is(err, engine.ErrInvalidQuery):
 		// The service checks every other parameter first, so what storage refuses is the token.
-		return apierror.New(apierror.ErrBadRequest, "invalid query parameter 'continuation_token': want the token of a previous page")
+		return apierror.New(apierror.ErrBadRequest, errBadToken.Error())
 	case errors.As(err, &body):
 		return apierror.Unread(body.Message(), errors.Is(body, funchost.ErrBodyTimeout)) // apiReadBody answered a body over the cap already
 	case errors.As(err, &exists):

@@ -56,8 +56,10 @@ func (s *Service) checkStartID(ctx context.Context, id string) error {
 	return nil
 }
 
-// publicRuns drops the runs publicRun refuses from a page. The page may then hold fewer runs
-// than its limit, or none, and still carry a continuation token.
+// publicRuns drops the runs publicRun refuses from a page: runs of internal graphs (the page
+// may then hold fewer runs than its limit, or none, and still carry a continuation token).
+// Under isolation a non-admin's page comes from the engine's owner index and holds the
+// caller's runs only; the owner check here is a second line.
 func (s *Service) publicRuns(ctx context.Context, runs []engine.Run) []engine.Run {
 	if !s.reg.HasInternal() && s.opts.Isolation == nil {
 		return runs

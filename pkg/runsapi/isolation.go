@@ -16,13 +16,13 @@ import (
 // without an identity, 403 for an identity header from an untrusted peer). A run started by
 // a non-admin records the caller's identity in its metadata under "owner" (whatever the
 // client sent there); status, events, cancel, history and purge of another identity's run
-// answer exactly as for a missing run (404), a listing keeps the caller's runs only, and a
-// start may not take the id of another identity's run (409 instance already exists). An
-// admin (the master key) sees every run and its metadata is kept as given. The graph
-// versions route counts every identity's unfinished runs (the engine keeps no count per
-// owner, and counting one owner's would scan every run), so it is the master key's only:
-// another caller gets 403. With isolation off the endpoints are not wrapped and the checks
-// are one nil test.
+// answer exactly as for a missing run (404), a listing reads the caller's runs only (the
+// engine's owner index, engine.RunQuery.Owner, keyed by the metadata's "owner"), and a start
+// may not take the id of another identity's run (409 instance already exists). An admin (the
+// master key) sees every run and its metadata is kept as given. The graph versions route
+// counts every identity's unfinished runs, an operator's figure, so it is the master key's
+// only: another caller gets 403. With isolation off the endpoints are not wrapped and the
+// checks are one nil test.
 
 // Errors of the caller check, each answered as it is.
 var (

@@ -178,3 +178,21 @@ func TestIsolation_Runs_VersionsAdminOnly_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolation_Runs_ListingScopedToCaller_BothTransports: an identity lists its own runs
+// only, read from the engine's owner index, so an identity without runs gets no runs and no
+// token whatever others keep, and no token crosses identities or is minted without the key
+// (runsapitest.CheckScopedListings).
+func TestIsolation_Runs_ListingScopedToCaller_BothTransports(t *testing.T) {
+	for _, tr := range serveIsolated(t, newIsolation(t, "127.0.0.1/32")) {
+		t.Run(tr.Name, func(t *testing.T) {
+			runsapitest.CheckScopedListings(t, tr, func(t *testing.T, id, method, path, body string) runsapitest.Response {
+				t.Helper()
+				if id == "" {
+					return as(t, tr, "", tr.MasterKey, method, path, body)
+				}
+				return as(t, tr, id, tr.FunctionKey, method, path, body)
+			})
+		})
+	}
+}

@@ -134,10 +134,12 @@ func (o Options) withDefaults() Options {
 //     statuses, case-sensitive), created_after and created_before (RFC 3339, after < before,
 //     within engine.MinCreatedFilter..MaxCreatedFilter: 1970 to 2262)
 //     and pages with limit (1–1000, default 100) and continuation_token (opaque, from the
-//     previous page). 200 {"runs": [{"instance_id", "runtime_status", "graph_name",
-//     "graph_version", "graph_hash", "created_at", "last_updated_at"}...],
-//     "continuation_token": <string or null>}; a bad parameter is 400
-//     {"error": "invalid query parameter '<name>': <what is expected>"} and lists nothing.
+//     previous page, signed with a key every instance shares: token.go). Under isolation a
+//     caller other than the master key lists their own runs only. 200 {"runs":
+//     [{"instance_id", "runtime_status", "graph_name", "graph_version", "graph_hash",
+//     "created_at", "last_updated_at"}...], "continuation_token": <string or null>}; a bad
+//     parameter is 400 {"error": "invalid query parameter '<name>': <what is expected>"} and
+//     lists nothing.
 //
 //   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
@@ -190,6 +192,8 @@ type Service struct {
 	runs   engine.Runs
 	reg    *durable.Registry
 	logger *slog.Logger
+	// localTokenKey signs continuation tokens when Runs keeps no shared keys (token.go).
+	localTokenKey []byte
 }
 
 // NewService validates opts and returns the service. With anonymous auth it logs a warning.
@@ -198,7 +202,7 @@ func NewService(opts Options) (*Service, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api")}
+	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api"), localTokenKey: newLocalTokenKey()}
 	s.warnIfAnonymous(opts.AuthLevel)
 	return s, nil
 }

@@ -267,7 +267,7 @@ func TestContract_ExampleGraphs_BothTransports(t *testing.T) {
 				if !strings.Contains(page.Body, `"continuation_token": "`) {
 					t.Fatalf("history page of 1 has no continuation token: %s", page.Body)
 				}
-				badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`
+				badToken := `{"error": "invalid query parameter 'continuation_token': want the token of a previous page, or none to start over"}`
 				var next string
 				if err := json.Unmarshal(page.Field(t, "continuation_token"), &next); err != nil {
 					t.Fatal(err)

@@ -219,9 +219,7 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 		return engine.RunQuery{}, err
 	}
 	out.Limit = limit
-	if out.ContinuationToken, err = unwrapToken(q.Get("continuation_token")); err != nil {
-		return engine.RunQuery{}, err
-	}
+	out.ContinuationToken = q.Get("continuation_token") // as the client sent it: listRuns opens it (token.go)
 	return out, nil
 }
 

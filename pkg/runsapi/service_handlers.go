@@ -231,20 +231,37 @@ func (s *Service) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listRuns serves GET /api/runs.
+// listRuns serves GET /api/runs. Under isolation a caller other than the master key lists
+// the runs of their own identity only, read from the engine's owner index (RunQuery.Owner):
+// no page, token or count stems from another identity's runs.
 func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
 	q, err := parseRunQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
+	scope := s.listScope(ctx)
+	if q.ContinuationToken, err = s.openToken(ctx, scope, q.ContinuationToken); err != nil {
+		return err
+	}
+	c := s.caller(ctx)
+	q.Owner = c.ID
+	if c.Admin {
+		q.Owner = ""
+	}
 	var list engine.RunList
-	if !s.reg.Internal(q.GraphName) {
-		if list, err = s.runs.ListRuns(r.Context(), q); err != nil {
+	// A caller without an identity owns nothing (and "" would list every owner's runs).
+	if !s.reg.Internal(q.GraphName) && (c.Admin || c.ID != "") {
+		if list, err = s.runs.ListRuns(ctx, q); err != nil {
 			return err
 		}
-		list.Runs = s.publicRuns(r.Context(), list.Runs)
+		list.Runs = s.publicRuns(ctx, list.Runs)
 	}
-	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: apiToken(list.ContinuationToken)}
+	token, err := s.sealToken(ctx, scope, list.ContinuationToken)
+	if err != nil {
+		return err
+	}
+	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: token}
 	for i, run := range list.Runs {
 		out.Runs[i] = runSummary{
 			InstanceID: run.InstanceID, RuntimeStatus: run.Status, GraphName: run.GraphName,
@@ -269,7 +286,7 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
-	token, err := unwrapToken(r.URL.Query().Get("continuation_token"))
+	token, err := s.openToken(r.Context(), historyScope(id), r.URL.Query().Get("continuation_token"))
 	if err != nil {
 		return err
 	}
@@ -277,7 +294,11 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := historyBody{InstanceID: id, Events: make([]historyEventBody, len(h.Events)), ContinuationToken: apiToken(h.ContinuationToken)}
+	next, err := s.sealToken(r.Context(), historyScope(id), h.ContinuationToken)
+	if err != nil {
+		return err
+	}
+	out := historyBody{InstanceID: id, Events: make([]historyEventBody, len(h.Events)), ContinuationToken: next}
 	for i, e := range h.Events {
 		data := e.Data
 		if len(data) == 0 {
@@ -320,10 +341,6 @@ func (s *Service) openAPI(w http.ResponseWriter, _ *http.Request) error {
 	apiWriteJSON(w, http.StatusOK, s.openAPIDocument(), s.logger)
 	return nil
 }
-
-// apiToken is the continuation token a client sees for the engine's token: wrapped
-// (wrapToken), or null for the last page.
-func apiToken(tok string) *string { return nullable(wrapToken(tok)) }
 
 // nullable is nil for "" and &s otherwise.
 func nullable(s string) *string {

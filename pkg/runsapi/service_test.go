@@ -279,7 +279,7 @@ func TestService_ListAndHistory_FakeRuns_BodiesAndFilters(t *testing.T) {
 				t.Fatalf("page 2 query token = %q, want the engine's token", q.ContinuationToken)
 			}
 			runsapitest.Call(t, tr, "GET", "/api/runs?continuation_token=next", "").Expect(t, "engine token as is", 400,
-				`{"error": "invalid query parameter 'continuation_token': want the token of a previous page"}`)
+				`{"error": "invalid query parameter 'continuation_token': want the token of a previous page, or none to start over"}`)
 			runsapitest.Call(t, tr, "GET", "/api/runs?runtime_status=Failed", "").Expect(t, "runtime_status filter", 200, "")
 			if q := <-queries; q.Status != engine.StatusFailed {
 				t.Fatalf("runtime_status=Failed: query = %+v, want the Failed filter", q)

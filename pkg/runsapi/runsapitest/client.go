@@ -1,7 +1,8 @@
 // Package runsapitest calls the runs HTTP API (package runsapi) in tests, through the
 // transports of package hosttest: one request and its answer, starting a run and polling its
-// status, and the exact bodies the contract prescribes for the example graphs. The tests of
-// runsapi share it.
+// status, the exact bodies the contract prescribes for the example graphs, and scenarios
+// every app that serves the API must pass (CheckScopedListings). The tests of runsapi and of
+// the apps that mount it share it.
 package runsapitest
 
 import (
