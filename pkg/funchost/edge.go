@@ -23,10 +23,13 @@ import (
 //     next request (request smuggling);
 //   - a body the handler left unread is drained (bounded) after the answer is flushed, so a
 //     client still sending sees the answer and not a TCP reset;
-//   - on shutdown, requests still receiving their body are cut (their reads time out).
+//   - on shutdown, requests still receiving their body are cut (their reads time out);
+//   - the request's context carries the allowed browser origins (ServerConfig.AllowedOrigins)
+//     to the routing layer's cross-site check (serveFunction).
 type edge struct {
-	cfg  ServerConfig
-	next http.Handler
+	cfg     ServerConfig
+	next    http.Handler
+	origins *http.CrossOriginProtection // ServerConfig.AllowedOrigins; nil: none
 
 	mu       sync.Mutex
 	closing  bool
@@ -67,6 +70,9 @@ func (b *edgeBody) Read(p []byte) (int, error) {
 func (b *edgeBody) Close() error { return nil }
 
 func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if e.origins != nil {
+		r = r.WithContext(withOrigins(r.Context(), e.origins))
+	}
 	if r.Body == nil || r.Body == http.NoBody {
 		e.next.ServeHTTP(w, r)
 		return

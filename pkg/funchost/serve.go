@@ -54,6 +54,7 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 	}
 	cfg = cfg.withDefaults()
 	e := newEdge(cfg, h)
+	e.origins, _ = newOrigins(cfg.AllowedOrigins) // validated
 	return &Server{cfg: cfg, edge: e, logger: logger, http: &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
@@ -77,6 +78,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- s.http.Serve(ln) }()
 	select {
 	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil // Close
+		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -93,3 +97,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
+
+// Close closes the listener and every connection at once, without waiting for in-flight
+// requests, and Serve returns nil. It is for a server that must stop now (a process being
+// killed, in tests); a graceful stop ends Serve's context instead.
+func (s *Server) Close() error { return s.http.Close() }

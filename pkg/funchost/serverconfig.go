@@ -52,6 +52,13 @@ type ServerConfig struct {
 	// context ends; requests still receiving their body are cut at once, and whatever is left
 	// after this long is closed. Default 30 s.
 	ShutdownTimeout time.Duration
+	// AllowedOrigins are the browser origins (scheme://host[:port], as a browser sends them
+	// in the Origin header) whose cross-site requests may change state. By default none may:
+	// every route of CustomHandler and Standalone refuses a browser's cross-site request with
+	// an unsafe method (403, see CrossSiteMessage) unless its Origin is listed here. The
+	// server hands the list to those handlers with each request; a handler served by another
+	// server allows no origin. Default none.
+	AllowedOrigins []string
 }
 
 // DefaultServerConfig returns the configuration with every default filled in.
@@ -79,7 +86,8 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	return c
 }
 
-// Validate reports a negative duration or size, or a header cap too small to hold a request.
+// Validate reports a negative duration or size, a header cap too small to hold a request, or
+// an allowed origin that is not one.
 func (c ServerConfig) Validate() error {
 	var errs []error
 	for _, d := range []struct {
@@ -98,6 +106,9 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.DrainBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("DrainBodyBytes is negative (%d)", c.DrainBodyBytes))
+	}
+	if _, err := newOrigins(c.AllowedOrigins); err != nil {
+		errs = append(errs, fmt.Errorf("AllowedOrigins: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("validate server config: %w", err)

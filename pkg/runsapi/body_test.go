@@ -101,3 +101,27 @@ func TestRunsAPI_DeepValues_Are400_NothingStored(t *testing.T) {
 		})
 	}
 }
+
+// TestRunsAPI_CrossSiteStart_Refused: a page on another site that posts text/plain to
+// POST /api/graphs/{graph_name}/runs?code=<key> starts nothing: 403 before the route runs.
+// The same request from outside a browser starts the run.
+func TestRunsAPI_CrossSiteStart_Refused(t *testing.T) {
+	var started atomic.Int32
+	runs := &fakeRuns{start: func(context.Context, engine.StartRunRequest) (engine.Run, error) {
+		started.Add(1)
+		return pendingRun("r"), nil
+	}}
+	for _, tr := range serveFake(t, runs, runsapi.Options{AuthLevel: "function"}) {
+		t.Run(tr.Name, func(t *testing.T) {
+			path := "/api/graphs/data_pipeline/runs?code=" + tr.FunctionKey
+			body := `{"input":{"source_url":"https://example.com/data"}}`
+			runsapitest.Call(t, tr, "POST", path, body, "Content-Type", "text/plain", "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example").
+				Expect(t, "cross-site start", 403, `{"error":"error","detail":"Forbidden: cross-site request"}`)
+			if n := started.Load(); n != 0 {
+				t.Fatalf("a cross-site request started %d runs", n)
+			}
+			runsapitest.Call(t, tr, "POST", path, body, "Content-Type", "text/plain").Expect(t, "server-to-server start", 202, "")
+			started.Store(0)
+		})
+	}
+}
