@@ -33,9 +33,10 @@ func ServeConfig(ctx context.Context, cfg ServerConfig, addr string, h http.Hand
 }
 
 // Server is an HTTP server with the timeouts, limits and request hygiene of ServerConfig:
-// header and body read timeouts, an idle timeout, a header size cap, a bounded drain of unread
-// bodies (so rejections reach the client), prompt answers to `Expect: 100-continue` requests
-// that are rejected, and a shutdown that cuts stalled clients and exits cleanly.
+// header and body read timeouts, an idle timeout, a header size cap, writes that may not stall
+// (a client that stops reading is cut), a bounded drain of unread bodies (so rejections reach
+// the client), prompt answers to `Expect: 100-continue` requests that are rejected, and a
+// shutdown that cuts stalled clients and exits cleanly.
 type Server struct {
 	cfg    ServerConfig
 	edge   *edge
@@ -75,7 +76,7 @@ func (s *Server) Config() ServerConfig { return s.cfg }
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.http.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
+	go func() { errc <- s.http.Serve(edgeListener{Listener: ln, stall: s.cfg.WriteStallTimeout}) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {

@@ -18,6 +18,7 @@ const (
 	envIdleTimeout       = "FUNCGRAPH_IDLE_TIMEOUT"
 	envDrainTimeout      = "FUNCGRAPH_DRAIN_TIMEOUT"
 	envShutdownTimeout   = "FUNCGRAPH_SHUTDOWN_TIMEOUT"
+	envWriteStallTimeout = "FUNCGRAPH_WRITE_STALL_TIMEOUT"
 	envMaxHeaderBytes    = "FUNCGRAPH_MAX_HEADER_BYTES"
 	envDrainBodyBytes    = "FUNCGRAPH_DRAIN_BODY_BYTES"
 	// envAllowedOrigins lists the browser origins (comma-separated) whose cross-site
@@ -37,6 +38,7 @@ func serverConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, err
 	}{
 		{envReadHeaderTimeout, &c.ReadHeaderTimeout}, {envBodyReadTimeout, &c.BodyReadTimeout},
 		{envIdleTimeout, &c.IdleTimeout}, {envDrainTimeout, &c.DrainTimeout}, {envShutdownTimeout, &c.ShutdownTimeout},
+		{envWriteStallTimeout, &c.WriteStallTimeout},
 	} {
 		if v := strings.TrimSpace(getenv(d.name)); v != "" {
 			t, err := time.ParseDuration(v)
