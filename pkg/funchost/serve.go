@@ -57,7 +57,13 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 	e := newEdge(cfg, h)
 	e.origins, _ = newOrigins(cfg.AllowedOrigins) // validated
 	return &Server{cfg: cfg, edge: e, logger: logger, http: &http.Server{
-		Handler:           e,
+		Handler: e,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if ec, ok := c.(*edgeConn); ok {
+				return context.WithValue(ctx, edgeConnKey{}, ec)
+			}
+			return ctx
+		},
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
