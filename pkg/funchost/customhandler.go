@@ -228,7 +228,7 @@ func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := withInvocation(r.Context(), invocationIDHeader(r.Header), nil)
-	serveRecovered(e.fn.Handler, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
+	serveFunction(e, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 
 func writeInvocationResponse(w http.ResponseWriter, status int, resp *invocationResponse, logger *slog.Logger) {

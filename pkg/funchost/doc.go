@@ -13,7 +13,9 @@
 //     routing and key checks (Keys, LoadKeysFile), for local development and containers.
 //   - WriteFunctions: the function.json folders the host reads at startup.
 //
-// Serve and ServeConfig run either handler with the server's timeouts and limits
+// Every route of both handlers refuses a browser's cross-site request that may change state
+// (403, CrossSiteMessage) before its handler runs, unless ServerConfig.AllowedOrigins lists
+// its origin. Serve and ServeConfig run either handler with the server's timeouts and limits
 // (ServerConfig) until their context ends. ReadRequestBody and WriteBodyError read a request
 // body under a cap and answer its failures with the right status.
 //

@@ -23,10 +23,16 @@ import (
 //     next request (request smuggling);
 //   - a body the handler left unread is drained (bounded) after the answer is flushed, so a
 //     client still sending sees the answer and not a TCP reset;
-//   - on shutdown, requests still receiving their body are cut (their reads time out).
+//   - a request that came with both Content-Length and `Transfer-Encoding: chunked` (net/http
+//     drops the length and reads the body chunked) ends its connection after the answer: a
+//     front end that framed it by the length would read what follows as another request;
+//   - on shutdown, requests still receiving their body are cut (their reads time out);
+//   - the request's context carries the allowed browser origins (ServerConfig.AllowedOrigins)
+//     to the routing layer's cross-site check (serveFunction).
 type edge struct {
-	cfg  ServerConfig
-	next http.Handler
+	cfg     ServerConfig
+	next    http.Handler
+	origins *http.CrossOriginProtection // ServerConfig.AllowedOrigins; nil: none
 
 	mu       sync.Mutex
 	closing  bool
@@ -67,6 +73,12 @@ func (b *edgeBody) Read(p []byte) (int, error) {
 func (b *edgeBody) Close() error { return nil }
 
 func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c, ok := r.Context().Value(edgeConnKey{}).(*edgeConn); ok && c.smuggled(r) {
+		w.Header().Set("Connection", "close")
+	}
+	if e.origins != nil {
+		r = r.WithContext(withOrigins(r.Context(), e.origins))
+	}
 	if r.Body == nil || r.Body == http.NoBody {
 		e.next.ServeHTTP(w, r)
 		return

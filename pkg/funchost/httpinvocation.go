@@ -44,7 +44,7 @@ func (s *customHandler) serveHTTPInvocation(w http.ResponseWriter, r *http.Reque
 	capture := getCapture()
 	defer putCapture(capture)
 	capture.reply = w
-	serveRecovered(e.fn.Handler, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
+	serveFunction(e, capture, hr, func() *slog.Logger { return s.functionLogger(hr.Context(), e.fn.Name) })
 	if capture.replied {
 		return // answered while the handler still ran (waitbound.ReplyEarly)
 	}

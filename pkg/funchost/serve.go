@@ -33,9 +33,10 @@ func ServeConfig(ctx context.Context, cfg ServerConfig, addr string, h http.Hand
 }
 
 // Server is an HTTP server with the timeouts, limits and request hygiene of ServerConfig:
-// header and body read timeouts, an idle timeout, a header size cap, a bounded drain of unread
-// bodies (so rejections reach the client), prompt answers to `Expect: 100-continue` requests
-// that are rejected, and a shutdown that cuts stalled clients and exits cleanly.
+// header and body read timeouts, an idle timeout, a header size cap, writes that may not stall
+// (a client that stops reading is cut), a bounded drain of unread bodies (so rejections reach
+// the client), prompt answers to `Expect: 100-continue` requests that are rejected, and a
+// shutdown that cuts stalled clients and exits cleanly.
 type Server struct {
 	cfg    ServerConfig
 	edge   *edge
@@ -54,8 +55,15 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 	}
 	cfg = cfg.withDefaults()
 	e := newEdge(cfg, h)
+	e.origins, _ = newOrigins(cfg.AllowedOrigins) // validated
 	return &Server{cfg: cfg, edge: e, logger: logger, http: &http.Server{
-		Handler:           e,
+		Handler: e,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if ec, ok := c.(*edgeConn); ok {
+				return context.WithValue(ctx, edgeConnKey{}, ec)
+			}
+			return ctx
+		},
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
@@ -74,9 +82,12 @@ func (s *Server) Config() ServerConfig { return s.cfg }
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.http.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
+	go func() { errc <- s.http.Serve(edgeListener{Listener: ln, stall: s.cfg.WriteStallTimeout}) }()
 	select {
 	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil // Close
+		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -93,3 +104,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
+
+// Close closes the listener and every connection at once, without waiting for in-flight
+// requests, and Serve returns nil. It is for a server that must stop now (a process being
+// killed, in tests); a graceful stop ends Serve's context instead.
+func (s *Server) Close() error { return s.http.Close() }

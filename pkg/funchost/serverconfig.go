@@ -24,12 +24,15 @@ const (
 	DefaultDrainTimeout = 5 * time.Second
 	// DefaultShutdownTimeout bounds how long shutdown waits for in-flight requests.
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultWriteStallTimeout bounds how long one write to a client may make no progress.
+	DefaultWriteStallTimeout = 30 * time.Second
 )
 
 // ServerConfig holds the HTTP server's timeouts and limits (the custom handler and the
 // standalone server alike). The zero value of a field means its default; DefaultServerConfig
-// spells them out. There is deliberately no write timeout: responses may stream (SSE) or wait on
-// a long invocation, which the Functions host bounds with functionTimeout.
+// spells them out. There is deliberately no timeout on a whole response: responses may stream
+// (SSE) or wait on a long invocation, which the Functions host bounds with functionTimeout.
+// What is bounded is each write (WriteStallTimeout): a client that stops reading is cut.
 type ServerConfig struct {
 	// ReadHeaderTimeout bounds reading the request line and headers. Default 10 s.
 	ReadHeaderTimeout time.Duration
@@ -48,10 +51,23 @@ type ServerConfig struct {
 	DrainBodyBytes int64
 	// DrainTimeout bounds that drain. Default 5 s.
 	DrainTimeout time.Duration
+	// WriteStallTimeout bounds how long a write to the client may make no progress: the
+	// deadline is renewed whenever the client takes some of the bytes, so a slow client that
+	// reads, an SSE stream idle between frames and a response waiting on a long invocation
+	// all pass, while a client that stopped reading has its connection closed, its request's
+	// context cancelled and what its response held released. Default 30 s.
+	WriteStallTimeout time.Duration
 	// ShutdownTimeout bounds how long shutdown waits for in-flight requests once the serve
 	// context ends; requests still receiving their body are cut at once, and whatever is left
 	// after this long is closed. Default 30 s.
 	ShutdownTimeout time.Duration
+	// AllowedOrigins are the browser origins (scheme://host[:port], as a browser sends them
+	// in the Origin header) whose cross-site requests may change state. By default none may:
+	// every route of CustomHandler and Standalone refuses a browser's cross-site request with
+	// an unsafe method (403, see CrossSiteMessage) unless its Origin is listed here. The
+	// server hands the list to those handlers with each request; a handler served by another
+	// server allows no origin. Default none.
+	AllowedOrigins []string
 }
 
 // DefaultServerConfig returns the configuration with every default filled in.
@@ -70,6 +86,7 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	def(&c.DrainTimeout, DefaultDrainTimeout)
 	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	def(&c.WriteStallTimeout, DefaultWriteStallTimeout)
 	if c.MaxHeaderBytes == 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -79,7 +96,8 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	return c
 }
 
-// Validate reports a negative duration or size, or a header cap too small to hold a request.
+// Validate reports a negative duration or size, a header cap too small to hold a request, or
+// an allowed origin that is not one.
 func (c ServerConfig) Validate() error {
 	var errs []error
 	for _, d := range []struct {
@@ -88,6 +106,7 @@ func (c ServerConfig) Validate() error {
 	}{
 		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"BodyReadTimeout", c.BodyReadTimeout},
 		{"IdleTimeout", c.IdleTimeout}, {"DrainTimeout", c.DrainTimeout}, {"ShutdownTimeout", c.ShutdownTimeout},
+		{"WriteStallTimeout", c.WriteStallTimeout},
 	} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%s is negative (%s)", d.name, d.v))
@@ -98,6 +117,9 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.DrainBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("DrainBodyBytes is negative (%d)", c.DrainBodyBytes))
+	}
+	if _, err := newOrigins(c.AllowedOrigins); err != nil {
+		errs = append(errs, fmt.Errorf("AllowedOrigins: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("validate server config: %w", err)

@@ -122,3 +122,25 @@ func TestEdge_CompleteBody_KeepsTheConnection(t *testing.T) {
 		})
 	}
 }
+
+// A request with both Content-Length and `Transfer-Encoding: chunked` is answered and its
+// connection ends, as HTTP/1.1 requires: net/http reads the body chunked, but a front end
+// that framed it by the length would take the bytes after it for another request, so none is
+// read. Through both servers, with the fields in either order. (A length, then a chunked
+// request, on one connection, stay alive: TestEdge_CompleteBody_KeepsTheConnection.)
+func TestEdge_ContentLengthAndChunked_EndsTheConnection(t *testing.T) {
+	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+		t.Run(tr.Name, func(t *testing.T) {
+			for name, fields := range map[string]string{
+				"length first":  "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n",
+				"chunked first": "Transfer-Encoding: chunked\r\ncontent-length: 40\r\n",
+			} {
+				t.Run(name, func(t *testing.T) {
+					conn := dial(t, tr.BaseURL)
+					fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\n%s\r\n3\r\nabc\r\n0\r\n\r\n%s", fields, smuggled)
+					expectClosed(t, conn, 200)
+				})
+			}
+		})
+	}
+}

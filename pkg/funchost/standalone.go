@@ -81,7 +81,7 @@ func (s *standalone) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = uuid.NewString()
 	}
 	r = r.WithContext(withStandaloneInvocation(r.Context(), id, lvl.public()))
-	serveRecovered(e.fn.Handler, w, r, func() *slog.Logger {
+	serveFunction(e, w, r, func() *slog.Logger {
 		return s.logger.With("function", e.fn.Name, "invocation_id", id)
 	})
 }

@@ -72,7 +72,7 @@ func (sc *threadScope) resolve(r *http.Request) (isolation.Caller, error) {
 func (sc *threadScope) caller(r *http.Request) (isolation.Caller, error) {
 	c, err := sc.iso.Caller(r)
 	if err != nil {
-		return c, apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
+		return c, apierror.UnresolvedCaller(err)
 	}
 	return c, nil
 }

@@ -59,8 +59,9 @@
 // connections closed instead; its goroutines cannot be killed.
 //
 // Transports serves a funchost.FunctionApp behind both the standalone server and the emulator
-// so one table of HTTP cases can run through both; it and StartApp write a temporary folder
-// and serve the app in-process. What a user deploys is tested through its staged folder
+// so one table of HTTP cases can run through both (TransportsConfig with the server settings
+// the binary would read); it and StartApp write a temporary folder and serve the app
+// in-process, on a funchost.Server as the binary does. What a user deploys is tested through its staged folder
 // (Start with AppRoot, no Handler): the folder is the truth for deploy tests.
 //
 // Not emulated: the Azure load balancer's 230 s cut-off (callers get 502 while the function

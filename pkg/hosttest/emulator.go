@@ -51,6 +51,9 @@ type Options struct {
 	// tests of a funchost.FunctionApp (StartApp, Transports); a test of what a user deploys
 	// runs the staged folder's executable instead.
 	Handler http.Handler
+	// HandlerServer configures the funchost.Server the in-process Handler is served on, as
+	// the binary serves its custom handler (zero: its defaults, with a 5 s ShutdownTimeout).
+	HandlerServer funchost.ServerConfig
 	// Env is environment the test sets for the emulated `func start`, over the process's own
 	// environment. As with Core Tools, a variable set (non-empty) in the environment wins over
 	// the same name in local.settings.json's Values, which fill in the rest; together they

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
 // ErrHandlerExited reports a handler process that ended before it answered `GET /`.
@@ -52,8 +55,10 @@ func (p *process) stop() error {
 // host restarts it (a new worker on a new port) when an invocation outlives functionTimeout.
 type worker struct {
 	url    string
-	server *http.Server // in-process handler, or nil
-	proc   *process     // handler process, or nil
+	server *funchost.Server   // in-process handler, or nil
+	stopIt context.CancelFunc // ends the in-process server's Serve
+	served chan error         // Serve's result
+	proc   *process           // handler process, or nil
 }
 
 // kill ends the worker at once: SIGKILL for a process; for an in-process handler the server
@@ -61,6 +66,8 @@ type worker struct {
 func (w *worker) kill() {
 	if w.server != nil {
 		_ = w.server.Close()
+		w.stopIt()
+		<-w.served
 	}
 	if w.proc != nil {
 		_ = w.proc.cmd.Process.Kill()
@@ -72,11 +79,10 @@ func (w *worker) kill() {
 func (w *worker) stop() error {
 	var errs []error
 	if w.server != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := w.server.Shutdown(ctx); err != nil {
+		w.stopIt() // Serve shuts down gracefully, within the server's ShutdownTimeout
+		if err := <-w.served; err != nil {
 			errs = append(errs, fmt.Errorf("close handler: %w", err))
 		}
-		cancel()
 	}
 	if w.proc != nil {
 		if err := w.proc.stop(); err != nil {
@@ -109,8 +115,20 @@ func (e *Emulator) startWorker(ctx context.Context) (*worker, error) {
 	w := &worker{url: "http://127.0.0.1:" + strconv.Itoa(port)}
 	var exited <-chan struct{}
 	if e.opts.Handler != nil {
-		w.server = &http.Server{Handler: e.opts.Handler, ReadHeaderTimeout: 30 * time.Second}
-		go func() { _ = w.server.Serve(ln) }()
+		// As the binary serves its custom handler: on a funchost.Server.
+		cfg := e.opts.HandlerServer
+		if cfg.ShutdownTimeout == 0 {
+			cfg.ShutdownTimeout = 5 * time.Second
+		}
+		srv, err := funchost.NewServer(cfg, e.opts.Handler,
+			slog.New(slog.NewTextHandler(logfWriter(e.logf), &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("handler server: %w", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w.server, w.stopIt, w.served = srv, cancel, make(chan error, 1)
+		go func() { w.served <- srv.Serve(ctx, ln) }()
 	} else {
 		p, err := e.startProcess(port)
 		if err != nil {

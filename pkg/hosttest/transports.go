@@ -43,16 +43,26 @@ const (
 // by t.Cleanup.
 func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
 	t.Helper()
+	return TransportsConfig(t, app, funchost.ServerConfig{})
+}
+
+// TransportsConfig is Transports with the server configuration the binary would read from
+// its settings: the standalone server and the emulated host's custom handler are each served
+// on a funchost.Server with cfg (a zero ShutdownTimeout is 5 s). The emulated host's own
+// front keeps its defaults, as the Functions host's does.
+func TransportsConfig(t testing.TB, app *funchost.FunctionApp, cfg funchost.ServerConfig) []Transport {
+	t.Helper()
 	functionKey, masterKey := randomKey(t), randomKey(t)
 	keys := funchost.Keys{Master: masterKey, HostFunction: map[string]string{"default": functionKey}}
 	logger := TestLogger(t)
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 5 * time.Second
+	}
 
-	// The standalone server as the binary serves it: funchost.Server with its default timeouts
-	// and limits.
-	standaloneURL := Serve(t, funchost.ServerConfig{ShutdownTimeout: 5 * time.Second},
-		app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}))
+	// The standalone server as the binary serves it: funchost.Server with cfg.
+	standaloneURL := Serve(t, cfg, app.Standalone(funchost.StandaloneOptions{Keys: keys, Logger: logger}))
 
-	emu := StartApp(t, app, Options{Keys: keys, AuthMode: AuthEnforced})
+	emu := StartApp(t, app, Options{Keys: keys, AuthMode: AuthEnforced, HandlerServer: cfg})
 	return []Transport{
 		{Name: TransportStandalone, BaseURL: standaloneURL, FunctionKey: functionKey, MasterKey: masterKey},
 		{Name: TransportEmulatedHost, BaseURL: emu.URL(), FunctionKey: functionKey, MasterKey: masterKey},
@@ -63,7 +73,8 @@ func Transports(t testing.TB, app *funchost.FunctionApp) []Transport {
 // a funchost.FunctionApp: it writes the app's function.json folders, a host.json (route prefix
 // of the app, forwarding off, base64 queue messages) and a local.settings.json with the app
 // settings its bindings read (funchost.FunctionApp.AppSettings) into a temporary app root,
-// serves app.CustomHandler in-process, and closes everything in t.Cleanup. opts.AppRoot and
+// serves app.CustomHandler in-process (on a funchost.Server with opts.HandlerServer), and
+// closes everything in t.Cleanup. opts.AppRoot and
 // Handler are ignored; Logf defaults to t.Logf. A test of what a user deploys starts the
 // staged folder with Start instead.
 func StartApp(t testing.TB, app *funchost.FunctionApp, opts Options) *Emulator {

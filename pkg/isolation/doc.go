@@ -8,7 +8,9 @@
 // an admin, who sees and acts on every object. The HTTP surfaces (package platform for
 // threads and their runs, package host for the hosting routes' thread ids, package runsapi
 // for durable runs) record Caller.ID under the metadata key OwnerKey on what a caller
-// creates and answer 404 for another identity's objects.
+// creates and answer 404 for another identity's objects. Identities are compared exactly as
+// sent; one with control characters or whitespace other than the space is refused
+// (ValidIdentity), never trimmed into another.
 //
 // It is not authentication: it trusts the front end that authenticated the caller, and it
 // reads nothing but request headers, the peer address and the key level package funchost

@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // OwnerKey is the metadata key that records an object's owner: thread metadata on the
@@ -24,18 +27,23 @@ const (
 	PrincipalIDPHeader = "X-MS-CLIENT-PRINCIPAL-IDP"
 )
 
-// MaxIdentityBytes bounds an identity: a longer one is refused (ErrNoIdentity), so an owner
-// always fits the stores' metadata.
+// MaxIdentityBytes bounds an identity: a longer one is refused (ErrInvalidIdentity), so an
+// owner always fits the stores' metadata.
 const MaxIdentityBytes = 512
 
-// Errors of Caller. Each HTTP surface answers them in its own error format.
+// Errors of Caller, each a case of one kind of the HTTP surfaces' error vocabulary, which
+// gives its status. Each surface answers them in its own error format.
 var (
 	// ErrNoIdentity reports a request with isolation on that carries no identity (nor the
 	// master key): answered 401.
-	ErrNoIdentity = errors.New("isolation: the request carries no caller identity")
+	ErrNoIdentity = apierror.NewKind(apierror.ErrUnauthorized, "isolation: the request carries no caller identity")
 	// ErrUntrustedIdentity reports an identity header from a peer that is not a trusted
 	// proxy: answered 403. The header is never believed.
-	ErrUntrustedIdentity = errors.New("isolation: identity header from an untrusted peer")
+	ErrUntrustedIdentity = apierror.NewKind(apierror.ErrForbidden, "isolation: identity header from an untrusted peer")
+	// ErrInvalidIdentity reports an identity ValidIdentity refuses (a control character,
+	// whitespace other than the space, not UTF-8, too long): answered 400, whatever key
+	// comes with it.
+	ErrInvalidIdentity = apierror.NewKind(apierror.ErrBadRequest, "isolation: the caller identity is not valid")
 )
 
 // Config configures an Isolation. Under the Functions host only App Service
@@ -108,14 +116,20 @@ func (c Caller) Owns(owner any) bool {
 // Caller resolves the caller of r. Under the Functions host (funchost.SourceHost) the
 // identity is X-MS-CLIENT-PRINCIPAL-ID, as "<idp>:<id>" when X-MS-CLIENT-PRINCIPAL-IDP is
 // set; elsewhere it is the configured identity header, refused with ErrUntrustedIdentity
-// unless the peer is a trusted proxy. The master key (funchost.CallerLevel Admin) makes the
-// caller an admin. Without an identity and without the master key it returns ErrNoIdentity.
+// unless the peer is a trusted proxy. Each header value loses the ASCII spaces and tabs
+// around it (the optional whitespace of an HTTP field) and nothing else: identities are
+// compared exactly as sent, and one that ValidIdentity refuses is ErrInvalidIdentity. The
+// master key (funchost.CallerLevel Admin) makes the caller an admin. Without an identity and
+// without the master key it returns ErrNoIdentity.
 func (iso *Isolation) Caller(r *http.Request) (Caller, error) {
 	ctx := r.Context()
 	c := Caller{Admin: funchost.CallerLevel(ctx) == funchost.KeyLevelAdmin}
 	if funchost.RequestSource(ctx) == funchost.SourceHost {
-		c.ID = strings.TrimSpace(r.Header.Get(PrincipalIDHeader))
-		if idp := strings.TrimSpace(r.Header.Get(PrincipalIDPHeader)); c.ID != "" && idp != "" {
+		c.ID = trimOWS(r.Header.Get(PrincipalIDHeader))
+		if idp := trimOWS(r.Header.Get(PrincipalIDPHeader)); c.ID != "" && idp != "" {
+			if !ValidIdentity(idp) {
+				return Caller{}, ErrInvalidIdentity
+			}
 			c.ID = idp + ":" + c.ID
 		}
 	} else if vs, ok := r.Header[iso.header]; ok && iso.header != "" {
@@ -123,17 +137,37 @@ func (iso *Isolation) Caller(r *http.Request) (Caller, error) {
 			return Caller{}, ErrUntrustedIdentity
 		}
 		if len(vs) == 1 {
-			c.ID = strings.TrimSpace(vs[0])
+			c.ID = trimOWS(vs[0])
 		}
 	}
-	if len(c.ID) > MaxIdentityBytes {
-		c.ID = ""
+	if c.ID != "" && !ValidIdentity(c.ID) {
+		return Caller{}, ErrInvalidIdentity
 	}
 	if c.ID == "" && !c.Admin {
 		return Caller{}, ErrNoIdentity
 	}
 	return c, nil
 }
+
+// ValidIdentity reports whether id can be an identity as it is: at most MaxIdentityBytes of
+// valid UTF-8 without control characters (U+0000–U+001F, U+007F–U+009F) and without
+// whitespace other than the ASCII space (no tab, no-break space, line separator, ...). Such
+// characters are invisible or look like a space, so two identities a person reads as one
+// would own different objects; they are refused instead of trimmed or folded.
+func ValidIdentity(id string) bool {
+	if len(id) > MaxIdentityBytes || !utf8.ValidString(id) {
+		return false
+	}
+	for _, c := range id {
+		if unicode.IsControl(c) || (c != ' ' && unicode.IsSpace(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// trimOWS removes the ASCII spaces and tabs around a header value.
+func trimOWS(v string) string { return strings.Trim(v, " \t") }
 
 // trusted reports whether the peer address (host:port, or a bare IP) is a trusted proxy.
 func (iso *Isolation) trusted(remote string) bool {

@@ -9,16 +9,21 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 )
 
-// Server settings (docs/limits.md, "Server timeouts and limits"): durations in Go syntax (10s, 2m),
-// sizes in bytes. Unset means the funchost default.
+// Server settings (docs/limits.md, "Server timeouts and limits"; the allowed origins in
+// docs/README.md, "Common rules"): durations in Go syntax (10s, 2m), sizes in bytes. Unset
+// means the funchost default.
 const (
 	envReadHeaderTimeout = "FUNCGRAPH_READ_HEADER_TIMEOUT"
 	envBodyReadTimeout   = "FUNCGRAPH_BODY_READ_TIMEOUT"
 	envIdleTimeout       = "FUNCGRAPH_IDLE_TIMEOUT"
 	envDrainTimeout      = "FUNCGRAPH_DRAIN_TIMEOUT"
 	envShutdownTimeout   = "FUNCGRAPH_SHUTDOWN_TIMEOUT"
+	envWriteStallTimeout = "FUNCGRAPH_WRITE_STALL_TIMEOUT"
 	envMaxHeaderBytes    = "FUNCGRAPH_MAX_HEADER_BYTES"
 	envDrainBodyBytes    = "FUNCGRAPH_DRAIN_BODY_BYTES"
+	// envAllowedOrigins lists the browser origins (comma-separated) whose cross-site
+	// requests may change state (funchost.ServerConfig.AllowedOrigins).
+	envAllowedOrigins = "FUNCGRAPH_ALLOWED_ORIGINS"
 	// envRequestBodyLimit is the Functions host's own request size setting, which the
 	// standalone server and the custom handler honour too.
 	envRequestBodyLimit = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"
@@ -33,6 +38,7 @@ func serverConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, err
 	}{
 		{envReadHeaderTimeout, &c.ReadHeaderTimeout}, {envBodyReadTimeout, &c.BodyReadTimeout},
 		{envIdleTimeout, &c.IdleTimeout}, {envDrainTimeout, &c.DrainTimeout}, {envShutdownTimeout, &c.ShutdownTimeout},
+		{envWriteStallTimeout, &c.WriteStallTimeout},
 	} {
 		if v := strings.TrimSpace(getenv(d.name)); v != "" {
 			t, err := time.ParseDuration(v)
@@ -55,6 +61,14 @@ func serverConfigFromEnv(getenv func(string) string) (funchost.ServerConfig, err
 			return c, fmt.Errorf("%s: want a number of bytes", envDrainBodyBytes)
 		}
 		c.DrainBodyBytes = n
+	}
+	for o := range strings.SplitSeq(getenv(envAllowedOrigins), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+		}
+	}
+	if err := (funchost.ServerConfig{AllowedOrigins: c.AllowedOrigins}).Validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", envAllowedOrigins, err)
 	}
 	if err := c.Validate(); err != nil {
 		return c, err

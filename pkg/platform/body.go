@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonlimit"
 )
 
 // readBody reads the raw body through funchost.ReadRequestBody, answering its failures as the
@@ -165,52 +165,17 @@ func decodeMap(raw json.RawMessage) map[string]any {
 	return m
 }
 
-// checkLimits walks raw depth-first in document order and returns the first violation of the
-// depth and node rules. Scalars pass.
+// checkLimits applies the depth and node rules to raw (jsonlimit.Check), answering the first
+// violation as the hosting routes do. Scalars pass.
 func checkLimits(raw json.RawMessage, maxDepth, maxNodes int) error {
-	k := kindOf(raw)
-	if k != 'o' && k != 'a' {
+	switch err := jsonlimit.Check(raw, maxDepth, maxNodes); {
+	case err == nil:
 		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	type frame struct {
-		object  bool
-		wantKey bool
-	}
-	var stack []frame
-	count := 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		if n := len(stack); n > 0 {
-			top := &stack[n-1]
-			if top.object && top.wantKey {
-				top.wantKey = false // tok is a key
-				continue
-			}
-			if top.object {
-				top.wantKey = true
-			}
-			count++
-			if count > maxNodes {
-				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum node count of %d", maxNodes)
-			}
-			if n+1 > maxDepth {
-				return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
-			}
-		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, frame{object: d == '{', wantKey: d == '{'})
-		}
+	case errors.Is(err, jsonlimit.ErrTooDeep):
+		return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum nesting depth of %d", maxDepth)
+	case errors.Is(err, jsonlimit.ErrTooManyNodes):
+		return apierror.Newf(apierror.ErrBadRequest, "Input exceeds maximum node count of %d", maxNodes)
+	default:
+		return apierror.New(apierror.ErrBadRequest, "Invalid JSON body")
 	}
 }

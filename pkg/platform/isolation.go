@@ -44,7 +44,7 @@ func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 
 // callerError is the public error of a caller that cannot be resolved.
 func callerError(err error) error {
-	return apierror.UnresolvedCaller(errors.Is(err, isolation.ErrUntrustedIdentity))
+	return apierror.UnresolvedCaller(err)
 }
 
 // caller returns the request's caller: an admin when isolation is off.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -122,6 +123,35 @@ func TestIsolation_FromHostOptions_BothTransports(t *testing.T) {
 			}
 			if r := (user{"", tr.MasterKey}).do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn("t-"+tr.Name)); r.status != 200 {
 				t.Errorf("master key invoke: %d %s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// TestIsolation_IdentityIsExact_BothTransports: an identity is compared as sent. One with a
+// no-break space after it is not alice, nor anyone: it is refused 400 on the platform and
+// hosting routes alike, and reaches none of alice's threads.
+func TestIsolation_IdentityIsExact_BothTransports(t *testing.T) {
+	for _, tr := range isoFixture(t, "127.0.0.1/32") {
+		t.Run(tr.Name, func(t *testing.T) {
+			alice := user{"alice", tr.FunctionKey}
+			tid := "exact-" + tr.Name
+			if r := alice.do(t, tr, "POST", "/api/threads", `{"thread_id":"`+tid+`"}`); r.status != 200 {
+				t.Fatalf("alice create: %d %s", r.status, r.body)
+			}
+			for _, id := range []string{"alice\u00a0", "\u3000alice", "alice\u2028"} {
+				lookalike := user{id, tr.FunctionKey}
+				if r := lookalike.do(t, tr, "GET", "/api/threads/"+tid, ""); r.status != 400 || r.body != detail(apierror.InvalidIdentityMessage) {
+					t.Errorf("%q get alice's thread: %d %s, want 400", id, r.status, r.body)
+				}
+				if r := lookalike.do(t, tr, "POST", "/api/graphs/chat/invoke", invokeOn(tid)); r.status != 400 ||
+					r.body != `{"error":"error","detail":"`+apierror.InvalidIdentityMessage+`"}` {
+					t.Errorf("%q invoke on alice's thread: %d %s, want 400", id, r.status, r.body)
+				}
+			}
+			// An identity with a space inside is an identity, and not alice's either.
+			if r := (user{"alice smith", tr.FunctionKey}).do(t, tr, "GET", "/api/threads/"+tid, ""); r.status != 404 {
+				t.Errorf("'alice smith' get alice's thread: %d %s, want 404", r.status, r.body)
 			}
 		})
 	}

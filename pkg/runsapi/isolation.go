@@ -13,7 +13,8 @@ import (
 )
 
 // Per-user isolation (Options.Isolation). Every run endpoint resolves its caller first (401
-// without an identity, 403 for an identity header from an untrusted peer). A run started by
+// without an identity, 403 for an identity header from an untrusted peer, 400 for an identity
+// that cannot be used as sent). A run started by
 // a non-admin records the caller's identity in its metadata under "owner" (whatever the
 // client sent there); status, events, cancel, history and purge of another identity's run
 // answer exactly as for a missing run (404), a listing reads the caller's runs only (the
@@ -28,6 +29,7 @@ import (
 var (
 	errNoCaller        = apierror.New(apierror.ErrUnauthorized, "unauthorized: the request carries no caller identity")
 	errUntrustedCaller = apierror.New(apierror.ErrForbidden, "forbidden: the identity header is only accepted from a trusted proxy")
+	errInvalidCaller   = apierror.New(apierror.ErrBadRequest, "bad request: the caller identity must be at most 512 bytes of UTF-8 without control characters or whitespace other than spaces")
 	errAdminOnly       = apierror.New(apierror.ErrForbidden, "forbidden: under user isolation, graph versions are listed for the master key only")
 )
 
@@ -44,6 +46,8 @@ func (s *Service) isolate(fn func(w http.ResponseWriter, r *http.Request) error)
 		switch {
 		case errors.Is(err, isolation.ErrUntrustedIdentity):
 			return errUntrustedCaller
+		case errors.Is(err, isolation.ErrInvalidIdentity):
+			return errInvalidCaller
 		case err != nil:
 			return errNoCaller
 		}

@@ -196,3 +196,16 @@ func TestIsolation_Runs_ListingScopedToCaller_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+// An identity is compared as sent: one with a no-break space after it is refused 400, not
+// taken for alice.
+func TestIsolation_Runs_IdentityIsExact_BothTransports(t *testing.T) {
+	for _, tr := range serveIsolated(t, newIsolation(t, "127.0.0.1/32")) {
+		t.Run(tr.Name, func(t *testing.T) {
+			want := `{"error": "bad request: the caller identity must be at most 512 bytes of UTF-8 without control characters or whitespace other than spaces"}`
+			as(t, tr, "alice\u00a0", tr.FunctionKey, "GET", "/api/runs", "").Expect(t, "no-break space", 400, want)
+			as(t, tr, "alice\u00a0", tr.FunctionKey, "POST", "/api/graphs/data_pipeline/runs", `{"input":{"source_url":"https://example.com/data"}}`).
+				Expect(t, "no-break space start", 400, want)
+		})
+	}
+}

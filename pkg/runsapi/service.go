@@ -9,6 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
@@ -19,6 +20,9 @@ const (
 	DefaultAPIVersion = "0.1.0"
 	// DefaultMaxRequestBodyBytes caps request bodies when Options.MaxRequestBodyBytes is 0.
 	DefaultMaxRequestBodyBytes = 1 << 20
+	// DefaultMaxInputDepth caps the nesting of a start's input and metadata and of an event
+	// payload when Options.MaxInputDepth is 0: the hosting routes' default.
+	DefaultMaxInputDepth = host.DefaultMaxInputDepth
 )
 
 // Function names of the run routes: the four of the contract (with health and openapi.json,
@@ -67,6 +71,10 @@ type Options struct {
 	// MaxRequestBodyBytes caps request bodies (413 above it); 0 means
 	// DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
+	// MaxInputDepth caps the nesting of a start's input and metadata and of an event payload
+	// (400 deeper, nothing stored), a top-level container being depth 1; 0 means
+	// DefaultMaxInputDepth.
+	MaxInputDepth int
 	// Version is info.version of openapi.json; "" means DefaultAPIVersion.
 	Version string
 	// Isolation scopes runs to the identity that started them (see package isolation and
@@ -84,6 +92,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Registry is required", ErrInvalidServiceOptions)
 	case o.MaxRequestBodyBytes < 0:
 		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidServiceOptions)
+	case o.MaxInputDepth < 0:
+		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidServiceOptions)
 	}
 	if o.AuthLevel != "" {
 		if _, err := funchost.ParseAuthLevel(string(o.AuthLevel)); err != nil {
@@ -102,6 +112,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestBodyBytes == 0 {
 		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if o.MaxInputDepth == 0 {
+		o.MaxInputDepth = DefaultMaxInputDepth
 	}
 	if o.Version == "" {
 		o.Version = DefaultAPIVersion

@@ -13,6 +13,8 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonlimit"
 )
 
 // DefaultCancelReason is the reason of a cancel whose body names none.
@@ -36,10 +38,10 @@ var apiEmptyObject = json.RawMessage(`{}`)
 
 // decodeStartRunBody applies checks 2–4 of the start endpoint, in order: the body must be a
 // JSON object (errBodyNotObject); truthy input and metadata must be objects
-// (*bodyValidationError listing initial_state then metadata); instance_id must be absent,
-// pyFalsy, or a valid id (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps
-// its last value.
-func decodeStartRunBody(body []byte) (startRunBody, error) {
+// (*bodyValidationError listing initial_state then metadata); input, then metadata, must nest
+// no deeper than maxDepth (depthError); instance_id must be absent, pyFalsy, or a valid id
+// (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps its last value.
+func decodeStartRunBody(body []byte, maxDepth int) (startRunBody, error) {
 	fields, ok := apiDecodeObject(body)
 	if !ok {
 		return startRunBody{}, errBodyNotObject
@@ -63,6 +65,14 @@ func decodeStartRunBody(body []byte) (startRunBody, error) {
 	}
 	if len(details) > 0 {
 		return startRunBody{}, &bodyValidationError{details: details}
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"input", out.Input}, {"metadata", out.Metadata}} {
+		if err := checkDepth(f.name, f.raw, maxDepth); err != nil {
+			return startRunBody{}, err
+		}
 	}
 	if raw, present := fields["instance_id"]; present && !pyFalsy(raw) {
 		var id string
@@ -125,15 +135,29 @@ func apiCompact(raw json.RawMessage) json.RawMessage {
 }
 
 // decodeEventPayload returns the event body as a JSON value: an empty body is null, a
-// non-empty one that is not JSON is errEventBodyNotJSON.
-func decodeEventPayload(body []byte) (json.RawMessage, error) {
+// non-empty one that is not JSON is errEventBodyNotJSON, one nested deeper than maxDepth a
+// depthError.
+func decodeEventPayload(body []byte, maxDepth int) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return json.RawMessage("null"), nil
 	}
 	if !apiIsJSON(body) {
 		return nil, errEventBodyNotJSON
 	}
+	if err := checkDepth("request body", body, maxDepth); err != nil {
+		return nil, err
+	}
 	return apiCompact(body), nil
+}
+
+// checkDepth refuses a JSON value (checked JSON) nested deeper than maxDepth, a top-level
+// container being depth 1, as the hosting and platform routes count it: 400 "<what> exceeds
+// maximum nesting depth of <maxDepth>".
+func checkDepth(what string, raw json.RawMessage, maxDepth int) error {
+	if err := jsonlimit.Check(raw, maxDepth, 0); err != nil {
+		return apierror.Newf(apierror.ErrBadRequest, "%s exceeds maximum nesting depth of %d", what, maxDepth)
+	}
+	return nil
 }
 
 // decodeCancelReason returns the cancel reason: DefaultCancelReason when the body is empty,

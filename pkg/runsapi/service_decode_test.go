@@ -11,6 +11,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonlimit"
 )
 
 func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
@@ -72,7 +73,7 @@ func TestDecodeStartRunBody_Cases_MatchSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeStartRunBody([]byte(tt.body))
+			got, err := decodeStartRunBody([]byte(tt.body), DefaultMaxInputDepth)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("decode: %v", err)
@@ -157,7 +158,7 @@ func TestDecodeEventPayload_Bodies_NullWhenEmptyErrorWhenNotJSON(t *testing.T) {
 		{`null`, `null`},
 	}
 	for _, tt := range tests {
-		got, err := decodeEventPayload([]byte(tt.body))
+		got, err := decodeEventPayload([]byte(tt.body), DefaultMaxInputDepth)
 		if tt.want == "" {
 			if !errors.Is(err, errEventBodyNotJSON) {
 				t.Errorf("decodeEventPayload(%q) = %s, %v; want errEventBodyNotJSON", tt.body, got, err)
@@ -276,11 +277,12 @@ func apiJSONEqual(a, b []byte) bool {
 
 func FuzzDecodeStartRunBody(f *testing.F) {
 	for _, s := range []string{`{}`, `{"input": {"a": 1}, "metadata": {"b": [1]}, "instance_id": "x"}`,
+		`{"input": ` + strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40) + `}`,
 		`{"input": [1]}`, `{"instance_id": "a/b"}`, `[]`, ``, `{"input": 0, "instance_id": 0}`, "\xff"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, err := decodeStartRunBody(body)
+		got, err := decodeStartRunBody(body, DefaultMaxInputDepth)
 		var v *bodyValidationError
 		switch {
 		case err == nil:
@@ -303,6 +305,10 @@ func FuzzDecodeStartRunBody(f *testing.F) {
 				t.Fatalf("body %q: %d details", body, len(v.details))
 			}
 		case errors.Is(err, engine.ErrInvalidInstanceID):
+		case errors.Is(err, apierror.ErrBadRequest) && strings.Contains(err.Error(), "exceeds maximum nesting depth of 32"):
+			if jsonlimit.Check(body, DefaultMaxInputDepth+1, 0) == nil {
+				t.Fatalf("body %q refused as too deep", body)
+			}
 		default:
 			t.Fatalf("body %q: unexpected error %v", body, err)
 		}

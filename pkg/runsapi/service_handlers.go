@@ -86,7 +86,7 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req, err := decodeStartRunBody(body)
+	req, err := decodeStartRunBody(body, s.opts.MaxInputDepth)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	payload, err := decodeEventPayload(body)
+	payload, err := decodeEventPayload(body, s.opts.MaxInputDepth)
 	if err != nil {
 		return err
 	}

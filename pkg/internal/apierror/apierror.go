@@ -141,16 +141,22 @@ func Unread(message string, timedOut bool) error {
 // Messages refusing a request whose caller per-user isolation cannot resolve, on the hosting
 // and platform routes (the runs API words its own in lower case).
 const (
-	NoIdentityMessage    = "Unauthorized: the request carries no caller identity"
-	UntrustedPeerMessage = "Forbidden: the identity header is only accepted from a trusted proxy"
+	NoIdentityMessage      = "Unauthorized: the request carries no caller identity"
+	UntrustedPeerMessage   = "Forbidden: the identity header is only accepted from a trusted proxy"
+	InvalidIdentityMessage = "Bad request: the caller identity must be at most 512 bytes of UTF-8 without control characters or whitespace other than spaces"
 )
 
 // UnresolvedCaller is the error refusing a request whose caller per-user isolation could not
-// resolve: 403 UntrustedPeerMessage when an identity header came from a peer that is not a
-// trusted proxy, else 401 NoIdentityMessage.
-func UnresolvedCaller(untrustedPeer bool) error {
-	if untrustedPeer {
+// resolve, by the kind of err (package isolation's errors are each a case of one): 403
+// UntrustedPeerMessage for an identity header from a peer that is not a trusted proxy, 400
+// InvalidIdentityMessage for an identity that cannot be used as sent, else 401
+// NoIdentityMessage.
+func UnresolvedCaller(err error) error {
+	switch {
+	case errors.Is(err, ErrForbidden):
 		return New(ErrForbidden, UntrustedPeerMessage)
+	case errors.Is(err, ErrBadRequest):
+		return New(ErrBadRequest, InvalidIdentityMessage)
 	}
 	return New(ErrUnauthorized, NoIdentityMessage)
 }

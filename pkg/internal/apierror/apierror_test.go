@@ -36,8 +36,9 @@ func TestShape_Reply_WritesEachSurfaceShape(t *testing.T) {
 		{"graph failed", apierror.Platform, apierror.GraphFailed, 500, `{"detail": "Graph execution failed"}`},
 		{"unread late", apierror.Hosting, apierror.Unread("Request body not received in time", true), 408, `{"error":"error","detail":"Request body not received in time"}`},
 		{"unread", apierror.Platform, apierror.Unread("Malformed request body: invalid chunked encoding", false), 400, `{"detail": "Malformed request body: invalid chunked encoding"}`},
-		{"no caller", apierror.Hosting, apierror.UnresolvedCaller(false), 401, `{"error":"error","detail":"Unauthorized: the request carries no caller identity"}`},
-		{"untrusted peer", apierror.Platform, apierror.UnresolvedCaller(true), 403, `{"detail": "Forbidden: the identity header is only accepted from a trusted proxy"}`},
+		{"no caller", apierror.Hosting, apierror.UnresolvedCaller(apierror.NewKind(apierror.ErrUnauthorized, "none")), 401, `{"error":"error","detail":"Unauthorized: the request carries no caller identity"}`},
+		{"untrusted peer", apierror.Platform, apierror.UnresolvedCaller(apierror.NewKind(apierror.ErrForbidden, "peer")), 403, `{"detail": "Forbidden: the identity header is only accepted from a trusted proxy"}`},
+		{"invalid identity", apierror.Platform, apierror.UnresolvedCaller(apierror.NewKind(apierror.ErrBadRequest, "bad")), 400, `{"detail": "` + apierror.InvalidIdentityMessage + `"}`},
 		{"wait bound", apierror.Platform, apierror.WaitExceeded(1500 * time.Millisecond), 504,
 			`{"detail": "Graph run did not finish within 1.5 s; it goes on in the background"}`},
 	}

@@ -13,7 +13,8 @@
 //
 // It is internal because no user builds with it: a graph refuses its input with
 // host.ClientError or host.InputError, which the surfaces turn into an *Error. It is a leaf
-// below host, platform and runsapi (and below funchost, which it does not import either). It
-// is not part of the Functions protocol: the reply to the host is another layer (package
-// funchost), and the status inside it, what the caller sees, is what this package decides.
+// below host, platform and runsapi (and below funchost and isolation, whose errors are cases
+// of its kinds). It is not part of the Functions protocol: the reply to the host is another
+// layer (package funchost), and the status inside it, what the caller sees, is what this
+// package decides.
 package apierror
