@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Defaults of MemoryOptions.
@@ -30,6 +32,12 @@ type MemoryOptions struct {
 	MaxBytes int
 	// Now is the clock of the sweep's grace period; nil means time.Now.
 	Now func() time.Time
+	// Budget, when set, accounts what each thread holds (budget.go) to the identity of the
+	// write that created it (membudget.NewWork), and refuses a write that would pass its
+	// limits with ErrStorageFull (nothing written); MaxThreads and MaxBytes then forget only
+	// threads of the writer's own identity. Share it with the app's other in-memory stores
+	// (docs/limits.md#memory-budget).
+	Budget *membudget.Budget
 }
 
 // Memory is the in-process Saver: everything lives in this process's memory, bounded by
@@ -45,8 +53,10 @@ type Memory struct {
 }
 
 type memThread struct {
-	ns    map[string]*memNS
-	bytes int
+	ns      map[string]*memNS
+	bytes   int
+	items   int   // checkpoints, values and writes held
+	charged int64 // bytes accounted on the budget
 }
 
 type memNS struct {
@@ -89,32 +99,51 @@ func (m *Memory) Bytes() int {
 }
 
 // Put implements Saver.
-func (m *Memory) Put(_ context.Context, threadID, ns string, cp Checkpoint, values map[string]Value) error {
+func (m *Memory) Put(ctx context.Context, threadID, ns string, cp Checkpoint, values map[string]Value) error {
 	if err := CheckPut(threadID, ns, cp, values); err != nil {
 		return fmt.Errorf("put checkpoint: %w", err)
 	}
 	cp = cloneCheckpoint(cp)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	est := len(cp.Metadata) + itemBytes*(len(values)+1)
+	for _, v := range values {
+		est += len(v.Data)
+	}
+	held, err := m.reserve(ctx, threadID, est)
+	if err != nil {
+		return fmt.Errorf("put checkpoint: %w", err)
+	}
 	t, n := m.namespace(threadID, ns)
+	t.charged += held
 	now := m.opts.Now()
 	for ch, v := range values {
 		if n.values[ch] == nil {
 			n.values[ch] = map[string]memValue{}
 		}
 		ver := cp.ChannelVersions[ch]
-		m.grow(t, len(v.Data)-len(n.values[ch][ver].v.Data))
+		old, exists := n.values[ch][ver]
+		m.grow(t, len(v.Data)-len(old.v.Data))
+		if !exists {
+			t.items++
+		}
 		n.values[ch][ver] = memValue{v: Value{SerdeType: v.SerdeType, Data: slices.Clone(v.Data)}, at: now}
 	}
 	if old := n.cps[cp.ID]; old != nil {
 		m.grow(t, -len(old.cp.Metadata))
+		t.items -= 1 + len(old.writes)
+		for _, w := range old.writes {
+			m.grow(t, -len(w.Value.Data))
+		}
 	}
 	n.cps[cp.ID] = &memCheckpoint{cp: cp, writes: map[string]Write{}}
 	m.grow(t, len(cp.Metadata))
+	t.items++
 	if cp.ID >= n.latest {
 		n.latest = cp.ID
 	}
-	m.evict(threadID)
+	m.settle(ctx, threadID, t)
+	m.evict(ctx, threadID)
 	return nil
 }
 
@@ -143,38 +172,50 @@ func (m *Memory) grow(t *memThread, d int) {
 }
 
 // evict forgets the least recently written threads other than keep while a bound is
-// exceeded. Called with m.mu held.
-func (m *Memory) evict(keep string) {
+// exceeded; with a budget, only threads of keep's identity. Called with m.mu held.
+func (m *Memory) evict(ctx context.Context, keep string) {
+	owner := m.owner(keep)
 	for i := 0; i < len(m.order) && (len(m.order) > m.opts.MaxThreads || m.total > m.opts.MaxBytes); {
-		if m.order[i] == keep {
+		if m.order[i] == keep || m.owner(m.order[i]) != owner {
 			i++
 			continue
 		}
-		m.dropThread(m.order[i])
+		m.dropThread(ctx, m.order[i])
 	}
 }
 
-func (m *Memory) dropThread(threadID string) {
+func (m *Memory) dropThread(ctx context.Context, threadID string) {
 	if t := m.threads[threadID]; t != nil {
 		m.total -= t.bytes
+		m.release(ctx, threadID, t.charged)
 		delete(m.threads, threadID)
 	}
 	m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == threadID })
 }
 
 // PutWrites implements Saver.
-func (m *Memory) PutWrites(_ context.Context, ref Ref, writes []Write) error {
+func (m *Memory) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 	if err := CheckWrites(ref, writes); err != nil {
 		return fmt.Errorf("put writes: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	est := itemBytes * (len(writes) + 1)
+	for _, w := range writes {
+		est += len(w.Value.Data)
+	}
+	held, err := m.reserve(ctx, ref.ThreadID, est)
+	if err != nil {
+		return fmt.Errorf("put writes: %w", err)
+	}
 	t, n := m.namespace(ref.ThreadID, ref.NS)
+	t.charged += held
 	c := n.cps[ref.ID]
 	if c == nil {
 		// Writes may precede their checkpoint's commit; keep them on an uncommitted shell.
 		c = &memCheckpoint{writes: map[string]Write{}}
 		n.cps[ref.ID] = c
+		t.items++
 	}
 	for _, w := range writes {
 		key := w.TaskID + "\x00" + strconv.Itoa(w.Idx)
@@ -183,10 +224,14 @@ func (m *Memory) PutWrites(_ context.Context, ref Ref, writes []Write) error {
 			continue
 		}
 		m.grow(t, len(w.Value.Data)-len(old.Value.Data))
+		if !exists {
+			t.items++
+		}
 		w.Value.Data = slices.Clone(w.Value.Data)
 		c.writes[key] = w
 	}
-	m.evict(ref.ThreadID)
+	m.settle(ctx, ref.ThreadID, t)
+	m.evict(ctx, ref.ThreadID)
 	return nil
 }
 
@@ -272,15 +317,15 @@ func (m *Memory) List(_ context.Context, threadID, ns string, opts ListOptions) 
 }
 
 // DeleteThread implements Saver.
-func (m *Memory) DeleteThread(_ context.Context, threadID string) error {
+func (m *Memory) DeleteThread(ctx context.Context, threadID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.dropThread(threadID)
+	m.dropThread(ctx, threadID)
 	return nil
 }
 
 // DeleteBefore implements Saver.
-func (m *Memory) DeleteBefore(_ context.Context, ref Ref) (int, error) {
+func (m *Memory) DeleteBefore(ctx context.Context, ref Ref) (int, error) {
 	if err := CheckNames(ref.ThreadID, ref.NS, ref.ID); err != nil {
 		return 0, fmt.Errorf("delete checkpoints: %w", err)
 	}
@@ -296,12 +341,12 @@ func (m *Memory) DeleteBefore(_ context.Context, ref Ref) (int, error) {
 			doomed = append(doomed, id)
 		}
 	}
-	return m.deleteCheckpoints(ref.ThreadID, n, doomed), nil
+	return m.deleteCheckpoints(ctx, ref.ThreadID, n, doomed), nil
 }
 
 // deleteCheckpoints removes the given checkpoints and counts the committed ones. Called
 // with m.mu held.
-func (m *Memory) deleteCheckpoints(threadID string, n *memNS, ids []string) int {
+func (m *Memory) deleteCheckpoints(ctx context.Context, threadID string, n *memNS, ids []string) int {
 	t := m.threads[threadID]
 	count := 0
 	for _, id := range ids {
@@ -314,13 +359,15 @@ func (m *Memory) deleteCheckpoints(threadID string, n *memNS, ids []string) int 
 			d += len(w.Value.Data)
 		}
 		m.grow(t, -d)
+		t.items -= 1 + len(c.writes)
 		delete(n.cps, id)
 	}
+	m.settle(ctx, threadID, t)
 	return count
 }
 
 // Prune implements Saver.
-func (m *Memory) Prune(_ context.Context, threadID, ns string, keep int) (int, error) {
+func (m *Memory) Prune(ctx context.Context, threadID, ns string, keep int) (int, error) {
 	if keep < 0 {
 		return 0, fmt.Errorf("prune checkpoints: %w: keep must not be negative, got %d", ErrInvalidArgument, keep)
 	}
@@ -341,14 +388,14 @@ func (m *Memory) Prune(_ context.Context, threadID, ns string, keep int) (int, e
 		return 0, nil
 	}
 	if len(ids) == keep+1 { // the steady state of a thread pruned on every step: drop the oldest
-		return m.deleteCheckpoints(threadID, n, []string{slices.Min(ids)}), nil
+		return m.deleteCheckpoints(ctx, threadID, n, []string{slices.Min(ids)}), nil
 	}
 	slices.Sort(ids)
-	return m.deleteCheckpoints(threadID, n, ids[:len(ids)-keep]), nil
+	return m.deleteCheckpoints(ctx, threadID, n, ids[:len(ids)-keep]), nil
 }
 
 // SweepOrphanedValues implements Saver.
-func (m *Memory) SweepOrphanedValues(_ context.Context, threadID string, opts SweepOptions) (SweepReport, error) {
+func (m *Memory) SweepOrphanedValues(ctx context.Context, threadID string, opts SweepOptions) (SweepReport, error) {
 	grace, err := sweepGrace(opts)
 	if err != nil {
 		return SweepReport{}, err
@@ -377,12 +424,14 @@ func (m *Memory) SweepOrphanedValues(_ context.Context, threadID string, opts Sw
 				rep.Orphans++
 				if opts.Delete {
 					m.grow(t, -len(v.v.Data))
+					t.items--
 					delete(vers, ver)
 					rep.Deleted++
 				}
 			}
 		}
 	}
+	m.settle(ctx, threadID, t)
 	return rep, nil
 }
 

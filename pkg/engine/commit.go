@@ -40,7 +40,7 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 	for range maxRebase {
 		n, ops := e.buildCommit(base, o, e.clock(), id)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
-			if errors.Is(err, ErrTooLarge) && !stored {
+			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {
 				stored = true
 				e.unstorable(base, o, err)
 				continue
@@ -175,6 +175,8 @@ func (e *Engine) unstorable(base *head, o *stepOutcome, err error) {
 		if le.Property != "" {
 			cause += " (property " + le.Property + ")"
 		}
+	} else if errors.Is(err, ErrStorageFull) {
+		cause = "step result cannot be stored: the run store is full (its memory budget)"
 	} else if errors.Is(err, ErrTooLarge) {
 		cause = "step result too large to store"
 	}
@@ -262,7 +264,8 @@ func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/
 // A storage call has three outcomes, not two:
 //   - succeeded (nil);
 //   - definitely rejected, nothing written: a write over a limit or malformed (ErrTooLarge,
-//     ErrInvalidEntity), which the service refuses alike on every try;
+//     ErrInvalidEntity), which the service refuses alike on every try, or refused by a full
+//     store (ErrStorageFull);
 //   - unknown: every other error. A transport error, a timeout, a 500 or 503 may come after
 //     the service applied the write. And the Azure SDK retries such failures, so a first try
 //     that landed makes its own retry fail — an insert with 409, an If-Match with 412, a
@@ -291,7 +294,7 @@ func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/
 // refused reports whether a Submit error says the batch was refused on every try, so it
 // wrote nothing. Any other error leaves the outcome unknown.
 func refused(err error) bool {
-	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity)
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidEntity) || errors.Is(err, ErrStorageFull)
 }
 
 // newWriteID returns a random write id.

@@ -10,7 +10,8 @@ import "context"
 // Implementations must be safe for concurrent use.
 type PayloadStore interface {
 	// Put stores data under key, replacing any previous value. Errors: ErrTooLarge above
-	// MaxPayloadBytes; ErrInvalidEntity for an empty key.
+	// MaxPayloadBytes; ErrInvalidEntity for an empty key; ErrStorageFull when the store holds
+	// all it may (then the previous value is kept).
 	Put(ctx context.Context, key string, data []byte) error
 
 	// Get returns the data stored under key. Errors: ErrNotFound.

@@ -20,6 +20,12 @@ import (
 // the 8 shards are read and skipped first, so keep MaxRuns small (it is meant for the
 // in-memory backend). Each pass purges at most PerPass runs; the rest wait for the next.
 // Rows in the legacy, unsharded index partitions are not considered.
+//
+// On a store that accounts its runs to owners (RunAccounts: the in-memory store with a byte
+// budget) the limits apply per owner: each owner keeps its own newest MaxRuns finished runs
+// (MaxRuns/8 per shard), and while an owner is Crowded its oldest finished runs go too
+// (oldest first within each shard), so one owner's load never purges another owner's runs.
+// A pass then reads every finished row of the index (the store is in memory).
 type Retention struct {
 	// MaxAge purges finished runs created more than MaxAge ago (0: no age limit).
 	MaxAge time.Duration
@@ -62,10 +68,21 @@ func (e *Engine) retain(ctx context.Context) (int, error) {
 	if r.MaxAge > 0 && r.MaxRuns == 0 {
 		from = retentionCutoffKey(e.clock().Add(-r.MaxAge))
 	}
+	acc, _ := e.store.(RunAccounts)
+	if acc != nil && !acc.AccountsRuns() {
+		acc = nil
+	}
 	purged := 0
 	var errs []error
 	for shard := 0; shard < indexShards && purged < budget; shard++ {
-		n, err := e.retainShard(ctx, indexAllPrefix+"-"+strconv.Itoa(shard), from, keep, budget-purged)
+		pk := indexAllPrefix + "-" + strconv.Itoa(shard)
+		var n int
+		var err error
+		if acc != nil {
+			n, err = e.retainShardByOwner(ctx, acc, pk, from, keep, budget-purged)
+		} else {
+			n, err = e.retainShard(ctx, pk, from, keep, budget-purged)
+		}
 		purged += n
 		if err != nil {
 			errs = append(errs, err)
@@ -120,6 +137,57 @@ func (e *Engine) retainShard(ctx context.Context, pk, from string, keep, budget 
 			break
 		}
 		q.Continuation = page.Continuation
+	}
+	return purged, nil
+}
+
+// retainShardByOwner is retainShard per owner (acc): it reads every finished row of one index
+// partition, then, for each owner in the order first met (newest run first), purges oldest
+// first the owner's runs past its newest keep (or older than the age cutoff), and more while
+// the owner is crowded, up to budget runs in all.
+func (e *Engine) retainShardByOwner(ctx context.Context, acc RunAccounts, pk, from string, keep, budget int) (int, error) {
+	r := e.opts.Retention
+	cutoff := ""
+	if r.MaxAge > 0 {
+		cutoff = retentionCutoffKey(e.clock().Add(-r.MaxAge))
+	}
+	q := Query{PartitionKey: pk, RowKeyFrom: from, RowKeyTo: indexRowTo,
+		Where: []Cond{{Property: iStatus, Op: CondNe, Value: indexActive}}, Limit: 1000}
+	byOwner := map[string][]Entity{} // newest first
+	var owners []string
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return 0, fmt.Errorf("retention: read index %s: %w", pk, err)
+		}
+		for _, ent := range page.Entities {
+			o := acc.RunOwner(str(ent.Properties, iRunID))
+			if _, ok := byOwner[o]; !ok {
+				owners = append(owners, o)
+			}
+			byOwner[o] = append(byOwner[o], ent)
+		}
+		if page.Continuation == "" {
+			break
+		}
+		q.Continuation = page.Continuation
+	}
+	purged := 0
+	for _, o := range owners {
+		rows := byOwner[o]
+		for i := len(rows) - 1; i >= 0 && purged < budget; i-- {
+			past := (keep > 0 && i >= keep) || (cutoff != "" && rows[i].RowKey >= cutoff)
+			if !past && !acc.Crowded(o) {
+				break // the newer rows are within the limits too
+			}
+			ok, err := e.retainRun(ctx, rows[i])
+			if err != nil {
+				return purged, err
+			}
+			if ok {
+				purged++
+			}
+		}
 	}
 	return purged, nil
 }

@@ -142,3 +142,10 @@ func parseSeq(rk string) int64 {
 	}
 	return n
 }
+
+// RunRow reports whether rowKey names a row of the run whose instance id is the row's
+// partition key — its head, history, inbox and event-dedup rows, whose keys begin with a
+// lowercase letter — rather than a row the engine keeps about many runs (the run index and
+// the repair pass's due rows, whose keys begin with a digit). A store that accounts what
+// each run holds (memory.WithBudget) tells them apart by it.
+func RunRow(rowKey string) bool { return rowKey != "" && rowKey[0] >= 'a' && rowKey[0] <= 'z' }

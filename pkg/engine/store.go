@@ -33,9 +33,11 @@ type Store interface {
 	//   - ErrTooLarge (a *LimitError): a property value, entity or batch above the limits, or
 	//     more than 100 ops;
 	//   - ErrInvalidEntity: an empty batch, two partitions, a row twice, a bad key, property
-	//     name or value type, or a missing If-Match on Replace, Merge or Delete.
+	//     name or value type, or a missing If-Match on Replace, Merge or Delete;
+	//   - ErrStorageFull: the batch would grow a store that holds all it may (only a store
+	//     with a budget, such as the in-memory one with memory.WithBudget).
 	//
-	// Only ErrTooLarge and ErrInvalidEntity say that nothing was written. Any other error
+	// Only ErrTooLarge, ErrInvalidEntity and ErrStorageFull say that nothing was written. Any other error
 	// leaves the outcome unknown: a transport error, timeout or 5xx may come after the write
 	// was applied, and a backend that retries such failures (the Azure SDK does) reports the
 	// ErrConflict or ErrNotFound its retry met when the first try had landed — the writer
@@ -192,6 +194,10 @@ var (
 	ErrInvalidEntity = errors.New("engine: invalid entity")
 	// ErrInvalidQuery reports a query with a bad limit, condition or continuation token.
 	ErrInvalidQuery = errors.New("engine: invalid query")
+	// ErrStorageFull reports a write refused because the store holds all it may: the
+	// in-memory stores' byte budget (memory.WithBudget). Nothing was written; a write that
+	// shrinks the store is never refused.
+	ErrStorageFull = errors.New("engine: storage full")
 )
 
 // LimitError reports which limit a write exceeded. It wraps ErrTooLarge.
@@ -234,3 +240,18 @@ func (e *BatchError) Error() string { return fmt.Sprintf("batch op %d: %v", e.In
 
 // Unwrap returns the op's error.
 func (e *BatchError) Unwrap() error { return e.Err }
+
+// RunAccounts is an optional capability of a Store that accounts the bytes each run holds to
+// an owner (the in-memory store with a byte budget, memory.WithBudget). Retention then
+// applies per owner: each owner keeps its own newest Retention.MaxRuns finished runs, and
+// an owner that is Crowded loses its own oldest finished runs, never another owner's.
+type RunAccounts interface {
+	// AccountsRuns reports whether the store accounts runs at all (false: the other methods
+	// answer nothing, and retention counts every run as one owner's).
+	AccountsRuns() bool
+	// RunOwner returns the owner run runID's rows count against ("" for none).
+	RunOwner(runID string) string
+	// Crowded reports whether owner's runs hold so much that its oldest finished runs should
+	// go, to leave room for its new work.
+	Crowded(owner string) bool
+}

@@ -46,10 +46,14 @@ func (e *ClientError) Error() string {
 func (e *ClientError) Unwrap() error { return e.Err }
 
 // clientError turns a graph's InputError or ClientError into the public error answered to the
-// caller, or returns nil for any other error (a 500).
+// caller, and a write the in-memory stores' byte budget refused (a checkpoint) into its 507
+// (apierror.StorageFull), or returns nil for any other error (a 500).
 func clientError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if full := apierror.StorageFull(err); full != nil {
+		return full
 	}
 	var inputErr *InputError
 	if errors.As(err, &inputErr) {
@@ -67,7 +71,8 @@ func clientError(err error) error {
 }
 
 // ClientStatus reports how the hosting routes answer a graph error that blames the client: the
-// status and public message of an *InputError (422) or a *ClientError (its 4xx). ok is false
+// status and public message of an *InputError (422), a *ClientError (its 4xx) or a refusal of
+// the in-memory stores' byte budget (507, apierror.StorageFull). ok is false
 // for any other error, which callers answer as a 500 without its text. Other surfaces that run
 // hosted graphs (the platform API) use it to answer the same way.
 func ClientStatus(err error) (status int, message string, ok bool) {

@@ -101,6 +101,8 @@ func (a *GraphHostApp) checkThread(ctx context.Context, sc *threadScope, c isola
 	switch {
 	case errors.Is(err, ErrThreadNotFound):
 		return notFound
+	case apierror.StorageFull(err) != nil:
+		return apierror.StorageFull(err) // the thread record does not fit the memory budget
 	case err != nil:
 		a.logger.Error("check thread owner", "graph", g.name, "thread_id", tid, "error", err)
 		return apierror.New(apierror.ErrInternal, "Internal error while checking the thread's owner")

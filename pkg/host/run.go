@@ -11,6 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // PanicError is the error of a run whose graph panicked. The caller sees 500 (invoke) or an
@@ -41,6 +42,7 @@ func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint s
 // admission is a request that passed every pre-execution check.
 type admission struct {
 	req     *runRequest // &request
+	owner   string      // the caller's identity under isolation ("" none, or the master key)
 	locked  bool
 	token   string
 	request runRequest
@@ -62,6 +64,10 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	if err != nil {
 		return err
 	}
+	adm.owner = caller.ID
+	if caller.Admin {
+		adm.owner = ""
+	}
 	body, err := readBody(r, a.lim.maxBody, nil)
 	if err != nil {
 		return err
@@ -82,7 +88,7 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 		req.Version = nil
 	}
 	if sc != nil && req.Config.ThreadID != "" {
-		if err := a.checkThread(r.Context(), sc, caller, g, req.Config.ThreadID, true); err != nil {
+		if err := a.checkThread(membudget.NewWork(r.Context(), adm.owner), sc, caller, g, req.Config.ThreadID, true); err != nil {
 			return err
 		}
 	}
@@ -103,9 +109,11 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	return nil
 }
 
-// runContext returns the graph's context: cancelled when the request ends, and when a lock
-// that can be lost (lock.LossNotifier) is lost.
+// runContext returns the graph's context: the caller's new work on behalf of its identity
+// (membudget.NewWork: what the graph stores in memory counts against it), cancelled when the
+// request ends, and when a lock that can be lost (lock.LossNotifier) is lost.
 func (a *GraphHostApp) runContext(ctx context.Context, g *hostedGraph, adm *admission) (context.Context, context.CancelFunc) {
+	ctx = membudget.NewWork(ctx, adm.owner)
 	if adm.locked {
 		return lock.ContextWithLoss(ctx, a.lock, g.name, adm.req.Config.ThreadID, adm.token)
 	}

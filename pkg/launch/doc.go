@@ -31,7 +31,8 @@
 // Run and FromEnv are the only readers of the environment: log level (FUNCGRAPH_LOG_LEVEL),
 // storage (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the
 // engine's FUNCGRAPH_VISIBILITY_TIMEOUT, FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS,
-// the routes' wait bound (FUNCGRAPH_MAX_WAIT), the thread lock backend (GRAPH_LOCK_BACKEND,
+// the embedded default's memory budget (FUNCGRAPH_MEMORY_BUDGET,
+// FUNCGRAPH_MEMORY_BUDGET_PER_IDENTITY: Settings.MemoryBudget), the routes' wait bound (FUNCGRAPH_MAX_WAIT), the thread lock backend (GRAPH_LOCK_BACKEND,
 // FUNCGRAPH_LOCK_CONTAINER), per-user isolation (FUNCGRAPH_USER_ISOLATION,
 // FUNCGRAPH_IDENTITY_HEADER, FUNCGRAPH_TRUSTED_PROXIES: off by default, checked at startup),
 // the server's timeouts and limits (FUNCGRAPH_READ_HEADER_TIMEOUT, FUNCGRAPH_BODY_READ_TIMEOUT,

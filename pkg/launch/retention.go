@@ -17,14 +17,15 @@ const (
 	// purged, counted from each run's creation. Off by default on Azure Storage; on the
 	// in-memory backend it adds an age limit to the count limit.
 	envRetention = "FUNCGRAPH_RETENTION"
-	// envMemoryMaxRuns is how many finished runs the in-memory backend keeps, the newest
-	// (default memoryMaxRuns; 0 keeps every run). Ignored on Azure Storage.
+	// envMemoryMaxRuns is how many finished runs the in-memory backend keeps per identity,
+	// the newest (default memoryMaxRuns; 0 keeps every run). Ignored on Azure Storage.
 	envMemoryMaxRuns = "FUNCGRAPH_MEMORY_MAX_RUNS"
 )
 
-// memoryMaxRuns is the default count of finished runs the in-memory backend keeps. At the
-// ~40 KB a small finished run holds there, it bounds them to about 40 MB, plus the runs that
-// finished since the last repair pass (SweepInterval, 30 s).
+// memoryMaxRuns is the default count of finished runs the in-memory backend keeps per
+// identity (the store accounts runs to owners: engine.RunAccounts). A small finished run holds
+// about 1.8 KB there, one with a large state far more (history copies it at every step), so
+// the memory budget (budget.go) bounds the bytes; this bounds the count.
 const memoryMaxRuns = 1000
 
 // memoryPerPass is the in-memory backend's Retention.PerPass: a purge there costs no

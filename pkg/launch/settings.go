@@ -16,6 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -70,13 +71,18 @@ type Settings struct {
 	// Durable is the durable engine's storage.
 	Durable Durable
 	// Threads is the platform routes' thread store on Azure Table storage (table
-	// Names.ThreadsTable) when AzureWebJobsStorage is configured and the app serves; nil
-	// otherwise, and the app keeps its threads in memory (platform.Options.Threads).
+	// Names.ThreadsTable) when AzureWebJobsStorage is configured and the app serves;
+	// otherwise an in-memory store on MemoryBudget (threads.NewLimitedMemory).
 	Threads threads.Store
 	// Checkpoints is a checkpointer of hosted graphs on Azure Blob storage (container
 	// Names.CheckpointContainer) when AzureWebJobsStorage is configured and the app serves;
-	// nil otherwise, and graphs keep their checkpoints in memory.
+	// otherwise an in-memory checkpointer on MemoryBudget.
 	Checkpoints checkpoint.Saver
+	// MemoryBudget is the byte budget of the in-memory stores (the durable engine's, Threads
+	// and Checkpoints) when AzureWebJobsStorage is not configured, from
+	// FUNCGRAPH_MEMORY_BUDGET and FUNCGRAPH_MEMORY_BUDGET_PER_IDENTITY (budget.go); nil on
+	// Azure Storage. Give it to any other in-memory store the app keeps.
+	MemoryBudget *membudget.Budget
 	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
 	// the app serves (nil otherwise): every store above and the thread lock are opened from
 	// them, and the app may open its own Azure stores from them too.

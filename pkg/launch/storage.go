@@ -12,8 +12,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/queuestore"
 	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
 	"github.com/funcgraph/funcgraph/pkg/azure/tablethreads"
+	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // EnvStorage is the storage connection string the Functions host also uses; its
@@ -144,10 +146,21 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		return err
 	}
 	if inMemory {
+		b, err := budgetFromEnv(getenv)
+		if err != nil {
+			return err
+		}
+		s.MemoryBudget = b
 		s.Durable = Durable{
-			Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
+			Store: memory.NewStore(memory.WithBudget(b)), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(memory.WithBudget(b)),
 			QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
 			Retention: retention,
+		}
+		s.Threads = threads.NewLimitedMemory(threads.MemoryOptions{Budget: b})
+		s.Checkpoints = checkpoint.NewMemory(checkpoint.MemoryOptions{Budget: b})
+		if mode != ModeFunctions {
+			l := b.Limits()
+			s.Logger.Info("storage: process memory", "memory_budget_bytes", l.Total, "memory_budget_per_identity_bytes", l.PerIdentity)
 		}
 		return nil
 	}

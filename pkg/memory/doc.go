@@ -2,7 +2,8 @@
 // Store, a WorkQueue and a PayloadStore (NewStore, NewQueue, NewPayloadStore) — for tests and
 // for the embedded default of the standalone server. They enforce the same rules as the Azure
 // backends (the Azure Table limits of engine.ValidateBatch, ETags, visibility timeouts), so a
-// test that passes here does not hide a write Azure would reject.
+// test that passes here does not hide a write Azure would reject. WithBudget holds a Store and
+// a PayloadStore to a byte budget (package membudget), as the embedded default does.
 //
 // Nothing here is durable: a process restart loses every run. Use the Azure backends in
 // production.

@@ -3,11 +3,14 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
@@ -72,4 +75,22 @@ func ExampleQueue_PoisonQueue() {
 	moved, _ := poison.Receive(ctx, engine.MaxReceive, 0)
 	fmt.Println(q.Len(), len(moved), moved[0].DequeueCount)
 	// Output: 0 1 1
+}
+
+// A store on a byte budget refuses a write that would pass it, and writes nothing.
+func ExampleWithBudget() {
+	b, _ := membudget.New(membudget.Limits{Total: 4 << 20})
+	s := memory.NewStore(memory.WithBudget(b))
+	ctx := membudget.NewWork(context.Background(), "")
+	row := func(pk string) []engine.Op {
+		return []engine.Op{{Kind: engine.OpInsert, Entity: engine.Entity{PartitionKey: pk, RowKey: "r",
+			Properties: map[string]any{"V": strings.Repeat("v", 30000)}}}}
+	}
+	var err error
+	n := 0
+	for ; err == nil; n++ {
+		_, err = s.Submit(ctx, row(fmt.Sprint("run-", n)))
+	}
+	fmt.Println(errors.Is(err, engine.ErrStorageFull), s.Len() == n-1, b.Used() <= 4<<20)
+	// Output: true true true
 }

@@ -1,6 +1,10 @@
 package memory
 
-import "time"
+import (
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/membudget"
+)
 
 // Option configures a Store, Queue or PayloadStore.
 type Option func(*config)
@@ -8,6 +12,18 @@ type Option func(*config)
 type config struct {
 	clock   func() time.Time
 	noETags bool
+	budget  *membudget.Budget
+}
+
+// WithBudget makes a Store or PayloadStore account the bytes it holds on b, and refuse a
+// write past b's limits (engine.ErrStorageFull and a *membudget.ExceededError: nothing is
+// written). A Store counts a run's own rows (engine.RunRow) and a PayloadStore a run's
+// payloads against the identity the run was started for (membudget.NewWork), and the rows
+// it keeps about many runs (the run index) against the total only. Give the Store and the
+// PayloadStore of one engine the same budget. The engine then applies its retention per
+// owner (engine.RunAccounts).
+func WithBudget(b *membudget.Budget) Option {
+	return func(c *config) { c.budget = b }
 }
 
 // WithoutETags makes a Store's Submit return "" for every ETag, as a backend that cannot

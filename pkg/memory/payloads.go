@@ -8,11 +8,14 @@ import (
 	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // PayloadStore is an in-memory engine.PayloadStore. For tests and the embedded default,
-// not production.
+// not production. With a budget (WithBudget) a payload counts against its run's identity.
 type PayloadStore struct {
+	budget *membudget.Budget // nil: nothing accounted
+
 	mu   sync.Mutex
 	data map[string][]byte // guarded by mu
 }
@@ -20,8 +23,8 @@ type PayloadStore struct {
 var _ engine.PayloadStore = (*PayloadStore)(nil)
 
 // NewPayloadStore returns an empty payload store.
-func NewPayloadStore(...Option) *PayloadStore {
-	return &PayloadStore{data: map[string][]byte{}}
+func NewPayloadStore(opts ...Option) *PayloadStore {
+	return &PayloadStore{budget: newConfig(opts).budget, data: map[string][]byte{}}
 }
 
 // Put implements engine.PayloadStore.
@@ -37,6 +40,15 @@ func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.budget != nil {
+		n := payloadBytes(key, len(data))
+		if old, ok := p.data[key]; ok {
+			n -= payloadBytes(key, len(old))
+		}
+		if err := p.budget.Charge(ctx, runScope(payloadRun(key)), n); err != nil {
+			return fmt.Errorf("put payload %s: %w", key, refusal(err))
+		}
+	}
 	p.data[key] = slices.Clone(data)
 	return nil
 }
@@ -71,6 +83,9 @@ func (p *PayloadStore) DeletePrefix(ctx context.Context, prefix string) (int, er
 	n := 0
 	for k := range p.data {
 		if strings.HasPrefix(k, prefix) {
+			if p.budget != nil {
+				_ = p.budget.Charge(ctx, runScope(payloadRun(k)), -payloadBytes(k, len(p.data[k])))
+			}
 			delete(p.data, k)
 			n++
 		}

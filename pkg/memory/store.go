@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Store is an in-memory engine.Store with Azure Table semantics. For tests and the embedded
@@ -26,6 +27,7 @@ import (
 type Store struct {
 	clock   func() time.Time
 	noETags bool
+	budget  *membudget.Budget // nil: nothing accounted (budget.go)
 	seed    maphash.Seed
 	etags   atomic.Uint64 // the last ETag number given; rows are numbered from 1
 	shards  [storeShards]shard
@@ -107,7 +109,7 @@ var _ engine.Store = (*Store)(nil)
 // NewStore returns an empty store.
 func NewStore(opts ...Option) *Store {
 	c := newConfig(opts)
-	s := &Store{clock: c.clock, noETags: c.noETags, seed: maphash.MakeSeed()}
+	s := &Store{clock: c.clock, noETags: c.noETags, budget: c.budget, seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].parts = map[string]*partition{}
 	}
@@ -231,6 +233,13 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 			return nil, fmt.Errorf("submit batch: %w", &engine.BatchError{Index: i, Err: err})
 		}
 	}
+	var datas []string // with a budget: each op's new row, encoded and accounted before any change
+	if s.budget != nil {
+		var err error
+		if datas, err = s.charge(ctx, pk, p, ops); err != nil {
+			return nil, fmt.Errorf("submit batch: %w", err)
+		}
+	}
 	if p == nil {
 		p = &partition{}
 		sh.parts[pk] = p
@@ -251,17 +260,24 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 			p.rows = slices.Delete(p.rows, j, j+1)
 			continue
 		}
-		c := s.codecOf(rk)
-		c.mu.Lock()
-		switch op.Kind {
-		case engine.OpInsert:
-			p.insert(j, row{data: c.encode(rk, op.Entity.Properties)})
-		case engine.OpReplace:
-			p.rows[j].data = c.encode(rk, op.Entity.Properties)
-		case engine.OpMerge:
-			p.rows[j].data = c.merge(rk, p.rows[j].enc(), op.Entity.Properties)
+		switch {
+		case datas != nil && op.Kind == engine.OpInsert:
+			p.insert(j, row{data: datas[i]})
+		case datas != nil:
+			p.rows[j].data = datas[i]
+		default:
+			c := s.codecOf(rk)
+			c.mu.Lock()
+			switch op.Kind {
+			case engine.OpInsert:
+				p.insert(j, row{data: c.encode(rk, op.Entity.Properties)})
+			case engine.OpReplace:
+				p.rows[j].data = c.encode(rk, op.Entity.Properties)
+			case engine.OpMerge:
+				p.rows[j].data = c.merge(rk, p.rows[j].enc(), op.Entity.Properties)
+			}
+			c.mu.Unlock()
 		}
-		c.mu.Unlock()
 		r := &p.rows[j]
 		n := first + uint64(i) + 1
 		r.meta, r.ts = n<<16|uint64(len(rk)), now
@@ -282,6 +298,9 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		// partition on every emptied partition).
 		delete(sh.parts, pk)
 		sh.pkDirty = true
+		if s.budget != nil {
+			_ = s.budget.Charge(ctx, "", -partitionBytes(pk))
+		}
 	}
 	return etags, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -22,15 +23,18 @@ import (
 // hands the isolation to the hosting app with the thread store as its record of owners
 // (hostingOwners), so the hosting routes reach the same threads under the same rules; a
 // durable assistant's engine run records the thread's owner (RunRequest.owner,
-// DurableRunRequest.Owner). With isolation off none of this costs anything: the routes are
-// not wrapped and the checks are one nil test.
+// DurableRunRequest.Owner). With isolation off the checks are one nil test.
 
 type callerKey struct{}
 
-// isolate wraps a route with the caller check when isolation is on.
+// isolate wraps a route with the caller check when isolation is on, and marks its context as
+// the caller's new work (membudget.NewWork: what it stores in memory counts against the
+// caller's identity, the master key's against none).
 func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 	if s.iso == nil {
-		return h
+		return func(w http.ResponseWriter, r *http.Request) {
+			h(w, r.WithContext(membudget.NewWork(r.Context(), "")))
+		}
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.iso.Caller(r)
@@ -38,7 +42,11 @@ func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 			writeError(w, callerError(err), s.logger)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		owner := c.ID
+		if c.Admin {
+			owner = ""
+		}
+		h(w, r.WithContext(membudget.NewWork(context.WithValue(r.Context(), callerKey{}, c), owner)))
 	}
 }
 

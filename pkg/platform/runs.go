@@ -43,7 +43,7 @@ func (s *Service) lockThread(ctx context.Context, tid string, req *RunRequest) e
 // resets the thread) and reported.
 func (s *Service) releaseThread(ctx context.Context, tid string, status threads.Status, values json.RawMessage) error {
 	err := s.store.Release(context.WithoutCancel(ctx), tid, status, values, s.now())
-	if errors.Is(err, threads.ErrTooLarge) && values != nil {
+	if (errors.Is(err, threads.ErrTooLarge) || errors.Is(err, threads.ErrStorageFull)) && values != nil {
 		s.logger.Error("run output does not fit the thread record", "thread_id", tid)
 		_ = s.store.Release(context.WithoutCancel(ctx), tid, threads.StatusError, nil, s.now())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Per-user isolation (Options.Isolation). Every run endpoint resolves its caller first (401
@@ -22,8 +23,7 @@ import (
 // may not take the id of another identity's run (409 instance already exists). An admin (the
 // master key) sees every run and its metadata is kept as given. The graph versions route
 // counts every identity's unfinished runs, an operator's figure, so it is the master key's
-// only: another caller gets 403. With isolation off the endpoints are not wrapped and the
-// checks are one nil test.
+// only: another caller gets 403. With isolation off the checks are one nil test.
 
 // Errors of the caller check, each answered as it is.
 var (
@@ -35,10 +35,14 @@ var (
 
 type callerKey struct{}
 
-// isolate wraps an endpoint with the caller check when isolation is on.
+// isolate wraps an endpoint with the caller check when isolation is on, and marks its
+// context as the caller's new work (membudget.NewWork: what it stores in memory counts
+// against the caller's identity, the master key's against none).
 func (s *Service) isolate(fn func(w http.ResponseWriter, r *http.Request) error) func(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.Isolation == nil {
-		return fn
+		return func(w http.ResponseWriter, r *http.Request) error {
+			return fn(w, r.WithContext(membudget.NewWork(r.Context(), "")))
+		}
 	}
 	iso := s.opts.Isolation
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -51,7 +55,12 @@ func (s *Service) isolate(fn func(w http.ResponseWriter, r *http.Request) error)
 		case err != nil:
 			return errNoCaller
 		}
-		return fn(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		owner := c.ID
+		if c.Admin {
+			owner = ""
+		}
+		ctx := membudget.NewWork(context.WithValue(r.Context(), callerKey{}, c), owner)
+		return fn(w, r.WithContext(ctx))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/waitbound"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // The kinds of failure, one per HTTP status that Status answers. An error of none of them is
@@ -24,6 +25,7 @@ var (
 	ErrNotImplemented = errors.New("not implemented")        // 501
 	ErrBusy           = errors.New("busy, retry later")      // 503
 	ErrWaitExceeded   = errors.New("wait bound passed")      // 504
+	ErrStorageFull    = errors.New("insufficient storage")   // 507
 )
 
 // Status is the one place where an error of the HTTP surfaces becomes an HTTP status: the
@@ -57,6 +59,8 @@ func Status(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, ErrWaitExceeded):
 		return http.StatusGatewayTimeout
+	case errors.Is(err, ErrStorageFull), errors.Is(err, membudget.ErrExceeded):
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusInternalServerError
 	}
@@ -170,3 +174,24 @@ func Invalid(field, message string) error {
 // GraphFailed answers a graph run that failed without blaming the client: 500 with a fixed
 // text (the failure itself is logged, never sent).
 var GraphFailed = New(ErrInternal, "Graph execution failed")
+
+// Messages of StorageFull: the in-memory stores' byte budget refused new work, of the
+// caller's identity or of every identity together.
+const (
+	StorageFullMessage         = "Insufficient storage: the server's memory budget is used up; retry once finished runs or threads are deleted"
+	IdentityStorageFullMessage = "Insufficient storage: your identity's share of the server's memory budget is used up; delete finished runs or threads, or retry once they are purged"
+)
+
+// StorageFull returns the 507 that answers a write the in-memory stores' byte budget refused
+// (a *membudget.ExceededError anywhere in err's chain), or nil when err is not one. Nothing
+// was written: the caller may retry once room is made.
+func StorageFull(err error) error {
+	var ex *membudget.ExceededError
+	if !errors.As(err, &ex) {
+		return nil
+	}
+	if ex.Owner != "" {
+		return New(ErrStorageFull, IdentityStorageFullMessage)
+	}
+	return New(ErrStorageFull, StorageFullMessage)
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 func TestShape_Reply_WritesEachSurfaceShape(t *testing.T) {
@@ -16,6 +17,8 @@ func TestShape_Reply_WritesEachSurfaceShape(t *testing.T) {
 	conflict := &apierror.Error{Kind: apierror.ErrConflict, Message: "instance already exists",
 		Fields: []apierror.Field{{Name: "instance_id", Value: "r"}, {Name: "runtime_status", Value: "Running"}}}
 	secret := fmt.Errorf("storage: key=secret: %w", errors.New("boom"))
+	full := &membudget.ExceededError{Limit: 10, Used: 9, Want: 2, NewWork: true}
+	fullOfAlice := &membudget.ExceededError{Owner: "alice", Limit: 10, Used: 9, Want: 2, NewWork: true}
 	tests := []struct {
 		name       string
 		shape      apierror.Shape
@@ -41,6 +44,12 @@ func TestShape_Reply_WritesEachSurfaceShape(t *testing.T) {
 		{"invalid identity", apierror.Platform, apierror.UnresolvedCaller(apierror.NewKind(apierror.ErrBadRequest, "bad")), 400, `{"detail": "` + apierror.InvalidIdentityMessage + `"}`},
 		{"wait bound", apierror.Platform, apierror.WaitExceeded(1500 * time.Millisecond), 504,
 			`{"detail": "Graph run did not finish within 1.5 s; it goes on in the background"}`},
+		{"budget, hosting", apierror.Hosting, fmt.Errorf("put checkpoint: %w", full), 507,
+			`{"error":"error","detail":"` + apierror.StorageFullMessage + `"}`},
+		{"budget of an identity, platform", apierror.Platform, fmt.Errorf("create thread: %w", fullOfAlice), 507,
+			`{"detail": "` + apierror.IdentityStorageFullMessage + `"}`},
+		{"budget, runs", apierror.Runs, fmt.Errorf("start run: %w", full), 507,
+			`{"error": "` + apierror.StorageFullMessage + `"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +81,8 @@ func TestStatus_KindsAndTheirCases(t *testing.T) {
 		{apierror.New(apierror.ErrNotImplemented, "x"), 501},
 		{apierror.New(apierror.ErrBusy, "x"), 503},
 		{apierror.New(apierror.ErrWaitExceeded, "x"), 504},
+		{apierror.New(apierror.ErrStorageFull, "x"), 507},
+		{fmt.Errorf("submit: %w", &membudget.ExceededError{}), 507},
 		{apierror.New(invalidConfig, "x"), 400},
 		{fmt.Errorf("read body: %w", apierror.ErrBadRequest), 400},
 		{errors.New("anything else"), 500},

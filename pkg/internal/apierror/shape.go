@@ -58,11 +58,18 @@ func runsBody(msg string, fields []Field) ([]byte, error) {
 	return pyjson.AppendReformat(nil, append(b, '}')), nil
 }
 
-// Reply returns the status (Status) and body that answer err in this shape. An error that is
-// not an *Error, and one whose body does not encode, is a 500 with the shape's fixed text.
+// Reply returns the status (Status) and body that answer err in this shape. A refusal of the
+// in-memory stores' byte budget without a public answer is answered as StorageFull. Any
+// other error that is not an *Error, and one whose body does not encode, is a 500 with the
+// shape's fixed text.
 func (s Shape) Reply(err error) (int, []byte) {
 	msg, fields := s.internal, []Field(nil)
 	var e *Error
+	if !errors.As(err, &e) {
+		if full := StorageFull(err); full != nil {
+			err = full
+		}
+	}
 	if errors.As(err, &e) {
 		msg, fields = e.Message, e.Fields
 	}

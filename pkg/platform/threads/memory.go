@@ -7,16 +7,21 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Memory is the in-process Store: for tests and a single instance only. It does not survive
 // a restart and does not coordinate scaled-out instances. It enforces the record limits
-// (CheckSize) as the Azure store does. A store made by NewBoundedMemory keeps at most a
-// given number of threads (retention.go).
+// (CheckSize) as the Azure store does. A store made by NewBoundedMemory or NewLimitedMemory
+// keeps at most a given number of threads, and one with a budget at most its bytes
+// (retention.go).
 type Memory struct {
-	mu         sync.Mutex
-	threads    map[string]Thread // guarded by mu
 	maxThreads int               // 0: unbounded
+	budget     *membudget.Budget // nil: nothing accounted
+
+	mu      sync.Mutex
+	threads map[string]Thread // guarded by mu
 }
 
 var _ Store = (*Memory)(nil)
@@ -36,7 +41,7 @@ func clone(t Thread) Thread {
 }
 
 // Create implements Store.
-func (m *Memory) Create(_ context.Context, t Thread) error {
+func (m *Memory) Create(ctx context.Context, t Thread) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.threads[t.ThreadID]; ok {
@@ -45,7 +50,10 @@ func (m *Memory) Create(_ context.Context, t Thread) error {
 	if err := CheckSize(t); err != nil {
 		return fmt.Errorf("create thread: %w", err)
 	}
-	m.makeRoom()
+	m.makeRoom(ownerOf(t))
+	if err := m.account(ctx, nil, &t); err != nil {
+		return fmt.Errorf("create thread: %w", err)
+	}
 	m.threads[t.ThreadID] = clone(t)
 	return nil
 }
@@ -62,7 +70,7 @@ func (m *Memory) Get(_ context.Context, threadID string) (Thread, error) {
 }
 
 // PatchMetadata implements Store.
-func (m *Memory) PatchMetadata(_ context.Context, threadID string, metadata map[string]any, now time.Time) (Thread, error) {
+func (m *Memory) PatchMetadata(ctx context.Context, threadID string, metadata map[string]any, now time.Time) (Thread, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.threads[threadID]
@@ -75,17 +83,22 @@ func (m *Memory) PatchMetadata(_ context.Context, threadID string, metadata map[
 	if err := CheckSize(t); err != nil {
 		return Thread{}, fmt.Errorf("patch thread: %w", err)
 	}
+	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
+		return Thread{}, fmt.Errorf("patch thread: %w", err)
+	}
 	m.threads[threadID] = t
 	return clone(t), nil
 }
 
 // Delete implements Store.
-func (m *Memory) Delete(_ context.Context, threadID string) error {
+func (m *Memory) Delete(ctx context.Context, threadID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.threads[threadID]; !ok {
+	t, ok := m.threads[threadID]
+	if !ok {
 		return fmt.Errorf("delete thread %q: %w", threadID, ErrThreadNotFound)
 	}
+	_ = m.account(ctx, &t, nil)
 	delete(m.threads, threadID)
 	return nil
 }
@@ -117,7 +130,7 @@ func (m *Memory) Count(_ context.Context, q Query) (int, error) {
 }
 
 // Acquire implements Store.
-func (m *Memory) Acquire(_ context.Context, threadID, assistantID string, metadata map[string]any, now time.Time) (Thread, error) {
+func (m *Memory) Acquire(ctx context.Context, threadID, assistantID string, metadata map[string]any, now time.Time) (Thread, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.threads[threadID]
@@ -135,12 +148,15 @@ func (m *Memory) Acquire(_ context.Context, threadID, assistantID string, metada
 	if err := CheckSize(t); err != nil {
 		return Thread{}, fmt.Errorf("acquire thread: %w", err)
 	}
+	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
+		return Thread{}, fmt.Errorf("acquire thread: %w", err)
+	}
 	m.threads[threadID] = t
 	return clone(t), nil
 }
 
 // Release implements Store.
-func (m *Memory) Release(_ context.Context, threadID string, status Status, values json.RawMessage, now time.Time) error {
+func (m *Memory) Release(ctx context.Context, threadID string, status Status, values json.RawMessage, now time.Time) error {
 	if err := CheckReleaseStatus(status); err != nil {
 		return err
 	}
@@ -156,6 +172,9 @@ func (m *Memory) Release(_ context.Context, threadID string, status Status, valu
 		t.Values = append(json.RawMessage(nil), values...)
 	}
 	if err := CheckSize(t); err != nil {
+		return fmt.Errorf("release thread: %w", err)
+	}
+	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
 		return fmt.Errorf("release thread: %w", err)
 	}
 	m.threads[threadID] = t

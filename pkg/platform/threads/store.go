@@ -74,6 +74,9 @@ var (
 	// ErrInvalidArgument reports an argument the contract refuses (an unknown status, a
 	// negative age). Nothing was written.
 	ErrInvalidArgument = errors.New("threads: invalid argument")
+	// ErrStorageFull reports a write that would grow a store holding all it may: the
+	// in-memory store's byte budget (MemoryOptions.Budget). Nothing was written.
+	ErrStorageFull = errors.New("threads: storage full")
 )
 
 // BoundError is returned by Acquire when the thread is bound to another assistant.
