@@ -42,6 +42,7 @@ func FuzzCheckLimits(f *testing.F) {
 	for _, s := range []string{`{"a":{"b":[1,{"c":2}]}}`, `[[[]]]`, `{}`, `[1,2,3,4]`} {
 		f.Add(s, 3, 3)
 	}
+	f.Add(`[0]`, 8, 0) // no node cap (the routes never pass 0: host.Options gives 10000)
 	f.Fuzz(func(t *testing.T, doc string, maxDepth, maxNodes int) {
 		if !json.Valid([]byte(doc)) || maxDepth < 1 || maxNodes < 0 || maxDepth > 64 {
 			return
@@ -55,7 +56,7 @@ func FuzzCheckLimits(f *testing.F) {
 			if got != nil {
 				t.Fatalf("scalar %s refused: %v", doc, got)
 			}
-		case depth <= maxDepth && nodes <= maxNodes:
+		case depth <= maxDepth && (maxNodes == 0 || nodes <= maxNodes): // 0: no node cap
 			if got != nil {
 				t.Fatalf("%s (depth %d, nodes %d) refused under %d/%d: %v", doc, depth, nodes, maxDepth, maxNodes, got)
 			}
