@@ -23,7 +23,8 @@ import (
 // may not take the id of another identity's run (409 instance already exists). An admin (the
 // master key) sees every run and its metadata is kept as given. The graph versions route
 // counts every identity's unfinished runs, an operator's figure, so it is the master key's
-// only: another caller gets 403. With isolation off the checks are one nil test.
+// only: another caller gets 403. With isolation off no caller is resolved: every request is
+// only marked as new work for the memory budget (isolate).
 
 // Errors of the caller check, each answered as it is.
 var (
