@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -42,6 +43,10 @@ type nodeOptions struct {
 	routeName     string
 	handlerName   string
 	terminal      bool
+	// Per-node policies (nodepolicy.go).
+	retry       *RetryPolicy
+	timeout     time.Duration
+	failureNode string
 }
 
 // WithNext sets the node's static next node. With a route handler it is the fallback used when
@@ -50,7 +55,7 @@ func WithNext(node string) NodeOption {
 	return func(o *nodeOptions) { o.next = node }
 }
 
-// WithRoute sets the node's route handler. Its default name is FuncName(fn).
+// WithRoute sets the node's route handler. Its default name is "route:<node name>" (names.go).
 func WithRoute[S any](fn RouteFunc[S]) NodeOption {
 	return func(o *nodeOptions) {
 		if fn == nil {
@@ -98,6 +103,8 @@ type ManifestBuilder[S any] struct {
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
 	routeIdentity map[string]uintptr
+	policies      map[string]NodePolicy  // by node name, only nodes with a policy (nodepolicy.go)
+	legacy        map[string]legacyNames // by node name: the FuncName defaults (names.go)
 
 	schemaOnce sync.Once // reflects S for the typed adapters
 	schema     *stateSchema
@@ -118,6 +125,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 		graphName: graphName, version: o.version, metadata: md,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
+		policies: map[string]NodePolicy{}, legacy: map[string]legacyNames{},
 	}
 }
 
@@ -138,9 +146,12 @@ func (b *ManifestBuilder[S]) fail(msg string) error {
 // ErrInvalidGraph): "duplicate node name '<name>'", "callable cannot be None",
 // "handler name '<h>' already registered to a different callable",
 // "route handler name '<r>' already registered to a different callable",
-// "terminal nodes cannot define next_node or route_handler_name". A failed AddNode changes
-// nothing, and Build reports the first such error again so that an unchecked error cannot
-// produce a graph.
+// "terminal nodes cannot define next_node or route_handler_name", then the per-node policy
+// checks of WithRetry and WithTimeout. A failed AddNode changes nothing, and Build reports the
+// first such error again so that an unchecked error cannot produce a graph.
+//
+// A handler given no name is named after its node, "node:<name>" (a route handler
+// "route:<name>"): see names.go.
 func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
 	return b.addNode(name, handler, nil, opts...)
 }
@@ -171,7 +182,7 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	}
 	handlerName := o.handlerName
 	if handlerName == "" {
-		handlerName = FuncName(userFn)
+		handlerName = defaultHandlerName(name)
 	}
 	if prev, ok := b.nodeIdentity[handlerName]; ok && prev != funcPointer(userFn) {
 		return b.fail(fmt.Sprintf("handler name '%s' already registered to a different callable", handlerName))
@@ -184,7 +195,7 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	if route != nil {
 		routeName = o.routeName
 		if routeName == "" {
-			routeName = FuncName(routeFn)
+			routeName = defaultRouteName(name)
 		}
 		if prev, ok := b.routeIdentity[routeName]; ok && prev != funcPointer(routeFn) {
 			return b.fail(fmt.Sprintf("route handler name '%s' already registered to a different callable", routeName))
@@ -193,10 +204,27 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	if o.terminal && (o.next != "" || route != nil) {
 		return b.fail("terminal nodes cannot define next_node or route_handler_name")
 	}
+	if msg := checkNodePolicy(name, &o); msg != "" {
+		return b.fail(msg)
+	}
 	b.nodeIndex[name] = len(b.nodes)
 	b.nodes = append(b.nodes, NodeDefinition{
 		Name: name, HandlerName: handlerName, NextNode: o.next, RouteHandlerName: routeName, Terminal: o.terminal,
+		FailureNode: o.failureNode,
 	})
+	if p, ok := nodePolicyOf(&o); ok {
+		b.policies[name] = p
+	}
+	l := legacyNames{handler: o.handlerName}
+	if l.handler == "" {
+		l.handler = FuncName(userFn)
+	}
+	if route != nil {
+		if l.route = o.routeName; l.route == "" {
+			l.route = FuncName(routeFn)
+		}
+	}
+	b.legacy[name] = l
 	b.nodeFuncs[name] = handler
 	b.nodeIdentity[handlerName] = funcPointer(userFn)
 	if route != nil {
@@ -225,9 +253,12 @@ func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc
 // "entrypoint must be set before building the manifest",
 // "entrypoint must reference a registered node",
 // "node '<name>' references unknown next_node '<next>'" (nodes in add order),
+// "node '<name>' references unknown failure_node '<node>'" (WithFailureRoute),
 // "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
-// node has a route handler), and that the metadata encodes as JSON. Then it computes the
-// graph hash. The builder stays usable; later changes do not affect the registration.
+// node has a route handler; failure routes count as edges), and that the metadata encodes as
+// JSON. Then it computes the graph hash, and the hash the graph had under FuncName default
+// names (GraphManifest.LegacyGraphHash). The builder stays usable; later changes do not affect
+// the registration.
 func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if b.err != nil {
 		return GraphRegistration[S]{}, b.err
@@ -245,6 +276,11 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	for _, n := range b.nodes {
 		if _, ok := b.nodeIndex[n.NextNode]; n.NextNode != "" && !ok {
 			return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("node '%s' references unknown next_node '%s'", n.Name, n.NextNode))
+		}
+	}
+	for _, n := range b.nodes {
+		if _, ok := b.nodeIndex[n.FailureNode]; n.FailureNode != "" && !ok {
+			return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("node '%s' references unknown failure_node '%s'", n.Name, n.FailureNode))
 		}
 	}
 	if unreachable := b.unreachable(); len(unreachable) > 0 {
@@ -268,14 +304,19 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
 	}
 	m.GraphHash = hashCanonical(canon)
+	if m.legacyHash, err = b.legacyHash(m); err != nil {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
+	}
 	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.eventHandlers)
+	g.r.policies = maps.Clone(b.policies)
 	g.r.eventChecks = maps.Clone(b.eventChecks)
 	g.r.eventPayloads = maps.Clone(b.eventPayloads)
 	return g, nil
 }
 
 // unreachable returns the sorted names of nodes not reachable from the entrypoint along
-// next_node edges, or nil when any reachable node has a route handler (targets are dynamic).
+// next_node and failure_node edges, or nil when any reachable node has a route handler
+// (targets are dynamic).
 func (b *ManifestBuilder[S]) unreachable() []string {
 	seen := make([]bool, len(b.nodes))
 	queue := []int{b.nodeIndex[b.entrypoint]}
@@ -286,12 +327,11 @@ func (b *ManifestBuilder[S]) unreachable() []string {
 		if n.RouteHandlerName != "" {
 			return nil
 		}
-		if n.NextNode == "" {
-			continue
-		}
-		if i := b.nodeIndex[n.NextNode]; !seen[i] {
-			seen[i] = true
-			queue = append(queue, i)
+		for _, next := range [...]string{n.NextNode, n.FailureNode} {
+			if i, ok := b.nodeIndex[next]; ok && !seen[i] {
+				seen[i] = true
+				queue = append(queue, i)
+			}
 		}
 	}
 	var out []string

@@ -36,7 +36,10 @@ func TestManifestBuilder_AddNode_ErrorsInSpecOrder(t *testing.T) {
 		{"nil handler", nil, "a", nil, nil, "callable cannot be None"},
 		{"nil handler beats terminal conflict", nil, "a", nil, []NodeOption{Terminal(), WithNext("b")}, "callable cannot be None"},
 		{"handler name taken", func(b *ManifestBuilder[testState]) { _ = b.AddNode("a", nodeA, WithHandlerName("h")) }, "b", nodeB, []NodeOption{WithHandlerName("h")}, "handler name 'h' already registered to a different callable"},
-		{"default handler name taken", func(b *ManifestBuilder[testState]) { _ = b.AddNode("a", nodeA, WithHandlerName(FuncName(nodeB))) }, "b", nodeB, nil, "handler name '" + FuncName(nodeB) + "' already registered to a different callable"},
+		{"default handler name taken", func(b *ManifestBuilder[testState]) { _ = b.AddNode("a", nodeA, WithHandlerName("node:b")) }, "b", nodeB, nil, "handler name 'node:b' already registered to a different callable"},
+		{"default route name taken", func(b *ManifestBuilder[testState]) {
+			_ = b.AddNode("a", nodeA, WithRoute(routeA), WithRouteName("route:b"))
+		}, "b", nodeB, []NodeOption{WithRoute(routeB)}, "route handler name 'route:b' already registered to a different callable"},
 		{"handler beats route", func(b *ManifestBuilder[testState]) {
 			_ = b.AddNode("a", nodeA, WithHandlerName("h"), WithRoute(routeA), WithRouteName("r"))
 		}, "b", nodeB, []NodeOption{WithHandlerName("h"), WithRoute(routeB), WithRouteName("r")}, "handler name 'h' already registered to a different callable"},
@@ -85,8 +88,8 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	// Handler names: nodeA's default name, "x" and "shared"; route names: routeA's and routeB's
-	// default names and "shared".
+	// Handler names: the defaults of a and b (one function, two nodes: two names), "x" and
+	// "shared"; route names: the defaults of a and b, routeB's FuncName and "shared".
 	m := reg.Manifest()
 	handlers, routes := map[string]bool{}, map[string]bool{}
 	for _, n := range m.Nodes {
@@ -95,10 +98,10 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 			routes[n.RouteHandlerName] = true
 		}
 	}
-	if len(handlers) != 3 || len(routes) != 3 {
-		t.Fatalf("handler names %v, route names %v; want 3 of each", handlers, routes)
+	if len(handlers) != 4 || len(routes) != 4 {
+		t.Fatalf("handler names %v, route names %v; want 4 of each", handlers, routes)
 	}
-	if n, _ := m.node("a"); n.HandlerName != FuncName(nodeA) || n.RouteHandlerName != FuncName(routeA) || n.NextNode != "b" {
+	if n, _ := m.node("a"); n.HandlerName != "node:a" || n.RouteHandlerName != "route:a" || n.NextNode != "b" {
 		t.Fatalf("node a = %+v", n)
 	}
 	if !strings.HasSuffix(FuncName(nodeA), "pkg/durable.nodeA") {

@@ -52,6 +52,7 @@ type registration[S any] struct {
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error
 	eventPayloads map[string]EventPayload
+	policies      map[string]NodePolicy // by node name (nodepolicy.go)
 }
 
 type compiledNode[S any] struct {
@@ -204,7 +205,7 @@ func callRoute[S any](ctx context.Context, n *compiledNode[S], s S) (result any,
 // checkTargets verifies that a decision's node references exist in the manifest.
 func (r *registration[S]) checkTargets(d RouteDecision) error {
 	switch d.Action {
-	case ActionNext:
+	case ActionNext, ActionSleep:
 		if _, ok := r.nodes[d.NextNode]; !ok {
 			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown node '%s' in graph '%s'", d.NextNode, r.manifest.GraphName))
 		}

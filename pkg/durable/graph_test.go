@@ -231,7 +231,7 @@ func TestGraphManifest_JSON_SnakeCaseOrderedNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"graph_name":"g","version":"0.1.0","graph_hash":"` + m.GraphHash + `","state_model_name":"testState","entrypoint":"a","nodes":{"a":{"name":"a","handler_name":"h.a","next_node":null,"route_handler_name":"h.route","terminal":false},"b":{"name":"b","handler_name":"h.b","next_node":"c","route_handler_name":null,"terminal":false},"c":{"name":"c","handler_name":"h.c","next_node":null,"route_handler_name":null,"terminal":true},"solo":{"name":"solo","handler_name":"h.solo","next_node":null,"route_handler_name":null,"terminal":false},"fb":{"name":"fb","handler_name":"` + FuncName(nodeA) + `","next_node":"c","route_handler_name":"` + FuncName(routeA) + `","terminal":false}},"event_handler_names":["go"],"metadata":{}}`
+	want := `{"graph_name":"g","version":"0.1.0","graph_hash":"` + m.GraphHash + `","state_model_name":"testState","entrypoint":"a","nodes":{"a":{"name":"a","handler_name":"h.a","next_node":null,"route_handler_name":"h.route","terminal":false},"b":{"name":"b","handler_name":"h.b","next_node":"c","route_handler_name":null,"terminal":false},"c":{"name":"c","handler_name":"h.c","next_node":null,"route_handler_name":null,"terminal":true},"solo":{"name":"solo","handler_name":"h.solo","next_node":null,"route_handler_name":null,"terminal":false},"fb":{"name":"fb","handler_name":"node:fb","next_node":"c","route_handler_name":"route:fb","terminal":false}},"event_handler_names":["go"],"metadata":{}}`
 	if string(raw) != want {
 		t.Fatalf("manifest JSON:\n got %s\nwant %s", raw, want)
 	}

@@ -25,6 +25,9 @@ type StepInfo struct {
 	// timeout node of RouteDecision.Within or engine.GraphPolicy.WaitTimeoutNode); empty when
 	// the node was reached otherwise.
 	TimedOutWaitingFor string
+	// Failure is the node failure whose failure route (WithFailureRoute) sent the run to this
+	// node; nil when the node was reached otherwise.
+	Failure *NodeFailure
 }
 
 // ReachedByTimeout reports whether the node runs because a wait for an event timed out.

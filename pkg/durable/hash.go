@@ -11,7 +11,8 @@ import (
 )
 
 // CanonicalTopology returns the canonical JSON object for the manifest:
-// entrypoint, sorted event names, graph name, metadata, nodes, state model name and version,
+// entrypoint, sorted event names, graph name, metadata, nodes (a node's failure_node only when
+// it has one), state model name and version,
 // keys sorted at every depth, Python json.dumps string and float rules, no whitespace.
 // GraphHash itself is not part of it.
 func (m GraphManifest) CanonicalTopology() ([]byte, error) {
@@ -54,7 +55,13 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 			dst = append(dst, ',')
 		}
 		dst = pyjson.AppendString(dst, n.Name)
-		dst = append(dst, `:{"handler_name":`...)
+		dst = append(dst, `:{`...)
+		if n.FailureNode != "" { // only when set: graphs without failure routes keep their hash
+			dst = append(dst, `"failure_node":`...)
+			dst = pyjson.AppendString(dst, n.FailureNode)
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"handler_name":`...)
 		dst = pyjson.AppendString(dst, n.HandlerName)
 		dst = append(dst, `,"name":`...)
 		dst = pyjson.AppendString(dst, n.Name)

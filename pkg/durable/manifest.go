@@ -24,6 +24,10 @@ type NodeDefinition struct {
 	RouteHandlerName string `json:"route_handler_name"`
 	// Terminal marks a node whose visit completes the run.
 	Terminal bool `json:"terminal"`
+	// FailureNode is where the run continues when the node's handler fails for good
+	// (WithFailureRoute), or empty. It enters the graph hash only when set, and its JSON key
+	// failure_node is written only then.
+	FailureNode string `json:"failure_node,omitempty"`
 }
 
 // nodeDefinitionWire is the JSON shape of NodeDefinition with nullable strings.
@@ -33,6 +37,7 @@ type nodeDefinitionWire struct {
 	NextNode         *string `json:"next_node"`
 	RouteHandlerName *string `json:"route_handler_name"`
 	Terminal         bool    `json:"terminal"`
+	FailureNode      string  `json:"failure_node,omitempty"`
 }
 
 func nullable(s string) *string {
@@ -49,11 +54,12 @@ func deref(s *string) string {
 	return *s
 }
 
-// MarshalJSON writes the node with next_node and route_handler_name as null when empty.
+// MarshalJSON writes the node with next_node and route_handler_name as null when empty, and
+// failure_node only when set.
 func (n NodeDefinition) MarshalJSON() ([]byte, error) {
 	return json.Marshal(nodeDefinitionWire{
 		Name: n.Name, HandlerName: n.HandlerName, NextNode: nullable(n.NextNode),
-		RouteHandlerName: nullable(n.RouteHandlerName), Terminal: n.Terminal,
+		RouteHandlerName: nullable(n.RouteHandlerName), Terminal: n.Terminal, FailureNode: n.FailureNode,
 	})
 }
 
@@ -65,7 +71,7 @@ func (n *NodeDefinition) UnmarshalJSON(data []byte) error {
 	}
 	*n = NodeDefinition{
 		Name: w.Name, HandlerName: w.HandlerName, NextNode: deref(w.NextNode),
-		RouteHandlerName: deref(w.RouteHandlerName), Terminal: w.Terminal,
+		RouteHandlerName: deref(w.RouteHandlerName), Terminal: w.Terminal, FailureNode: w.FailureNode,
 	}
 	return nil
 }
@@ -151,6 +157,8 @@ type GraphManifest struct {
 	Metadata map[string]any `json:"metadata"`
 
 	index map[string]int // node name → position in Nodes; nil for decoded manifests
+	// legacyHash is the hash under FuncName default names when it differs (names.go).
+	legacyHash string
 }
 
 // node returns the definition of the named node.

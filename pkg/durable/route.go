@@ -29,7 +29,7 @@ const completeShorthand = "__complete__"
 type RouteDecision struct {
 	// Action is required.
 	Action RouteAction
-	// NextNode is set for ActionNext only.
+	// NextNode is set for ActionNext and ActionSleep only.
 	NextNode string
 	// EventName is set for ActionWaitForEvent only.
 	EventName string
@@ -44,6 +44,13 @@ type RouteDecision struct {
 	// TimeoutNode, for ActionWaitForEvent with a Timeout only, is where the run continues when
 	// the wait times out; empty: the policy's WaitTimeoutNode, else the run fails.
 	TimeoutNode string
+	// Until, for ActionSleep only (SleepUntil), is when the sleep ends; zero: Delay after the
+	// decision commits. Written as "until" (RFC 3339) in the decision's JSON form, for a sleep
+	// only.
+	Until time.Time
+	// Delay, for ActionSleep only (Sleep), is how long the run sleeps. Written as "delay_ms" in
+	// the decision's JSON form, for a sleep only.
+	Delay time.Duration
 }
 
 // Next returns a decision to continue at node.
@@ -77,13 +84,18 @@ func (d RouteDecision) WithNote(note string) RouteDecision {
 
 // normalize validates d and returns it with the fields its action does not use cleared:
 // next clears event_name and resume_node, wait_for_event clears next_node, complete clears
-// event_name and resume_node; only wait_for_event keeps a timeout. Errors wrap
-// ErrInvalidRouteDecision.
+// event_name and resume_node; only wait_for_event keeps a timeout, only sleep (sleep.go) its
+// until and delay. Errors wrap ErrInvalidRouteDecision.
 func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionWaitForEvent {
 		d.Timeout, d.TimeoutNode = 0, ""
 	}
+	if d.Action != ActionSleep {
+		d.Until, d.Delay = time.Time{}, 0
+	}
 	switch d.Action {
+	case ActionSleep:
+		return d.normalizeSleep()
 	case ActionNext:
 		if d.NextNode == "" {
 			return d, newError(ErrInvalidRouteDecision, "action 'next' requires next_node")
@@ -121,16 +133,21 @@ type routeDecisionWire struct {
 	EventName  *string `json:"event_name"`
 	ResumeNode *string `json:"resume_node"`
 	Note       *string `json:"note"`
+	// Sleep members (sleep.go), written for ActionSleep only.
+	Until   *string `json:"until,omitempty"`
+	DelayMS *int64  `json:"delay_ms,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
-// note, empty strings as null. It does not validate.
+// note, empty strings as null; a sleep adds until and/or delay_ms. It does not validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
-	return json.Marshal(routeDecisionWire{
+	w := routeDecisionWire{
 		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
 		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
-	})
+	}
+	d.sleepWire(&w)
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads a decision object (absent keys count as null), then validates and
@@ -143,10 +160,14 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	if w.Action == nil {
 		return newError(ErrInvalidRouteDecision, "route decision requires action")
 	}
-	n, err := RouteDecision{
+	raw := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
 		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
-	}.normalize()
+	}
+	if err := w.sleepFields(&raw); err != nil {
+		return err
+	}
+	n, err := raw.normalize()
 	if err != nil {
 		return err
 	}

@@ -46,3 +46,12 @@ func (g *faultyGraph) CheckEvent(event string, payload json.RawMessage) error {
 	}
 	return nil
 }
+
+// NodePolicy forwards the wrapped graph's per-node policies (durable.NodePolicies), so that a
+// node's retry policy, timeout and failure route hold under injected faults.
+func (g *faultyGraph) NodePolicy(node string) durable.NodePolicy {
+	if p, ok := g.Graph.(durable.NodePolicies); ok {
+		return p.NodePolicy(node)
+	}
+	return durable.NodePolicy{}
+}

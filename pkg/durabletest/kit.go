@@ -30,7 +30,8 @@ type Options struct {
 	Start time.Time
 	// Faults makes node handlers fail transiently: node name → how many of its first
 	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
-	// a Policy.Retry they are retried like any handler error.
+	// a Policy.Retry (or the node's own durable.WithRetry) they are retried like any handler
+	// error, and a node's failure route (durable.WithFailureRoute) takes them.
 	Faults map[string]int
 	// Logger receives the engine's logs; nil means slog.Default(). Pass
 	// hosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
@@ -211,7 +212,7 @@ func (k *Kit[S]) Cancel(id, reason string) engine.Run {
 }
 
 // Advance moves the fake clock forward by d, firing in order every timer (wait timeout, retry
-// back-off) that falls due within d, including timers scheduled while advancing: the clock
+// back-off, durable sleep) that falls due within d, including timers scheduled while advancing: the clock
 // stops at each one and the runs are driven, then it ends at the start time plus d. A step
 // that fails twice under a one-second back-off that doubles completes within Advance(3s).
 func (k *Kit[S]) Advance(d time.Duration) {

@@ -50,7 +50,8 @@ type head struct {
 	waitTimeout          int64  // the wait's timeout in nanoseconds, 0: none
 	timeoutNode          string // where the wait continues when it times out; "": the policy's
 	timedOut             string // the event whose wait timed out and led to node; "" otherwise
-	notBefore            int64  // unix nanos, 0: none (retry back-off)
+	notBefore            int64  // unix nanos, 0: none (retry back-off, sleep)
+	failure              string // the durable.NodeFailure that routed the run to node, as JSON; "" otherwise (nodepolicy.go)
 
 	// state is the stored State property (inline JSON) or "" with stateRef set.
 	stateJSON, stateRef string
@@ -174,6 +175,8 @@ func (h *head) set(name string, v any) {
 		h.timeoutNode, _ = v.(string)
 	case pTimedOut:
 		h.timedOut, _ = v.(string)
+	case pFailure:
+		h.failure, _ = v.(string)
 	case pState:
 		h.stateJSON, _ = v.(string)
 	case pState + refSuffix:
@@ -229,6 +232,7 @@ func (h *head) mutableProps(p map[string]any) {
 	p[pHistSeq], p[pInboxSeq], p[pPending], p[pRunnable] = h.histSeq, h.inboxSeq, h.pending, h.runnable
 	p[pUpdated], p[pWriteID], p[pAwaitVersion], p[pRestarts] = h.updated, h.writeID, false, h.restarts
 	p[pWaitTimeout], p[pTimeoutNode], p[pTimedOut] = h.waitTimeout, h.timeoutNode, h.timedOut
+	p[pFailure] = h.failure
 }
 
 // changedProps returns the properties of h that differ from base, the stored head it was
@@ -275,6 +279,7 @@ func (h *head) changedProps(base *head) map[string]any {
 	setInt(pWaitTimeout, h.waitTimeout, base.waitTimeout)
 	setStr(pTimeoutNode, h.timeoutNode, base.timeoutNode)
 	setStr(pTimedOut, h.timedOut, base.timedOut)
+	setStr(pFailure, h.failure, base.failure)
 	return p
 }
 

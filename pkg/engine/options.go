@@ -94,22 +94,17 @@ type GraphPolicy struct {
 	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed
 	// out after <d>". The node's handlers see durable.StepInfo.TimedOutWaitingFor.
 	WaitTimeoutNode string
-	// Retry retries failing node handlers (default: no retry, as the original).
+	// Retry retries failing node handlers (default: no retry, as the original). A node's own
+	// policy (durable.WithRetry) replaces it for that node.
 	Retry RetryPolicy
 }
 
-// RetryPolicy retries a node whose handler returned an error, with exponential back-off.
-// State validation errors and route or event handler errors are never retried.
-type RetryPolicy struct {
-	// MaxAttempts counts all attempts, the first included; 0 or 1 means no retry.
-	MaxAttempts int
-	// InitialBackoff is the delay before the second attempt (default 1 s).
-	InitialBackoff time.Duration
-	// MaxBackoff caps the delay (default 5 min).
-	MaxBackoff time.Duration
-	// Multiplier grows the delay per attempt (default 2).
-	Multiplier float64
-}
+// RetryPolicy retries a node whose handler failed, with exponential back-off: it is
+// durable.RetryPolicy, so that a graph's policy (GraphPolicy.Retry) and a node's own
+// (durable.WithRetry, which replaces the graph's for that node) are one type. Errors marked
+// durable.NonRetryable, state validation errors and route or event handler errors are never
+// retried.
+type RetryPolicy = durable.RetryPolicy
 
 // Validate reports missing dependencies and out-of-range values.
 func (o Options) Validate() error {

@@ -100,20 +100,15 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 		return stepOutcome{}, err
 	}
 	sctx := durable.WithStepInfo(ctx, stepInfo(h))
-	newState, err := g.ExecuteNode(sctx, h.node, state)
+	pol := nodePolicy(g, h.node) // nodepolicy.go
+	newState, err := executeNode(sctx, g, h.node, pol.Timeout, state)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stepOutcome{}, fmt.Errorf("execute node %s of run %s: %w", h.node, h.runID, ctx.Err())
 		}
 		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+h.node,
 			"run_id", h.runID, "step", h.step+1, "attempt", h.attempt+1, "error", err.Error())
-		var herr *durable.HandlerError
-		if retry := e.policy(h.graph).Retry; errors.As(err, &herr) && h.attempt+1 < int64(retry.MaxAttempts) {
-			return stepOutcome{kind: outRetry, node: h.node, retryDelay: retry.backoff(h.attempt + 2), retryCause: err.Error()}, nil
-		}
-		o := failure("execute_node", ExecuteNodeName, err.Error())
-		o.node = h.node
-		return o, nil
+		return e.nodeFailed(g, h, pol, err), nil
 	}
 	d, err := g.ResolveRoute(sctx, h.node, newState)
 	if err != nil {
@@ -192,7 +187,7 @@ func (e *Engine) timeout(h *head) stepOutcome {
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) durable.StepInfo {
 	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
-		TimedOutWaitingFor: h.timedOut}
+		TimedOutWaitingFor: h.timedOut, Failure: nodeFailureOf(h)}
 }
 
 // policy returns the guards of a graph.
@@ -204,24 +199,6 @@ func (e *Engine) maxSteps(graph string) int64 {
 		return int64(p.MaxSteps)
 	}
 	return int64(e.opts.MaxSteps)
-}
-
-// backoff returns the delay before attempt number next (2 = first retry).
-func (p RetryPolicy) backoff(next int64) time.Duration {
-	d, maxD, mult := p.InitialBackoff, p.MaxBackoff, p.Multiplier
-	if d <= 0 {
-		d = time.Second
-	}
-	if maxD <= 0 {
-		maxD = 5 * time.Minute
-	}
-	if mult < 1 {
-		mult = 2
-	}
-	for i := int64(2); i < next && d < maxD; i++ {
-		d = time.Duration(float64(d) * mult)
-	}
-	return min(d, maxD)
 }
 
 // loadState returns the head's state, reading the payload store when it was spilled.
@@ -261,12 +238,13 @@ func (e *Engine) findEvent(ctx context.Context, h *head, name string) (Entity, b
 
 // Step kinds of a stepOutcome.
 const (
-	outVisit   = iota + 1 // a node ran and its route resolved
-	outEvent              // an inbox event was applied
-	outTimeout            // a wait timed out and continues at the policy's node
-	outFail               // the run fails
-	outRetry              // the node failed and will be retried after a back-off
-	outBegin              // a step starts: a Pending run turns Running, a restart is counted
+	outVisit        = iota + 1 // a node ran and its route resolved
+	outEvent                   // an inbox event was applied
+	outTimeout                 // a wait timed out and continues at the policy's node
+	outFail                    // the run fails
+	outRetry                   // the node failed and will be retried after a back-off
+	outBegin                   // a step starts: a Pending run turns Running, a restart is counted
+	outFailureRoute            // the node failed for good and the run takes its failure route (nodepolicy.go)
 )
 
 // stepOutcome is what a step's activities produced, before it is committed. Building the
@@ -296,6 +274,9 @@ type stepOutcome struct {
 	// retry
 	retryDelay time.Duration
 	retryCause string
+
+	// failure route (nodepolicy.go)
+	failureNode, failureErr string
 
 	// timeout
 	timeoutNode string
@@ -338,7 +319,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	case outVisit:
 		n.step++
 		n.visits++
-		n.timedOut = ""
+		n.timedOut, n.failure = "", ""
 		n.attempt, n.notBefore = 0, 0
 		n.status = StatusRunning
 		setState()
@@ -373,6 +354,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 				}
 			}
 			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
+		case durable.ActionSleep:
+			rows = append(rows, sleepStarted(n, base, o.node, d, now)) // sleep.go
 		}
 	case outEvent:
 		n.step++
@@ -394,6 +377,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.runnable = true
 		rows = append(rows, histRow{typ: HistoryWaitTimedOut, name: OrchestratorName, node: o.node,
 			data: jsonObject("event_name", jstr(o.event), "next_node", jstr(o.timeoutNode))})
+	case outFailureRoute:
+		rows = append(rows, failureRouted(n, base, o)) // nodepolicy.go
 	case outRetry:
 		n.attempt++
 		n.notBefore = now.Add(o.retryDelay).UnixNano()

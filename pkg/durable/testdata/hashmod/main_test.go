@@ -1,0 +1,10 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestPrintHash(t *testing.T) {
+	fmt.Println(hashLine())
+}
