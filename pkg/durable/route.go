@@ -44,6 +44,13 @@ type RouteDecision struct {
 	// TimeoutNode, for ActionWaitForEvent with a Timeout only, is where the run continues when
 	// the wait times out; empty: the policy's WaitTimeoutNode, else the run fails.
 	TimeoutNode string
+	// Branches, for ActionParallel only, are the branches of the fan-out (Parallel, Map).
+	Branches []Branch
+	// JoinNode, for ActionParallel only, is where the run continues once every branch has
+	// completed.
+	JoinNode string
+	// branchErr is why Map could not build its branches.
+	branchErr string
 }
 
 // Next returns a decision to continue at node.
@@ -83,6 +90,9 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionWaitForEvent {
 		d.Timeout, d.TimeoutNode = 0, ""
 	}
+	if d.Action != ActionParallel {
+		d.Branches, d.JoinNode, d.branchErr = nil, "", ""
+	}
 	switch d.Action {
 	case ActionNext:
 		if d.NextNode == "" {
@@ -100,6 +110,8 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 		if d.Timeout == 0 && d.TimeoutNode != "" {
 			return d, newError(ErrInvalidRouteDecision, "wait_for_event timeout_node requires a timeout")
 		}
+	case ActionParallel:
+		return d.normalizeParallel()
 	case ActionComplete:
 		if d.NextNode != "" {
 			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")
@@ -121,16 +133,27 @@ type routeDecisionWire struct {
 	EventName  *string `json:"event_name"`
 	ResumeNode *string `json:"resume_node"`
 	Note       *string `json:"note"`
+	// JoinNode and Branches are written for ActionParallel only.
+	JoinNode *string  `json:"join_node,omitempty"`
+	Branches []Branch `json:"branches,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
-// note, empty strings as null. It does not validate.
+// note, empty strings as null, and for ActionParallel join_node and branches after them. It
+// does not validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
-	return json.Marshal(routeDecisionWire{
+	w := routeDecisionWire{
 		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
 		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
-	})
+	}
+	if d.Action == ActionParallel {
+		w.JoinNode, w.Branches = nullable(d.JoinNode), d.Branches
+		if w.Branches == nil {
+			w.Branches = []Branch{}
+		}
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads a decision object (absent keys count as null), then validates and
@@ -145,7 +168,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	}
 	n, err := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
-		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
+		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note), JoinNode: deref(w.JoinNode), Branches: w.Branches,
 	}.normalize()
 	if err != nil {
 		return err
