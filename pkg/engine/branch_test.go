@@ -413,6 +413,45 @@ func TestEngine_FanOut_InFlightBranchAfterCancelAndPurge(t *testing.T) {
 	assertFanDone(t, r, id, 2)
 }
 
+// TestEngine_FanOut_BranchInFlightDuringCancel: a branch that was running when its run was
+// cancelled commits nothing: the cancel closed the fan-out's fence.
+func TestEngine_FanOut_BranchInFlightDuringCancel(t *testing.T) {
+	t.Parallel()
+	inside, release := make(chan struct{}), make(chan struct{})
+	r := newRig(t, engine.Options{}, false, fanGraph(t, "fan", func(ctx context.Context, s fanState) (any, error) {
+		close(inside)
+		<-release
+		return fanWork(ctx, s)
+	}))
+	id := r.start(t, "fan", "", fanInput(1))
+	msgs, _ := r.queue.Receive(t.Context(), 1, time.Minute)
+	if err := r.e.HandleWorkItem(t.Context(), msgs[0].Body, 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.queue.Delete(t.Context(), msgs[0])
+	branch, _ := r.queue.Receive(t.Context(), 1, time.Minute)
+	done := make(chan error, 1)
+	go func() { done <- r.e.HandleWorkItem(context.Background(), branch[0].Body, 1) }()
+	<-inside
+	if err := r.e.CancelRun(t.Context(), id, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	run, _ := r.e.GetRun(t.Context(), id)
+	if run.Status != engine.StatusTerminated {
+		t.Fatalf("status %s", run.Status)
+	}
+	for _, ev := range r.history(t, id) {
+		if strings.HasPrefix(ev.Type, "branch_") {
+			t.Fatalf("a branch committed after its run was cancelled: %s %s", ev.Type, ev.Data)
+		}
+	}
+}
+
 // drain deletes every visible message.
 func (r *rig) drain(t testing.TB) {
 	t.Helper()
