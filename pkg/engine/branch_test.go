@@ -371,7 +371,8 @@ func TestEngine_FanOut_CancelStopsOutstandingBranches(t *testing.T) {
 
 // TestEngine_FanOut_InFlightBranchAfterCancelAndPurge: a branch still running when its run is
 // cancelled, purged and started again under the same id commits nothing: the fence its
-// batch merges is gone, so its row never lands in the new run's history.
+// batch merges is gone, so its row never lands in the new run's history (where the new
+// run's own fan-out reserved the same sequence numbers).
 func TestEngine_FanOut_InFlightBranchAfterCancelAndPurge(t *testing.T) {
 	t.Parallel()
 	inside, release := make(chan struct{}), make(chan struct{})
@@ -387,7 +388,7 @@ func TestEngine_FanOut_InFlightBranchAfterCancelAndPurge(t *testing.T) {
 		}
 		return fanWork(ctx, s)
 	}))
-	id := r.start(t, "fan", "same", fanInput(2))
+	id := r.start(t, "fan", "same", `{"items":[7,8]}`) // the new run's items differ: 0 and 1
 	msgs, _ := r.queue.Receive(t.Context(), 1, time.Minute)
 	if err := r.e.HandleWorkItem(t.Context(), msgs[0].Body, 1); err != nil {
 		t.Fatal(err)
