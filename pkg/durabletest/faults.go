@@ -46,3 +46,12 @@ func (g *faultyGraph) CheckEvent(event string, payload json.RawMessage) error {
 	}
 	return nil
 }
+
+// Join joins a fan-out's branches as the wrapped graph does (durable.BranchGraph), else with
+// durable.JoinBranches.
+func (g *faultyGraph) Join(ctx context.Context, base json.RawMessage, results []durable.BranchResult) (json.RawMessage, error) {
+	if bg, ok := g.Graph.(durable.BranchGraph); ok {
+		return bg.Join(ctx, base, results)
+	}
+	return durable.JoinBranches(base, results, nil)
+}
