@@ -101,7 +101,13 @@ func wantFan(n int) map[string]any {
 // the plan and sum visits once, each branch's completion once at its slot, one join.
 func assertFanDone(t testing.TB, r *rig, id string, n int) {
 	t.Helper()
-	run, err := r.e.GetRun(context.Background(), id)
+	assertFanDoneOn(t, r.e, id, n)
+}
+
+// assertFanDoneOn is assertFanDone on any engine.
+func assertFanDoneOn(t testing.TB, e *engine.Engine, id string, n int) {
+	t.Helper()
+	run, err := e.GetRun(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +120,7 @@ func assertFanDone(t testing.TB, r *rig, id string, n int) {
 	counts := map[string]int{}
 	var first int64
 	last := int64(0)
-	for _, ev := range r.history(t, id) {
+	for _, ev := range historyOf(t, e, id) {
 		if ev.Sequence <= last {
 			t.Fatalf("history out of order at %d after %d", ev.Sequence, last)
 		}
@@ -159,6 +165,23 @@ func assertFanDone(t testing.TB, r *rig, id string, n int) {
 	for i := range n {
 		if k := fmt.Sprintf("%s:%d", engine.HistoryBranchCompleted, i); counts[k] != 1 {
 			t.Fatalf("branch %d completed %d times: %v", i, counts[k], counts)
+		}
+	}
+}
+
+// historyOf returns the whole history of run id.
+func historyOf(t testing.TB, e *engine.Engine, id string) []engine.HistoryEvent {
+	t.Helper()
+	var out []engine.HistoryEvent
+	tok := ""
+	for {
+		page, err := e.History(context.Background(), id, tok, 100)
+		if err != nil {
+			t.Fatalf("History(%s): %v", id, err)
+		}
+		out = append(out, page.Events...)
+		if tok = page.ContinuationToken; tok == "" {
+			return out
 		}
 	}
 }
