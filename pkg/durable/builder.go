@@ -99,6 +99,7 @@ type ManifestBuilder[S any] struct {
 	eventHandlers map[string]EventFunc[S]
 	eventChecks   map[string]func(json.RawMessage) error // typed payload checks, by event (OnEvent)
 	eventPayloads map[string]EventPayload                // typed payload types, by event (OnEvent)
+	reducers      map[string]Reducer                     // by state field (Reduce); nil: none
 	// nodeIdentity and routeIdentity hold the code pointer of the user's function behind each
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
@@ -297,7 +298,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	m := GraphManifest{
 		GraphName: b.graphName, Version: b.version, StateModelName: schema.name, Entrypoint: b.entrypoint,
 		Nodes: slices.Clone(b.nodes), EventHandlerNames: events, Metadata: maps.Clone(b.metadata),
-		index: maps.Clone(b.nodeIndex),
+		index: maps.Clone(b.nodeIndex), Reducers: reducerNames(b.reducers),
 	}
 	canon, err := m.CanonicalTopology()
 	if err != nil {
@@ -311,6 +312,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	g.r.policies = maps.Clone(b.policies)
 	g.r.eventChecks = maps.Clone(b.eventChecks)
 	g.r.eventPayloads = maps.Clone(b.eventPayloads)
+	g.r.reducers = maps.Clone(b.reducers)
 	return g, nil
 }
 

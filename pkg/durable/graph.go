@@ -53,6 +53,7 @@ type registration[S any] struct {
 	eventChecks   map[string]func(json.RawMessage) error
 	eventPayloads map[string]EventPayload
 	policies      map[string]NodePolicy // by node name (nodepolicy.go)
+	reducers      map[string]Reducer // by state field (ManifestBuilder.Reduce)
 }
 
 type compiledNode[S any] struct {
@@ -216,6 +217,8 @@ func (r *registration[S]) checkTargets(d RouteDecision) error {
 		if _, ok := r.nodes[d.TimeoutNode]; d.TimeoutNode != "" && !ok {
 			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown timeout_node '%s' in graph '%s'", d.TimeoutNode, r.manifest.GraphName))
 		}
+	case ActionParallel:
+		return r.checkParallelTargets(d)
 	}
 	return nil
 }

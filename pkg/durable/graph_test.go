@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -164,7 +165,7 @@ func TestGraphRegistration_ResolveRoute_FollowsSection6(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("ResolveRoute = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})

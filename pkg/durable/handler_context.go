@@ -28,21 +28,29 @@ type StepInfo struct {
 	// Failure is the node failure whose failure route (WithFailureRoute) sent the run to this
 	// node; nil when the node was reached otherwise.
 	Failure *NodeFailure
+	// Branch is 1 + the index of the fan-out branch the handler runs in (BranchFrom says
+	// more), 0 outside a branch. Branches of one fan-out share their Step.
+	Branch int
 }
 
 // ReachedByTimeout reports whether the node runs because a wait for an event timed out.
 func (s StepInfo) ReachedByTimeout() bool { return s.TimedOutWaitingFor != "" }
 
 // IdempotencyKey returns "<run_id>:<generation>:<step>", or "<run_id>:<generation>.<nonce>:<step>"
-// when Nonce is set (always, under the engine): stable across attempts of the same step and
-// distinct for a later run that reuses the instance id, replaced or purged: use it to
-// deduplicate side effects.
+// when Nonce is set (always, under the engine), with ":b<index>" appended in a fan-out
+// branch: stable across attempts of the same step and distinct for a later run that reuses
+// the instance id, replaced or purged, and for each branch: use it to deduplicate side
+// effects.
 func (s StepInfo) IdempotencyKey() string {
 	gen := strconv.FormatInt(max(s.Generation, 1), 10)
 	if s.Nonce != "" {
 		gen += "." + s.Nonce
 	}
-	return s.RunID + ":" + gen + ":" + strconv.FormatInt(s.Step, 10)
+	key := s.RunID + ":" + gen + ":" + strconv.FormatInt(s.Step, 10)
+	if s.Branch > 0 {
+		key += ":b" + strconv.Itoa(s.Branch-1)
+	}
+	return key
 }
 
 type stepInfoKey struct{}

@@ -12,7 +12,8 @@ import (
 
 // CanonicalTopology returns the canonical JSON object for the manifest:
 // entrypoint, sorted event names, graph name, metadata, nodes (a node's failure_node only when
-// it has one), state model name and version,
+// it has one), reducers (only when the graph declares any, ManifestBuilder.Reduce), state
+// model name and version,
 // keys sorted at every depth, Python json.dumps string and float rules, no whitespace.
 // GraphHash itself is not part of it.
 func (m GraphManifest) CanonicalTopology() ([]byte, error) {
@@ -77,7 +78,8 @@ func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 		}
 	}
 
-	dst = append(dst, `},"state_model_name":`...)
+	dst = appendReducers(append(dst, '}'), m.Reducers)
+	dst = append(dst, `,"state_model_name":`...)
 	dst = pyjson.AppendString(dst, m.StateModelName)
 	dst = append(dst, `,"version":`...)
 	dst = pyjson.AppendString(dst, m.Version)

@@ -155,6 +155,9 @@ type GraphManifest struct {
 	EventHandlerNames []string `json:"event_handler_names"`
 	// Metadata is user metadata; it enters the hash.
 	Metadata map[string]any `json:"metadata"`
+	// Reducers names the reducer of each state field that has one (ManifestBuilder.Reduce):
+	// field → reducer name. It enters the hash only when not empty.
+	Reducers map[string]string `json:"reducers,omitempty"`
 
 	index map[string]int // node name → position in Nodes; nil for decoded manifests
 	// legacyHash is the hash under FuncName default names when it differs (names.go).

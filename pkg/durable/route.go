@@ -51,6 +51,13 @@ type RouteDecision struct {
 	// Delay, for ActionSleep only (Sleep), is how long the run sleeps. Written as "delay_ms" in
 	// the decision's JSON form, for a sleep only.
 	Delay time.Duration
+	// Branches, for ActionParallel only, are the branches of the fan-out (Parallel, Map).
+	Branches []Branch
+	// JoinNode, for ActionParallel only, is where the run continues once every branch has
+	// completed.
+	JoinNode string
+	// branchErr is why Map could not build its branches.
+	branchErr string
 }
 
 // Next returns a decision to continue at node.
@@ -93,6 +100,9 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionSleep {
 		d.Until, d.Delay = time.Time{}, 0
 	}
+	if d.Action != ActionParallel {
+		d.Branches, d.JoinNode, d.branchErr = nil, "", ""
+	}
 	switch d.Action {
 	case ActionSleep:
 		return d.normalizeSleep()
@@ -112,6 +122,8 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 		if d.Timeout == 0 && d.TimeoutNode != "" {
 			return d, newError(ErrInvalidRouteDecision, "wait_for_event timeout_node requires a timeout")
 		}
+	case ActionParallel:
+		return d.normalizeParallel()
 	case ActionComplete:
 		if d.NextNode != "" {
 			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")
@@ -136,10 +148,14 @@ type routeDecisionWire struct {
 	// Sleep members (sleep.go), written for ActionSleep only.
 	Until   *string `json:"until,omitempty"`
 	DelayMS *int64  `json:"delay_ms,omitempty"`
+	// JoinNode and Branches are written for ActionParallel only.
+	JoinNode *string  `json:"join_node,omitempty"`
+	Branches []Branch `json:"branches,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
-// note, empty strings as null; a sleep adds until and/or delay_ms. It does not validate.
+// note, empty strings as null; a sleep adds until and/or delay_ms, and ActionParallel
+// join_node and branches after them. It does not validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
 	w := routeDecisionWire{
@@ -147,6 +163,12 @@ func (d RouteDecision) MarshalJSON() ([]byte, error) {
 		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
 	}
 	d.sleepWire(&w)
+	if d.Action == ActionParallel {
+		w.JoinNode, w.Branches = nullable(d.JoinNode), d.Branches
+		if w.Branches == nil {
+			w.Branches = []Branch{}
+		}
+	}
 	return json.Marshal(w)
 }
 
@@ -162,7 +184,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	}
 	raw := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
-		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
+		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note), JoinNode: deref(w.JoinNode), Branches: w.Branches,
 	}
 	if err := w.sleepFields(&raw); err != nil {
 		return err

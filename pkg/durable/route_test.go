@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -34,7 +35,7 @@ func TestRouteDecision_normalize_ValidatesAndClears(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("normalize() = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
@@ -54,7 +55,7 @@ func TestRouteDecision_Constructors_BuildValidDecisions(t *testing.T) {
 		{"wait", WaitForEvent("approval", "draft").WithNote("awaiting"), RouteDecision{Action: "wait_for_event", EventName: "approval", ResumeNode: "draft", Note: "awaiting"}},
 	}
 	for _, tt := range tests {
-		if _, err := tt.got.normalize(); tt.got != tt.want || err != nil {
+		if _, err := tt.got.normalize(); !reflect.DeepEqual(tt.got, tt.want) || err != nil {
 			t.Errorf("%s: got %+v (normalize: %v), want %+v", tt.name, tt.got, err, tt.want)
 		}
 	}
@@ -76,7 +77,7 @@ func TestRouteDecision_MarshalJSON_AlwaysFiveKeys(t *testing.T) {
 			t.Errorf("Marshal(%+v) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
 		var back RouteDecision
-		if err := json.Unmarshal(got, &back); err != nil || back != tt.in {
+		if err := json.Unmarshal(got, &back); err != nil || !reflect.DeepEqual(back, tt.in) {
 			t.Errorf("round trip of %s = %+v, %v", got, back, err)
 		}
 	}
@@ -112,7 +113,7 @@ func TestRouteDecision_UnmarshalJSON_ValidatesAndNormalises(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Unmarshal(%s) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 			}
 		})
@@ -168,7 +169,7 @@ func TestNormalizeRouteResult_Shorthands(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("normalizeRouteResult(%#v) = %+v, %v; want %+v", tt.result, got, err, tt.want)
 			}
 		})

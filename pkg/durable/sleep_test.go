@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -46,7 +47,7 @@ func TestRouteDecision_Sleep_NormalizeAndJSON(t *testing.T) {
 				t.Fatalf("JSON %s (%v), want %s", raw, err, tt.wantJSON)
 			}
 			back, err := decodeRouteDecision(raw)
-			if err != nil || back != got {
+			if err != nil || !reflect.DeepEqual(back, got) {
 				t.Fatalf("decoded %+v (%v), want %+v", back, err, got)
 			}
 		})
@@ -65,7 +66,7 @@ func TestRouteDecision_OtherActions_NoSleepKeys(t *testing.T) {
 		t.Errorf("JSON %s", raw)
 	}
 	// Unknown keys of another action are ignored, as before: a bad "until" fails nothing.
-	if d, err := decodeRouteDecision([]byte(`{"action":"next","next_node":"b","until":"soon","delay_ms":-5}`)); err != nil || d != Next("b") {
+	if d, err := decodeRouteDecision([]byte(`{"action":"next","next_node":"b","until":"soon","delay_ms":-5}`)); err != nil || !reflect.DeepEqual(d, Next("b")) {
 		t.Errorf("decode next with sleep keys = %+v, %v", d, err)
 	}
 }

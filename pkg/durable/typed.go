@@ -64,7 +64,7 @@ func WithDecide[S any](fn DecideFunc[S]) NodeOption {
 		}
 		o.route = RouteFunc[S](func(ctx context.Context, s S) (any, error) {
 			d, err := fn(ctx, s)
-			if err != nil || d == (RouteDecision{}) {
+			if err != nil || d.isZero() {
 				return nil, err
 			}
 			return d, nil

@@ -55,3 +55,12 @@ func (g *faultyGraph) NodePolicy(node string) durable.NodePolicy {
 	}
 	return durable.NodePolicy{}
 }
+
+// Join joins a fan-out's branches as the wrapped graph does (durable.BranchGraph), else with
+// durable.JoinBranches.
+func (g *faultyGraph) Join(ctx context.Context, base json.RawMessage, results []durable.BranchResult) (json.RawMessage, error) {
+	if bg, ok := g.Graph.(durable.BranchGraph); ok {
+		return bg.Join(ctx, base, results)
+	}
+	return durable.JoinBranches(base, results, nil)
+}

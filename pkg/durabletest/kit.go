@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,11 @@ type Options struct {
 	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
 	// storage, Clock, Logger and Policies are set by the kit.
 	Engine engine.Options
+	// ShuffleSeed, when not zero, makes Drive hand the work items it receives together to the
+	// engine in an order drawn from this seed instead of the order they were enqueued: the
+	// branches of a fan-out (durable.Parallel, durable.Map) then run and finish in another
+	// order, the same one for the same seed. Zero runs them in branch order.
+	ShuffleSeed int64
 }
 
 // Validate reports options that cannot work.
@@ -64,6 +70,7 @@ type Kit[S any] struct {
 	eng   *engine.Engine
 	queue *memory.Queue
 	clock *fakeClock
+	rng   *rand.Rand // nil: items in enqueue order (Options.ShuffleSeed)
 }
 
 // New builds a kit for g. Runs start at the graph's latest registration, as over HTTP.
@@ -98,7 +105,11 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	if err != nil {
 		t.Fatalf("durabletest: %v", err)
 	}
-	return &Kit[S]{t: t, graph: g, eng: eng, queue: queue, clock: clock}
+	k := &Kit[S]{t: t, graph: g, eng: eng, queue: queue, clock: clock}
+	if opts.ShuffleSeed != 0 {
+		k.rng = rand.New(rand.NewPCG(uint64(opts.ShuffleSeed), 0x5eed))
+	}
+	return k
 }
 
 // Engine returns the engine, for what the kit does not wrap (ListRuns, PurgeRun, ...). Do not
@@ -231,7 +242,9 @@ func (k *Kit[S]) Advance(d time.Duration) {
 }
 
 // Drive hands every visible work item to the engine, as a queue trigger would, until none is
-// left. Items delayed into the future (timers) wait for Advance.
+// left, in the order they were enqueued (or Options.ShuffleSeed's): a fan-out's branches run
+// one after the other, in branch order, and the join after the last. Items delayed into the
+// future (timers) wait for Advance.
 func (k *Kit[S]) Drive() {
 	k.t.Helper()
 	ctx := context.Background()
@@ -242,6 +255,9 @@ func (k *Kit[S]) Drive() {
 		}
 		if len(msgs) == 0 {
 			return
+		}
+		if k.rng != nil {
+			k.rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
 		}
 		for _, m := range msgs {
 			n++
@@ -294,12 +310,13 @@ func (k *Kit[S]) History(id string) []engine.HistoryEvent {
 	}
 }
 
-// Visits returns the nodes run id completed, in order (its node_completed rows).
+// Visits returns the nodes run id completed, in history order (its node_completed rows, and
+// the branch_completed rows of its fan-outs, in branch order).
 func (k *Kit[S]) Visits(id string) []string {
 	k.t.Helper()
 	var out []string
 	for _, h := range k.History(id) {
-		if h.Type == engine.HistoryNodeCompleted {
+		if h.Type == engine.HistoryNodeCompleted || h.Type == engine.HistoryBranchCompleted {
 			out = append(out, h.Node)
 		}
 	}

@@ -35,6 +35,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, []histRow{{
 			typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out),
 		}})
+		ops = closeRegionOps(ops, h) // outstanding branches do nothing (branch.go)
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err
 		}

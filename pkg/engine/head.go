@@ -73,6 +73,13 @@ type head struct {
 	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
 	// the kill limit in workitem.go).
 	restarts int64
+
+	// An open fan-out (branch.go): its region of history starts at branchBase (0: none) and
+	// holds branchCount branches; branchSpec is the sequence of the route_resolved row that
+	// lists them. Written only while a run fans out.
+	branchBase, branchCount, branchSpec int64
+	// branchRows caches the region's completion rows read by this handling (not stored).
+	branchRows []Entity
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -205,6 +212,12 @@ func (h *head) set(name string, v any) {
 		h.runnable, _ = v.(bool)
 	case pAwaitVersion:
 		h.awaitVersion, _ = v.(bool)
+	case pBranchBase:
+		h.branchBase = asInt64(v)
+	case pBranchCount:
+		h.branchCount = asInt64(v)
+	case pBranchSpec:
+		h.branchSpec = asInt64(v)
 	case pCreated:
 		h.created, _ = v.(time.Time)
 	case pUpdated:
@@ -280,6 +293,9 @@ func (h *head) changedProps(base *head) map[string]any {
 	setStr(pTimeoutNode, h.timeoutNode, base.timeoutNode)
 	setStr(pTimedOut, h.timedOut, base.timedOut)
 	setStr(pFailure, h.failure, base.failure)
+	setInt(pBranchBase, h.branchBase, base.branchBase)
+	setInt(pBranchCount, h.branchCount, base.branchCount)
+	setInt(pBranchSpec, h.branchSpec, base.branchSpec)
 	return p
 }
 

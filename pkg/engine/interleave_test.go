@@ -67,7 +67,8 @@ func interleave(t *testing.T, seed int64, actions int) {
 		return durable.Update{"n": s.N + 1}, nil
 	})
 	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute,
-		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed)
+		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed,
+		fanGraph(t, "fan", nil))
 	faults := true
 	chance := func(p float64) bool { return faults && rng.Float64() < p }
 	r.fstore.BeforeSubmit = func([]engine.Op) error {
@@ -104,8 +105,9 @@ func interleave(t *testing.T, seed int64, actions int) {
 	runs := map[string]*incarnation{}
 	inputs := map[string]string{
 		"data_pipeline": `{"source_url":"https://example.com/data"}`, "support_agent": `{"user_message":"refund"}`, "keyed": `{}`,
+		"fan": fanInput(interleaveFanWidth),
 	}
-	graphs := []string{"data_pipeline", "support_agent", "keyed"}
+	graphs := []string{"data_pipeline", "support_agent", "keyed", "fan"}
 	deliver := func(die bool) bool {
 		msgs, err := r.queue.Receive(ctx, 1, time.Minute)
 		if err != nil || len(msgs) == 0 {
@@ -200,6 +202,10 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 		t.Errorf("seed %d run %s: %d due rows left after quiescence", seed, id, len(due))
 	}
 	hist := r.history(t, id)
+	if inc.graph == "fan" {
+		checkQuiescentFan(t, r, seed, id, run, inc, hist)
+		return
+	}
 	rows := checkHistory(t, hist) // gap-free
 	seen := map[string]int{}
 	received := 0
@@ -231,6 +237,58 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 	case engine.StatusTerminated:
 	case engine.StatusFailed:
 		if out := outputString(t, run); !strings.Contains(out, "without completing: its worker died") {
+			t.Errorf("seed %d run %s failed: %s", seed, id, out)
+		}
+	default:
+		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.Status, rows)
+	}
+}
+
+// interleaveFanWidth is the width of the fan-out runs of the interleaving fuzz.
+const interleaveFanWidth = 4
+
+// checkQuiescentFan checks a quiescent fan-out run: its history in order (with the gaps of
+// its branch region), each visit and each branch's completion at most once, and the joined
+// state of a sequential run when it completed.
+func checkQuiescentFan(t *testing.T, r *rig, seed int64, id string, run engine.Run, inc *incarnation, hist []engine.HistoryEvent) {
+	t.Helper()
+	seen := map[string]int{}
+	var rows []string
+	last, received := int64(0), 0
+	for _, ev := range hist {
+		if ev.Sequence <= last {
+			t.Fatalf("seed %d run %s: history out of order at %d", seed, id, ev.Sequence)
+		}
+		last = ev.Sequence
+		key := ev.Type + ":" + ev.Node
+		if ev.Type == engine.HistoryBranchCompleted || ev.Type == engine.HistoryBranchFailed {
+			var d struct {
+				Index int `json:"index"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			key = fmt.Sprintf("branch:%d", d.Index)
+		}
+		if ev.Type == engine.HistoryEventReceived {
+			received++
+		} else {
+			seen[key]++
+		}
+		rows = append(rows, key)
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("seed %d run %s: %s %d times: %v", seed, id, k, n, rows)
+		}
+	}
+	if received != inc.accepted {
+		t.Errorf("seed %d run %s: %d events accepted, %d stored", seed, id, inc.accepted, received)
+	}
+	switch run.Status {
+	case engine.StatusCompleted:
+		assertFanDone(t, r, id, interleaveFanWidth)
+	case engine.StatusTerminated:
+	case engine.StatusFailed:
+		if out := outputString(t, run); !strings.Contains(out, "without completing") {
 			t.Errorf("seed %d run %s failed: %s", seed, id, out)
 		}
 	default:

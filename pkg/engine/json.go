@@ -39,6 +39,9 @@ func completedOutput(h *head, node string, state string) string {
 
 // decisionJSON returns the route decision of a route_resolved history row.
 func decisionJSON(d durable.RouteDecision) string {
+	if d.Action == durable.ActionParallel {
+		return parallelDecisionJSON(d)
+	}
 	var buf [256]byte
 	b := jsonStr(append(buf[:0], '{'), "action", string(d.Action))
 	b = jsonNull(b, "next_node", d.NextNode)

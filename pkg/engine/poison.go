@@ -83,6 +83,9 @@ func (e *Engine) rescue(ctx context.Context, m Message) (bool, error) {
 		e.log.Error("dropping malformed poison work item", "message_id", m.ID, "error", err.Error())
 		return false, nil
 	}
+	if it.Branch != nil {
+		return e.rescueBranch(ctx, it) // branch.go
+	}
 	h, err := e.getHead(ctx, it.RunID)
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -38,6 +38,11 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 		default:
 			return nil, false, nil // nothing to do: keep waiting
 		}
+	case h.branchCount > 0: // a fan-out's branches: join them (branch.go)
+		var ready bool
+		if o, ready, err = e.joinStep(ctx, h); err != nil || !ready {
+			return nil, false, err
+		}
 	default:
 		if o, err = e.visit(ctx, h); err != nil {
 			return nil, false, err
@@ -58,6 +63,8 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	switch {
 	case !n.active():
 		return n, false, nil
+	case n.branchCount > 0 && h.branchCount == 0: // a fan-out: its branches go to the queue
+		return n, false, e.dispatchBranches(context.WithoutCancel(ctx), n, o.decision.Branches)
 	case n.notBefore != 0:
 		return n, false, e.dispatch(context.WithoutCancel(ctx), n, time.Duration(n.notBefore-e.clock().UnixNano()))
 	case n.waiting != "" && !n.runnable:
@@ -356,6 +363,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 			rows = append(rows, histRow{typ: HistoryWaitStarted, name: OrchestratorName, node: o.node, data: jsonObject(data...)})
 		case durable.ActionSleep:
 			rows = append(rows, sleepStarted(n, base, o.node, d, now)) // sleep.go
+		case durable.ActionParallel:
+			rows = e.fanOutRows(base, n, o, rows)
 		}
 	case outEvent:
 		n.step++
@@ -379,6 +388,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 			data: jsonObject("event_name", jstr(o.event), "next_node", jstr(o.timeoutNode))})
 	case outFailureRoute:
 		rows = append(rows, failureRouted(n, base, o)) // nodepolicy.go
+	case outJoin:
+		rows = e.joinRows(base, n, o, rows)
 	case outRetry:
 		n.attempt++
 		n.notBefore = now.Add(o.retryDelay).UnixNano()
@@ -410,5 +421,6 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	if o.kind == outEvent {
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}
+	ops = e.branchOps(base, n, o, ops, now)
 	return n, ops
 }

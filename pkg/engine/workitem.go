@@ -32,6 +32,14 @@ type workItem struct {
 	// VersionWaits counts how often this item was put back because the run's graph version
 	// was not registered (version.go); it sets the back-off.
 	VersionWaits int64 `json:"vw,omitempty"`
+	// Branch is the index of the fan-out branch the item runs (branch.go); nil for a run's
+	// step. BranchAttempt counts its failed attempts, BranchNode and BranchItem are its node
+	// and item, BranchRescues counts how often it ran out of deliveries.
+	Branch        *int64  `json:"br,omitempty"`
+	BranchAttempt int64   `json:"ba,omitempty"`
+	BranchNode    string  `json:"bn,omitempty"`
+	BranchItem    rawJSON `json:"bi,omitempty"`
+	BranchRescues int64   `json:"bk,omitempty"`
 }
 
 // errInvalidWorkItem reports a queue message that is not a work item.
@@ -73,6 +81,9 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 // step — until the run finishes, waits, backs off, or the step budget is spent (then the run
 // goes back to the queue).
 func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
+	if it.Branch != nil {
+		return e.processBranch(ctx, it, dequeueCount) // a fan-out's branch (branch.go)
+	}
 	h, err := e.getHead(ctx, it.RunID)
 	if errors.Is(err, ErrNotFound) {
 		e.log.Debug("dropping work item of a purged run", "run_id", it.RunID)
@@ -105,6 +116,11 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 		if h.waitDeadline > now && h.pending == 0 {
 			// The wait-timeout timer came early (clock skew, whole-second visibility).
 			return e.dispatch(ctx, h, time.Duration(h.waitDeadline-now))
+		}
+	}
+	if h.branchCount > 0 { // a fan-out's join (branch.go)
+		if done, err := e.awaitBranches(ctx, h); done || err != nil {
+			return err
 		}
 	}
 	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
@@ -320,6 +336,9 @@ func encodeWorkItem(it workItem) []byte {
 		b = append(b, `,"vw":`...)
 		b = append(b, itoa(it.VersionWaits)...)
 	}
+	if it.Branch != nil {
+		b = appendBranchFields(b, it)
+	}
 	return append(b, '}')
 }
 
@@ -339,7 +358,7 @@ func decodeWorkItem(body []byte) (workItem, error) {
 			return workItem{}, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
 		}
 	}
-	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 {
+	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 || !validBranchFields(it) {
 		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
 	}
 	return it, nil

@@ -60,3 +60,38 @@ func TestWorkItem_TraceIsOptional(t *testing.T) {
 		t.Fatalf("item without trace = %s; want the old encoding", got)
 	}
 }
+
+// A branch's work item carries its index, attempt, node, item and rescues, and decodes back
+// to them; items with inconsistent branch members are refused.
+func TestWorkItem_BranchMembers(t *testing.T) {
+	t.Parallel()
+	idx := int64(3)
+	want := workItem{V: 1, RunID: "r", Gen: 2, Step: 5, Nonce: "n", Branch: &idx, BranchAttempt: 2, BranchNode: "wörk \"x\"",
+		BranchItem: rawJSON(`{"k":[1,"\u00e9"]}`), BranchRescues: 1}
+	body := encodeWorkItem(want)
+	got, err := decodeWorkItem(body)
+	if err != nil || got.Branch == nil || *got.Branch != 3 {
+		t.Fatalf("decode(%s) = %+v, %v", body, got, err)
+	}
+	got.Branch, want.Branch = nil, nil
+	if got != want {
+		t.Fatalf("decode(%s) = %+v, want %+v", body, got, want)
+	}
+	zero := int64(0)
+	first := encodeWorkItem(workItem{V: 1, RunID: "r", Gen: 1, Step: 1, Branch: &zero, BranchNode: "w"})
+	if string(first) != `{"v":1,"run_id":"r","gen":1,"step":1,"br":0,"bn":"w"}` {
+		t.Fatalf("branch 0 = %s", first)
+	}
+	for _, body := range []string{
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":-1,"bn":"w"}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":1}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":256,"bn":"w"}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":1,"bn":"w","ba":-1}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"bn":"w"}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"ba":1}`,
+	} {
+		if it, err := decodeWorkItem([]byte(body)); err == nil {
+			t.Errorf("decode(%s) = %+v, want refused", body, it)
+		}
+	}
+}

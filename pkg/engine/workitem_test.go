@@ -15,6 +15,7 @@ func FuzzEngine_HandleWorkItem(f *testing.F) {
 	for _, s := range []string{
 		`{"v":1,"run_id":"r","gen":1,"step":0}`, "eyJ2IjoxLCJydW5faWQiOiJyIiwiZ2VuIjoxLCJzdGVwIjowfQ==",
 		"", "{", "null", `{"v":1,"run_id":"a/b","gen":1,"step":0}`, `{"v":1,"run_id":"","gen":-1}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":3,"ba":1,"bn":"work","bi":{"k":[1]},"bk":1}`, `{"v":1,"run_id":"r","gen":1,"step":1,"br":-1,"bn":"w"}`,
 	} {
 		f.Add([]byte(s), int64(1))
 	}

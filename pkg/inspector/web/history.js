@@ -4,7 +4,12 @@ const EVENT_KIND = {
   run_started: "start", node_completed: "step", route_resolved: "decision", wait_started: "wait",
   wait_timed_out: "wait", event_received: "event", event_applied: "event",
   node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
+  branches_started: "fan-out", branch_completed: "branch", branch_failed: "failure", branches_joined: "join",
 };
+
+// isBranch reports whether an event is one branch's completion or failure: the timeline draws
+// the branches of a fan-out side by side.
+function isBranch(e) { return e.type === "branch_completed" || e.type === "branch_failed"; }
 
 function eventSummary(e) {
   const d = e.data || {};
@@ -15,6 +20,7 @@ function eventSummary(e) {
       if (d.action === "next") return `route from ${e.node}: next ${d.next_node}`;
       if (d.action === "wait_for_event") return `route from ${e.node}: wait for '${d.event_name}', then ${d.resume_node}` + (d.note ? ` (${d.note})` : "");
       if (d.action === "complete") return `route from ${e.node}: complete` + (d.note ? ` (${d.note})` : "");
+      if (d.action === "parallel") return `route from ${e.node}: ${(d.branches || []).length} branches, then ${d.join_node}`;
       return `route from ${e.node}: ${d.action}`;
     case "wait_started": return `waiting for '${d.event_name}' at ${e.node}` + (d.deadline ? ` until ${fmtTime(d.deadline)}` : "");
     case "wait_timed_out": return `wait timed out at ${e.node}` + (d.next_node ? `, next ${d.next_node}` : "");
@@ -24,6 +30,10 @@ function eventSummary(e) {
     case "run_completed": return `run completed at ${d.final_node || e.node}`;
     case "run_failed": return `run failed` + (d.error ? `: ${d.error}` : (typeof d === "string" ? `: ${d}` : ""));
     case "run_terminated": return `run terminated` + (d.reason ? `: ${d.reason}` : "");
+    case "branches_started": return `${d.count} branches started, joining at ${d.join_node}`;
+    case "branch_completed": return `branch ${d.index} (${e.node}${d.item === null || d.item === undefined ? "" : ` ${JSON.stringify(d.item)}`}) completed`;
+    case "branch_failed": return `branch ${d.index} (${e.node}) failed` + (d.error ? `: ${d.error}` : "");
+    case "branches_joined": return `${d.count} branches joined at ${d.join_node || e.node}`;
   }
   return e.type;
 }
@@ -66,15 +76,30 @@ function pathOf(events) {
   let last = null;
   let via = "next";
   let label = "";
+  let fanFrom = null; // the node that fanned out, while its branches are listed
+  let joinFrom = []; // the branch nodes, until the join node's visit
+  const take = (from, to, how, text) => {
+    const key = `${from}\u0000${to}`;
+    const t = transitions.get(key) || { from, to, count: 0, via: how, label: text };
+    t.count++;
+    transitions.set(key, t);
+  };
   for (const e of events) {
-    if (e.type === "node_completed") {
+    if (e.type === "branches_started") {
+      fanFrom = last;
+      joinFrom = [];
+    } else if (isBranch(e)) {
       visits.set(e.node, (visits.get(e.node) || 0) + 1);
-      if (last !== null) {
-        const key = `${last}\u0000${e.node}`;
-        const t = transitions.get(key) || { from: last, to: e.node, count: 0, via, label };
-        t.count++;
-        transitions.set(key, t);
-      }
+      if (fanFrom !== null) take(fanFrom, e.node, "parallel", "parallel");
+      if (!joinFrom.includes(e.node)) joinFrom.push(e.node);
+    } else if (e.type === "branches_joined") {
+      fanFrom = null;
+      last = null;
+    } else if (e.type === "node_completed") {
+      visits.set(e.node, (visits.get(e.node) || 0) + 1);
+      if (last !== null) take(last, e.node, via, label);
+      joinFrom.forEach((b) => take(b, e.node, "parallel", "join"));
+      joinFrom = [];
       last = e.node;
       via = "next";
       label = "";
@@ -90,10 +115,12 @@ function pathOf(events) {
 }
 
 // renderTimeline draws the history as a list of buttons; choosing one shows the state after
-// it and what changed. Arrow keys move between steps.
+// it and what changed. Arrow keys move between steps. The branches of a fan-out share one
+// list item, side by side.
 function renderTimeline(events, selectedSeq, onSelect) {
   const rows = withStates(events);
   const list = el("ol", { class: "timeline", "aria-label": "History, oldest first" });
+  let lane = null; // the list item of the branches being drawn
   rows.forEach((row) => {
     const e = row.event;
     const selected = e.sequence === selectedSeq;
@@ -113,7 +140,16 @@ function renderTimeline(events, selectedSeq, onSelect) {
     el("span", { class: "kind" }, `[${row.kind}]`), " ",
     el("span", { class: "what" }, eventSummary(e)), " ",
     el("time", { datetime: e.timestamp }, fmtTime(e.timestamp).slice(11)));
-    list.append(el("li", {}, btn));
+    if (!isBranch(e)) {
+      lane = null;
+      list.append(el("li", {}, btn));
+      return;
+    }
+    if (!lane) {
+      lane = el("li", { class: "branches", role: "group", "aria-label": "Parallel branches" });
+      list.append(lane);
+    }
+    lane.append(btn);
   });
   const chosen = rows.find((r) => r.event.sequence === selectedSeq) || rows[rows.length - 1];
   return { list, detail: chosen ? renderStep(chosen) : el("p", {}, "No history yet.") };

@@ -72,7 +72,7 @@ function renderRun(id, run, events, m, state, view) {
     ["Started", first ? fmtTime(first.timestamp) : "not yet"],
     [finished ? "Finished" : "Last event", last ? fmtTime(last.timestamp) : "—"],
     ["Duration", finished && started ? fmtDuration(ended - started) : "not finished"],
-    ["Steps", `${events.filter((e) => e.type === "node_completed").length} node visits, ${events.length} history events`],
+    ["Steps", `${events.filter((e) => e.type === "node_completed" || e.type === "branch_completed").length} node visits, ${events.length} history events`],
   ];
   if (cs.waiting_for_version) facts.push(["Waiting for version", cs.waiting_for_version]);
   const out = [

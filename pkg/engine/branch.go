@@ -1,0 +1,627 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// Parallel branches (durable.Parallel, durable.Map): a node's route fans the run out into
+// branches, one node visit each, that run at once wherever the fleet has capacity and join
+// at a named node.
+//
+// Storage. The fan-out is one step commit, one batch: the head (which now names the join
+// node and the open region below), the visit's node_completed and route_resolved rows (the
+// decision lists the branches), a branches_started row, and a fence row. The commit reserves
+// a region of history sequence numbers, BranchSlots per branch: slot 0 of branch i (at
+// BranchBase + i×BranchSlots) takes its completion row, branch_completed (item, attempt and
+// result: the state fields its node changed) or branch_failed (item, attempt and error);
+// slots 1..BranchSlots-1 are kept for the events the branch emits. The head's HistSeq moves
+// past the region, so later rows (events received, the join) follow it, and the history
+// has gaps where slots stay unused.
+//
+// Each branch is its own work item ("br":<index>, "ba":<attempt>, its node and item in the
+// message), enqueued by the fan-out's worker once the commit is stored. A branch worker
+// reads the head (a run cancelled, failed or joined meanwhile: the branch does nothing),
+// runs the node on the state as the fan-out left it, and commits one batch: the insert of
+// its completion row plus a merge of the fence (If-Match *). It never writes the head, so
+// siblings never fight over it. The insert makes the branch exactly once: a second
+// committer of the same branch (a duplicate or redelivered item) fails with a conflict and
+// reads the row: its write id says whose commit is stored (the ambiguity rule, commit.go).
+// The fence makes a late branch harmless: the commit that closes the region (the join, a
+// failure or a cancel) deletes it, so a branch that commits afterwards fails as a whole — a
+// run purged and restarted under the same id never sees a stale branch row. After its
+// commit a branch reads the region's completion rows (one query) and, when all are there
+// or its own branch failed, enqueues the run's plain work item: the join.
+//
+// The join is that plain item meeting a head with an open region: it reads the completion
+// rows, merges the results in branch index order (durable.BranchGraph: the graph's reducers;
+// two branches that update a field with no reducer fail the run), and commits once — the
+// head (state, step, the region closed) with a branches_joined row and the fence's delete —
+// then goes on in-process with the join node. A failed branch fails the run there
+// (branchFailed). A plain item that meets an incomplete region without a failure (the
+// fan-out worker died before it enqueued every branch, or its enqueue failed) enqueues the
+// branches that have no completion row again; duplicates are settled by the insert.
+//
+// A branch handler error is retried under the graph's retry policy (GraphPolicy.Retry): the
+// branch enqueues its item again with the attempt raised, after the back-off. A branch item
+// that runs out of deliveries twice (its worker died each time, see poison.go) fails its
+// branch.
+//
+// Cost, steady state (table T, queue Q): the fan-out 1 T (one batch) + N Q enqueues; per
+// branch 1 T head read, 1 T batch, 1 T query, and its message's receive and delete; the join
+// 1 Q message (enqueued by the last branch), 1 T head read, 1 T query and 1 T batch; then the
+// join node's visit as any step. The width limit is durable.MaxBranches (256) branches per
+// fan-out.
+
+// History row types of a fan-out.
+const (
+	// HistoryBranchesStarted is the fan-out: {"join_node", "count", "first_seq", "slots"}.
+	HistoryBranchesStarted = "branches_started"
+	// HistoryBranchCompleted is one branch's completion: {"index", "node", "item",
+	// "attempt", "result"}, result being the state fields its node changed.
+	HistoryBranchCompleted = "branch_completed"
+	// HistoryBranchFailed is one branch's failure: {"index", "node", "item", "attempt",
+	// "error"}.
+	HistoryBranchFailed = "branch_failed"
+	// HistoryBranchesJoined is the join: {"join_node", "count", "state"}.
+	HistoryBranchesJoined = "branches_joined"
+)
+
+// BranchSlots is the number of history sequence numbers a fan-out reserves per branch: slot
+// 0 for the branch's completion row, the others for the events it emits.
+const BranchSlots = 8
+
+// Head properties of an open fan-out.
+const pBranchBase, pBranchCount, pBranchSpec = "BranchBase", "BranchCount", "BranchSpec"
+
+// outJoin is the step kind of a join: the branches' results merged into the state.
+const outJoin = outBegin + 10
+
+// maxBranchRescues is how often a branch's item may run out of deliveries before its branch
+// fails: its worker died every time.
+const maxBranchRescues = 2
+
+// branchRef identifies one branch of a head's open region.
+type branchRef struct {
+	index int64
+	node  string
+	item  json.RawMessage
+}
+
+// regionEnd is the sequence after h's region.
+func (h *head) regionEnd() int64 { return h.branchBase + h.branchCount*BranchSlots }
+
+// slotSeq is the sequence of the completion row of branch i.
+func (h *head) slotSeq(i int64) int64 { return h.branchBase + i*BranchSlots }
+
+// fenceKey is the row key of the fence of the region at base of run nonce. It sorts among a
+// run's rows (purged with them) and names the nonce, so that a run that reuses the id never
+// shares it.
+func fenceKey(gen, base int64, nonce string) string { return seqKey('j', gen, base) + "-" + nonce }
+
+// fanOutRows builds the head of a fan-out visit and appends its branches_started row: the
+// run continues at the join node once the branches complete (at once when there are none).
+// The region itself is reserved by branchOps, once the commit's rows are known.
+func (e *Engine) fanOutRows(base, n *head, o *stepOutcome, rows []histRow) []histRow {
+	d := o.decision
+	n.node = d.JoinNode
+	n.custom = customStatus(base, d.JoinNode)
+	n.runnable = len(d.Branches) == 0
+	return append(rows, histRow{typ: HistoryBranchesStarted, name: OrchestratorName, node: o.node,
+		data: jsonObject("join_node", jstr(d.JoinNode), "count", itoa(int64(len(d.Branches))), "slots", itoa(BranchSlots))})
+}
+
+// joinRows builds the head of a join commit and appends its branches_joined row.
+func (e *Engine) joinRows(base, n *head, o *stepOutcome, rows []histRow) []histRow {
+	n.step++
+	n.visits += base.branchCount
+	n.stateVal, n.stateJSON, n.stateRef = o.state, string(o.state), ""
+	n.custom = customStatus(base, base.node)
+	n.runnable = true
+	return append(rows, histRow{typ: HistoryBranchesJoined, name: OrchestratorName, node: base.node,
+		data: jsonObject("join_node", jstr(base.node), "count", itoa(base.branchCount), "state", n.stateJSON)})
+}
+
+// branchOps finishes a commit's batch for fan-outs: a fan-out reserves its region (the head
+// records it, HistSeq moves past it) and inserts the fence; a commit that closes a region
+// (any step after the fan-out's: the join, or the run's failure) clears it and deletes the
+// fence.
+func (e *Engine) branchOps(base, n *head, o *stepOutcome, ops []Op, now time.Time) []Op {
+	head := ops[0].Entity.Properties
+	switch {
+	case o.kind == outVisit && o.decision.Action == durable.ActionParallel && len(o.decision.Branches) > 0:
+		n.branchRows = nil
+		n.branchBase, n.branchCount = n.histSeq+1, int64(len(o.decision.Branches))
+		for _, op := range ops[1:] {
+			if op.Entity.Properties[pType] == HistoryRouteResolved {
+				n.branchSpec = parseSeq(op.Entity.RowKey)
+			}
+		}
+		for _, op := range ops[1:] {
+			if op.Entity.Properties[pType] == HistoryBranchesStarted {
+				op.Entity.Properties[pData] = jsonObject("join_node", jstr(n.node), "count", itoa(n.branchCount),
+					"first_seq", itoa(n.branchBase), "slots", itoa(BranchSlots))
+			}
+		}
+		n.histSeq = n.regionEnd() - 1
+		head[pHistSeq], head[pBranchBase], head[pBranchCount], head[pBranchSpec] = n.histSeq, n.branchBase, n.branchCount, n.branchSpec
+		ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: base.runID, RowKey: fenceKey(base.gen, n.branchBase, base.nonce),
+			Properties: map[string]any{pTime: now, pWriteID: n.writeID}}})
+	case base.branchCount > 0 && (n.step != base.step || !n.active()):
+		n.branchBase, n.branchCount, n.branchSpec, n.branchRows = 0, 0, 0, nil
+		head[pBranchBase], head[pBranchCount], head[pBranchSpec] = int64(0), int64(0), int64(0)
+		ops = append(ops, closeFence(base))
+	}
+	return ops
+}
+
+// closeFence is the op that deletes the fence of h's open region.
+func closeFence(h *head) Op {
+	return Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: h.runID, RowKey: fenceKey(h.gen, h.branchBase, h.nonce)}}
+}
+
+// closeRegionOps adds to a batch that finishes h's run outside a step commit (a cancel) the
+// closing of its open region, if any: ops[0] is the head's merge.
+func closeRegionOps(ops []Op, h *head) []Op {
+	if h.branchCount == 0 {
+		return ops
+	}
+	p := ops[0].Entity.Properties
+	p[pBranchBase], p[pBranchCount], p[pBranchSpec] = int64(0), int64(0), int64(0)
+	return append(ops, closeFence(h))
+}
+
+// dispatchBranches enqueues one work item per branch of the fan-out n just committed.
+func (e *Engine) dispatchBranches(ctx context.Context, n *head, branches []durable.Branch) error {
+	for i, b := range branches {
+		if err := e.dispatchItem(ctx, branchItem(n, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// branchItem returns the work item of branch b of h's open region, at attempt (0: first).
+func branchItem(h *head, b branchRef, attempt int64) workItem {
+	it := itemOf(h)
+	idx := b.index
+	it.Branch, it.BranchAttempt, it.BranchNode, it.BranchItem = &idx, attempt, b.node, rawJSON(b.item)
+	return it
+}
+
+// completionRows reads the completion rows of h's region in index order. With stopAtGap it
+// stops at the first branch without one (enough to tell the region incomplete).
+func (e *Engine) completionRows(ctx context.Context, h *head, stopAtGap bool) ([]Entity, error) {
+	q := Query{PartitionKey: h.runID, RowKeyFrom: histKey(h.gen, h.branchBase), RowKeyTo: histKey(h.gen, h.regionEnd()),
+		Where: []Cond{{Property: pType, Op: CondGe, Value: "branch_"}, {Property: pType, Op: CondLt, Value: "branch`"}}}
+	var out []Entity
+	for {
+		page, err := e.store.Query(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("read branches of run %s: %w", h.runID, err)
+		}
+		for _, ent := range page.Entities {
+			seq := parseSeq(ent.RowKey)
+			if (seq-h.branchBase)%BranchSlots != 0 {
+				continue
+			}
+			if stopAtGap && seq != h.slotSeq(int64(len(out))) {
+				return out, nil
+			}
+			out = append(out, ent)
+		}
+		if page.Continuation == "" {
+			return out, nil
+		}
+		q.Continuation = page.Continuation
+	}
+}
+
+// regionState sums up completion rows: the lowest failed branch (nil: none) and whether
+// every branch has completed.
+func regionState(h *head, rows []Entity) (failed *Entity, complete bool) {
+	for i := range rows {
+		if rows[i].Properties[pType] == HistoryBranchFailed {
+			return &rows[i], false
+		}
+	}
+	return nil, int64(len(rows)) == h.branchCount
+}
+
+// awaitBranches handles a run's plain work item that meets an open region, before the step
+// starts: it reports done when there is nothing to join yet, after putting the branches
+// without a completion row back on the queue (their items were lost, or are duplicated
+// now: the insert keeps one commit each). The rows read are kept on h for the join.
+func (e *Engine) awaitBranches(ctx context.Context, h *head) (done bool, err error) {
+	rows, err := e.completionRows(ctx, h, false)
+	if err != nil {
+		return false, err
+	}
+	h.branchRows = rows
+	if failed, complete := regionState(h, rows); failed != nil || complete {
+		return false, nil
+	}
+	branches, err := e.regionBranches(ctx, h)
+	if err != nil {
+		return false, err
+	}
+	have := map[int64]bool{}
+	for _, r := range rows {
+		have[(parseSeq(r.RowKey)-h.branchBase)/BranchSlots] = true
+	}
+	n := 0
+	for i, b := range branches {
+		if have[int64(i)] {
+			continue
+		}
+		if err := e.dispatchItem(ctx, branchItem(h, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
+			return false, err
+		}
+		n++
+	}
+	e.log.Info("branches put back on the queue", "run_id", h.runID, "step", h.step, "branches", n, "of", h.branchCount)
+	return true, nil
+}
+
+// regionBranches reads the branches of h's open region from its route_resolved row.
+func (e *Engine) regionBranches(ctx context.Context, h *head) ([]durable.Branch, error) {
+	ent, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.branchSpec))
+	if err != nil {
+		return nil, fmt.Errorf("read fan-out of run %s: %w", h.runID, err)
+	}
+	data, err := e.readSpilled(ctx, str(ent.Properties, pData), str(ent.Properties, pData+refSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("read fan-out of run %s: %w", h.runID, err)
+	}
+	var d durable.RouteDecision
+	if err := json.Unmarshal([]byte(data), &d); err != nil || int64(len(d.Branches)) != h.branchCount {
+		return nil, fmt.Errorf("decode fan-out of run %s: %d branches, %v", h.runID, len(d.Branches), err)
+	}
+	return d.Branches, nil
+}
+
+// joinStep computes the join of h's open region: nothing (ready false) while a branch has
+// neither completed nor failed, else the outcome to commit: the merged state, or the run's
+// failure (a failed branch, or a merge that fails).
+func (e *Engine) joinStep(ctx context.Context, h *head) (stepOutcome, bool, error) {
+	rows := h.branchRows
+	if rows == nil {
+		var err error
+		if rows, err = e.completionRows(ctx, h, false); err != nil {
+			return stepOutcome{}, false, err
+		}
+	}
+	failed, complete := regionState(h, rows)
+	if failed != nil {
+		data, err := e.readSpilled(ctx, str(failed.Properties, pData), str(failed.Properties, pData+refSuffix))
+		if err != nil {
+			return stepOutcome{}, false, fmt.Errorf("read failed branch of run %s: %w", h.runID, err)
+		}
+		var f struct {
+			Index int64  `json:"index"`
+			Node  string `json:"node"`
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(data), &f)
+		return e.branchFailed(h, f.Index, f.Node, f.Error), true, nil
+	}
+	if !complete {
+		return stepOutcome{}, false, nil
+	}
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return stepOutcome{}, false, fmt.Errorf("%w: %v", errVersionUnavailable, err)
+	}
+	results := make([]durable.BranchResult, len(rows))
+	for i, r := range rows {
+		data, err := e.readSpilled(ctx, str(r.Properties, pData), str(r.Properties, pData+refSuffix))
+		if err != nil {
+			return stepOutcome{}, false, fmt.Errorf("read branch %d of run %s: %w", i, h.runID, err)
+		}
+		var c struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return stepOutcome{}, false, fmt.Errorf("decode branch %d of run %s: %w", i, h.runID, err)
+		}
+		results[i] = durable.BranchResult{Index: i, Node: str(r.Properties, pHistNode), Update: c.Result}
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return stepOutcome{}, false, err
+	}
+	var joined json.RawMessage
+	if bg, ok := g.(durable.BranchGraph); ok {
+		joined, err = bg.Join(durable.WithStepInfo(ctx, stepInfo(h)), state, results)
+	} else {
+		joined, err = durable.JoinBranches(state, results, nil)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return stepOutcome{}, false, fmt.Errorf("join branches of run %s: %w", h.runID, ctx.Err())
+		}
+		cause := fmt.Sprintf("join at '%s': %v", h.node, err)
+		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
+		o := failure("orchestrator", OrchestratorName, cause)
+		o.node = h.node
+		return o, true, nil
+	}
+	return stepOutcome{kind: outJoin, node: h.node, state: joined}, true, nil
+}
+
+// branchFailed is the outcome of a join that found branch index (visiting node) failed with
+// cause: the run fails. (A failure route for the branch's node would continue the run here
+// instead.)
+func (e *Engine) branchFailed(h *head, index int64, node, cause string) stepOutcome {
+	msg := fmt.Sprintf("branch %d of %d (node '%s'): %s", index, h.branchCount, node, cause)
+	e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+node, "run_id", h.runID, "error", msg)
+	o := failure("execute_node", ExecuteNodeName, msg)
+	o.node = node
+	return o
+}
+
+// processBranch runs a branch's work item: check the run still waits for this branch, run
+// its node, commit its completion row, and enqueue the join once every branch is there.
+func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount int64) error {
+	h, ok, err := e.branchHead(ctx, it)
+	if err != nil || !ok {
+		return err
+	}
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return e.awaitBranchVersion(ctx, h, it) // not this process's version: no user code
+	}
+	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	slot := histKey(h.gen, h.slotSeq(b.index))
+	if dequeueCount > 1 || it.Retry > 0 || it.BranchRescues > 0 {
+		// A redelivery: its branch may have committed before its worker died.
+		if _, err := e.store.Get(ctx, h.runID, slot); err == nil {
+			return e.afterBranch(ctx, h, false)
+		} else if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
+		}
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return err
+	}
+	info := stepInfo(h)
+	info.Attempt, info.Branch = int(it.BranchAttempt)+1, int(b.index)+1
+	bctx := durable.WithBranch(durable.WithStepInfo(ctx, info),
+		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item})
+	pol := nodePolicy(g, b.node)
+	newState, err := executeNode(bctx, g, b.node, pol.Timeout, state)
+	var data string
+	failed := err != nil
+	if err == nil {
+		var update json.RawMessage
+		if update, err = durable.StateUpdate(state, newState); err == nil {
+			data = branchData(b, it.BranchAttempt, "result", string(update))
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("execute branch %d of run %s: %w", b.index, h.runID, ctx.Err())
+		}
+		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+b.node,
+			"run_id", h.runID, "branch", b.index, "attempt", it.BranchAttempt+1, "error", err.Error())
+		var herr *durable.HandlerError
+		if retry := e.retryPolicy(g, h.graph, b.node); errors.As(err, &herr) && !durable.IsNonRetryable(err) && it.BranchAttempt+1 < int64(retry.MaxAttempts) {
+			next := branchItem(h, b, it.BranchAttempt+1)
+			next.Trace = it.Trace
+			return e.dispatchItem(context.WithoutCancel(ctx), next, backoff(retry, it.BranchAttempt+2))
+		}
+		failed = true
+		data = branchData(b, it.BranchAttempt, "error", jstr(err.Error()))
+	}
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, failed, data)
+	if err != nil || !stored {
+		return err
+	}
+	return e.afterBranch(ctx, h, failed)
+}
+
+// branchData is the data of a branch's completion row, with the member key:value last.
+func branchData(b branchRef, attempt int64, key, value string) string {
+	item := string(b.item)
+	if item == "" {
+		item = "null"
+	}
+	return jsonObject("index", itoa(b.index), "node", jstr(b.node), "item", item, "attempt", itoa(attempt+1), key, value)
+}
+
+// branchHead reads the head for a branch item and reports whether the item's branch is
+// still to be run: same run, active, at the fan-out's step with the region open.
+func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, error) {
+	h, err := e.getHead(ctx, it.RunID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if h.gen != it.Gen || (it.Nonce != "" && h.nonce != it.Nonce) || !h.active() || h.step != it.Step ||
+		h.branchCount == 0 || *it.Branch >= h.branchCount {
+		e.log.Debug("dropping branch of a run that moved on", "run_id", it.RunID, "branch", *it.Branch, "status", string(h.status))
+		return nil, false, nil
+	}
+	return h, true, nil
+}
+
+// commitBranch stores branch b's completion row (failed: branch_failed) with data, in one
+// batch with the fence's merge. It reports whether the branch's completion is stored (this
+// commit's or a duplicate's); false with no error when the region was closed meanwhile.
+func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string) (bool, error) {
+	id := newWriteID()
+	var sp spills
+	defer func() { e.release(ctx, &sp, nil) }()
+	for convert := true; ; convert = false {
+		typ := HistoryBranchCompleted
+		if failed {
+			typ = HistoryBranchFailed
+		}
+		now := e.clock()
+		ops := []Op{
+			{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: h.runID, RowKey: fenceKey(h.gen, h.branchBase, h.nonce),
+				Properties: map[string]any{pTime: now}}},
+			{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: histKey(h.gen, h.slotSeq(b.index)), Properties: map[string]any{
+				pType: typ, pName: ExecuteNodeName, pHistNode: b.node, pHistStep: h.step + 1, pTime: now, pData: data, pWriteID: id}}},
+		}
+		if err := e.spill(ctx, h.runID, h.nonce, ops, &sp); err != nil {
+			return false, err
+		}
+		_, err := e.store.Submit(ctx, ops)
+		if err == nil {
+			e.release(ctx, &sp, ops)
+			e.changes.notify()
+			return true, nil
+		}
+		if refused(err) && convert {
+			// The result cannot be stored: the branch fails, naming the limit.
+			e.release(ctx, &sp, nil)
+			failed = true
+			data = branchData(b, attempt, "error", jstr("branch result cannot be stored: "+err.Error()))
+			continue
+		}
+		if refused(err) {
+			return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+		}
+		// Unknown outcome (a conflict or not-found included): the slot says.
+		ent, gerr := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index)))
+		switch {
+		case gerr == nil:
+			if str(ent.Properties, pWriteID) == id {
+				e.release(ctx, &sp, ops)
+				e.log.Info("branch commit landed although its answer was an error", "run_id", h.runID, "branch", b.index, "error", err.Error())
+			} else {
+				e.log.Debug("branch committed by another worker", "run_id", h.runID, "branch", b.index)
+			}
+			return true, nil
+		case !errors.Is(gerr, ErrNotFound):
+			sp.keep() // the batch may have landed and refer to them
+			return false, fmt.Errorf("commit branch %d of run %s: %w (outcome unknown: %v)", b.index, h.runID, err, gerr)
+		case errors.Is(err, ErrNotFound):
+			// The fence is gone: the region was closed (joined, failed, cancelled) or the run
+			// purged. The branch's work is discarded.
+			e.log.Debug("branch dropped: its fan-out is closed", "run_id", h.runID, "branch", b.index)
+			return false, nil
+		default:
+			sp.keep()
+			return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+		}
+	}
+}
+
+// afterBranch enqueues the join of h's region when the branch just settled failed, or when
+// every branch has completed.
+func (e *Engine) afterBranch(ctx context.Context, h *head, failed bool) error {
+	if !failed {
+		rows, err := e.completionRows(ctx, h, true)
+		if err != nil {
+			return err
+		}
+		if f, complete := regionState(h, rows); f == nil && !complete {
+			return nil
+		}
+	}
+	return e.dispatch(context.WithoutCancel(ctx), h, 0)
+}
+
+// awaitBranchVersion puts a branch item back on the queue after a back-off: this process
+// does not have its run's graph version (version.go).
+func (e *Engine) awaitBranchVersion(ctx context.Context, h *head, it workItem) error {
+	it.VersionWaits++
+	it.Retry = 0
+	delay := versionBackoff(it.VersionWaits - 1)
+	e.log.Debug("branch waits for a graph version this process does not have", "run_id", h.runID, "graph_hash", h.hash, "retry_in", delay.String())
+	return e.dispatchItem(context.WithoutCancel(ctx), it, delay)
+}
+
+// rescueBranch settles a branch item found on the poison queue: its branch is still to run
+// (no completion row), so it goes back on the queue once; the second time its deliveries run
+// out, the branch fails.
+func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
+	h, ok, err := e.branchHead(ctx, it)
+	if err != nil || !ok {
+		return false, err
+	}
+	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
+		return true, e.afterBranch(ctx, h, false)
+	} else if !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	if it.BranchRescues+1 < maxBranchRescues {
+		it.BranchRescues++
+		it.Retry = 0
+		return true, e.dispatchItem(ctx, it, 0)
+	}
+	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.BranchRescues+1)
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, true, branchData(b, it.BranchAttempt, "error", jstr(cause)))
+	if err != nil || !stored {
+		return false, err
+	}
+	return true, e.afterBranch(ctx, h, true)
+}
+
+// parallelDecisionJSON is the data of a fan-out's route_resolved row: the decision's five
+// keys, then join_node and branches.
+func parallelDecisionJSON(d durable.RouteDecision) string {
+	b, err := json.Marshal(d)
+	if err != nil { // a normalised decision always encodes
+		return jsonObject("action", jstr(string(d.Action)), "join_node", jstr(d.JoinNode))
+	}
+	return string(b)
+}
+
+// appendBranchFields appends the branch members of a branch's work item.
+func appendBranchFields(b []byte, it workItem) []byte {
+	b = append(b, `,"br":`...)
+	b = append(b, itoa(*it.Branch)...)
+	if it.BranchAttempt > 0 {
+		b = append(b, `,"ba":`...)
+		b = append(b, itoa(it.BranchAttempt)...)
+	}
+	b = append(b, `,"bn":`...)
+	b = appendJSONString(b, it.BranchNode)
+	if len(it.BranchItem) > 0 {
+		b = append(b, `,"bi":`...)
+		b = append(b, it.BranchItem...)
+	}
+	if it.BranchRescues > 0 {
+		b = append(b, `,"bk":`...)
+		b = append(b, itoa(it.BranchRescues)...)
+	}
+	return b
+}
+
+// validBranchFields reports whether a decoded work item's branch members are consistent:
+// none on a run's step, or an index, a node and counters not below zero on a branch's.
+func validBranchFields(it workItem) bool {
+	if it.Branch == nil {
+		return it.BranchAttempt == 0 && it.BranchNode == "" && it.BranchItem == "" && it.BranchRescues == 0
+	}
+	return *it.Branch >= 0 && *it.Branch < durable.MaxBranches && it.BranchNode != "" && it.BranchAttempt >= 0 && it.BranchRescues >= 0
+}
+
+// rawJSON is a JSON value kept as its text, so that a work item stays comparable.
+type rawJSON string
+
+// MarshalJSON returns the text (null when empty).
+func (r rawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	return []byte(r), nil
+}
+
+// UnmarshalJSON keeps the text.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
+}
