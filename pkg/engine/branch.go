@@ -355,10 +355,18 @@ func (e *Engine) joinStep(ctx context.Context, h *head) (stepOutcome, bool, erro
 }
 
 // branchFailed is the outcome of a join that found branch index (visiting node) failed with
-// cause: the run fails. (A failure route for the branch's node would continue the run here
-// instead.)
+// cause: the branch node's failure route (durable.WithFailureRoute) when it has one — the run
+// continues there with the state of the fan-out, the failure in StepInfo.Failure — else the
+// run fails.
 func (e *Engine) branchFailed(h *head, index int64, node, cause string) stepOutcome {
 	msg := fmt.Sprintf("branch %d of %d (node '%s'): %s", index, h.branchCount, node, cause)
+	if g, err := e.reg.Lookup(h.graph, h.hash); err == nil {
+		if to := nodePolicy(g, node).FailureNode; to != "" {
+			e.log.Warn("branch failed, taking its failure route: graph="+h.graph+" hash="+h.hash+" node="+node,
+				"run_id", h.runID, "failure_node", to, "error", msg)
+			return stepOutcome{kind: outFailureRoute, node: node, failureNode: to, failureErr: msg}
+		}
+	}
 	e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+node, "run_id", h.runID, "error", msg)
 	o := failure("execute_node", ExecuteNodeName, msg)
 	o.node = node
