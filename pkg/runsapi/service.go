@@ -218,14 +218,14 @@ func (o Options) withDefaults() Options {
 // even none, and still carry a continuation token); and a start may not take the id of one of
 // their runs (409 instance already exists).
 type Service struct {
-	opts Options
-	// maxWait is Options.MaxWait, or the bound Mount inherits (set before serving).
-	maxWait time.Duration
+	opts   Options
 	runs   engine.Runs
 	reg    *durable.Registry
 	logger *slog.Logger
 	// localTokenKey signs continuation tokens when Runs keeps no shared keys (token.go).
 	localTokenKey []byte
+	// maxWait is Options.MaxWait, or the bound Mount inherits (set before serving).
+	maxWait time.Duration
 }
 
 // NewService validates opts and returns the service. With anonymous auth it logs a warning.
