@@ -4,6 +4,7 @@ const EVENT_KIND = {
   run_started: "start", node_completed: "step", route_resolved: "decision", wait_started: "wait",
   wait_timed_out: "wait", event_received: "event", event_applied: "event",
   node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
+  custom: "emitted",
 };
 
 function eventSummary(e) {
@@ -24,6 +25,7 @@ function eventSummary(e) {
     case "run_completed": return `run completed at ${d.final_node || e.node}`;
     case "run_failed": return `run failed` + (d.error ? `: ${d.error}` : (typeof d === "string" ? `: ${d}` : ""));
     case "run_terminated": return `run terminated` + (d.reason ? `: ${d.reason}` : "");
+    case "custom": return `node ${e.node} emitted '${e.name}': ${JSON.stringify(d.data).slice(0, 80)}`;
   }
   return e.type;
 }
