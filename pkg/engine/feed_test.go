@@ -76,10 +76,10 @@ func TestEngine_Feed_FromStartIsTheHistory(t *testing.T) {
 // query starting right after the client's position, at most FeedPageSize rows.
 func TestEngine_Feed_ReadsOnePageAfterThePosition(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.Options{MaxSteps: 1000}, true, loopGraph(t, "feedloop"))
+	r := newRig(t, engine.Options{MaxSteps: 1000}, false, loopGraph(t, "feedloop"))
 	id := r.start(t, "feedloop", "", `{"limit":120}`)
-	r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() })
-	var queries []engine.Query
+	r.drive(t)
+	var queries []engine.Query // no goroutine of the engine's runs: the hooks are the test's
 	r.fstore.BeforeQuery = func(q engine.Query) error {
 		if q.PartitionKey == id {
 			queries = append(queries, q)
@@ -126,9 +126,9 @@ func pad16(n int64) string { return fmt.Sprintf("%016d", n) }
 // bound. The engine that stores the event wakes it: it polls the head only every hour.
 func TestEngine_Feed_WaitAnswersWhenTheRunMoves(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.Options{FeedPollInterval: time.Hour}, true)
+	r := newRig(t, engine.Options{FeedPollInterval: time.Hour}, false)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
-	r.wait(t, id)
+	r.drive(t) // no goroutine of the engine's runs: the hooks are the test's
 	_, last := feedAll(t, r.e, id, 0)
 	var raised atomic.Bool
 	waiting := make(chan struct{}, 1)
@@ -231,17 +231,24 @@ func (s countGets) Get(ctx context.Context, pk, rk string) (engine.Entity, error
 // when it starts and when its wait ends, however many steps other runs commit meanwhile.
 func TestEngine_Feed_WaitIgnoresOtherRuns(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, engine.Options{MaxSteps: 1000, FeedPollInterval: time.Hour}, true, loopGraph(t, "busy"))
-	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
-	r.wait(t, id)
-	_, last := feedAll(t, r.e, id, 0)
-	var reads atomic.Int64
-	r.fstore.BeforeGet = func(pk, rk string) error {
-		if pk == id && rk == "r" {
+	r := newRig(t, engine.Options{MaxSteps: 1000, FeedPollInterval: time.Hour}, false, loopGraph(t, "busy"))
+	var (
+		watched atomic.Value // the waiting run's id
+		reads   atomic.Int64
+	)
+	r.fstore.BeforeGet = func(pk, rk string) error { // set before the engine's goroutines start
+		if pk == watched.Load() && rk == "r" {
 			reads.Add(1)
 		}
 		return nil
 	}
+	if err := r.e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.wait(t, id)
+	_, last := feedAll(t, r.e, id, 0)
+	watched.Store(id)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

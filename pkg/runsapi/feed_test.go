@@ -336,6 +336,23 @@ func TestFeed_MaxWait(t *testing.T) {
 	if err := runsapi.Mount(svc, h, runsapi.MountOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	raw, err := json.Marshal(h.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths      map[string]map[string]struct{ Responses map[string]json.RawMessage } `json:"paths"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Paths["/api/runs/{instance_id}/feed"]["get"].Responses
+	if got["200"] == nil || got["400"] == nil || got["404"] == nil || doc.Components.Schemas["RunFeed"] == nil || doc.Components.Schemas["FeedItem"] == nil {
+		t.Fatalf("openapi.json documents the feed as %v (schemas RunFeed %s)", got, doc.Components.Schemas["RunFeed"])
+	}
 	tr := hosttest.Transports(t, h.FunctionApp())[0]
 	runsapitest.Call(t, tr, "GET", "/api/runs/x/feed?wait=8", "").Expect(t, "wait above the app's bound", 400,
 		`{"error": "invalid query parameter 'wait': want a number of seconds from 0 to 7"}`)
