@@ -37,5 +37,6 @@
 // Handlers receive a context and a copy of the state. They may run more than once for the same
 // step (a crash between doing the work and recording it replays the step), so their side
 // effects must be idempotent; StepInfoFrom gives them a stable idempotency key. A handler panic
-// is returned as a *HandlerError rather than crashing the engine.
+// is returned as a *HandlerError rather than crashing the engine. Emit reports a handler's
+// progress to whoever follows the run: its events are stored with the step, once.
 package durable

@@ -400,8 +400,8 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 	}
 	info := stepInfo(h)
 	info.Attempt, info.Branch = int(it.BranchAttempt)+1, int(b.index)+1
-	bctx := durable.WithBranch(durable.WithStepInfo(ctx, info),
-		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item})
+	bctx, emitter := durable.WithEmitter(durable.WithBranch(durable.WithStepInfo(ctx, info),
+		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
 	pol := nodePolicy(g, b.node)
 	newState, err := executeNode(bctx, g, b.node, pol.Timeout, state)
 	var data string
@@ -427,7 +427,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 		failed = true
 		data = branchData(b, it.BranchAttempt, "error", jstr(err.Error()))
 	}
-	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, failed, data)
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, failed, data, emitter.Events())
 	if err != nil || !stored {
 		return err
 	}
@@ -464,7 +464,7 @@ func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, erro
 // commitBranch stores branch b's completion row (failed: branch_failed) with data, in one
 // batch with the fence's merge. It reports whether the branch's completion is stored (this
 // commit's or a duplicate's); false with no error when the region was closed meanwhile.
-func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string) (bool, error) {
+func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []durable.EmittedEvent) (bool, error) {
 	id := newWriteID()
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -480,13 +480,21 @@ func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt
 			{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: histKey(h.gen, h.slotSeq(b.index)), Properties: map[string]any{
 				pType: typ, pName: ExecuteNodeName, pHistNode: b.node, pHistStep: h.step + 1, pTime: now, pData: data, pWriteID: id}}},
 		}
+		if !failed {
+			// The events the branch emitted take the slots after its completion row.
+			for j, ev := range emitted[:min(len(emitted), BranchSlots-1)] {
+				ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: histKey(h.gen, h.slotSeq(b.index)+1+int64(j)),
+					Properties: map[string]any{pType: HistoryCustom, pName: ev.Name, pHistNode: b.node, pHistStep: h.step + 1, pTime: now,
+						pData: jsonObject("name", jstr(ev.Name), "data", string(ev.Data)), pWriteID: id}}})
+			}
+		}
 		if err := e.spill(ctx, h.runID, h.nonce, ops, &sp); err != nil {
 			return false, err
 		}
 		_, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			e.release(ctx, &sp, ops)
-			e.changes.notify()
+			e.changes.notify(h.runID)
 			return true, nil
 		}
 		if refused(err) && convert {
@@ -570,7 +578,7 @@ func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
 		return true, e.dispatchItem(ctx, it, 0)
 	}
 	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.BranchRescues+1)
-	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, true, branchData(b, it.BranchAttempt, "error", jstr(cause)))
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, true, branchData(b, it.BranchAttempt, "error", jstr(cause)), nil)
 	if err != nil || !stored {
 		return false, err
 	}

@@ -67,7 +67,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		e.indexSetStatus(ctx, h)
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
-		e.changes.notify()
+		e.changes.notify(instanceID)
 		return nil
 	}
 	return fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)

@@ -128,7 +128,7 @@ func (e *Engine) committed(ctx context.Context, base, n *head, ops []Op, sp *spi
 	if base.active() && !n.active() {
 		e.indexSetStatus(ctx, n)
 	}
-	e.changes.notify()
+	e.changes.notify(n.runID)
 	if n.etag = etag; n.etag != "" || !n.active() {
 		return n, nil
 	}

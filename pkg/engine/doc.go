@@ -8,8 +8,8 @@
 // their errors and limits. Backends implement them: package memory (in-process twins) and the
 // Azure backends. Their conformance suites are in package enginetest.
 //
-// An Engine starts, steps, signals, cancels, lists and purges runs (the Runs interface), and
-// dispatches work items: either with its own workers (Start) or one delivery at a time from
+// An Engine starts, steps, signals, cancels, lists and purges runs (the Runs interface), feeds a
+// run's history to a client that follows it (RunFeeder), and dispatches work items: either with its own workers (Start) or one delivery at a time from
 // a host's queue trigger (HandleWorkItem).
 //
 // Every write can be recognised as the engine's own when read back: a storage error that is
@@ -52,6 +52,8 @@ package engine
 //	owner.go        the owner index: the runs whose metadata names one owner, newest first
 //	keys.go         SharedKey: secrets every engine over one store shares, kept in the store
 //	read.go         GetRun and History
+//	feed.go         Feed: a run's history after a position, waiting for the run to move
+//	emitted.go      the events handlers emit (durable.Emit), written with their step's commit
 //	version.go      a run whose graph version is not registered here: parked, not failed
 //	observer.go     Observer hooks
 //	head.go         the run's head row: its fields, read and written

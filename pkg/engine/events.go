@@ -159,7 +159,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		}
 		e.release(ctx, &sp, ops)
 		e.log.Info("event received", "run_id", instanceID, "graph", h.graph, "event", eventName, "wakes", match)
-		e.changes.notify()
+		e.changes.notify(instanceID)
 		if !match {
 			e.clearDue(ctx, due) // written by an attempt that saw the wait; this one did not
 			return nil

@@ -44,6 +44,10 @@ type Options struct {
 	// from PollInterval/32 to PollInterval after a receive that found the queue drained,
 	// however many workers wait. Work enqueued by this engine wakes it at once.
 	PollInterval time.Duration
+	// FeedPollInterval is how often a feed waiting for a run's progress reads the run's head,
+	// to see the steps other processes commit (default DefaultFeedPollInterval; this
+	// engine's own commits wake it at once). Each waiting feed costs one read per interval.
+	FeedPollInterval time.Duration
 	// StepBudget is how long one work item may keep running a run's steps in-process before
 	// handing the run back to the queue (default VisibilityTimeout / 2). Under the Functions
 	// host keep it well inside functionTimeout.
@@ -127,6 +131,9 @@ func (o Options) Validate() error {
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
 	}
+	if o.FeedPollInterval < 0 {
+		errs = append(errs, errors.New("feed poll interval must not be negative"))
+	}
 	if o.InlineLimit > maxPropertyBytes/2-2048 {
 		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, maxPropertyBytes/2-2048))
 	}
@@ -159,6 +166,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second
+	}
+	if o.FeedPollInterval == 0 {
+		o.FeedPollInterval = DefaultFeedPollInterval
 	}
 	if o.StepBudget == 0 {
 		o.StepBudget = o.VisibilityTimeout / 2

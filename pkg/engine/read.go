@@ -79,24 +79,33 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 	}
 	out := HistoryList{Events: make([]HistoryEvent, 0, len(page.Entities)), ContinuationToken: page.Continuation}
 	for _, ent := range page.Entities {
-		p := ent.Properties
-		data, err := e.readSpilled(ctx, str(p, pData), str(p, pData+refSuffix))
+		ev, err := e.historyEvent(ctx, ent)
 		if err != nil {
-			return HistoryList{}, fmt.Errorf("read history run=%s row=%s: %w", instanceID, ent.RowKey, err)
-		}
-		ev := HistoryEvent{
-			Sequence: parseSeq(ent.RowKey), Type: str(p, pType), Name: str(p, pName), Node: str(p, pHistNode),
-		}
-		if ev.Type != HistoryEventReceived {
-			ev.Name = historyStepName(ev.Name)
-		}
-		ev.Timestamp, _ = p[pTime].(time.Time)
-		if data != "" {
-			ev.Data = json.RawMessage(data)
+			return HistoryList{}, err
 		}
 		out.Events = append(out.Events, ev)
 	}
 	return out, nil
+}
+
+// historyEvent decodes a history row, reading its data from the payload store when it spilled.
+func (e *Engine) historyEvent(ctx context.Context, ent Entity) (HistoryEvent, error) {
+	p := ent.Properties
+	data, err := e.readSpilled(ctx, str(p, pData), str(p, pData+refSuffix))
+	if err != nil {
+		return HistoryEvent{}, fmt.Errorf("read history run=%s row=%s: %w", ent.PartitionKey, ent.RowKey, err)
+	}
+	ev := HistoryEvent{
+		Sequence: parseSeq(ent.RowKey), Type: str(p, pType), Name: str(p, pName), Node: str(p, pHistNode),
+	}
+	if ev.Type != HistoryEventReceived && ev.Type != HistoryCustom { // those carry names of the user's
+		ev.Name = historyStepName(ev.Name)
+	}
+	ev.Timestamp, _ = p[pTime].(time.Time)
+	if data != "" {
+		ev.Data = json.RawMessage(data)
+	}
+	return ev, nil
 }
 
 // historyStepName is the user-facing name of a step kind in history rows: the name the

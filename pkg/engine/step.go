@@ -106,7 +106,7 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 	if err != nil {
 		return stepOutcome{}, err
 	}
-	sctx := durable.WithStepInfo(ctx, stepInfo(h))
+	sctx, emitter := stepContext(ctx, h)
 	pol := nodePolicy(g, h.node) // nodepolicy.go
 	newState, err := executeNode(sctx, g, h.node, pol.Timeout, state)
 	if err != nil {
@@ -125,10 +125,10 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 		e.log.Warn("resolve_route failed: graph="+h.graph+" hash="+h.hash+" node="+h.node,
 			"run_id", h.runID, "step", h.step+1, "error", err.Error())
 		o := failure("resolve_route", ResolveRouteName, err.Error())
-		o.node, o.state = h.node, newState
+		o.node, o.state, o.emitted = h.node, newState, emitter.Events()
 		return o, nil
 	}
-	o := stepOutcome{kind: outVisit, node: h.node, state: newState, decision: d}
+	o := stepOutcome{kind: outVisit, node: h.node, state: newState, decision: d, emitted: emitter.Events()}
 	if d.Action == durable.ActionWaitForEvent && h.pending > 0 {
 		if _, found, err := e.findEvent(ctx, h, d.EventName); err != nil {
 			return stepOutcome{}, err
@@ -155,7 +155,8 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 		return stepOutcome{}, fmt.Errorf("read event payload of run %s: %w", h.runID, err)
 	}
 	name := str(p, pEvent)
-	newState, err := g.ApplyEvent(durable.WithStepInfo(ctx, stepInfo(h)), name, state, json.RawMessage(payload))
+	sctx, emitter := stepContext(ctx, h)
+	newState, err := g.ApplyEvent(sctx, name, state, json.RawMessage(payload))
 	if err != nil {
 		if ctx.Err() != nil {
 			return stepOutcome{}, fmt.Errorf("apply event %s of run %s: %w", name, h.runID, ctx.Err())
@@ -166,7 +167,7 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 		o.node = h.node
 		return o, nil
 	}
-	return stepOutcome{kind: outEvent, state: newState, event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey)}, nil
+	return stepOutcome{kind: outEvent, state: newState, event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey), emitted: emitter.Events()}, nil
 }
 
 // timeout handles a wait whose deadline passed with no matching event.
@@ -264,6 +265,9 @@ type stepOutcome struct {
 	decision durable.RouteDecision // visit
 	// waitMatch: a wait decision whose event is already in the inbox.
 	waitMatch bool
+	// emitted: what the step's handlers emitted (visit, event; fail after a completed node),
+	// written before the step's rows (emitted.go).
+	emitted []durable.EmittedEvent
 	// restart (begin): the step starts again after a start that ended in no commit.
 	restart bool
 
@@ -411,6 +415,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.runnable = false
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
+	rows = emittedRows(rows, o)
 	ops := make([]Op, 0, len(rows)+2)
 	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
 	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)

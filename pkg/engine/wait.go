@@ -58,12 +58,13 @@ func (e *Engine) WaitRun(ctx context.Context, instanceID string, done func(Run) 
 	}
 }
 
-// notifier broadcasts "some run changed" to local waiters. It costs nothing while nobody
-// waits.
+// notifier broadcasts "some run changed" to local waiters, and "this run changed" to the
+// feeds waiting on it. It costs nothing while nobody waits.
 type notifier struct {
 	waiters atomic.Int32
 	mu      sync.Mutex
 	ch      chan struct{} // guarded by mu; closed on the next change
+	runs    runSignals    // feeds by run (feed.go)
 }
 
 func (n *notifier) wait() <-chan struct{} {
@@ -75,7 +76,9 @@ func (n *notifier) wait() <-chan struct{} {
 	return n.ch
 }
 
-func (n *notifier) notify() {
+// notify tells the waiters that run runID changed.
+func (n *notifier) notify(runID string) {
+	n.runs.notify(runID)
 	if n.waiters.Load() == 0 {
 		return
 	}

@@ -243,7 +243,7 @@ func (e *Engine) awaitVersion(ctx context.Context, h *head, it workItem) error {
 			Properties: map[string]any{pAwaitVersion: true}}}})
 		switch {
 		case err == nil:
-			e.changes.notify()
+			e.changes.notify(h.runID)
 		case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
 			// Someone else wrote the head: the item below is dropped if the run moved on.
 		default:

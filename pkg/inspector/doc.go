@@ -2,6 +2,8 @@
 // durable runs through the runs API (pkg/runsapi) — the runs list, a run's graph drawn from its
 // manifest with the path it took, its history step by step with the state after each step, the
 // versions of each graph with unfinished runs — and acts on them (send an event, cancel, purge).
+// A run's page follows the run through its feed (GET /api/runs/{instance_id}/feed, one long poll
+// at a time), reading its status again only when the feed moved.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (embed.FS), with no build
 // step; it is served as one document, so that the function key given once (the `code` query

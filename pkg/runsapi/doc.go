@@ -1,5 +1,5 @@
 // Package runsapi is the durable runs surface of a function app: the HTTP API over durable
-// runs (start a graph run, read its status and history, raise events, cancel, list and purge
+// runs (start a graph run, read its status and history, follow its feed, raise events, cancel, list and purge
 // runs, graph manifests and versions) served as funchost routes, so the same handlers work
 // under the Azure Functions host and in the standalone server, and what connects it to the
 // rest of the app:

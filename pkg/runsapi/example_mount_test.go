@@ -127,6 +127,7 @@ func ExampleMount() {
 	// fg_inspector [GET] inspector
 	// fg_openapi [GET] openapi.json
 	// get_graph_manifest [GET] graphs/{graph_name}/manifest
+	// get_run_feed [GET] runs/{instance_id}/feed
 	// get_run_history [GET] runs/{instance_id}/history
 	// get_run_status [GET] runs/{instance_id}
 	// list_graphs [GET] graphs

@@ -31,7 +31,7 @@ type MountOptions struct {
 // Mount puts the runs API svc on the hosting app's function app, so that one app serves both
 // kinds of graph:
 //
-//   - the run routes (start, status, event, cancel, list, history, purge) are added to h's
+//   - the run routes (start, status, event, cancel, list, history, feed, purge) are added to h's
 //     function app; health and openapi.json are not: GET /api/health keeps the hosting body
 //     {"status":"ok"}, the durable graphs' fragments appear in GET /api/health/details under
 //     "durable_graphs", and the hosting app's openapi.json lists the run routes and their
@@ -48,7 +48,8 @@ type MountOptions struct {
 //   - the run inspector page (package inspector, GET /api/inspector) is added next to the run
 //     routes, at their auth level;
 //   - without an explicit Options.AuthLevel the run routes take h's app-level auth level
-//     (function by default), so mounting never opens them silently.
+//     (function by default), so mounting never opens them silently; without an explicit
+//     Options.MaxWait the feed waits at most h's MaxWait.
 //
 // Call Mount once, at startup, after registering the hosted graphs and the durable graphs.
 func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
@@ -83,6 +84,9 @@ func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
 		if err != nil {
 			return fmt.Errorf("%w: graph %s: %w", ErrMount, name, err)
 		}
+	}
+	if mw := h.Options().MaxWait; svc.opts.MaxWait == 0 && mw > 0 {
+		svc.maxWait = mw // FUNCGRAPH_MAX_WAIT in a funcgraph binary
 	}
 	app := h.FunctionApp()
 	runFns := svc.runFunctions(svc.authLevel(h.AuthLevel()))

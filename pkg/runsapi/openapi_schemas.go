@@ -85,6 +85,18 @@ func bodySchemas() openapi.Object {
 		{Key: "RunHistory", Value: oasObj([]string{"instance_id", "events", "continuation_token"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "events", Value: oasArrayOf(openapi.Ref("HistoryEvent"))}, {Key: "continuation_token", Value: oasNullableStr()},
 		})},
+		{Key: "FeedItem", Value: oasObj([]string{"seq", "type", "name", "node", "timestamp", "data"}, openapi.Object{
+			{Key: "seq", Value: oasSchema{"type": "integer", "description": "The history row's sequence number: strictly increasing, possibly with gaps."}},
+			{Key: "type", Value: oasSchema{"type": "string", "description": "A history row type, or custom for an event a node emitted (durable.Emit)."}},
+			{Key: "name", Value: oasNullableStr()}, {Key: "node", Value: oasNullableStr()},
+			{Key: "timestamp", Value: oasSchema{"type": "string", "format": "date-time"}},
+			{Key: "data", Value: oasAnyValue("The row's data; {name, data} for a custom item.")},
+		})},
+		{Key: "RunFeed", Value: oasObj([]string{"instance_id", "runtime_status", "items", "next_after"}, openapi.Object{
+			{Key: "instance_id", Value: oasStr()}, {Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
+			{Key: "items", Value: oasArrayOf(openapi.Ref("FeedItem"))},
+			{Key: "next_after", Value: oasSchema{"type": "integer", "description": "The after of the next request. A finished run's feed has ended once an answer holds no items."}},
+		})},
 		{Key: "GraphVersions", Value: oasObj([]string{"graph_name", "versions"}, openapi.Object{
 			{Key: "graph_name", Value: oasStr()},
 			{Key: "versions", Value: oasArrayOf(oasObj([]string{"graph_hash", "graph_version", "registered", "latest", "unfinished_runs"}, openapi.Object{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -36,6 +37,8 @@ const (
 	FuncListRuns      = "list_runs"
 	FuncGetRunHistory = "get_run_history"
 	FuncPurgeRun      = "purge_run"
+	// FuncGetRunFeed is served when Options.Runs is an engine.RunFeeder, as the engine is.
+	FuncGetRunFeed = "get_run_feed"
 )
 
 // Function names of the other routes; funcListGraphVersions is served only when
@@ -81,6 +84,11 @@ type Options struct {
 	// isolation.go); nil means off: every caller sees every run. Health and openapi.json
 	// are not scoped.
 	Isolation *isolation.Isolation
+	// MaxWait bounds how long GET /api/runs/{instance_id}/feed holds a request waiting for
+	// the run to move (its wait parameter, and its event stream under the Functions host,
+	// feed.go). 0 means: the hosting app's MaxWait when mounted (Mount), else
+	// host.DefaultMaxWait. It must be below funchost.FrontEndTimeout.
+	MaxWait time.Duration
 }
 
 // Validate reports options that cannot work (ErrInvalidServiceOptions).
@@ -94,6 +102,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidServiceOptions)
 	case o.MaxInputDepth < 0:
 		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidServiceOptions)
+	case o.MaxWait < 0 || o.MaxWait >= funchost.FrontEndTimeout:
+		return fmt.Errorf("%w: MaxWait must be within 0..%s", ErrInvalidServiceOptions, funchost.FrontEndTimeout)
 	}
 	if o.AuthLevel != "" {
 		if _, err := funchost.ParseAuthLevel(string(o.AuthLevel)); err != nil {
@@ -135,6 +145,7 @@ func (o Options) withDefaults() Options {
 //	GET    /api/health                                health            200
 //	GET    /api/runs                                  list_runs         200 | 400
 //	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
+//	GET    /api/runs/{instance_id}/feed               get_run_feed      200 | 400 | 404
 //	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
 //	GET    /api/graphs/{graph_name}/versions          list_graph_versions 200 | 404
 //	GET    /api/graphs                                list_graphs       200
@@ -157,6 +168,12 @@ func (o Options) withDefaults() Options {
 //   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
 //     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//
+//   - GET /api/runs/{id}/feed?after=<seq>&wait=<seconds> (when Runs is an engine.RunFeeder,
+//     as the engine is) reads the history after a position and waits for the run to move:
+//     200 {"instance_id", "runtime_status", "items": [{"seq", "type", "name", "node",
+//     "timestamp", "data"}...], "next_after"}, or the same items as Server-Sent Events for
+//     Accept: text/event-stream (feed.go).
 //
 //   - DELETE /api/runs/{id} purges a finished run and its history: 200
 //     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
@@ -207,6 +224,8 @@ type Service struct {
 	logger *slog.Logger
 	// localTokenKey signs continuation tokens when Runs keeps no shared keys (token.go).
 	localTokenKey []byte
+	// maxWait is Options.MaxWait, or the bound Mount inherits (set before serving).
+	maxWait time.Duration
 }
 
 // NewService validates opts and returns the service. With anonymous auth it logs a warning.
@@ -215,7 +234,11 @@ func NewService(opts Options) (*Service, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api"), localTokenKey: newLocalTokenKey()}
+	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api"), localTokenKey: newLocalTokenKey(),
+		maxWait: opts.MaxWait}
+	if s.maxWait == 0 {
+		s.maxWait = host.DefaultMaxWait
+	}
 	s.warnIfAnonymous(opts.AuthLevel)
 	return s, nil
 }
@@ -282,6 +305,9 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: openapi.Ref("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 	fns = append(fns, s.manifestFunctions(auth)...)
+	if _, ok := s.runs.(engine.RunFeeder); ok {
+		fns = append(fns, s.feedFunction(auth))
+	}
 	if _, ok := s.runs.(engine.VersionCounter); ok {
 		fns = append(fns, funchost.HTTPFunction{Name: funcListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listVersions)), Doc: funchost.RouteDoc{Summary: "List a graph's versions and their unfinished runs", Tags: []string{"runs"},

@@ -117,6 +117,30 @@ test("cancel a waiting run, then purge it, from the page", async () => {
   assert.equal((await api(server.base, "GET", `runs/${id}`)).status, 404);
 });
 
+test("a run's page follows its feed: an approval sent elsewhere shows without polling the status", async () => {
+  const id = `insp-feed-${suffix}`;
+  assert.equal((await api(server.base, "POST", "graphs/support_agent/runs", { instance_id: id, input: { user_message: "refund please" } })).status, 202);
+  const requests = [];
+  const seen = (req) => { const u = new URL(req.url()); if (u.pathname.includes(`/runs/${id}`)) requests.push(u.pathname + u.search); };
+  page.on("request", seen);
+  try {
+    await open(`#/run/${id}`);
+    await waitForText(page, ".facts .status", "Waiting for approval");
+    // The page waits on the feed, a long poll after the last item it has.
+    const longPoll = () => requests.some((r) => r.includes("/feed?") && r.includes("wait=20"));
+    for (const deadline = Date.now() + WAIT; !longPoll() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(longPoll(), `no long poll of the feed among ${requests}`);
+    assert.equal((await api(server.base, "POST", `runs/${id}/events/approval`, { approved: true, reviewer: "bo" })).status, 202);
+    await waitForText(page, ".facts .status", "Completed");
+    await waitForText(page, "#run-output", "Reviewer: bo.");
+    const statusReads = requests.filter((r) => r.endsWith(`/runs/${id}`)).length;
+    assert.ok(statusReads <= 4, `the status was read ${statusReads} times: once, then once per move of the feed (${requests})`);
+    assert.ok(!requests.some((r) => r.includes("/history")), "the page read the history instead of the feed");
+  } finally {
+    page.off("request", seen);
+  }
+});
+
 // overhang is how far the status pills matching selector, or their text, stick out of their
 // cells (the nearest td or dd), in px, at most: 0 when every pill and its text fit.
 const overhang = (selector) => page.$$eval(selector, (ns) => Math.max(0, ...ns.map((n) => {

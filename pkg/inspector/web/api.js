@@ -62,8 +62,9 @@ async function apiCall(method, path, options = {}) {
   }
   let res;
   try {
-    res = await fetch(url, { method, headers, body, cache: "no-store", credentials: "same-origin" });
+    res = await fetch(url, { method, headers, body, cache: "no-store", credentials: "same-origin", signal: options.signal });
   } catch (e) {
+    if (options.signal && options.signal.aborted) throw e; // the view that asked is gone
     throw new Error(`network error calling ${method} ${url.pathname}: ${e.message}`);
   }
   const text = await res.text();
@@ -79,6 +80,8 @@ const runsApi = {
   listRuns: (query) => apiCall("GET", "runs", { query }),
   getRun: (id) => apiCall("GET", `runs/${enc(id)}`),
   history: (id, token) => apiCall("GET", `runs/${enc(id)}/history`, { query: { limit: 1000, continuation_token: token } }),
+  // feed answers the run's history after seq `after`, waiting up to `wait` seconds for more.
+  feed: (id, after, wait, signal) => apiCall("GET", `runs/${enc(id)}/feed`, { query: { after, wait }, signal }),
   startRun: (graph, body) => apiCall("POST", `graphs/${enc(graph)}/runs`, { body }),
   sendEvent: (id, event, body) => apiCall("POST", `runs/${enc(id)}/events/${enc(event)}`, { body }),
   cancel: (id, reason) => apiCall("POST", `runs/${enc(id)}/cancel`, { body: JSON.stringify(reason === "" ? {} : { reason }) }),
@@ -88,17 +91,9 @@ const runsApi = {
   versions: (graph) => apiCall("GET", `graphs/${enc(graph)}/versions`),
 };
 
-// fullHistory reads every page of a run's history (at most 50 pages of 1 000 events).
-async function fullHistory(id) {
-  const events = [];
-  let token = null;
-  for (let page = 0; page < 50; page++) {
-    const h = await runsApi.history(id, token);
-    events.push(...h.events);
-    token = h.continuation_token;
-    if (!token) break;
-  }
-  return events;
+// feedEvent is a feed item in the shape of a history event (its seq as sequence).
+function feedEvent(item) {
+  return { sequence: item.seq, type: item.type, name: item.name, node: item.node, timestamp: item.timestamp, data: item.data };
 }
 
 // DOM helpers. el("p", {class: "x"}, "text", child) builds an element; strings become text

@@ -1,15 +1,18 @@
 // The router: #/ (runs, with filters as query), #/run/<id>, #/graphs. Each view gets a token
-// that dies when the user navigates, so its timers and late answers are dropped.
+// that dies when the user navigates, so its timers and late answers are dropped and its
+// waiting requests (signal) aborted.
 let currentView = null;
 
 function newView() {
   if (currentView) currentView.close();
   const timers = new Set();
+  const aborter = new AbortController();
   let alive = true;
   const view = {
     live: () => alive,
+    signal: aborter.signal,
     timer: (fn, ms) => { const t = setTimeout(() => { timers.delete(t); if (alive) fn(); }, ms); timers.add(t); },
-    close: () => { alive = false; timers.forEach(clearTimeout); },
+    close: () => { alive = false; timers.forEach(clearTimeout); aborter.abort(); },
   };
   currentView = view;
   return view;

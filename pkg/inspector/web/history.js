@@ -5,6 +5,7 @@ const EVENT_KIND = {
   wait_timed_out: "wait", event_received: "event", event_applied: "event",
   node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
   branches_started: "fan-out", branch_completed: "branch", branch_failed: "failure", branches_joined: "join",
+  custom: "emitted",
 };
 
 // isBranch reports whether an event is one branch's completion or failure: the timeline draws
@@ -34,6 +35,7 @@ function eventSummary(e) {
     case "branch_completed": return `branch ${d.index} (${e.node}${d.item === null || d.item === undefined ? "" : ` ${JSON.stringify(d.item)}`}) completed`;
     case "branch_failed": return `branch ${d.index} (${e.node}) failed` + (d.error ? `: ${d.error}` : "");
     case "branches_joined": return `${d.count} branches joined at ${d.join_node || e.node}`;
+    case "custom": return `node ${e.node} emitted '${e.name}': ${JSON.stringify(d.data).slice(0, 80)}`;
   }
   return e.type;
 }

@@ -1,5 +1,6 @@
 // A run: status, timings and failure; its graph with the path taken; its history; actions
-// (send an event, cancel, purge) through the runs API. Refreshes while the run is unfinished.
+// (send an event, cancel, purge) through the runs API. Follows the run's feed while it is
+// unfinished.
 const manifestCache = new Map();
 
 async function manifestOf(graph, hash) {
@@ -13,23 +14,31 @@ async function manifestOf(graph, hash) {
   return manifestCache.get(key);
 }
 
+// FEED_WAIT is how long one feed request waits for the run to move (seconds); the runs API
+// answers as soon as it moves.
+const FEED_WAIT = 20;
+
+// showRun follows the run through its feed: the history from the start, then one request at a
+// time that answers once the run moves (or after FEED_WAIT seconds); the status is read again
+// only when the feed brought something new.
 async function showRun(id, view) {
   const main = document.getElementById("main");
   const state = { selected: null, formEvent: null, payload: null };
   main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", { class: "muted" }, "Loading…"));
+  let run = null;
+  const events = [];
+  let after = 0;
   let painted = "";
   const paint = async (force) => {
-    const run = await runsApi.getRun(id);
-    const events = await fullHistory(id);
-    if (!view.live()) return null;
+    if (!view.live()) return;
     const sig = JSON.stringify([run, events.length]);
-    if (!force && sig === painted) return run; // unchanged: keep the page (and the caret) as it is
+    if (!force && sig === painted) return; // unchanged: keep the page (and the caret) as it is
     painted = sig;
     const cs = run.custom_status || {};
     const graph = cs.graph_name || (run.input && run.input.graph_name);
     const hash = cs.graph_hash || (run.input && run.input.graph_hash);
     const m = graph ? await manifestOf(graph, hash) : null;
-    if (!view.live()) return null;
+    if (!view.live()) return;
     showError(null);
     const active = document.activeElement;
     const focused = active && active.id;
@@ -40,20 +49,45 @@ async function showRun(id, view) {
     main.replaceChildren(...renderRun(id, run, events, m, state, view));
     const again = focused ? document.getElementById(focused) : (focusedSeq ? main.querySelector(`button.step[data-seq="${focusedSeq}"]`) : null);
     if (again) again.focus();
-    return run;
   };
-  state.repaint = () => paint(true).catch(showError);
-  const loop = async () => {
+  // read takes one feed answer; it returns whether the run moved. A finished run's feed has
+  // ended once an answer holds no items (the status may say finished before the last items
+  // are read).
+  let ended = false;
+  const read = async (wait) => {
+    const f = await runsApi.feed(id, after, wait, view.signal);
+    events.push(...f.items.map(feedEvent));
+    after = f.next_after;
+    ended = f.items.length === 0 && FINISHED.has(f.runtime_status);
+    return { moved: f.items.length > 0, status: f.runtime_status };
+  };
+  state.repaint = () => runsApi.getRun(id).then((r) => { run = r; return paint(true); }).catch(showError);
+  const follow = async () => {
     try {
-      const run = await paint();
-      if (run && !FINISHED.has(run.runtime_status) && view.live()) view.timer(loop, 1500);
+      if (!run) {
+        run = await runsApi.getRun(id);
+        while ((await read(0)).moved && view.live()) { /* catch up, a page at a time */ }
+        await paint();
+      }
+      while (view.live() && !ended) {
+        const f = await read(FEED_WAIT);
+        if (!view.live()) return;
+        if (f.moved || f.status !== run.runtime_status) {
+          run = await runsApi.getRun(id);
+          await paint();
+        }
+      }
     } catch (e) {
       if (!view.live()) return;
       showError(e);
-      main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", {}, el("a", { href: "#/" }, "Back to the runs")));
+      if (!run) {
+        main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", {}, el("a", { href: "#/" }, "Back to the runs")));
+        return;
+      }
+      view.timer(follow, 3000); // a failed request: try again, from where the feed was
     }
   };
-  await loop();
+  await follow();
 }
 
 function renderRun(id, run, events, m, state, view) {

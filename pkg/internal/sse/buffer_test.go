@@ -159,3 +159,14 @@ func TestFrames(t *testing.T) {
 		t.Errorf("ErrorFrame = %q, want FailedFrame", got)
 	}
 }
+
+func TestAppendEvent_FrameWithID(t *testing.T) {
+	t.Parallel()
+	got := string(sse.AppendEvent([]byte("x"), 42, "custom", []byte(`{"a": 1}`)))
+	if want := "xid: 42\nevent: custom\ndata: {\"a\": 1}\n\n"; got != want {
+		t.Fatalf("AppendEvent = %q, want %q", got, want)
+	}
+	if got := sse.RetryFrame(500); got != "retry: 500\n\n" {
+		t.Fatalf("RetryFrame = %q", got)
+	}
+}

@@ -170,7 +170,7 @@ func AuthLevels(t *testing.T, app *funchost.FunctionApp) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, name := range []string{runsapi.FuncStartGraphRun, runsapi.FuncCancelRun, runsapi.FuncSendRunEvent, runsapi.FuncGetRunStatus,
-		runsapi.FuncListRuns, runsapi.FuncGetRunHistory, runsapi.FuncPurgeRun} {
+		runsapi.FuncListRuns, runsapi.FuncGetRunHistory, runsapi.FuncGetRunFeed, runsapi.FuncPurgeRun} {
 		fj, ok := app.FunctionJSONs()[name]
 		if !ok {
 			t.Fatalf("no function.json for %s", name)

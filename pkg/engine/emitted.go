@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// HistoryCustom is the type of the history row (and feed item) of an event a handler emitted
+// with durable.Emit. Its name is the emitted name, its node the node of the step that emitted
+// it, and its data {"name": <name>, "data": <data>}.
+const HistoryCustom = "custom"
+
+// Emitted events. A step's handlers (node and route of a visit, or an event handler) run with
+// a fresh durable.Emitter in their context (stepContext). What they emitted travels in the
+// step's outcome and is written by the step's own commit, one custom row per event before the
+// step's rows, in the same batch: no storage operation of its own (a document above the inline
+// limit spills to the payload store, as a large state does). The outcome is built once per
+// attempt and the commit is exactly once, so the events are stored exactly once: a rebased
+// commit writes the same events, a dropped or failed attempt (a handler error, a lost race,
+// a crash before the commit) writes none, and a step that runs again emits afresh into a new
+// Emitter. durable.MaxEmitsPerStep bounds a step's events, so a commit stays far within the
+// 100 operations of a batch.
+
+// stepContext returns the context a step's handlers run in: ctx with the step's StepInfo and
+// a fresh Emitter, whose events the step's outcome carries.
+func stepContext(ctx context.Context, h *head) (context.Context, *durable.Emitter) {
+	return durable.WithEmitter(durable.WithStepInfo(ctx, stepInfo(h)))
+}
+
+// emittedRows returns rows with the custom rows of the events the outcome carries in front:
+// the handlers emitted them before their step completed. They belong to the node of the
+// step's first row.
+func emittedRows(rows []histRow, o *stepOutcome) []histRow {
+	if len(o.emitted) == 0 {
+		return rows
+	}
+	node := o.node
+	if len(rows) > 0 {
+		node = rows[0].node
+	}
+	out := make([]histRow, 0, len(o.emitted)+len(rows))
+	for _, ev := range o.emitted {
+		out = append(out, histRow{typ: HistoryCustom, name: ev.Name, node: node,
+			data: jsonObject("name", jstr(ev.Name), "data", string(ev.Data))})
+	}
+	return append(out, rows...)
+}

@@ -1,0 +1,273 @@
+package runsapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/sse"
+	"github.com/funcgraph/funcgraph/pkg/openapi"
+	"github.com/funcgraph/funcgraph/pkg/pyjson"
+)
+
+// The feed: GET /api/runs/{instance_id}/feed?after=<seq>&wait=<seconds> (docs/http-runs.md).
+//
+// JSON form: one engine.Feed call. It answers the run's history items after `after` (at most
+// engine.FeedPageSize), at once when there are some or the run is finished, else once the run
+// moves or `wait` seconds have passed (default DefaultFeedWait, at most the service's MaxWait).
+//
+// Event-stream form (Accept: text/event-stream): the same items as frames `id: <seq>`,
+// `event: <type>`, `data: <item>`, resuming after Last-Event-ID (or `after`), and an `end`
+// frame once the run is finished and every item is sent. Served by funcgraph's own server
+// (`serve`), each frame is flushed as the run writes it, until the run finishes or the client
+// leaves, with a keep-alive comment every feedKeepAlive of silence. Under the Functions host a
+// custom handler's response is delivered whole, so the stream is a long poll: the response
+// holds the frames there are (waiting up to `wait` for the first) and ends; the client
+// reconnects with Last-Event-ID, as EventSource does by itself (the response's retry frame
+// asks it to wait feedRetryMillis).
+
+// DefaultFeedWait is how long a feed request without a wait parameter waits for the run to
+// move (or the service's MaxWait, when shorter).
+const DefaultFeedWait = 20 * time.Second
+
+const (
+	// feedKeepAlive is the longest silence of a streamed feed: a keep-alive comment follows.
+	feedKeepAlive = 15 * time.Second
+	// feedRetryMillis is the reconnection delay a buffered event stream asks for.
+	feedRetryMillis = 500
+	// lastEventIDHeader carries the id of the last frame an event-stream client received.
+	lastEventIDHeader = "Last-Event-ID"
+)
+
+// Response bodies of the feed, fields in wire order.
+type (
+	feedItemBody struct {
+		Seq       int64           `json:"seq"`
+		Type      string          `json:"type"`
+		Name      *string         `json:"name"`
+		Node      *string         `json:"node"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}
+	feedBody struct {
+		InstanceID    string           `json:"instance_id"`
+		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+		Items         []feedItemBody   `json:"items"`
+		NextAfter     int64            `json:"next_after"`
+	}
+	feedEndBody struct {
+		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+	}
+)
+
+// errBadLastEventID answers a Last-Event-ID header that is no frame id of a feed.
+var errBadLastEventID = apierror.New(apierror.ErrBadRequest, "invalid header 'Last-Event-ID': want the id of a frame of this feed, an integer of 0 or more")
+
+// feedFunction is the feed route.
+func (s *Service) feedFunction(auth funchost.AuthLevel) funchost.HTTPFunction {
+	return funchost.HTTPFunction{Name: FuncGetRunFeed, Methods: []string{http.MethodGet}, Route: "runs/{instance_id}/feed", AuthLevel: auth,
+		Handler: s.handle(s.isolate(s.getFeed)), Doc: funchost.RouteDoc{Summary: "Follow a run: its history after a position, waiting for more", Tags: []string{"runs"},
+			Description: fmt.Sprintf("Query: after (the last seq the client has, default 0), wait (seconds to wait when nothing is newer and the run is unfinished, default %d, at most the app's wait bound). "+
+				"At most %d items an answer; follow with after=next_after. With Accept: text/event-stream the items are Server-Sent Events (id: seq, event: type, data: the item, then event: end once the run is finished), "+
+				"resuming after Last-Event-ID; under the Functions host each response is one long poll and the client reconnects.", int(DefaultFeedWait.Seconds()), engine.FeedPageSize),
+			Response: openapi.Ref("RunFeed"), Errors: routeErrors(400, 404)}}
+}
+
+// feedQuery is a feed request's position and wait.
+type feedQuery struct {
+	after int64
+	wait  time.Duration
+}
+
+// parseFeedQuery reads after, wait and Last-Event-ID (which, when sent, takes the place of
+// after). wait is at most the service's MaxWait.
+func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
+	q := feedQuery{wait: min(DefaultFeedWait, s.maxWait)}
+	values := r.URL.Query()
+	if v := strings.TrimSpace(values.Get("after")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return feedQuery{}, &apiQueryError{"after", "want the seq of an item of this feed, an integer of 0 or more"}
+		}
+		q.after = n
+	}
+	if v := strings.TrimSpace(values.Get("wait")); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || !plainNumber(v) || math.IsNaN(secs) || secs < 0 || secs > s.maxWait.Seconds() {
+			return feedQuery{}, &apiQueryError{"wait", fmt.Sprintf("want a number of seconds from 0 to %s", strconv.FormatFloat(s.maxWait.Seconds(), 'f', -1, 64))}
+		}
+		q.wait = time.Duration(secs * float64(time.Second))
+	}
+	if v := strings.TrimSpace(r.Header.Get(lastEventIDHeader)); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return feedQuery{}, errBadLastEventID
+		}
+		q.after = n
+	}
+	return q, nil
+}
+
+// plainNumber reports whether v is digits with at most one decimal point: what wait accepts
+// (no sign, exponent, hexadecimal or special value).
+func plainNumber(v string) bool {
+	dot := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '.' && !dot:
+			dot = true
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	return v != "."
+}
+
+// wantsEventStream reports whether the request's Accept names text/event-stream.
+func wantsEventStream(r *http.Request) bool {
+	for _, accept := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(accept, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// getFeed serves GET /api/runs/{instance_id}/feed. Checks, in order: the parameters (400),
+// then the run (404, as for every run route; another identity's under isolation too).
+func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
+	q, err := s.parseFeedQuery(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := s.checkPublicRun(ctx, id); err != nil {
+		return err
+	}
+	feeder := s.runs.(engine.RunFeeder) // the route is served only then
+	if wantsEventStream(r) {
+		return s.streamFeed(w, r, feeder, id, q)
+	}
+	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Wait: q.wait})
+	if err != nil {
+		return clientGone(ctx, err)
+	}
+	out := feedBody{InstanceID: id, RuntimeStatus: page.Status, Items: make([]feedItemBody, len(page.Items)), NextAfter: page.NextAfter}
+	for i, e := range page.Items {
+		out.Items[i] = feedItem(e)
+	}
+	apiWriteJSON(w, http.StatusOK, out, s.logger)
+	return nil
+}
+
+// feedItem is the wire form of one item: a history row, its sequence number as seq.
+func feedItem(e engine.HistoryEvent) feedItemBody {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return feedItemBody{Seq: e.Sequence, Type: e.Type, Name: nullable(e.Name), Node: nullable(e.Node), Timestamp: apiTime(e.Timestamp), Data: data}
+}
+
+// clientGone returns nil for an error that only says the client left (nothing to answer),
+// else err.
+func clientGone(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// streamFeed serves the event-stream form. The first read answers at once, so an unknown run
+// is a 404 (JSON) before any frame is sent.
+func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engine.RunFeeder, id string, q feedQuery) error {
+	ctx := r.Context()
+	if funchost.RequestSource(ctx) == funchost.SourceHost {
+		// Under the Functions host the response goes out whole: one long poll.
+		page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Wait: q.wait})
+		if err != nil {
+			return clientGone(ctx, err)
+		}
+		body := s.appendFeedFrames([]byte(sse.RetryFrame(feedRetryMillis)), page)
+		if len(page.Items) == 0 && !page.End {
+			body = append(body, sse.KeepAliveFrame...)
+		}
+		writeEventStreamHeader(w)
+		_, _ = w.Write(body)
+		return nil
+	}
+	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after})
+	if err != nil {
+		return clientGone(ctx, err)
+	}
+	writeEventStreamHeader(w)
+	rc := http.NewResponseController(w)
+	var buf []byte
+	for {
+		buf = s.appendFeedFrames(buf[:0], page)
+		if len(buf) == 0 && !page.End {
+			buf = append(buf, sse.KeepAliveFrame...)
+		}
+		if _, err := w.Write(buf); err != nil {
+			return nil // the client left
+		}
+		_ = rc.Flush()
+		if page.End {
+			return nil
+		}
+		page, err = feeder.Feed(ctx, id, engine.FeedQuery{After: page.NextAfter, Wait: feedKeepAlive})
+		if err != nil {
+			if clientGone(ctx, err) == nil {
+				return nil
+			}
+			s.logger.ErrorContext(ctx, "durable feed stream failed", "run_id", id, "error", err)
+			_, body := apierror.Runs.Reply(publicError(err)) // {"error": "internal error"}, or the run's 404
+			_, _ = w.Write(append(append([]byte("event: error\ndata: "), body...), "\n\n"...))
+			_ = rc.Flush()
+			return nil
+		}
+	}
+}
+
+// appendFeedFrames appends a frame per item of page, and the end frame when the page ends the
+// feed.
+func (s *Service) appendFeedFrames(dst []byte, page engine.FeedPage) []byte {
+	for _, e := range page.Items {
+		data, err := pyjson.Marshal(feedItem(e))
+		if err != nil { // data is JSON the engine stored; this does not happen
+			s.logger.Error("encode durable feed item", "seq", e.Sequence, "error", err)
+			data = apierror.Runs.Internal()
+		}
+		dst = sse.AppendEvent(dst, e.Sequence, e.Type, data)
+	}
+	if page.End {
+		end, _ := pyjson.Marshal(feedEndBody{RuntimeStatus: page.Status})
+		dst = append(append(append(dst, "event: end\ndata: "...), end...), "\n\n"...)
+	}
+	return dst
+}
+
+// writeEventStreamHeader answers 200 with the headers of an event stream.
+func writeEventStreamHeader(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", sse.ContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+}
