@@ -53,7 +53,7 @@ type registration[S any] struct {
 	eventChecks   map[string]func(json.RawMessage) error
 	eventPayloads map[string]EventPayload
 	policies      map[string]NodePolicy // by node name (nodepolicy.go)
-	reducers      map[string]Reducer // by state field (ManifestBuilder.Reduce)
+	reducers      map[string]Reducer    // by state field (ManifestBuilder.Reduce)
 }
 
 type compiledNode[S any] struct {

@@ -80,7 +80,7 @@ func TestEngine_FanOut_BranchUsesItsNodePolicy(t *testing.T) {
 		calls     int32
 		status    engine.RunStatus
 	}{
-		{"retried", false, 3 + 3, engine.StatusCompleted}, // branch 1 fails twice, its third attempt succeeds; 3 others
+		{"retried", false, 3 + 3, engine.StatusCompleted},   // branch 1 fails twice, its third attempt succeeds; 3 others
 		{"non-retryable", true, 1 + 3, engine.StatusFailed}, // branch 1 once; 3 others
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -44,6 +45,9 @@ type Config struct {
 	// Isolation scopes threads and runs to their owner (FUNCGRAPH_USER_ISOLATION, see
 	// package isolation); nil means off.
 	Isolation *isolation.Isolation
+	// MaxWait bounds the routes' waits for a run (FUNCGRAPH_MAX_WAIT, host.Options.MaxWait); 0
+	// means host.DefaultMaxWait.
+	MaxWait time.Duration
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
 	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
 	TraceExporter string
@@ -116,7 +120,7 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	s := launch.Settings{Logger: logger, LockBackend: cfg.LockBackendSetting, ThreadLock: cfg.ThreadLock,
-		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation}
+		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation, MaxWait: cfg.MaxWait}
 	asm, err := launch.Assemble(s, launch.Spec{
 		Host: host.Options{Observer: hostObs},
 		Hosted: []launch.Hosted{{
@@ -154,7 +158,7 @@ func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
 	cfg := Config{
 		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
-		Isolation: s.Isolation,
+		Isolation: s.Isolation, MaxWait: s.MaxWait,
 	}
 	a, err := Build(cfg)
 	if err != nil {

@@ -2,13 +2,16 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/google/uuid"
 
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -32,24 +35,64 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 		return RunError, nil
 	}
 	req.owner = s.threadOwner(t)
+	l := s.openRunLog(ctx, run)
 	ctx, oc := withOutcome(ctx)
-	body, err := invoke(ctx, g, req, tid)
+	body, err := executeRun(ctx, g, req, tid, l)
+	status := RunSuccess
 	switch {
 	case err != nil && ctx.Err() != nil:
 		_ = s.releaseThread(ctx, tid, threads.StatusIdle, nil)
-		return RunInterrupted, nil
+		status = RunInterrupted
 	case err != nil:
 		s.logger.Error("graph execution failed", "graph", req.AssistantID, "thread_id", tid, "run_id", run.RunID, "error", err)
 		_ = s.releaseThread(ctx, tid, threads.StatusError, nil)
-		return RunError, nil
+		status = RunError
+	case s.releaseThread(ctx, tid, oc.status(nil), oc.valuesOr(body)) != nil:
+		status = RunError
+	case oc.interrupted:
+		status = RunInterrupted
 	}
-	if err := s.releaseThread(ctx, tid, oc.status(nil), oc.valuesOr(body)); err != nil {
-		return RunError, nil
+	l.end(status == RunError)
+	s.closeRunLog(l)
+	return status, nil
+}
+
+// executeRun runs a background run's graph, its events of the run's stream modes into l,
+// and returns its output. A ModeStreamer runs StreamModes in the run's modes and "values":
+// its output is its last "values" event (nil without one: the thread's values stay). Any
+// other graph runs Invoke, and its output is the stream's one "values" event.
+func executeRun(ctx context.Context, g host.InvocableGraph, req *RunRequest, tid string, l *runLog) ([]byte, error) {
+	modes := graphModes(req.modes())
+	m, ok := g.(ModeStreamer)
+	if !ok {
+		body, err := invoke(ctx, g, req, tid)
+		if err == nil && slices.Contains(modes, "values") {
+			err = l.emit("values", json.RawMessage(body))
+		}
+		return body, err
 	}
-	if oc.interrupted {
-		return RunInterrupted, nil
+	ask := modes
+	if !slices.Contains(ask, "values") {
+		ask = append(slices.Clip(ask), "values")
 	}
-	return RunSuccess, nil
+	var last any
+	seen := false
+	ctx = withOwner(withResume(withRunContext(ctx, req.Context), req.Resume), req.owner)
+	_, err := guardValue(func() (struct{}, error) {
+		return struct{}{}, m.StreamModes(ctx, graphRequest(req, tid), ask, func(mode string, chunk any) error {
+			if mode == "values" {
+				last, seen = chunk, true
+			}
+			if !slices.Contains(modes, mode) {
+				return nil
+			}
+			return l.emit(eventName(mode), chunk)
+		})
+	})
+	if err != nil || !seen {
+		return nil, err
+	}
+	return encodeOutput(last, "result")
 }
 
 // boundConflict reports (as a 409) a thread bound to another assistant, so an enqueued run

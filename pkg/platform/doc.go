@@ -1,14 +1,16 @@
 // Package platform serves the LangGraph-Platform-compatible API on a hosting app: assistants
 // (one per registered graph), threads with state and history, blocking and buffered-stream
 // runs on a thread or without one, and background runs (runs.create, get, list, join,
-// cancel). The official LangGraph SDKs talk to it without code changes for the methods listed
+// joinStream, cancel). The official LangGraph SDKs talk to it without code changes for the methods listed
 // in the compatibility table of docs/platform-compat.md.
 //
 // Mount attaches the routes to a host.GraphHostApp built with Options.PlatformCompat. Thread
 // records live in a threads.Store (in memory by default; Azure Table storage in package
 // pkg/azure/tablethreads); checkpoints live in each graph's own checkpointer, reached through the
 // optional capabilities in graph.go. Background runs go through a RunBackend; LocalRuns is
-// the in-process one.
+// the in-process one. A background run's stream is kept with event ids (runlog.go), through the
+// backend's optional RunStreams, so that a client joins it later from where it left off
+// (joinstream.go).
 //
 // The HTTP contract (routes, messages, status codes, the order of checks, SSE framing) is in
 // docs/http-platform.md. Not for: the native invoke/stream/state routes (package

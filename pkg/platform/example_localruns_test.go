@@ -2,6 +2,7 @@ package platform_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -70,4 +71,33 @@ func ExampleLocalRuns_Wake() {
 	done, err := runs.Join(ctx, "thread-1", "run-1")
 	fmt.Println(done.Status, err)
 	// Output: success <nil>
+}
+
+// A run's stream is kept in chunks, here LocalRuns' (the platform Service writes them as the run
+// executes, and GET .../runs/{run_id}/stream reads them); a chunk not stored yet is
+// ErrChunkNotFound.
+func ExampleLocalRuns_RunStream() {
+	runs := platform.NewLocalRuns(executor(func(context.Context, platform.Run) (platform.RunStatus, error) {
+		return platform.RunSuccess, nil
+	}), platform.LocalRunsOptions{MaxStreamBytes: 1 << 20})
+	defer runs.Close()
+
+	ctx := context.Background()
+	if err := runs.Submit(ctx, platform.Run{RunID: "run-1", ThreadID: "thread-1"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	stream, err := runs.RunStream(ctx, "thread-1", "run-1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = stream.PutChunk(ctx, 0, []byte("id: 1\nevent: metadata\ndata: {\"run_id\": \"run-1\"}\n\n"))
+	chunk, err := stream.Chunk(ctx, 0)
+	fmt.Printf("%q %v\n", chunk, err)
+	_, err = stream.Chunk(ctx, 1)
+	fmt.Println(errors.Is(err, platform.ErrChunkNotFound))
+	// Output:
+	// "id: 1\nevent: metadata\ndata: {\"run_id\": \"run-1\"}\n\n" <nil>
+	// true
 }

@@ -147,7 +147,10 @@ func TestIsolation_TwoUsers_BothTransports(t *testing.T) {
 			if r := alice.do(t, tr, "GET", runPath+"/join", ""); r.status != 200 {
 				t.Fatalf("alice join: %d %s", r.status, r.body)
 			}
-			for _, c := range []struct{ method, path string }{{"GET", runPath}, {"GET", runPath + "/join"}, {"POST", runPath + "/cancel"}} {
+			if r := alice.do(t, tr, "GET", runPath+"/stream", ""); r.status != 200 || !strings.HasSuffix(r.body, "event: end\ndata: null\n\n") {
+				t.Fatalf("alice join stream: %d %s", r.status, r.body)
+			}
+			for _, c := range []struct{ method, path string }{{"GET", runPath}, {"GET", runPath + "/join"}, {"GET", runPath + "/stream"}, {"POST", runPath + "/cancel"}} {
 				if r := bob.do(t, tr, c.method, c.path, ""); r.status != 404 || r.body != notFound {
 					t.Errorf("bob %s %s: %d %s", c.method, c.path, r.status, r.body)
 				}

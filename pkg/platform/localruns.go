@@ -14,6 +14,8 @@ const (
 	DefaultLocalWorkers  = 4
 	DefaultLocalMaxRuns  = 10000
 	DefaultLocalRetryGap = 50 * time.Millisecond
+	// DefaultLocalMaxStreamBytes bounds the streams LocalRuns keeps, all runs together.
+	DefaultLocalMaxStreamBytes = 64 << 20
 )
 
 // LocalRunsOptions configures LocalRuns. The zero value means the defaults.
@@ -27,6 +29,10 @@ type LocalRunsOptions struct {
 	// A release of the thread by the platform routes (Wake) starts it at once; the gap is the
 	// fallback for a thread freed otherwise (the stale-lock sweep).
 	RetryGap time.Duration
+	// MaxStreamBytes bounds the bytes of the runs' kept streams (RunStreams), all runs
+	// together; the streams of the oldest finished runs are dropped first to make room. 0
+	// means DefaultLocalMaxStreamBytes (64 MiB).
+	MaxStreamBytes int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -49,6 +55,7 @@ type LocalRuns struct {
 	running map[string]bool      // thread id → a worker owns the thread; guarded by mu
 	waiting map[string]*retry    // thread id → its head run waits for RetryGap; guarded by mu
 	closed  bool                 // guarded by mu
+	streams int                  // bytes of the runs' stream chunks; guarded by mu
 }
 
 // retry is a head run waiting for its thread: Wake or the timer, whichever comes first,
@@ -59,6 +66,7 @@ type localRun struct {
 	run    Run
 	done   chan struct{}
 	cancel context.CancelFunc // set while running
+	chunks [][]byte           // its stream (RunStreams)
 }
 
 var _ RunBackend = (*LocalRuns)(nil)
@@ -73,6 +81,9 @@ func NewLocalRuns(exec RunExecutor, opts LocalRunsOptions) *LocalRuns {
 	}
 	if opts.RetryGap <= 0 {
 		opts.RetryGap = DefaultLocalRetryGap
+	}
+	if opts.MaxStreamBytes <= 0 {
+		opts.MaxStreamBytes = DefaultLocalMaxStreamBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -124,6 +135,7 @@ func (l *LocalRuns) Submit(_ context.Context, run Run) error {
 func (l *LocalRuns) evictLocked() bool {
 	for i, id := range l.order {
 		if l.runs[id].run.Status.Terminal() {
+			l.dropStreamLocked(l.runs[id])
 			delete(l.runs, id)
 			l.order = slices.Delete(l.order, i, i+1)
 			return true

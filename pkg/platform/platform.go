@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
@@ -60,6 +61,9 @@ type Service struct {
 	maxWait   time.Duration
 	durable   DurableAssistants
 	iso       *isolation.Isolation
+
+	liveMu sync.Mutex
+	live   map[string]*runLog // run id → the stream of a background run executing here; guarded by liveMu
 }
 
 // Mount registers the platform routes (functions fg_platform_<area>_<action>, app-level auth)
@@ -85,7 +89,7 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
 		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
 		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait, durable: opts.Durable,
-		iso: opts.Isolation,
+		iso: opts.Isolation, live: map[string]*runLog{},
 	}
 	if s.iso == nil {
 		s.iso = ho.Isolation
@@ -179,6 +183,7 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs"},
 		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run"},
 		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run"},
+		{"runs_join_stream", "GET", "threads/{thread_id}/runs/{run_id}/stream", s.serveRunStream, "Join a run's stream, SSE"},
 		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run"},
 		{"runs_stateless_wait", "POST", "runs/wait", s.serveThreadlessWait, "Run without a thread and wait"},
 		{"runs_stateless_stream", "POST", "runs/stream", s.serveThreadlessStream, "Run without a thread, SSE"},

@@ -60,7 +60,7 @@ func graphRequest(req *RunRequest, tid string) host.Request {
 	if tid != "" {
 		cfg = threadedConfig(cfg, tid)
 	}
-	return host.Request{Input: req.Input, Config: host.Config{ThreadID: tid, Raw: cfg}, StreamMode: req.StreamMode}
+	return host.Request{Input: req.Input, Config: host.Config{ThreadID: tid, Raw: cfg}, StreamMode: graphMode(req.StreamMode)}
 }
 
 // invoke runs the graph to completion and returns its output as the wait body: an object as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -17,16 +18,22 @@ import (
 const platformEndFrame = "event: end\ndata: null\n\n"
 
 // newFrames returns the frame buffer of one platform stream, its counted metadata frame
-// written. In a run of one mode an event that is not an object is wrapped as
-// {"data": <event>}; in a run of several, events are written as they are.
+// written.
 func newFrames(maxBytes int, req *RunRequest, runID string) *sse.Buffer {
-	enc := appendEvent
-	if len(req.modes()) == 1 {
-		enc = appendWrappedEvent
-	}
-	f := sse.New(maxBytes, host.ErrStreamOverflow, enc)
+	f := sse.New(maxBytes, host.ErrStreamOverflow, frameEncoder(req.modes()))
 	f.Start("event: metadata\ndata: {\"run_id\": \"" + runID + "\"}\n\n")
 	return f
+}
+
+// frameEncoder is the event encoder of a stream in modes: in a run of one mode other than
+// the messages modes, an event that is not an object is wrapped as {"data": <event>}; in a
+// run of several, and for messages, events are written as they are (a [message, metadata]
+// pair stays an array).
+func frameEncoder(modes []string) sse.Encoder {
+	if len(modes) == 1 && !messagesMode(modes[0]) {
+		return appendWrappedEvent
+	}
+	return appendEvent
 }
 
 // appendWrappedEvent appends an event's data: an object as is, anything else as
@@ -59,18 +66,18 @@ func (s *Service) stream(ctx context.Context, g host.StreamableGraph, req *RunRe
 	return failure
 }
 
-// streamModes runs g's stream in the request's modes: one mode through Stream, each event a
-// frame named after the mode; several through ModeStreamer, or else Stream in the first mode
-// with each event under every mode, frames named as the SDK names them ("messages-tuple"
-// events are named "messages").
+// streamModes runs g's stream in the request's modes, each event a frame named after its
+// mode as the SDK names them (eventName). A ModeStreamer runs StreamModes for several modes and
+// for the messages modes; otherwise one mode runs Stream, and several run Stream in the first
+// mode with each event under every mode.
 func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, tid string, f *sse.Buffer) error {
 	modes := req.modes()
-	if len(modes) == 1 {
-		return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error { return f.Emit(req.StreamMode, chunk) })
-	}
 	emitMode := func(mode string, chunk any) error { return f.Emit(eventName(mode), chunk) }
-	if m, ok := g.(ModeStreamer); ok {
-		return m.StreamModes(ctx, graphRequest(req, tid), modes, emitMode)
+	if m, ok := g.(ModeStreamer); ok && (len(modes) > 1 || messagesMode(modes[0])) {
+		return m.StreamModes(ctx, graphRequest(req, tid), graphModes(modes), emitMode)
+	}
+	if len(modes) == 1 {
+		return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error { return emitMode(modes[0], chunk) })
 	}
 	return g.Stream(ctx, graphRequest(req, tid), func(chunk any) error {
 		for _, mode := range modes {
@@ -82,9 +89,34 @@ func streamModes(ctx context.Context, g host.StreamableGraph, req *RunRequest, t
 	})
 }
 
-// eventName is the SSE event name of a stream mode.
+// messagesMode reports whether mode asks for chat messages: "messages-tuple", or "messages",
+// which is served the same way (one [message, metadata] pair per event).
+func messagesMode(mode string) bool { return mode == "messages-tuple" || mode == "messages" }
+
+// graphModes is what a graph is asked for: modes with "messages" as "messages-tuple", the
+// mode graphs emit [message, metadata] pairs in, duplicates dropped.
+func graphModes(modes []string) []string {
+	out := make([]string, 0, len(modes))
+	for _, m := range modes {
+		if m = graphMode(m); !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// graphMode is the mode a graph is asked for in place of mode.
+func graphMode(mode string) string {
+	if mode == "messages" {
+		return "messages-tuple"
+	}
+	return mode
+}
+
+// eventName is the SSE event name of a stream mode: the messages modes' events are named
+// "messages", as the SDK expects of "messages-tuple".
 func eventName(mode string) string {
-	if mode == "messages-tuple" {
+	if messagesMode(mode) {
 		return "messages"
 	}
 	return mode

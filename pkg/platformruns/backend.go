@@ -55,7 +55,9 @@ var errNotBound = errors.New("platformruns: backend not bound yet")
 // timeLayout is fixed-width, so created_at texts sort in time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
 
-// state is the durable run's state. Turn and Ahead are the last turn check's result.
+// state is the durable run's state. Turn and Ahead are the last turn check's result; Nonce is
+// the durable run's nonce (durable.StepInfo), which names its payloads, the stream's included
+// (streams.go).
 type state struct {
 	ThreadID  string `json:"thread_id"`
 	RunID     string `json:"run_id"`
@@ -64,6 +66,7 @@ type state struct {
 	Status    string `json:"status"`
 	Turn      bool   `json:"turn"`
 	Ahead     int    `json:"ahead"`
+	Nonce     string `json:"nonce"`
 }
 
 // Backend is a platform.RunBackend on the durable engine. Register it before building the

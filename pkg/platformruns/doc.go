@@ -66,6 +66,10 @@
 // counts as its run; a wait_for_event is the platform's interrupt and command.resume raises
 // the awaited event (docs/http-platform.md, "Durable assistants").
 //
+// Streams (platform.RunStreams, streams.go): a background run's stream chunks are payloads of
+// its durable run, "<run id>/<nonce>/stream/<n>", deleted with it; wait_turn records the run's
+// nonce in its state, where a join on any instance reads it (one history page).
+//
 // Not for: blocking runs (runs/wait and runs/stream run in the request), the in-process
 // backend (platform.LocalRuns).
 package platformruns

@@ -61,7 +61,8 @@ func handedOff(r engine.Run) bool {
 }
 
 // waitTurn checks whether the run's turn has come: no run of its thread created before it is
-// unfinished, runs in their hand-off node aside. It reads the thread's queue up to the run
+// unfinished, runs in their hand-off node aside, and records the run's nonce (the stream's
+// readers find its chunks by it, streams.go). It reads the thread's queue up to the run
 // itself or a second run ahead of it (Ahead: 0, 1 or 2), so it costs one query and at most
 // three head reads in the common case, however long the queue is.
 func (b *Backend) waitTurn(ctx context.Context, s state) (any, error) {
@@ -83,7 +84,8 @@ func (b *Backend) waitTurn(ctx context.Context, s state) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return durable.Update{"turn": ahead == 0, "ahead": ahead}, nil
+	info, _ := durable.StepInfoFrom(ctx)
+	return durable.Update{"turn": ahead == 0, "ahead": ahead, "nonce": info.Nonce}, nil
 }
 
 // afterTurnCheck executes a run whose turn has come; any other waits for eventTurn, raised by

@@ -1,10 +1,11 @@
 // Tests of the second wave of LangGraph clients, run by sdk.test.mjs against its server with
-// SDK 1.15, SDK 2.x and RemoteGraph: caller thread ids, several stream modes in one run,
-// threadless runs on the checkpointed echo agent, enqueued runs applied in order.
+// SDK 1.15, SDK 2.x and RemoteGraph: caller thread ids, several stream modes in one run, one
+// messages-tuple mode, threadless runs on the checkpointed echo agent, enqueued runs applied
+// in order, a background run's stream joined from the start and after a lastEventId.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { ASSISTANT, SUITE, SDKS, user, newClient, newRemoteGraph, collect } from "./harness.mjs";
+import { ASSISTANT, SUITE, SDKS, user, newClient, newRemoteGraph, collect, joinAll } from "./harness.mjs";
 
 const contents = (v) => v.messages.map((m) => m.content);
 
@@ -56,6 +57,41 @@ export function clientTests(port) {
       assert.equal(meta.langgraph_node, "echo");
     });
 
+    test(`${name}: one messages-tuple stream mode on echo_agent`, async () => {
+      const c = client();
+      const t = await c.threads.create({ metadata: { suite: SUITE } });
+      const events = await collect(c.runs.stream(t.thread_id, ASSISTANT, { input: user("tuple"), streamMode: "messages-tuple" }));
+      assert.deepEqual(events.map((e) => e.event).filter((e) => e !== "end"), ["metadata", "messages", "messages"]);
+      const pairs = events.filter((e) => e.event === "messages").map((e) => e.data);
+      assert.deepEqual(pairs.map(([m]) => [m.role, m.content]), [["user", "tuple"], ["assistant", "tuple"]]);
+      assert.ok(pairs.every(([, meta]) => meta.langgraph_node === "echo"), JSON.stringify(pairs));
+    });
+
+    test(`${name}: joinStream of a background run, from the start and after a lastEventId`, async () => {
+      const c = client();
+      const t = await c.threads.create({ metadata: { suite: SUITE } });
+      await c.runs.wait(t.thread_id, ASSISTANT, { input: user("first") });
+      const run = await c.runs.create(t.thread_id, ASSISTANT, {
+        input: user("joined"), streamMode: ["values", "messages-tuple"], config: { configurable: { delay_ms: 300 } },
+      });
+      // Joined while the run waits or runs: its events to the end.
+      const events = await collect(c.runs.joinStream(t.thread_id, run.run_id));
+      assert.deepEqual(events.map((e) => e.event), ["metadata", "values", "messages", "messages", "end"]);
+      assert.deepEqual(events.slice(0, 4).map((e) => e.id), ["1", "2", "3", "4"]);
+      assert.equal(events[0].data.run_id, run.run_id);
+      assert.deepEqual(contents(events[1].data), ["first", "first", "joined", "joined"]);
+      assert.deepEqual(events.slice(2, 4).map((e) => e.data[0].content), ["joined", "joined"]);
+      // Joined again after the values event: the rest only (the end event has no id of its
+      // own: the SDK gives it the last one).
+      const rest = await collect(c.runs.joinStream(t.thread_id, run.run_id, { lastEventId: events[1].id }));
+      assert.deepEqual(rest.map((e) => [e.event, e.id]), [["messages", "3"], ["messages", "4"], ["end", "4"]]);
+      // In one of its modes.
+      const values = await collect(c.runs.joinStream(t.thread_id, run.run_id, { streamMode: "values" }));
+      assert.deepEqual(values.map((e) => e.event), ["metadata", "values", "end"]);
+      assert.equal((await c.runs.get(t.thread_id, run.run_id)).status, "success");
+      await assert.rejects(collect(c.runs.joinStream(t.thread_id, "no-such-run")), (err) => err.status === 404);
+    });
+
     test(`${name}: a thread-less run on echo_agent runs on a temporary thread`, async () => {
       const c = client();
       const out = await c.runs.wait(null, ASSISTANT, { input: user("stateless") });
@@ -102,6 +138,13 @@ export function clientTests(port) {
     const state = await g.getState(config);
     assert.deepEqual(contents(state.values), ["remote", "remote", "again", "again", "both", "both"]);
     assert.equal(state.config.configurable.thread_id, config.configurable.thread_id);
+  });
+
+  test("RemoteGraph: stream in messages mode yields [message, metadata] pairs", async () => {
+    const g = newRemoteGraph(port());
+    const config = { configurable: { thread_id: `${SUITE}-${randomUUID()}` } };
+    const pairs = await collect(await g.stream(user("pairs"), { ...config, streamMode: "messages" }));
+    assert.deepEqual(pairs.map(([m, meta]) => [m.role, m.content, meta.langgraph_node]), [["user", "pairs", "echo"], ["assistant", "pairs", "echo"]]);
   });
 
   test("RemoteGraph: a thread-less invoke on echo_agent", async () => {

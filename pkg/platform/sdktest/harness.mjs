@@ -26,10 +26,11 @@ export async function freePort() {
   return port;
 }
 
-export async function startServer(port) {
+// startServer starts the server on port, with env added to its environment.
+export async function startServer(port, env = {}) {
   assert.ok(BIN, "FUNCGRAPH_SERVER_BIN must name the server binary");
   const proc = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`], {
-    env: { ...process.env, FUNCGRAPH_FUNCTION_KEY: KEY, FUNCGRAPH_LOG_LEVEL: "warn" },
+    env: { ...process.env, FUNCGRAPH_FUNCTION_KEY: KEY, FUNCGRAPH_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
   let exited = false;
@@ -64,6 +65,20 @@ export const newClient = (port, ClientClass = Client) => new ClientClass({
 // newRemoteGraph is RemoteGraph (@langchain/langgraph) on the echo agent, over an SDK 1.15
 // client (the one @langchain/langgraph depends on).
 export const newRemoteGraph = (port) => new RemoteGraph({ graphId: ASSISTANT, client: newClient(port) });
+
+// joinAll joins a background run's stream until its end event, joining again after the last
+// event id it saw when an answer ends without it (as SDK 1.15 does by itself when the server
+// names the stream in Location; SDK 2.x leaves it to the caller). It returns the events and
+// the number of joinStream calls.
+export async function joinAll(client, threadId, runId, options = {}) {
+  const events = [];
+  for (let calls = 1; ; calls++) {
+    const lastEventId = events.findLast((e) => e.id !== undefined)?.id;
+    events.push(...await collect(client.runs.joinStream(threadId, runId, { ...options, lastEventId })));
+    if (events.at(-1)?.event === "end") return { events, calls };
+    assert.ok(calls < 20, `no end after ${calls} joins: ${JSON.stringify(events)}`);
+  }
+}
 
 // collect drains an async iterable.
 export async function collect(it) {

@@ -2,7 +2,7 @@
 // standalone server (see harness.mjs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { ASSISTANT, SUITE, user, freePort, startServer, stopServer, newClient } from "./harness.mjs";
+import { ASSISTANT, SUITE, SDKS, user, freePort, startServer, stopServer, newClient, joinAll } from "./harness.mjs";
 import { clientTests } from "./clients.mjs";
 
 let server;
@@ -99,6 +99,28 @@ test("a background runs.create is joined with runs.join", async () => {
 });
 
 clientTests(() => port);
+
+// A server whose waits end after 1 s: a join of a longer run answers what is there, without
+// the end event; SDK 1.15 joins again by itself after the last id it saw (Location names the
+// stream), SDK 2.x when the caller does (joinAll): either way each event comes once.
+test("joinStream past the wait bound resumes after the last event id (SDK 1.15 and 2.x)", async () => {
+  const boundPort = await freePort();
+  const bounded = await startServer(boundPort, { FUNCGRAPH_MAX_WAIT: "1s" });
+  try {
+    for (const [name, ClientClass] of SDKS) {
+      const c = newClient(boundPort, ClientClass);
+      const t = await c.threads.create({ metadata: { suite: SUITE } });
+      const run = await c.runs.create(t.thread_id, ASSISTANT, {
+        input: user("slow"), streamMode: "messages-tuple", config: { configurable: { delay_ms: 2500 } },
+      });
+      const { events } = await joinAll(c, t.thread_id, run.run_id);
+      assert.deepEqual(events.map((e) => [e.event, e.id]), [["metadata", "1"], ["messages", "2"], ["messages", "3"], ["end", "3"]], name);
+      assert.deepEqual(events[2].data[0], { role: "assistant", content: "slow" }, name);
+    }
+  } finally {
+    await stopServer(bounded);
+  }
+});
 
 test("a durable support_agent run is interrupted at its approval wait and resumed with command.resume", async () => {
   const c = client();
