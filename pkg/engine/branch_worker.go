@@ -43,7 +43,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item})
 	newState, err := g.ExecuteNode(bctx, b.node, state)
 	var data string
-	failed := err != nil
+	failed := false
 	if err == nil {
 		var update json.RawMessage
 		if update, err = durable.StateUpdate(state, newState); err == nil {
