@@ -54,8 +54,9 @@ import (
 // Cost, steady state (table T, queue Q): the fan-out 1 T (one batch) + N Q enqueues; per
 // branch 1 T head read, 1 T batch, 1 T query, and its message's receive and delete; the join
 // 1 Q message (enqueued by the last branch), 1 T head read, 1 T query and 1 T batch; then the
-// join node's visit as any step. The width limit is durable.MaxBranches (256) branches per
-// fan-out.
+// join node's visit as any step. A branch's query reads pages of gapPage rows up to the first
+// branch still missing: one page, but for the last branches of a fan-out wider than gapPage.
+// The width limit is durable.MaxBranches (256) branches per fan-out.
 
 // History row types of a fan-out.
 const (
@@ -193,11 +194,25 @@ func branchItem(h *head, b branchRef, attempt int64) workItem {
 	return it
 }
 
+// gapPage is the page size of a branch's completion check: pages of a few rows, so that a
+// check that meets a missing branch early (most checks, until the last branches finish)
+// reads few rows, not every completed branch's result.
+const gapPage = 32
+
 // completionRows reads the completion rows of h's region in index order. With stopAtGap it
-// stops at the first branch without one (enough to tell the region incomplete).
+// stops at the first branch without one (enough to tell the region incomplete), reading
+// pages of gapPage rows.
 func (e *Engine) completionRows(ctx context.Context, h *head, stopAtGap bool) ([]Entity, error) {
-	q := Query{PartitionKey: h.runID, RowKeyFrom: histKey(h.gen, h.branchBase), RowKeyTo: histKey(h.gen, h.regionEnd()),
+	return e.completionRange(ctx, h, 0, h.branchCount, stopAtGap)
+}
+
+// completionRange is completionRows for the branches from..to-1.
+func (e *Engine) completionRange(ctx context.Context, h *head, from, to int64, stopAtGap bool) ([]Entity, error) {
+	q := Query{PartitionKey: h.runID, RowKeyFrom: histKey(h.gen, h.slotSeq(from)), RowKeyTo: histKey(h.gen, h.slotSeq(to)),
 		Where: []Cond{{Property: pType, Op: CondGe, Value: "branch_"}, {Property: pType, Op: CondLt, Value: "branch`"}}}
+	if stopAtGap {
+		q.Limit = gapPage
+	}
 	var out []Entity
 	for {
 		page, err := e.store.Query(ctx, q)
@@ -209,7 +224,7 @@ func (e *Engine) completionRows(ctx context.Context, h *head, stopAtGap bool) ([
 			if (seq-h.branchBase)%BranchSlots != 0 {
 				continue
 			}
-			if stopAtGap && seq != h.slotSeq(int64(len(out))) {
+			if stopAtGap && seq != h.slotSeq(from+int64(len(out))) {
 				return out, nil
 			}
 			out = append(out, ent)

@@ -28,7 +28,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 	if dequeueCount > 1 || it.Retry > 0 || it.BranchRescues > 0 {
 		// A redelivery: its branch may have committed before its worker died.
 		if _, err := e.store.Get(ctx, h.runID, slot); err == nil {
-			return e.afterBranch(ctx, h, false)
+			return e.afterBranch(ctx, h, b.index, false)
 		} else if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
 		}
@@ -69,7 +69,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 	if err != nil || !stored {
 		return err
 	}
-	return e.afterBranch(ctx, h, failed)
+	return e.afterBranch(ctx, h, b.index, failed)
 }
 
 // branchData is the data of a branch's completion row, with the member key:value last.
@@ -163,16 +163,23 @@ func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt
 	}
 }
 
-// afterBranch enqueues the join of h's region when the branch just settled failed, or when
-// every branch has completed.
-func (e *Engine) afterBranch(ctx context.Context, h *head, failed bool) error {
+// afterBranch enqueues the join of h's region when branch index, just settled, failed, or
+// when every branch has completed. It checks the branches after index first, then those
+// before: when branches finish in index order (as a queue hands them out), the next one is
+// the one missing, and the check reads one short page.
+func (e *Engine) afterBranch(ctx context.Context, h *head, index int64, failed bool) error {
 	if !failed {
-		rows, err := e.completionRows(ctx, h, true)
-		if err != nil {
-			return err
-		}
-		if f, complete := regionState(h, rows); f == nil && !complete {
-			return nil
+		for _, r := range [2][2]int64{{index + 1, h.branchCount}, {0, index}} {
+			if r[0] >= r[1] {
+				continue
+			}
+			rows, err := e.completionRange(ctx, h, r[0], r[1], true)
+			if err != nil {
+				return err
+			}
+			if int64(len(rows)) != r[1]-r[0] {
+				return nil // a branch still runs
+			}
 		}
 	}
 	return e.dispatch(context.WithoutCancel(ctx), h, 0)
@@ -198,7 +205,7 @@ func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
 	}
 	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
 	if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
-		return true, e.afterBranch(ctx, h, false)
+		return true, e.afterBranch(ctx, h, b.index, false)
 	} else if !errors.Is(err, ErrNotFound) {
 		return false, err
 	}
@@ -212,7 +219,7 @@ func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
 	if err != nil || !stored {
 		return false, err
 	}
-	return true, e.afterBranch(ctx, h, true)
+	return true, e.afterBranch(ctx, h, b.index, true)
 }
 
 // appendBranchFields appends the branch members of a branch's work item.
