@@ -2,6 +2,7 @@ package examples
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestContentClassifier_Route_UnknownCategoryGoesToFeedback(t *testing.T) {
 	g := mustContentClassifier()
 	for _, state := range []string{`{"text":"x","category":"other"}`, `{"text":"x","category":""}`, `{"text":"x"}`} {
 		d, err := g.ResolveRoute(t.Context(), "classify", json.RawMessage(state))
-		if err != nil || d != durable.Next("handle_feedback") {
+		if err != nil || !reflect.DeepEqual(d, durable.Next("handle_feedback")) {
 			t.Errorf("ResolveRoute(%s) = %+v, %v; want next handle_feedback", state, d, err)
 		}
 	}
@@ -205,7 +206,7 @@ func TestSupportAgent_Run_FollowsSpecBehaviour(t *testing.T) {
 				t.Fatalf("waits = %+v, waiting %q; want %d waits, waiting %q", res.waits, res.waiting, tt.waits, tt.waiting)
 			}
 			for _, w := range res.waits {
-				if w != durable.WaitForEvent("approval", "draft_reply").WithNote("awaiting human approval") {
+				if !reflect.DeepEqual(w, durable.WaitForEvent("approval", "draft_reply").WithNote("awaiting human approval")) {
 					t.Fatalf("wait decision = %+v", w)
 				}
 			}

@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+)
+
+// A fan-out's branch workers (see branch.go for the scheme): run one branch's node, commit its
+// completion row without touching the run's head, and enqueue the join when it is due.
+
+// processBranch runs a branch's work item: check the run still waits for this branch, run
+// its node, commit its completion row, and enqueue the join once every branch is there.
+func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount int64) error {
+	h, ok, err := e.branchHead(ctx, it)
+	if err != nil || !ok {
+		return err
+	}
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return e.awaitBranchVersion(ctx, h, it) // not this process's version: no user code
+	}
+	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	slot := histKey(h.gen, h.slotSeq(b.index))
+	if dequeueCount > 1 || it.Retry > 0 || it.BranchRescues > 0 {
+		// A redelivery: its branch may have committed before its worker died.
+		if _, err := e.store.Get(ctx, h.runID, slot); err == nil {
+			return e.afterBranch(ctx, h, b.index, false)
+		} else if !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
+		}
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return err
+	}
+	info := stepInfo(h)
+	info.Attempt, info.Branch = int(it.BranchAttempt)+1, int(b.index)+1
+	bctx, emitter := durable.WithEmitter(durable.WithBranch(durable.WithStepInfo(ctx, info),
+		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
+	pol := nodePolicy(g, b.node)
+	newState, err := executeNode(bctx, g, b.node, pol.Timeout, state)
+	var data string
+	failed := false
+	if err == nil {
+		var update json.RawMessage
+		if update, err = durable.StateUpdate(state, newState); err == nil {
+			data = branchData(b, it.BranchAttempt, "result", string(update))
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("execute branch %d of run %s: %w", b.index, h.runID, ctx.Err())
+		}
+		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+b.node,
+			"run_id", h.runID, "branch", b.index, "attempt", it.BranchAttempt+1, "error", err.Error())
+		var herr *durable.HandlerError
+		if retry := e.retryPolicy(g, h.graph, b.node); errors.As(err, &herr) && !durable.IsNonRetryable(err) && it.BranchAttempt+1 < int64(retry.MaxAttempts) {
+			next := branchItem(h, b, it.BranchAttempt+1)
+			next.Trace = it.Trace
+			return e.dispatchItem(context.WithoutCancel(ctx), next, backoff(retry, it.BranchAttempt+2))
+		}
+		failed = true
+		data = branchData(b, it.BranchAttempt, "error", jstr(err.Error()))
+	}
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, failed, data, emitter.Events())
+	if err != nil || !stored {
+		return err
+	}
+	return e.afterBranch(ctx, h, b.index, failed)
+}
+
+// branchData is the data of a branch's completion row, with the member key:value last.
+func branchData(b branchRef, attempt int64, key, value string) string {
+	item := string(b.item)
+	if item == "" {
+		item = "null"
+	}
+	return jsonObject("index", itoa(b.index), "node", jstr(b.node), "item", item, "attempt", itoa(attempt+1), key, value)
+}
+
+// branchHead reads the head for a branch item and reports whether the item's branch is
+// still to be run: same run, active, at the fan-out's step with the region open.
+func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, error) {
+	h, err := e.getHead(ctx, it.RunID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if h.gen != it.Gen || (it.Nonce != "" && h.nonce != it.Nonce) || !h.active() || h.step != it.Step ||
+		h.branchCount == 0 || *it.Branch >= h.branchCount {
+		e.log.Debug("dropping branch of a run that moved on", "run_id", it.RunID, "branch", *it.Branch, "status", string(h.status))
+		return nil, false, nil
+	}
+	return h, true, nil
+}
+
+// commitBranch stores branch b's completion row (failed: branch_failed) with data, in one
+// batch with the fence's merge. It reports whether the branch's completion is stored (this
+// commit's or a duplicate's); false with no error when the region was closed meanwhile.
+func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []durable.EmittedEvent) (bool, error) {
+	id := newWriteID()
+	var sp spills
+	defer func() { e.release(ctx, &sp, nil) }()
+	for convert := true; ; convert = false {
+		typ := HistoryBranchCompleted
+		if failed {
+			typ = HistoryBranchFailed
+		}
+		now := e.clock()
+		ops := []Op{
+			{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: h.runID, RowKey: fenceKey(h.gen, h.branchBase, h.nonce),
+				Properties: map[string]any{pTime: now}}},
+			{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: histKey(h.gen, h.slotSeq(b.index)), Properties: map[string]any{
+				pType: typ, pName: ExecuteNodeName, pHistNode: b.node, pHistStep: h.step + 1, pTime: now, pData: data, pWriteID: id}}},
+		}
+		if !failed {
+			// The events the branch emitted take the slots after its completion row.
+			for j, ev := range emitted[:min(len(emitted), BranchSlots-1)] {
+				ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: histKey(h.gen, h.slotSeq(b.index)+1+int64(j)),
+					Properties: map[string]any{pType: HistoryCustom, pName: ev.Name, pHistNode: b.node, pHistStep: h.step + 1, pTime: now,
+						pData: jsonObject("name", jstr(ev.Name), "data", string(ev.Data)), pWriteID: id}}})
+			}
+		}
+		if err := e.spill(ctx, h.runID, h.nonce, ops, &sp); err != nil {
+			return false, err
+		}
+		_, err := e.store.Submit(ctx, ops)
+		if err == nil {
+			e.release(ctx, &sp, ops)
+			e.changes.notify(h.runID)
+			return true, nil
+		}
+		if refused(err) && convert {
+			// The result cannot be stored: the branch fails, naming the limit.
+			e.release(ctx, &sp, nil)
+			failed = true
+			data = branchData(b, attempt, "error", jstr("branch result cannot be stored: "+err.Error()))
+			continue
+		}
+		if refused(err) {
+			return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+		}
+		// Unknown outcome (a conflict or not-found included): the slot says.
+		ent, gerr := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index)))
+		switch {
+		case gerr == nil:
+			if str(ent.Properties, pWriteID) == id {
+				e.release(ctx, &sp, ops)
+				e.log.Info("branch commit landed although its answer was an error", "run_id", h.runID, "branch", b.index, "error", err.Error())
+			} else {
+				e.log.Debug("branch committed by another worker", "run_id", h.runID, "branch", b.index)
+			}
+			return true, nil
+		case !errors.Is(gerr, ErrNotFound):
+			sp.keep() // the batch may have landed and refer to them
+			return false, fmt.Errorf("commit branch %d of run %s: %w (outcome unknown: %v)", b.index, h.runID, err, gerr)
+		case errors.Is(err, ErrNotFound):
+			// The fence is gone: the region was closed (joined, failed, cancelled) or the run
+			// purged. The branch's work is discarded.
+			e.log.Debug("branch dropped: its fan-out is closed", "run_id", h.runID, "branch", b.index)
+			return false, nil
+		default:
+			sp.keep()
+			return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+		}
+	}
+}
+
+// afterBranch enqueues the join of h's region when branch index, just settled, failed, or
+// when every branch has completed. It checks the branches after index first, then those
+// before: when branches finish in index order (as a queue hands them out), the next one is
+// the one missing, and the check reads one short page.
+func (e *Engine) afterBranch(ctx context.Context, h *head, index int64, failed bool) error {
+	if !failed {
+		for _, r := range [2][2]int64{{index + 1, h.branchCount}, {0, index}} {
+			if r[0] >= r[1] {
+				continue
+			}
+			rows, err := e.completionRange(ctx, h, r[0], r[1], true)
+			if err != nil {
+				return err
+			}
+			if int64(len(rows)) != r[1]-r[0] {
+				return nil // a branch still runs
+			}
+		}
+	}
+	return e.dispatch(context.WithoutCancel(ctx), h, 0)
+}
+
+// awaitBranchVersion puts a branch item back on the queue after a back-off: this process
+// does not have its run's graph version (version.go).
+func (e *Engine) awaitBranchVersion(ctx context.Context, h *head, it workItem) error {
+	it.VersionWaits++
+	it.Retry = 0
+	delay := versionBackoff(it.VersionWaits - 1)
+	e.log.Debug("branch waits for a graph version this process does not have", "run_id", h.runID, "graph_hash", h.hash, "retry_in", delay.String())
+	return e.dispatchItem(context.WithoutCancel(ctx), it, delay)
+}
+
+// rescueBranch settles a branch item found on the poison queue: its branch is still to run
+// (no completion row), so it goes back on the queue once; the second time its deliveries run
+// out, the branch fails.
+func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
+	h, ok, err := e.branchHead(ctx, it)
+	if err != nil || !ok {
+		return false, err
+	}
+	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
+		return true, e.afterBranch(ctx, h, b.index, false)
+	} else if !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	if it.BranchRescues+1 < maxBranchRescues {
+		it.BranchRescues++
+		it.Retry = 0
+		return true, e.dispatchItem(ctx, it, 0)
+	}
+	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.BranchRescues+1)
+	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, true, branchData(b, it.BranchAttempt, "error", jstr(cause)), nil)
+	if err != nil || !stored {
+		return false, err
+	}
+	return true, e.afterBranch(ctx, h, b.index, true)
+}
+
+// appendBranchFields appends the branch members of a branch's work item.
+func appendBranchFields(b []byte, it workItem) []byte {
+	b = append(b, `,"br":`...)
+	b = append(b, itoa(*it.Branch)...)
+	if it.BranchAttempt > 0 {
+		b = append(b, `,"ba":`...)
+		b = append(b, itoa(it.BranchAttempt)...)
+	}
+	b = append(b, `,"bn":`...)
+	b = appendJSONString(b, it.BranchNode)
+	if len(it.BranchItem) > 0 {
+		b = append(b, `,"bi":`...)
+		b = append(b, it.BranchItem...)
+	}
+	if it.BranchRescues > 0 {
+		b = append(b, `,"bk":`...)
+		b = append(b, itoa(it.BranchRescues)...)
+	}
+	return b
+}
+
+// validBranchFields reports whether a decoded work item's branch members are consistent:
+// none on a run's step, or an index, a node and counters not below zero on a branch's.
+func validBranchFields(it workItem) bool {
+	if it.Branch == nil {
+		return it.BranchAttempt == 0 && it.BranchNode == "" && it.BranchItem == "" && it.BranchRescues == 0
+	}
+	return *it.Branch >= 0 && *it.Branch < durable.MaxBranches && it.BranchNode != "" && it.BranchAttempt >= 0 && it.BranchRescues >= 0
+}
+
+// rawJSON is a JSON value kept as its text, so that a work item stays comparable.
+type rawJSON string
+
+// MarshalJSON returns the text (null when empty).
+func (r rawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	return []byte(r), nil
+}
+
+// UnmarshalJSON keeps the text.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
+}
