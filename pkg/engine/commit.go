@@ -90,6 +90,11 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			e.release(ctx, &sp, nil)
 			return nil, errDropped
 		}
+		if o.kind == outBegin && (fresh.holder != base.holder || fresh.restarts != base.restarts) {
+			// Another start judged the step's hold first, or its holder released it: the
+			// caller judges the fresh head again (the kill limit, workitem.go).
+			return nil, &restepError{fresh: fresh}
+		}
 		fresh.stateVal = base.stateVal
 		if o.timedOut && fresh.pending > 0 {
 			// An event accepted before this commit beats the timeout.

@@ -266,7 +266,7 @@ const (
 	outTimeout            // a wait timed out and continues at the policy's node
 	outFail               // the run fails
 	outRetry              // the node failed and will be retried after a back-off
-	outBegin              // a step starts: a Pending run turns Running, a restart is counted
+	outBegin              // a step starts: a Pending run turns Running, and/or a start takes its hold
 )
 
 // stepOutcome is what a step's activities produced, before it is committed. Building the
@@ -279,8 +279,11 @@ type stepOutcome struct {
 	decision durable.RouteDecision // visit
 	// waitMatch: a wait decision whose event is already in the inbox.
 	waitMatch bool
-	// restart (begin): the step starts again after a start that ended in no commit.
-	restart bool
+	// begin: the hold this start takes ("" for none), the end of its lease in unix nanos,
+	// and the deaths its judgement of the head's hold added (the kill limit, workitem.go).
+	hold      string
+	holdUntil int64
+	deaths    int64
 
 	// event
 	inboxRow string
@@ -316,7 +319,8 @@ func failure(kind, name, cause string) stepOutcome {
 func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
 	n := base.clone()
 	n.updated, n.writeID, n.awaitVersion = now, writeID, false
-	n.restarts = 0 // a commit ends the step: its restarts no longer count
+	n.restarts = 0 // a commit ends the step: its deaths no longer count, nobody holds it
+	n.holder, n.holdUntil = "", 0
 	var rowBuf [3]histRow
 	rows := rowBuf[:0]
 	setState := func() {
@@ -325,10 +329,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	}
 	switch o.kind {
 	case outBegin:
-		n.restarts = base.restarts
-		if o.restart {
-			n.restarts++
-		}
+		n.restarts = base.restarts + o.deaths
+		n.holder, n.holdUntil = o.hold, o.holdUntil
 		if base.status == StatusPending {
 			// Durable Functions sets the custom status before the first activity: from here
 			// on the run reads Running with the entrypoint as current_node.
