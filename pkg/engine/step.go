@@ -153,6 +153,12 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 		return stepOutcome{}, fmt.Errorf("read event payload of run %s: %w", h.runID, err)
 	}
 	name := str(p, pEvent)
+	if err := e.checkEvent(h, name, json.RawMessage(payload)); err != nil {
+		// Accepted where nothing could check it: refused now, and the run keeps waiting.
+		e.log.Warn("event refused: it fails the check of its run's graph version", "run_id", h.runID, "graph", h.graph,
+			"graph_hash", h.hash, "event", name, "error", err.Error())
+		return stepOutcome{kind: outRefuse, event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey), refusal: err.Error()}, nil
+	}
 	newState, err := g.ApplyEvent(durable.WithStepInfo(ctx, stepInfo(h)), name, state, json.RawMessage(payload))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -267,6 +273,7 @@ const (
 	outFail               // the run fails
 	outRetry              // the node failed and will be retried after a back-off
 	outBegin              // a step starts: a Pending run turns Running, and/or a start takes its hold
+	outRefuse             // an inbox event failed its check: consumed, not applied; the wait goes on
 )
 
 // stepOutcome is what a step's activities produced, before it is committed. Building the
@@ -285,10 +292,11 @@ type stepOutcome struct {
 	holdUntil int64
 	deaths    int64
 
-	// event
+	// event (refuse: the refused event, and why)
 	inboxRow string
 	inboxSeq int64
 	event    string
+	refusal  string
 
 	// fail
 	failKind   string // execute_node, resolve_route, apply_event, orchestrator
@@ -387,6 +395,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.runnable = true
 		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
 			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON)})
+	case outRefuse:
+		n.step++
+		n.pending--
+		n.runnable = n.pending > 0 // another event may carry the awaited name
+		rows = append(rows, histRow{typ: HistoryEventRefused, name: ApplyEventName, node: base.node,
+			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "error", jstr(o.refusal))})
 	case outTimeout:
 		n.step++
 		n.node = o.timeoutNode
@@ -424,7 +438,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	if n.histSeq != base.histSeq {
 		ops[0].Entity.Properties[pHistSeq] = n.histSeq
 	}
-	if o.kind == outEvent {
+	if o.kind == outEvent || o.kind == outRefuse {
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}
 	return n, ops
