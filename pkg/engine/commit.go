@@ -38,6 +38,10 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 	stored := false
 	id := newWriteID()
 	for range maxRebase {
+		if err := e.noteUnapplied(ctx, base, o); err != nil {
+			e.release(ctx, &sp, nil)
+			return nil, err
+		}
 		n, ops := e.buildCommit(base, o, e.clock(), id)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
 			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {

@@ -313,6 +313,12 @@ type stepOutcome struct {
 	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
 	// event that reaches the inbox before it commits wins.
 	timedOut bool
+
+	// finishing (complete, fail): the inbox events left, never applied (unapplied.go), how
+	// many more it holds, and the InboxSeq of the head they were read for.
+	unapplied     []unappliedEvent
+	unappliedMore int64
+	unappliedOf   int64
 }
 
 // failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
@@ -361,6 +367,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 			n.outputJSON, n.outputRef = completedOutput(base, o.node, n.stateJSON), ""
 			n.custom = customStatus(base, o.node)
 			n.runnable = false
+			rows = notAppliedRows(rows, o.unapplied, o.unappliedMore, o.node)
 			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
 		case durable.ActionNext:
 			n.node = d.NextNode
@@ -429,6 +436,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		}
 		n.waitDeadline, n.notBefore = 0, 0
 		n.runnable = false
+		rows = notAppliedRows(rows, o.unapplied, o.unappliedMore, o.node)
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
 	ops := make([]Op, 0, len(rows)+2)
