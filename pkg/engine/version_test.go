@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,5 +208,46 @@ func TestEngine_ParkedRun_EventsAddNoWorkItems(t *testing.T) {
 	back.drive(t)
 	if run, _ := back.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" {
 		t.Fatalf("%s %s, want completed on v1", run.Status, run.Output)
+	}
+}
+
+// Issue #32: an instance reports the graph versions that still have unfinished runs but are
+// not registered on it, from the active run index alone, with a bounded read: past its limit
+// it stops, says so, and has read no more rows than the limit.
+func TestEngine_UnregisteredVersions_FromTheActiveIndex_Bounded(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	v1, v2 := approvalGraph(t, "1"), approvalGraph(t, "2")
+	first := newRig(t, engine.Options{Registry: regOf(t, v1), Clock: clk.now, SweepInterval: -1}, false)
+	const waiting = 40
+	for range waiting {
+		first.start(t, "approvals", "", `{}`)
+	}
+	first.start(t, "approvals", "", `{"approved":true}`) // finished: not counted
+	first.drive(t)
+
+	if got, truncated, err := first.e.UnregisteredVersions(t.Context(), 0); err != nil || truncated || len(got) != 0 {
+		t.Fatalf("on the instance that has v1: %+v %v %v, want none", got, truncated, err)
+	}
+	only2 := first.deploy(t, clk.now, v2)
+	got, truncated, err := only2.e.UnregisteredVersions(t.Context(), 0)
+	want := []engine.UnregisteredVersion{{GraphName: "approvals", GraphVersion: "1", GraphHash: v1.Manifest().GraphHash, Unfinished: waiting}}
+	if err != nil || truncated || !slices.Equal(got, want) {
+		t.Fatalf("on an instance with v2 only: %+v %v %v, want %+v", got, truncated, err, want)
+	}
+
+	var queries, rows atomic.Int32
+	only2.fstore.BeforeQuery = func(q engine.Query) error {
+		queries.Add(1)
+		rows.Add(int32(max(q.Limit, 0)))
+		return nil
+	}
+	const limit = 18 // 2 rows per index shard
+	got, truncated, err = only2.e.UnregisteredVersions(t.Context(), limit)
+	if err != nil || !truncated || len(got) != 1 || got[0].Unfinished > limit || got[0].Unfinished == 0 {
+		t.Fatalf("bounded read: %+v %v %v, want a truncated lower bound", got, truncated, err)
+	}
+	if q, r := queries.Load(), rows.Load(); q > 9 || r > limit {
+		t.Fatalf("bounded read of %d rows made %d queries asking for %d rows", limit, q, r)
 	}
 }

@@ -127,6 +127,11 @@ func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 
 	start(old, "late", `{}`) // an old process still starts a v1 run (its engine is closed, not gone)
 	onlyV2 := deploy(v2)
+	// It reports v1 as in flight but not registered, from the active index alone.
+	found, truncated, err := onlyV2.UnregisteredVersions(t.Context(), 0)
+	if err != nil || truncated || len(found) != 1 || found[0].GraphHash != h1 || found[0].Unfinished != 5 {
+		t.Fatalf("unregistered versions: %+v %v %v, want v1 with 5 unfinished runs", found, truncated, err)
+	}
 	// An instance without v1 cannot check an event for a v1 run: it stores nothing and says
 	// to retry (503 over HTTP); one that still has v1 takes it.
 	var unavailable *engine.VersionUnavailableError
