@@ -51,7 +51,8 @@ func dedupKey(gen int64, key string) string {
 // *durable.EventPayloadError (see durable.EventChecker; unknown keys are not refused). A
 // process that does not have the run's version cannot check it and stores nothing: a
 // *VersionUnavailableError, to be sent again (during a rolling deploy, to an instance that
-// has the version). An event stored all the same without its check (by an older release) is
+// has the version). The events of an internal graph (durable.Registry.RegisterInternal),
+// which the app raises itself, are stored unchecked there. An event stored all the same without its check (by an older release) is
 // checked when the run's wait takes it up: one that fails is consumed and recorded as
 // refused (HistoryEventRefused), and the run keeps waiting.
 //
@@ -217,11 +218,15 @@ func (e *VersionUnavailableError) Error() string {
 }
 
 // checkEvent checks an event against the registration of the run's graph version. Errors:
-// *VersionUnavailableError when this process does not have it, *UnknownEventError,
-// *durable.EventPayloadError.
+// *VersionUnavailableError when this process does not have it (but for a graph registered
+// here as internal, whose events the app raises itself: accepted, and checked when applied),
+// *UnknownEventError, *durable.EventPayloadError.
 func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) error {
 	g, err := e.reg.Lookup(h.graph, h.hash)
 	if err != nil {
+		if e.reg.Internal(h.graph) {
+			return nil // the app's own events (durable.Registry.RegisterInternal): checked when applied
+		}
 		return &VersionUnavailableError{Graph: h.graph, Version: h.version, Hash: h.hash}
 	}
 	if c, ok := g.(durable.EventChecker); ok {

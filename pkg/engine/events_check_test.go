@@ -114,6 +114,39 @@ func TestEngine_RaiseEvent_VersionNotHere_RefusedUntilAnInstanceHasIt(t *testing
 	}
 }
 
+// The events of a graph registered as internal are the app's own: an instance that lacks the
+// run's version stores them all the same (the version that applies them checks them).
+func TestEngine_RaiseEvent_InternalGraphVersionNotHere_Accepted(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	internal := func(g durable.Graph) *durable.Registry {
+		reg := durable.NewRegistry()
+		if err := reg.RegisterInternal(g); err != nil {
+			t.Fatal(err)
+		}
+		return reg
+	}
+	first := newRig(t, engine.Options{Registry: internal(approvalGraph(t, "1")), Clock: clk.now, SweepInterval: -1}, false)
+	first.start(t, "approvals", "x", `{}`)
+	first.drive(t)
+	other := mustEngine(t, engine.Options{Registry: internal(approvalGraph(t, "2")), Store: first.fstore, Queue: first.fqueue,
+		Payloads: first.payloads, Clock: clk.now, Logger: first.e.Options().Logger, SweepInterval: -1})
+	if err := other.RaiseEvent(t.Context(), "x", "go", nil); err != nil {
+		t.Fatalf("the app's own event on a run of an internal graph's version not registered here: %v", err)
+	}
+}
+
+// mustEngine returns a new engine closed at the end of the test.
+func mustEngine(t *testing.T, opts engine.Options) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
 // uncheckedGraph is a graph version that checks no event payload (it does not implement
 // durable.EventChecker): a process of an older release, which stored events it could not
 // check.
