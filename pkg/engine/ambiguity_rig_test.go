@@ -17,20 +17,32 @@ import (
 type ambiguity struct {
 	name string
 	// arm installs the fault on r for the batches pick chooses, once armed is set (the first
-	// such batch only), and returns how often it fired.
-	arm func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool) *atomic.Int32
+	// such batch only), and returns how often it fired. meanwhile, if set, runs between the
+	// batch and its answer: another writer moving the head before the writer reads it back.
+	arm func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool, meanwhile func([]engine.Op)) *atomic.Int32
 }
 
 var ambiguities = []ambiguity{
-	{"lost reply, the retry conflicts", func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool) *atomic.Int32 {
+	{"lost reply, the retry conflicts", func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool, meanwhile func([]engine.Op)) *atomic.Int32 {
 		var n atomic.Int32
-		r.fstore.LoseReply = func(ops []engine.Op) bool { return armed.Load() && pick(ops) && n.Add(1) == 1 }
+		r.fstore.LoseReply = func(ops []engine.Op) bool {
+			if armed.Load() && pick(ops) && n.Add(1) == 1 {
+				if meanwhile != nil {
+					meanwhile(ops)
+				}
+				return true
+			}
+			return false
+		}
 		return &n
 	}},
-	{"applied, then an error", func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool) *atomic.Int32 {
+	{"applied, then an error", func(r *rig, pick func([]engine.Op) bool, armed *atomic.Bool, meanwhile func([]engine.Op)) *atomic.Int32 {
 		var n atomic.Int32
 		r.fstore.AfterSubmit = func(ops []engine.Op) error {
 			if armed.Load() && pick(ops) && n.Add(1) == 1 {
+				if meanwhile != nil {
+					meanwhile(ops)
+				}
 				return enginetest.ErrInjected
 			}
 			return nil
@@ -40,18 +52,31 @@ var ambiguities = []ambiguity{
 }
 
 // forEachAmbiguity runs test once per kind of ambiguous answer. mk builds the test's rig
-// (the example graphs, "twice" and "big") with the fault installed for the first batch pick
-// chooses after arm is called; forEachAmbiguity then checks that the fault fired.
+// (the example graphs, "twice", "big" and "three") with the fault installed for the first
+// batch pick chooses after arm is called; forEachAmbiguity then checks that the fault fired.
 func forEachAmbiguity(t *testing.T, pick func([]engine.Op) bool, test func(t *testing.T, mk func(engine.Options) *rig, arm func())) {
+	t.Helper()
+	forEachAmbiguityMeanwhile(t, pick, nil, test)
+}
+
+// forEachAmbiguityMeanwhile is forEachAmbiguity with meanwhile(r, ops) run between the
+// ambiguous batch and its answer: another writer moves the head before the read-back.
+func forEachAmbiguityMeanwhile(t *testing.T, pick func([]engine.Op) bool, meanwhile func(r *rig, ops []engine.Op),
+	test func(t *testing.T, mk func(engine.Options) *rig, arm func())) {
 	t.Helper()
 	for _, a := range ambiguities {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
 			var armed atomic.Bool
 			var fired *atomic.Int32
+			var r *rig
 			mk := func(opts engine.Options) *rig {
-				r := newRig(t, opts, false, twiceGraph(t), chainGraph(t, "big", 1, nil))
-				fired = a.arm(r, pick, &armed)
+				r = newRig(t, opts, false, twiceGraph(t), chainGraph(t, "big", 1, nil), chainGraph(t, "three", 3, nil))
+				var mw func([]engine.Op)
+				if meanwhile != nil {
+					mw = func(ops []engine.Op) { meanwhile(r, ops) }
+				}
+				fired = a.arm(r, pick, &armed, mw)
 				return r
 			}
 			test(t, mk, func() { armed.Store(true) })

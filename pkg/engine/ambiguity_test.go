@@ -375,3 +375,85 @@ type twiceState struct {
 	Fail int      `json:"fail"`
 	Seen []string `json:"seen"`
 }
+
+// Issue #32: the history-row witness. In the tests above nobody writes between an ambiguous
+// write and its read-back, so the head still carries the write's id. Here another writer
+// moves the head in between (it stamps its own write id), and only the first history row the
+// write inserted can say whose write is stored (resolveWrite's ownRow).
+
+// otherWrites moves a run's head the way any writer does: a merge stamped with a write id of
+// its own. It goes straight to the memory store, past the faults.
+func otherWrites(r *rig, runID string) {
+	_, err := r.store.Submit(context.Background(), []engine.Op{{Kind: engine.OpMerge, IfMatch: engine.ETagAny,
+		Entity: engine.Entity{PartitionKey: runID, RowKey: "r", Properties: map[string]any{"WriteID": "another-writer"}}}})
+	if err != nil {
+		panic(err)
+	}
+}
+
+func TestEngine_AmbiguousCancel_HeadMovedBeforeTheReadBack_Succeeds(t *testing.T) {
+	t.Parallel()
+	forEachAmbiguityMeanwhile(t, insertsHistory(engine.HistoryRunTerminated), func(r *rig, ops []engine.Op) {
+		otherWrites(r, ops[0].Entity.PartitionKey)
+	}, func(t *testing.T, mk func(engine.Options) *rig, arm func()) {
+		r := mk(engine.Options{})
+		id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+		r.drive(t)
+		arm()
+		if err := r.e.CancelRun(t.Context(), id, "stop"); err != nil {
+			t.Fatalf("CancelRun: %v (a cancel that was stored must succeed)", err)
+		}
+		run := assertStatus(t, r, id, engine.StatusTerminated)
+		if outputString(t, run) != "stop" || countHistory(t, r, id, engine.HistoryRunTerminated) != 1 {
+			t.Fatalf("output %s", run.Output)
+		}
+	})
+}
+
+func TestEngine_AmbiguousEventWithoutKey_HeadMovedBeforeTheReadBack_StoredOnce(t *testing.T) {
+	t.Parallel()
+	forEachAmbiguityMeanwhile(t, insertsInbox, func(r *rig, ops []engine.Op) {
+		// Another client's event on the same run.
+		if err := r.e.RaiseEvent(context.Background(), ops[0].Entity.PartitionKey, "approval", json.RawMessage(`{"approved":false,"reviewer":"other"}`)); err != nil {
+			panic(err)
+		}
+	}, func(t *testing.T, mk func(engine.Options) *rig, arm func()) {
+		r := mk(engine.Options{})
+		id := r.start(t, "support_agent", "", `{"user_message":"refund"}`) // Pending: the events stay in the inbox
+		arm()
+		if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved":true,"reviewer":"me"}`)); err != nil {
+			t.Fatalf("RaiseEvent: %v (an event that was stored must be accepted)", err)
+		}
+		mine := 0
+		for _, h := range r.history(t, id) {
+			if h.Type == engine.HistoryEventReceived && strings.Contains(string(h.Data), `"reviewer":"me"`) {
+				mine++
+			}
+		}
+		if n := countHistory(t, r, id, engine.HistoryEventReceived); mine != 1 || n != 2 {
+			t.Fatalf("%d events stored, %d of them this raise's; want 2 and 1", n, mine)
+		}
+	})
+}
+
+func TestEngine_AmbiguousStepCommit_HeadMovedBeforeTheReadBack_RunGoesOn(t *testing.T) {
+	t.Parallel()
+	forEachAmbiguityMeanwhile(t, func(ops []engine.Op) bool { return commitsNode(ops, "n1") }, func(r *rig, ops []engine.Op) {
+		// An event the run does not wait for: stored, the head's write id is the event's.
+		if err := r.e.RaiseEvent(context.Background(), ops[0].Entity.PartitionKey, "noise", nil); err != nil {
+			panic(err)
+		}
+	}, func(t *testing.T, mk func(engine.Options) *rig, arm func()) {
+		r := mk(engine.Options{})
+		arm()
+		id := r.start(t, "three", "", `{}`)
+		r.drive(t) // one delivery: a landed commit must not pass for "the run moved on"
+		run := assertStatus(t, r, id, engine.StatusCompleted)
+		if n := stateOf(t, run)["n"]; n != 3.0 {
+			t.Fatalf("n = %v, want 3", n)
+		}
+		if n := countHistory(t, r, id, engine.HistoryNodeCompleted); n != 3 {
+			t.Fatalf("%d nodes committed, want 3", n)
+		}
+	})
+}

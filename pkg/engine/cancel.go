@@ -8,7 +8,7 @@ import (
 
 // CancelRun implements Runs. Cancellation is hard termination, applied durably at once: the
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
-// row). A step in flight then loses its conditional commit and its result is discarded;
+// row, after an event_not_applied row per event its inbox still holds: unapplied.go). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
 // reading its run_terminated row: a cancel that landed succeeds.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
@@ -26,15 +26,22 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
+		var rows []histRow
+		if h.pending > 0 { // the events it never applied (unapplied.go)
+			evs, more, err := e.inboxEvents(ctx, h)
+			if err != nil {
+				return fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			}
+			rows = notAppliedRows(rows, evs, more, h.node)
+		}
 		now := e.clock()
 		out := jstr(reason)
+		rows = append(rows, histRow{typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out)})
 		ops := []Op{{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey, Properties: map[string]any{
 			pStatus: string(StatusTerminated), pOutput: out, pOutput + refSuffix: "", pRunnable: false,
-			pStep: h.step + 1, pHistSeq: h.histSeq + 1, pUpdated: now, pWaitDeadline: int64(0), pNotBefore: int64(0), pWriteID: id,
+			pStep: h.step + 1, pHistSeq: h.histSeq + int64(len(rows)), pUpdated: now, pWaitDeadline: int64(0), pNotBefore: int64(0), pWriteID: id,
 		}}}}
-		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, []histRow{{
-			typ: HistoryRunTerminated, name: OrchestratorName, node: h.node, data: jsonObject("reason", out),
-		}})
+		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, rows)
 		ops = closeRegionOps(ops, h) // outstanding branches do nothing (branch.go)
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
 			return err

@@ -38,6 +38,10 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 	stored := false
 	id := newWriteID()
 	for range maxRebase {
+		if err := e.noteUnapplied(ctx, base, o); err != nil {
+			e.release(ctx, &sp, nil)
+			return nil, err
+		}
 		n, ops := e.buildCommit(base, o, e.clock(), id)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
 			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {
@@ -89,6 +93,11 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			e.log.Debug("step dropped: run moved on", "run_id", base.runID, "step", base.step+1, "head_step", fresh.step, "status", string(fresh.status))
 			e.release(ctx, &sp, nil)
 			return nil, errDropped
+		}
+		if o.kind == outBegin && (fresh.holder != base.holder || fresh.restarts != base.restarts) {
+			// Another start judged the step's hold first, or its holder released it: the
+			// caller judges the fresh head again (the kill limit, workitem.go).
+			return nil, &restepError{fresh: fresh}
 		}
 		fresh.stateVal = base.stateVal
 		if o.timedOut && fresh.pending > 0 {

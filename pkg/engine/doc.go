@@ -37,9 +37,10 @@ package engine
 //	purge.go        PurgeRun, and the rows of replaced runs
 //	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
 //	                (or move it to the poison queue past MaxDequeueCount)
-//	workitem.go     one work item: its form, HandleWorkItem, the kill limit (restarts counted
+//	workitem.go     one work item: its form, HandleWorkItem, the kill limit (deaths counted
 //	                on the run), the step loop, a run parked for its graph version, dispatch
 //	                of the next item
+//	hold.go         a step's hold: taken by a start, released or cleared, judged by its lease
 //	step.go         one step: the user's node, route or event handler under its graph's
 //	                guards, what it loads, and its outcome with the batch that commits it
 //	commit.go       the step's commit: conditional, rebased past raised events; payloads

@@ -72,6 +72,7 @@ type Engine struct {
 	started    atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
 	changes    notifier
 	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
+	holds      holdBook // the holds this engine's handlings took (hold.go)
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start

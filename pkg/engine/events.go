@@ -48,12 +48,20 @@ func dedupKey(gen int64, key string) string {
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
 // The event is checked against the run's graph version before it is stored: a name the
 // version has no handler for is an *UnknownEventError, a payload its typed handler refuses a
-// *durable.EventPayloadError (see durable.EventChecker; unknown keys are not refused). A run
-// whose version is not registered on this process accepts any event: it is checked when a
-// process that has the version applies it.
+// *durable.EventPayloadError (see durable.EventChecker; unknown keys are not refused). A
+// process that does not have the run's version cannot check it and stores nothing: a
+// *VersionUnavailableError, to be sent again (during a rolling deploy, to an instance that
+// has the version). The events of an internal graph (durable.Registry.RegisterInternal),
+// which the app raises itself, are stored unchecked there. An event stored all the same without its check (by an older release) is
+// checked when the run's wait takes it up: one that fails is consumed and recorded as
+// refused (HistoryEventRefused), and the run keeps waiting.
+//
+// A run parked for its graph version (version.go) is not woken by the event: the parked work
+// item that comes back with a back-off takes it up, so events do not multiply its items.
 //
 // Errors: ErrRunNotFound, ErrInvalidEventName (checked before anything is read or stored),
-// *RunFinishedError, *UnknownEventError, *durable.EventPayloadError, ErrInvalidEventPayload.
+// *RunFinishedError, *UnknownEventError, *durable.EventPayloadError, ErrInvalidEventPayload,
+// *VersionUnavailableError.
 func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, payload json.RawMessage, opts ...EventOption) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
@@ -158,10 +166,12 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 			return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 		}
 		e.release(ctx, &sp, ops)
-		e.log.Info("event received", "run_id", instanceID, "graph", h.graph, "event", eventName, "wakes", match)
+		e.log.Info("event received", "run_id", instanceID, "graph", h.graph, "event", eventName, "wakes", match && !h.awaitVersion)
 		e.changes.notify(instanceID)
-		if !match {
-			e.clearDue(ctx, due) // written by an attempt that saw the wait; this one did not
+		if !match || h.awaitVersion {
+			// Not waited for (the due row was written by an attempt that saw the wait), or the
+			// run is parked: its parked item, already on the queue, takes the event up.
+			e.clearDue(ctx, due)
 			return nil
 		}
 		if err := e.dispatch(ctx, h, 0); err != nil {
@@ -193,12 +203,31 @@ func (e *UnknownEventError) Error() string {
 // Unwrap returns durable.ErrUnknownEvent.
 func (e *UnknownEventError) Unwrap() error { return durable.ErrUnknownEvent }
 
-// checkEvent checks an event against the registration of the run's graph version, when this
-// process has it.
+// VersionUnavailableError is an event raised on a run whose graph version is not registered
+// on this process: nothing here can check it, so nothing is stored. A process that has the
+// version accepts it; the client sends it again.
+type VersionUnavailableError struct {
+	// Graph, Version and Hash name the run's graph version.
+	Graph, Version, Hash string
+}
+
+// Error names the version and says to retry.
+func (e *VersionUnavailableError) Error() string {
+	return fmt.Sprintf("graph '%s' version '%s' (graph_hash '%s') is not registered on this instance, which cannot check the event: retry later",
+		e.Graph, e.Version, e.Hash)
+}
+
+// checkEvent checks an event against the registration of the run's graph version. Errors:
+// *VersionUnavailableError when this process does not have it (but for a graph registered
+// here as internal, whose events the app raises itself: accepted, and checked when applied),
+// *UnknownEventError, *durable.EventPayloadError.
 func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) error {
 	g, err := e.reg.Lookup(h.graph, h.hash)
 	if err != nil {
-		return nil // not registered here: the process that applies it checks it
+		if e.reg.Internal(h.graph) {
+			return nil // the app's own events (durable.Registry.RegisterInternal): checked when applied
+		}
+		return &VersionUnavailableError{Graph: h.graph, Version: h.version, Hash: h.hash}
 	}
 	if c, ok := g.(durable.EventChecker); ok {
 		err = c.CheckEvent(event, payload)

@@ -205,7 +205,7 @@ func TestEngine_TimeoutAndPoisonFailures_NameTheNode(t *testing.T) {
 	r.drive(t)
 	poisoned := r.start(t, "dying", "", `{}`)
 	die.Store(true)
-	killStep(t, r, poisoned, 5)
+	killStep(t, r, clk, poisoned, 5)
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(poisoned, 1, 0), 6); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ const (
 	pOutput, pHistSeq, pInboxSeq, pPending = "Output", "HistSeq", "InboxSeq", "Pending"
 	pRunnable, pCreated, pUpdated          = "Runnable", "Created", "Updated"
 	pNonce, pRestarts, pWriteID            = "Nonce", "Restarts", "WriteID"
+	pHolder, pHoldUntil                    = "Holder", "HoldUntil" // the step's hold (hold.go)
 	pWaitTimeout, pTimeoutNode, pTimedOut  = "WaitTimeout", "TimeoutNode", "TimedOut"
 	pGroup                                 = "Group" // written only for a grouped run
 	pOwner                                 = "Owner" // written only for a run with an owner (owner.go)
@@ -69,9 +70,9 @@ type head struct {
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 
-	// restarts counts the starts of the current step, after its first, that ended in no
-	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
-	// the kill limit in workitem.go).
+	// restarts counts the starts of the current step that its worker did not survive: holds
+	// found unreleased past their lease (hold.go), cleared by every commit (see the kill limit
+	// in workitem.go).
 	restarts int64
 
 	// An open fan-out (branch.go): its region of history starts at branchBase (0: none) and
@@ -80,6 +81,12 @@ type head struct {
 	branchBase, branchCount, branchSpec int64
 	// branchRows caches the region's completion rows read by this handling (not stored).
 	branchRows []Entity
+	// holder names the start that holds the current step (a redelivered start writes it
+	// before user code runs), holdUntil the end of its lease in unix nanos; "" and 0 when
+	// nobody holds it. Every commit clears them; a start that ends without a commit releases
+	// them.
+	holder    string
+	holdUntil int64
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -168,6 +175,10 @@ func (h *head) set(name string, v any) {
 		h.attempt = asInt64(v)
 	case pRestarts:
 		h.restarts = asInt64(v)
+	case pHolder:
+		h.holder, _ = v.(string)
+	case pHoldUntil:
+		h.holdUntil = asInt64(v)
 	case pWaiting:
 		h.waiting, _ = v.(string)
 	case pResume:
@@ -246,6 +257,7 @@ func (h *head) mutableProps(p map[string]any) {
 	p[pUpdated], p[pWriteID], p[pAwaitVersion], p[pRestarts] = h.updated, h.writeID, false, h.restarts
 	p[pWaitTimeout], p[pTimeoutNode], p[pTimedOut] = h.waitTimeout, h.timeoutNode, h.timedOut
 	p[pFailure] = h.failure
+	p[pHolder], p[pHoldUntil] = h.holder, h.holdUntil
 }
 
 // changedProps returns the properties of h that differ from base, the stored head it was
@@ -289,6 +301,8 @@ func (h *head) changedProps(base *head) map[string]any {
 		p[pAwaitVersion] = h.awaitVersion
 	}
 	setInt(pRestarts, h.restarts, base.restarts)
+	setStr(pHolder, h.holder, base.holder)
+	setInt(pHoldUntil, h.holdUntil, base.holdUntil)
 	setInt(pWaitTimeout, h.waitTimeout, base.waitTimeout)
 	setStr(pTimeoutNode, h.timeoutNode, base.timeoutNode)
 	setStr(pTimedOut, h.timedOut, base.timedOut)
@@ -301,7 +315,7 @@ func (h *head) changedProps(base *head) map[string]any {
 
 // allProps returns every head property (insert or replace at start).
 func (h *head) allProps() map[string]any {
-	p := make(map[string]any, 36) // sized once: every head property
+	p := make(map[string]any, 38) // sized once: every head property
 	h.mutableProps(p)
 	p[pGen], p[pNonce] = h.gen, h.nonce
 	p[pGraph], p[pVersion], p[pHash] = h.graph, h.version, h.hash

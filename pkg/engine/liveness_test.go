@@ -50,30 +50,33 @@ func deliverDying(r *rig, body []byte, dequeueCount int64) (died bool, err error
 }
 
 // killStep delivers the first work item of run id n times (dequeue counts 1 to n), the
-// worker dying in the node each time.
-func killStep(t testing.TB, r *rig, id string, n int64) {
+// worker dying in the node each time; each death's item comes back after its visibility
+// timeout, so clk (the rig's clock) moves on by it after each.
+func killStep(t testing.TB, r *rig, clk *fakeClock, id string, n int64) {
 	t.Helper()
 	for count := int64(1); count <= n; count++ {
 		if died, err := deliverDying(r, encodeItemAt(id, 1, 0), count); !died {
 			t.Fatalf("delivery %d returned (%v) instead of dying in the node", count, err)
 		}
+		clk.advance(r.e.Options().VisibilityTimeout)
 	}
 }
 
 const killedFiveTimes = "orchestrator failed: step 1 (node 'n0') was started 5 times without completing: its worker died or timed out each time"
 
 // A step that kills its worker on every delivery fails its run after MaxStepStarts (5)
-// starts, with a clear error naming the step and node: the restart record counts the deaths
-// that the dequeue count alone cannot tell from failures.
+// starts, with a clear error naming the step and node: the holds the dead starts left past
+// their lease count the deaths that the dequeue count alone cannot tell from failures.
 func TestEngine_StepKillingItsWorker_FailsRunAtMaxStepStarts(t *testing.T) {
 	t.Parallel()
 	var die atomic.Bool
 	var entered atomic.Int32
 	obs := &recordingObserver{}
-	r := newRig(t, engine.Options{Observer: obs}, false, dyingGraph(t, &die, &entered))
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Observer: obs, Clock: clk.now}, false, dyingGraph(t, &die, &entered))
 	id := r.start(t, "dying", "", `{}`)
 	die.Store(true)
-	killStep(t, r, id, 5)
+	killStep(t, r, clk, id, 5)
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 6); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,8 @@ func TestEngine_WorkerKilledMidStep_StillCountedAmongStorageErrors(t *testing.T)
 	t.Parallel()
 	var die atomic.Bool
 	var entered atomic.Int32
-	r := newRig(t, engine.Options{MaxStepStarts: 3}, false, dyingGraph(t, &die, &entered))
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{MaxStepStarts: 3, Clock: clk.now}, false, dyingGraph(t, &die, &entered))
 	id := r.start(t, "dying", "", `{}`)
 	item := encodeItemAt(id, 1, 0)
 	die.Store(true)
@@ -113,17 +117,19 @@ func TestEngine_WorkerKilledMidStep_StillCountedAmongStorageErrors(t *testing.T)
 		if died != wantDeath || (!died && err == nil) {
 			t.Fatalf("delivery %d: died %v, err %v; want died %v", count, died, err, wantDeath)
 		}
+		clk.advance(r.e.Options().VisibilityTimeout) // a dead worker's item comes back after it
 	}
-	deliver(true) // start 1 (a first delivery records nothing)
+	deliver(true) // start 1 (a first delivery holds nothing)
 	r.outage.Begin()
 	deliver(false) // storage down: the head cannot be read
 	r.outage.End()
-	deliver(true) // start 2, counted
+	deliver(true) // start 2 takes a hold
 	r.outage.Affects = func(op string) bool { return op == enginetest.OpStoreSubmit }
 	r.outage.Begin()
-	deliver(false) // the restart record cannot be written: not counted
+	deliver(false) // the hold cannot be written (and start 2's death not counted) before user code
 	r.outage.End()
-	deliver(true) // start 3, counted: the limit is reached
+	deliver(true) // start 3 counts start 2's death and takes a hold
+	// The next delivery counts start 3's death: the limit is reached.
 	if err := r.e.HandleWorkItem(t.Context(), item, count+1); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +143,7 @@ func TestEngine_WorkerKilledMidStep_StillCountedAmongStorageErrors(t *testing.T)
 }
 
 // Storage errors never count towards poison, wherever they strike: reading the head, writing
-// the restart record, or committing after the node ran (the record is then taken back). With
+// the hold, or committing after the node ran (the hold is then released). With
 // MaxStepStarts 2, forty failed deliveries later the run still completes.
 func TestEngine_StorageErrors_NeverCountTowardsPoison(t *testing.T) {
 	t.Parallel()

@@ -29,10 +29,11 @@ func TestEngine_Observer_SeesPoisonFailure(t *testing.T) {
 	obs := &recordingObserver{}
 	var die atomic.Bool
 	var entered atomic.Int32
-	r := newRig(t, engine.Options{Observer: obs}, false, dyingGraph(t, &die, &entered))
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Observer: obs, Clock: clk.now}, false, dyingGraph(t, &die, &entered))
 	id := r.start(t, "dying", "", `{}`)
 	die.Store(true)
-	killStep(t, r, id, 5)
+	killStep(t, r, clk, id, 5)
 	obs.mu.Lock()
 	obs.ended = nil
 	obs.mu.Unlock()

@@ -68,10 +68,16 @@ type Options struct {
 	MaxDequeueCount int64
 	// MaxStepStarts fails a run whose current step was started this many times without
 	// completing — its worker died, was killed or timed out each time (default 5). Storage
-	// errors and shutdowns do not count: the count is recorded on the run only when a
-	// redelivered item starts the step, and taken back when the handling fails with an
-	// error. Under the Functions host it is independent of maxDequeueCount.
+	// errors and shutdowns never count: a start counts as a death only when a later start
+	// finds its hold unreleased past StepLease (the kill limit, workitem.go). Under the
+	// Functions host it is independent of maxDequeueCount.
 	MaxStepStarts int64
+	// StepLease is how long a start of a step may hold it: a later start that finds the hold
+	// neither committed nor released past it counts the holder as dead (default
+	// VisibilityTimeout / 2: the embedded dispatcher redelivers a dead worker's item only
+	// after its visibility timeout). Under the Functions host set it to functionTimeout, past
+	// which the host kills a handling (launch does).
+	StepLease time.Duration
 	// Observer sees runs start, step, wait, apply events, retry, fail, complete and get
 	// cancelled (default NopObserver). An Observer that is also a TraceCarrier has its trace
 	// context kept with each run and carried by its work items.
@@ -127,6 +133,9 @@ func (o Options) Validate() error {
 	}
 	if o.VisibilityTimeout < 0 || o.VisibilityTimeout > MaxDelay || o.RepairAfter < 0 {
 		errs = append(errs, fmt.Errorf("visibility timeout must be within 0..%s and repair delay not negative", MaxDelay))
+	}
+	if o.StepLease < 0 {
+		errs = append(errs, errors.New("step lease must not be negative"))
 	}
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
@@ -184,6 +193,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxStepStarts == 0 {
 		o.MaxStepStarts = 5
+	}
+	if o.StepLease == 0 {
+		o.StepLease = o.VisibilityTimeout / 2
 	}
 	if o.InlineLimit == 0 {
 		o.InlineLimit = 30000

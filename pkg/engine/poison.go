@@ -14,22 +14,24 @@ import (
 // embedded dispatcher after Options.MaxDequeueCount. Deliveries run out for two reasons: a
 // step that kills its worker, or a storage outage longer than the delivery budget
 // (maxDequeueCount × visibilityTimeout), during which no handling can even read the run.
-// The dequeue count cannot tell them apart; the run's restart record (workitem.go) can. So
+// The dequeue count cannot tell them apart; the step's hold and the deaths counted on the run
+// (workitem.go) can. So
 // the repair pass reads the poison queue — at most poisonPerPass messages per pass, never a
 // table scan — and settles each message by its run's head:
 //
 //   - the run is gone, finished, replaced, or waits for an event with no timer: dropped
 //     (nothing to run; an event's own dispatch wakes a waiting run);
-//   - its current step was started MaxStepStarts times without completing: the run fails as
-//     poison, with the same error a redelivery would give it;
+//   - its current step was started MaxStepStarts times without completing (the deaths counted
+//     on the head, and its hold when that counts): the run fails as poison, with the same
+//     error a redelivery would give it;
 //   - otherwise a fresh work item for the run's current step goes to the work queue (delayed
 //     to a retry back-off or wait deadline still ahead), with a fresh dequeue count.
 //
 // Then the poison message is deleted. The fresh item names the run's current step, not the
 // poisoned item's: the handling that poisoned may have committed steps in-process before it
 // failed, and an item for a passed step would be dropped on its first delivery. It is not
-// marked as a redelivery, so its delivery counts no restart unless the run already has
-// some: an outage that poisoned an item whose step never started counts nothing. A
+// marked as a redelivery, so its delivery takes no hold unless the head has one or counted
+// deaths: an outage that poisoned an item whose step never started counts nothing. A
 // duplicate item (the run was also rescued from the due index, or a worker still holds one)
 // is harmless: the conditional commit keeps one step. A pass that fails (storage down)
 // leaves the rest to the next pass: an unsettled message reappears after poisonVisibility.
@@ -104,8 +106,8 @@ func (e *Engine) rescue(ctx context.Context, m Message) (bool, error) {
 		return false, nil
 	case h.waiting != "" && !h.runnable && h.waitDeadline > now && h.pending == 0:
 		delay = time.Duration(h.waitDeadline - now)
-	case h.restarts+1 >= e.opts.MaxStepStarts:
-		return false, e.failPoison(ctx, h)
+	case e.overKillLimit(e.deaths(h, now)):
+		return false, e.failPoison(ctx, h, e.deaths(h, now)+1)
 	}
 	if err := e.dispatchItem(ctx, itemOf(h), delay); err != nil {
 		return false, err

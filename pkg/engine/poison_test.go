@@ -4,14 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
@@ -53,7 +56,8 @@ func TestEngine_RepairPass_SettlesPoisonQueue(t *testing.T) {
 	t.Parallel()
 	var die atomic.Bool
 	var entered atomic.Int32
-	r := newRig(t, engine.Options{}, false, dyingGraph(t, &die, &entered))
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, dyingGraph(t, &die, &entered))
 	ctx := t.Context()
 
 	finished := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
@@ -78,7 +82,7 @@ func TestEngine_RepairPass_SettlesPoisonQueue(t *testing.T) {
 	if toPoison(t, r) != 1 {
 		t.Fatal("the dying run's first item was not queued")
 	}
-	killStep(t, r, killed, 5)
+	killStep(t, r, clk, killed, 5)
 	pq := poisonOf(t, r)
 	for _, id := range []string{finished, waiting, purged, movedOn, killed} {
 		if err := pq.Enqueue(ctx, encodeItemAt(id, 1, 0), 0); err != nil {
@@ -233,4 +237,191 @@ func TestEngine_EmbeddedDispatcher_OutageLongerThanBudget_RunsComplete(t *testin
 	for _, id := range ids {
 		assertPipelineDone(t, r, id)
 	}
+}
+
+// releasesHold picks the merge that releases a step's hold: the head's Holder cleared, with
+// no write id (a commit clears it too, stamped with its write id).
+func releasesHold(ops []engine.Op) bool {
+	if len(ops) != 1 || ops[0].Kind != engine.OpMerge || ops[0].Entity.RowKey != "r" {
+		return false
+	}
+	p := ops[0].Entity.Properties
+	_, stamped := p["WriteID"]
+	return p["Holder"] == "" && !stamped
+}
+
+// Issue #32, storage errors alone never fail a run as poison: every delivery of a step
+// begins (its hold is stored), runs the node, then meets a storage error at its commit —
+// nine deliveries, well past MaxStepStarts (5) — and the tenth completes the run. A failed
+// handling releases its hold; when the release fails too, the hold is spared by the engine
+// that knows it, however late its item comes back, and by any other engine while its lease
+// runs (here the item is back after host.json's 30 s, within the lease of a minute).
+func TestEngine_CommitAndReleaseFail_NeverPoison(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		engines      int
+		gap          time.Duration // between a failed delivery and the next
+		releaseFails bool
+	}{
+		{"one engine, release fails, items back past the lease", 1, 2 * engine.DefaultVisibilityTimeout, true},
+		{"two engines, release fails, items back within the lease", 2, 30 * time.Second, true},
+		{"two engines, release works, items back past the lease", 2, 2 * engine.DefaultVisibilityTimeout, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			var die atomic.Bool
+			var entered atomic.Int32
+			r := newRig(t, engine.Options{Clock: clk.now}, false, dyingGraph(t, &die, &entered))
+			if lease := r.e.Options().StepLease; (tc.gap < lease) != (tc.engines == 2 && tc.releaseFails) {
+				t.Fatalf("gap %v against a lease of %v tests nothing", tc.gap, lease)
+			}
+			engines := []*engine.Engine{r.e}
+			if tc.engines == 2 {
+				engines = append(engines, r.deploy(t, clk.now, dyingGraph(t, &die, &entered)).e)
+			}
+			var faulty atomic.Bool
+			var released atomic.Int32
+			faulty.Store(true)
+			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+				if !faulty.Load() {
+					return nil
+				}
+				if releasesHold(ops) {
+					released.Add(1)
+					if tc.releaseFails {
+						return enginetest.ErrInjected
+					}
+				}
+				if commitsNode(ops, "n0") {
+					return enginetest.ErrInjected
+				}
+				return nil
+			}
+			id := r.start(t, "dying", "", `{}`)
+			item := encodeItemAt(id, 1, 0)
+			const failed = 9
+			for count := int64(1); count <= failed; count++ {
+				if err := engines[int(count)%len(engines)].HandleWorkItem(t.Context(), item, count); err == nil {
+					t.Fatalf("delivery %d succeeded despite the faults", count)
+				}
+				clk.advance(tc.gap)
+			}
+			if released.Load() == 0 {
+				t.Fatal("no release was tried: the scenario tests nothing")
+			}
+			faulty.Store(false)
+			if err := engines[0].HandleWorkItem(t.Context(), item, failed+1); err != nil {
+				t.Fatal(err)
+			}
+			run, _ := r.e.GetRun(t.Context(), id)
+			if run.Status != engine.StatusCompleted {
+				t.Fatalf("status %s output %s: failed handlings were counted as deaths", run.Status, run.Output)
+			}
+			if n := entered.Load(); n != failed+1 {
+				t.Errorf("the node ran %d times, want %d: every delivery must have reached its commit", n, failed+1)
+			}
+		})
+	}
+}
+
+// Issue #32: with half of every run's writes failing (each refused before it reaches the
+// table), 200 runs handled by two engines under the Functions host's delivery rules (a
+// failed item back after 5 s, the poison queue after 5 deliveries, the repair pass every
+// 30 s) all complete, each visit committed once: none fails as poison (2 did when a restart
+// was counted on every redelivery and taken back only when the take-back could be written).
+// Seeded.
+func TestEngine_HalfTheWritesFail_NoRunFailsAsPoison(t *testing.T) {
+	t.Parallel()
+	const runs = 200
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	engines := []*engine.Engine{r.e, r.deploy(t, clk.now, mustExamples(t)...).e}
+	ids := make([]string, runs)
+	for i := range ids {
+		ids[i] = r.start(t, "data_pipeline", "", pipelineInput)
+	}
+	rng := rand.New(rand.NewPCG(32, 0x5eed))
+	var faulty atomic.Bool
+	faulty.Store(true)
+	failed := 0
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		pk := ops[0].Entity.PartitionKey
+		if faulty.Load() && !strings.HasPrefix(pk, "~") && !strings.HasPrefix(pk, "§") && rng.IntN(2) == 0 {
+			failed++ // a run's write, not the index's or the due index's
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	const (
+		visibility = 5 * time.Second
+		maxDequeue = 5
+	)
+	ctx := t.Context()
+	pq := poisonOf(t, r)
+	finished := func() bool {
+		for _, id := range ids {
+			if run, err := r.e.GetRun(ctx, id); err != nil || !run.Status.Finished() {
+				return false
+			}
+		}
+		return true
+	}
+	for step := 1; ; step++ {
+		if step > 20000 {
+			t.Fatal("the runs did not finish")
+		}
+		clk.advance(time.Second)
+		msgs, err := r.queue.Receive(ctx, engine.MaxReceive, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range msgs {
+			if m.DequeueCount > maxDequeue {
+				_ = pq.Enqueue(ctx, m.Body, 0)
+				_ = r.queue.Delete(ctx, m)
+				continue
+			}
+			switch err := engines[(step+i)%2].HandleWorkItem(ctx, m.Body, m.DequeueCount); {
+			case err == nil:
+				_ = r.queue.Delete(ctx, m)
+			case m.DequeueCount >= maxDequeue:
+				_ = pq.Enqueue(ctx, m.Body, 0)
+				_ = r.queue.Delete(ctx, m)
+			default:
+				_, _ = r.queue.Extend(ctx, m, visibility)
+			}
+		}
+		if step%30 == 0 {
+			_, _ = engines[step/30%2].Sweep(ctx)
+			if finished() {
+				break
+			}
+		}
+	}
+	faulty.Store(false)
+	t.Logf("%d writes failed", failed)
+	failedRuns := 0
+	for _, id := range ids {
+		if run, _ := r.e.GetRun(ctx, id); run.Status != engine.StatusCompleted {
+			failedRuns++
+			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
+			continue
+		}
+		assertPipelineDone(t, r, id)
+	}
+	if failedRuns > 0 {
+		t.Fatalf("%d of %d runs failed", failedRuns, runs)
+	}
+}
+
+// mustExamples returns the example graphs.
+func mustExamples(t testing.TB) []durable.Graph {
+	t.Helper()
+	gs, err := examples.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gs
 }

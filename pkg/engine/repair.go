@@ -45,8 +45,8 @@ import (
 //     delete and at most 1 Q enqueue (or, for a start that never stored its head, 4 T
 //     deletes of its index rows instead, 6 for a grouped run); 1 Q receive of the poison queue, plus for each
 //     poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at most 1 Q enqueue;
-//   - a redelivered item that starts a step: +1 T (the restart record), +1 T more to take it
-//     back when the handling fails.
+//   - a redelivered item that starts a step: +1 T (its hold, workitem.go), +1 T more to
+//     release it when the handling ends without a commit.
 
 // dueShards is the number of due index partitions (spreading intent writes).
 const dueShards = 8

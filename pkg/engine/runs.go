@@ -207,6 +207,14 @@ const (
 	HistoryRunCompleted       = "run_completed"
 	HistoryRunFailed          = "run_failed"
 	HistoryRunTerminated      = "run_terminated"
+	// HistoryEventRefused is an inbox event that failed its graph version's check when the
+	// run's wait took it up (an event no process could check when it arrived): consumed, not
+	// applied; the run keeps waiting. Its data names the event, its inbox_seq and the error.
+	HistoryEventRefused = "event_refused"
+	// HistoryEventNotApplied is an inbox event left unapplied when its run finished (it
+	// arrived after its wait timed out, or the run never waited for it): written by the
+	// finishing step, one row per event. Its data names the event and its inbox_seq.
+	HistoryEventNotApplied = "event_not_applied"
 )
 
 // HistoryList is one page of a run's history, oldest first.

@@ -155,6 +155,12 @@ func (e *Engine) applyEvent(ctx context.Context, h *head, ev Entity) (stepOutcom
 		return stepOutcome{}, fmt.Errorf("read event payload of run %s: %w", h.runID, err)
 	}
 	name := str(p, pEvent)
+	if err := e.checkEvent(h, name, json.RawMessage(payload)); err != nil {
+		// Accepted where nothing could check it: refused now, and the run keeps waiting.
+		e.log.Warn("event refused: it fails the check of its run's graph version", "run_id", h.runID, "graph", h.graph,
+			"graph_hash", h.hash, "event", name, "error", err.Error())
+		return stepOutcome{kind: outRefuse, event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey), refusal: err.Error()}, nil
+	}
 	sctx, emitter := stepContext(ctx, h)
 	newState, err := g.ApplyEvent(sctx, name, state, json.RawMessage(payload))
 	if err != nil {
@@ -251,7 +257,8 @@ const (
 	outTimeout                 // a wait timed out and continues at the policy's node
 	outFail                    // the run fails
 	outRetry                   // the node failed and will be retried after a back-off
-	outBegin                   // a step starts: a Pending run turns Running, a restart is counted
+	outBegin                   // a step starts: a Pending run turns Running, and/or a start takes its hold
+	outRefuse                  // an inbox event failed its check: consumed, not applied; the wait goes on
 	outFailureRoute            // the node failed for good and the run takes its failure route (nodepolicy.go)
 )
 
@@ -268,13 +275,17 @@ type stepOutcome struct {
 	// emitted: what the step's handlers emitted (visit, event; fail after a completed node),
 	// written before the step's rows (emitted.go).
 	emitted []durable.EmittedEvent
-	// restart (begin): the step starts again after a start that ended in no commit.
-	restart bool
+	// begin: the hold this start takes ("" for none), the end of its lease in unix nanos,
+	// and the deaths its judgement of the head's hold added (the kill limit, workitem.go).
+	hold      string
+	holdUntil int64
+	deaths    int64
 
-	// event
+	// event (refuse: the refused event, and why)
 	inboxRow string
 	inboxSeq int64
 	event    string
+	refusal  string
 
 	// fail
 	failKind   string // execute_node, resolve_route, apply_event, orchestrator
@@ -294,6 +305,12 @@ type stepOutcome struct {
 	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
 	// event that reaches the inbox before it commits wins.
 	timedOut bool
+
+	// finishing (complete, fail): the inbox events left, never applied (unapplied.go), how
+	// many more it holds, and the InboxSeq of the head they were read for.
+	unapplied     []unappliedEvent
+	unappliedMore int64
+	unappliedOf   int64
 }
 
 // failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
@@ -308,7 +325,8 @@ func failure(kind, name, cause string) stepOutcome {
 func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID string) (*head, []Op) {
 	n := base.clone()
 	n.updated, n.writeID, n.awaitVersion = now, writeID, false
-	n.restarts = 0 // a commit ends the step: its restarts no longer count
+	n.restarts = 0 // a commit ends the step: its deaths no longer count, nobody holds it
+	n.holder, n.holdUntil = "", 0
 	var rowBuf [3]histRow
 	rows := rowBuf[:0]
 	setState := func() {
@@ -317,10 +335,8 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	}
 	switch o.kind {
 	case outBegin:
-		n.restarts = base.restarts
-		if o.restart {
-			n.restarts++
-		}
+		n.restarts = base.restarts + o.deaths
+		n.holder, n.holdUntil = o.hold, o.holdUntil
 		if base.status == StatusPending {
 			// Durable Functions sets the custom status before the first activity: from here
 			// on the run reads Running with the entrypoint as current_node.
@@ -343,6 +359,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 			n.outputJSON, n.outputRef = completedOutput(base, o.node, n.stateJSON), ""
 			n.custom = customStatus(base, o.node)
 			n.runnable = false
+			rows = notAppliedRows(rows, o.unapplied, o.unappliedMore, o.node)
 			rows = append(rows, histRow{typ: HistoryRunCompleted, name: OrchestratorName, node: o.node, data: n.outputJSON})
 		case durable.ActionNext:
 			n.node = d.NextNode
@@ -381,6 +398,12 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.runnable = true
 		rows = append(rows, histRow{typ: HistoryEventApplied, name: ApplyEventName, node: base.resume,
 			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON)})
+	case outRefuse:
+		n.step++
+		n.pending--
+		n.runnable = n.pending > 0 // another event may carry the awaited name
+		rows = append(rows, histRow{typ: HistoryEventRefused, name: ApplyEventName, node: base.node,
+			data: jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "error", jstr(o.refusal))})
 	case outTimeout:
 		n.step++
 		n.node = o.timeoutNode
@@ -413,6 +436,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		}
 		n.waitDeadline, n.notBefore = 0, 0
 		n.runnable = false
+		rows = notAppliedRows(rows, o.unapplied, o.unappliedMore, o.node)
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
 	rows = emittedRows(rows, o)
@@ -423,7 +447,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	if n.histSeq != base.histSeq {
 		ops[0].Entity.Properties[pHistSeq] = n.histSeq
 	}
-	if o.kind == outEvent {
+	if o.kind == outEvent || o.kind == outRefuse {
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}
 	ops = e.branchOps(base, n, o, ops, now)

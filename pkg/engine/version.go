@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,4 +56,83 @@ func versionStatus(h *head) string {
 	}
 	extra := jsonObject("waiting_for_version", jstr(h.hash), "message", jstr(VersionUnavailableMessage(h.graph, h.version, h.hash)))
 	return base[:len(base)-1] + "," + extra[1:]
+}
+
+// UnregisteredVersion is a graph version with unfinished runs that this process's registry
+// lacks: its runs are parked wherever they are picked up here (Engine.UnregisteredVersions).
+type UnregisteredVersion struct {
+	// GraphName, GraphVersion and GraphHash name the version.
+	GraphName, GraphVersion, GraphHash string
+	// Unfinished counts its unfinished runs among the index rows read: a lower bound when the
+	// read was cut short.
+	Unfinished int
+}
+
+// UnregisteredVersions reads the active run index — the rows of unfinished runs only, never
+// the runs of the past — and returns the graph versions with unfinished runs that are not
+// registered on this process, by graph name and hash: what an operator must deploy (or let
+// finish elsewhere) before those runs can go on. The read is bounded: at most limit rows
+// (spread over the index shards; limit ≤ 0 means 1000), so its cost never follows the
+// number of runs in flight past it, and truncated reports that rows were left unread (the
+// counts are then lower bounds, and a version whose rows were all left out is missed). The
+// rows the index keeps from before it was sharded carry no version: each costs one head read.
+func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions []UnregisteredVersion, truncated bool, err error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	perShard := max((limit+indexShards)/(indexShards+1), 1)
+	byKey := map[[2]string]*UnregisteredVersion{}
+	count := func(graph, version, hash string) {
+		if graph == "" || hash == "" {
+			return
+		}
+		if _, err := e.reg.Lookup(graph, hash); err == nil {
+			return
+		}
+		k := [2]string{graph, hash}
+		v := byKey[k]
+		if v == nil {
+			v = &UnregisteredVersion{GraphName: graph, GraphVersion: version, GraphHash: hash}
+			byKey[k] = v
+		}
+		v.Unfinished++
+	}
+	for s := -1; s < indexShards; s++ {
+		q := Query{PartitionKey: shardPrefix(indexActivePrefix, s), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: min(perShard, 1000)}
+		for read := 0; ; {
+			page, err := e.store.Query(ctx, q)
+			if err != nil {
+				return nil, false, fmt.Errorf("read unregistered versions: %w", err)
+			}
+			for _, ent := range page.Entities {
+				if s >= 0 {
+					count(str(ent.Properties, iGraph), str(ent.Properties, iVersion), str(ent.Properties, iHash))
+					continue
+				}
+				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true})
+				if err != nil {
+					return nil, false, fmt.Errorf("read unregistered versions: %w", err)
+				}
+				if current && h.active() {
+					count(h.graph, h.version, h.hash)
+				}
+			}
+			read += len(page.Entities)
+			if page.Continuation == "" {
+				break
+			}
+			if read >= perShard {
+				truncated = true
+				break
+			}
+			q.Continuation, q.Limit = page.Continuation, min(perShard-read, 1000)
+		}
+	}
+	for _, v := range byKey {
+		versions = append(versions, *v)
+	}
+	slices.SortFunc(versions, func(a, b UnregisteredVersion) int {
+		return cmp.Or(strings.Compare(a.GraphName, b.GraphName), strings.Compare(a.GraphHash, b.GraphHash))
+	})
+	return versions, truncated, nil
 }

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,7 +81,8 @@ func TestEngine_Redeploy_OldRunsFinishOnTheirVersionOrWaitForIt(t *testing.T) {
 	first.start(t, "approvals", "pending", `{}`) // still started on v1 by an old process
 	only2 := first.deploy(t, clk.now, v2)
 	for _, id := range []string{"old2", "unstarted"} {
-		if err := only2.e.RaiseEvent(t.Context(), id, "go", nil); err != nil {
+		// Raised on an instance that still has v1 (one without it refuses what it cannot check).
+		if err := first.e.RaiseEvent(t.Context(), id, "go", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,5 +169,85 @@ func TestEngine_VersionUnavailable_NoPoisonNoUserCode(t *testing.T) {
 	}
 	if _, waits := run.WaitingForVersion(); !waits {
 		t.Fatalf("custom status %s", run.CustomStatus)
+	}
+}
+
+// Issue #32: a parked run does not multiply its work items per event. Its version gone from
+// the process that took up its wake-up, the run is parked with one item on the queue, coming
+// back with a back-off; events raised meanwhile (on an instance that has the version) are
+// stored and enqueue nothing more: the parked item takes them up. Back on v1, the run
+// completes.
+func TestEngine_ParkedRun_EventsAddNoWorkItems(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	v1, v2 := approvalGraph(t, "1"), approvalGraph(t, "2")
+	first := newRig(t, engine.Options{Registry: regOf(t, v1), Clock: clk.now, SweepInterval: -1}, false)
+	id := first.start(t, "approvals", "", `{}`)
+	first.drive(t) // waiting for "go"
+	only2 := first.deploy(t, clk.now, v2)
+	if err := first.e.RaiseEvent(t.Context(), id, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	only2.drive(t) // the wake-up meets a process without v1: parked
+	if run, _ := first.e.GetRun(t.Context(), id); !strings.Contains(string(run.CustomStatus), "waiting_for_version") {
+		t.Fatalf("custom status %s, want the run parked", run.CustomStatus)
+	}
+	if n := first.queue.Len(); n != 1 {
+		t.Fatalf("%d work items queued for the parked run, want 1", n)
+	}
+	for range 5 {
+		if err := first.e.RaiseEvent(t.Context(), id, "go", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := first.queue.Len(); n != 1 {
+		t.Fatalf("%d work items queued after 5 events on the parked run, want still 1", n)
+	}
+	back := first.deploy(t, clk.now, v2, durable.Previous(v1))
+	clk.advance(10 * time.Minute)
+	back.drive(t)
+	if run, _ := back.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" {
+		t.Fatalf("%s %s, want completed on v1", run.Status, run.Output)
+	}
+}
+
+// Issue #32: an instance reports the graph versions that still have unfinished runs but are
+// not registered on it, from the active run index alone, with a bounded read: past its limit
+// it stops, says so, and has read no more rows than the limit.
+func TestEngine_UnregisteredVersions_FromTheActiveIndex_Bounded(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	v1, v2 := approvalGraph(t, "1"), approvalGraph(t, "2")
+	first := newRig(t, engine.Options{Registry: regOf(t, v1), Clock: clk.now, SweepInterval: -1}, false)
+	const waiting = 40
+	for range waiting {
+		first.start(t, "approvals", "", `{}`)
+	}
+	first.start(t, "approvals", "", `{"approved":true}`) // finished: not counted
+	first.drive(t)
+
+	if got, truncated, err := first.e.UnregisteredVersions(t.Context(), 0); err != nil || truncated || len(got) != 0 {
+		t.Fatalf("on the instance that has v1: %+v %v %v, want none", got, truncated, err)
+	}
+	only2 := first.deploy(t, clk.now, v2)
+	got, truncated, err := only2.e.UnregisteredVersions(t.Context(), 0)
+	want := []engine.UnregisteredVersion{{GraphName: "approvals", GraphVersion: "1", GraphHash: v1.Manifest().GraphHash, Unfinished: waiting}}
+	if err != nil || truncated || !slices.Equal(got, want) {
+		t.Fatalf("on an instance with v2 only: %+v %v %v, want %+v", got, truncated, err, want)
+	}
+
+	var queries, rows atomic.Int32
+	only2.fstore.BeforeQuery = func(q engine.Query) error {
+		queries.Add(1)
+		rows.Add(int32(max(q.Limit, 0)))
+		return nil
+	}
+	const limit = 18 // 2 rows per index shard
+	got, truncated, err = only2.e.UnregisteredVersions(t.Context(), limit)
+	if err != nil || !truncated || len(got) != 1 || got[0].Unfinished > limit || got[0].Unfinished == 0 {
+		t.Fatalf("bounded read: %+v %v %v, want a truncated lower bound", got, truncated, err)
+	}
+	if q, r := queries.Load(), rows.Load(); q > 9 || r > limit {
+		t.Fatalf("bounded read of %d rows made %d queries asking for %d rows", limit, q, r)
 	}
 }

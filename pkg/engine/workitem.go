@@ -64,9 +64,11 @@ var errInvalidWorkItem = errors.New("engine: invalid work item")
 // too, the conditional commit keeps one of them.
 //
 // Poison is counted on the run, not from dequeueCount, which cannot tell a worker that died
-// from a handling that failed on a storage error: a redelivery records on the head that the
-// step starts again before user code runs (the step's commit clears it), and the step fails
-// its run once it was started MaxStepStarts times without completing. See the kill limit below.
+// from a handling that failed on a storage error: a redelivered start takes a hold on the
+// step before user code runs (the step's commit clears it, an ending without a commit
+// releases it), the next start counts a hold it finds past its lease as a death, and the
+// step fails its run once it was started MaxStepStarts times without completing. See the
+// kill limit below.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
 	it, err := decodeWorkItem(body)
 	if err != nil {
@@ -77,9 +79,9 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 }
 
 // process runs a work item: read the head, check the item is current (or adopt the current
-// step, for a redelivery), count a restart, then run steps in-process — one commit per
-// step — until the run finishes, waits, backs off, or the step budget is spent (then the run
-// goes back to the queue).
+// step, for a redelivery), begin the step (judge the hold a previous start left, take one),
+// then run steps in-process — one commit per step — until the run finishes, waits, backs
+// off, or the step budget is spent (then the run goes back to the queue).
 func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
 	if it.Branch != nil {
 		return e.processBranch(ctx, it, dequeueCount) // a fan-out's branch (branch.go)
@@ -126,40 +128,36 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
 		return e.awaitVersion(ctx, h, it) // not this process's version: no user code, no poison count
 	}
-	restart := redelivered || h.restarts > 0
-	if restart && h.restarts+1 >= e.opts.MaxStepStarts {
-		return e.failPoison(ctx, h)
+	h, held, err := e.begin(ctx, h, redelivered)
+	if held != nil {
+		defer e.holds.abandon(held.id) // a handling taken down mid-step is a death: its lease judges it
 	}
-	var counted *head // the head as the restart record left it, until a step commits
-	if h.status == StatusPending || restart {
-		// One head merge: the first visit of a run starts (Pending → Running, so a status
-		// read while the entrypoint runs says Running, as the contract's split asks), and/or a
-		// restart is counted. A first delivery of a running run writes nothing here.
-		n, err := e.commit(ctx, h, &stepOutcome{kind: outBegin, restart: restart})
-		if errors.Is(err, errDropped) {
-			return nil
-		}
-		if err != nil {
-			return err // nothing counted: storage errors never count towards poison
-		}
-		h = n
-		if restart {
-			counted = n
-		}
+	if err != nil || h == nil {
+		return err
 	}
 	deadline := e.clock().Add(e.opts.StepBudget)
 	for {
 		next, more, err := e.runStep(ctx, h)
 		if errors.Is(err, errVersionUnavailable) {
+			if held != nil {
+				e.releaseHold(ctx, held, err)
+			}
 			return e.awaitVersion(ctx, h, it)
 		}
 		if err != nil {
-			if counted != nil {
-				e.uncountStart(ctx, counted, err)
+			if held != nil {
+				e.releaseHold(ctx, held, err) // an error return is not a death
 			}
 			return err
 		}
-		counted = nil
+		if held != nil && (next == nil || next.holder != held.id) {
+			if next == nil {
+				e.releaseHold(ctx, held, nil) // ended without a commit: nothing to wait for, or dropped
+			} else {
+				e.holds.finish(held.id, true) // the commit cleared it
+			}
+			held = nil
+		}
 		if !more {
 			return nil
 		}
@@ -171,27 +169,104 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	}
 }
 
+// begin starts h's current step: it judges the hold a previous start left on the head (a
+// death when its lease is over), fails the run past the kill limit, and writes one head
+// merge when something needs writing — a Pending run turns Running (so a status read while
+// the entrypoint runs says Running), and a start that may be a restart (redelivered, or the
+// head holds a hold or counted deaths) takes its own hold. A first delivery of a running
+// run with a clean head writes nothing. It returns the head to run from (nil: the handling
+// is done, as when the run moved on or failed as poison) and the hold taken (nil: none).
+func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *hold, error) {
+	for range maxRebase {
+		now := e.clock().UnixNano()
+		deaths := e.deaths(h, now)
+		if e.overKillLimit(deaths) {
+			return nil, nil, e.failPoison(ctx, h, deaths+1)
+		}
+		takes := redelivered || h.restarts > 0 || h.holder != ""
+		if h.status != StatusPending && !takes {
+			return h, nil, nil
+		}
+		o := &stepOutcome{kind: outBegin}
+		var hd *hold
+		if takes {
+			hd = &hold{id: newWriteID(), runID: h.runID}
+			o.hold, o.holdUntil, o.deaths = hd.id, now+int64(e.opts.StepLease), deaths-h.restarts
+			e.holds.start(hd.id)
+			if o.deaths > 0 {
+				e.log.Warn("a start of the step died holding it", "run_id", h.runID, "step", h.step+1, "node", h.node,
+					"deaths", deaths, "max_step_starts", e.opts.MaxStepStarts)
+			}
+		}
+		n, err := e.commit(ctx, h, o)
+		var restep *restepError
+		switch {
+		case errors.As(err, &restep):
+			if hd != nil {
+				e.holds.finish(hd.id, true) // never stored
+			}
+			h = restep.fresh // another start judged the hold first, or its holder released it
+			continue
+		case errors.Is(err, errDropped):
+			if hd != nil {
+				e.holds.finish(hd.id, true)
+			}
+			return nil, nil, nil
+		case err != nil:
+			if hd != nil {
+				e.holds.finish(hd.id, false) // its outcome may be unknown: never count it here
+			}
+			return nil, nil, err // storage errors never count towards poison
+		}
+		if hd != nil {
+			hd.etag = n.etag
+		}
+		return n, hd, nil
+	}
+	return nil, nil, fmt.Errorf("begin step run=%s step=%d: head keeps changing: %w", h.runID, h.step+1, ErrConflict)
+}
+
 // The kill limit. A delivery cannot tell a worker that died (a handler that crashes the
 // process, runs it out of memory or past functionTimeout) from a handling that failed on a
-// storage error: both come back with a higher dequeue count. Only the first may fail a run,
-// so the count lives on the run: a redelivery records that the current step starts again
-// (outBegin with restart: a merge of the head conditioned on its ETag, before any user code
-// runs), and the step's commit clears the record in the same batch — a steady step writes
-// nothing more, and a first delivery never writes it. A record that cannot be written
-// (storage down) fails the handling without counting; a handling that fails with an error
-// after writing it takes it back (uncountStart), since an error return is not a death. The
-// step fails its run once it was started MaxStepStarts times without completing.
+// storage error: both come back as a redelivery. Only the first may fail a run, so a start
+// is counted as a death only where its worker can have died holding the step — never for a
+// handling that failed and came back — and the count lives on the run, judged by the next
+// start from what the last one left on the head (hold.go):
 //
-// What still counts wrongly: a storage error that lets the record through, then fails the
-// step's commit and the take-back right after it; and a redelivered item whose worker died
-// after handing the run on (the next step was never started, yet its start counts once).
-// Either costs one start of MaxStepStarts, and only within one step.
+//   - a start that may be a restart takes a hold before any user code runs: the head's
+//     Holder (a random id) and HoldUntil (its lease, Options.StepLease), in the one merge
+//     that also turns a Pending run Running; a first delivery with a clean head writes
+//     nothing, so a steady step is still one batch;
+//   - every commit clears the hold and the count: the step completed;
+//   - a start that ends without a commit (an error, a storage failure, a step dropped or
+//     with nothing to do) releases its hold, recognised by its id; a release that cannot be
+//     written needs no second chance: the hold is then judged by its lease;
+//   - the next start that finds a hold counts one death when the hold is past its lease and
+//     not one this engine knows as its own running or failed handling's; then it takes the
+//     step's hold itself. A hold within its lease is taken over uncounted: its holder failed
+//     and came back, or may still run (a duplicate delivery).
+//
+// The step fails its run once it was started MaxStepStarts times without completing: the
+// deaths counted, plus the start before them (a first delivery holds nothing, so its own
+// death is inferred from the redelivery that follows it). A run whose handlings only fail
+// never gets there: an error return leaves no hold that counts, whatever storage does to
+// the release. A hold's lease must be what a live holder may take: a dead worker's item
+// comes back only after its visibility timeout (embedded: VisibilityTimeout; the lease's
+// default is half of it) or, under the Functions host, after functionTimeout killed it (the
+// lease launch sets).
+//
+// What still miscounts, by one start at most: a handling that fails, cannot release its
+// hold, and whose item comes back past the lease to another process (this one remembers
+// its own); a worker that crashes quickly and whose item comes back within the lease (not
+// counted: under the Functions host a process that crashes and restarts within
+// functionTimeout looks like a failure); and a redelivered item whose worker died after
+// handing the run on (the next step's first start, which held nothing, is inferred).
 
-// failPoison fails h's run because its current step was started MaxStepStarts times without
+// failPoison fails h's run because its current step was started starts times without
 // completing. A run that moved on meanwhile is left alone.
-func (e *Engine) failPoison(ctx context.Context, h *head) error {
+func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 	cause := fmt.Sprintf("step %d (node '%s') was started %d times without completing: its worker died or timed out each time",
-		h.step+1, h.node, h.restarts+1)
+		h.step+1, h.node, starts)
 	e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 	o := failure("orchestrator", OrchestratorName, cause)
 	o.node = h.node
@@ -208,29 +283,7 @@ func (e *Engine) failPoison(ctx context.Context, h *head) error {
 	return nil
 }
 
-// uncountStart takes back the restart recorded on h (the head as the record left it) after
-// the handling failed with cause: a handling that returns an error did not die. The merge is
-// conditioned on h's ETag, so it changes nothing once anything else wrote the head (the
-// step's own commit, when only the reply was lost). It is best effort: a failure is logged
-// and the start stays counted.
-func (e *Engine) uncountStart(ctx context.Context, h *head, cause error) {
-	if h.etag == "" || h.restarts < 1 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncountTimeout)
-	defer cancel()
-	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: h.runID, RowKey: headRowKey,
-		Properties: map[string]any{pRestarts: h.restarts - 1}}}})
-	switch {
-	case err == nil:
-		e.log.Debug("restart not counted: the handling failed", "run_id", h.runID, "step", h.step+1, "error", cause.Error())
-	case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
-	default:
-		e.log.Warn("take back a counted restart", "run_id", h.runID, "step", h.step+1, "error", err.Error())
-	}
-}
-
-// uncountTimeout bounds uncountStart, which runs after the handling's context may be done.
+// uncountTimeout bounds releaseHold, which runs after the handling's context may be done.
 const uncountTimeout = 10 * time.Second
 
 // awaitVersion parks h, whose graph version is not registered: it marks the head (once) and

@@ -108,6 +108,13 @@ func startFunctionsAppWith(t *testing.T, bin string, o functionsOptions) *functi
 	if o.queues != nil {
 		patchFile(t, filepath.Join(root, "host.json"), func(doc map[string]any) { doc["extensions"].(map[string]any)["queues"] = o.queues })
 	}
+	if ft := o.functionTimeout; ft > 0 {
+		// The handler reads it too: its steps' leases (engine.Options.StepLease) end with it.
+		s := int64(ft / time.Second)
+		patchFile(t, filepath.Join(root, "host.json"), func(doc map[string]any) {
+			doc["functionTimeout"] = fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+		})
+	}
 	if o.listenerStorage != "" {
 		full[listenerSetting] = o.listenerStorage
 		patchFile(t, filepath.Join(root, "fg_orchestrator", "function.json"), func(doc map[string]any) {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
@@ -138,11 +140,26 @@ func call(t testing.TB, tr hosttest.Transport, method, path, body, key string) r
 // callHeaders is call with more headers, as name/value pairs.
 func callHeaders(t testing.TB, tr hosttest.Transport, method, path, body, key string, headers ...string) response {
 	t.Helper()
+	return callCtx(context.Background(), t, tr, method, path, body, key, headers...)
+}
+
+// callWithin is call with a deadline: a request still unanswered after d fails the test
+// with why, at once, instead of hanging the package until its timeout.
+func callWithin(t testing.TB, d time.Duration, why string, tr hosttest.Transport, method, path, body, key string) response {
+	t.Helper()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), d, fmt.Errorf("no answer within %v: %s", d, why))
+	defer cancel()
+	return callCtx(ctx, t, tr, method, path, body, key)
+}
+
+// callCtx is callHeaders under ctx; a request that ctx ends fails the test with its cause.
+func callCtx(ctx context.Context, t testing.TB, tr hosttest.Transport, method, path, body, key string, headers ...string) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(context.Background(), method, tr.BaseURL+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, tr.BaseURL+path, rd)
 	if err != nil {
 		t.Fatalf("new request: %v", err)
 	}
@@ -157,14 +174,22 @@ func callHeaders(t testing.TB, tr hosttest.Transport, method, path, body, key st
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, withCause(ctx, err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("read body: %v", err)
+		t.Fatalf("read body: %v", withCause(ctx, err))
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// withCause returns err, naming ctx's cause when ctx ended and err does not say so.
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !strings.Contains(err.Error(), cause.Error()) {
+		return fmt.Errorf("%w (%v)", err, cause)
+	}
+	return err
 }
 
 // errBody is the compact native error body with detail.

@@ -111,6 +111,15 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 	if got := apierror.WaitExceededMessage(bound); got != wantDetail {
 		t.Fatalf("WaitExceededMessage = %q, want %q", got, wantDetail)
 	}
+	// Every request answers within answerWithin or fails the test at once: a reply sent early
+	// that leaves its connection open would make the host send the next invocation on a
+	// connection the still-running handler holds, and that request would hang.
+	const answerWithin = 20 * time.Second
+	hung := "the host's connection to the handler is still held by a run past its bound (the early reply must say Connection: close)"
+	call := func(t *testing.T, tr hosttest.Transport, method, path, body, key string) response {
+		t.Helper()
+		return callWithin(t, answerWithin, hung, tr, method, path, body, key)
+	}
 	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
 		t.Run(tr.Name+"/invoke", func(t *testing.T) {
 			key, tid := tr.Name+"-invoke", tr.Name+"-t1"

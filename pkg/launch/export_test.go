@@ -10,6 +10,7 @@ var (
 	ServerConfigFromEnv        = serverConfigFromEnv
 	ErrDistributedNeedsStorage = errDistributedNeedsStorage
 	ErrLockNotFromSettings     = errLockNotFromSettings
+	StepLeaseFrom              = stepLeaseFrom
 )
 
 // HostFunctionTimeout is host.json's functionTimeout.

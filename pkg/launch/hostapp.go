@@ -52,7 +52,9 @@ func (d Durable) OrMemory() Durable {
 
 // MountDurable runs the graphs of reg on an engine over st, mounts the runs API on h and
 // registers the worker functions (fg_orchestrator, fg_repair) that deliver its work items
-// under the Functions host. The caller starts the engine (Engine.Start) only when
+// under the Functions host. It reports the graph versions that have unfinished runs but are
+// not in reg (a log line each, and "unregistered_versions" in GET /api/health/details), from a
+// bounded read of the active run index. The caller starts the engine (Engine.Start) only when
 // st.EmbeddedDispatcher, and closes it. HostApp is the short form.
 func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts DurableOptions) (*engine.Engine, error) {
 	if st.Store == nil {
@@ -83,6 +85,9 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	}
 	// function.json reads the queue name from FUNCGRAPH_WORK_QUEUE; Run checks it names st.QueueName.
 	if err := h.FunctionApp().BindQueueName(st.QueueName, envWorkQueue); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	if err := reportVersions(eng, h, eng.Options().Logger); err != nil { // versionreport.go
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	return eng, nil

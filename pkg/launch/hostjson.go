@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -75,6 +76,53 @@ func renderHostJSON(exe, routePrefix string) ([]byte, error) {
 func timeSpan(d time.Duration) string {
 	s := int64(d / time.Second)
 	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// stepLeaseFrom returns the engine's StepLease under the Functions host: host.json's
+// functionTimeout at path (the app root is the handler's working directory), past which the
+// host kills an invocation, so a step's hold older than it belongs to a dead worker. When the
+// file is missing or unreadable, sets no timeout or no limit ("-1"), it is
+// hostFunctionTimeout, the built-in host.json's.
+func stepLeaseFrom(path string) time.Duration {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return hostFunctionTimeout
+	}
+	var doc struct {
+		FunctionTimeout string `json:"functionTimeout"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return hostFunctionTimeout
+	}
+	if d, ok := parseTimeSpan(doc.FunctionTimeout); ok && d > 0 {
+		return d
+	}
+	return hostFunctionTimeout
+}
+
+// parseTimeSpan reads a .NET TimeSpan, "[d.]hh:mm:ss[.fffffff]", as host.json writes it.
+func parseTimeSpan(s string) (time.Duration, bool) {
+	s = strings.TrimSpace(s)
+	var days int64
+	if dot, colon := strings.IndexByte(s, '.'), strings.IndexByte(s, ':'); dot >= 0 && dot < colon {
+		n, err := strconv.ParseInt(s[:dot], 10, 32)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		days, s = n, s[dot+1:]
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return 0, false
+	}
+	h, err1 := strconv.ParseInt(parts[0], 10, 32)
+	m, err2 := strconv.ParseInt(parts[1], 10, 32)
+	sec, err3 := strconv.ParseFloat(parts[2], 64)
+	if err1 != nil || err2 != nil || err3 != nil || h < 0 || m < 0 || m > 59 || sec < 0 || sec >= 60 {
+		return 0, false
+	}
+	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+	return d + time.Duration(sec*float64(time.Second)), true
 }
 
 // hostJSONCommand implements `hostjson [--out host.json] [--exe name]`: the built-in host.json

@@ -114,3 +114,38 @@ func TestHostJSON_WhatStageWrites(t *testing.T) {
 		t.Error("an executable path with a folder was accepted")
 	}
 }
+
+// TestStepLeaseFrom_FunctionTimeoutOfTheAppRoot: under the Functions host the engine's step
+// lease is host.json's functionTimeout, past which the host kills a handling; the built-in
+// host.json's 10 minutes when the file is missing or sets none, or no limit.
+func TestStepLeaseFrom_FunctionTimeoutOfTheAppRoot(t *testing.T) {
+	t.Parallel()
+	builtIn, err := launch.HostJSON("funcgraph", "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       time.Duration
+	}{
+		{"built-in", string(builtIn), launch.HostFunctionTimeout},
+		{"short", `{"functionTimeout": "00:00:02"}`, 2 * time.Second},
+		{"fraction", `{"functionTimeout": "00:00:01.5"}`, 1500 * time.Millisecond},
+		{"days", `{"functionTimeout": "1.02:03:04"}`, 26*time.Hour + 3*time.Minute + 4*time.Second},
+		{"no limit", `{"functionTimeout": "-1"}`, launch.HostFunctionTimeout},
+		{"none", `{"version": "2.0"}`, launch.HostFunctionTimeout},
+		{"malformed", `{"functionTimeout": "00:61:00"}`, launch.HostFunctionTimeout},
+		{"not JSON", `functionTimeout`, launch.HostFunctionTimeout},
+	} {
+		path := filepath.Join(t.TempDir(), "host.json")
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := launch.StepLeaseFrom(path); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := launch.StepLeaseFrom(filepath.Join(t.TempDir(), "missing.json")); got != launch.HostFunctionTimeout {
+		t.Errorf("missing: %v", got)
+	}
+}

@@ -4,6 +4,7 @@ package launch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // and container: runs of v1 wait for an event; restarted with v1 and v2, the old runs finish
 // on v1 and new runs start on v2; restarted with v2 only, a v1 run that gets its event, and
 // one started by an old process, stay unfinished with a status naming v1 — not failed —
-// and finish once v1 is back. Along the way the sharded run index lists every run newest
+// and finish once v1 is back; an event for a v1 run raised where v1 is gone is refused
+// (nothing stored), so no event can fail a run unchecked. Along the way the sharded run index lists every run newest
 // first across pages and counts the unfinished runs per version.
 func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 	s, err := launch.FromEnv(t.Context(), envOf(map[string]string{
@@ -125,7 +127,18 @@ func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 
 	start(old, "late", `{}`) // an old process still starts a v1 run (its engine is closed, not gone)
 	onlyV2 := deploy(v2)
-	if err := onlyV2.RaiseEvent(t.Context(), ids[2], "go", nil); err != nil {
+	// It reports v1 as in flight but not registered, from the active index alone.
+	found, truncated, err := onlyV2.UnregisteredVersions(t.Context(), 0)
+	if err != nil || truncated || len(found) != 1 || found[0].GraphHash != h1 || found[0].Unfinished != 5 {
+		t.Fatalf("unregistered versions: %+v %v %v, want v1 with 5 unfinished runs", found, truncated, err)
+	}
+	// An instance without v1 cannot check an event for a v1 run: it stores nothing and says
+	// to retry (503 over HTTP); one that still has v1 takes it.
+	var unavailable *engine.VersionUnavailableError
+	if err := onlyV2.RaiseEvent(t.Context(), ids[2], "go", nil); !errors.As(err, &unavailable) || unavailable.Hash != h1 {
+		t.Fatalf("event on a v1 run where v1 is gone: %v, want a *engine.VersionUnavailableError", err)
+	}
+	if err := old.RaiseEvent(t.Context(), ids[2], "go", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{ids[2], "late"} {

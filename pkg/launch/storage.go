@@ -105,17 +105,23 @@ type Durable struct {
 	EmbeddedDispatcher bool
 	// VisibilityTimeout is FUNCGRAPH_VISIBILITY_TIMEOUT (0: the engine's default).
 	VisibilityTimeout time.Duration
+	// StepLease is the engine's StepLease (0: its default): under the Functions host, the
+	// functionTimeout of the host.json in the working directory (stepLeaseFrom).
+	StepLease time.Duration
 	// Retention is what FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS say (retention.go):
 	// on Azure nothing by default; in memory the newest 1 000 finished runs.
 	Retention engine.Retention
 }
 
-// EngineOptions returns opts with the storage, the visibility timeout and the retention
-// filled in (those two when opts leaves them zero).
+// EngineOptions returns opts with the storage, the visibility timeout, the step lease and the
+// retention filled in (those three when opts leaves them zero).
 func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout
+	}
+	if opts.StepLease == 0 {
+		opts.StepLease = d.StepLease
 	}
 	if opts.Retention == (engine.Retention{}) {
 		opts.Retention = d.Retention
@@ -194,9 +200,14 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
 		VisibilityTimeout: visibility, Retention: retention,
 	}
+	if !s.Durable.EmbeddedDispatcher {
+		// The host's queue trigger delivers the work items: a handling lives at most
+		// functionTimeout, so a step's hold older than that was left by a dead worker.
+		s.Durable.StepLease = stepLeaseFrom("host.json")
+	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
 		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher,
-		"retention", retention.MaxAge.String())
+		"retention", retention.MaxAge.String(), "step_lease", s.Durable.StepLease.String())
 	s.Logger.Info("platform storage: Azure", "threads_table", names.ThreadsTable, "checkpoint_container", names.CheckpointContainer)
 	return nil
 }

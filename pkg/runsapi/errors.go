@@ -84,6 +84,7 @@ func publicError(err error) error {
 		state    *durable.StateErrors
 		payload  *durable.EventPayloadError
 		noEvent  *engine.UnknownEventError
+		noCheck  *engine.VersionUnavailableError
 	)
 	switch {
 	case errors.As(err, &pub):
@@ -111,6 +112,10 @@ func publicError(err error) error {
 			Fields: []apierror.Field{{Name: "details", Value: details}}}
 	case errors.As(err, &noEvent):
 		return apierror.New(apierror.ErrNotFound, noEvent.Error())
+	case errors.As(err, &noCheck):
+		// This instance lacks the run's graph version (a rolling deploy): it cannot check the
+		// event and stored nothing; one that has the version will take it.
+		return apierror.New(apierror.ErrBusy, noCheck.Error())
 	case errors.As(err, &payload):
 		loc := []string{}
 		if payload.Field != "" {
@@ -146,10 +151,11 @@ func runStateError(msg, id string, status engine.RunStatus) error {
 		{Name: "instance_id", Value: id}, {Name: "runtime_status", Value: status}}}
 }
 
-// RetryAfterBusy is the Retry-After (seconds) of a 503 {"error": "instance is busy, retry
-// later"}: the request lost to other writers on the same run too often (engine.ErrConflict)
-// and wrote nothing, so sending it again is safe (an event with the same Idempotency-Key is
-// stored once).
+// RetryAfterBusy is the Retry-After (seconds) of every 503: {"error": "instance is busy,
+// retry later"}, a request that lost to other writers on the same run too often
+// (engine.ErrConflict), and an event this instance cannot check because it lacks the run's
+// graph version (engine.VersionUnavailableError). Neither wrote anything, so sending it again
+// is safe (an event with the same Idempotency-Key is stored once).
 const RetryAfterBusy = "1"
 
 // handle adapts an endpoint that returns an error to an http.Handler: errors are answered
@@ -165,7 +171,7 @@ func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) 
 		switch {
 		case status == http.StatusServiceUnavailable:
 			w.Header().Set("Retry-After", RetryAfterBusy)
-			s.logger.WarnContext(r.Context(), "durable request refused: run busy", "method", r.Method, "path", r.URL.Path, "error", err)
+			s.logger.WarnContext(r.Context(), "durable request refused: retry later", "method", r.Method, "path", r.URL.Path, "error", err)
 		case status >= http.StatusInternalServerError:
 			s.logger.ErrorContext(r.Context(), "durable request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		default:

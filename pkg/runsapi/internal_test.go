@@ -107,6 +107,26 @@ func TestService_InternalGraph_AnsweredAsUnknown(t *testing.T) {
 	}
 }
 
+// Issue #32: an instance that lacks a run's graph version (a rolling deploy) cannot check an
+// event for it: 503 with Retry-After, so the client sends it again (to an instance that has
+// the version), never a 202 for an event nobody checked.
+func TestService_EventOnAVersionNotHere_503RetryAfter(t *testing.T) {
+	missing := &engine.VersionUnavailableError{Graph: "data_pipeline", Version: "1", Hash: "0123456789abcdef"}
+	runs := &fakeRuns{
+		get:   func(_ context.Context, id string) (engine.Run, error) { return pendingRun(id), nil },
+		raise: func(context.Context, string, string, json.RawMessage) error { return missing },
+	}
+	for _, tr := range serveFake(t, runs, runsapi.Options{}) {
+		t.Run(tr.Name, func(t *testing.T) {
+			res := runsapitest.Call(t, tr, "POST", "/api/runs/r/events/approval", `{"approved": "unchecked"}`)
+			res.Expect(t, "event", 503, `{"error": "graph 'data_pipeline' version '1' (graph_hash '0123456789abcdef') is not registered on this instance, which cannot check the event: retry later"}`)
+			if got := res.Header.Get("Retry-After"); got != runsapi.RetryAfterBusy {
+				t.Errorf("Retry-After %q, want %q", got, runsapi.RetryAfterBusy)
+			}
+		})
+	}
+}
+
 // Contention on one run (engine.ErrConflict: its head kept changing) is a 503 with
 // Retry-After on every writing route, never a 500.
 func TestService_HeadKeepsChanging_503RetryAfter(t *testing.T) {

@@ -209,7 +209,8 @@ func (o Options) withDefaults() Options {
 // {"error": "request body too large"} (a guard the original did not have). A start, event or
 // cancel that lost to other writers on the same run too often (engine.ErrConflict) wrote
 // nothing and is answered 503 {"error": "instance is busy, retry later"} with Retry-After
-// (RetryAfterBusy), never 500.
+// (RetryAfterBusy), never 500. So is an event that this instance cannot check because it
+// lacks the run's graph version (a rolling deploy): 503 with Retry-After, nothing stored.
 //
 // Graphs registered with durable.Registry.RegisterInternal (the platform's background runs)
 // are not the client's: starting one is a 404 as for an unknown graph; status, events, cancel,

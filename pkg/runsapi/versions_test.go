@@ -36,8 +36,9 @@ func (st sharedStorage) deploy(t *testing.T, gs ...durable.Graph) (*engine.Engin
 // TestService_GraphVersions_OperatorSeesWhenAnOldVersionCanGo: after a redeploy with v1 kept
 // (durable.Previous) next to v2, GET /api/graphs/{name}/versions counts the unfinished runs
 // of each version, GET /api/runs?graph_hash= lists them, and a version whose runs finished
-// shows 0; on a process without v1 the v1 runs stay listed as unregistered, their status
-// says which version they wait for, and they are not failed.
+// shows 0; on a process without v1 the v1 runs stay listed as unregistered, an event for one
+// is refused there (503: nothing there can check it), and a run woken elsewhere is parked:
+// its status says which version it waits for, and it is not failed.
 func TestService_GraphVersions_OperatorSeesWhenAnOldVersionCanGo(t *testing.T) {
 	st := sharedStorage{memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore()}
 	v1, v2 := enginetest.ApprovalGraph(t, "1"), enginetest.ApprovalGraph(t, "2")
@@ -87,7 +88,16 @@ func TestService_GraphVersions_OperatorSeesWhenAnOldVersionCanGo(t *testing.T) {
 		`{"graph_hash": "%s", "graph_version": "2", "registered": true, "latest": true, "unfinished_runs": 0}, `+
 		`{"graph_hash": "%s", "graph_version": "1", "registered": false, "latest": false, "unfinished_runs": 2}]}`, h2, h1)
 	runsapitest.Call(t, tr, "GET", "/api/graphs/approvals/versions", "").Expect(t, "versions without v1", 200, want)
-	runsapitest.Call(t, tr, "POST", "/api/runs/old-1/events/go", `{}`).Expect(t, "event", 202, "")
+	// Nothing here can check an event for a v1 run: 503 with Retry-After, nothing stored.
+	refused := runsapitest.Call(t, tr, "POST", "/api/runs/old-1/events/go", `{}`)
+	refused.Expect(t, "event where v1 is gone", 503, fmt.Sprintf(`{"error": "graph 'approvals' version '1' (graph_hash '%s') is not registered on this instance, which cannot check the event: retry later"}`, h1))
+	if refused.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+	// Sent where v1 still is, it wakes the run, which this process parks.
+	if err := both.RaiseEvent(t.Context(), "old-1", "go", nil); err != nil {
+		t.Fatal(err)
+	}
 	res = runsapitest.Poll(t, tr, "old-1", func(v runsapitest.StatusView) bool {
 		return jsonHas(t, string(v.CustomStatus), "waiting_for_version", h1)
 	})

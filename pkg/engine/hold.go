@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// A step's hold: which start of the current step runs it, and until when its claim stands.
+// The rule it serves, the kill limit, is described in workitem.go; this file holds the
+// mechanics.
+//
+// A start that may be a restart (a redelivered work item, or a head that already holds a
+// hold or counted deaths) writes a hold with its begin merge, before any user code runs:
+// Holder, a random id, and HoldUntil, now + Options.StepLease. Every commit clears both. A
+// start that ends without a commit — an error, a wait that needs nothing, a dropped step —
+// releases its hold (releaseHold): a merge of the head that clears it, recognised by the
+// holder's id, so a conflict or a lost reply is settled by reading the head again. A
+// release that cannot be written leaves the hold behind; this engine remembers it
+// (holdBook) and never counts it, and any other engine counts it only once its lease is
+// over.
+//
+// The next start that finds a hold judges it (holdDied): unreleased, past its lease, and
+// not known to this engine as one of its own handlings that is running or ended with an
+// error, it was left by a worker that died holding the step — crashed, killed, or timed
+// out — and counts as one death (Restarts). The lease is what a live holder may take:
+// the embedded dispatcher redelivers an item only after its visibility timeout, so
+// VisibilityTimeout/2 leaves a dead worker's hold expired when its item comes back; under
+// the Functions host a handling lives at most functionTimeout, and launch sets the lease to
+// it. Leases are judged on the judging worker's clock against the holder's; a wrong
+// judgement (clock skew against a lease of minutes) can only count or spare one start,
+// never decide what a write did.
+
+// maxBookedHolds bounds the ended holds a holdBook remembers.
+const maxBookedHolds = 4096
+
+// hold is one handling's hold on its run's current step.
+type hold struct {
+	id    string // the head's Holder while this handling holds the step
+	runID string
+	etag  string // the head's ETag as this handling's begin merge left it
+}
+
+// holdBook is what an engine knows of the holds its own handlings took: held by a handling
+// running now, or left by one that ended without a commit and whose release did not land.
+// The engine never counts a hold it knows as a death. A handling whose goroutine is taken
+// down (a death, as far as this process can tell) is forgotten, so its hold counts once its
+// lease is over. Past maxBookedHolds ended holds, the oldest are forgotten.
+type holdBook struct {
+	mu      sync.Mutex
+	running map[string]bool // guarded by mu: hold id → its handling is running
+	ended   []string        // guarded by mu: the ended holds of running, oldest first
+}
+
+// start records that a handling of this engine takes hold id.
+func (b *holdBook) start(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running == nil {
+		b.running = map[string]bool{}
+	}
+	b.running[id] = true
+}
+
+// finish records that the handling holding id ended: released (its hold is gone from the
+// head, or was never stored) or not.
+func (b *holdBook) finish(id string, released bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if released {
+		delete(b.running, id)
+		return
+	}
+	if b.running == nil {
+		b.running = map[string]bool{}
+	}
+	b.running[id] = false
+	b.ended = append(b.ended, id)
+	for len(b.ended) > maxBookedHolds {
+		delete(b.running, b.ended[0])
+		b.ended = b.ended[1:]
+	}
+}
+
+// abandon forgets id when its handling never finished it: the handling's goroutine was
+// taken down mid-step.
+func (b *holdBook) abandon(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.running[id] {
+		delete(b.running, id)
+	}
+}
+
+// knows reports whether id is a hold of this engine's own handlings, running or ended.
+func (b *holdBook) knows(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.running[id]
+	return ok
+}
+
+// holdDied reports whether the hold on h counts as a death at now (unix nanos): its holder
+// neither committed nor released it, its lease is over, and it is not one of this engine's
+// own holds.
+func (e *Engine) holdDied(h *head, now int64) bool {
+	return h.holder != "" && now >= h.holdUntil && !e.holds.knows(h.holder)
+}
+
+// deaths returns the deaths counted against h's current step at now: those recorded on the
+// head plus its hold, when the hold counts.
+func (e *Engine) deaths(h *head, now int64) int64 {
+	if e.holdDied(h, now) {
+		return h.restarts + 1
+	}
+	return h.restarts
+}
+
+// overKillLimit reports whether a step with deaths deaths was started MaxStepStarts times
+// without completing: the deaths, and the start before them. At least one death is needed:
+// a run with only failed handlings never reaches it.
+func (e *Engine) overKillLimit(deaths int64) bool {
+	return deaths > 0 && deaths+1 >= e.opts.MaxStepStarts
+}
+
+// releaseHold clears hd from its run's head after its handling ended without a commit. The
+// merge is conditioned on the ETag hd was written with; a conflict or an unknown outcome is
+// settled by reading the head: a head that no longer carries hd (released by this very
+// merge, committed, taken over by another start, or the run finished or gone) is done with,
+// one that still does is merged again. A release that does not land is remembered (holdBook)
+// and logged: this engine will not count it, and others only past its lease.
+func (e *Engine) releaseHold(ctx context.Context, hd *hold, cause error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncountTimeout)
+	defer cancel()
+	etag := hd.etag
+	var err error
+	for range releaseAttempts {
+		if etag != "" {
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: etag, Entity: Entity{PartitionKey: hd.runID, RowKey: headRowKey,
+				Properties: map[string]any{pHolder: "", pHoldUntil: int64(0)}}}})
+			if err == nil {
+				e.holds.finish(hd.id, true)
+				return
+			}
+		}
+		h, rerr := e.getHead(ctx, hd.runID)
+		if errors.Is(rerr, ErrNotFound) || rerr == nil && (h.holder != hd.id || !h.active()) {
+			e.holds.finish(hd.id, true)
+			return
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		etag = h.etag
+	}
+	e.holds.finish(hd.id, false)
+	attrs := []any{"run_id", hd.runID}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	if cause != nil {
+		attrs = append(attrs, "cause", cause.Error())
+	}
+	e.log.Warn("release a step's hold: left to its lease", attrs...)
+}
+
+// releaseAttempts bounds the merges of one releaseHold.
+const releaseAttempts = 3
