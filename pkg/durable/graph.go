@@ -215,6 +215,8 @@ func (r *registration[S]) checkTargets(d RouteDecision) error {
 		if _, ok := r.nodes[d.TimeoutNode]; d.TimeoutNode != "" && !ok {
 			return newError(ErrUnknownNode, fmt.Sprintf("route decision references unknown timeout_node '%s' in graph '%s'", d.TimeoutNode, r.manifest.GraphName))
 		}
+	case ActionChild:
+		return r.checkChild(d)
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ type StepInfo struct {
 	// timeout node of RouteDecision.Within or engine.GraphPolicy.WaitTimeoutNode); empty when
 	// the node was reached otherwise.
 	TimedOutWaitingFor string
+	// ChildRunID is the child run (StartChild) whose completion sent the run to this node;
+	// empty when the node was reached otherwise.
+	ChildRunID string
 }
 
 // ReachedByTimeout reports whether the node runs because a wait for an event timed out.

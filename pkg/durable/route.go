@@ -9,7 +9,7 @@ import (
 // RouteAction says what a run does after a node.
 type RouteAction string
 
-// The three route actions. Any other value is invalid.
+// The route actions (ActionChild is in child.go). Any other value is invalid.
 const (
 	// ActionNext continues at RouteDecision.NextNode.
 	ActionNext RouteAction = "next"
@@ -44,6 +44,9 @@ type RouteDecision struct {
 	// TimeoutNode, for ActionWaitForEvent with a Timeout only, is where the run continues when
 	// the wait times out; empty: the policy's WaitTimeoutNode, else the run fails.
 	TimeoutNode string
+	// Child, for ActionChild only, is the child run to start; the run continues at ResumeNode
+	// when it has completed (StartChild).
+	Child *ChildRun
 }
 
 // Next returns a decision to continue at node.
@@ -83,6 +86,9 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionWaitForEvent {
 		d.Timeout, d.TimeoutNode = 0, ""
 	}
+	if d.Action != ActionChild {
+		d.Child = nil
+	}
 	switch d.Action {
 	case ActionNext:
 		if d.NextNode == "" {
@@ -105,6 +111,8 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")
 		}
 		d.EventName, d.ResumeNode = "", ""
+	case ActionChild:
+		return d.normalizeChild()
 	case "":
 		return d, newError(ErrInvalidRouteDecision, "route decision requires action")
 	default:
@@ -121,15 +129,18 @@ type routeDecisionWire struct {
 	EventName  *string `json:"event_name"`
 	ResumeNode *string `json:"resume_node"`
 	Note       *string `json:"note"`
+	// Child is written for ActionChild only (child.go).
+	Child *childWire `json:"child,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
-// note, empty strings as null. It does not validate.
+// note, empty strings as null, and for ActionChild a sixth, "child": {"graph", "input",
+// "into"}. It does not validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
 	return json.Marshal(routeDecisionWire{
 		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
-		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
+		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note), Child: d.childWire(),
 	})
 }
 
@@ -145,7 +156,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	}
 	n, err := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
-		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note),
+		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note), Child: w.Child.childRun(),
 	}.normalize()
 	if err != nil {
 		return err

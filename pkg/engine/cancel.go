@@ -67,6 +67,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify()
+		e.cancelled(ctx, h, reason) // its parent and child runs (child_links.go)
 		return nil
 	}
 	return fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)

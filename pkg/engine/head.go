@@ -72,6 +72,12 @@ type head struct {
 	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
 	// the kill limit in workitem.go).
 	restarts int64
+
+	// Child runs (child.go): the parent of a child run (its id and nonce), the children a
+	// run started, and the child whose completion led to node ("" otherwise).
+	parent, parentNonce string
+	children            int64
+	childDone           string
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -206,6 +212,8 @@ func (h *head) set(name string, v any) {
 		h.created, _ = v.(time.Time)
 	case pUpdated:
 		h.updated, _ = v.(time.Time)
+	case pParent, pParentNonce, pChildren, pChildDone:
+		h.setChildProp(name, v)
 	}
 }
 
@@ -275,6 +283,7 @@ func (h *head) changedProps(base *head) map[string]any {
 	setInt(pWaitTimeout, h.waitTimeout, base.waitTimeout)
 	setStr(pTimeoutNode, h.timeoutNode, base.timeoutNode)
 	setStr(pTimedOut, h.timedOut, base.timedOut)
+	h.childChanges(base, p)
 	return p
 }
 
@@ -298,6 +307,7 @@ func (h *head) allProps() map[string]any {
 	if h.owner != "" {
 		p[pOwner] = h.owner
 	}
+	h.childProps(p)
 	return p
 }
 

@@ -24,6 +24,9 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if !h.status.Finished() {
 		return &RunNotFinishedError{InstanceID: instanceID, Status: h.status}
 	}
+	if err := e.purgeFamily(ctx, h); err != nil { // its child runs first (child_links.go)
+		return err
+	}
 	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}

@@ -19,6 +19,11 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	var committed *head
 	defer func() { endStep(committed, &o) }()
 	switch {
+	case h.childWait():
+		var wait bool
+		if o, wait, err = e.childWait(ctx, h); err != nil || wait {
+			return nil, false, err
+		}
 	case h.waiting != "":
 		ev, found, err := e.findEvent(ctx, h, h.waiting)
 		if err != nil {
@@ -55,6 +60,9 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	}
 	e.logStep(n, &o)
 	committed = n
+	if o.kind == outVisit && o.decision.Action == durable.ActionChild && n.childWait() {
+		return e.childStarting(ctx, n, o.decision.Child)
+	}
 	switch {
 	case !n.active():
 		return n, false, nil
@@ -127,6 +135,11 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 		return o, nil
 	}
 	o := stepOutcome{kind: outVisit, node: h.node, state: newState, decision: d}
+	if d.Action == durable.ActionChild {
+		if f, bad := e.checkChild(h, d.Child, newState); bad {
+			return f, nil
+		}
+	}
 	if d.Action == durable.ActionWaitForEvent && h.pending > 0 {
 		if _, found, err := e.findEvent(ctx, h, d.EventName); err != nil {
 			return stepOutcome{}, err
@@ -192,7 +205,7 @@ func (e *Engine) timeout(h *head) stepOutcome {
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) durable.StepInfo {
 	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
-		TimedOutWaitingFor: h.timedOut}
+		TimedOutWaitingFor: h.timedOut, ChildRunID: h.childDone}
 }
 
 // policy returns the guards of a graph.
@@ -302,6 +315,9 @@ type stepOutcome struct {
 	// timedOut marks a timeout outcome (continuing at timeoutNode, or failing the run): an
 	// event that reaches the inbox before it commits wins.
 	timedOut bool
+
+	// child (outChild): the child run that completed (child.go)
+	child *childEnd
 }
 
 // failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
@@ -415,6 +431,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		n.runnable = false
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
+	rows = e.childCommit(base, n, o, now, rows)
 	ops := make([]Op, 0, len(rows)+2)
 	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
 	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)
@@ -425,5 +442,5 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 	if o.kind == outEvent {
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}
-	return n, ops
+	return n, childOps(ops, base, n, o, now, writeID)
 }
