@@ -31,10 +31,10 @@ import (
 //     recheck finds no child and starts it from the link row. A child is therefore started
 //     only after its parent stored the wait, and only once.
 //   - Finishing. The commit that finishes a child (and a cancel of it) raises the event
-//     named after the child's id on its parent, with the idempotency key
-//     "child:<id>:<nonce>", and only while that parent run waits for it (RaiseEvent's
-//     notice option); the event wakes the parent. Nobody else can raise it: the parent's
-//     graph has no handler of that name. Whatever wakes the parent, its notice or its
+//     named after the child's id on its parent, only while the parent waits for it
+//     (RaiseEvent's notice option, in its batch conditioned on the parent's head: one notice
+//     per wait); the event wakes the parent. Nobody else can raise it: the parent's graph
+//     has no handler of that name. Whatever wakes the parent, its notice or its
 //     recheck timer, it point-reads the child's head and believes only that: a completed
 //     child resumes it (one batch: child_completed history row, the child's final state in
 //     the Into field, the notice consumed), a failed or terminated child fails it. A notice

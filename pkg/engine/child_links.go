@@ -11,18 +11,17 @@ import (
 // status read reach from a run to its parent or its children.
 
 // notifyParent tells the parent of n, a child run that just finished, by raising the event
-// named after the child's id on it, at most once (idempotency key "child:<id>:<nonce>") and
-// only while that parent run waits for it. Best effort: a parent whose notice is lost reads
-// the child at its next recheck. A run without a parent is left alone.
+// named after the child's id on it, only while the parent waits for it: the conditional batch
+// of RaiseEvent stores it at most once per wait, and a parent that went on meanwhile (its
+// recheck read the child) gets nothing. Best effort: a parent whose notice is lost reads the
+// child at its next recheck. A run without a parent is left alone.
 func (e *Engine) notifyParent(ctx context.Context, n *head) {
 	if n.parent == "" {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
 	payload := jsonObject("child_instance_id", jstr(n.runID), "runtime_status", jstr(string(n.status)))
-	nonce := n.parentNonce
-	err := e.RaiseEvent(ctx, n.parent, n.runID, json.RawMessage(payload),
-		WithIdempotencyKey("child:"+n.runID+":"+n.nonce), func(o *eventOptions) { o.notice = &nonce })
+	err := e.RaiseEvent(ctx, n.parent, n.runID, json.RawMessage(payload), func(o *eventOptions) { o.notice = true })
 	var finished *RunFinishedError
 	if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
 		e.log.Warn("notify parent run: left to its recheck", "run_id", n.runID, "parent_id", n.parent, "error", err.Error())

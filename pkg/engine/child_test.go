@@ -21,10 +21,12 @@ type parentState struct {
 	Into  string        `json:"into"`  // field the child's final state goes into
 	Kid   *counterState `json:"kid"`
 	Seen  string        `json:"seen"` // StepInfo.ChildRunID in the resume node
+	Hold  bool          `json:"hold"` // "after" waits for "release" before "end"
 }
 
 // parentGraph builds name: "prep" (adds 1 to n, then starts a child of graph s.Child with
-// {"n": s.N}, resuming at "after") → "after" (records the child id it sees, terminal).
+// {"n": s.N}, resuming at "after") → "after" (records the child id it sees; completes, or
+// with s.Hold waits for "release" and goes on to "end").
 func parentGraph(t testing.TB, name string) durable.GraphRegistration[parentState] {
 	t.Helper()
 	b := durable.NewManifestBuilder[parentState](name)
@@ -40,7 +42,19 @@ func parentGraph(t testing.TB, name string) durable.GraphRegistration[parentStat
 		info, _ := durable.StepInfoFrom(ctx)
 		return durable.Update{"seen": info.ChildRunID}, nil
 	}
-	if err := b.AddNode("after", after, durable.WithHandlerName("test.parent.after"), durable.Terminal()); err != nil {
+	hold := func(_ context.Context, s parentState) (any, error) {
+		if s.Hold {
+			return durable.WaitForEvent("release", "end"), nil
+		}
+		return "__complete__", nil
+	}
+	if err := b.AddNode("after", after, durable.WithHandlerName("test.parent.after"), durable.WithRoute(hold), durable.WithRouteName("test.parent.hold")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddNode("end", func(context.Context, parentState) (any, error) { return nil, nil }, durable.WithHandlerName("test.parent.end"), durable.Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddEventHandler("release", func(context.Context, parentState, json.RawMessage) (any, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	g, err := b.Build()
@@ -603,6 +617,124 @@ func TestEngine_ChildRun_RedeliveredRechecks_NeverPoisonTheWait(t *testing.T) {
 	}
 	assertStatus(t, r, id, engine.StatusRunning)
 	if err := r.e.RaiseEvent(t.Context(), kid, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+}
+
+// inboxRows returns the inbox rows of run id.
+func inboxRows(t testing.TB, r *rig, id string) int {
+	t.Helper()
+	page, err := r.store.Query(context.Background(), engine.Query{PartitionKey: id, RowKeyFrom: "i", RowKeyTo: "j"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(page.Entities)
+}
+
+func TestEngine_ChildRun_TwoRechecksRace_TheChildStartsOnce(t *testing.T) {
+	t.Parallel()
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	// The first start of the child fails: the parent waits for its recheck.
+	var heads atomic.Int32
+	var second func()
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if !insertsHistory(engine.HistoryRunStarted)(ops) || !strings.HasPrefix(ops[0].Entity.PartitionKey, engine.ChildRunPrefix) {
+			return nil
+		}
+		switch heads.Add(1) {
+		case 1:
+			return enginetest.ErrInjected
+		case 2:
+			second() // another worker's recheck starts the child while this one's start is in flight
+		}
+		return nil
+	}
+	id := startParent(t, r, "p-race", "kid", "kid")
+	r.drive(t)
+	clk.advance(time.Minute)
+	second = func() {
+		if err := r.e.HandleWorkItem(context.Background(), encodeItemAt(id, 1, 1), 2); err != nil {
+			t.Error(err)
+		}
+	}
+	r.drive(t)
+	if heads.Load() != 3 {
+		t.Fatalf("%d starts of the child, want 3 (a failed one, then two racing)", heads.Load())
+	}
+	clk.advance(time.Minute)
+	r.drive(t)
+	sweepLater(t, r, clk) // the failed start's due and index rows
+	assertParentResumed(t, r, id)
+}
+
+func TestEngine_ChildRun_NoticeAfterTheParentWentOn_IsDropped(t *testing.T) {
+	t.Parallel()
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	var fired atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-late" && fired.CompareAndSwap(false, true) {
+			// The notice is slow: the parent's recheck reads the finished child first and
+			// goes on (to wait for "release").
+			clk.advance(time.Minute)
+			if err := r.e.HandleWorkItem(context.Background(), encodeItemAt("p-late", 1, 1), 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	in, _ := json.Marshal(parentState{N: 1, Child: "kid", Into: "kid", Hold: true})
+	id := r.start(t, "parent", "p-late", string(in))
+	r.drive(t)
+	if !fired.Load() {
+		t.Fatal("no notice was raised")
+	}
+	if ev, ok := assertStatus(t, r, id, engine.StatusRunning).WaitingFor(); !ok || ev != "release" {
+		t.Fatalf("parent waits for %q", ev)
+	}
+	if n := inboxRows(t, r, id); n != 0 || countHistory(t, r, id, engine.HistoryEventReceived) != 0 {
+		t.Fatalf("a late notice was stored: %d inbox rows", n)
+	}
+}
+
+func TestEngine_ChildRun_NoticeDuringTheResume_IsConsumed(t *testing.T) {
+	t.Parallel()
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	atCommit, noticed := make(chan struct{}), make(chan struct{})
+	var noticeHeld, resumeHeld, noticeLanded atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		switch {
+		case insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeHeld.CompareAndSwap(false, true):
+			// The notice waits until the parent's recheck, which found none, is about to
+			// commit the resume.
+			clk.advance(time.Minute)
+			go func() {
+				if err := r.e.HandleWorkItem(context.Background(), encodeItemAt("p-mid", 1, 1), 1); err != nil {
+					t.Error(err)
+				}
+			}()
+			<-atCommit
+		case insertsHistory(engine.HistoryChildCompleted)(ops) && resumeHeld.CompareAndSwap(false, true):
+			close(atCommit)
+			<-noticed
+		}
+		return nil
+	}
+	r.fstore.AfterSubmit = func(ops []engine.Op) error {
+		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeLanded.CompareAndSwap(false, true) {
+			close(noticed)
+		}
+		return nil
+	}
+	in, _ := json.Marshal(parentState{N: 1, Child: "kid", Into: "kid", Hold: true})
+	id := r.start(t, "parent", "p-mid", string(in))
+	r.drive(t)
+	r.waitFor(t, id, func(run engine.Run) bool { _, ok := run.WaitingFor(); return ok })
+	if n := inboxRows(t, r, id); n != 0 {
+		t.Fatalf("the notice stored during the resume was left in the inbox (%d rows)", n)
+	}
+	if err := r.e.RaiseEvent(t.Context(), id, "release", nil); err != nil {
 		t.Fatal(err)
 	}
 	r.drive(t)

@@ -21,9 +21,9 @@ type EventOption func(*eventOptions)
 
 type eventOptions struct {
 	key string
-	// notice, on the notice of a finished child run to its parent (child.go), is the parent
-	// run's nonce: the event is stored only while that run waits for it, unchecked.
-	notice *string
+	// notice marks the notice of a finished child run to its parent (child.go): stored,
+	// unchecked, only while the run waits for an event of that name (the child's id).
+	notice bool
 }
 
 // WithIdempotencyKey makes RaiseEvent store the event at most once per key and run: a retry
@@ -86,7 +86,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if err != nil {
 			return runLookupError(err)
 		}
-		if o.notice != nil && (h.nonce != *o.notice || h.waiting != eventName) {
+		if o.notice && h.waiting != eventName {
 			e.clearDue(ctx, due)
 			return nil // no longer the parent waiting for this child (child.go): nothing to wake
 		}
@@ -100,7 +100,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
-		if attempt == 0 && o.notice == nil {
+		if attempt == 0 && !o.notice {
 			if err := e.checkEvent(h, eventName, payload); err != nil {
 				return err
 			}
