@@ -38,6 +38,10 @@ type Options struct {
 	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
 	// storage, Clock, Logger and Policies are set by the kit.
 	Engine engine.Options
+	// Graphs are registered beside the kit's graph: the graphs its runs start child runs of
+	// (durable.StartChild). Drive, Advance and Run serve their runs too; Faults and Policy
+	// apply to the kit's graph only.
+	Graphs []durable.Graph
 }
 
 // Validate reports options that cannot work.
@@ -81,8 +85,10 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	if len(opts.Faults) > 0 {
 		graph = &faultyGraph{Graph: g, left: cloneFaults(opts.Faults)}
 	}
-	if err := reg.Register(graph); err != nil {
-		t.Fatalf("durabletest: register %s: %v", g.Manifest().GraphName, err)
+	for _, gr := range append([]durable.Graph{graph}, opts.Graphs...) {
+		if err := reg.Register(gr); err != nil {
+			t.Fatalf("durabletest: register %s: %v", gr.Manifest().GraphName, err)
+		}
 	}
 	queue := memory.NewQueue(memory.WithClock(clock.Now))
 	eo := opts.Engine
