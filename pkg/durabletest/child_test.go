@@ -12,9 +12,9 @@ import (
 )
 
 type trip struct {
-	City   string  `json:"city"`
+	City   string   `json:"city"`
 	Hotel  *booking `json:"hotel"`
-	Booked bool    `json:"booked"`
+	Booked bool     `json:"booked"`
 }
 
 type booking struct {
