@@ -97,6 +97,8 @@ func ChildInstanceID(parentID string, gen int64, nonce string, step int64) strin
 type ChildAwaitedError struct {
 	// InstanceID is the child run's id.
 	InstanceID string
+	// Status is the child run's status.
+	Status RunStatus
 	// ParentInstanceID is the parent run's id.
 	ParentInstanceID string
 }

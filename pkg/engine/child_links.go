@@ -55,7 +55,7 @@ func (e *Engine) purgeFamily(ctx context.Context, h *head) error {
 		case err != nil:
 			return fmt.Errorf("purge run %s: read its parent: %w", h.runID, err)
 		case p.nonce == h.parentNonce && p.active() && p.waiting == h.runID:
-			return &ChildAwaitedError{InstanceID: h.runID, ParentInstanceID: h.parent}
+			return &ChildAwaitedError{InstanceID: h.runID, Status: h.status, ParentInstanceID: h.parent}
 		}
 	}
 	if h.children == 0 {
