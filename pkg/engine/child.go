@@ -301,6 +301,9 @@ func (e *Engine) childStarting(ctx context.Context, n *head, c *durable.ChildRun
 
 // startChild starts the child h waits for, insert-only (startRun with a link). Its metadata
 // names the parent and carries the parent's owner, so the child is the same caller's run.
+// Once the child is stored the parent is read again: a parent cancelled (or otherwise
+// finished, or purged) since it stored its wait found no child to cancel, so the child is
+// cancelled here.
 func (e *Engine) startChild(ctx context.Context, h *head, graph string, input json.RawMessage) error {
 	meta := []string{"parent_instance_id", jstr(h.runID)}
 	if h.owner != "" {
@@ -308,7 +311,26 @@ func (e *Engine) startChild(ctx context.Context, h *head, graph string, input js
 	}
 	_, err := e.startRun(ctx, StartRunRequest{GraphName: graph, InstanceID: h.waiting, Input: input, Metadata: json.RawMessage(jsonObject(meta...))},
 		&childLink{parent: h.runID, nonce: h.nonce})
-	return err
+	if err != nil {
+		return err
+	}
+	p, err := e.getHead(ctx, h.runID)
+	var reason string
+	switch {
+	case errors.Is(err, ErrNotFound) || err == nil && p.nonce != h.nonce:
+		reason = fmt.Sprintf("parent run '%s' was purged before its child started", h.runID)
+	case err == nil && !p.active():
+		reason = fmt.Sprintf("parent run '%s' finished (%s) before its child started", h.runID, p.status)
+	case err != nil:
+		e.log.Warn("start child run: read the parent again", "run_id", h.runID, "error", err.Error())
+	}
+	if reason != "" {
+		var finished *RunFinishedError
+		if err := e.CancelRun(context.WithoutCancel(ctx), h.waiting, reason); err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
+			e.log.Warn("cancel the child of a finished parent", "run_id", h.runID, "child_id", h.waiting, "error", err.Error())
+		}
+	}
+	return nil
 }
 
 // existingChild settles a child start that met a head holding its id (cur; h is the start's

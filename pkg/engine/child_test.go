@@ -740,3 +740,26 @@ func TestEngine_ChildRun_NoticeDuringTheResume_IsConsumed(t *testing.T) {
 	r.drive(t)
 	assertStatus(t, r, id, engine.StatusCompleted)
 }
+
+func TestEngine_ChildRun_ParentCancelledWhileItsChildStarts_ChildCancelled(t *testing.T) {
+	t.Parallel()
+	r, _ := newChildRig(t, engine.Options{})
+	var once atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if insertsHistory(engine.HistoryRunStarted)(ops) && strings.HasPrefix(ops[0].Entity.PartitionKey, engine.ChildRunPrefix) && once.CompareAndSwap(false, true) {
+			// The parent is cancelled after it stored its wait, before its child exists: the
+			// cancel finds no child to reach.
+			if err := r.e.CancelRun(context.Background(), "p-race-cancel", "stop"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	id := startParent(t, r, "p-race-cancel", "kid", "kid")
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusTerminated)
+	kid := kidOf(t, r, id)
+	if msg := outputString(t, assertStatus(t, r, kid, engine.StatusTerminated)); msg != "parent run 'p-race-cancel' finished (Terminated) before its child started" {
+		t.Fatalf("child reason %q", msg)
+	}
+}
