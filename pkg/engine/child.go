@@ -47,7 +47,7 @@ import (
 //     a child that was never started.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
-// of the child is a start (3 T + 1 Q, its index rows); its notice is an event that wakes (4
+// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is an event that wakes (4
 // T + 1 Q); the resuming step reads the child's head and the link row (and the output
 // payload of a large one) before its one batch; each recheck while the child runs is 1 Q and
 // 1 T read. A status read of a run that started children adds one query of its link rows.
