@@ -10,7 +10,8 @@ import (
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
-// reading its run_terminated row: a cancel that landed succeeds.
+// reading its run_terminated row: a cancel that landed succeeds. The run's parent and the
+// child it waits for hear of it (child_links.go).
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound

@@ -244,7 +244,7 @@ type Runs interface {
 	// History pages through a run's history. Errors: ErrRunNotFound.
 	History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error)
 	// PurgeRun deletes a finished run and its history. Errors: ErrRunNotFound,
-	// *RunNotFinishedError.
+	// *RunNotFinishedError, *ChildAwaitedError.
 	PurgeRun(ctx context.Context, instanceID string) error
 }
 
