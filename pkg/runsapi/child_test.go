@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -143,5 +144,15 @@ func TestService_ChildRuns_AwaitedPurgeAndStatusBody(t *testing.T) {
 			runsapitest.Call(t, tr, "DELETE", "/api/runs/k", "").Expect(t, "purge an awaited child", 409,
 				`{"error": "instance is awaited by its parent run", "instance_id": "k", "runtime_status": "Completed", "parent_instance_id": "p"}`)
 		})
+	}
+}
+
+// TestInProcessGraph_ChildRun_Refused: an in-process run stores nothing, so a route that
+// starts a child run fails it, naming the child's graph.
+func TestInProcessGraph_ChildRun_Refused(t *testing.T) {
+	g := runsapi.NewInProcessGraph(familyGraphs(t)[0], 0)
+	_, err := g.Invoke(t.Context(), host.Request{Input: json.RawMessage(`{"n":1}`)})
+	if err == nil || err.Error() != "run family in process: node 'start' starts a child run of graph 'family_kid': child runs need a durable run" {
+		t.Fatalf("Invoke: %v", err)
 	}
 }
