@@ -96,7 +96,7 @@ type childWire struct {
 	Into  *string         `json:"into"`
 }
 
-// wire returns the JSON shape of the decision's child run, nil for other actions.
+// childWire returns the JSON shape of the decision's child run, nil for other actions.
 func (d RouteDecision) childWire() *childWire {
 	if d.Action != ActionChild || d.Child == nil {
 		return nil
