@@ -763,3 +763,23 @@ func TestEngine_ChildRun_ParentCancelledWhileItsChildStarts_ChildCancelled(t *te
 		t.Fatalf("child reason %q", msg)
 	}
 }
+
+func TestEngine_ChildRun_WorkerDiesBeforeTheParentCommits_NoChildUntilTheStepCommits(t *testing.T) {
+	t.Parallel()
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	var crashed atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if insertsHistory(engine.HistoryChildStarted)(ops) && crashed.CompareAndSwap(false, true) {
+			return enginetest.ErrInjected // the route decided on a child; the worker dies before its commit
+		}
+		return nil
+	}
+	id := startParent(t, r, "p-crash", "kid", "kid")
+	r.drive(t)
+	if page, err := r.e.ListRuns(t.Context(), engine.RunQuery{GraphName: "kid"}); err != nil || len(page.Runs) != 0 {
+		t.Fatalf("a child exists before its parent's step committed: %d runs, %v", len(page.Runs), err)
+	}
+	clk.advance(2 * time.Minute) // the item comes back; the step runs again and names the same child
+	r.drive(t)
+	assertParentResumed(t, r, id)
+}
