@@ -238,7 +238,9 @@ func TestEngine_ChildRun_WhileItRuns_ParentWaitsForIt(t *testing.T) {
 
 func TestEngine_ChildRun_WorkerDiesBetweenParentCommitAndChildStart_RecheckStartsItOnce(t *testing.T) {
 	t.Parallel()
-	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	// Values above 16 characters go to the payload store: the child's input too, which the
+	// recheck reads back from the link row.
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute, InlineLimit: 16})
 	// The worker "dies" right after the parent's commit: every write of the child's start
 	// fails, and so does the enqueue of the parent's recheck, so the handling fails.
 	var dead atomic.Bool
@@ -261,6 +263,9 @@ func TestEngine_ChildRun_WorkerDiesBetweenParentCommitAndChildStart_RecheckStart
 	p, _ := assertStatus(t, r, id, engine.StatusRunning).Progress()
 	if _, err := r.e.GetRun(t.Context(), p.WaitingForChild); !errors.Is(err, engine.ErrRunNotFound) || p.WaitingForChild == "" {
 		t.Fatalf("the child should not exist yet: waiting for %q, %v", p.WaitingForChild, err)
+	}
+	if link, err := r.store.Get(t.Context(), id, "l000001-0000000000000001"); err != nil || link.Properties["DataRef"] == "" {
+		t.Fatalf("link row %v, %v: want its input spilled", link.Properties, err)
 	}
 	dead.Store(false)
 	// The work item comes back after its visibility timeout; the recheck finds no child.
