@@ -25,7 +25,9 @@ type Graph interface {
 	// ResolveRoute resolves the route of the node just executed (terminal → complete,
 	// route handler normalisation, static next, implicit completion) and validates targets:
 	// "route decision references unknown node '<x>' in graph '<g>'" and
-	// "route decision references unknown resume_node '<x>' in graph '<g>'" (ErrUnknownNode).
+	// "route decision references unknown resume_node '<x>' in graph '<g>'" (ErrUnknownNode),
+	// and for ActionChild "child run into references unknown state field '<f>' of graph '<g>'"
+	// (ErrInvalidRouteDecision).
 	// Other errors: ErrInvalidRouteDecision, "unsupported route decision: <type>"
 	// (ErrUnsupportedResult), *StateError, *HandlerError. The state is decoded only when a
 	// route handler runs.
@@ -219,6 +221,8 @@ func (r *registration[S]) checkTargets(d RouteDecision) error {
 		}
 	case ActionParallel:
 		return r.checkParallelTargets(d)
+	case ActionChild:
+		return r.checkChild(d)
 	}
 	return nil
 }

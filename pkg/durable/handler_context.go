@@ -31,6 +31,9 @@ type StepInfo struct {
 	// Branch is 1 + the index of the fan-out branch the handler runs in (BranchFrom says
 	// more), 0 outside a branch. Branches of one fan-out share their Step.
 	Branch int
+	// ChildRunID is the child run (StartChild) whose completion sent the run to this node;
+	// empty when the node was reached otherwise.
+	ChildRunID string
 }
 
 // ReachedByTimeout reports whether the node runs because a wait for an event timed out.

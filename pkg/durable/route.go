@@ -9,7 +9,7 @@ import (
 // RouteAction says what a run does after a node.
 type RouteAction string
 
-// The three route actions. Any other value is invalid.
+// The route actions (ActionChild is in child.go). Any other value is invalid.
 const (
 	// ActionNext continues at RouteDecision.NextNode.
 	ActionNext RouteAction = "next"
@@ -58,6 +58,9 @@ type RouteDecision struct {
 	JoinNode string
 	// branchErr is why Map could not build its branches.
 	branchErr string
+	// Child, for ActionChild only, is the child run to start; the run continues at ResumeNode
+	// when it has completed (StartChild).
+	Child *ChildRun
 }
 
 // Next returns a decision to continue at node.
@@ -103,6 +106,9 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionParallel {
 		d.Branches, d.JoinNode, d.branchErr = nil, "", ""
 	}
+	if d.Action != ActionChild {
+		d.Child = nil
+	}
 	switch d.Action {
 	case ActionSleep:
 		return d.normalizeSleep()
@@ -129,6 +135,8 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 			return d, newError(ErrInvalidRouteDecision, "action 'complete' must not set next_node")
 		}
 		d.EventName, d.ResumeNode = "", ""
+	case ActionChild:
+		return d.normalizeChild()
 	case "":
 		return d, newError(ErrInvalidRouteDecision, "route decision requires action")
 	default:
@@ -151,16 +159,19 @@ type routeDecisionWire struct {
 	// JoinNode and Branches are written for ActionParallel only.
 	JoinNode *string  `json:"join_node,omitempty"`
 	Branches []Branch `json:"branches,omitempty"`
+	// Child is written for ActionChild only (child.go).
+	Child *childWire `json:"child,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
-// note, empty strings as null; a sleep adds until and/or delay_ms, and ActionParallel
-// join_node and branches after them. It does not validate.
+// note, empty strings as null; a sleep adds until and/or delay_ms, ActionParallel join_node
+// and branches after them, and ActionChild "child": {"graph", "input", "into"}. It does not
+// validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
 	w := routeDecisionWire{
 		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
-		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note),
+		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note), Child: d.childWire(),
 	}
 	d.sleepWire(&w)
 	if d.Action == ActionParallel {
@@ -185,6 +196,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	raw := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
 		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note), JoinNode: deref(w.JoinNode), Branches: w.Branches,
+		Child: w.Child.childRun(),
 	}
 	if err := w.sleepFields(&raw); err != nil {
 		return err

@@ -45,6 +45,10 @@ type Options struct {
 	// branches of a fan-out (durable.Parallel, durable.Map) then run and finish in another
 	// order, the same one for the same seed. Zero runs them in branch order.
 	ShuffleSeed int64
+	// Graphs are registered beside the kit's graph: the graphs its runs start child runs of
+	// (durable.StartChild). Drive, Advance and Run serve their runs too; Faults and Policy
+	// apply to the kit's graph only.
+	Graphs []durable.Graph
 }
 
 // Validate reports options that cannot work.
@@ -89,8 +93,10 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 	if len(opts.Faults) > 0 {
 		graph = &faultyGraph{Graph: g, left: cloneFaults(opts.Faults)}
 	}
-	if err := reg.Register(graph); err != nil {
-		t.Fatalf("durabletest: register %s: %v", g.Manifest().GraphName, err)
+	for _, gr := range append([]durable.Graph{graph}, opts.Graphs...) {
+		if err := reg.Register(gr); err != nil {
+			t.Fatalf("durabletest: register %s: %v", gr.Manifest().GraphName, err)
+		}
 	}
 	queue := memory.NewQueue(memory.WithClock(clock.Now))
 	eo := opts.Engine

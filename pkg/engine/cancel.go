@@ -10,7 +10,8 @@ import (
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row, after an event_not_applied row per event its inbox still holds: unapplied.go). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
-// reading its run_terminated row: a cancel that landed succeeds.
+// reading its run_terminated row: a cancel that landed succeeds. The run's parent and the
+// child it waits for hear of it (child_links.go).
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
@@ -75,6 +76,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
+		e.cancelled(ctx, h, reason) // its parent and child runs (child_links.go)
 		return nil
 	}
 	return fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)

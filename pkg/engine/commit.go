@@ -110,6 +110,10 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 				return nil, &restepError{fresh: fresh}
 			}
 		}
+		if err := e.rebaseChild(ctx, base, fresh, o); err != nil {
+			e.release(ctx, &sp, nil)
+			return nil, err
+		}
 		if o.kind == outVisit && o.decision.Action == durable.ActionWaitForEvent && fresh.pending > 0 && !o.waitMatch {
 			_, found, err := e.findEvent(ctx, fresh, o.decision.EventName)
 			if err != nil {
@@ -136,6 +140,7 @@ func (e *Engine) committed(ctx context.Context, base, n *head, ops []Op, sp *spi
 	}
 	if base.active() && !n.active() {
 		e.indexSetStatus(ctx, n)
+		e.notifyParent(ctx, n) // a child run that finished (child.go)
 	}
 	e.changes.notify(n.runID)
 	if n.etag = etag; n.etag != "" || !n.active() {

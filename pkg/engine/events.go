@@ -19,7 +19,12 @@ var ErrInvalidEventPayload = errors.New("engine: event payload must be valid JSO
 // EventOption is a per-call option of RaiseEvent.
 type EventOption func(*eventOptions)
 
-type eventOptions struct{ key string }
+type eventOptions struct {
+	key string
+	// notice marks the notice of a finished child run to its parent (child.go): stored,
+	// unchecked, only while the run waits for an event of that name (the child's id).
+	notice bool
+}
 
 // WithIdempotencyKey makes RaiseEvent store the event at most once per key and run: a retry
 // with the same key (a client that lost the 202) is accepted again without storing a second
@@ -89,6 +94,10 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if err != nil {
 			return runLookupError(err)
 		}
+		if o.notice && h.waiting != eventName {
+			e.clearDue(ctx, due)
+			return nil // no longer the parent waiting for this child (child.go): nothing to wake
+		}
 		if o.key != "" && attempt == 0 {
 			if _, err := e.store.Get(ctx, instanceID, dedupKey(h.gen, o.key)); err == nil {
 				return nil // stored by an earlier call with this key
@@ -99,7 +108,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
-		if attempt == 0 {
+		if attempt == 0 && !o.notice {
 			if err := e.checkEvent(h, eventName, payload); err != nil {
 				return err
 			}

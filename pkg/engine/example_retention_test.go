@@ -21,12 +21,15 @@ func ExampleRetention() {
 		Payloads: memory.NewPayloadStore(), SweepInterval: -1, Retention: engine.Retention{MaxRuns: 8}})
 	ctx := context.Background()
 	_ = e.Start(ctx)
-	defer e.Close()
 	for i := range 40 {
 		run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: fmt.Sprint("run-", i),
 			Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
 		_, _ = e.WaitRun(ctx, run.InstanceID, nil)
 	}
+	// Close waits for the dispatcher's handlings, which record each finished run in the index
+	// right after its last commit (a run reads finished a moment before). Sweep needs no
+	// dispatcher.
+	_ = e.Close()
 	_, _ = e.Sweep(ctx)
 	kept, _ := e.ListRuns(ctx, engine.RunQuery{})
 	_, err := e.GetRun(ctx, "run-0")

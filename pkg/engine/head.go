@@ -87,6 +87,11 @@ type head struct {
 	// them.
 	holder    string
 	holdUntil int64
+	// Child runs (child.go): the parent of a child run (its id and nonce), the children a
+	// run started, and the child whose completion led to node ("" otherwise).
+	parent, parentNonce string
+	children            int64
+	childDone           string
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -233,6 +238,8 @@ func (h *head) set(name string, v any) {
 		h.created, _ = v.(time.Time)
 	case pUpdated:
 		h.updated, _ = v.(time.Time)
+	case pParent, pParentNonce, pChildren, pChildDone:
+		h.setChildProp(name, v)
 	}
 }
 
@@ -310,6 +317,7 @@ func (h *head) changedProps(base *head) map[string]any {
 	setInt(pBranchBase, h.branchBase, base.branchBase)
 	setInt(pBranchCount, h.branchCount, base.branchCount)
 	setInt(pBranchSpec, h.branchSpec, base.branchSpec)
+	h.childChanges(base, p)
 	return p
 }
 
@@ -333,6 +341,7 @@ func (h *head) allProps() map[string]any {
 	if h.owner != "" {
 		p[pOwner] = h.owner
 	}
+	h.childProps(p)
 	return p
 }
 

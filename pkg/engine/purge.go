@@ -12,7 +12,8 @@ import (
 // ETag); the head next; the payloads last, by the run's nonce, so a new run of the id that
 // started after the head was deleted keeps its own. A head delete whose answer is ambiguous
 // (a 404 from the retry of a delete that landed) is settled by reading the head: gone means
-// purged. Errors: ErrRunNotFound, *RunNotFinishedError.
+// purged. A run's child runs are purged first (child_links.go). Errors: ErrRunNotFound,
+// *RunNotFinishedError, *ChildAwaitedError for a child run its parent still waits for.
 func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if !ValidInstanceID(instanceID) {
 		return ErrRunNotFound
@@ -23,6 +24,9 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	}
 	if !h.status.Finished() {
 		return &RunNotFinishedError{InstanceID: instanceID, Status: h.status}
+	}
+	if err := e.purgeFamily(ctx, h); err != nil { // its child runs first (child_links.go)
+		return err
 	}
 	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)

@@ -17,7 +17,11 @@ func (e *Engine) GetRun(ctx context.Context, instanceID string) (Run, error) {
 	if err != nil {
 		return Run{}, runLookupError(err)
 	}
-	return e.toRun(ctx, h)
+	r, err := e.toRun(ctx, h)
+	if err != nil || h.children == 0 {
+		return r, err
+	}
+	return e.withChildren(ctx, h, r)
 }
 
 // toRun converts h into a Run, reading its input and, once finished, its output.
@@ -46,7 +50,7 @@ func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
 func (h *head) run() Run {
 	r := Run{
 		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
-		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"),
+		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"), ParentInstanceID: h.parent,
 	}
 	if h.awaitVersion && h.active() {
 		r.CustomStatus = json.RawMessage(versionStatus(h))

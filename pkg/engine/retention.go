@@ -208,12 +208,17 @@ func (e *Engine) retainRun(ctx context.Context, ent Entity) (bool, error) {
 		return false, nil
 	}
 	err = e.PurgeRun(ctx, id)
-	var notFinished *RunNotFinishedError
+	var (
+		notFinished *RunNotFinishedError
+		awaited     *ChildAwaitedError
+	)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, ErrRunNotFound), errors.As(err, &notFinished):
 		return false, nil // started again or purged meanwhile
+	case errors.As(err, &awaited):
+		return false, nil // a child run its parent has not read yet: a later pass purges it
 	}
 	return false, fmt.Errorf("retention: %w", err)
 }

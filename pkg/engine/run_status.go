@@ -18,8 +18,10 @@ type RunProgress struct {
 	CurrentNode string `json:"current_node"`
 	// WaitingForEvent is the event the run waits for; "" while it executes.
 	WaitingForEvent string `json:"waiting_for_event,omitempty"`
-	// ResumeNode is where the run continues after WaitingForEvent.
+	// ResumeNode is where the run continues after WaitingForEvent or WaitingForChild.
 	ResumeNode string `json:"resume_node,omitempty"`
+	// WaitingForChild is the child run (durable.StartChild) the run waits for; "" otherwise.
+	WaitingForChild string `json:"waiting_for_child,omitempty"`
 	// WaitingForVersion is the graph hash of a run whose version is not registered on the
 	// process that last picked it up; "" otherwise. Message then says so in words
 	// (VersionUnavailableMessage). The run continues when a process that has the version

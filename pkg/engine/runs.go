@@ -83,6 +83,13 @@ type Run struct {
 	Group string
 	// CreatedAt is when the run was started, UpdatedAt when it last changed.
 	CreatedAt, UpdatedAt time.Time
+	// ParentInstanceID is the run that started this one as its child run
+	// (durable.StartChild); "" for a run started otherwise.
+	ParentInstanceID string
+	// ChildInstanceIDs are the child runs this run started, oldest first: the first
+	// MaxListedChildren of them (its history names every one). Only GetRun fills it; a
+	// listing leaves it nil.
+	ChildInstanceIDs []string
 }
 
 // StartRunRequest asks for a new run of the latest registration of GraphName.
@@ -245,7 +252,7 @@ type Runs interface {
 	// History pages through a run's history. Errors: ErrRunNotFound.
 	History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error)
 	// PurgeRun deletes a finished run and its history. Errors: ErrRunNotFound,
-	// *RunNotFinishedError.
+	// *RunNotFinishedError, *ChildAwaitedError.
 	PurgeRun(ctx context.Context, instanceID string) error
 }
 

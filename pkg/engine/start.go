@@ -70,6 +70,13 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName, ErrInvalidRunInput, a
 // *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
+	return e.startRun(ctx, req, nil)
+}
+
+// startRun is StartRun; link, for the start of a child run (child.go), ties the run to its
+// parent and makes the start insert-only: a head that holds the id already is never replaced
+// (existingChild).
+func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childLink) (Run, error) {
 	g, err := e.reg.Latest(req.GraphName)
 	if err != nil {
 		return Run{}, err
@@ -112,6 +119,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards, group: req.Group,
 		owner: metadataOwner(meta),
 	}
+	link.tie(h)
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)
 	if err != nil {
@@ -179,6 +187,8 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			// index rows stay should the write land all the same; Sweep removes them if not.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		case link != nil && gerr == nil:
+			return e.existingChild(ctx, h, cur, link, abandon, due)
 		case errors.Is(gerr, ErrNotFound):
 			oldGen, oldNonce, h.gen = 0, "", 1
 			continue

@@ -19,6 +19,11 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	var committed *head
 	defer func() { endStep(committed, &o) }()
 	switch {
+	case h.childWait():
+		var wait bool
+		if o, wait, err = e.childWait(ctx, h); err != nil || wait {
+			return nil, false, err
+		}
 	case h.waiting != "":
 		ev, found, err := e.findEvent(ctx, h, h.waiting)
 		if err != nil {
@@ -60,6 +65,9 @@ func (e *Engine) runStep(ctx context.Context, h *head) (next *head, more bool, e
 	}
 	e.logStep(n, &o)
 	committed = n
+	if o.kind == outVisit && o.decision.Action == durable.ActionChild && n.childWait() {
+		return e.childStarting(ctx, n, o.decision.Child)
+	}
 	switch {
 	case !n.active():
 		return n, false, nil
@@ -129,6 +137,11 @@ func (e *Engine) visit(ctx context.Context, h *head) (stepOutcome, error) {
 		return o, nil
 	}
 	o := stepOutcome{kind: outVisit, node: h.node, state: newState, decision: d, emitted: emitter.Events()}
+	if d.Action == durable.ActionChild {
+		if f, bad := e.checkChild(h, d.Child, newState); bad {
+			return f, nil
+		}
+	}
 	if d.Action == durable.ActionWaitForEvent && h.pending > 0 {
 		if _, found, err := e.findEvent(ctx, h, d.EventName); err != nil {
 			return stepOutcome{}, err
@@ -201,7 +214,7 @@ func (e *Engine) timeout(h *head) stepOutcome {
 // stepInfo is the StepInfo handlers of the next step of h see.
 func stepInfo(h *head) durable.StepInfo {
 	return durable.StepInfo{RunID: h.runID, Generation: h.gen, Nonce: h.nonce, Step: h.step + 1, Attempt: int(h.attempt) + 1,
-		TimedOutWaitingFor: h.timedOut, Failure: nodeFailureOf(h)}
+		TimedOutWaitingFor: h.timedOut, Failure: nodeFailureOf(h), ChildRunID: h.childDone}
 }
 
 // policy returns the guards of a graph.
@@ -311,6 +324,8 @@ type stepOutcome struct {
 	unapplied     []unappliedEvent
 	unappliedMore int64
 	unappliedOf   int64
+	// child (outChild): the child run that completed (child.go)
+	child *childEnd
 }
 
 // failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
@@ -440,6 +455,7 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		rows = append(rows, histRow{typ: HistoryRunFailed, name: o.failName, node: o.node, data: jsonObject("error", jstr(o.failMsg))})
 	}
 	rows = emittedRows(rows, o)
+	rows = e.childCommit(base, n, o, now, rows)
 	ops := make([]Op, 0, len(rows)+2)
 	ops = append(ops, Op{Kind: OpMerge, IfMatch: base.etag, Entity: Entity{PartitionKey: base.runID, RowKey: headRowKey, Properties: n.changedProps(base)}})
 	ops = historyOps(ops, base.runID, base.gen, base.histSeq, n.step, now, writeID, rows)
@@ -451,5 +467,5 @@ func (e *Engine) buildCommit(base *head, o *stepOutcome, now time.Time, writeID 
 		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
 	}
 	ops = e.branchOps(base, n, o, ops, now)
-	return n, ops
+	return n, childOps(ops, base, n, o, now, writeID)
 }

@@ -35,7 +35,7 @@ func TestHandler_ServesOnePageWithItsOwnScriptOnly(t *testing.T) {
 	if res.StatusCode != 200 || strings.Contains(page, "<!--SCRIPT-->") || strings.Contains(page, "<!--STYLE-->") {
 		t.Fatalf("%d, page not assembled:\n%.300s", res.StatusCode, page)
 	}
-	for _, want := range []string{"function renderGraph", "function showRuns", "function showRun(", "function renderTimeline", "function apiCall", "init();"} {
+	for _, want := range []string{"function renderGraph", "function showRuns", "function showRun(", "function renderTimeline", "function apiCall", "function runLink", "init();"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -80,6 +80,7 @@ func publicError(err error) error {
 		exists   *engine.RunExistsError
 		finished *engine.RunFinishedError
 		active   *engine.RunNotFinishedError
+		awaited  *engine.ChildAwaitedError
 		body     *funchost.BodyError
 		state    *durable.StateErrors
 		payload  *durable.EventPayloadError
@@ -138,6 +139,10 @@ func publicError(err error) error {
 		return runStateError("instance is not running", finished.InstanceID, finished.Status)
 	case errors.As(err, &active):
 		return runStateError("instance is still active", active.InstanceID, active.Status)
+	case errors.As(err, &awaited):
+		return &apierror.Error{Kind: apierror.ErrConflict, Message: "instance is awaited by its parent run", Fields: []apierror.Field{
+			{Name: "instance_id", Value: awaited.InstanceID}, {Name: "runtime_status", Value: awaited.Status},
+			{Name: "parent_instance_id", Value: awaited.ParentInstanceID}}}
 	case errors.Is(err, engine.ErrConflict):
 		// Writers on one run kept moving its head: nothing was written; the client retries.
 		return apierror.New(apierror.ErrBusy, "instance is busy, retry later")

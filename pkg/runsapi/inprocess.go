@@ -114,6 +114,8 @@ func (p *InProcessGraph) run(ctx context.Context, req host.Request, emit func(an
 		case durable.ActionWaitForEvent:
 			res.Status, res.CurrentNode, res.WaitingForEvent, res.ResumeNode = InProcessWaiting, node, d.EventName, d.ResumeNode
 			return res, nil
+		case durable.ActionChild:
+			return res, fmt.Errorf("run %s in process: node '%s' starts a child run of graph '%s': child runs need a durable run", m.GraphName, node, d.Child.Graph)
 		}
 		node = d.NextNode
 	}

@@ -34,12 +34,12 @@ func oasFreeObject(desc string) oasSchema {
 // after RegisteredGraphs.
 func bodySchemas() openapi.Object {
 	statuses := []string{"Pending", "Running", "Completed", "Failed", "Terminated"}
-	runState := func(desc string) openapi.Object {
-		return oasObj([]string{"error", "instance_id", "runtime_status"}, openapi.Object{
+	runState := func(desc string, more ...openapi.Member) openapi.Object {
+		return oasObj([]string{"error", "instance_id", "runtime_status"}, append(openapi.Object{
 			{Key: "error", Value: oasSchema{"type": "string", "description": desc}},
 			{Key: "instance_id", Value: oasStr()},
 			{Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
-		})
+		}, more...))
 	}
 	return openapi.Object{
 		{Key: "StartRunRequest", Value: oasObj(nil, openapi.Object{
@@ -59,9 +59,12 @@ func bodySchemas() openapi.Object {
 		{Key: "RunStatus", Value: oasObj([]string{"instance_id", "runtime_status", "custom_status", "input", "output"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()},
 			{Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
-			{Key: "custom_status", Value: oasAnyValue("null while Pending; {graph_name, graph_version, graph_hash, current_node}, plus waiting_for_event and resume_node while waiting; plus waiting_for_version (the graph hash) and message, Pending included, while the run's graph version is not registered on the process that picked it up.")},
+			{Key: "custom_status", Value: oasAnyValue("null while Pending; {graph_name, graph_version, graph_hash, current_node}, plus waiting_for_event and resume_node while waiting for an event, or waiting_for_child and resume_node while waiting for a child run; plus waiting_for_version (the graph hash) and message, Pending included, while the run's graph version is not registered on the process that picked it up.")},
 			{Key: "input", Value: openapi.Ref("RunInput")},
 			{Key: "output", Value: oasAnyValue("{graph_name, graph_version, graph_hash, final_node, state} when Completed; the failure string when Failed; the reason when Terminated; else null.")},
+			{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "The run that started this one as its child run; absent for a run started otherwise."}},
+			{Key: "child_instance_ids", Value: oasSchema{"type": "array", "items": oasStr(),
+				"description": "The child runs this run started, oldest first (at most 100; the history names every one); absent when it started none."}},
 		})},
 		{Key: "EventAccepted", Value: oasObj([]string{"instance_id", "event_name", "accepted"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "event_name", Value: oasStr()}, {Key: "accepted", Value: oasBoolean()},
@@ -115,7 +118,8 @@ func bodySchemas() openapi.Object {
 			{Key: "state_model_name", Value: oasStr()}, {Key: "nodes", Value: oasArrayOf(oasStr())}, {Key: "events", Value: oasArrayOf(oasStr())},
 		})},
 		{Key: "RunError", Value: oasObj([]string{"error"}, openapi.Object{{Key: "error", Value: oasStr()}})},
-		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active")},
+		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active | instance is awaited by its parent run",
+			openapi.Member{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "With 'instance is awaited by its parent run': the parent run that has not read the child's result yet."}})},
 	}
 }
 

@@ -175,10 +175,18 @@ func (o Options) withDefaults() Options {
 //     "timestamp", "data"}...], "next_after"}, or the same items as Server-Sent Events for
 //     Accept: text/event-stream (feed.go).
 //
-//   - DELETE /api/runs/{id} purges a finished run and its history: 200
-//     {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
+//   - DELETE /api/runs/{id} purges a finished run and its history, and its child runs first:
+//     200 {"instance_id": "<id>", "purged": true}; 404 {"error": "instance not found"}; 409
 //     {"error": "instance is still active", "instance_id", "runtime_status"} for a run that is
-//     not finished.
+//     not finished, 409 {"error": "instance is awaited by its parent run", "instance_id",
+//     "runtime_status", "parent_instance_id"} for a child run whose parent has not read it yet.
+//
+//   - Child runs (durable.StartChild): the status of a run started as a child has
+//     "parent_instance_id" after "output", that of a run that started children
+//     "child_instance_ids" (at most engine.MaxListedChildren, oldest first); neither member is
+//     written otherwise. A child's id starts with engine.ChildRunPrefix, which a start may not
+//     use: 400 {"error": "invalid instance_id: ids starting with 'child~' are reserved for
+//     child runs"}.
 //
 //   - GET /api/graphs/{graph_name}/versions (when Runs is an engine.VersionCounter, as the
 //     engine is): 200 {"graph_name", "versions": [{"graph_hash", "graph_version",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
@@ -24,6 +25,9 @@ type (
 		CustomStatus  json.RawMessage  `json:"custom_status"`
 		Input         engine.RunInput  `json:"input"`
 		Output        json.RawMessage  `json:"output"`
+		// The links of child runs (durable.StartChild), written only when there are some.
+		ParentInstanceID string   `json:"parent_instance_id,omitempty"`
+		ChildInstanceIDs []string `json:"child_instance_ids,omitempty"`
 	}
 	eventAcceptedBody struct {
 		InstanceID string `json:"instance_id"`
@@ -72,8 +76,8 @@ type (
 )
 
 // startRun serves POST /api/graphs/{graph_name}/runs. Checks, in order: unknown graph (before
-// the body is read), body, input/metadata, instance_id (valid, and not reserved for threads:
-// ReservedInstanceID), existing unfinished run.
+// the body is read), body, input/metadata, instance_id (valid, and not reserved for threads,
+// ReservedInstanceID, or for child runs, engine.ChildRunPrefix), existing unfinished run.
 func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("graph_name")
 	if _, err := s.reg.Latest(name); err != nil {
@@ -92,6 +96,9 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	if ReservedInstanceID(req.InstanceID) {
 		return errReservedID
+	}
+	if strings.HasPrefix(req.InstanceID, engine.ChildRunPrefix) {
+		return errChildID
 	}
 	if err := s.checkStartID(r.Context(), req.InstanceID); err != nil {
 		return err
@@ -137,7 +144,7 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	apiWriteJSON(w, http.StatusOK, runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.Status, CustomStatus: run.CustomStatus,
-		Input: run.Input, Output: run.Output,
+		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
 	}, s.logger)
 	return nil
 }

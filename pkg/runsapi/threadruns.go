@@ -55,3 +55,8 @@ func ReservedInstanceID(id string) bool {
 // errReservedID answers a start with an id of the threads' namespace.
 var errReservedID = apierror.New(apierror.ErrBadRequest,
 	"invalid instance_id: ids starting with 'thread-' or 'thread~' are reserved for the durable runs of threads")
+
+// errChildID answers a start with an id of the child runs' namespace (engine.ChildRunPrefix):
+// a child run's id derives from its parent's step, and no caller may take it first.
+var errChildID = apierror.New(apierror.ErrBadRequest,
+	"invalid instance_id: ids starting with '"+engine.ChildRunPrefix+"' are reserved for child runs")

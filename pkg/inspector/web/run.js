@@ -109,6 +109,12 @@ function renderRun(id, run, events, m, state, view) {
     ["Steps", `${events.filter((e) => e.type === "node_completed" || e.type === "branch_completed").length} node visits, ${events.length} history events`],
   ];
   if (cs.waiting_for_version) facts.push(["Waiting for version", cs.waiting_for_version]);
+  // Child runs (durable.StartChild): links to the parent, the child waited for, every child.
+  if (cs.waiting_for_child && !finished) facts.push(["Waiting for child run", runLink(cs.waiting_for_child)]);
+  if (run.parent_instance_id) facts.push(["Parent run", runLink(run.parent_instance_id)]);
+  if (run.child_instance_ids && run.child_instance_ids.length) {
+    facts.push(["Child runs", el("span", { id: "child-runs" }, run.child_instance_ids.map((c, i) => [i ? ", " : "", runLink(c)]))]);
+  }
   const out = [
     el("p", {}, el("a", { href: "#/" }, "← All runs")),
     el("h1", {}, "Run ", el("code", { id: "run-id" }, id)),
@@ -132,6 +138,11 @@ function renderRun(id, run, events, m, state, view) {
     out.push(el("section", { class: "panel" }, el("h2", {}, "Output"), el("pre", { class: "json", id: "run-output" }, pretty(run.output))));
   }
   return out;
+}
+
+// runLink links to the run view of run id.
+function runLink(id) {
+  return el("a", { href: `#/run/${enc(id)}` }, el("code", {}, id));
 }
 
 function renderActions(id, run, m, state) {
