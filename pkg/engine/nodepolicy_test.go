@@ -405,3 +405,26 @@ func TestEngine_FailureRoute_LongErrorIsCutOnTheHead(t *testing.T) {
 		}
 	}
 }
+
+// panickyGraph is a custom Graph whose ExecuteNode panics outside any handler, with the
+// policies of the graph it wraps.
+type panickyGraph struct {
+	durable.GraphRegistration[counterState]
+}
+
+func (panickyGraph) ExecuteNode(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	panic("custom graph broke")
+}
+
+// TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun: under a node timeout the handler runs
+// on a goroutine of its own; a panic there fails the run instead of the process.
+func TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun(t *testing.T) {
+	t.Parallel()
+	g := panickyGraph{policyGraph(t, "panicky", incr, durable.WithTimeout(time.Minute))}
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
+	id := r.start(t, "panicky", "", `{}`)
+	if run := settle(t, r, clk, id); run.Status != engine.StatusFailed || outputString(t, run) != "execute_node failed: node handler panicked: custom graph broke" {
+		t.Fatalf("status %s output %s", run.Status, run.Output)
+	}
+}
