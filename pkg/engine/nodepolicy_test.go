@@ -428,3 +428,30 @@ func TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun(t *testing.T) {
 		t.Fatalf("status %s output %s", run.Status, run.Output)
 	}
 }
+
+// TestEngine_FailureRoute_LoopEndsAtMaxSteps: a failed visit that takes its failure route
+// counts as a node visit, so a failure route back to a node that keeps failing ends at the
+// step limit instead of looping.
+func TestEngine_FailureRoute_LoopEndsAtMaxSteps(t *testing.T) {
+	t.Parallel()
+	b := durable.NewManifestBuilder[counterState]("loop")
+	b.SetEntrypoint("work")
+	broken := func(context.Context, counterState) (any, error) { return nil, errors.New("broken") }
+	if err := b.AddNode("work", broken, durable.WithFailureRoute("work"), durable.Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, MaxSteps: 3}, false, g)
+	id := r.start(t, "loop", "", `{}`)
+	run := settle(t, r, clk, id)
+	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "max steps exceeded") {
+		t.Fatalf("status %s output %s", run.Status, run.Output)
+	}
+	if n := strings.Count(historyTypes(t, r, id), engine.HistoryNodeFailed); n != 3 {
+		t.Errorf("%d node_failed rows, want 3", n)
+	}
+}
