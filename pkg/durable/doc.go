@@ -11,7 +11,9 @@
 // AddEventHandler per event), compiled by Build into a GraphRegistration[S] whose
 // GraphManifest carries the topology hash (byte-compatible with the Python original when
 // handlers are given the original's names with WithHandlerName and WithRouteName; otherwise
-// names default to FuncName of the Go function). A GraphRegistration is also a Graph, the
+// names default to the node's, "node:<name>" and "route:<name>", see names.go). Per-node
+// policies (WithRetry, WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures
+// are handled, and a route may pause the run durably (Sleep, SleepUntil). A GraphRegistration is also a Graph, the
 // type-erased view the engine executes one step at a time: ExecuteNode, ResolveRoute and
 // ApplyEvent take and return the run state as a JSON object. A Registry (NewRegistry) keeps
 // several versions of a graph by (name, hash).

@@ -11,8 +11,9 @@ import (
 // interpreted as: nil (no change), an Update / map[string]any (shallow merge
 // of top-level fields), json.RawMessage holding an object or null, or a whole S or *S
 // (replaces the state). Any other type fails the step with
-// "unsupported state merge result: <type>". A returned error fails the run and is never
-// retried.
+// "unsupported state merge result: <type>". A returned error fails the step: it is retried
+// under a retry policy (engine.GraphPolicy.Retry, WithRetry) unless wrapped in NonRetryable,
+// then takes the node's failure route (WithFailureRoute) or fails the run.
 //
 // Handlers may run more than once for the same step (see StepInfo) and must keep their side
 // effects idempotent.
@@ -28,10 +29,12 @@ type RouteFunc[S any] func(ctx context.Context, state S) (any, error)
 // the event carried none). The result is interpreted like a NodeFunc's.
 type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage) (any, error)
 
-// FuncName returns the default handler name of fn: its Go package path and name as the runtime
-// reports it, e.g. "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes). It
-// returns "" for nil. Give handlers explicit names (WithHandlerName, WithRouteName) when the
-// hash must be stable across refactors or equal a Python graph's.
+// FuncName returns fn's Go package path and name as the runtime reports it, e.g.
+// "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes, method values "-fm"),
+// or "" for nil. It was the default handler name of releases up to 0.4.0; defaults are now
+// derived from the node name (names.go), and Build computes the hash a graph had under FuncName
+// names as its GraphManifest.LegacyGraphHash. Passing FuncName(fn) to WithHandlerName
+// reproduces such a name.
 func FuncName(fn any) string {
 	pc := funcPointer(fn)
 	if pc == 0 {

@@ -11,14 +11,14 @@ import (
 // the new state. The engine records the same history as for the equivalent map-of-updates
 // handler: the update is derived from the fields whose JSON changed, merged and validated
 // exactly like an Update. Returning the state unchanged is "no change". A returned error
-// fails the step (and is retried under a RetryPolicy), as for NodeFunc.
+// fails the step (retried under a RetryPolicy unless NonRetryable), as for NodeFunc.
 //
 // Handlers may run more than once for the same step (see StepInfo) and must keep their side
 // effects idempotent.
 type StepFunc[S any] func(ctx context.Context, state S) (S, error)
 
 // DecideFunc is the typed route handler: it returns the RouteDecision made with Next,
-// Complete or WaitForEvent. The zero RouteDecision means "no decision": the node's static
+// Complete, WaitForEvent, Sleep or SleepUntil. The zero RouteDecision means "no decision": the node's static
 // next node (WithNext), else completion, like a route handler returning nil.
 type DecideFunc[S any] func(ctx context.Context, state S) (RouteDecision, error)
 
@@ -26,16 +26,18 @@ type DecideFunc[S any] func(ctx context.Context, state S) (RouteDecision, error)
 // payload decoded into P, and returns the new state (the update is derived as for StepFunc).
 type EventStepFunc[S, P any] func(ctx context.Context, state S, payload P) (S, error)
 
-// typedHandler remembers the user's function behind an adapter, so that the default handler
-// name and the "already registered to a different callable" check see the user's function,
-// not the adapter: the graph hash is the same as for the map form with the same names.
+// typedHandler remembers the user's function behind an adapter, so that the legacy handler
+// name (FuncName, names.go) and the "already registered to a different callable" check see
+// the user's function, not the adapter.
 type typedHandler struct {
 	fn any // the user's function
 }
 
-// AddStep adds a node whose handler returns the new state (StepFunc). Options, checks and
-// errors are those of AddNode; the default handler name is FuncName(fn), so a graph built with
-// AddStep hashes like its AddNode twin with the same names.
+// AddStep adds a node whose handler returns the new state (StepFunc). Options (per-node
+// policies included), checks and errors are those of AddNode; the default handler name is the
+// node's ("node:<name>"), so a graph built with AddStep hashes like its AddNode twin with the
+// same names. The "already registered to a different callable" check compares fn, not the
+// adapter around it.
 func (b *ManifestBuilder[S]) AddStep(name string, fn StepFunc[S], opts ...NodeOption) error {
 	if fn == nil {
 		return b.AddNode(name, nil, opts...)
@@ -55,7 +57,7 @@ func (b *ManifestBuilder[S]) AddStep(name string, fn StepFunc[S], opts ...NodeOp
 }
 
 // WithDecide sets the node's route handler to a typed DecideFunc. Its default name is
-// FuncName(fn); WithRouteName overrides it as for WithRoute.
+// "route:<node name>"; WithRouteName overrides it as for WithRoute.
 func WithDecide[S any](fn DecideFunc[S]) NodeOption {
 	return func(o *nodeOptions) {
 		if fn == nil {

@@ -119,9 +119,9 @@ func nodeFailureOf(h *head) *durable.NodeFailure {
 // executeNode runs the handler of node, bounded by timeout when it is positive: the handler's
 // context gets the deadline, and the engine stops waiting at it even when the handler ignores
 // its context (its goroutine is left to finish on its own; what it returns is discarded). An
-// attempt whose result comes after the deadline is a timed-out attempt, a *durable.HandlerError
-// the retry policy retries. When ctx itself ends first, its error is returned (the step's
-// infrastructure, not the handler, stopped).
+// attempt still running at the deadline is a timed-out attempt, a *durable.HandlerError the
+// retry policy retries, whatever the handler returns afterwards. When ctx itself ends first,
+// its error is returned (the step's infrastructure, not the handler, stopped).
 func executeNode(ctx context.Context, g durable.Graph, node string, timeout time.Duration, state json.RawMessage) (json.RawMessage, error) {
 	if timeout <= 0 {
 		return g.ExecuteNode(ctx, node, state)
@@ -131,7 +131,6 @@ func executeNode(ctx context.Context, g durable.Graph, node string, timeout time
 	type result struct {
 		state json.RawMessage
 		err   error
-		late  bool // the deadline had passed when the handler returned
 	}
 	done := make(chan result, 1) // buffered: an abandoned handler's goroutine never blocks
 	go func() {
@@ -139,13 +138,10 @@ func executeNode(ctx context.Context, g durable.Graph, node string, timeout time
 		defer func() { done <- r }()
 		defer durable.RecoverHandler("node", node, &r.err) // a custom Graph's panic must not crash the process
 		r.state, r.err = g.ExecuteNode(tctx, node, state)
-		r.late = tctx.Err() != nil
 	}()
 	select {
 	case r := <-done:
-		if !r.late {
-			return r.state, r.err
-		}
+		return r.state, r.err
 	case <-tctx.Done():
 	}
 	if err := ctx.Err(); err != nil {

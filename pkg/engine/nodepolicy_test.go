@@ -405,3 +405,53 @@ func TestEngine_FailureRoute_LongErrorIsCutOnTheHead(t *testing.T) {
 		}
 	}
 }
+
+// panickyGraph is a custom Graph whose ExecuteNode panics outside any handler, with the
+// policies of the graph it wraps.
+type panickyGraph struct {
+	durable.GraphRegistration[counterState]
+}
+
+func (panickyGraph) ExecuteNode(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	panic("custom graph broke")
+}
+
+// TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun: under a node timeout the handler runs
+// on a goroutine of its own; a panic there fails the run instead of the process.
+func TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun(t *testing.T) {
+	t.Parallel()
+	g := panickyGraph{policyGraph(t, "panicky", incr, durable.WithTimeout(time.Minute))}
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
+	id := r.start(t, "panicky", "", `{}`)
+	if run := settle(t, r, clk, id); run.Status != engine.StatusFailed || outputString(t, run) != "execute_node failed: node handler panicked: custom graph broke" {
+		t.Fatalf("status %s output %s", run.Status, run.Output)
+	}
+}
+
+// TestEngine_FailureRoute_LoopEndsAtMaxSteps: a failed visit that takes its failure route
+// counts as a node visit, so a failure route back to a node that keeps failing ends at the
+// step limit instead of looping.
+func TestEngine_FailureRoute_LoopEndsAtMaxSteps(t *testing.T) {
+	t.Parallel()
+	b := durable.NewManifestBuilder[counterState]("loop")
+	b.SetEntrypoint("work")
+	broken := func(context.Context, counterState) (any, error) { return nil, errors.New("broken") }
+	if err := b.AddNode("work", broken, durable.WithFailureRoute("work"), durable.Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, MaxSteps: 3}, false, g)
+	id := r.start(t, "loop", "", `{}`)
+	run := settle(t, r, clk, id)
+	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "max steps exceeded") {
+		t.Fatalf("status %s output %s", run.Status, run.Output)
+	}
+	if n := strings.Count(historyTypes(t, r, id), engine.HistoryNodeFailed); n != 3 {
+		t.Errorf("%d node_failed rows, want 3", n)
+	}
+}

@@ -104,7 +104,9 @@ func TestEngine_Sleep_InThePastOrZeroContinuesAtOnce(t *testing.T) {
 			clk := newFakeClock()
 			r := newRig(t, engine.Options{Clock: clk.now}, false, sleepGraph(t, "sl0", func(counterState) durable.RouteDecision { return d }))
 			id := r.start(t, "sl0", "", `{}`)
-			r.drive(t)
+			if n := r.drive(t); n != 1 {
+				t.Errorf("%d work items, want the run to go on in the same one", n)
+			}
 			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted {
 				t.Fatalf("status %s: the clock did not move, the run should not wait", run.Status)
 			}
