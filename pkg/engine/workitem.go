@@ -175,9 +175,10 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 //
 // The step fails its run once it was started MaxStepStarts times without completing: the
 // deaths counted, plus the start before them (a first delivery holds nothing, so its own
-// death is inferred from the redelivery that follows it). A run whose handlings only fail
-// never gets there: an error return leaves no hold that counts, whatever storage does to
-// the release. A hold's lease must be what a live holder may take: a dead worker's item
+// death is inferred from the redelivery that follows it, and at least one death must be
+// counted). A run whose handlings only fail does not get there: a failed handling's hold is
+// released, or known to this process, or back within its lease when its item returns,
+// whatever storage did to the release. A hold's lease must be what a live holder may take: a dead worker's item
 // comes back only after its visibility timeout (embedded: VisibilityTimeout; the lease's
 // default is half of it) or, under the Functions host, after functionTimeout killed it (the
 // lease launch sets).
