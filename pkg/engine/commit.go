@@ -303,7 +303,8 @@ func payloadPrefix(runID, nonce string) string { return runID + "/" + nonce + "/
 // success), merges with ETagAny (index rows), inserts at random keys (due rows: a 409 is
 // the first try), the head's AwaitVersion flag (set again by the next delivery if it did not
 // land), payload puts (unconditional, at keys unique per value) and enqueues (a duplicate
-// work item is dropped as stale or settled by the conditional commit).
+// work item is dropped as stale or settled by the conditional commit). A step's hold is its
+// own witness: its release reads the head back and looks for the holder's id (hold.go).
 
 // refused reports whether a Submit error says the batch was refused on every try, so it
 // wrote nothing. Any other error leaves the outcome unknown.

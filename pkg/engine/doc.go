@@ -40,7 +40,9 @@ package engine
 //	workitem.go     one work item: its form, HandleWorkItem, the kill limit (deaths counted
 //	                on the run), the step loop, a run parked for its graph version, dispatch
 //	                of the next item
-//	hold.go         a step's hold: taken by a start, released or cleared, judged by its lease
+//	hold.go         a step's begin and its hold: taken by a start, released or cleared by
+//	                its end, judged by the next start against its lease
+//	unapplied.go    the events a run never applied, recorded when it finishes
 //	step.go         one step: the user's node, route or event handler under its graph's
 //	                guards, what it loads, and its outcome with the batch that commits it
 //	commit.go       the step's commit: conditional, rebased past raised events; payloads

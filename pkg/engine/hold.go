@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -30,6 +31,63 @@ import (
 // it. Leases are judged on the judging worker's clock against the holder's; a wrong
 // judgement (clock skew against a lease of minutes) can only count or spare one start,
 // never decide what a write did.
+
+// begin starts h's current step: it judges the hold a previous start left on the head (a
+// death when its lease is over), fails the run past the kill limit, and writes one head
+// merge when something needs writing — a Pending run turns Running (so a status read while
+// the entrypoint runs says Running), and a start that may be a restart (redelivered, or the
+// head holds a hold or counted deaths) takes its own hold. A first delivery of a running
+// run with a clean head writes nothing. It returns the head to run from (nil: the handling
+// is done, as when the run moved on or failed as poison) and the hold taken (nil: none).
+func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *hold, error) {
+	for range maxRebase {
+		now := e.clock().UnixNano()
+		deaths := e.deaths(h, now)
+		if e.overKillLimit(deaths) {
+			return nil, nil, e.failPoison(ctx, h, deaths+1)
+		}
+		takes := redelivered || h.restarts > 0 || h.holder != ""
+		if h.status != StatusPending && !takes {
+			return h, nil, nil
+		}
+		o := &stepOutcome{kind: outBegin}
+		var hd *hold
+		if takes {
+			hd = &hold{id: newWriteID(), runID: h.runID}
+			o.hold, o.holdUntil, o.deaths = hd.id, now+int64(e.opts.StepLease), deaths-h.restarts
+			e.holds.start(hd.id)
+			if o.deaths > 0 {
+				e.log.Warn("a start of the step died holding it", "run_id", h.runID, "step", h.step+1, "node", h.node,
+					"deaths", deaths, "max_step_starts", e.opts.MaxStepStarts)
+			}
+		}
+		n, err := e.commit(ctx, h, o)
+		var restep *restepError
+		switch {
+		case errors.As(err, &restep):
+			if hd != nil {
+				e.holds.finish(hd.id, true) // never stored
+			}
+			h = restep.fresh // another start judged the hold first, or its holder released it
+			continue
+		case errors.Is(err, errDropped):
+			if hd != nil {
+				e.holds.finish(hd.id, true)
+			}
+			return nil, nil, nil
+		case err != nil:
+			if hd != nil {
+				e.holds.finish(hd.id, false) // its outcome may be unknown: never count it here
+			}
+			return nil, nil, err // storage errors never count towards poison
+		}
+		if hd != nil {
+			hd.etag = n.etag
+		}
+		return n, hd, nil
+	}
+	return nil, nil, fmt.Errorf("begin step run=%s step=%d: head keeps changing: %w", h.runID, h.step+1, ErrConflict)
+}
 
 // maxBookedHolds bounds the ended holds a holdBook remembers.
 const maxBookedHolds = 4096

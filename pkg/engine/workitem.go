@@ -169,63 +169,6 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	}
 }
 
-// begin starts h's current step: it judges the hold a previous start left on the head (a
-// death when its lease is over), fails the run past the kill limit, and writes one head
-// merge when something needs writing — a Pending run turns Running (so a status read while
-// the entrypoint runs says Running), and a start that may be a restart (redelivered, or the
-// head holds a hold or counted deaths) takes its own hold. A first delivery of a running
-// run with a clean head writes nothing. It returns the head to run from (nil: the handling
-// is done, as when the run moved on or failed as poison) and the hold taken (nil: none).
-func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *hold, error) {
-	for range maxRebase {
-		now := e.clock().UnixNano()
-		deaths := e.deaths(h, now)
-		if e.overKillLimit(deaths) {
-			return nil, nil, e.failPoison(ctx, h, deaths+1)
-		}
-		takes := redelivered || h.restarts > 0 || h.holder != ""
-		if h.status != StatusPending && !takes {
-			return h, nil, nil
-		}
-		o := &stepOutcome{kind: outBegin}
-		var hd *hold
-		if takes {
-			hd = &hold{id: newWriteID(), runID: h.runID}
-			o.hold, o.holdUntil, o.deaths = hd.id, now+int64(e.opts.StepLease), deaths-h.restarts
-			e.holds.start(hd.id)
-			if o.deaths > 0 {
-				e.log.Warn("a start of the step died holding it", "run_id", h.runID, "step", h.step+1, "node", h.node,
-					"deaths", deaths, "max_step_starts", e.opts.MaxStepStarts)
-			}
-		}
-		n, err := e.commit(ctx, h, o)
-		var restep *restepError
-		switch {
-		case errors.As(err, &restep):
-			if hd != nil {
-				e.holds.finish(hd.id, true) // never stored
-			}
-			h = restep.fresh // another start judged the hold first, or its holder released it
-			continue
-		case errors.Is(err, errDropped):
-			if hd != nil {
-				e.holds.finish(hd.id, true)
-			}
-			return nil, nil, nil
-		case err != nil:
-			if hd != nil {
-				e.holds.finish(hd.id, false) // its outcome may be unknown: never count it here
-			}
-			return nil, nil, err // storage errors never count towards poison
-		}
-		if hd != nil {
-			hd.etag = n.etag
-		}
-		return n, hd, nil
-	}
-	return nil, nil, fmt.Errorf("begin step run=%s step=%d: head keeps changing: %w", h.runID, h.step+1, ErrConflict)
-}
-
 // The kill limit. A delivery cannot tell a worker that died (a handler that crashes the
 // process, runs it out of memory or past functionTimeout) from a handling that failed on a
 // storage error: both come back as a redelivery. Only the first may fail a run, so a start
@@ -248,9 +191,10 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 //
 // The step fails its run once it was started MaxStepStarts times without completing: the
 // deaths counted, plus the start before them (a first delivery holds nothing, so its own
-// death is inferred from the redelivery that follows it). A run whose handlings only fail
-// never gets there: an error return leaves no hold that counts, whatever storage does to
-// the release. A hold's lease must be what a live holder may take: a dead worker's item
+// death is inferred from the redelivery that follows it, and at least one death must be
+// counted). A run whose handlings only fail does not get there: a failed handling's hold is
+// released, or known to this process, or back within its lease when its item returns,
+// whatever storage did to the release. A hold's lease must be what a live holder may take: a dead worker's item
 // comes back only after its visibility timeout (embedded: VisibilityTimeout; the lease's
 // default is half of it) or, under the Functions host, after functionTimeout killed it (the
 // lease launch sets).
