@@ -113,9 +113,10 @@ unit:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
+# One `go list` names every package with its directory (not one more per package).
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./pkg/...); do \
-	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	@set -e; pkgs=$$($(GO) list -f '{{.ImportPath}}={{.Dir}}' ./pkg/...); for p in $$pkgs; do \
+	  pkg=$${p%%=*}; dir=$${p#*=}; \
 	  for f in $$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
 	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; continue; }; \

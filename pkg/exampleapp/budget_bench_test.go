@@ -63,7 +63,8 @@ func BenchmarkEmbeddedDefault_BytesPerItem(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				app, err := exampleapp.Build(exampleapp.Config{Logger: logger, Durable: s.Durable, PlatformThreads: s.Threads, Checkpointer: s.Checkpoints})
+				app, err := exampleapp.Build(exampleapp.Config{Logger: logger, Durable: s.Durable, PlatformThreads: s.Threads, Checkpointer: s.Checkpoints,
+					MemoryBudget: s.MemoryBudget})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/tracing"
@@ -48,6 +49,10 @@ type Config struct {
 	// MaxWait bounds the routes' waits for a run (FUNCGRAPH_MAX_WAIT, host.Options.MaxWait); 0
 	// means host.DefaultMaxWait.
 	MaxWait time.Duration
+	// MemoryBudget is the byte budget the in-memory stores above share
+	// (launch.Settings.MemoryBudget); the routes refuse new work it has no room for before
+	// reading the body. nil means none.
+	MemoryBudget *membudget.Budget
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
 	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
 	TraceExporter string
@@ -120,7 +125,8 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	s := launch.Settings{Logger: logger, LockBackend: cfg.LockBackendSetting, ThreadLock: cfg.ThreadLock,
-		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation, MaxWait: cfg.MaxWait}
+		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation, MaxWait: cfg.MaxWait,
+		MemoryBudget: cfg.MemoryBudget}
 	asm, err := launch.Assemble(s, launch.Spec{
 		Host: host.Options{Observer: hostObs},
 		Hosted: []launch.Hosted{{
@@ -158,7 +164,7 @@ func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
 	cfg := Config{
 		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
-		Isolation: s.Isolation, MaxWait: s.MaxWait,
+		Isolation: s.Isolation, MaxWait: s.MaxWait, MemoryBudget: s.MemoryBudget,
 	}
 	a, err := Build(cfg)
 	if err != nil {

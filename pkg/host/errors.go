@@ -33,6 +33,8 @@ func rejectReason(err error) RejectReason {
 		return ReasonLockContention
 	case errors.Is(err, errLockBackend):
 		return ReasonLockError
+	case errors.Is(err, apierror.ErrStorageFull):
+		return ReasonStorageFull
 	default:
 		return ReasonInvalidRequest
 	}

@@ -49,6 +49,10 @@ const (
 	// ReasonLockError: the lock backend failed (500). A product extension of the contract's
 	// reasons: the run passed validation but never held the lock, so it was not started.
 	ReasonLockError RejectReason = "lock_error"
+	// ReasonStorageFull: the in-memory stores' byte budget has no room for the run's new work
+	// (507, Options.MemoryBudget), or, under isolation, for the new thread's record. A
+	// product extension of the contract's reasons, like ReasonLockError.
+	ReasonStorageFull RejectReason = "storage_full"
 )
 
 // Endpoint names in a RunContext.

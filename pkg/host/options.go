@@ -11,6 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Defaults of Options.
@@ -77,6 +78,13 @@ type Options struct {
 	// is attached (platform.Mount does), a thread id from a caller without the master key
 	// is refused.
 	Isolation *isolation.Isolation
+	// MemoryBudget is the byte budget of the in-memory stores the app's graphs and threads
+	// write to (launch.Settings.MemoryBudget); nil means none. With it an invoke or stream of
+	// a checkpointed graph the budget cannot take (its declared body past the room left for
+	// new work, membudget.Budget.Admits) is refused 507 before its body is read; the
+	// platform routes that create threads and runs do the same. The stores account and
+	// refuse the writes either way.
+	MemoryBudget *membudget.Budget
 }
 
 // ErrInvalidOptions is wrapped by New for options that cannot work.

@@ -57,7 +57,8 @@ func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
 
 // admit runs checks 1–10 of the invoke contract: body size, JSON, request model, limits,
 // configurable and thread id, checkpointer thread id, version, and the thread lock (taken only
-// for graphs with a checkpointer), filling adm. The caller must release the admission.
+// for graphs with a checkpointer), filling adm. Before the body is read, a checkpointed graph's
+// request is refused 507 when the memory budget cannot take it (Options.MemoryBudget). The caller must release the admission.
 func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext, adm *admission) error {
 	sc := a.scope.Load()
 	caller, err := sc.resolve(r)
@@ -67,6 +68,12 @@ func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, 
 	adm.owner = caller.ID
 	if caller.Admin {
 		adm.owner = ""
+	}
+	if rc.HasCheckpointer && a.opts.MemoryBudget != nil {
+		// Its run writes checkpoints: new work, refused unread when the budget has no room.
+		if err := apierror.NewWorkRefused(membudget.NewWork(r.Context(), adm.owner), a.opts.MemoryBudget, r, a.lim.maxBody); err != nil {
+			return err
+		}
 	}
 	body, err := readBody(r, a.lim.maxBody, nil)
 	if err != nil {

@@ -17,7 +17,8 @@ import (
 // it: Assemble takes every store from the Settings.
 type Spec struct {
 	// Host configures the hosting app. Unset, its Logger, LockBackendSetting, ThreadLock,
-	// MaxWait and Isolation come from the settings; PlatformCompat is set when Platform is.
+	// MaxWait, Isolation and MemoryBudget come from the settings (the platform routes take
+	// the last two from it too); PlatformCompat is set when Platform is.
 	Host host.Options
 	// Hosted lists the graphs served at /api/graphs/<name>/invoke, /stream and
 	// /threads/{thread_id}/state, in order.
@@ -32,7 +33,8 @@ type Spec struct {
 	Platform bool
 	// PlatformOptions tune the platform routes; Threads, Isolation and NewRunBackend are
 	// filled in, and Durable (the durable graphs as assistants, platformruns.NewAssistants)
-	// when unset. Settings.Isolation also goes to the runs API (DurableOptions.API) when unset.
+	// when unset. Settings.Isolation and Settings.MemoryBudget also go to the runs API
+	// (DurableOptions.API) when unset.
 	PlatformOptions platform.Options
 }
 
@@ -83,6 +85,9 @@ func Assemble(s Settings, spec Spec) (*Assembly, error) {
 	}
 	if ho.Isolation == nil {
 		ho.Isolation = s.Isolation
+	}
+	if ho.MemoryBudget == nil {
+		ho.MemoryBudget = s.MemoryBudget
 	}
 	ho.PlatformCompat = ho.PlatformCompat || spec.Platform
 	h, err := host.New(ho)
@@ -137,6 +142,9 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 	}
 	if opts.API.Isolation == nil {
 		opts.API.Isolation = s.Isolation
+	}
+	if opts.API.MemoryBudget == nil {
+		opts.API.MemoryBudget = s.MemoryBudget
 	}
 	st := s.Durable.OrMemory()
 	eng, err := MountDurable(st, a.Host, reg, opts)

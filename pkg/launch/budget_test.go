@@ -1,12 +1,20 @@
 package launch
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -86,4 +94,58 @@ func TestFromEnv_EmbeddedDefault_StoresShareTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	grew("a checkpoint")
+}
+
+// checkpointedEcho is a hosted graph with a checkpointer that stores nothing.
+type checkpointedEcho struct{}
+
+func (checkpointedEcho) Invoke(_ context.Context, req host.Request) (any, error) {
+	return json.RawMessage(req.Input), nil
+}
+func (checkpointedEcho) HasCheckpointer() bool { return true }
+
+// Assemble hands the settings' memory budget to the hosting routes, the platform routes and
+// the runs API: with 40 KiB left for new work, a body padded with 60 KiB of whitespace (which
+// the stores would not keep) is refused 507 on each by its declared length, and an unpadded
+// one is served.
+func TestAssemble_PassesMemoryBudgetToEveryRoute(t *testing.T) {
+	s, err := FromEnv(t.Context(), func(k string) string { return map[string]string{envMemoryBudget: "4MiB"}[k] }, ModeServe, hosttest.TestLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs, err := examples.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Assemble(s, Spec{Platform: true, Durable: graphs, Hosted: []Hosted{{Name: "chat", Graph: checkpointedEcho{}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	b := s.MemoryBudget
+	limit := b.Limits().Total
+	if err := b.Grow(t.Context(), "", limit-limit/8-40<<10); err != nil { // the runs' steps
+		t.Fatal(err)
+	}
+	h := a.Host.FunctionApp().Standalone(funchost.StandaloneOptions{Keys: funchost.Keys{HostFunction: map[string]string{"default": "k"}}})
+	send := func(path, body string) (int, string) {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		r.Header.Set("x-functions-key", "k")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	pad := strings.Repeat(" ", 60<<10)
+	for _, c := range []struct{ path, body string }{
+		{"/api/graphs/data_pipeline/runs", `{"input":{"source_url":"s"}}`},
+		{"/api/threads", `{"metadata":{"topic":"t"}}`},
+		{"/api/graphs/chat/invoke", `{"input":{"m":"hi"},"config":{"configurable":{"thread_id":"t1"}}}`},
+	} {
+		if code, body := send(c.path, c.body[:len(c.body)-1]+pad+"}"); code != http.StatusInsufficientStorage {
+			t.Errorf("%s padded past the room left: %d %.200s, want 507", c.path, code, body)
+		}
+		if code, body := send(c.path, c.body); code >= 300 {
+			t.Errorf("%s: %d %.200s, want served", c.path, code, body)
+		}
+	}
 }

@@ -81,7 +81,9 @@ type Settings struct {
 	// MemoryBudget is the byte budget of the in-memory stores (the durable engine's, Threads
 	// and Checkpoints) when AzureWebJobsStorage is not configured, from
 	// FUNCGRAPH_MEMORY_BUDGET and FUNCGRAPH_MEMORY_BUDGET_PER_IDENTITY (budget.go); nil on
-	// Azure Storage. Give it to any other in-memory store the app keeps.
+	// Azure Storage. Give it to any other in-memory store the app keeps. Assemble hands it to
+	// the hosting routes, the platform routes and the runs API, which refuse new work it has
+	// no room for before reading the request's body.
 	MemoryBudget *membudget.Budget
 	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
 	// the app serves (nil otherwise): every store above and the thread lock are opened from

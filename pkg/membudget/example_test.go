@@ -22,3 +22,18 @@ func ExampleNew() {
 	// true
 	// <nil>
 }
+
+// A route that only creates new work asks before reading a body of 200 bytes: past 7/8 of
+// the limit it refuses at once, and nothing is accounted either way.
+func ExampleBudget_Admits() {
+	b, _ := membudget.New(membudget.Limits{Total: 1024})
+	ctx := membudget.NewWork(context.Background(), "")
+	fmt.Println(b.Admits(ctx, 200))
+	_ = b.Grow(context.Background(), "", 800) // runs already started
+	fmt.Println(errors.Is(b.Admits(ctx, 200), membudget.ErrExceeded))
+	fmt.Println(b.Used())
+	// Output:
+	// <nil>
+	// true
+	// 800
+}

@@ -161,6 +161,27 @@ func (b *Budget) Crowded(owner string) bool {
 	return used > limit-limit/4
 }
 
+// Admits reports whether new work on behalf of ctx's owner (OwnerOf) may grow the stores by
+// n bytes now (n < 1 counts as 1: whether any new work fits): nil when n fits within 7/8 of
+// the total and of the owner's limit, else the *ExceededError (NewWork set) a write of n
+// bytes would meet. Nothing is accounted. The HTTP surfaces ask it before reading the body
+// of a request that creates new work, with the body's declared length, so that a request
+// the budget cannot take is refused without being read; the writes it makes are still
+// accounted (and may still be refused) as they happen.
+func (b *Budget) Admits(ctx context.Context, n int64) error {
+	n = max(n, 1)
+	owner := OwnerOf(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := check(true, "", b.total, b.limits.Total, n); err != nil {
+		return err
+	}
+	if owner != "" && b.limits.PerIdentity > 0 {
+		return check(true, owner, b.owners[owner], b.limits.PerIdentity, n)
+	}
+	return nil
+}
+
 // grow applies n to the total and, when account, to owner's account, unless it passes a
 // limit. b.mu must be held.
 func (b *Budget) grow(newWork bool, owner string, account bool, n int64) error {

@@ -71,6 +71,53 @@ func TestBudget_Grow_Thresholds(t *testing.T) {
 	}
 }
 
+// Admits answers as a write of new work would (7/8 of the total, then of the owner's limit),
+// counts n < 1 as one byte, and accounts nothing.
+func TestBudget_Admits_AsNewWorkWould(t *testing.T) {
+	t.Parallel()
+	b, _ := membudget.New(membudget.Limits{Total: 800, PerIdentity: 400})
+	alice := membudget.NewWork(t.Context(), "alice")
+	if err := b.Grow(alice, "alice", 340); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Grow(t.Context(), "", 300); err != nil { // a step: total at 640 of 700 for new work
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		n       int64
+		refuser string // whose limit refuses; "-" none
+	}{
+		{"alice within 7/8 of her limit", alice, 5, "-"},
+		{"alice up to 7/8 of her limit", alice, 10, "-"},
+		{"alice past 7/8 of her limit", alice, 11, "alice"},
+		{"no identity within 7/8 of the total", t.Context(), 60, "-"},
+		{"no identity past 7/8 of the total", t.Context(), 61, ""},
+		{"the total is checked first", alice, 61, ""},
+		{"an unknown length within", t.Context(), -1, "-"},
+	}
+	for _, tt := range tests {
+		err := b.Admits(tt.ctx, tt.n)
+		var ex *membudget.ExceededError
+		switch {
+		case tt.refuser == "-" && err != nil:
+			t.Fatalf("%s: %v", tt.name, err)
+		case tt.refuser != "-" && (!errors.As(err, &ex) || !errors.Is(err, membudget.ErrExceeded) || ex.Owner != tt.refuser || !ex.NewWork):
+			t.Fatalf("%s: err = %v, want the new-work limit of %q", tt.name, err, tt.refuser)
+		}
+	}
+	if b.Used() != 640 || b.UsedBy("alice") != 340 {
+		t.Fatalf("used %d, alice %d; want 640, 340: Admits accounted bytes", b.Used(), b.UsedBy("alice"))
+	}
+	if err := b.Grow(t.Context(), "", 60); err != nil { // a step fills new work's share
+		t.Fatal(err)
+	}
+	if err := b.Admits(t.Context(), 0); !errors.Is(err, membudget.ErrExceeded) {
+		t.Fatalf("Admits(0) at 7/8 of the total = %v, want refused", err)
+	}
+}
+
 // A scope counts against the owner of the write that first gave it bytes, until it holds none.
 func TestBudget_Charge_ScopeKeepsItsOwner(t *testing.T) {
 	t.Parallel()

@@ -4,11 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -55,5 +62,55 @@ func TestRuns_OutputPastTheStoreBudget_ThreadReleasedInError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// countedBody is a request body that counts the reads of it.
+type countedBody struct {
+	r     io.Reader
+	reads *atomic.Int32
+}
+
+func (b countedBody) Read(p []byte) (int, error) {
+	b.reads.Add(1)
+	return b.r.Read(p)
+}
+
+// The routes that create a thread or a run refuse 507 in the platform's shape, before reading
+// it, a body the memory budget (the hosting app's) has no room for; other routes, and a create
+// that fits, are served.
+func TestCreates_PastTheMemoryBudget_Refused507Unread(t *testing.T) {
+	b, err := membudget.New(membudget.Limits{Total: 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Grow(t.Context(), "", 6500); err != nil { // 500 bytes left for new work
+		t.Fatal(err)
+	}
+	f := newFixture(t, host.Options{AuthLevel: funchost.AuthAnonymous, MemoryBudget: b}, nil)
+	h := f.svc.app.FunctionApp().Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)})
+	send := func(path, body string) (int, string, int32) {
+		var reads atomic.Int32
+		r := httptest.NewRequest("POST", path, countedBody{strings.NewReader(body), &reads})
+		r.ContentLength = int64(len(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code, w.Body.String(), reads.Load()
+	}
+	if code, body, _ := send("/api/threads", `{"thread_id":"t1"}`); code != 200 {
+		t.Fatalf("a thread that fits: %d %s", code, body)
+	}
+	big := `{"assistant_id":"plain","input":{"pad":"` + strings.Repeat("p", 600) + `"},"metadata":{"pad":"p"}}`
+	for _, path := range []string{"/api/threads", "/api/threads/t1/runs", "/api/threads/t1/runs/wait",
+		"/api/threads/t1/runs/stream", "/api/runs/wait", "/api/runs/stream"} {
+		if code, body, reads := send(path, big); code != 507 || body != detail(apierror.StorageFullMessage) || reads != 0 {
+			t.Fatalf("%s past the budget: %d %s, %d reads; want 507 unread", path, code, body, reads)
+		}
+	}
+	if code, body, _ := send("/api/threads/search", `{"metadata":{"pad":"`+strings.Repeat("p", 600)+`"}}`); code != 200 {
+		t.Fatalf("a search past the budget: %d %s, want 200 (it creates nothing)", code, body)
+	}
+	if code, body, _ := send("/api/threads/t1/runs/wait", `{"assistant_id":"plain","input":{}}`); code != 200 {
+		t.Fatalf("a run that fits: %d %s", code, body)
 	}
 }

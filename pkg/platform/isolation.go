@@ -50,6 +50,22 @@ func (s *Service) isolate(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// admitNew wraps a route that creates a thread or a run (inside isolate, so the caller's
+// identity is known): when the memory budget cannot take its declared body
+// (apierror.NewWorkRefused) it answers the 507 before reading the body; otherwise h runs.
+func (s *Service) admitNew(h http.HandlerFunc) http.HandlerFunc {
+	if s.budget == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := apierror.NewWorkRefused(r.Context(), s.budget, r, s.maxBody); err != nil {
+			writeError(w, err, s.logger)
+			return
+		}
+		h(w, r)
+	}
+}
+
 // callerError is the public error of a caller that cannot be resolved.
 func callerError(err error) error {
 	return apierror.UnresolvedCaller(err)

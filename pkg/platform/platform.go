@@ -11,6 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -40,6 +41,13 @@ type Options struct {
 	// (host.GraphHostApp.SetIsolation); nil means the app's host.Options.Isolation, and
 	// off when that is nil too: every caller sees every thread.
 	Isolation *isolation.Isolation
+	// MemoryBudget is the byte budget of the in-memory stores the threads and runs are
+	// written to; nil means the app's host.Options.MemoryBudget, and none when that is nil
+	// too. With it the routes that create threads and runs (threads create, runs create,
+	// wait and stream, with or without a thread) refuse 507 before reading a body the budget
+	// cannot take (its declared length past the room left for new work,
+	// membudget.Budget.Admits). The stores account and refuse the writes either way.
+	MemoryBudget *membudget.Budget
 }
 
 // ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
@@ -61,6 +69,7 @@ type Service struct {
 	maxWait   time.Duration
 	durable   DurableAssistants
 	iso       *isolation.Isolation
+	budget    *membudget.Budget
 
 	liveMu sync.Mutex
 	live   map[string]*runLog // run id → the stream of a background run executing here; guarded by liveMu
@@ -89,10 +98,13 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 		app: app, store: opts.Threads, now: opts.Now, logger: opts.Logger,
 		maxBody: ho.MaxRequestBodyBytes, maxDepth: ho.MaxInputDepth, maxNodes: ho.MaxInputNodes,
 		maxStream: ho.MaxStreamResponseBytes, maxWait: ho.MaxWait, durable: opts.Durable,
-		iso: opts.Isolation, live: map[string]*runLog{},
+		iso: opts.Isolation, live: map[string]*runLog{}, budget: opts.MemoryBudget,
 	}
 	if s.iso == nil {
 		s.iso = ho.Isolation
+	}
+	if s.budget == nil {
+		s.budget = ho.MemoryBudget
 	}
 	if s.store == nil {
 		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
@@ -161,13 +173,14 @@ type route struct {
 	summary            string
 }
 
-// functions returns the platform routes.
+// functions returns the platform routes. Those that create a thread or a run are new work
+// for the memory budget (admitNew).
 func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	routes := []route{
 		{"assistants_search", "POST", "assistants/search", s.serveAssistantsSearch, "Search assistants"},
 		{"assistants_count", "POST", "assistants/count", s.serveAssistantsCount, "Count assistants"},
 		{"assistants_get", "GET", "assistants/{assistant_id}", s.serveAssistantGet, "Get an assistant"},
-		{"threads_create", "POST", "threads", s.serveThreadCreate, "Create a thread"},
+		{"threads_create", "POST", "threads", s.admitNew(s.serveThreadCreate), "Create a thread"},
 		{"threads_get", "GET", "threads/{thread_id}", s.serveThreadGet, "Get a thread"},
 		{"threads_patch", "PATCH", "threads/{thread_id}", s.serveThreadPatch, "Update a thread's metadata"},
 		{"threads_delete", "DELETE", "threads/{thread_id}", s.serveThreadDelete, "Delete a thread"},
@@ -177,16 +190,16 @@ func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state"},
 		{"threads_state_checkpoint", "POST", "threads/{thread_id}/state/checkpoint", s.serveStateAtCheckpoint, "Get a thread's state at a checkpoint"},
 		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history"},
-		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.serveThreadRunWait, "Run on a thread and wait"},
-		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.serveThreadRunStream, "Run on a thread, SSE"},
-		{"runs_create", "POST", "threads/{thread_id}/runs", s.serveRunCreate, "Create a background run"},
+		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.admitNew(s.serveThreadRunWait), "Run on a thread and wait"},
+		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.admitNew(s.serveThreadRunStream), "Run on a thread, SSE"},
+		{"runs_create", "POST", "threads/{thread_id}/runs", s.admitNew(s.serveRunCreate), "Create a background run"},
 		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs"},
 		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run"},
 		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run"},
 		{"runs_join_stream", "GET", "threads/{thread_id}/runs/{run_id}/stream", s.serveRunStream, "Join a run's stream, SSE"},
 		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run"},
-		{"runs_stateless_wait", "POST", "runs/wait", s.serveThreadlessWait, "Run without a thread and wait"},
-		{"runs_stateless_stream", "POST", "runs/stream", s.serveThreadlessStream, "Run without a thread, SSE"},
+		{"runs_stateless_wait", "POST", "runs/wait", s.admitNew(s.serveThreadlessWait), "Run without a thread and wait"},
+		{"runs_stateless_stream", "POST", "runs/stream", s.admitNew(s.serveThreadlessStream), "Run without a thread, SSE"},
 	}
 	fns := make([]funchost.HTTPFunction, 0, len(routes))
 	for _, r := range routes {

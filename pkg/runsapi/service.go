@@ -12,6 +12,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
@@ -89,6 +90,12 @@ type Options struct {
 	// feed.go). 0 means: the hosting app's MaxWait when mounted (Mount), else
 	// host.DefaultMaxWait. It must be below funchost.FrontEndTimeout.
 	MaxWait time.Duration
+	// MemoryBudget is the byte budget of the in-memory stores Runs writes to
+	// (launch.Settings.MemoryBudget); nil means none. With it a start the budget cannot take
+	// (its declared body past the room left for new work, membudget.Budget.Admits) is
+	// refused 507 before its body is read; the stores account and refuse the writes either
+	// way.
+	MemoryBudget *membudget.Budget
 }
 
 // Validate reports options that cannot work (ErrInvalidServiceOptions).

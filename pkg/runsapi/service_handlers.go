@@ -9,6 +9,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // Response bodies of the run endpoints, fields in wire order.
@@ -75,9 +76,10 @@ type (
 	}
 )
 
-// startRun serves POST /api/graphs/{graph_name}/runs. Checks, in order: unknown graph (before
-// the body is read), body, input/metadata, instance_id (valid, and not reserved for threads,
-// ReservedInstanceID, or for child runs, engine.ChildRunPrefix), existing unfinished run.
+// startRun serves POST /api/graphs/{graph_name}/runs. Checks, in order: unknown graph and the
+// memory budget (Options.MemoryBudget; both before the body is read), body, input/metadata,
+// instance_id (valid, and not reserved for threads, ReservedInstanceID, or for child runs,
+// engine.ChildRunPrefix), existing unfinished run.
 func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("graph_name")
 	if _, err := s.reg.Latest(name); err != nil {
@@ -85,6 +87,9 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	if s.reg.Internal(name) {
 		return &graphNotFoundError{name: name}
+	}
+	if err := apierror.NewWorkRefused(r.Context(), s.opts.MemoryBudget, r, s.opts.MaxRequestBodyBytes); err != nil {
+		return err // the budget cannot take the run: refused unread
 	}
 	body, err := apiReadBody(w, r, s.opts.MaxRequestBodyBytes)
 	if err != nil {

@@ -1,8 +1,10 @@
 package apierror_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -104,5 +106,56 @@ func TestShape_Write_SetsContentType(t *testing.T) {
 	apierror.Runs.Write(rec, apierror.New(apierror.ErrBusy, "instance is busy, retry later"))
 	if rec.Code != 503 || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != `{"error": "instance is busy, retry later"}` {
 		t.Errorf("Write = %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+// NewWorkRefused refuses a body the budget cannot take with the 507 of whose limit it hit,
+// leaves a body past the route's cap to the cap, and counts an undeclared length as a byte.
+func TestNewWorkRefused_DeclaredBodyAgainstTheBudget(t *testing.T) {
+	t.Parallel()
+	b, err := membudget.New(membudget.Limits{Total: 8000, PerIdentity: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Grow(t.Context(), "eve", 1750); err != nil { // eve at 7/8 of her share
+		t.Fatal(err)
+	}
+	if err := b.Grow(t.Context(), "", 4000); err != nil { // 5750 of the total's 7000 for new work
+		t.Fatal(err)
+	}
+	eve, alice := membudget.NewWork(t.Context(), "eve"), membudget.NewWork(t.Context(), "alice")
+	req := func(n int64) *http.Request {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.ContentLength = n
+		return r
+	}
+	tests := []struct {
+		name string
+		ctx  context.Context
+		b    *membudget.Budget
+		n    int64
+		want string // "" admitted
+	}{
+		{"no budget", eve, nil, 100, ""},
+		{"eve past her share", eve, b, 1, apierror.IdentityStorageFullMessage},
+		{"eve, an undeclared length", eve, b, -1, apierror.IdentityStorageFullMessage},
+		{"eve, a body past the cap", eve, b, 2001, ""},
+		{"alice within", alice, b, 1250, ""},
+		{"alice past the total", alice, b, 1251, apierror.StorageFullMessage},
+	}
+	for _, tt := range tests {
+		err := apierror.NewWorkRefused(tt.ctx, tt.b, req(tt.n), 2000)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want admitted", tt.name, err)
+			}
+			continue
+		}
+		if msg, _ := apierror.Message(err); apierror.Status(err) != http.StatusInsufficientStorage || msg != tt.want {
+			t.Errorf("%s: %d %q, want 507 %q", tt.name, apierror.Status(err), msg, tt.want)
+		}
+	}
+	if b.Used() != 5750 {
+		t.Fatalf("used %d, want 5750: nothing accounted", b.Used())
 	}
 }
