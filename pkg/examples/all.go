@@ -6,8 +6,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// All builds the three example graphs for the example app, in the order data_pipeline,
-// content_classifier, support_agent.
+// All builds the four example graphs for the example app, in the order data_pipeline,
+// content_classifier, support_agent, research_agent.
 func All() ([]durable.Graph, error) {
 	pipeline, err := DataPipeline()
 	if err != nil {
@@ -21,5 +21,9 @@ func All() ([]durable.Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build support_agent: %w", err)
 	}
-	return []durable.Graph{pipeline, classifier, support}, nil
+	research, err := ResearchAgent()
+	if err != nil {
+		return nil, fmt.Errorf("build research_agent: %w", err)
+	}
+	return []durable.Graph{pipeline, classifier, support, research}, nil
 }

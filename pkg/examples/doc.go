@@ -1,7 +1,11 @@
-// Package examples holds the three example durable graphs of the Python original, ported to Go
-// with the original's handler names so that their graph hashes are equal: data_pipeline
-// (sequential), content_classifier (conditional routing with fan-in) and support_agent (human
-// in the loop, waiting for an "approval" event). The example app registers them with All.
+// Package examples holds the example durable graphs of the example app. Three are the
+// Python original's examples, ported to Go with the original's handler names so that their
+// graph hashes are equal: data_pipeline (sequential), content_classifier (conditional routing
+// with fan-in) and support_agent (human in the loop, waiting for an "approval" event). The
+// fourth, research_agent, is the showcase of agent-shaped graphs: parallel search branches
+// with a per-node retry policy and emitted events, joined in order, then an approval with a
+// deadline, an escalation and bounded revisions (docs/examples.md). The example app registers
+// them with All.
 //
 // It is not a library: the graphs exist to demonstrate and test the durable runtime.
 package examples

@@ -20,6 +20,7 @@ func ExampleAll() {
 	// data_pipeline false [extract transform load]
 	// content_classifier false [classify handle_question handle_complaint handle_feedback summarize]
 	// support_agent false [classify_request draft_reply finalize_reply]
+	// research_agent false [plan search draft review publish escalate]
 }
 
 func ExampleSupportAgent() {
@@ -30,4 +31,20 @@ func ExampleSupportAgent() {
 	}
 	fmt.Println(g.Manifest().GraphHash, g.Manifest().EventHandlerNames)
 	// Output: af183f226f37e6fc [approval]
+}
+
+// ResearchAgent fans out one search branch per source, each under the search node's own
+// retry policy, joins the findings in source order, and waits for an approval.
+func ExampleResearchAgent() {
+	g, err := examples.ResearchAgent()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m := g.Manifest()
+	fmt.Println(m.GraphHash, m.EventHandlerNames, m.Reducers)
+	fmt.Println("search attempts:", g.NodePolicy("search").Retry.MaxAttempts)
+	// Output:
+	// f808bdc33d582085 [approval] map[findings:append]
+	// search attempts: 3
 }

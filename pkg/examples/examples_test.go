@@ -68,7 +68,7 @@ func TestContentClassifier_Manifest_OriginalNamesAndStableHash(t *testing.T) {
 	}
 }
 
-func TestAll_ThreeGraphs_InOrder(t *testing.T) {
+func TestAll_FourGraphs_InOrder(t *testing.T) {
 	t.Parallel()
 	graphs, err := All()
 	if err != nil {
@@ -82,11 +82,17 @@ func TestAll_ThreeGraphs_InOrder(t *testing.T) {
 			t.Fatalf("Register: %v", err)
 		}
 	}
-	if strings.Join(names, ",") != "data_pipeline,content_classifier,support_agent" {
+	if strings.Join(names, ",") != "data_pipeline,content_classifier,support_agent,research_agent" {
 		t.Fatalf("All() names = %v", names)
 	}
 	frag, _ := json.Marshal(r.Fragments()[2])
 	want := `{"graph_name":"support_agent","version":"0.1.0","graph_hash":"af183f226f37e6fc","entrypoint":"classify_request","state_model_name":"SupportState","nodes":["classify_request","draft_reply","finalize_reply"],"events":["approval"]}`
+	if string(frag) != want {
+		t.Fatalf("fragment = %s, want %s", frag, want)
+	}
+	// research_agent's hash is pinned: a change of its topology is a new version.
+	frag, _ = json.Marshal(r.Fragments()[3])
+	want = `{"graph_name":"research_agent","version":"0.1.0","graph_hash":"f808bdc33d582085","entrypoint":"plan","state_model_name":"ResearchState","nodes":["plan","search","draft","review","publish","escalate"],"events":["approval"]}`
 	if string(frag) != want {
 		t.Fatalf("fragment = %s, want %s", frag, want)
 	}

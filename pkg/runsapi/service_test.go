@@ -309,7 +309,8 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 				`{"ok": true, "registered_graphs": [`+
 					`{"graph_name": "data_pipeline", "version": "0.1.0", "graph_hash": "6135ea2aa13d431c", "entrypoint": "extract", "state_model_name": "PipelineState", "nodes": ["extract", "transform", "load"], "events": []}, `+
 					`{"graph_name": "content_classifier", "version": "0.1.0", "graph_hash": "`+hashOf(t, "content_classifier")+`", "entrypoint": "classify", "state_model_name": "ContentState", "nodes": ["classify", "handle_question", "handle_complaint", "handle_feedback", "summarize"], "events": []}, `+
-					`{"graph_name": "support_agent", "version": "0.1.0", "graph_hash": "af183f226f37e6fc", "entrypoint": "classify_request", "state_model_name": "SupportState", "nodes": ["classify_request", "draft_reply", "finalize_reply"], "events": ["approval"]}]}`)
+					`{"graph_name": "support_agent", "version": "0.1.0", "graph_hash": "af183f226f37e6fc", "entrypoint": "classify_request", "state_model_name": "SupportState", "nodes": ["classify_request", "draft_reply", "finalize_reply"], "events": ["approval"]}, `+
+					`{"graph_name": "research_agent", "version": "0.1.0", "graph_hash": "f808bdc33d582085", "entrypoint": "plan", "state_model_name": "ResearchState", "nodes": ["plan", "search", "draft", "review", "publish", "escalate"], "events": ["approval"]}]}`)
 			res := runsapitest.Call(t, tr, "GET", "/api/openapi.json", "")
 			res.Expect(t, "openapi", 200, "")
 			id := `{"name": "instance_id", "in": "path", "required": true, "schema": {"type": "string"}}`
