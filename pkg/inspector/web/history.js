@@ -5,7 +5,8 @@ const EVENT_KIND = {
   wait_timed_out: "wait", event_received: "event", event_applied: "event",
   node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
   branches_started: "fan-out", branch_completed: "branch", branch_failed: "failure", branches_joined: "join",
-  custom: "emitted",
+  custom: "emitted", node_failed: "failure", sleep_started: "wait", event_refused: "event",
+  event_not_applied: "event", child_started: "child", child_completed: "child",
 };
 
 // isBranch reports whether an event is one branch's completion or failure: the timeline draws
@@ -21,6 +22,8 @@ function eventSummary(e) {
       if (d.action === "next") return `route from ${e.node}: next ${d.next_node}`;
       if (d.action === "wait_for_event") return `route from ${e.node}: wait for '${d.event_name}', then ${d.resume_node}` + (d.note ? ` (${d.note})` : "");
       if (d.action === "complete") return `route from ${e.node}: complete` + (d.note ? ` (${d.note})` : "");
+      if (d.action === "sleep") return `route from ${e.node}: sleep, then ${d.next_node}`;
+      if (d.action === "child") return `route from ${e.node}: child run of ${(d.child || {}).graph}, then ${d.resume_node}`;
       if (d.action === "parallel") return `route from ${e.node}: ${(d.branches || []).length} branches, then ${d.join_node}`;
       return `route from ${e.node}: ${d.action}`;
     case "wait_started": return `waiting for '${d.event_name}' at ${e.node}` + (d.deadline ? ` until ${fmtTime(d.deadline)}` : "");
@@ -35,6 +38,12 @@ function eventSummary(e) {
     case "branch_completed": return `branch ${d.index} (${e.node}${d.item === null || d.item === undefined ? "" : ` ${JSON.stringify(d.item)}`}) completed`;
     case "branch_failed": return `branch ${d.index} (${e.node}) failed` + (d.error ? `: ${d.error}` : "");
     case "branches_joined": return `${d.count} branches joined at ${d.join_node || e.node}`;
+    case "node_failed": return `node ${e.node} failed, continuing at ${d.failure_node}` + (d.error ? `: ${d.error}` : "");
+    case "sleep_started": return `sleeping until ${fmtTime(d.until)}, then ${d.next_node}`;
+    case "event_refused": return `event '${d.event_name || e.name}' refused` + (d.reason || d.error ? `: ${d.reason || d.error}` : "");
+    case "event_not_applied": return `event '${d.event_name || e.name}' never applied`;
+    case "child_started": return `child run ${d.child_instance_id} of ${d.graph_name} started, then ${d.resume_node}`;
+    case "child_completed": return `child run ${d.child_instance_id} completed` + (d.into ? ` into ${d.into}` : "");
     case "custom": return `node ${e.node} emitted '${e.name}': ${JSON.stringify(d.data).slice(0, 80)}`;
   }
   return e.type;
