@@ -44,6 +44,11 @@ import (
 // "<run id>:<generation>.<nonce>:<step>", stable across attempts. Recovery needs no scan:
 // see repair.go for the design and its cost model.
 //
+// Storage decides; clocks only schedule. No reader concludes from a local clock that a write
+// will not land: the repair pass and the listings judge ages by the store's timestamps, and
+// what they conclude from a missing row they make true with a conditional write first — a
+// tombstone or an If-Match merge on the head that a late write then fails against (fence.go).
+//
 // Versions. A run is pinned to the graph version (name and hash) it started on; a process
 // whose registry lacks that version does not fail the run but parks it (version.go) until a
 // process that has it picks it up.
@@ -72,6 +77,8 @@ type Engine struct {
 	started    atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
 	changes    notifier
 	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
+	// sweepBudget is how long a repair pass starts new work (sweepBudget; tests shorten it).
+	sweepBudget time.Duration
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start
@@ -96,7 +103,7 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
 		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
-		kick: make(chan struct{}, opts.Concurrency),
+		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget,
 	}, nil
 }
 

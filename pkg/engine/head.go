@@ -72,6 +72,11 @@ type head struct {
 	// commit: recorded on a redelivery before user code runs, cleared by every commit (see
 	// the kill limit in workitem.go).
 	restarts int64
+
+	// stamp is the Timestamp the store set on the row's last write (zero: not known).
+	stamp time.Time
+	// tombstone marks a head row that is no run (fence.go); getHead reports it as not found.
+	tombstone bool
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -96,11 +101,11 @@ const maxHeadRetries = 32
 func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
 	if r, ok := e.store.(RowReader); ok {
 		h := &head{runID: runID}
-		etag, _, err := r.GetRow(ctx, runID, headRowKey, h.set)
+		etag, stamp, err := r.GetRow(ctx, runID, headRowKey, h.set)
 		if err != nil {
 			return nil, fmt.Errorf("read run head %s: %w", runID, err)
 		}
-		h.etag = etag
+		h.etag, h.stamp = etag, stamp
 		return h.checked()
 	}
 	ent, err := e.store.Get(ctx, runID, headRowKey)
@@ -112,15 +117,19 @@ func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
 
 // decodeHead returns the head stored as e.
 func decodeHead(e Entity) (*head, error) {
-	h := &head{runID: e.PartitionKey, etag: e.ETag}
+	h := &head{runID: e.PartitionKey, etag: e.ETag, stamp: e.Timestamp}
 	for k, v := range e.Properties {
 		h.set(k, v)
 	}
 	return h.checked()
 }
 
-// checked returns h, or an error when it is no head (a bad status or generation).
+// checked returns h, or an error when it is no head: a tombstone (a *tombstoneError, which
+// is ErrNotFound), a bad status or generation.
 func (h *head) checked() (*head, error) {
+	if h.tombstone {
+		return nil, fmt.Errorf("read run head %s: %w", h.runID, &tombstoneError{runID: h.runID, etag: h.etag})
+	}
 	if !h.status.Valid() || h.gen < 1 {
 		return nil, fmt.Errorf("decode run head %s: bad status %q or generation %d", h.runID, h.status, h.gen)
 	}
@@ -206,6 +215,8 @@ func (h *head) set(name string, v any) {
 		h.created, _ = v.(time.Time)
 	case pUpdated:
 		h.updated, _ = v.(time.Time)
+	case pTombstone:
+		h.tombstone, _ = v.(bool)
 	}
 }
 

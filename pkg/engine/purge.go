@@ -71,17 +71,18 @@ func (e *Engine) resolvePurge(ctx context.Context, h *head, err error) error {
 // cleanupGenerations deletes the rows of generations before h's and the payloads of the run
 // h replaced (nonce oldNonce). It first checks that h is still the run of the id: after a
 // purge a new run starts again at generation 1, and a late cleanup must not delete its rows.
-// Failures are logged; PurgeRun removes leftover rows.
-func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) {
-	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce)); err != nil {
-		e.log.Warn("clean up payloads of replaced run", "run_id", h.runID, "error", err.Error())
-	}
+// It returns the payload deletion's error, for the start to leave that to the repair pass
+// (its due row names oldNonce); a failure to delete rows is logged, and PurgeRun removes
+// leftover rows.
+func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) error {
+	_, perr := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce))
 	if cur, err := e.getHead(ctx, h.runID); err != nil || cur.nonce != h.nonce {
-		return
+		return perr
 	}
 	if err := e.deleteRows(ctx, h.runID, h.gen); err != nil {
 		e.log.Warn("clean up replaced run", "run_id", h.runID, "error", err.Error())
 	}
+	return perr
 }
 
 // deleteRows deletes the history and inbox rows of generations below gen, in batches. A

@@ -101,8 +101,10 @@ func (s *recordingStore) Get(ctx context.Context, pk, rk string) (engine.Entity,
 	return s.Store.Get(ctx, pk, rk)
 }
 
-// Issue #11 "No scans": the repair pass reads due index partitions by row key range and the
-// heads of overdue runs, never a history row, and its idle cost does not grow with runs.
+// Issue #11 "No scans": the repair pass reads due index partitions by row key range, one
+// stretch of one active index partition (at most 64 rows, reconcile.go), its own bookkeeping
+// rows and the heads of overdue or walked runs, never a history row, and its idle cost does
+// not grow with runs.
 func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
@@ -125,18 +127,31 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 		t.Fatalf("repair dispatched %d (err %v), want the lost start", n, err)
 	}
 	idle := len(rec.queries)
+	walked := 0
 	for _, q := range rec.queries {
-		if !strings.HasPrefix(q.PartitionKey, "§due-") || q.RowKeyFrom != "" || q.RowKeyTo == "" || len(q.Where) != 0 {
-			t.Errorf("repair query %+v is not a due-index range query", q)
+		switch {
+		case strings.HasPrefix(q.PartitionKey, "§due-") && q.RowKeyFrom == "" && q.RowKeyTo != "" && len(q.Where) == 0:
+		case strings.HasPrefix(q.PartitionKey, "~active-") && !strings.Contains(q.PartitionKey[1:], "~") && q.Limit > 0 && q.Limit <= 64:
+			walked++
+		default:
+			t.Errorf("repair query %+v is neither a due-index range query nor a bounded stretch of the active index", q)
 		}
 	}
+	if walked != 1 {
+		t.Errorf("repair walked %d active index partitions, want 1 a pass", walked)
+	}
+	heads := 0
 	for _, rk := range rec.gets {
-		if rk != "r" {
-			t.Errorf("repair read row %q, want run heads only", rk)
+		switch rk {
+		case "r":
+			heads++
+		case "0clock", "0active": // the store's time, the walk's cursor
+		default:
+			t.Errorf("repair read row %q, want run heads and its own bookkeeping only", rk)
 		}
 	}
-	if len(rec.gets) != 1 {
-		t.Errorf("repair read %d heads, want the lost run's only", len(rec.gets))
+	if heads < 1 || heads > 1+64 {
+		t.Errorf("repair read %d heads, want the lost run's and at most 64 walked", heads)
 	}
 	r.drive(t)
 	if run, _ := r.e.GetRun(t.Context(), lost); run.Status != engine.StatusCompleted {
@@ -144,6 +159,6 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	}
 	rec.queries = nil
 	if n, _ := e.Sweep(t.Context()); n != 0 || len(rec.queries) != idle {
-		t.Errorf("idle pass: %d dispatched, %d queries (want %d, one per due shard)", n, len(rec.queries), idle)
+		t.Errorf("idle pass: %d dispatched, %d queries (want %d: one per due shard, one of the active index)", n, len(rec.queries), idle)
 	}
 }

@@ -1,0 +1,315 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
+)
+
+// Issue #32, finding 1: the repair pass and listings fence a write they conclude will never
+// land, and judge ages by the store's clock, never by their own.
+
+// lateStore holds the batches hold picks: their Submit answers an error — an unknown
+// outcome, as after a timeout — without writing, and land applies them later, as the service
+// applies a request that reached it late: with their conditions checked then.
+type lateStore struct {
+	engine.Store
+	mu   sync.Mutex
+	hold func(ops []engine.Op) bool // guarded by mu
+	held [][]engine.Op              // guarded by mu
+}
+
+func (s *lateStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
+	s.mu.Lock()
+	late := s.hold != nil && s.hold(ops)
+	if late {
+		cp := make([]engine.Op, len(ops))
+		for i, op := range ops {
+			op.Entity.Properties = maps.Clone(op.Entity.Properties)
+			cp[i] = op
+		}
+		s.held = append(s.held, cp)
+	}
+	s.mu.Unlock()
+	if late {
+		return nil, enginetest.ErrInjected
+	}
+	return s.Store.Submit(ctx, ops)
+}
+
+// land applies the held batches, oldest first, and returns their errors (nil for a batch
+// that landed).
+func (s *lateStore) land(ctx context.Context) []error {
+	s.mu.Lock()
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	errs := make([]error, len(held))
+	for i, ops := range held {
+		_, errs[i] = s.Store.Submit(ctx, ops)
+	}
+	return errs
+}
+
+// pending returns how many batches are held.
+func (s *lateStore) pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
+// withLateStore puts a lateStore between r's fault wrapper and its memory store.
+func withLateStore(r *rig, hold func(ops []engine.Op) bool) *lateStore {
+	s := &lateStore{Store: r.fstore.Store, hold: hold}
+	r.fstore.Store = s
+	return s
+}
+
+// firstOnly wraps a batch predicate so that it picks the first matching batch only.
+func firstOnly(pick func(ops []engine.Op) bool) func(ops []engine.Op) bool {
+	var done atomic.Bool
+	return func(ops []engine.Op) bool { return pick(ops) && done.CompareAndSwap(false, true) }
+}
+
+// isEventBatch reports whether a batch stores a raised event.
+func isEventBatch(ops []engine.Op) bool {
+	for _, op := range ops {
+		if op.Entity.Properties["Type"] == engine.HistoryEventReceived {
+			return true
+		}
+	}
+	return false
+}
+
+// failEnqueues makes the rig's queue refuse enqueues while the returned flag is set.
+func failEnqueues(r *rig) *atomic.Bool {
+	var down atomic.Bool
+	down.Store(true)
+	r.fqueue.OnEnqueue = func([]byte) (int, error) {
+		if down.Load() {
+			return 0, enginetest.ErrInjected
+		}
+		return 1, nil
+	}
+	return &down
+}
+
+// skewedEngine is a second engine on r's storage whose clock runs ahead by skew: another
+// instance of the app, on a host whose clock is off.
+func skewedEngine(t *testing.T, r *rig, clk *fakeClock, skew time.Duration, opts engine.Options) *engine.Engine {
+	t.Helper()
+	opts.Registry, opts.Store, opts.Queue, opts.Payloads, opts.Logger = r.reg, r.fstore, r.fqueue, r.payloads, r.e.Options().Logger
+	opts.Clock = func() time.Time { return clk.now().Add(skew) }
+	e, err := engine.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// assertNeverStored checks that no run of id exists, that nothing of it is listed, and that
+// no index or due row is left.
+func assertNeverStored(t *testing.T, r *rig, id string) {
+	t.Helper()
+	if run, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("GetRun(%s) = %s, %v: want not found", id, run.Status, err)
+	}
+	if got := listIDs(t, r, engine.RunQuery{}); len(got) != 0 {
+		t.Fatalf("listed: %v", got)
+	}
+	if n, d := indexRows(t, r, "~"), dueRows(t, r); n != 0 || d != 0 {
+		t.Fatalf("%d index rows and %d due rows left", n, d)
+	}
+}
+
+// assertStartsAgain checks that the id starts afresh after a fence (the tombstone is no run),
+// completes and is listed.
+func assertStartsAgain(t *testing.T, r *rig, id string) {
+	t.Helper()
+	r.start(t, "data_pipeline", id, pipelineInput)
+	r.drive(t)
+	assertPipelineDone(t, r, id)
+	if got := strings.Join(listIDs(t, r, engine.RunQuery{}), ","); got != id {
+		t.Fatalf("listed %q, want %s", got, id)
+	}
+	assertNoOrphans(t, r, id)
+}
+
+// A start whose head batch lands 90 s late, its first enqueue failed, a repair pass in
+// between: the pass fences the head with a tombstone, the late batch fails against it, and
+// the start answers a retryable error — not 202 for a run that cannot exist.
+func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	down := failEnqueues(r)
+	late := firstOnly(isHeadBatch)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if late(ops) {
+			clk.advance(90 * time.Second) // the batch is on its way for 90 s
+			if _, err := r.e.Sweep(context.Background()); err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+		}
+		return nil
+	}
+	_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
+	if err == nil {
+		t.Fatal("answered 202 for a start the repair pass settled as never stored")
+	}
+	if !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("start: %v, want a retryable ErrConflict", err)
+	}
+	r.fstore.BeforeSubmit = nil
+	down.Store(false)
+	assertNeverStored(t, r, "late")
+	assertStartsAgain(t, r, "late")
+}
+
+// The same batch, answered with an error and landing after the repair pass (a request the
+// service got late): the fence refuses it, so the error the client got stays true.
+func TestEngine_StartHeadLandingAfterItsError_RefusedByTheFence(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	ls := withLateStore(r, firstOnly(isHeadBatch))
+	if _, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)}); err == nil {
+		t.Fatal("start succeeded")
+	}
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	errs := ls.land(t.Context())
+	if len(errs) != 1 || !errors.Is(errs[0], engine.ErrConflict) {
+		t.Fatalf("the late head batch: %v, want refused by the tombstone", errs)
+	}
+	r.drive(t)
+	assertNeverStored(t, r, "late")
+	assertStartsAgain(t, r, "late")
+}
+
+// No slowness, but the instance running the repair pass and a listing has a clock 2 min
+// ahead: by the store's clock the start is young, so neither fences it nor removes its rows;
+// the start answers 202, its lost enqueue is repaired, and the run is listed and purged by
+// retention like any other.
+func TestEngine_SkewedClock_RepairPassAndListingLeaveAStartInFlight(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute, Retention: engine.Retention{MaxAge: time.Hour}}, false)
+	ahead := skewedEngine(t, r, clk, 2*time.Minute, engine.Options{RepairAfter: time.Minute})
+	down := failEnqueues(r)
+	inFlight := firstOnly(isHeadBatch)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if inFlight(ops) {
+			if n, err := ahead.Sweep(context.Background()); err != nil || n != 0 {
+				t.Errorf("skewed sweep: %d dispatched, %v", n, err)
+			}
+			if _, err := ahead.ListRuns(context.Background(), engine.RunQuery{}); err != nil {
+				t.Errorf("skewed listing: %v", err)
+			}
+		}
+		return nil
+	}
+	id := r.start(t, "data_pipeline", "skewed", pipelineInput)
+	r.fstore.BeforeSubmit = nil
+	down.Store(false)
+	if n := indexRows(t, r, "~"); n != 4 {
+		t.Fatalf("%d index rows, want the run's 4", n)
+	}
+	clk.advance(2 * time.Minute)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("repair dispatched %d (err %v), want the start whose enqueue failed", n, err)
+	}
+	r.drive(t)
+	assertPipelineDone(t, r, id)
+	if got := strings.Join(listIDs(t, r, engine.RunQuery{}), ","); got != id {
+		t.Fatalf("listed %q, want %s", got, id)
+	}
+	assertNoOrphans(t, r, id)
+	clk.advance(2 * time.Hour)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("retention kept the run: %v", err)
+	}
+}
+
+// A listing during a start whose head batch is 90 s late fences it before it removes its
+// rows: the start answers a retryable error instead of a run that completes unlisted.
+func TestEngine_ListingDuringLateStart_FencesBeforeRemovingRows(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	late := firstOnly(isHeadBatch)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if late(ops) {
+			clk.advance(90 * time.Second)
+			if _, err := r.e.ListRuns(context.Background(), engine.RunQuery{}); err != nil {
+				t.Errorf("listing: %v", err)
+			}
+		}
+		return nil
+	}
+	_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
+	if !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("start: %v, want a retryable ErrConflict", err)
+	}
+	r.fstore.BeforeSubmit = nil
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil { // the due row goes too
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertNeverStored(t, r, "late")
+	assertStartsAgain(t, r, "late")
+}
+
+// An approval whose batch lands late, its wake-up enqueue failed, a repair pass in between:
+// the pass fences the head before it drops the event's due row, the late batch fails on the
+// ETag, and the raise writes it again with a new due row — the run does not wait forever with
+// the event in its inbox.
+func TestEngine_LateEventBatch_RepairPassFences_RunWakes(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	down := failEnqueues(r)
+	late := firstOnly(isEventBatch)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if late(ops) {
+			clk.advance(2 * time.Minute)
+			if _, err := r.e.Sweep(context.Background()); err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+		}
+		return nil
+	}
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved":true,"reviewer":"r"}`)); err != nil {
+		t.Fatalf("RaiseEvent: %v", err)
+	}
+	r.fstore.BeforeSubmit = nil
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("repair dispatched %d (err %v), want the woken run", n, err)
+	}
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	if n := countHistory(t, r, id, engine.HistoryEventReceived); n != 1 {
+		t.Fatalf("%d events stored for one raise", n)
+	}
+	assertNoOrphans(t, r, id)
+}
