@@ -19,14 +19,14 @@ import (
 // acts on it:
 //
 //   - A start that never stored its head (fenceStart): its primary index row (in the "~runs"
-//     family) is marked Fenced, or a marked placeholder is inserted where it is missing; then
-//     the head row is made to refuse the start's head batch — a tombstone inserted where no
-//     head is (the start's insert then fails), or a merge of the Fence property with If-Match
-//     on a tombstone or on the finished run the start may be replacing (its replace, conditioned
-//     on the ETag it read, then fails). Only after that are the start's rows removed (the
-//     primary row last). A start whose head batch meets a tombstone or a changed head reads
-//     its primary index row before it writes again (startFenced): gone or marked, it stops
-//     and answers ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
+//     family) is marked Fenced; then the head row is made to refuse the start's head batch —
+//     a tombstone inserted where no head is (the start's insert then fails), or a merge of the
+//     Fence property with If-Match on a tombstone or on the finished run the start may be
+//     replacing (its replace, conditioned on the ETag it read, then fails). Only after that
+//     are the start's rows removed: its index rows, the primary one last, then (the repair
+//     pass) its due row. A start whose head batch fails reads its due row and primary index
+//     row back before it writes again (startFenced): one gone, or the row marked, it stops and
+//     answers ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
 //   - An event batch that has not landed: the repair pass merges the head with If-Match on
 //     the ETag it read before it drops the event's due row, so a late batch fails on that ETag
 //     and the raise, still running, writes it again with a new due row (events.go); one that
@@ -94,7 +94,7 @@ func (r indexRef) primary() indexRow {
 }
 
 // fenceStart makes sure start s never stores its head, and reports whether it did so: false
-// means the head is s's (the start landed) and nothing was changed. It marks s's primary index
+// means the head is s's (the start landed) and its mark is cleared. It marks s's primary index
 // row, then makes the head row refuse s's head batch with a write conditioned on what it read:
 // no row — insert a tombstone; a tombstone, or a finished run at a generation below s's (which
 // s may be replacing) — merge the Fence property with If-Match. Any other head (active, or at
@@ -138,32 +138,16 @@ func (e *Engine) fenceStart(ctx context.Context, s startID) (bool, error) {
 	return false, fmt.Errorf("fence start of run %s: head keeps changing: %w", id, ErrConflict)
 }
 
-// markFenced marks s's primary index row, inserting a marked placeholder (with the run's keys,
-// status active: no retention pass takes it) where the row is missing: a start that has not
-// written it yet then finds it taken, merges its own properties into it and keeps the mark.
+// markFenced marks s's primary index row. A row that is missing needs no mark: the start has
+// not written it yet, and then meets its due row gone (a repair pass's fence) or the row of a
+// listing's fence gone before it writes its head again (startFenced).
 func (e *Engine) markFenced(ctx context.Context, s startID) error {
 	row := s.ref.primary()
-	for range maxFenceTries {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: true}}}})
-		if errors.Is(err, ErrNotFound) {
-			props := map[string]any{iRunID: s.ref.runID, iGen: s.gen, iGraph: s.ref.graph, iStatus: indexActive, iFenced: true}
-			if s.ref.group != "" {
-				props[iGroup] = s.ref.group
-			}
-			if s.ref.owner != "" {
-				props[iOwner] = s.ref.owner
-			}
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
-			if errors.Is(err, ErrConflict) {
-				continue // written meanwhile (or by this very insert's first try): mark it
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("mark the start of run %s fenced: %w", s.ref.runID, err)
-		}
-		return nil
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: true}}}})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("mark the start of run %s fenced: %w", s.ref.runID, err)
 	}
-	return fmt.Errorf("mark the start of run %s fenced: index row keeps changing: %w", s.ref.runID, ErrConflict)
+	return nil
 }
 
 // unmarkFenced clears the mark of a start that landed after all. Best effort: a mark on the
@@ -196,10 +180,17 @@ func (e *Engine) removeStart(ctx context.Context, s startID) error {
 	return nil
 }
 
-// startFenced reports whether a fencer has settled the start whose index rows are ref as never
-// stored: its primary index row is gone or marked. A start reads it before every head write
-// after its first, so that it never stores a head whose rows a fencer removes.
-func (e *Engine) startFenced(ctx context.Context, ref indexRef) (bool, error) {
+// startFenced reports whether a fencer has settled the start whose index rows are ref and due
+// row is due as never stored: its due row is gone (the repair pass deletes it last), or its
+// primary index row is gone or marked (a listing's fence, or a repair pass's under way). A
+// start reads them before every head write after its first, and before it writes its index
+// rows again, so that it never stores a head whose rows a fencer removes.
+func (e *Engine) startFenced(ctx context.Context, ref indexRef, due dueRow) (bool, error) {
+	if _, err := e.store.Get(ctx, due.partition, due.rowKey); errors.Is(err, ErrNotFound) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read due row of run %s: %w", ref.runID, err)
+	}
 	row := ref.primary()
 	ent, err := e.store.Get(ctx, row.pk, row.rk)
 	if errors.Is(err, ErrNotFound) {

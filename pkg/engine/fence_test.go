@@ -147,33 +147,82 @@ func assertStartsAgain(t *testing.T, r *rig, id string) {
 
 // A start whose head batch lands 90 s late, its first enqueue failed, a repair pass in
 // between: the pass fences the head with a tombstone, the late batch fails against it, and
-// the start answers a retryable error — not 202 for a run that cannot exist.
+// the start answers a retryable error — not 202 for a run that cannot exist. It reads back
+// its primary index row before it writes again: gone, or still there but marked (the pass's
+// removal of it failed), it stops.
 func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name       string
+		keepMarked bool // the pass fails to delete the start's primary index row
+	}{{"rows removed", false}, {"primary row left marked", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+			down := failEnqueues(r)
+			late := firstOnly(isHeadBatch)
+			var sweeping atomic.Bool
+			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+				if tt.keepMarked && sweeping.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
+					return enginetest.ErrInjected
+				}
+				if late(ops) {
+					clk.advance(90 * time.Second) // the batch is on its way for 90 s
+					sweeping.Store(true)
+					_, err := r.e.Sweep(context.Background())
+					sweeping.Store(false)
+					if (err != nil) != tt.keepMarked {
+						t.Errorf("sweep: %v", err)
+					}
+				}
+				return nil
+			}
+			_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
+			if err == nil {
+				t.Fatal("answered 202 for a start the repair pass settled as never stored")
+			}
+			if !errors.Is(err, engine.ErrConflict) {
+				t.Fatalf("start: %v, want a retryable ErrConflict", err)
+			}
+			r.fstore.BeforeSubmit = nil
+			down.Store(false)
+			clk.advance(2 * time.Minute)
+			if _, err := r.e.Sweep(t.Context()); err != nil { // what the first pass left
+				t.Fatal(err)
+			}
+			assertNeverStored(t, r, "late")
+			assertStartsAgain(t, r, "late")
+		})
+	}
+}
+
+// A start slow before it even wrote its index rows: the repair pass fences the head and
+// deletes the due row; the start, finding its due row gone after its head batch failed,
+// stops — it does not replace the tombstone with a run whose lost enqueue nothing repairs.
+func TestEngine_StartSlowBeforeItsIndexRows_RepairPassFences_StartAnswersRetry(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
 	down := failEnqueues(r)
-	late := firstOnly(isHeadBatch)
+	slow := firstOnly(func(ops []engine.Op) bool { return isIndexOp(ops) && ops[0].Kind == engine.OpInsert })
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-		if late(ops) {
-			clk.advance(90 * time.Second) // the batch is on its way for 90 s
+		if slow(ops) {
+			clk.advance(90 * time.Second)
 			if _, err := r.e.Sweep(context.Background()); err != nil {
 				t.Errorf("sweep: %v", err)
 			}
 		}
 		return nil
 	}
-	_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
-	if err == nil {
-		t.Fatal("answered 202 for a start the repair pass settled as never stored")
-	}
+	_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "slow", Input: json.RawMessage(pipelineInput)})
 	if !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("start: %v, want a retryable ErrConflict", err)
 	}
 	r.fstore.BeforeSubmit = nil
 	down.Store(false)
-	assertNeverStored(t, r, "late")
-	assertStartsAgain(t, r, "late")
+	assertNeverStored(t, r, "slow")
+	assertStartsAgain(t, r, "slow")
 }
 
 // The same batch, answered with an error and landing after the repair pass (a request the

@@ -201,8 +201,8 @@ func indexStatus(s RunStatus) string {
 }
 
 // indexInsert writes the index rows of a run generation that is about to be stored. A row
-// that exists already (an earlier attempt of this start, or the placeholder a fencer marked,
-// fence.go) gets this start's properties merged in; a mark on it stays.
+// that exists already (an earlier attempt of this start) gets this start's properties merged
+// in; a fencer's mark on it stays (fence.go).
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	all, active := h.indexRef().rows()
 	// One map for every row: a store never retains the caller's map.

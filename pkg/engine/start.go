@@ -150,8 +150,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		}
 		if attempt > 0 {
 			// A fencer may have settled this start as never stored after its last head write
-			// failed: then its rows are going, and a head written now would be unlisted.
-			fenced, err := e.startFenced(ctx, h.indexRef())
+			// failed: then its rows are going, and a head written now would be unlisted, its
+			// lost enqueue never repaired.
+			fenced, err := e.startFenced(ctx, h.indexRef(), due)
 			if err != nil {
 				sp.keep()
 				return Run{}, fmt.Errorf("start run %s: %w", id, err)
