@@ -296,33 +296,48 @@ func TestEngine_SkewedClock_RepairPassAndListingLeaveAStartInFlight(t *testing.T
 }
 
 // A listing during a start whose head batch is 90 s late fences it before it removes its
-// rows: the start answers a retryable error instead of a run that completes unlisted.
+// rows: the start answers a retryable error instead of a run that completes unlisted — also
+// when the listing's removal of the start's primary index row fails, leaving it marked.
 func TestEngine_ListingDuringLateStart_FencesBeforeRemovingRows(t *testing.T) {
 	t.Parallel()
-	clk := newFakeClock()
-	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
-	late := firstOnly(isHeadBatch)
-	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-		if late(ops) {
-			clk.advance(90 * time.Second)
-			if _, err := r.e.ListRuns(context.Background(), engine.RunQuery{}); err != nil {
-				t.Errorf("listing: %v", err)
+	for _, tt := range []struct {
+		name       string
+		keepMarked bool // the listing fails to delete the start's primary index row
+	}{{"rows removed", false}, {"primary row left marked", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+			late := firstOnly(isHeadBatch)
+			var listing atomic.Bool
+			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+				if tt.keepMarked && listing.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
+					return enginetest.ErrInjected
+				}
+				if late(ops) {
+					clk.advance(90 * time.Second)
+					listing.Store(true)
+					if _, err := r.e.ListRuns(context.Background(), engine.RunQuery{}); err != nil {
+						t.Errorf("listing: %v", err)
+					}
+					listing.Store(false)
+				}
+				return nil
 			}
-		}
-		return nil
+			_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
+			if !errors.Is(err, engine.ErrConflict) {
+				t.Fatalf("start: %v, want a retryable ErrConflict", err)
+			}
+			r.fstore.BeforeSubmit = nil
+			clk.advance(2 * time.Minute)
+			if _, err := r.e.Sweep(t.Context()); err != nil { // the due row goes too
+				t.Fatal(err)
+			}
+			r.drive(t)
+			assertNeverStored(t, r, "late")
+			assertStartsAgain(t, r, "late")
+		})
 	}
-	_, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)})
-	if !errors.Is(err, engine.ErrConflict) {
-		t.Fatalf("start: %v, want a retryable ErrConflict", err)
-	}
-	r.fstore.BeforeSubmit = nil
-	clk.advance(2 * time.Minute)
-	if _, err := r.e.Sweep(t.Context()); err != nil { // the due row goes too
-		t.Fatal(err)
-	}
-	r.drive(t)
-	assertNeverStored(t, r, "late")
-	assertStartsAgain(t, r, "late")
 }
 
 // An approval whose batch lands late, its wake-up enqueue failed, a repair pass in between:
