@@ -86,7 +86,9 @@ const (
 // against a start that never stored it and remove its index rows, and, once the start knows
 // it replaces a finished run, that run's nonce (pOldNonce), whose payloads the pass deletes
 // when the start's own clean-up did not.
-const pRun, pKind, pIndexRow, pOldNonce = "Run", "Kind", "IndexRow", "OldNonce"
+// A start that stored its head but could not delete the replaced run's payloads marks its row
+// Stored: the pass then deletes them without fencing a head that a purge may have removed.
+const pRun, pKind, pIndexRow, pOldNonce, pStored = "Run", "Kind", "IndexRow", "OldNonce", "Stored"
 
 // Repair pass bounds (see "Bounds" above).
 const (
@@ -144,6 +146,16 @@ func (e *Engine) clearDue(ctx context.Context, d dueRow) {
 	_, err := e.store.Submit(context.WithoutCancel(ctx), []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey}}})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		e.log.Warn("delete due row", "row", d.rowKey, "error", err.Error())
+	}
+}
+
+// dueStored marks the due row of a start that stored its head and keeps the row for the
+// repair pass to delete the replaced run's payloads. Best effort: unmarked, the pass fences
+// the head first, which changes nothing for a stored run.
+func (e *Engine) dueStored(ctx context.Context, d dueRow) {
+	_, err := e.store.Submit(context.WithoutCancel(ctx), []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: map[string]any{pStored: true}}}})
+	if err != nil {
+		e.log.Warn("mark due row of a stored start", "row", d.rowKey, "error", err.Error())
 	}
 }
 
@@ -311,6 +323,7 @@ func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatch
 	p := ent.Properties
 	s := startID{ref: indexRef{runID: str(p, pRun), graph: str(p, pGraph), group: str(p, pGroup), owner: str(p, pOwner), rowKey: str(p, pIndexRow)},
 		nonce: str(p, pNonce), gen: i64(p, pGen)}
+	stored, _ := p[pStored].(bool)
 	switch {
 	case h != nil && h.nonce == s.nonce:
 		if h.status == StatusPending && h.step == i64(p, pStep) { // Running: a worker has taken the first step
@@ -319,7 +332,7 @@ func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatch
 			}
 			dispatched = true
 		}
-	case s.ref.rowKey != "": // a row of an earlier release names no index row
+	case s.ref.rowKey != "" && !stored: // a row of an earlier release names no index row
 		fenced, err := e.fenceStart(ctx, s)
 		if err != nil || !fenced {
 			return false, false, err

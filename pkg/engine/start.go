@@ -241,6 +241,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		if err := e.cleanupGenerations(ctx, h, old.nonce); err != nil {
 			// The due row names the replaced run: the repair pass deletes its payloads.
 			keepDue = true
+			e.dueStored(ctx, due)
 			e.log.Warn("start run: clean up the replaced run; its payloads are left to the repair pass", "run_id", id, "error", err.Error())
 		}
 		if err := e.indexDelete(ctx, old.indexRef()); err != nil {
