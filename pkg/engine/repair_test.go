@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,5 +161,65 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	rec.queries = nil
 	if n, _ := e.Sweep(t.Context()); n != 0 || len(rec.queries) != idle {
 		t.Errorf("idle pass: %d dispatched, %d queries (want %d: one per due shard, one of the active index)", n, len(rec.queries), idle)
+	}
+}
+
+// Issue #32, finding 8: one repair pass settles a bounded number of due rows (32 a shard),
+// however many are due; the due index is its own cursor, so the next passes take the rest.
+func TestEngine_RepairPass_DueRowsBoundedPerPass(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, chainGraph(t, "free", 1, nil))
+	down := failEnqueues(r)
+	const runs = 400
+	for i := range runs {
+		r.start(t, "free", fmt.Sprintf("lost-%d", i), `{}`)
+	}
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	total := 0
+	for pass := 0; total < runs; pass++ {
+		if pass == 4 {
+			t.Fatalf("%d of %d lost starts dispatched after 4 passes", total, runs)
+		}
+		r.counts.Reset()
+		n, err := r.e.Sweep(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 8*32 || pass == 0 && n == runs {
+			t.Fatalf("pass %d dispatched %d runs, want at most 256", pass, n)
+		}
+		if q := r.counts.Enqueues.Load(); q > 8*32 {
+			t.Fatalf("pass %d enqueued %d items", pass, q)
+		}
+		total += n
+	}
+	r.drive(t)
+	if got := countRuns(t, r.e)[engine.StatusCompleted]; got != runs {
+		t.Fatalf("%d runs completed, want %d", got, runs)
+	}
+}
+
+// A pass starts no new work past its time budget (always the first unit of each part): with
+// the budget spent at once, one pass settles one due row, and a pass with the default budget
+// the rest.
+func TestEngine_RepairPass_StopsAtItsTimeBudget(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, chainGraph(t, "free", 1, nil))
+	down := failEnqueues(r)
+	for i := range 20 {
+		r.start(t, "free", fmt.Sprintf("lost-%d", i), `{}`)
+	}
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	engine.SetSweepBudget(r.e, 0)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("a pass out of time dispatched %d (err %v), want 1", n, err)
+	}
+	engine.SetSweepBudget(r.e, time.Hour)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 19 {
+		t.Fatalf("the next pass dispatched %d (err %v), want the other 19", n, err)
 	}
 }
