@@ -79,6 +79,9 @@ type Engine struct {
 	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
 	// sweepBudget is how long a repair pass starts new work (sweepBudget; tests shorten it).
 	sweepBudget time.Duration
+	// sweepParallel is how many rows a repair pass settles at a time (sweepParallel; 1 makes
+	// a seeded test's pass deterministic).
+	sweepParallel int
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start
@@ -103,7 +106,7 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
 		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
-		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget,
+		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget, sweepParallel: sweepParallel,
 	}, nil
 }
 

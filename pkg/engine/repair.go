@@ -170,20 +170,21 @@ func (e *Engine) dueOldNonce(ctx context.Context, d dueRow, nonce string) error 
 	return nil
 }
 
-// sweepPass is one repair pass: its time budget and the store's clock.
+// sweepPass is one repair pass: its time budget, its parallelism and the store's clock.
 type sweepPass struct {
 	deadline time.Time // the pass starts no new work past it (wall time, not Options.Clock)
+	parallel int
 	clock    *storeClock
 }
 
 func (e *Engine) newSweepPass() *sweepPass {
-	return &sweepPass{deadline: time.Now().Add(e.sweepBudget), clock: e.newStoreClock()}
+	return &sweepPass{deadline: time.Now().Add(e.sweepBudget), parallel: e.sweepParallel, clock: e.newStoreClock()}
 }
 
 // expired reports whether the pass is out of time.
 func (p *sweepPass) expired() bool { return !time.Now().Before(p.deadline) }
 
-// each calls f(0), f(1), … f(n-1), at most sweepParallel at a time, and starts none past the
+// each calls f(0), f(1), … f(n-1), at most p.parallel at a time, and starts none past the
 // pass's budget (the first always runs). It returns how many it started — a prefix — and the
 // errors of those that failed.
 func (p *sweepPass) each(n int, f func(i int) error) (int, []error) {
@@ -192,7 +193,7 @@ func (p *sweepPass) each(n int, f func(i int) error) (int, []error) {
 		mu   sync.Mutex
 		errs []error
 	)
-	sem := make(chan struct{}, sweepParallel)
+	sem := make(chan struct{}, p.parallel)
 	started := 0
 	for i := range n {
 		if i > 0 && p.expired() {
