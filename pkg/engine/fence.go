@@ -19,14 +19,15 @@ import (
 // acts on it:
 //
 //   - A start that never stored its head (fenceStart): its primary index row (in the "~runs"
-//     family) is marked Fenced; then the head row is made to refuse the start's head batch —
-//     a tombstone inserted where no head is (the start's insert then fails), or a merge of the
-//     Fence property with If-Match on a tombstone or on the finished run the start may be
-//     replacing (its replace, conditioned on the ETag it read, then fails). Only after that
-//     are the start's rows removed: its index rows, the primary one last, then (the repair
-//     pass) its due row. A start whose head batch fails reads its due row and primary index
-//     row back before it writes again (startFenced): one gone, or the row marked, it stops and
-//     answers ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
+//     family) is marked Fenced, or a marked placeholder is inserted where it is missing; then
+//     the head row is made to refuse the start's head batch — a tombstone inserted where no
+//     head is (the start's insert then fails), or a merge of the Fence property with If-Match
+//     on a tombstone or on the finished run the start may be replacing (its replace,
+//     conditioned on the ETag it read, then fails). Only after that are the start's rows
+//     removed: its index rows, the primary one last, then (the repair pass) its due row. A
+//     start whose head batch fails reads its due row and primary index row back before it
+//     writes again (startFenced): one gone, or the row marked, it stops and answers
+//     ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
 //   - An event batch that has not landed: the repair pass merges the head with If-Match on
 //     the ETag it read before it drops the event's due row, so a late batch fails on that ETag
 //     and the raise, still running, writes it again with a new due row (events.go); one that
@@ -74,7 +75,7 @@ func (e *tombstoneError) Unwrap() error { return ErrNotFound }
 type startID struct {
 	ref   indexRef
 	nonce string // "" when the rows do not say (index rows of an earlier release)
-	gen   int64
+	gen   int64  // as its rows name it; only a placeholder row and owns (without a nonce) use it
 }
 
 // owns reports whether h is the head this start stored.
@@ -96,11 +97,11 @@ func (r indexRef) primary() indexRow {
 // fenceStart makes sure start s never stores its head, and reports whether it did so: false
 // means the head is s's (the start landed) and its mark is cleared. It marks s's primary index
 // row, then makes the head row refuse s's head batch with a write conditioned on what it read:
-// no row — insert a tombstone; a tombstone, or a finished run at a generation below s's (which
-// s may be replacing) — merge the Fence property with If-Match. Any other head (active, or at
-// s's generation or later) already refuses s: s's write is an insert or conditioned on the
-// ETag of a head that is no longer there. The caller then removes s's rows (removeStart).
-// Errors leave the outcome open: the caller keeps what it would remove and tries later.
+// no row — insert a tombstone; a tombstone or a finished run (which s may be replacing) —
+// merge the Fence property with If-Match. An active run already refuses s. The caller then
+// removes s's rows (removeStart). Errors leave the outcome open: the caller keeps what it
+// would remove and tries later. A fence on a finished run's head is a write to it: retention
+// counts that run's age from then (retention.go).
 func (e *Engine) fenceStart(ctx context.Context, s startID) (bool, error) {
 	if err := e.markFenced(ctx, s); err != nil {
 		return false, err
@@ -120,9 +121,11 @@ func (e *Engine) fenceStart(ctx context.Context, s startID) (bool, error) {
 		case s.owns(h):
 			e.unmarkFenced(ctx, s)
 			return false, nil
-		case h.active() || h.gen >= s.gen:
+		case h.active():
+			// s never writes its head conditioned on an active run (it answers RunExistsError),
+			// and its insert fails while a head is there.
 			return true, nil
-		default:
+		default: // finished: s may be replacing it, whatever generation its rows or due row say
 			op = Op{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: id, RowKey: headRowKey, Properties: map[string]any{pFence: s.nonce}}}
 		}
 		_, err = e.store.Submit(ctx, []Op{op})
@@ -138,16 +141,35 @@ func (e *Engine) fenceStart(ctx context.Context, s startID) (bool, error) {
 	return false, fmt.Errorf("fence start of run %s: head keeps changing: %w", id, ErrConflict)
 }
 
-// markFenced marks s's primary index row. A row that is missing needs no mark: the start has
-// not written it yet, and then meets its due row gone (a repair pass's fence) or the row of a
-// listing's fence gone before it writes its head again (startFenced).
+// markFenced marks s's primary index row, inserting a marked placeholder (the run's keys,
+// status active: no retention pass takes it) where the row is missing: a start that has not
+// written it yet then finds it taken, merges its own properties into it and keeps the mark.
 func (e *Engine) markFenced(ctx context.Context, s startID) error {
 	row := s.ref.primary()
-	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: true}}}})
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("mark the start of run %s fenced: %w", s.ref.runID, err)
+	for range maxFenceTries {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: true}}}})
+		if errors.Is(err, ErrNotFound) {
+			props := map[string]any{iRunID: s.ref.runID, iGen: s.gen, iGraph: s.ref.graph, iStatus: indexActive, iFenced: true}
+			if s.nonce != "" {
+				props[iNonce] = s.nonce
+			}
+			if s.ref.group != "" {
+				props[iGroup] = s.ref.group
+			}
+			if s.ref.owner != "" {
+				props[iOwner] = s.ref.owner
+			}
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
+			if errors.Is(err, ErrConflict) {
+				continue // written meanwhile (or by this very insert's first try): mark it
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mark the start of run %s fenced: %w", s.ref.runID, err)
+		}
+		return nil
 	}
-	return nil
+	return fmt.Errorf("mark the start of run %s fenced: index row keeps changing: %w", s.ref.runID, ErrConflict)
 }
 
 // unmarkFenced clears the mark of a start that landed after all. Best effort: a mark on the
@@ -160,13 +182,12 @@ func (e *Engine) unmarkFenced(ctx context.Context, s startID) {
 	}
 }
 
-// removeStart removes what a fenced start left: its index rows, the primary one last (a start
-// that reads it back finds it marked until the others are gone), and its payloads (by its
-// nonce, when known).
+// removeStart removes what a fenced start left: its index rows in removal order, the primary
+// one last (a start that reads it back finds it marked until the others are gone), and its
+// payloads (by its nonce, when known).
 func (e *Engine) removeStart(ctx context.Context, s startID) error {
 	ctx = context.WithoutCancel(ctx)
-	all, active := s.ref.rows()
-	for _, row := range append(append(all[1:len(all):len(all)], active...), all[0]) {
+	for _, row := range s.ref.removal() {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("remove the index rows of a fenced start of run %s: %w", s.ref.runID, err)

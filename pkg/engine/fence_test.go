@@ -46,25 +46,36 @@ func (s *lateStore) Submit(ctx context.Context, ops []engine.Op) ([]string, erro
 	return s.Store.Submit(ctx, ops)
 }
 
-// land applies the held batches, oldest first, and returns their errors (nil for a batch
-// that landed).
-func (s *lateStore) land(ctx context.Context) []error {
+// landed is a held batch and what its late landing answered.
+type landed struct {
+	ops []engine.Op
+	err error // nil: it landed
+}
+
+// land applies the held batches, oldest first, and returns them with their answers.
+func (s *lateStore) land(ctx context.Context) []landed {
 	s.mu.Lock()
 	held := s.held
 	s.held = nil
 	s.mu.Unlock()
-	errs := make([]error, len(held))
+	out := make([]landed, len(held))
 	for i, ops := range held {
-		_, errs[i] = s.Store.Submit(ctx, ops)
+		_, err := s.Store.Submit(ctx, ops)
+		out[i] = landed{ops: ops, err: err}
 	}
-	return errs
+	return out
 }
 
-// pending returns how many batches are held.
-func (s *lateStore) pending() int {
+// holds reports whether a held batch matches pick.
+func (s *lateStore) holds(pick func(ops []engine.Op) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.held)
+	for _, ops := range s.held {
+		if pick(ops) {
+			return true
+		}
+	}
+	return false
 }
 
 // withLateStore puts a lateStore between r's fault wrapper and its memory store.
@@ -239,9 +250,8 @@ func TestEngine_StartHeadLandingAfterItsError_RefusedByTheFence(t *testing.T) {
 	if _, err := r.e.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	errs := ls.land(t.Context())
-	if len(errs) != 1 || !errors.Is(errs[0], engine.ErrConflict) {
-		t.Fatalf("the late head batch: %v, want refused by the tombstone", errs)
+	if got := ls.land(t.Context()); len(got) != 1 || !errors.Is(got[0].err, engine.ErrConflict) {
+		t.Fatalf("the late head batch: %v, want refused by the tombstone", got)
 	}
 	r.drive(t)
 	assertNeverStored(t, r, "late")

@@ -157,6 +157,19 @@ func (r indexRef) rows() (all, active []indexRow) {
 	return all, active
 }
 
+// removal returns the keys of the run's index rows in the order they are deleted: the rows
+// no repair starts from first, then the two it starts from — its row in the active family,
+// which the repair pass walks (reconcile.go), and its row in the family of every run, which
+// listings read — last. A removal that fails part-way thus leaves a row from which a later
+// listing or pass removes the rest.
+func (r indexRef) removal() []indexRow {
+	all, active := r.rows()
+	out := make([]indexRow, 0, len(all)+len(active))
+	out = append(out, active[1:]...)
+	out = append(out, all[1:]...)
+	return append(out, active[0], all[0])
+}
+
 // shardPrefix returns the partition prefix of family in shard s; s < 0 is the legacy one.
 func shardPrefix(family string, s int) string {
 	if s < 0 {
@@ -257,18 +270,46 @@ func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	if h.active() || failed {
 		return
 	}
-	for _, row := range active {
+	// The row the repair pass walks goes last: a failure leaves it for the walk to retry.
+	for _, row := range append(active[1:len(active):len(active)], active[0]) {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
+			if _, gerr := e.store.Get(ctx, row.pk, row.rk); errors.Is(gerr, ErrNotFound) {
+				continue // the delete landed: its answer was lost
+			}
 			e.log.Warn("index: remove finished run from the active index", "run_id", h.runID, "error", err.Error())
+			return
 		}
 	}
 }
 
-// indexDelete removes the index rows of one run generation.
+// indexDelete removes the index rows of one run generation, in removal order: a failure
+// leaves a row a listing or the repair pass starts from.
 func (e *Engine) indexDelete(ctx context.Context, ref indexRef) error {
-	all, active := ref.rows()
-	for _, row := range append(all, active...) {
+	for _, row := range ref.removal() {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("unindex run %s: %w", ref.runID, err)
+		}
+	}
+	return nil
+}
+
+// indexDeleteExcept is indexDelete of ref's rows but those keep has too: a replaced run's
+// rows when the run that replaced it was created in the same 100 ns (a clock that stood
+// still, or went back) and shares their keys.
+func (e *Engine) indexDeleteExcept(ctx context.Context, ref, keep indexRef) error {
+	if ref.rowKey != keep.rowKey || ref.legacy != keep.legacy {
+		return e.indexDelete(ctx, ref)
+	}
+	kept := map[indexRow]bool{}
+	for _, row := range keep.removal() {
+		kept[row] = true
+	}
+	for _, row := range ref.removal() {
+		if kept[row] {
+			continue
+		}
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("unindex run %s: %w", ref.runID, err)

@@ -81,11 +81,11 @@ const (
 	dueEvent = "event" // the wake-up of an event that matched the wait
 )
 
-// Due row properties. A start's row also names its generation (pGen), graph, group (pGroup),
-// owner (pOwner) and index row key (pIndexRow), so that the repair pass can fence the head
-// against a start that never stored it and remove its index rows, and, once the start knows
-// it replaces a finished run, that run's nonce (pOldNonce), whose payloads the pass deletes
-// when the start's own clean-up did not.
+// Due row properties. A start's row also names its first generation (pGen), graph, group
+// (pGroup), owner (pOwner) and index row key (pIndexRow), so that the repair pass can fence the
+// head against a start that never stored it and remove its index rows, and, once the start
+// knows it replaces a finished run, that run's nonce (pOldNonce), whose payloads the pass
+// deletes when the start's own clean-up did not.
 // A start that stored its head but could not delete the replaced run's payloads marks its row
 // Stored: the pass then deletes them without fencing a head that a purge may have removed.
 const pRun, pKind, pIndexRow, pOldNonce, pStored = "Run", "Kind", "IndexRow", "OldNonce", "Stored"
@@ -159,11 +159,12 @@ func (e *Engine) dueStored(ctx context.Context, d dueRow) {
 	}
 }
 
-// dueOldNonce records on a start's due row the nonce of the finished run it is about to
+// dueReplacing records on a start's due row the nonce of the finished run it is about to
 // replace. A row gone means a fencer settled the start: its next head write reads that back
 // (startFenced), so that is no error here.
-func (e *Engine) dueOldNonce(ctx context.Context, d dueRow, nonce string) error {
-	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: map[string]any{pOldNonce: nonce}}}})
+func (e *Engine) dueReplacing(ctx context.Context, d dueRow, oldNonce string) error {
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey,
+		Properties: map[string]any{pOldNonce: oldNonce}}}})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("name the replaced run on the due row: %w", err)
 	}

@@ -225,7 +225,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			if old.nonce != oldNonce {
 				// The due row names the run this start replaces, so that its payloads are
 				// deleted even if the clean-up below fails or never runs (repair.go).
-				if err := e.dueOldNonce(ctx, due, old.nonce); err != nil {
+				if err := e.dueReplacing(ctx, due, old.nonce); err != nil {
 					abandon()
 					return Run{}, fmt.Errorf("start run %s: %w", id, err)
 				}
@@ -244,7 +244,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			e.dueStored(ctx, due)
 			e.log.Warn("start run: clean up the replaced run; its payloads are left to the repair pass", "run_id", id, "error", err.Error())
 		}
-		if err := e.indexDelete(ctx, old.indexRef()); err != nil {
+		if err := e.indexDeleteExcept(ctx, old.indexRef(), h.indexRef()); err != nil {
 			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
 		}
 	}
