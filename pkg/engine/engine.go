@@ -46,8 +46,9 @@ import (
 //
 // Storage decides; clocks only schedule. No reader concludes from a local clock that a write
 // will not land: the repair pass and the listings judge ages by the store's timestamps, and
-// what they conclude from a missing row they make true with a conditional write first — a
-// tombstone or an If-Match merge on the head that a late write then fails against (fence.go).
+// what they conclude from a missing row they make true with a conditional write first — the
+// start's claim row inserted as a fence, or an If-Match merge on the head, which a late write
+// then fails against (fence.go).
 //
 // Versions. A run is pinned to the graph version (name and hash) it started on; a process
 // whose registry lacks that version does not fail the run but parks it (version.go) until a

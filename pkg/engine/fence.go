@@ -18,25 +18,21 @@ import (
 // from a missing row it first makes true with a conditional write — a fence — and only then
 // acts on it:
 //
-//   - A start that never stored its head (fenceStart): its primary index row (in the "~runs"
-//     family) is marked Fenced, or a marked placeholder is inserted where it is missing; then
-//     the head row is made to refuse the start's head batch — a tombstone inserted where no
-//     head is (the start's insert then fails), or a merge of the Fence property with If-Match
-//     on a tombstone or on the finished run the start may be replacing (its replace,
-//     conditioned on the ETag it read, then fails). Only after that are the start's rows
-//     removed: its index rows, the primary one last, then (the repair pass) its due row. A
-//     start whose head batch fails reads its due row and primary index row back before it
-//     writes again (startFenced): one gone, or the row marked, it stops and answers
-//     ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
+//   - A start: its head batch inserts, with the head and its run_started row, a claim row
+//     "n<nonce>" (the start's nonce, random per start). A reader that concludes the start
+//     will never store its head inserts that claim first, marked Fenced (fenceStart): once it
+//     stands, every head batch of that start fails on it, whatever happens to the head
+//     meanwhile — a replacement, a purge. If the insert meets the start's own claim, the start
+//     landed, and the reader goes by the head. Only after that are the start's rows removed. A
+//     start whose head batch fails reads its claim back (startFenced): fenced, it stops and
+//     answers ErrConflict (503, "retry later") — never 202 for a run that cannot exist.
 //   - An event batch that has not landed: the repair pass merges the head with If-Match on
 //     the ETag it read before it drops the event's due row, so a late batch fails on that ETag
 //     and the raise, still running, writes it again with a new due row (events.go); one that
 //     already answered an error never lands.
 //
-// A tombstone is a head row with the Tombstone property: every read of a head takes it for
-// "no run" (ErrNotFound), so a run's status, history, purge and listings read it as not found,
-// and a later start of the id replaces it with If-Match on its ETag. It stays until then: one
-// small row per start a fence settled, never read by a scan.
+// A run's own claim goes with the run (PurgeRun, and the clean-up of a replaced run). A fence
+// claim stays: one small row per start a reader settled, never read by a scan.
 //
 // Clocks still schedule: a due row is looked at once the local clock says it is due, and a
 // fence is tried only on a row whose age, judged by the store's timestamps (the Timestamp the
@@ -47,180 +43,105 @@ import (
 
 // Fence properties.
 const (
-	// pTombstone marks a head row that is no run (a fence where no head was).
-	pTombstone = "Tombstone"
-	// pFence is the head property a fence merges: what it settled (a start's nonce, or the
-	// due row of an event). Nothing reads it; writing it changes the row's ETag.
+	// pFenced marks a claim row a reader inserted to settle a start as never stored.
+	pFenced = "Fenced"
+	// pFence is the head property the fence of an event merges (the due row it settles).
+	// Nothing reads it; writing it changes the head's ETag.
 	pFence = "Fence"
-	// iFenced marks the primary index row of a start a fencer is settling as never stored.
-	iFenced = "Fenced"
 	// iNonce is the index rows' copy of the run's nonce: what a fencer names the start by.
 	iNonce = "Nonce"
 )
 
-// maxFenceTries bounds the reads and conditional writes of one fence against writers that
-// keep changing the head.
-const maxFenceTries = 4
+// claimKey is the row key of the claim of the start with nonce: 'n' sorts after the history,
+// inbox and dedup rows' letters and before the head's, and no other row key starts with it.
+func claimKey(nonce string) string { return "n" + nonce }
 
-// tombstoneError is how a head read reports a tombstone: no run (it wraps ErrNotFound), with
-// the ETag a start replaces it on.
-type tombstoneError struct{ runID, etag string }
+// claimOp is the insert, in a start's head batch, of its claim.
+func claimOp(runID, nonce, writeID string) Op {
+	return Op{Kind: OpInsert, Entity: Entity{PartitionKey: runID, RowKey: claimKey(nonce), Properties: map[string]any{pWriteID: writeID}}}
+}
 
-func (e *tombstoneError) Error() string { return "run " + e.runID + " is a tombstone" }
-
-// Unwrap returns ErrNotFound: a tombstone is no run.
-func (e *tombstoneError) Unwrap() error { return ErrNotFound }
-
-// startID names one start: the index rows it writes before its head, and the head it writes.
+// startID names one start: the index rows it writes before its head, and its nonce.
 type startID struct {
 	ref   indexRef
-	nonce string // "" when the rows do not say (index rows of an earlier release)
-	gen   int64  // as its rows name it; only a placeholder row and owns (without a nonce) use it
+	nonce string
 }
 
-// owns reports whether h is the head this start stored.
-func (s startID) owns(h *head) bool {
-	if s.nonce != "" {
-		return h.nonce == s.nonce
+// fenceStart makes sure start s never stores its head: it inserts s's claim, marked Fenced.
+// It returns stored, true when the claim is s's own — its head batch landed (the run may
+// since have been replaced or purged) — and false when the fence stands. Errors leave the
+// outcome open: the caller keeps what it would remove and tries later.
+func (e *Engine) fenceStart(ctx context.Context, s startID) (stored bool, err error) {
+	id := s.ref.runID
+	op := Op{Kind: OpInsert, Entity: Entity{PartitionKey: id, RowKey: claimKey(s.nonce), Properties: map[string]any{pFenced: true}}}
+	_, err = e.store.Submit(ctx, []Op{op})
+	if err == nil {
+		return false, nil
 	}
-	ref := h.indexRef()
-	return h.gen == s.gen && ref.rowKey == s.ref.rowKey && ref.legacy == s.ref.legacy
+	if refused(err) {
+		return false, fmt.Errorf("fence start of run %s: %w", id, err)
+	}
+	// A conflict or an unknown outcome: the claim says whose it is.
+	ent, gerr := e.store.Get(ctx, id, claimKey(s.nonce))
+	switch {
+	case gerr == nil:
+		fenced, _ := ent.Properties[pFenced].(bool)
+		return !fenced, nil
+	case errors.Is(gerr, ErrNotFound):
+		return false, fmt.Errorf("fence start of run %s: %w", id, err) // not written: try again later
+	}
+	return false, fmt.Errorf("fence start of run %s: %w (outcome unknown: %v)", id, err, gerr)
 }
 
-// primary returns the key of the index row a fence marks and a start reads back: its row in
-// the family of every run.
-func (r indexRef) primary() indexRow {
-	all, _ := r.partitions()
-	return indexRow{all[0], r.rowKey}
-}
-
-// fenceStart makes sure start s never stores its head, and reports whether it did so: false
-// means the head is s's (the start landed) and its mark is cleared. It marks s's primary index
-// row, then makes the head row refuse s's head batch with a write conditioned on what it read:
-// no row — insert a tombstone; a tombstone or a finished run (which s may be replacing) —
-// merge the Fence property with If-Match. An active run already refuses s. The caller then
-// removes s's rows (removeStart). Errors leave the outcome open: the caller keeps what it
-// would remove and tries later. A fence on a finished run's head is a write to it: retention
-// counts that run's age from then (retention.go).
-func (e *Engine) fenceStart(ctx context.Context, s startID) (bool, error) {
-	if err := e.markFenced(ctx, s); err != nil {
+// settleStart settles start s, which a reader met with head h (nil: none) not its own: it
+// fences it, and unless the start turns out to be the head after all (it landed meanwhile:
+// settled is false), removes what it left — its index rows, in removal order, and its
+// payloads. A start whose claim is its own landed, and has since been replaced or purged:
+// what it left is garbage too.
+func (e *Engine) settleStart(ctx context.Context, s startID) (settled bool, err error) {
+	stored, err := e.fenceStart(ctx, s)
+	if err != nil {
 		return false, err
 	}
-	id := s.ref.runID
-	for range maxFenceTries {
-		h, err := e.getHead(ctx, id)
-		var tomb *tombstoneError
-		var op Op
+	if stored {
+		h, err := e.getHead(ctx, s.ref.runID)
 		switch {
-		case errors.As(err, &tomb):
-			op = Op{Kind: OpMerge, IfMatch: tomb.etag, Entity: Entity{PartitionKey: id, RowKey: headRowKey, Properties: map[string]any{pFence: s.nonce}}}
-		case errors.Is(err, ErrNotFound):
-			op = Op{Kind: OpInsert, Entity: Entity{PartitionKey: id, RowKey: headRowKey, Properties: map[string]any{pTombstone: true, pFence: s.nonce}}}
-		case err != nil:
-			return false, fmt.Errorf("fence start of run %s: %w", id, err)
-		case s.owns(h):
-			e.unmarkFenced(ctx, s)
-			return false, nil
-		case h.active():
-			// s never writes its head conditioned on an active run (it answers RunExistsError),
-			// and its insert fails while a head is there.
-			return true, nil
-		default: // finished: s may be replacing it, whatever generation its rows or due row say
-			op = Op{Kind: OpMerge, IfMatch: h.etag, Entity: Entity{PartitionKey: id, RowKey: headRowKey, Properties: map[string]any{pFence: s.nonce}}}
+		case err == nil && h.nonce == s.nonce:
+			return false, nil // it is the head: nothing to settle
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return false, err
 		}
-		_, err = e.store.Submit(ctx, []Op{op})
-		if err == nil {
-			return true, nil
-		}
-		if refused(err) {
-			return false, fmt.Errorf("fence start of run %s: %w", id, err)
-		}
-		// A conflict, a not-found or an unknown outcome: read again. A fence whose answer was
-		// lost is met as the head it wrote, and fenced again on its ETag (harmless).
 	}
-	return false, fmt.Errorf("fence start of run %s: head keeps changing: %w", id, ErrConflict)
+	return true, e.removeStart(ctx, s)
 }
 
-// markFenced marks s's primary index row, inserting a marked placeholder (the run's keys,
-// status active: no retention pass takes it) where the row is missing: a start that has not
-// written it yet then finds it taken, merges its own properties into it and keeps the mark.
-func (e *Engine) markFenced(ctx context.Context, s startID) error {
-	row := s.ref.primary()
-	for range maxFenceTries {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: true}}}})
-		if errors.Is(err, ErrNotFound) {
-			props := map[string]any{iRunID: s.ref.runID, iGen: s.gen, iGraph: s.ref.graph, iStatus: indexActive, iFenced: true}
-			if s.nonce != "" {
-				props[iNonce] = s.nonce
-			}
-			if s.ref.group != "" {
-				props[iGroup] = s.ref.group
-			}
-			if s.ref.owner != "" {
-				props[iOwner] = s.ref.owner
-			}
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
-			if errors.Is(err, ErrConflict) {
-				continue // written meanwhile (or by this very insert's first try): mark it
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("mark the start of run %s fenced: %w", s.ref.runID, err)
-		}
-		return nil
-	}
-	return fmt.Errorf("mark the start of run %s fenced: index row keeps changing: %w", s.ref.runID, ErrConflict)
-}
-
-// unmarkFenced clears the mark of a start that landed after all. Best effort: a mark on the
-// row of a stored run changes nothing but a start's read-back, which comes before its head.
-func (e *Engine) unmarkFenced(ctx context.Context, s startID) {
-	row := s.ref.primary()
-	_, err := e.store.Submit(context.WithoutCancel(ctx), []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{iFenced: false}}}})
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		e.log.Warn("index: clear the fence mark of a stored run", "run_id", s.ref.runID, "error", err.Error())
-	}
-}
-
-// removeStart removes what a fenced start left: its index rows in removal order, the primary
-// one last (a start that reads it back finds it marked until the others are gone), and its
-// payloads (by its nonce, when known).
+// removeStart removes what a settled start left: its index rows in removal order, and its
+// payloads.
 func (e *Engine) removeStart(ctx context.Context, s startID) error {
 	ctx = context.WithoutCancel(ctx)
-	for _, row := range s.ref.removal() {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("remove the index rows of a fenced start of run %s: %w", s.ref.runID, err)
-		}
+	if err := e.indexDelete(ctx, s.ref); err != nil {
+		return fmt.Errorf("remove the index rows of a settled start: %w", err)
 	}
 	if s.nonce != "" {
 		if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(s.ref.runID, s.nonce)); err != nil {
-			return fmt.Errorf("remove the payloads of a fenced start of run %s: %w", s.ref.runID, err)
+			return fmt.Errorf("remove the payloads of a settled start of run %s: %w", s.ref.runID, err)
 		}
 	}
 	return nil
 }
 
-// startFenced reports whether a fencer has settled the start whose index rows are ref and due
-// row is due as never stored: its due row is gone (the repair pass deletes it last), or its
-// primary index row is gone or marked (a listing's fence, or a repair pass's under way). A
-// start reads them before every head write after its first, and before it writes its index
-// rows again, so that it never stores a head whose rows a fencer removes.
-func (e *Engine) startFenced(ctx context.Context, ref indexRef, due dueRow) (bool, error) {
-	if _, err := e.store.Get(ctx, due.partition, due.rowKey); errors.Is(err, ErrNotFound) {
-		return true, nil
-	} else if err != nil {
-		return false, fmt.Errorf("read due row of run %s: %w", ref.runID, err)
-	}
-	row := ref.primary()
-	ent, err := e.store.Get(ctx, row.pk, row.rk)
+// startFenced reports whether a reader has fenced the start of run runID with nonce: its
+// claim stands, marked Fenced. A start reads it when a head batch failed and the head is not
+// its own.
+func (e *Engine) startFenced(ctx context.Context, runID, nonce string) (bool, error) {
+	ent, err := e.store.Get(ctx, runID, claimKey(nonce))
 	if errors.Is(err, ErrNotFound) {
-		return true, nil
+		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read index row of run %s: %w", ref.runID, err)
+		return false, fmt.Errorf("read the claim of run %s: %w", runID, err)
 	}
-	fenced, _ := ent.Properties[iFenced].(bool)
+	fenced, _ := ent.Properties[pFenced].(bool)
 	return fenced, nil
 }
 

@@ -75,8 +75,6 @@ type head struct {
 
 	// stamp is the Timestamp the store set on the row's last write (zero: not known).
 	stamp time.Time
-	// tombstone marks a head row that is no run (fence.go); getHead reports it as not found.
-	tombstone bool
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -124,12 +122,8 @@ func decodeHead(e Entity) (*head, error) {
 	return h.checked()
 }
 
-// checked returns h, or an error when it is no head: a tombstone (a *tombstoneError, which
-// is ErrNotFound), a bad status or generation.
+// checked returns h, or an error when it is no head (a bad status or generation).
 func (h *head) checked() (*head, error) {
-	if h.tombstone {
-		return nil, fmt.Errorf("read run head %s: %w", h.runID, &tombstoneError{runID: h.runID, etag: h.etag})
-	}
 	if !h.status.Valid() || h.gen < 1 {
 		return nil, fmt.Errorf("decode run head %s: bad status %q or generation %d", h.runID, h.status, h.gen)
 	}
@@ -215,8 +209,6 @@ func (h *head) set(name string, v any) {
 		h.created, _ = v.(time.Time)
 	case pUpdated:
 		h.updated, _ = v.(time.Time)
-	case pTombstone:
-		h.tombstone, _ = v.(bool)
 	}
 }
 

@@ -230,7 +230,7 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	}
 	for _, row := range append(all, active...) {
 		var err error
-		for range maxFenceTries {
+		for range 4 { // a row deleted between the insert and the merge is inserted again
 			_, err = e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
 			if !errors.Is(err, ErrConflict) {
 				break
@@ -328,9 +328,10 @@ func (e *Engine) unindex(ctx context.Context, ref indexRef, why string) {
 
 // dropOrphan settles an index row a listing or the repair pass took whose head is missing or is
 // another generation: once the row is RepairAfter old by the store's time (clk), it fences the
-// head against the start that wrote the row and removes the start's rows (fence.go). Until
-// then the start may still be storing its head, and the row is left alone. Best effort: a
-// failure leaves the row to the next reader.
+// start that wrote the row and removes its rows (settleStart, fence.go). Until then the start
+// may still be storing its head, and the row is left alone. A row of an earlier release names
+// no nonce to fence by: it is removed once old. Best effort: a failure leaves the row to the
+// next reader.
 func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock) {
 	p := row.ent.Properties
 	old, err := clk.older(ctx, row.ent.Timestamp, e.opts.RepairAfter)
@@ -341,16 +342,18 @@ func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock)
 		return
 	}
 	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey(), legacy: row.legacy},
-		nonce: str(p, iNonce), gen: i64(p, iGen)}
-	fenced, err := e.fenceStart(ctx, s)
-	if err == nil && fenced {
-		err = e.removeStart(ctx, s)
+		nonce: str(p, iNonce)}
+	settled := true
+	if s.nonce == "" {
+		err = e.indexDelete(context.WithoutCancel(ctx), s.ref)
+	} else {
+		settled, err = e.settleStart(ctx, s)
 	}
 	if err != nil {
 		e.log.Warn("index: remove the rows of a start that never stored its head, or of a replaced or purged run", "run_id", s.ref.runID, "error", err.Error())
 		return
 	}
-	if fenced {
+	if settled {
 		e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", s.ref.runID, "graph", s.ref.graph)
 	}
 }

@@ -144,13 +144,13 @@ func TestEngine_ReplacedRunsPayloads_GoWithTheID(t *testing.T) {
 	if n := r.payloads.Len(); n != 0 {
 		t.Fatalf("%d payloads left after the purge of the id", n)
 	}
-	if n, d := dueRows(t, r), tombstones(t, r); n != 0 || d != 0 {
-		t.Fatalf("%d due rows and %d tombstones left", n, d)
+	if n, d := dueRows(t, r), fenceClaims(t, r); n != 0 || d != 0 {
+		t.Fatalf("%d due rows and %d fence claims left", n, d)
 	}
 }
 
-// tombstones counts the head rows that are tombstones (fence.go).
-func tombstones(t *testing.T, r *rig) int {
+// fenceClaims counts the claim rows a reader inserted to fence a start (fence.go).
+func fenceClaims(t *testing.T, r *rig) int {
 	t.Helper()
-	return countRows(t, r, func(ent engine.Entity) bool { return ent.RowKey == "r" && ent.Properties["Tombstone"] == true })
+	return countRows(t, r, func(ent engine.Entity) bool { return ent.Properties["Fenced"] == true })
 }

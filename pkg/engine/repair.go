@@ -38,8 +38,8 @@ import (
 //
 // The local clock only schedules: a due row is acted on once it is RepairAfter old by the
 // store's timestamps (storeClock), and what the pass concludes from a missing write it makes
-// true with a conditional write first — a start whose head is missing is fenced off with a
-// tombstone before its rows go, an event whose batch has not landed with an If-Match merge on
+// true with a conditional write first — a start that is not the head is fenced off with its
+// claim row before its rows go, an event whose batch has not landed with an If-Match merge on
 // the head before its due row goes (fence.go). The due index is its own cursor: a row the
 // pass settles is deleted, one it cannot settle is moved RepairAfter later, so a pass starts
 // where the last one stopped and never meets the same stuck rows first.
@@ -56,16 +56,15 @@ import (
 //     returns no ETags), 0 Q while a worker continues the run in-process;
 //   - per work item: 1 Q receive + 1 Q delete, 1 T head read, Q Extend every
 //     VisibilityTimeout/3 while it runs, 1 Q enqueue per hand-off or timer;
-//   - start: 3 T (due row, head batch, due delete) + 4 T index inserts + 1 Q; the first
-//     visit adds 1 T (Running); a start that replaces a finished run +2 T (the insert that
-//     meets it, the due row naming it) and +1 T per head write after the first (the index row
-//     read back, fence.go);
+//   - start: 3 T (due row, head batch with its claim row, due delete) + 4 T index inserts +
+//     1 Q; the first visit adds 1 T (Running); a start that replaces a finished run +3 T (the
+//     insert that meets it, the claim read back, the due row naming it);
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries; 2 T to read the store's time when a row is due; for
 //     each due row RepairAfter old, 1 T head read, 1 T delete and at most 1 Q enqueue — or,
-//     for a start that never stored its head, a fence (1 T mark, 1 T head read, at most 1 T
-//     write) and 4 T deletes of its index rows (6 for a grouped run) and 1 payload prefix
-//     delete, or for an event whose batch has not landed 1 T merge; the walk of the active
+//     for a start that never stored its head, 1 T fence (the claim insert) and 4 T deletes of
+//     its index rows (6 for a grouped run) and 1 payload prefix delete, or for an event whose
+//     batch has not landed 1 T merge; the walk of the active
 //     index: 2 T (cursor read and write), 1 T query and up to activePerPass head reads; 1 Q
 //     receive of the poison queue, plus for each poison message (at most poisonPerPass) 1 T
 //     head read, 1 Q delete and at most 1 Q enqueue;
@@ -81,11 +80,11 @@ const (
 	dueEvent = "event" // the wake-up of an event that matched the wait
 )
 
-// Due row properties. A start's row also names its first generation (pGen), graph, group
-// (pGroup), owner (pOwner) and index row key (pIndexRow), so that the repair pass can fence the
-// head against a start that never stored it and remove its index rows, and, once the start
-// knows it replaces a finished run, that run's nonce (pOldNonce), whose payloads the pass
-// deletes when the start's own clean-up did not.
+// Due row properties. A start's row also names its graph, group (pGroup), owner (pOwner) and
+// index row key (pIndexRow), so that the repair pass can fence a start that never stored its
+// head and remove its index rows, and, once the start knows it replaces a finished run, that
+// run's nonce (pOldNonce), whose payloads the pass deletes when the start's own clean-up did
+// not.
 // A start that stored its head but could not delete the replaced run's payloads marks its row
 // Stored: the pass then deletes them without fencing a head that a purge may have removed.
 const pRun, pKind, pIndexRow, pOldNonce, pStored = "Run", "Kind", "IndexRow", "OldNonce", "Stored"
@@ -122,7 +121,7 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	props := map[string]any{pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind}
 	if kind == dueStart {
-		props[pGen], props[pGraph], props[pIndexRow] = h.gen, h.graph, h.indexRef().rowKey
+		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
 		if h.group != "" {
 			props[pGroup] = h.group
 		}
@@ -296,7 +295,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 	h, err := e.getHead(ctx, runID)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		h = nil // missing, or a tombstone
+		h = nil
 	case err != nil:
 		return false, err
 	}
@@ -317,14 +316,15 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 }
 
 // repairStart settles the due row of a start, h its run's head (nil: none). A stored start
-// still Pending at its first step is dispatched; one that never stored its head is fenced off
-// and its index rows and payloads removed. The payloads of the run the start replaced (its
-// due row's pOldNonce) are deleted once that run is no longer the head. settled is false when
-// the row must stay: the start landed while it was being fenced.
+// still Pending at its first step is dispatched; one that is not the head is settled — fenced,
+// its index rows and payloads removed (settleStart) — unless the row says the start stored its
+// head (pStored: the start kept the row only for the replaced run's payloads). The payloads of
+// the run the start replaced (pOldNonce) are deleted once that run is no longer the head.
+// settled is false when the row must stay: the start turned out to be the head.
 func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatched, settled bool, err error) {
 	p := ent.Properties
 	s := startID{ref: indexRef{runID: str(p, pRun), graph: str(p, pGraph), group: str(p, pGroup), owner: str(p, pOwner), rowKey: str(p, pIndexRow)},
-		nonce: str(p, pNonce), gen: i64(p, pGen)}
+		nonce: str(p, pNonce)}
 	stored, _ := p[pStored].(bool)
 	switch {
 	case h != nil && h.nonce == s.nonce:
@@ -334,12 +334,9 @@ func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatch
 			}
 			dispatched = true
 		}
-	case s.ref.rowKey != "" && !stored: // a row of an earlier release names no index row
-		fenced, err := e.fenceStart(ctx, s)
-		if err != nil || !fenced {
-			return false, false, err
-		}
-		if err := e.removeStart(ctx, s); err != nil {
+	case s.ref.rowKey != "" && s.nonce != "" && !stored: // a row of an earlier release names neither
+		settled, err := e.settleStart(ctx, s)
+		if err != nil || !settled {
 			return false, false, err
 		}
 		e.log.Info("repair: settled a start that never stored its head", "run_id", s.ref.runID, "graph", s.ref.graph)

@@ -66,10 +66,10 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
-// nonce says it is this start's. A tombstone (a start the repair pass fenced, fence.go) is no
-// run: it is replaced with If-Match on its ETag. A start whose head batch fails and that finds
-// its own index rows settled by a fencer (removed, or marked) stops without writing again and
-// answers ErrConflict: nothing is stored, the client retries. Errors: the registry's unknown
+// nonce says it is this start's. The batch also inserts the start's claim (fence.go): a start
+// whose head batch fails and whose claim a reader has fenced (the repair pass or a listing
+// settled it as never stored) stops without writing again and answers ErrConflict: nothing is
+// stored, the client retries. Errors: the registry's unknown
 // graph error (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName,
 // ErrInvalidRunInput, a *durable.StateErrors (ErrInvalidState) for an invalid initial state,
 // *RunExistsError, ErrConflict.
@@ -139,8 +139,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		e.clearDue(ctx, due)
 	}
 	var (
-		cond     string // ETag of the row the head replaces (a finished run's, a tombstone's); "": insert
-		old      *head  // the finished run replaced
+		old      *head  // the finished run the head replaces (nil: it is inserted)
 		oldNonce string // the replaced run's nonce the due row names
 	)
 	for attempt := 0; ; attempt++ {
@@ -148,29 +147,15 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 			abandon()
 			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
 		}
-		if attempt > 0 {
-			// A fencer may have settled this start as never stored after its last head write
-			// failed: then its rows are going, and a head written now would be unlisted, its
-			// lost enqueue never repaired.
-			fenced, err := e.startFenced(ctx, h.indexRef(), due)
-			if err != nil {
-				sp.keep()
-				return Run{}, fmt.Errorf("start run %s: %w", id, err)
-			}
-			if fenced {
-				abandon()
-				e.log.Warn("start run: settled as not stored by the repair pass while its head write was late; answered retry", "run_id", id)
-				return Run{}, fmt.Errorf("start run %s: its head write was late and the repair pass settled it as not stored: %w", id, ErrConflict)
-			}
-		}
 		headOp := Op{Kind: OpInsert}
-		if cond != "" {
-			headOp = Op{Kind: OpReplace, IfMatch: cond}
+		if old != nil {
+			headOp = Op{Kind: OpReplace, IfMatch: old.etag}
 		}
 		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
-		ops := historyOps(append(make([]Op, 0, 2), headOp), id, h.gen, 0, 0, now, h.writeID, []histRow{{
+		ops := historyOps(append(make([]Op, 0, 3), headOp), id, h.gen, 0, 0, now, h.writeID, []histRow{{
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})
+		ops = append(ops, claimOp(id, h.nonce, h.writeID)) // a reader's fence makes it fail (fence.go)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
 			abandon()
 			return Run{}, err
@@ -193,35 +178,44 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 		}
 		// Unknown outcome (a conflict included): the head says whose start is stored.
 		cur, gerr := e.getHead(ctx, id)
-		var tomb *tombstoneError
-		switch {
-		case gerr == nil && cur.nonce == h.nonce:
+		if gerr == nil && cur.nonce == h.nonce {
 			e.log.Info("start landed although its answer was an error", "run_id", id, "error", err.Error())
 			e.release(ctx, &sp, ops)
 			h.absorb(ops[0].Entity.Properties)
 			h.etag = cur.etag
-		case gerr != nil && !errors.Is(gerr, ErrNotFound):
+			break
+		}
+		if gerr != nil && !errors.Is(gerr, ErrNotFound) {
 			// Still unknown: keep its payloads, and its due and index rows for Sweep, which
-			// fences the head and removes them if it never landed.
+			// fences the start and removes them if it never landed.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, gerr)
-		case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound):
+		}
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 			// Not stored, as far as a read can tell: the caller retries. Its payloads, due and
-			// index rows stay should the write land all the same; Sweep fences the head and
+			// index rows stay should the write land all the same; Sweep fences the start and
 			// removes them if not.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
-		case errors.As(gerr, &tomb):
-			old, cond, h.gen = nil, tomb.etag, 1
-			continue
+		}
+		// Refused. Before writing again: a reader may have settled this start as never
+		// stored (its claim fenced): then its rows are going, and it stops.
+		if fenced, ferr := e.startFenced(ctx, id, h.nonce); ferr != nil {
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, ferr)
+		} else if fenced {
+			abandon()
+			e.log.Warn("start run: settled as not stored by the repair pass or a listing while its head write was late; answered retry", "run_id", id)
+			return Run{}, fmt.Errorf("start run %s: its head write was late and was settled as not stored: %w", id, ErrConflict)
+		}
+		switch {
 		case errors.Is(gerr, ErrNotFound):
-			old, cond, h.gen = nil, "", 1
-			continue
+			old, h.gen = nil, 1
 		case !cur.status.Finished():
 			abandon()
 			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
 		default:
-			old, cond, h.gen = cur, cur.etag, cur.gen+1
+			old, h.gen = cur, cur.gen+1
 			if old.nonce != oldNonce {
 				// The due row names the run this start replaces, so that its payloads are
 				// deleted even if the clean-up below fails or never runs (repair.go).
@@ -231,9 +225,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 				}
 				oldNonce = old.nonce
 			}
-			continue
 		}
-		break
 	}
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
 	keepDue := false
