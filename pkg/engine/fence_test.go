@@ -20,17 +20,21 @@ import (
 
 // lateStore holds the batches hold picks: their Submit answers an error — an unknown
 // outcome, as after a timeout — without writing, and land applies them later, as the service
-// applies a request that reached it late: with their conditions checked then.
+// applies a request that reached it late: with their conditions checked then. The SDK's retry
+// of a batch whose first try landed (FaultStore.LoseReply) is never held: a second copy of a
+// write that landed, arriving after its run was purged, is outside what a fence can refuse
+// (the run's claim goes with the purge, fence.go).
 type lateStore struct {
 	engine.Store
-	mu   sync.Mutex
-	hold func(ops []engine.Op) bool // guarded by mu
-	held [][]engine.Op              // guarded by mu
+	mu     sync.Mutex
+	hold   func(ops []engine.Op) bool // guarded by mu
+	held   [][]engine.Op              // guarded by mu
+	landed *engine.Op                 // the first op of the last batch that went through; guarded by mu
 }
 
 func (s *lateStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 	s.mu.Lock()
-	late := s.hold != nil && s.hold(ops)
+	late := s.hold != nil && s.landed != &ops[0] && s.hold(ops)
 	if late {
 		cp := make([]engine.Op, len(ops))
 		for i, op := range ops {
@@ -43,7 +47,13 @@ func (s *lateStore) Submit(ctx context.Context, ops []engine.Op) ([]string, erro
 	if late {
 		return nil, enginetest.ErrInjected
 	}
-	return s.Store.Submit(ctx, ops)
+	etags, err := s.Store.Submit(ctx, ops)
+	if err == nil {
+		s.mu.Lock()
+		s.landed = &ops[0]
+		s.mu.Unlock()
+	}
+	return etags, err
 }
 
 // landed is a held batch and what its late landing answered.
