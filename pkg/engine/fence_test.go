@@ -153,8 +153,8 @@ func assertNeverStored(t *testing.T, r *rig, id string) {
 	}
 }
 
-// assertStartsAgain checks that the id starts afresh after a fence (the tombstone is no run),
-// completes and is listed.
+// assertStartsAgain checks that the id starts afresh after a fence (a new start has a new
+// nonce, so the fence claim is not its), completes and is listed.
 func assertStartsAgain(t *testing.T, r *rig, id string) {
 	t.Helper()
 	r.start(t, "data_pipeline", id, pipelineInput)
@@ -167,16 +167,15 @@ func assertStartsAgain(t *testing.T, r *rig, id string) {
 }
 
 // A start whose head batch lands 90 s late, its first enqueue failed, a repair pass in
-// between: the pass fences the head with a tombstone, the late batch fails against it, and
-// the start answers a retryable error — not 202 for a run that cannot exist. It reads back
-// its primary index row before it writes again: gone, or still there but marked (the pass's
-// removal of it failed), it stops.
+// between: the pass fences the start (its claim row), the late batch fails against it, and
+// the start, reading its claim back, answers a retryable error at once — not 202 for a run
+// that cannot exist — also when the pass's removal of its rows fails part-way.
 func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name       string
-		keepMarked bool // the pass fails to delete the start's primary index row
-	}{{"rows removed", false}, {"primary row left marked", true}} {
+		name         string
+		removalFails bool // the pass fails to delete the start's primary index row
+	}{{"rows removed", false}, {"removal fails", true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock()
@@ -184,16 +183,20 @@ func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
 			down := failEnqueues(r)
 			late := firstOnly(isHeadBatch)
 			var sweeping atomic.Bool
+			var headWrites atomic.Int32
 			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-				if tt.keepMarked && sweeping.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
+				if tt.removalFails && sweeping.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
 					return enginetest.ErrInjected
+				}
+				if isHeadBatch(ops) && ops[0].Entity.PartitionKey == "late" {
+					headWrites.Add(1)
 				}
 				if late(ops) {
 					clk.advance(90 * time.Second) // the batch is on its way for 90 s
 					sweeping.Store(true)
 					_, err := r.e.Sweep(context.Background())
 					sweeping.Store(false)
-					if (err != nil) != tt.keepMarked {
+					if (err != nil) != tt.removalFails {
 						t.Errorf("sweep: %v", err)
 					}
 				}
@@ -205,6 +208,9 @@ func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
 			}
 			if !errors.Is(err, engine.ErrConflict) {
 				t.Fatalf("start: %v, want a retryable ErrConflict", err)
+			}
+			if n := headWrites.Load(); n != 1 {
+				t.Fatalf("%d head writes, want the late one only: a fenced start stops", n)
 			}
 			r.fstore.BeforeSubmit = nil
 			down.Store(false)
@@ -218,9 +224,37 @@ func TestEngine_LateStartHead_RepairPassFences_StartAnswersRetry(t *testing.T) {
 	}
 }
 
-// A start slow before it even wrote its index rows: the repair pass fences the head and
-// deletes the due row; the start, finding its due row gone after its head batch failed,
-// stops — it does not replace the tombstone with a run whose lost enqueue nothing repairs.
+// A start's head batch, answered with an error, still on its way while another start of the
+// id runs, finishes and is purged: the repair pass fences the first start (its claim, not the
+// head, which the purge deletes), so its batch landing after the purge fails.
+func TestEngine_LateStartHead_AfterAnotherRunOfTheIDWasPurged_Refused(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	ls := withLateStore(r, firstOnly(isHeadBatch))
+	if _, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "x", Input: json.RawMessage(pipelineInput)}); err == nil {
+		t.Fatal("start succeeded")
+	}
+	clk.advance(time.Second)
+	r.start(t, "data_pipeline", "x", pipelineInput)
+	r.drive(t)
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil { // the first start's due row: fenced
+		t.Fatal(err)
+	}
+	if err := r.e.PurgeRun(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ls.land(t.Context()); len(got) != 1 || !errors.Is(got[0].err, engine.ErrConflict) {
+		t.Fatalf("the late head batch: %v, want refused by the fence", got)
+	}
+	r.drive(t)
+	assertNeverStored(t, r, "x")
+}
+
+// A start slow before it even wrote its index rows: the repair pass fences it and deletes the
+// due row; the start's head batch fails on the fence and it stops — it does not store a run
+// whose lost enqueue nothing would repair.
 func TestEngine_StartSlowBeforeItsIndexRows_RepairPassFences_StartAnswersRetry(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
@@ -261,7 +295,7 @@ func TestEngine_StartHeadLandingAfterItsError_RefusedByTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := ls.land(t.Context()); len(got) != 1 || !errors.Is(got[0].err, engine.ErrConflict) {
-		t.Fatalf("the late head batch: %v, want refused by the tombstone", got)
+		t.Fatalf("the late head batch: %v, want refused by the fence", got)
 	}
 	r.drive(t)
 	assertNeverStored(t, r, "late")
@@ -317,13 +351,13 @@ func TestEngine_SkewedClock_RepairPassAndListingLeaveAStartInFlight(t *testing.T
 
 // A listing during a start whose head batch is 90 s late fences it before it removes its
 // rows: the start answers a retryable error instead of a run that completes unlisted — also
-// when the listing's removal of the start's primary index row fails, leaving it marked.
+// when the listing's removal of the start's rows fails part-way.
 func TestEngine_ListingDuringLateStart_FencesBeforeRemovingRows(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name       string
-		keepMarked bool // the listing fails to delete the start's primary index row
-	}{{"rows removed", false}, {"primary row left marked", true}} {
+		name         string
+		removalFails bool // the listing fails to delete the start's primary index row
+	}{{"rows removed", false}, {"removal fails", true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newFakeClock()
@@ -331,7 +365,7 @@ func TestEngine_ListingDuringLateStart_FencesBeforeRemovingRows(t *testing.T) {
 			late := firstOnly(isHeadBatch)
 			var listing atomic.Bool
 			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-				if tt.keepMarked && listing.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
+				if tt.removalFails && listing.Load() && ops[0].Kind == engine.OpDelete && strings.HasPrefix(ops[0].Entity.PartitionKey, "~runs-") {
 					return enginetest.ErrInjected
 				}
 				if late(ops) {
