@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"sync"
@@ -74,6 +75,16 @@ func (s *lateStore) land(ctx context.Context) []landed {
 		out[i] = landed{ops: ops, err: err}
 	}
 	return out
+}
+
+// answers describes what held batches answered when they landed.
+func answers(got []landed) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d batches:", len(got))
+	for _, l := range got {
+		fmt.Fprintf(&b, " %s/%s → %v;", l.ops[0].Entity.PartitionKey, l.ops[0].Entity.RowKey, l.err)
+	}
+	return b.String()
 }
 
 // holds reports whether a held batch matches pick.
@@ -246,7 +257,7 @@ func TestEngine_LateStartHead_AfterAnotherRunOfTheIDWasPurged_Refused(t *testing
 		t.Fatal(err)
 	}
 	if got := ls.land(t.Context()); len(got) != 1 || !errors.Is(got[0].err, engine.ErrConflict) {
-		t.Fatalf("the late head batch: %v, want refused by the fence", got)
+		t.Fatalf("the late head batch: %s, want refused by the fence", answers(got))
 	}
 	r.drive(t)
 	assertNeverStored(t, r, "x")
@@ -295,7 +306,7 @@ func TestEngine_StartHeadLandingAfterItsError_RefusedByTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := ls.land(t.Context()); len(got) != 1 || !errors.Is(got[0].err, engine.ErrConflict) {
-		t.Fatalf("the late head batch: %v, want refused by the fence", got)
+		t.Fatalf("the late head batch: %s, want refused by the fence", answers(got))
 	}
 	r.drive(t)
 	assertNeverStored(t, r, "late")
