@@ -79,9 +79,9 @@ func engineOn(t *testing.T, r *rig, clock func() time.Time) *engine.Engine {
 	return e
 }
 
-// A start whose head batch lands late, a repair pass in between: the tombstone the pass
-// inserts makes the table refuse the late insert, and the start answers a retryable error; a
-// retry of the start replaces the tombstone and runs.
+// A start whose head batch lands late, a repair pass in between: the claim row the pass
+// inserts makes the table refuse the late batch, and the start answers a retryable error; a
+// retry of the start (a new nonce, a new claim) runs.
 func TestIntegrationFence_LateStartHead(t *testing.T) {
 	t.Parallel()
 	var r *rig
@@ -102,6 +102,64 @@ func TestIntegrationFence_LateStartHead(t *testing.T) {
 	id := r.start(t, "data_pipeline", "late", pipelineInput)
 	r.drive(t)
 	r.assertPipeline(t, id)
+	r.assertNoOrphans(t, id)
+}
+
+// heldStore answers the first batch writing a run head with an error without writing it, and
+// writes it when land is called: a request the service gets after its caller gave up.
+type heldStore struct {
+	engine.Store
+	held atomic.Pointer[[]engine.Op]
+	once atomic.Bool
+}
+
+func (s *heldStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
+	if ops[0].Entity.RowKey == "r" && ops[0].Kind == engine.OpInsert && s.once.CompareAndSwap(false, true) {
+		s.held.Store(&ops)
+		return nil, enginetest.ErrInjected
+	}
+	return s.Store.Submit(ctx, ops)
+}
+
+// land writes the held batch and returns the table's answer.
+func (s *heldStore) land(ctx context.Context) error {
+	ops := s.held.Load()
+	if ops == nil {
+		return errors.New("no batch held")
+	}
+	_, err := s.Store.Submit(ctx, *ops)
+	return err
+}
+
+// A start's head batch, answered with an error, still on its way while another start of the
+// id runs, finishes and is purged: the repair pass fenced the first start with its claim row,
+// which the purge leaves, so the table refuses the batch when it lands.
+func TestIntegrationFence_LateStartHeadAfterPurge(t *testing.T) {
+	t.Parallel()
+	held := &heldStore{}
+	r := newRigWrapped(t, engine.Options{RepairAfter: repairAfter}, wrappers{store: func(s engine.Store) engine.Store {
+		held.Store = s
+		return held
+	}})
+	if _, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "x", Input: json.RawMessage(pipelineInput)}); err == nil {
+		t.Fatal("start succeeded")
+	}
+	id := r.start(t, "data_pipeline", "x", pipelineInput)
+	r.drive(t)
+	r.assertPipeline(t, id)
+	time.Sleep(serviceWait)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.e.PurgeRun(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.land(t.Context()); !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("the late head batch: %v, want refused by the fence", err)
+	}
+	if _, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("GetRun: %v, want not found", err)
+	}
 	r.assertNoOrphans(t, id)
 }
 
