@@ -32,7 +32,9 @@ import (
 //     already answered an error never lands.
 //
 // A run's own claim goes with the run (PurgeRun, and the clean-up of a replaced run). A fence
-// claim stays: one small row per start a reader settled, never read by a scan.
+// claim stays: one small row per start a reader settled, never read by a scan. So what no
+// fence refuses is a second copy of a start batch that landed (the SDK's retry of it)
+// arriving only after its run was purged: the window is the client's retry window.
 //
 // Clocks still schedule: a due row is looked at once the local clock says it is due, and a
 // fence is tried only on a row whose age, judged by the store's timestamps (the Timestamp the

@@ -22,8 +22,7 @@ import (
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
 //	Properties    RunID, Gen, Nonce, Graph, Hash, Version, Status ("active" until the run
 //	              finishes, then its final status), Created, Group for a grouped run
-//	              and Owner for a run with an owner (owner.go); Fenced on a start's row
-//	              in the family of every run while a fence settles it (fence.go)
+//	              and Owner for a run with an owner (owner.go)
 //
 // A run started with a group (StartRunRequest.Group) also has rows in its group's two
 // partitions, and a run whose metadata names an owner rows in its owner's two partitions,
@@ -61,7 +60,7 @@ import (
 //
 // No orphans. A start that fails removes its rows (and its due row); one whose outcome is
 // unknown leaves them to the repair pass, which removes them with the due row once it has
-// fenced the head against the start (fence.go). A listing, and the repair pass's walk of the
+// fenced the start (its claim row, fence.go). A listing, and the repair pass's walk of the
 // active index, that meet a row whose head is missing, or is another generation, do not list it,
 // and remove it the same way — fenced first — once the row is older than Options.RepairAfter by
 // the store's timestamps, so an orphan costs one head read at most until the next listing that
@@ -215,7 +214,7 @@ func indexStatus(s RunStatus) string {
 
 // indexInsert writes the index rows of a run generation that is about to be stored. A row
 // that exists already (an earlier attempt of this start) gets this start's properties merged
-// in; a fencer's mark on it stays (fence.go).
+// in.
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	all, active := h.indexRef().rows()
 	// One map for every row: a store never retains the caller's map.
