@@ -44,6 +44,12 @@ import (
 // "<run id>:<generation>.<nonce>:<step>", stable across attempts. Recovery needs no scan:
 // see repair.go for the design and its cost model.
 //
+// Storage decides; clocks only schedule. No reader concludes from a local clock that a write
+// will not land: the repair pass and the listings judge ages by the store's timestamps, and
+// what they conclude from a missing row they make true with a conditional write first — the
+// start's claim row inserted as a fence, or an If-Match merge on the head, which a late write
+// then fails against (fence.go).
+//
 // Versions. A run is pinned to the graph version (name and hash) it started on; a process
 // whose registry lacks that version does not fail the run but parks it (version.go) until a
 // process that has it picks it up.
@@ -73,6 +79,11 @@ type Engine struct {
 	changes    notifier
 	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
 	holds      holdBook // the holds this engine's handlings took (hold.go)
+	// sweepBudget is how long a repair pass starts new work (sweepBudget; tests shorten it).
+	sweepBudget time.Duration
+	// sweepParallel is how many rows a repair pass settles at a time (sweepParallel; 1 makes
+	// a seeded test's pass deterministic).
+	sweepParallel int
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start
@@ -97,7 +108,7 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
 		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
-		kick: make(chan struct{}, opts.Concurrency),
+		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget, sweepParallel: sweepParallel,
 	}, nil
 }
 

@@ -165,7 +165,12 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 			e.clearDue(ctx, due)
 			return nil // a concurrent call with this key stored it
 		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
-			continue // another writer changed the head, or removed it: read it again
+			// Another writer changed the head, or removed it: read it again. That writer may be
+			// the repair pass fencing a late batch (fence.go), which then deletes the due row:
+			// a retry that matches the wait writes a new one.
+			e.clearDue(ctx, due)
+			due = dueRow{}
+			continue
 		case err != nil:
 			if !refused(err) {
 				// Not stored, as far as a read can tell; keep its payloads and due row

@@ -92,6 +92,8 @@ type head struct {
 	parent, parentNonce string
 	children            int64
 	childDone           string
+	// stamp is the Timestamp the store set on the row's last write (zero: not known).
+	stamp time.Time
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }
@@ -116,11 +118,11 @@ const maxHeadRetries = 32
 func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
 	if r, ok := e.store.(RowReader); ok {
 		h := &head{runID: runID}
-		etag, _, err := r.GetRow(ctx, runID, headRowKey, h.set)
+		etag, stamp, err := r.GetRow(ctx, runID, headRowKey, h.set)
 		if err != nil {
 			return nil, fmt.Errorf("read run head %s: %w", runID, err)
 		}
-		h.etag = etag
+		h.etag, h.stamp = etag, stamp
 		return h.checked()
 	}
 	ent, err := e.store.Get(ctx, runID, headRowKey)
@@ -132,7 +134,7 @@ func (e *Engine) getHead(ctx context.Context, runID string) (*head, error) {
 
 // decodeHead returns the head stored as e.
 func decodeHead(e Entity) (*head, error) {
-	h := &head{runID: e.PartitionKey, etag: e.ETag}
+	h := &head{runID: e.PartitionKey, etag: e.ETag, stamp: e.Timestamp}
 	for k, v := range e.Properties {
 		h.set(k, v)
 	}

@@ -20,7 +20,7 @@ import (
 //	              "~active-<s>"  or  "~active-<s>~<graph name>"   (while Pending or Running)
 //	              s = FNV-1a(run id) mod indexShards, in decimal
 //	RowKey        <19-digit (MaxInt64 - created, 100 ns precision)>_<run id>
-//	Properties    RunID, Gen, Graph, Hash, Version, Status ("active" until the run
+//	Properties    RunID, Gen, Nonce, Graph, Hash, Version, Status ("active" until the run
 //	              finishes, then its final status), Created, Group for a grouped run
 //	              and Owner for a run with an owner (owner.go)
 //
@@ -59,11 +59,15 @@ import (
 // is always read from the run's head.
 //
 // No orphans. A start that fails removes its rows (and its due row); one whose outcome is
-// unknown leaves them to the repair pass, which removes them with the due row when the head
-// never landed. A listing that meets a row whose head is missing or is another generation
-// does not list it, and removes it once it is older than Options.RepairAfter (the time a
-// start has to store its head before the repair pass deems it failed), so an orphan costs
-// one head read at most until the next listing that sees it.
+// unknown leaves them to the repair pass, which removes them with the due row once it has
+// fenced the start (its claim row, fence.go). A listing, and the repair pass's walk of the
+// active index, that meet a row whose head is missing, or is another generation, do not list it,
+// and remove it the same way — fenced first — once the row is older than Options.RepairAfter by
+// the store's timestamps, so an orphan costs one head read at most until the next listing that
+// sees it, and a start still in flight is never robbed of its rows: at worst it is fenced and
+// answers a retryable error. A finished run whose status merge failed stays in the active
+// index until a listing or the repair pass's walk of the active index (reconcile.go) meets it
+// and records its status.
 const (
 	indexShards       = 8
 	indexAllPrefix    = "~runs"
@@ -152,6 +156,19 @@ func (r indexRef) rows() (all, active []indexRow) {
 	return all, active
 }
 
+// removal returns the keys of the run's index rows in the order they are deleted: the rows
+// no repair starts from first, then the two it starts from — its row in the active family,
+// which the repair pass walks (reconcile.go), and its row in the family of every run, which
+// listings read — last. A removal that fails part-way thus leaves a row from which a later
+// listing or pass removes the rest.
+func (r indexRef) removal() []indexRow {
+	all, active := r.rows()
+	out := make([]indexRow, 0, len(all)+len(active))
+	out = append(out, active[1:]...)
+	out = append(out, all[1:]...)
+	return append(out, active[0], all[0])
+}
+
 // shardPrefix returns the partition prefix of family in shard s; s < 0 is the legacy one.
 func shardPrefix(family string, s int) string {
 	if s < 0 {
@@ -195,12 +212,14 @@ func indexStatus(s RunStatus) string {
 	return string(s)
 }
 
-// indexInsert writes the index rows of a run generation that is about to be stored.
+// indexInsert writes the index rows of a run generation that is about to be stored. A row
+// that exists already (an earlier attempt of this start) gets this start's properties merged
+// in.
 func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	all, active := h.indexRef().rows()
 	// One map for every row: a store never retains the caller's map.
 	props := map[string]any{
-		iRunID: h.runID, iGen: h.gen, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
+		iRunID: h.runID, iGen: h.gen, iNonce: h.nonce, iGraph: h.graph, iHash: h.hash, iVersion: h.version, iStatus: indexActive, iCreated: h.created,
 	}
 	if h.group != "" {
 		props[iGroup] = h.group
@@ -209,11 +228,16 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 		props[iOwner] = h.owner
 	}
 	for _, row := range append(all, active...) {
-		_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
-		if errors.Is(err, ErrConflict) { // an earlier attempt of this start wrote it
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: map[string]any{
-				iGen: h.gen, iStatus: indexActive,
-			}}}})
+		var err error
+		for range 4 { // a row deleted between the insert and the merge is inserted again
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
+			if !errors.Is(err, ErrConflict) {
+				break
+			}
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
+			if !errors.Is(err, ErrNotFound) {
+				break // deleted meanwhile (a fencer's clean-up): insert it again
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("index run %s: %w", h.runID, err)
@@ -222,32 +246,69 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	return nil
 }
 
-// indexSetStatus records a finished run's status. Best effort: a list repairs a stale row.
+// indexSetStatus records a finished run's status. Best effort: a listing, or the repair pass's
+// walk of the active index, repairs a stale row. The rows in the active partitions go only
+// once every status is recorded, so that a failed merge leaves the run where that walk finds
+// it.
 func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	ctx = context.WithoutCancel(ctx) // the run's commit is stored: a shutdown must not skip this
 	all, active := h.indexRef().rows()
 	props := map[string]any{iStatus: indexStatus(h.status)} // shared: a store never retains it
+	failed := false
 	for _, row := range all {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk, Properties: props}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
+			// Unknown outcome: the row says whether the status is recorded.
+			if ent, gerr := e.store.Get(ctx, row.pk, row.rk); gerr == nil && str(ent.Properties, iStatus) == props[iStatus] || errors.Is(gerr, ErrNotFound) {
+				continue
+			}
+			failed = true
 			e.log.Warn("index: record status", "run_id", h.runID, "error", err.Error())
 		}
 	}
-	if h.active() {
+	if h.active() || failed {
 		return
 	}
-	for _, row := range active {
+	// The row the repair pass walks goes last: a failure leaves it for the walk to retry.
+	for _, row := range append(active[1:len(active):len(active)], active[0]) {
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
+			if _, gerr := e.store.Get(ctx, row.pk, row.rk); errors.Is(gerr, ErrNotFound) {
+				continue // the delete landed: its answer was lost
+			}
 			e.log.Warn("index: remove finished run from the active index", "run_id", h.runID, "error", err.Error())
+			return
 		}
 	}
 }
 
-// indexDelete removes the index rows of one run generation.
+// indexDelete removes the index rows of one run generation, in removal order: a failure
+// leaves a row a listing or the repair pass starts from.
 func (e *Engine) indexDelete(ctx context.Context, ref indexRef) error {
-	all, active := ref.rows()
-	for _, row := range append(all, active...) {
+	for _, row := range ref.removal() {
+		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("unindex run %s: %w", ref.runID, err)
+		}
+	}
+	return nil
+}
+
+// indexDeleteExcept is indexDelete of ref's rows but those keep has too: a replaced run's
+// rows when the run that replaced it was created in the same 100 ns (a clock that stood
+// still, or went back) and shares their keys.
+func (e *Engine) indexDeleteExcept(ctx context.Context, ref, keep indexRef) error {
+	if ref.rowKey != keep.rowKey || ref.legacy != keep.legacy {
+		return e.indexDelete(ctx, ref)
+	}
+	kept := map[indexRow]bool{}
+	for _, row := range keep.removal() {
+		kept[row] = true
+	}
+	for _, row := range ref.removal() {
+		if kept[row] {
+			continue
+		}
 		_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: row.pk, RowKey: row.rk}}})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("unindex run %s: %w", ref.runID, err)
@@ -264,16 +325,34 @@ func (e *Engine) unindex(ctx context.Context, ref indexRef, why string) {
 	}
 }
 
-// dropOrphan removes the rows of the index row a listing took, whose head is missing or is
-// another generation, once the row is older than RepairAfter: until then the start that
-// wrote it may still be storing its head.
-func (e *Engine) dropOrphan(ctx context.Context, row listedRow) {
+// dropOrphan settles an index row a listing or the repair pass took whose head is missing or is
+// another generation: once the row is RepairAfter old by the store's time (clk), it fences the
+// start that wrote the row and removes its rows (settleStart, fence.go). Until then the start
+// may still be storing its head, and the row is left alone. A row of an earlier release names
+// no nonce to fence by: it is removed once old. Best effort: a failure leaves the row to the
+// next reader.
+func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock) {
 	p := row.ent.Properties
-	created, _ := p[iCreated].(time.Time)
-	if created.IsZero() || e.clock().Sub(created) < e.opts.RepairAfter {
+	old, err := clk.older(ctx, row.ent.Timestamp, e.opts.RepairAfter)
+	if err != nil {
+		e.log.Warn("index: judge the age of an orphan row", "run_id", str(p, iRunID), "error", err.Error())
+	}
+	if !old {
 		return
 	}
-	ref := indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey(), legacy: row.legacy}
-	e.unindex(ctx, ref, "a run whose head is gone or is another generation")
-	e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", ref.runID, "graph", ref.graph)
+	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey(), legacy: row.legacy},
+		nonce: str(p, iNonce)}
+	settled := true
+	if s.nonce == "" {
+		err = e.indexDelete(context.WithoutCancel(ctx), s.ref)
+	} else {
+		settled, err = e.settleStart(ctx, s)
+	}
+	if err != nil {
+		e.log.Warn("index: remove the rows of a start that never stored its head, or of a replaced or purged run", "run_id", s.ref.runID, "error", err.Error())
+		return
+	}
+	if settled {
+		e.log.Info("index: removed the rows of a start that never stored its head, or of a replaced or purged run", "run_id", s.ref.runID, "graph", s.ref.graph)
+	}
 }

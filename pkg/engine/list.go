@@ -269,6 +269,7 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 	}
 	runs := make([]*Run, len(rows))
 	errs := make([]error, len(rows))
+	clk := e.newStoreClock() // read only if an orphan row needs its age
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	for i, row := range rows {
@@ -276,7 +277,7 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			runs[i], errs[i] = e.listedRun(ctx, row, q)
+			runs[i], errs[i] = e.listedRun(ctx, row, q, clk)
 		}()
 	}
 	wg.Wait()
@@ -293,10 +294,10 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 }
 
 // listedRun reads the run an index row names, or nil when the row is stale (the generation
-// was replaced or purged, or never stored: then the row goes once it is old enough) or the
-// run's live status or hash does not match q.
-func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery) (*Run, error) {
-	h, current, err := e.indexedHead(ctx, row)
+// was replaced or purged, or never stored: then the row goes once it is old enough and fenced,
+// dropOrphan) or the run's live status or hash does not match q.
+func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery, clk *storeClock) (*Run, error) {
+	h, current, err := e.indexedHead(ctx, row, clk)
 	if err != nil || !current {
 		return nil, err
 	}
@@ -312,20 +313,22 @@ func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery) (*Run
 }
 
 // indexedHead reads the head of the run an index row names. current is false when the row
-// is not the head's generation; such a row is removed once it is old enough (dropOrphan). A
-// row whose status the finishing commit did not record (a crash in between) is repaired.
-func (e *Engine) indexedHead(ctx context.Context, row listedRow) (h *head, current bool, err error) {
+// is not the head's generation; such a row is removed once it is old enough by the store's
+// time (clk), and fenced (dropOrphan). A row whose status the finishing commit did not record
+// (a crash in between) is repaired.
+func (e *Engine) indexedHead(ctx context.Context, row listedRow, clk *storeClock) (h *head, current bool, err error) {
 	p := row.ent.Properties
 	h, err = e.getHead(ctx, str(p, iRunID))
 	if errors.Is(err, ErrNotFound) {
-		e.dropOrphan(ctx, row)
+		e.dropOrphan(ctx, row, clk)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if h.gen != i64(p, iGen) || h.indexRef().rowKey != row.rowKey() || h.indexRef().legacy != row.legacy {
-		e.dropOrphan(ctx, row)
+	if nonce := str(p, iNonce); nonce != "" && h.nonce != nonce ||
+		h.gen != i64(p, iGen) || h.indexRef().rowKey != row.rowKey() || h.indexRef().legacy != row.legacy {
+		e.dropOrphan(ctx, row, clk)
 		return nil, false, nil
 	}
 	if str(p, iStatus) != indexStatus(h.status) {
@@ -339,12 +342,14 @@ func (e *Engine) indexedHead(ctx context.Context, row listedRow) (h *head, curre
 // its rows per graph hash, in hash order. Cost: one query per 1,000 unfinished runs and
 // shard, no head read for the sharded rows. A run a crash kept from leaving the active index
 // after it finished, or the rows of a start that failed, count until a listing of the
-// unfinished runs (Status Pending or Running) repairs them: the count may be high, never low.
+// unfinished runs (Status Pending or Running) or the repair pass's walk of the active index
+// repairs them: the count may be high, never low.
 func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]VersionCount, error) {
 	if !ValidGraphName(graph) {
 		return []VersionCount{}, nil
 	}
 	byHash := map[string]*VersionCount{}
+	clk := e.newStoreClock()
 	count := func(hash, version string) {
 		c := byHash[hash]
 		if c == nil {
@@ -365,7 +370,7 @@ func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]Versi
 					count(str(ent.Properties, iHash), str(ent.Properties, iVersion))
 					continue
 				}
-				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true})
+				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true}, clk)
 				if err != nil {
 					return nil, fmt.Errorf("count unfinished runs of graph %s: %w", graph, err)
 				}

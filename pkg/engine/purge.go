@@ -31,6 +31,9 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
+	if err := e.deleteClaim(ctx, instanceID, h.nonce); err != nil {
+		return fmt.Errorf("purge run %s: %w", instanceID, err)
+	}
 	_, err = e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey}}})
 	if err != nil && !refused(err) {
 		// Unknown outcome (a 404 or 412 included: the answer to a retry of a delete that
@@ -75,36 +78,56 @@ func (e *Engine) resolvePurge(ctx context.Context, h *head, err error) error {
 // cleanupGenerations deletes the rows of generations before h's and the payloads of the run
 // h replaced (nonce oldNonce). It first checks that h is still the run of the id: after a
 // purge a new run starts again at generation 1, and a late cleanup must not delete its rows.
-// Failures are logged; PurgeRun removes leftover rows.
-func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) {
-	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce)); err != nil {
-		e.log.Warn("clean up payloads of replaced run", "run_id", h.runID, "error", err.Error())
-	}
+// It returns the payload deletion's error, for the start to leave that to the repair pass
+// (its due row names oldNonce); a failure to delete rows is logged, and PurgeRun removes
+// leftover rows.
+func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) error {
+	_, perr := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce))
 	if cur, err := e.getHead(ctx, h.runID); err != nil || cur.nonce != h.nonce {
-		return
+		return perr
 	}
 	if err := e.deleteRows(ctx, h.runID, h.gen); err != nil {
 		e.log.Warn("clean up replaced run", "run_id", h.runID, "error", err.Error())
 	}
+	if err := e.deleteClaim(ctx, h.runID, oldNonce); err != nil {
+		e.log.Warn("clean up replaced run", "run_id", h.runID, "error", err.Error())
+	}
+	return perr
 }
 
-// deleteRows deletes the history and inbox rows of generations below gen, in batches. A
-// batch that fails with ErrNotFound (a row deleted meanwhile, or the retry of a batch whose
-// first try landed) or an unknown outcome deleted all or nothing: the rows are listed again
-// and what is left is deleted, a few passes at most.
+// deleteClaim deletes the claim row of a run's own start (fence.go). A fence claim (of a start
+// that never stored its head) is never deleted: it keeps that start's late batch failing.
+func (e *Engine) deleteClaim(ctx context.Context, runID, nonce string) error {
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: claimKey(nonce)}}})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("delete claim: %w", err)
+	}
+	return nil
+}
+
+// deleteRows deletes the history and inbox rows of generations below gen, in batches, each
+// row with If-Match on the ETag it was listed with: a batch that reaches the store late —
+// after the id was purged and started again, its generations counted from 1 again — fails on
+// the new run's rows instead of deleting them. A batch that fails (a row deleted or written
+// meanwhile, the retry of a batch whose first try landed, an unknown outcome) deleted all or
+// nothing: the rows are listed again and what is left is deleted, a few passes at most.
 func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error {
 	const passes = 4
 	for pass := 1; ; pass++ {
-		keys, err := e.rowsBelow(ctx, runID, gen)
+		rows, err := e.rowsBelow(ctx, runID, gen)
 		if err != nil {
 			return err
 		}
 		var failed error
-		for len(keys) > 0 {
-			n := min(len(keys), maxBatchOps)
+		for len(rows) > 0 {
+			n := min(len(rows), maxBatchOps)
 			ops := make([]Op, n)
-			for i, k := range keys[:n] {
-				ops[i] = Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: runID, RowKey: k}}
+			for i, row := range rows[:n] {
+				ifMatch := row.ETag
+				if ifMatch == "" {
+					ifMatch = ETagAny
+				}
+				ops[i] = Op{Kind: OpDelete, IfMatch: ifMatch, Entity: Entity{PartitionKey: runID, RowKey: row.RowKey}}
 			}
 			if _, err := e.store.Submit(ctx, ops); err != nil {
 				if refused(err) {
@@ -112,7 +135,7 @@ func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error 
 				}
 				failed = err
 			}
-			keys = keys[n:]
+			rows = rows[n:]
 		}
 		if failed == nil {
 			return nil
@@ -123,22 +146,23 @@ func (e *Engine) deleteRows(ctx context.Context, runID string, gen int64) error 
 	}
 }
 
-// rowsBelow lists the keys of the history and inbox rows of generations below gen.
-func (e *Engine) rowsBelow(ctx context.Context, runID string, gen int64) ([]string, error) {
+// rowsBelow lists the keys and ETags of the history, inbox and dedup rows of generations below
+// gen (not the claim rows, fence.go).
+func (e *Engine) rowsBelow(ctx context.Context, runID string, gen int64) ([]Entity, error) {
 	q := Query{PartitionKey: runID, RowKeyFrom: "h", RowKeyTo: headRowKey}
-	var keys []string
+	var rows []Entity
 	for {
 		page, err := e.store.Query(ctx, q)
 		if err != nil {
 			return nil, err
 		}
 		for _, ent := range page.Entities {
-			if keyGen(ent.RowKey) < gen {
-				keys = append(keys, ent.RowKey)
+			if ent.RowKey[0] != 'n' && keyGen(ent.RowKey) < gen { // claims: deleteClaim
+				rows = append(rows, Entity{RowKey: ent.RowKey, ETag: ent.ETag})
 			}
 		}
 		if page.Continuation == "" {
-			return keys, nil
+			return rows, nil
 		}
 		q.Continuation = page.Continuation
 	}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 )
 
 func TestEngine_PurgeRun_OnlyFinished(t *testing.T) {
@@ -112,4 +114,43 @@ func TestEngine_PurgeThenRestart_KeysAndWorkItemsNeverCollide(t *testing.T) {
 	if first == second {
 		t.Fatalf("the purged run and its successor share the idempotency key %q", first)
 	}
+}
+
+// Issue #32, finding 7: the payloads of a run replaced while payload deletes fail do not
+// outlive the purge of its id — the replacing start's due row names the replaced run, and the
+// repair pass deletes its payloads.
+func TestEngine_ReplacedRunsPayloads_GoWithTheID(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, chainGraph(t, "big", 1, nil))
+	r.start(t, "big", "x", bigInput())
+	r.drive(t)
+	if r.payloads.Len() == 0 {
+		t.Fatal("the first run stored no payload: the scenario tests nothing")
+	}
+	r.outage.Affects = func(op string) bool { return op == enginetest.OpPayloadDelete }
+	r.outage.Begin() // the replacement's clean-up cannot delete the replaced run's payloads
+	clk.advance(time.Second)
+	r.start(t, "big", "x", bigInput())
+	r.outage.End()
+	r.drive(t)
+	if err := r.e.PurgeRun(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.payloads.Len(); n != 0 {
+		t.Fatalf("%d payloads left after the purge of the id", n)
+	}
+	if n, d := dueRows(t, r), fenceClaims(t, r); n != 0 || d != 0 {
+		t.Fatalf("%d due rows and %d fence claims left", n, d)
+	}
+}
+
+// fenceClaims counts the claim rows a reader inserted to fence a start (fence.go).
+func fenceClaims(t *testing.T, r *rig) int {
+	t.Helper()
+	return countRows(t, r, func(ent engine.Entity) bool { return ent.Properties["Fenced"] == true })
 }

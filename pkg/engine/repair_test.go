@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,8 +102,10 @@ func (s *recordingStore) Get(ctx context.Context, pk, rk string) (engine.Entity,
 	return s.Store.Get(ctx, pk, rk)
 }
 
-// Issue #11 "No scans": the repair pass reads due index partitions by row key range and the
-// heads of overdue runs, never a history row, and its idle cost does not grow with runs.
+// Issue #11 "No scans": the repair pass reads due index partitions by row key range, one
+// stretch of one active index partition (at most 64 rows, reconcile.go), its own bookkeeping
+// rows and the heads of overdue or walked runs, never a history row, and its idle cost does
+// not grow with runs.
 func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
@@ -125,18 +128,31 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 		t.Fatalf("repair dispatched %d (err %v), want the lost start", n, err)
 	}
 	idle := len(rec.queries)
+	walked := 0
 	for _, q := range rec.queries {
-		if !strings.HasPrefix(q.PartitionKey, "§due-") || q.RowKeyFrom != "" || q.RowKeyTo == "" || len(q.Where) != 0 {
-			t.Errorf("repair query %+v is not a due-index range query", q)
+		switch {
+		case strings.HasPrefix(q.PartitionKey, "§due-") && q.RowKeyFrom == "" && q.RowKeyTo != "" && len(q.Where) == 0:
+		case strings.HasPrefix(q.PartitionKey, "~active-") && !strings.Contains(q.PartitionKey[1:], "~") && q.Limit > 0 && q.Limit <= 64:
+			walked++
+		default:
+			t.Errorf("repair query %+v is neither a due-index range query nor a bounded stretch of the active index", q)
 		}
 	}
+	if walked != 1 {
+		t.Errorf("repair walked %d active index partitions, want 1 a pass", walked)
+	}
+	heads := 0
 	for _, rk := range rec.gets {
-		if rk != "r" {
-			t.Errorf("repair read row %q, want run heads only", rk)
+		switch rk {
+		case "r":
+			heads++
+		case "0clock", "0active": // the store's time, the walk's cursor
+		default:
+			t.Errorf("repair read row %q, want run heads and its own bookkeeping only", rk)
 		}
 	}
-	if len(rec.gets) != 1 {
-		t.Errorf("repair read %d heads, want the lost run's only", len(rec.gets))
+	if heads < 1 || heads > 1+64 {
+		t.Errorf("repair read %d heads, want the lost run's and at most 64 walked", heads)
 	}
 	r.drive(t)
 	if run, _ := r.e.GetRun(t.Context(), lost); run.Status != engine.StatusCompleted {
@@ -144,6 +160,66 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 	}
 	rec.queries = nil
 	if n, _ := e.Sweep(t.Context()); n != 0 || len(rec.queries) != idle {
-		t.Errorf("idle pass: %d dispatched, %d queries (want %d, one per due shard)", n, len(rec.queries), idle)
+		t.Errorf("idle pass: %d dispatched, %d queries (want %d: one per due shard, one of the active index)", n, len(rec.queries), idle)
+	}
+}
+
+// Issue #32, finding 8: one repair pass settles a bounded number of due rows (32 a shard),
+// however many are due; the due index is its own cursor, so the next passes take the rest.
+func TestEngine_RepairPass_DueRowsBoundedPerPass(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, chainGraph(t, "free", 1, nil))
+	down := failEnqueues(r)
+	const runs = 400
+	for i := range runs {
+		r.start(t, "free", fmt.Sprintf("lost-%d", i), `{}`)
+	}
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	total := 0
+	for pass := 0; total < runs; pass++ {
+		if pass == 4 {
+			t.Fatalf("%d of %d lost starts dispatched after 4 passes", total, runs)
+		}
+		r.counts.Reset()
+		n, err := r.e.Sweep(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 8*32 || pass == 0 && n == runs {
+			t.Fatalf("pass %d dispatched %d runs, want at most 256", pass, n)
+		}
+		if q := r.counts.Enqueues.Load(); q > 8*32 {
+			t.Fatalf("pass %d enqueued %d items", pass, q)
+		}
+		total += n
+	}
+	r.drive(t)
+	if got := countRuns(t, r.e)[engine.StatusCompleted]; got != runs {
+		t.Fatalf("%d runs completed, want %d", got, runs)
+	}
+}
+
+// A pass starts no new work past its time budget (always the first unit of each part): with
+// the budget spent at once, one pass settles one due row, and a pass with the default budget
+// the rest.
+func TestEngine_RepairPass_StopsAtItsTimeBudget(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, chainGraph(t, "free", 1, nil))
+	down := failEnqueues(r)
+	for i := range 20 {
+		r.start(t, "free", fmt.Sprintf("lost-%d", i), `{}`)
+	}
+	down.Store(false)
+	clk.advance(2 * time.Minute)
+	engine.SetSweepBudget(r.e, 0)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("a pass out of time dispatched %d (err %v), want 1", n, err)
+	}
+	engine.SetSweepBudget(r.e, time.Hour)
+	if n, err := r.e.Sweep(t.Context()); err != nil || n != 19 {
+		t.Fatalf("the next pass dispatched %d (err %v), want the other 19", n, err)
 	}
 }

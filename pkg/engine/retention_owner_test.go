@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -25,6 +26,13 @@ type budgetRig struct {
 
 func newBudgetRig(t *testing.T, limits membudget.Limits, retention engine.Retention) *budgetRig {
 	t.Helper()
+	return newBudgetRigClock(t, limits, retention, nil)
+}
+
+// newBudgetRigClock is newBudgetRig on clock (nil: time.Now), shared by the engine and the
+// stores.
+func newBudgetRigClock(t *testing.T, limits membudget.Limits, retention engine.Retention, clock func() time.Time) *budgetRig {
+	t.Helper()
 	b, err := membudget.New(limits)
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +47,9 @@ func newBudgetRig(t *testing.T, limits membudget.Limits, retention engine.Retent
 			t.Fatal(err)
 		}
 	}
-	r := &budgetRig{b: b, queue: memory.NewQueue(), budget: limits}
-	r.e, err = engine.New(engine.Options{Registry: reg, Store: memory.NewStore(memory.WithBudget(b)), Queue: r.queue,
-		Payloads: memory.NewPayloadStore(memory.WithBudget(b)), Logger: testLogger(t), Retention: retention})
+	r := &budgetRig{b: b, queue: memory.NewQueue(memory.WithClock(clock)), budget: limits}
+	r.e, err = engine.New(engine.Options{Registry: reg, Store: memory.NewStore(memory.WithBudget(b), memory.WithClock(clock)), Queue: r.queue,
+		Payloads: memory.NewPayloadStore(memory.WithBudget(b)), Logger: testLogger(t), Retention: retention, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,14 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // countRuns lists every run and counts them by status.
@@ -143,4 +145,138 @@ func TestEngine_Retention_BoundedLoad_RowCountStable(t *testing.T) {
 		t.Fatalf("waiting run: %v", err)
 	}
 	t.Logf("rows per round: %v (%d runs started)", rows, perRound*rounds+1)
+}
+
+// idsInShard returns n run ids, prefix-0, prefix-1, …, skipping those outside index shard
+// shard, so that a test can fill one shard.
+func idsInShard(prefix string, shard, n int) []string {
+	var ids []string
+	for i := 0; len(ids) < n; i++ {
+		if id := fmt.Sprintf("%s-%d", prefix, i); engine.IndexShard(id) == shard {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Issue #32, finding 5: a run that waited two days for its approval is kept MaxAge after it
+// finished, not purged the moment it finishes because it was created long ago.
+func TestEngine_Retention_MaxAge_CountsFromTheFinish(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clock.now, Retention: engine.Retention{MaxAge: 24 * time.Hour}}, false)
+	id := r.start(t, "support_agent", "approved-late", `{"user_message":"refund"}`)
+	r.drive(t)
+	clock.advance(48 * time.Hour)
+	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved":true,"reviewer":"r"}`)); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	for _, step := range []time.Duration{0, 23 * time.Hour} {
+		clock.advance(step)
+		if _, err := r.e.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.e.GetRun(t.Context(), id); err != nil {
+			t.Fatalf("%v after it finished: %v, want the result still readable", step, err)
+		}
+	}
+	clock.advance(2 * time.Hour)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("25 h after it finished: %v, want purged", err)
+	}
+}
+
+// Issue #32, mutation audit 9(b): MaxRuns counts finished runs only. With MaxRuns 8 (one a
+// shard), a shard holding three finished runs under three newer waiting ones keeps exactly
+// its newest finished run, and every waiting one.
+func TestEngine_Retention_MaxRuns_CountsFinishedRunsOnly(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clock.now, Retention: engine.Retention{MaxRuns: 8}}, false, chainGraph(t, "free", 1, nil))
+	ids := idsInShard("s", 0, 6)
+	finished, waiting := ids[:3], ids[3:]
+	for _, id := range finished {
+		clock.advance(time.Second)
+		r.start(t, "free", id, `{}`)
+	}
+	for _, id := range waiting {
+		clock.advance(time.Second)
+		r.start(t, "support_agent", id, `{"user_message":"refund"}`)
+	}
+	r.drive(t)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range finished {
+		_, err := r.e.GetRun(t.Context(), id)
+		if newest := i == len(finished)-1; newest && err != nil {
+			t.Errorf("newest finished run %s: %v, want kept (waiting runs do not count)", id, err)
+		} else if !newest && !errors.Is(err, engine.ErrRunNotFound) {
+			t.Errorf("older finished run %s: %v, want purged", id, err)
+		}
+	}
+	for _, id := range waiting {
+		assertStatus(t, r, id, engine.StatusRunning)
+	}
+}
+
+// Issue #32, mutation audit 9(c): with both a count and an age, the newest runs within the
+// count still go once they are older than the age — on the plain store and on the in-memory
+// store that accounts runs to owners (what launch builds when both settings are given).
+func TestEngine_Retention_CountAndAge_AgePurgesWithinTheCount(t *testing.T) {
+	t.Parallel()
+	ret := engine.Retention{MaxRuns: 1000, MaxAge: time.Hour, PerPass: 100}
+	t.Run("plain store", func(t *testing.T) {
+		t.Parallel()
+		clock := newFakeClock()
+		r := newRig(t, engine.Options{Clock: clock.now, Retention: ret}, false, chainGraph(t, "free", 1, nil))
+		ids := startFinished(t, r, "old", 5)
+		clock.advance(2 * time.Hour)
+		fresh := startFinished(t, r, "fresh", 2)
+		if _, err := r.e.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			if _, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+				t.Errorf("run %s finished 2 h ago: %v, want purged although within the count", id, err)
+			}
+		}
+		for _, id := range fresh {
+			if _, err := r.e.GetRun(t.Context(), id); err != nil {
+				t.Errorf("fresh run %s: %v", id, err)
+			}
+		}
+	})
+	t.Run("store accounting runs to owners", func(t *testing.T) {
+		t.Parallel()
+		clock := newFakeClock()
+		r := newBudgetRigClock(t, membudget.Limits{Total: 1 << 30}, ret, clock.now)
+		for i := range 5 {
+			if err := r.start("alice", "data_pipeline", fmt.Sprintf("old-%d", i), pipelineInput); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.drive(t)
+		clock.advance(2 * time.Hour)
+		if err := r.start("alice", "data_pipeline", "fresh", pipelineInput); err != nil {
+			t.Fatal(err)
+		}
+		r.drive(t)
+		if _, err := r.e.Sweep(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if r.exists(t, fmt.Sprintf("old-%d", i)) {
+				t.Errorf("old-%d finished 2 h ago: kept, want purged although within the count", i)
+			}
+		}
+		if !r.exists(t, "fresh") {
+			t.Error("fresh run purged")
+		}
+	})
 }

@@ -12,6 +12,8 @@ import (
 //	"r"                        the run head: status, graph pin, current node, counters, state
 //	"h<gen:6>-<seq:16>"        history rows of generation gen, append-only, in order
 //	"i<gen:6>-<seq:16>"        inbox rows (events raised and not yet consumed)
+//	"n<nonce>"                 the claim of the start with that nonce, written with its head;
+//	                           marked Fenced when a reader settled that start (fence.go)
 //
 // gen counts the runs that have used this instance id: a finished run replaced by a new
 // start keeps its old rows under the old generation until they are cleaned up, so the

@@ -306,10 +306,11 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 	if rows[0] != "run_started:extract" || len(rows) != 8 {
 		t.Errorf("history of the replacement still holds the old run: %v", rows)
 	}
-	// Only the new run's rows remain in the partition (head + 8 history rows).
+	// Only the new run's rows remain in the partition (head + 8 history rows + its start's
+	// claim row).
 	page, err := r.store.Query(ctx, engine.Query{PartitionKey: id})
-	if err != nil || len(page.Entities) != 9 {
-		t.Errorf("partition holds %d rows (err %v), want 9", len(page.Entities), err)
+	if err != nil || len(page.Entities) != 10 {
+		t.Errorf("partition holds %d rows (err %v), want 10", len(page.Entities), err)
 	}
 }
 

@@ -66,9 +66,13 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
-// nonce says it is this start's. Errors: the registry's unknown graph error
-// (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName, ErrInvalidRunInput, a
-// *durable.StateErrors (ErrInvalidState) for an invalid initial state, *RunExistsError.
+// nonce says it is this start's. The batch also inserts the start's claim (fence.go): a start
+// whose head batch fails and whose claim a reader has fenced (the repair pass or a listing
+// settled it as never stored) stops without writing again and answers ErrConflict: nothing is
+// stored, the client retries. Errors: the registry's unknown
+// graph error (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName,
+// ErrInvalidRunInput, a *durable.StateErrors (ErrInvalidState) for an invalid initial state,
+// *RunExistsError, ErrConflict.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	return e.startRun(ctx, req, nil)
 }
@@ -125,17 +129,26 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 	if err != nil {
 		return Run{}, fmt.Errorf("start run %s: %w", id, err)
 	}
-	// abandon removes the due and index rows of a start that failed: it stored no head.
-	abandon := func() {
-		e.clearDue(ctx, due)
-		e.unindex(ctx, h.indexRef(), "a failed start")
-	}
 	var sp spills
+	spilled := false // sp stored a payload under the run's nonce
 	defer func() { e.release(ctx, &sp, nil) }()
+	// abandon removes what a start that stored no head left: its index rows, its payloads
+	// (the run's nonce is this start's alone) and its due row — kept when the payloads could
+	// not be deleted, for the repair pass to fence the head and delete them.
+	abandon := func() {
+		e.unindex(ctx, h.indexRef(), "a failed start")
+		if spilled {
+			sp.keep()
+			if _, err := e.payloads.DeletePrefix(context.WithoutCancel(ctx), payloadPrefix(id, h.nonce)); err != nil {
+				e.log.Warn("start run: delete the payloads of a failed start; left to the repair pass", "run_id", id, "error", err.Error())
+				return
+			}
+		}
+		e.clearDue(ctx, due)
+	}
 	var (
-		oldGen   int64
-		oldNonce string
-		old      *head
+		old      *head  // the finished run the head replaces (nil: it is inserted)
+		oldNonce string // the replaced run's nonce the due row names
 	)
 	for attempt := 0; ; attempt++ {
 		if attempt == maxHeadRetries {
@@ -143,17 +156,19 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 			return Run{}, fmt.Errorf("start run %s: head keeps changing: %w", id, ErrConflict)
 		}
 		headOp := Op{Kind: OpInsert}
-		if oldGen > 0 {
-			headOp = Op{Kind: OpReplace, IfMatch: h.etag}
+		if old != nil {
+			headOp = Op{Kind: OpReplace, IfMatch: old.etag}
 		}
 		headOp.Entity = Entity{PartitionKey: id, RowKey: headRowKey, Properties: h.allProps()}
-		ops := historyOps(append(make([]Op, 0, 2), headOp), id, h.gen, 0, 0, now, h.writeID, []histRow{{
+		ops := historyOps(append(make([]Op, 0, 3), headOp), id, h.gen, 0, 0, now, h.writeID, []histRow{{
 			typ: HistoryRunStarted, name: OrchestratorName, node: m.Entrypoint, data: h.inputJSON,
 		}})
+		ops = append(ops, claimOp(id, h.nonce, h.writeID)) // a reader's fence makes it fail (fence.go)
 		if err := e.spill(ctx, id, h.nonce, ops, &sp); err != nil {
 			abandon()
 			return Run{}, err
 		}
+		spilled = spilled || len(sp.byValue) > 0
 		if err := e.indexInsert(ctx, h); err != nil {
 			abandon()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
@@ -171,41 +186,67 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 		}
 		// Unknown outcome (a conflict included): the head says whose start is stored.
 		cur, gerr := e.getHead(ctx, id)
-		switch {
-		case gerr == nil && cur.nonce == h.nonce:
+		if gerr == nil && cur.nonce == h.nonce {
 			e.log.Info("start landed although its answer was an error", "run_id", id, "error", err.Error())
 			e.release(ctx, &sp, ops)
 			h.absorb(ops[0].Entity.Properties)
 			h.etag = cur.etag
-		case gerr != nil && !errors.Is(gerr, ErrNotFound):
+			break
+		}
+		if gerr != nil && !errors.Is(gerr, ErrNotFound) {
 			// Still unknown: keep its payloads, and its due and index rows for Sweep, which
-			// removes them if the head never landed.
+			// fences the start and removes them if it never landed.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, gerr)
-		case !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound):
+		}
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 			// Not stored, as far as a read can tell: the caller retries. Its payloads, due and
-			// index rows stay should the write land all the same; Sweep removes them if not.
+			// index rows stay should the write land all the same; Sweep fences the start and
+			// removes them if not.
 			sp.keep()
 			return Run{}, fmt.Errorf("start run %s: %w", id, err)
+		}
+		// Refused. Before writing again: a reader may have settled this start as never
+		// stored (its claim fenced): then its rows are going, and it stops.
+		if fenced, ferr := e.startFenced(ctx, id, h.nonce); ferr != nil {
+			sp.keep()
+			return Run{}, fmt.Errorf("start run %s: %w (outcome unknown: %v)", id, err, ferr)
+		} else if fenced {
+			abandon()
+			e.log.Warn("start run: settled as not stored by the repair pass or a listing while its head write was late; answered retry", "run_id", id)
+			return Run{}, fmt.Errorf("start run %s: its head write was late and was settled as not stored: %w", id, ErrConflict)
+		}
+		switch {
 		case link != nil && gerr == nil:
 			return e.existingChild(ctx, h, cur, link, abandon, due)
 		case errors.Is(gerr, ErrNotFound):
-			oldGen, oldNonce, h.gen = 0, "", 1
-			continue
+			old, h.gen = nil, 1
 		case !cur.status.Finished():
 			abandon()
 			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
 		default:
-			old = cur
-			oldGen, oldNonce, h.gen, h.etag = old.gen, old.nonce, old.gen+1, old.etag
-			continue
+			old, h.gen = cur, cur.gen+1
+			if old.nonce != oldNonce {
+				// The due row names the run this start replaces, so that its payloads are
+				// deleted even if the clean-up below fails or never runs (repair.go).
+				if err := e.dueReplacing(ctx, due, old.nonce); err != nil {
+					abandon()
+					return Run{}, fmt.Errorf("start run %s: %w", id, err)
+				}
+				oldNonce = old.nonce
+			}
 		}
-		break
 	}
 	e.log.Info("run started", "run_id", id, "graph", m.GraphName, "graph_hash", m.GraphHash, "orchestrator", OrchestratorName)
-	if oldGen > 0 {
-		e.cleanupGenerations(ctx, h, oldNonce)
-		if err := e.indexDelete(ctx, old.indexRef()); err != nil {
+	keepDue := false
+	if old != nil {
+		if err := e.cleanupGenerations(ctx, h, old.nonce); err != nil {
+			// The due row names the replaced run: the repair pass deletes its payloads.
+			keepDue = true
+			e.dueStored(ctx, due)
+			e.log.Warn("start run: clean up the replaced run; its payloads are left to the repair pass", "run_id", id, "error", err.Error())
+		}
+		if err := e.indexDeleteExcept(ctx, old.indexRef(), h.indexRef()); err != nil {
 			e.log.Warn("start run: remove index rows of the replaced run", "run_id", id, "error", err.Error())
 		}
 	}
@@ -215,6 +256,8 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 		e.log.Warn("start run: dispatch failed; left to the repair pass", "run_id", id, "error", err.Error())
 		return run, nil
 	}
-	e.clearDue(ctx, due)
+	if !keepDue {
+		e.clearDue(ctx, due)
+	}
 	return run, nil
 }

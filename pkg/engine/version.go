@@ -82,6 +82,7 @@ func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions 
 	}
 	perShard := max((limit+indexShards)/(indexShards+1), 1)
 	byKey := map[[2]string]*UnregisteredVersion{}
+	clk := e.newStoreClock()
 	count := func(graph, version, hash string) {
 		if graph == "" || hash == "" {
 			return
@@ -109,7 +110,7 @@ func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions 
 					count(str(ent.Properties, iGraph), str(ent.Properties, iVersion), str(ent.Properties, iHash))
 					continue
 				}
-				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true})
+				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true}, clk)
 				if err != nil {
 					return nil, false, fmt.Errorf("read unregistered versions: %w", err)
 				}

@@ -14,8 +14,8 @@ import (
 // first, from the run index; it never touches a Pending or Running run.
 const (
 	// envRetention is the age (a Go duration, e.g. "720h") past which finished runs are
-	// purged, counted from each run's creation. Off by default on Azure Storage; on the
-	// in-memory backend it adds an age limit to the count limit.
+	// purged, counted from each run's finish. Off by default on Azure Storage; on the
+	// in-memory backend it adds an age limit to the count limit: a run goes past either.
 	envRetention = "FUNCGRAPH_RETENTION"
 	// envMemoryMaxRuns is how many finished runs the in-memory backend keeps per identity,
 	// the newest (default memoryMaxRuns; 0 keeps every run). Ignored on Azure Storage.

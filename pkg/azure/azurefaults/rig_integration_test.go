@@ -25,16 +25,30 @@ import (
 
 // rig is an engine on Azurite's table, queue and blob services, each behind a faultproxy.
 type rig struct {
-	e       *engine.Engine
-	store   *tablestore.Store
-	queue   *queuestore.Queue
-	proxies *faultproxy.Set
+	e        *engine.Engine
+	store    *tablestore.Store
+	queue    *queuestore.Queue
+	payloads *blobstore.Payloads
+	proxies  *faultproxy.Set
+}
+
+// wrappers put test doubles between the engine and the Azure backends (nil: none).
+type wrappers struct {
+	store    func(engine.Store) engine.Store
+	queue    func(engine.WorkQueue) engine.WorkQueue
+	payloads func(engine.PayloadStore) engine.PayloadStore
 }
 
 // newRig creates a table, queue and container of the test's own behind a proxy set (seeded
 // by the test's name) and an engine on them, with the SDK's default client options (so its
 // default retries) and the example graphs.
 func newRig(t *testing.T, opts engine.Options) *rig {
+	t.Helper()
+	return newRigWrapped(t, opts, wrappers{})
+}
+
+// newRigWrapped is newRig with w between the engine and the backends.
+func newRigWrapped(t *testing.T, opts engine.Options, w wrappers) *rig {
 	t.Helper()
 	proxies, err := faultproxy.StartSet(azuritetest.ConnectionString(t), &faultproxy.Options{Seed: seedOf(t.Name()), Logf: t.Logf})
 	if err != nil {
@@ -54,8 +68,7 @@ func newRig(t *testing.T, opts engine.Options) *rig {
 	if r.queue, err = queuestore.Open(ctx, clients, queueName); err != nil {
 		t.Fatal(err)
 	}
-	payloads, err := blobstore.Open(ctx, clients, queueName)
-	if err != nil {
+	if r.payloads, err = blobstore.Open(ctx, clients, queueName); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -74,7 +87,16 @@ func newRig(t *testing.T, opts engine.Options) *rig {
 			t.Fatal(err)
 		}
 	}
-	opts.Registry, opts.Store, opts.Queue, opts.Payloads = reg, r.store, r.queue, payloads
+	opts.Registry, opts.Store, opts.Queue, opts.Payloads = reg, r.store, r.queue, r.payloads
+	if w.store != nil {
+		opts.Store = w.store(r.store)
+	}
+	if w.queue != nil {
+		opts.Queue = w.queue(r.queue)
+	}
+	if w.payloads != nil {
+		opts.Payloads = w.payloads(r.payloads)
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if r.e, err = engine.New(opts); err != nil {
 		t.Fatal(err)

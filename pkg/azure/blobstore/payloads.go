@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
@@ -70,34 +72,66 @@ func (p *Payloads) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// deleteParallel is how many blob deletes one DeletePrefix has in flight: a run with a
+// thousand spilled states is purged in a thousand / deleteParallel round trips, not a thousand.
+const deleteParallel = 16
+
 // DeletePrefix implements engine.PayloadStore: it lists the blobs under prefix page by
-// page and deletes each; blobs deleted concurrently by someone else are not counted.
+// page and deletes each page's blobs, deleteParallel at a time; blobs deleted concurrently by
+// someone else are not counted. On an error it stops listing, waits for the deletes in
+// flight, and returns the first error with the count of blobs deleted.
 func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	if prefix == "" {
 		return 0, fmt.Errorf("delete payloads: empty prefix: %w", engine.ErrInvalidEntity)
 	}
 	pager := p.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
-	n := 0
-	for pager.More() {
+	var (
+		n        atomic.Int64
+		firstErr error
+		mu       sync.Mutex // guards firstErr
+	)
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return firstErr != nil
+	}
+	sem := make(chan struct{}, deleteParallel)
+	var wg sync.WaitGroup
+	for pager.More() && !failed() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return n, fmt.Errorf("delete payloads %s: list: %w", prefix, classify(err))
+			mu.Lock()
+			firstErr = fmt.Errorf("delete payloads %s: list: %w", prefix, classify(err))
+			mu.Unlock()
+			break
 		}
 		for _, item := range page.Segment.BlobItems {
-			if item == nil || item.Name == nil {
+			if item == nil || item.Name == nil || failed() {
 				continue
 			}
-			_, err := p.c.NewBlobClient(*item.Name).Delete(ctx, nil)
-			switch {
-			case err == nil:
-				n++
-			case azsdk.Classify(err).Kind == azsdk.NotFound:
-			default:
-				return n, fmt.Errorf("delete payloads %s: delete %s: %w", prefix, *item.Name, classify(err))
-			}
+			name := *item.Name
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				_, err := p.c.NewBlobClient(name).Delete(ctx, nil)
+				switch {
+				case err == nil:
+					n.Add(1)
+				case azsdk.Classify(err).Kind == azsdk.NotFound:
+				default:
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("delete payloads %s: delete %s: %w", prefix, name, classify(err))
+					}
+					mu.Unlock()
+				}
+			}()
 		}
+		wg.Wait() // a page at a time: at most one page of names held
 	}
-	return n, nil
+	wg.Wait()
+	return int(n.Load()), firstErr
 }
 
 // sentinelFor maps the kind of a blob service answer to the engine's sentinels. The only
