@@ -18,14 +18,15 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 )
 
-// FuzzEngine_Interleavings drives many runs of a few reused ids through random, seeded
+// FuzzEngine_Interleavings drives many runs of a few reused ids (straight-line graphs, a
+// fan-out, and a parent that runs a child) through random, seeded
 // interleavings — duplicate and failed enqueues, writes that fail before or after they
 // land, lost replies (the write lands and the SDK's retry meets it: a conflict or not-found
 // of its own making), writes that land late, after their caller got an error and went on,
 // workers that die holding a message, early and late timers (clock skew), repair passes and
 // listings on instances whose clocks run 2 min ahead or behind, events before, during and
 // after waits, cancels, purges and restarts — then heals the faults, lets everything
-// quiesce and checks the invariants of issues #10, #18 and #32 (every accepted event stored
+// quiesce and checks the invariants of issues #10, #18, #32 and #33 (every accepted event stored
 // once, a failed start or raise stored nothing unless its late write landed, no run left
 // Pending or Running, every stored run listed once with no orphan index or due row). A
 // failing input is reproducible from (seed, actions): repair passes run one row at a time,
@@ -73,7 +74,7 @@ func interleave(t *testing.T, seed int64, actions int) {
 	})
 	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute,
 		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed,
-		fanGraph(t, "fan", nil))
+		fanGraph(t, "fan", nil), fuzzParentGraph(t))
 	engine.SetSweepParallel(r.e, 1)
 	faults := true
 	chance := func(p float64) bool { return faults && rng.Float64() < p }
@@ -121,9 +122,9 @@ func interleave(t *testing.T, seed int64, actions int) {
 	runs := map[string]*incarnation{}
 	inputs := map[string]string{
 		"data_pipeline": `{"source_url":"https://example.com/data"}`, "support_agent": `{"user_message":"refund"}`, "keyed": `{}`,
-		"fan": fanInput(interleaveFanWidth),
+		"fan": fanInput(interleaveFanWidth), "parent": `{}`,
 	}
-	graphs := []string{"data_pipeline", "support_agent", "keyed", "fan"}
+	graphs := []string{"data_pipeline", "support_agent", "keyed", "fan", "parent"}
 	heldFor := func(id string, pick func([]engine.Op) bool) bool {
 		return late.holds(func(ops []engine.Op) bool { return ops[0].Entity.PartitionKey == id && pick(ops) })
 	}
@@ -287,6 +288,10 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 		checkQuiescentFan(t, r, seed, id, run, inc, hist)
 		return
 	}
+	if inc.graph == "parent" {
+		checkQuiescentParent(t, r, seed, id, run, inc, hist)
+		return
+	}
 	rows := checkHistory(t, hist) // gap-free
 	seen := map[string]int{}
 	received := 0
@@ -376,5 +381,89 @@ func checkQuiescentFan(t *testing.T, r *rig, seed int64, id string, run engine.R
 		}
 	default:
 		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.Status, rows)
+	}
+}
+
+// fuzzParentState is the state of the parent graph of the interleaving fuzz.
+type fuzzParentState struct {
+	N     int            `json:"n"`
+	Child map[string]any `json:"child"`
+}
+
+// fuzzParentGraph builds "parent": spawn starts a child run of "keyed" (three steps to n=3) into
+// the field child, and done, terminal, sets n to 1.
+func fuzzParentGraph(t testing.TB) durable.GraphRegistration[fuzzParentState] {
+	t.Helper()
+	b := durable.NewManifestBuilder[fuzzParentState]("parent")
+	b.SetEntrypoint("spawn")
+	if err := b.AddNode("spawn", func(context.Context, fuzzParentState) (any, error) { return nil, nil },
+		durable.WithRoute(func(context.Context, fuzzParentState) (any, error) {
+			return durable.StartChild("keyed", map[string]any{}, "done").Into("child"), nil
+		})); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddNode("done", func(context.Context, fuzzParentState) (any, error) { return durable.Update{"n": 1}, nil }, durable.Terminal()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddEventHandler("approval", func(context.Context, fuzzParentState, json.RawMessage) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// checkQuiescentParent checks a quiescent parent run: its history in order, one child started
+// and (when it completed) one child completed, the child a finished keyed run whose final
+// state the parent holds, and the events accepted stored once (the child's own notice apart).
+func checkQuiescentParent(t *testing.T, r *rig, seed int64, id string, run engine.Run, inc *incarnation, hist []engine.HistoryEvent) {
+	t.Helper()
+	counts := map[string]int{}
+	received := 0
+	last := int64(0)
+	for _, ev := range hist {
+		if ev.Sequence <= last {
+			t.Fatalf("seed %d run %s: history out of order at %d", seed, id, ev.Sequence)
+		}
+		last = ev.Sequence
+		counts[ev.Type]++
+		if ev.Type == engine.HistoryEventReceived && !strings.HasPrefix(ev.Name, engine.ChildRunPrefix) {
+			received++
+		}
+	}
+	if counts[engine.HistoryChildStarted] > 1 || counts[engine.HistoryChildCompleted] > 1 {
+		t.Errorf("seed %d run %s: %d child_started, %d child_completed rows: %v", seed, id,
+			counts[engine.HistoryChildStarted], counts[engine.HistoryChildCompleted], hist)
+	}
+	if received != inc.accepted+inc.lateLanded {
+		t.Errorf("seed %d run %s: %d events accepted (%d landed late), %d stored", seed, id, inc.accepted, inc.lateLanded, received)
+	}
+	switch run.Status {
+	case engine.StatusCompleted:
+		if len(run.ChildInstanceIDs) != 1 || counts[engine.HistoryChildCompleted] != 1 {
+			t.Fatalf("seed %d run %s: completed with children %v and %d child_completed rows", seed, id, run.ChildInstanceIDs, counts[engine.HistoryChildCompleted])
+		}
+		child, err := r.e.GetRun(context.Background(), run.ChildInstanceIDs[0])
+		if err != nil || child.Status != engine.StatusCompleted {
+			t.Fatalf("seed %d run %s: child %s: %v %v", seed, id, run.ChildInstanceIDs[0], child.Status, err)
+		}
+		st := stateOf(t, run)
+		if c, _ := st["child"].(map[string]any); fmt.Sprint(c["n"]) != "3" || fmt.Sprint(st["n"]) != "1" {
+			t.Errorf("seed %d run %s: state %v, want the child's n=3 and n=1", seed, id, st)
+		}
+	case engine.StatusTerminated:
+	case engine.StatusFailed:
+		if out := outputString(t, run); !strings.Contains(out, "without completing: its worker died") && !strings.Contains(out, "child run") {
+			t.Errorf("seed %d run %s failed: %s", seed, id, out)
+		}
+	default:
+		t.Errorf("seed %d run %s: still %s after quiescence", seed, id, run.Status)
+	}
+	for _, cid := range run.ChildInstanceIDs {
+		if child, err := r.e.GetRun(context.Background(), cid); err == nil && !child.Status.Finished() {
+			t.Errorf("seed %d run %s: child %s still %s after quiescence", seed, id, cid, child.Status)
+		}
 	}
 }
