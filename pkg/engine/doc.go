@@ -31,8 +31,11 @@ package engine
 //	start.go        StartRun
 //	events.go       RaiseEvent
 //	cancel.go       CancelRun
-//	repair.go       Sweep and the due index (recovery and its cost model)
+//	repair.go       Sweep and the due index (recovery, its bounds and its cost model)
+//	fence.go        storage decides, clocks only schedule: fences (a start's claim row, an
+//	                event's If-Match merge) and the store's clock
 //	poison.go       the repair pass's rescue of the poison queue
+//	reconcile.go    the repair pass's walk of the active index, from a cursor in the store
 //	retention.go    Retention: the finished runs Sweep purges
 //	purge.go        PurgeRun, and the rows of replaced runs
 //	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it

@@ -313,6 +313,46 @@ func TestEngine_StartHeadLandingAfterItsError_RefusedByTheFence(t *testing.T) {
 	assertStartsAgain(t, r, "late")
 }
 
+// A start's late head batch lands just before the repair pass's fence: the fence meets the
+// start's own claim, and the pass keeps the start's rows and dispatches it — the run the batch
+// stored is listed and completes.
+func TestEngine_StartHeadLandingBeforeTheFence_Kept(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false)
+	ls := withLateStore(r, firstOnly(isHeadBatch))
+	if _, err := r.e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "late", Input: json.RawMessage(pipelineInput)}); err == nil {
+		t.Fatal("start succeeded")
+	}
+	var landed atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if ops[0].Entity.Properties["Fenced"] == true && landed.CompareAndSwap(false, true) {
+			if got := ls.land(context.Background()); len(got) != 1 || got[0].err != nil {
+				t.Errorf("the late head batch: %s, want it stored", answers(got))
+			}
+		}
+		return nil
+	}
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.fstore.BeforeSubmit = nil
+	if !landed.Load() {
+		t.Fatal("the repair pass never fenced: the scenario tests nothing")
+	}
+	clk.advance(2 * time.Minute)
+	if _, err := r.e.Sweep(t.Context()); err != nil { // dispatches the stored start
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertPipelineDone(t, r, "late")
+	if got := strings.Join(listIDs(t, r, engine.RunQuery{}), ","); got != "late" {
+		t.Fatalf("listed %q, want late", got)
+	}
+	assertNoOrphans(t, r, "late")
+}
+
 // No slowness, but the instance running the repair pass and a listing has a clock 2 min
 // ahead: by the store's clock the start is young, so neither fences it nor removes its rows;
 // the start answers 202, its lost enqueue is repaired, and the run is listed and purged by

@@ -56,8 +56,10 @@ type Options struct {
 	// disables it).
 	SweepInterval time.Duration
 	// RepairAfter is how long a start or a waking event may go without its work item being
-	// confirmed on the queue before Sweep dispatches the run (default 1 min). It only delays
-	// the repair of a failed enqueue; it never re-dispatches a run that is progressing.
+	// confirmed on the queue before Sweep dispatches the run (default 1 min), judged by the
+	// store's timestamps; a start or event whose write has not landed by then is fenced off
+	// (fence.go), never assumed lost. It only delays repairs; it never re-dispatches a run
+	// that is progressing.
 	RepairAfter time.Duration
 	// MaxDequeueCount is the embedded dispatcher's delivery budget (default 5): a message
 	// received more often than this goes to the queue's poison queue (PoisonQueuer), as the

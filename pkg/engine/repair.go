@@ -57,17 +57,18 @@ import (
 //   - per work item: 1 Q receive + 1 Q delete, 1 T head read, Q Extend every
 //     VisibilityTimeout/3 while it runs, 1 Q enqueue per hand-off or timer;
 //   - start: 3 T (due row, head batch with its claim row, due delete) + 4 T index inserts +
-//     1 Q; the first visit adds 1 T (Running); a start that replaces a finished run +3 T (the
-//     insert that meets it, the claim read back, the due row naming it);
+//     1 Q; the first visit adds 1 T (Running); a start that replaces a finished run: the
+//     insert that meets it, the head and the claim read back, the due row naming it (+4 T),
+//     and its index rows merged again;
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
 //   - repair pass: dueShards T queries; 2 T to read the store's time when a row is due; for
 //     each due row RepairAfter old, 1 T head read, 1 T delete and at most 1 Q enqueue — or,
 //     for a start that never stored its head, 1 T fence (the claim insert) and 4 T deletes of
 //     its index rows (6 for a grouped run) and 1 payload prefix delete, or for an event whose
-//     batch has not landed 1 T merge; the walk of the active
-//     index: 2 T (cursor read and write), 1 T query and up to activePerPass head reads; 1 Q
-//     receive of the poison queue, plus for each poison message (at most poisonPerPass) 1 T
-//     head read, 1 Q delete and at most 1 Q enqueue;
+//     batch has not landed 1 T merge; the walk of the active index: 2 T (cursor read and
+//     write), 1 T query and up to activePerPass head reads; 1 Q receive of the poison queue,
+//     plus for each poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at
+//     most 1 Q enqueue;
 //   - a redelivered item that starts a step: +1 T (its hold, workitem.go), +1 T more to
 //     release it when the handling ends without a commit.
 
