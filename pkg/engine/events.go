@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
@@ -84,9 +85,10 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		opt(&o)
 	}
 	var (
-		due dueRow
-		sp  spills
-		id  = newWriteID() // this request's event, recognised if its answer is lost
+		due   dueRow
+		dueAt time.Time // when this call began writing due (its row landed later)
+		sp    spills
+		id    = newWriteID() // this request's event, recognised if its answer is lost
 	)
 	defer func() { e.release(ctx, &sp, nil) }()
 	for attempt := range maxHeadRetries {
@@ -118,6 +120,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		match := h.waiting == eventName
 		if match && (due.rowKey == "" || due.step != h.step) {
 			e.clearDue(ctx, due)
+			dueAt = e.clock()
 			if due, err = e.writeDue(ctx, h, dueEvent); err != nil {
 				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 			}
@@ -167,9 +170,14 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
 			// Another writer changed the head, or removed it: read it again. That writer may be
 			// the repair pass fencing a late batch (fence.go), which then deletes the due row:
-			// a retry that matches the wait writes a new one.
-			e.clearDue(ctx, due)
-			due = dueRow{}
+			// a retry that matches the wait writes a new one. The pass removes only due rows
+			// RepairAfter old by the store's clock, and this one landed after dueAt: while less
+			// than half of that has passed since, the row is still there, and many writers
+			// contending for the head do not each add a delete and an insert per attempt.
+			if due.rowKey != "" && e.clock().Sub(dueAt) >= e.opts.RepairAfter/2 {
+				e.clearDue(ctx, due)
+				due = dueRow{}
+			}
 			continue
 		case err != nil:
 			if !refused(err) {
