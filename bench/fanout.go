@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/microsoft/durabletask-go/api"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
 // The fan-out workload: a run squares each of its items at once, one branch (funcgraph) or
@@ -92,19 +89,8 @@ func NewFuncgraphFanOut(ctx context.Context, concurrency, width int, interval ti
 	if err != nil {
 		return nil, fmt.Errorf("build fan-out graph: %w", err)
 	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		return nil, fmt.Errorf("register fan-out graph: %w", err)
-	}
-	eng, err := engine.New(engine.Options{
-		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
-		Concurrency: concurrency,
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
-	})
+	eng, err := startEngine(ctx, g, concurrency)
 	if err != nil {
-		return nil, err
-	}
-	if err := eng.Start(ctx); err != nil {
 		return nil, err
 	}
 	return &FuncgraphFanOut{Funcgraph: Funcgraph{eng: eng, concurrency: concurrency, interval: interval}, width: width}, nil

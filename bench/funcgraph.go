@@ -56,9 +56,19 @@ func NewFuncgraph(ctx context.Context, concurrency int, interval time.Duration) 
 	if err != nil {
 		return nil, fmt.Errorf("build chain graph: %w", err)
 	}
+	eng, err := startEngine(ctx, g, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	return &Funcgraph{eng: eng, concurrency: concurrency, interval: interval}, nil
+}
+
+// startEngine starts an engine for g alone on the memory backend, with concurrency dispatcher
+// workers.
+func startEngine(ctx context.Context, g durable.Graph, concurrency int) (*engine.Engine, error) {
 	reg := durable.NewRegistry()
 	if err := reg.Register(g); err != nil {
-		return nil, fmt.Errorf("register chain graph: %w", err)
+		return nil, fmt.Errorf("register graph: %w", err)
 	}
 	eng, err := engine.New(engine.Options{
 		Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
@@ -72,7 +82,7 @@ func NewFuncgraph(ctx context.Context, concurrency int, interval time.Duration) 
 	if err := eng.Start(ctx); err != nil {
 		return nil, err
 	}
-	return &Funcgraph{eng: eng, concurrency: concurrency, interval: interval}, nil
+	return eng, nil
 }
 
 // Close stops the engine.
