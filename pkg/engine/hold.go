@@ -188,7 +188,7 @@ func (e *Engine) overKillLimit(deaths int64) bool {
 // one that still does is merged again. A release that does not land is remembered (holdBook)
 // and logged: this engine will not count it, and others only past its lease.
 func (e *Engine) releaseHold(ctx context.Context, hd *hold, cause error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncountTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	etag := hd.etag
 	var err error

@@ -227,8 +227,8 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 	return nil
 }
 
-// uncountTimeout bounds releaseHold, which runs after the handling's context may be done.
-const uncountTimeout = 10 * time.Second
+// releaseTimeout bounds releaseHold, which runs after the handling's context may be done.
+const releaseTimeout = 10 * time.Second
 
 // awaitVersion parks h, whose graph version is not registered: it marks the head (once) and
 // puts the work item back on the queue after a back-off. It returns nil once the item is on
