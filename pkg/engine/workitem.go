@@ -8,15 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// workItem is the queue message of the engine, JSON-encoded:
+// workItem is the queue message of a run's step, JSON-encoded:
 //
 //	{"v":1,"run_id":"<instance id>","gen":<generation>,"step":<step>,"nonce":"<run nonce>"}
 //
 // plus "retry":<n> on a copy re-enqueued after n failed handlings, and "vw":<n> on one put back
 // n times because the run's graph version is not registered (version.go). It asks: "if run_id is
-// still the run with this generation and nonce, at step step, run it". Messages are
+// still the run with this generation and nonce, at step step, run it". A fan-out's branch has
+// its own message, these members and its branch's (branchWork, branch_worker.go). Messages are
 // enqueued as raw JSON; a queue backend whose consumer is the Functions queue trigger
 // base64-encodes them (HandleWorkItem accepts both forms).
 type workItem struct {
@@ -32,14 +35,6 @@ type workItem struct {
 	// VersionWaits counts how often this item was put back because the run's graph version
 	// was not registered (version.go); it sets the back-off.
 	VersionWaits int64 `json:"vw,omitempty"`
-	// Branch is the index of the fan-out branch the item runs (branch.go); nil for a run's
-	// step. BranchAttempt counts its failed attempts, BranchNode and BranchItem are its node
-	// and item, BranchRescues counts how often it ran out of deliveries.
-	Branch        *int64  `json:"br,omitempty"`
-	BranchAttempt int64   `json:"ba,omitempty"`
-	BranchNode    string  `json:"bn,omitempty"`
-	BranchItem    rawJSON `json:"bi,omitempty"`
-	BranchRescues int64   `json:"bk,omitempty"`
 }
 
 // errInvalidWorkItem reports a queue message that is not a work item.
@@ -70,22 +65,23 @@ var errInvalidWorkItem = errors.New("engine: invalid work item")
 // step fails its run once it was started MaxStepStarts times without completing. See the
 // kill limit below.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
-	it, err := decodeWorkItem(body)
+	it, br, err := decodeWorkItem(body)
 	if err != nil {
 		e.log.Error("dropping malformed work item", "error", err.Error(), "orchestrator", OrchestratorName)
 		return nil
 	}
+	if br != nil {
+		return e.processBranch(e.obs.extract(ctx, br.Trace), *br, dequeueCount) // a fan-out's branch (branch_worker.go)
+	}
 	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }
 
-// process runs a work item: read the head, check the item is current (or adopt the current
-// step, for a redelivery), begin the step (judge the hold a previous start left, take one),
-// then run steps in-process — one commit per step — until the run finishes, waits, backs
-// off, or the step budget is spent (then the run goes back to the queue).
+// process runs a run's work item: read the head, check the item is current (or adopt the
+// current step, for a redelivery), resolve the run's graph version (stepCtx), begin the step
+// (judge the hold a previous start left, take one), then run steps in-process — one commit
+// per step — until the run finishes, waits, backs off, or the step budget is spent (then the
+// run goes back to the queue).
 func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
-	if it.Branch != nil {
-		return e.processBranch(ctx, it, dequeueCount) // a fan-out's branch (branch.go)
-	}
 	h, err := e.getHead(ctx, it.RunID)
 	if errors.Is(err, ErrNotFound) {
 		e.log.Debug("dropping work item of a purged run", "run_id", it.RunID)
@@ -125,7 +121,8 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 			return err
 		}
 	}
-	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
+	sc, err := e.stepCtxOf(h)
+	if err != nil {
 		return e.awaitVersion(ctx, h, it) // not this process's version: no user code, no poison count
 	}
 	h, held, err := e.begin(ctx, h, redelivered)
@@ -137,13 +134,7 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	}
 	deadline := e.clock().Add(e.opts.StepBudget)
 	for {
-		next, more, err := e.runStep(ctx, h)
-		if errors.Is(err, errVersionUnavailable) {
-			if held != nil {
-				e.releaseHold(ctx, held, err)
-			}
-			return e.awaitVersion(ctx, h, it)
-		}
+		next, more, err := e.runStep(ctx, sc, h)
 		if err != nil {
 			if held != nil {
 				e.releaseHold(ctx, held, err) // an error return is not a death
@@ -212,8 +203,9 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 	cause := fmt.Sprintf("step %d (node '%s') was started %d times without completing: its worker died or timed out each time",
 		h.step+1, h.node, starts)
 	e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
-	o := failure("orchestrator", OrchestratorName, cause)
-	o.node = h.node
+	f := failure("orchestrator", OrchestratorName, cause)
+	f.node = h.node
+	var o outcome = f
 	ctx, endStep := e.observeStepStarted(ctx, h)
 	n, err := e.commit(ctx, h, &o)
 	if err != nil {
@@ -223,7 +215,7 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 		}
 		return err
 	}
-	endStep(n, &o) // observed as Failed, like any failing step
+	endStep(n, o) // observed as Failed, like any failing step
 	return nil
 }
 
@@ -283,8 +275,13 @@ func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) err
 
 // dispatchItem enqueues it after delay, as dispatch does.
 func (e *Engine) dispatchItem(ctx context.Context, it workItem, delay time.Duration) error {
+	return e.enqueue(ctx, encodeWorkItem(it), it, delay)
+}
+
+// enqueue puts body, the message of it (or of a branch of it), on the queue after delay.
+func (e *Engine) enqueue(ctx context.Context, body []byte, it workItem, delay time.Duration) error {
 	delay = min(max(delay, 0), maxTimerDelay)
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {
+	if err := e.queue.Enqueue(ctx, body, delay); err != nil {
 		return fmt.Errorf("dispatch run=%s step=%d: %w", it.RunID, it.Step, err)
 	}
 	if delay <= 0 {
@@ -310,7 +307,11 @@ func itemOf(h *head) workItem {
 
 // encodeWorkItem returns the JSON of it.
 func encodeWorkItem(it workItem) []byte {
-	b := make([]byte, 0, 96+len(it.RunID))
+	return append(appendWorkItem(make([]byte, 0, 96+len(it.RunID)), it), '}')
+}
+
+// appendWorkItem appends the JSON of it without its closing brace.
+func appendWorkItem(b []byte, it workItem) []byte {
 	b = append(b, `{"v":1,"run_id":`...)
 	b = appendJSONString(b, it.RunID)
 	b = append(b, `,"gen":`...)
@@ -333,32 +334,59 @@ func encodeWorkItem(it workItem) []byte {
 		b = append(b, `,"vw":`...)
 		b = append(b, itoa(it.VersionWaits)...)
 	}
-	if it.Branch != nil {
-		b = appendBranchFields(b, it)
-	}
-	return append(b, '}')
+	return b
 }
 
-// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: errInvalidWorkItem.
-func decodeWorkItem(body []byte) (workItem, error) {
+// wireItem is a queue message as encoding/json reads it: a run's work item, and the members
+// of a branch's (present on a branch's message only).
+type wireItem struct {
+	workItem
+	Branch        *int64  `json:"br,omitempty"`
+	BranchAttempt int64   `json:"ba,omitempty"`
+	BranchNode    string  `json:"bn,omitempty"`
+	BranchItem    rawJSON `json:"bi,omitempty"`
+	BranchRescues int64   `json:"bk,omitempty"`
+}
+
+// decodeWorkItem decodes a queue message, raw JSON or its base64 form: a run's work item, or
+// a fan-out branch's (branch non-nil; then it is the branch's run part too). Errors:
+// errInvalidWorkItem.
+func decodeWorkItem(body []byte) (it workItem, branch *branchWork, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] != '{' {
 		dec, err := base64.StdEncoding.DecodeString(string(body))
 		if err != nil {
-			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", errInvalidWorkItem)
+			return workItem{}, nil, fmt.Errorf("%w: neither JSON nor base64", errInvalidWorkItem)
 		}
 		body = bytes.TrimSpace(dec)
 	}
-	var it workItem
-	if !parseWorkItem(body, &it) {
-		if err := json.Unmarshal(body, &it); err != nil {
-			return workItem{}, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
+	var w wireItem
+	if !parseWorkItem(body, &w.workItem) {
+		if err := json.Unmarshal(body, &w); err != nil {
+			return workItem{}, nil, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
 		}
 	}
-	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 || !validBranchFields(it) {
-		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
+	if !w.valid() {
+		return workItem{}, nil, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, w.V, w.RunID, w.Gen, w.Step)
 	}
-	return it, nil
+	if w.Branch == nil {
+		return w.workItem, nil, nil
+	}
+	return w.workItem, &branchWork{workItem: w.workItem, Index: *w.Branch, Attempt: w.BranchAttempt, Node: w.BranchNode,
+		Item: w.BranchItem, Rescues: w.BranchRescues}, nil
+}
+
+// valid reports whether a decoded message is a work item: its run members in range, and its
+// branch members none (a run's step) or an index, a node and counters not below zero (a
+// branch's).
+func (w *wireItem) valid() bool {
+	if w.V != 1 || !storableInstanceID(w.RunID) || w.Gen < 1 || w.Step < 0 || w.Retry < 0 || w.VersionWaits < 0 {
+		return false
+	}
+	if w.Branch == nil {
+		return w.BranchAttempt == 0 && w.BranchNode == "" && w.BranchItem == "" && w.BranchRescues == 0
+	}
+	return *w.Branch >= 0 && *w.Branch < durable.MaxBranches && w.BranchNode != "" && w.BranchAttempt >= 0 && w.BranchRescues >= 0
 }
 
 // parseWorkItem reads body when it has exactly the form encodeWorkItem writes — its keys in
