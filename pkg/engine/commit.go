@@ -22,11 +22,13 @@ type restepError struct{ fresh *head }
 
 func (e *restepError) Error() string { return "engine: step must be recomputed" }
 
-// commit writes an outcome. A conflict means another writer changed the head: if it only
+// commit writes the outcome *o. A conflict means another writer changed the head: if it only
 // appended events (same generation and step, still active, same wait), the outcome is
-// rebuilt on the fresh head and written again, re-checking the inbox; otherwise the step is
-// dropped (errDropped). A timeout whose wait got its event meanwhile is not rebased: the
-// event wins (*restepError). A result the table cannot hold fails the run on this attempt.
+// rebuilt on the fresh head and written again, after its own checks of the fresh head
+// (rebaser: a wait re-checks the inbox, a retry whose attempt moved on is dropped); otherwise
+// the step is dropped (errDropped). A timeout whose wait got its event meanwhile is not
+// rebased: the event wins (*restepError). A result the table cannot hold fails the run on
+// this attempt: *o becomes that failure.
 //
 // Every attempt carries the same write id: an error that is not a definite rejection (a
 // conflict included: it may be the retry of an attempt that landed) is resolved by reading

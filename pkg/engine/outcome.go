@@ -13,9 +13,10 @@ import (
 // from it is pure (buildCommit), so a commit that lost a race against an event can be rebuilt
 // on the fresh head without running user code again. Each type lives with its feature:
 //
-//	outcome.go     the interface, the commit builder, and the core kinds: a visit that
-//	               routes next or completes, a wait started, an event applied or refused, a
-//	               wait timed out, the run failed
+//	outcome.go     the interface, the commit builder, and the core kinds: a node visit
+//	               (visited) that routes next (routedNext), completes (completed) or waits
+//	               (waitStarted); an event applied (eventApplied) or refused (eventRefused);
+//	               a wait timed out (waitTimedOut); the run failed (runFailed)
 //	nodepolicy.go  retryScheduled, failureRouted
 //	sleep.go       slept
 //	branch.go      fannedOut, joined
@@ -331,9 +332,8 @@ type runFailed struct {
 	state json.RawMessage // the node's new state, when it completed before its route failed
 	// emitted: the events the completed node's handlers emitted.
 	emitted    []durable.EmittedEvent
-	kind       string // execute_node, resolve_route, apply_event, orchestrator
 	name       string // fixed internal name of the failing step kind
-	msg        string // "<kind> failed: <cause>"
+	msg        string // "<kind> failed: <cause>", kind being execute_node, resolve_route, apply_event or orchestrator
 	keepCustom bool   // orchestrator failures keep the last custom status
 	// timedOut: the failure of a wait that timed out; an event that reaches the inbox before
 	// it commits wins.
@@ -343,7 +343,7 @@ type runFailed struct {
 
 // failure returns the outcome of a step that fails the run with "<kind> failed: <cause>".
 func failure(kind, name, cause string) *runFailed {
-	return &runFailed{kind: kind, name: name, msg: kind + " failed: " + cause, keepCustom: kind == "orchestrator"}
+	return &runFailed{name: name, msg: kind + " failed: " + cause, keepCustom: kind == "orchestrator"}
 }
 
 func (o *runFailed) stepNode() string { return o.node }
