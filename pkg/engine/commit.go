@@ -121,7 +121,7 @@ func (e *Engine) committed(ctx context.Context, base, n *head, ops []Op, sp *spi
 	}
 	if base.active() && !n.active() {
 		e.indexSetStatus(ctx, n)
-		e.notifyParent(ctx, n) // a child run that finished (child.go)
+		e.notifyParent(ctx, n) // a child run that finished (child_links.go)
 	}
 	e.changes.notify(n.runID)
 	if n.etag = etag; n.etag != "" || !n.active() {
