@@ -251,6 +251,13 @@ func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) erro
 		}
 		return &VersionUnavailableError{Graph: h.graph, Version: h.version, Hash: h.hash}
 	}
+	return checkGraphEvent(g, h, event, payload)
+}
+
+// checkGraphEvent checks an event against g, the graph of h's run. Errors: *UnknownEventError,
+// *durable.EventPayloadError.
+func checkGraphEvent(g durable.Graph, h *head, event string, payload json.RawMessage) error {
+	var err error
 	if c, ok := g.(durable.EventChecker); ok {
 		err = c.CheckEvent(event, payload)
 	} else if !slices.Contains(g.Manifest().EventHandlerNames, event) {
