@@ -122,8 +122,11 @@ vet:
 bench-check:
 	cd bench && $(GO) build ./... && $(GO) vet ./... && $(GO) test -count=1 ./svgplot/ ./cmd/...
 
+## unit: the race-enabled unit tests, then without the race detector the one test that fills
+## the embedded default's whole memory budget (under -race it fills a budget a quarter the size).
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run '^TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget$$' ./pkg/exampleapp/
 
 # A brief run of every fuzz target (longer: make fuzz FUZZTIME=5m).
 fuzz-short:
