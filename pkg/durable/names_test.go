@@ -75,7 +75,6 @@ func TestGraphHash_ExplicitNames_Unchanged(t *testing.T) {
 		"approvals 1":          "12f0eec9b8081847",
 		"approvals 2":          "b3a0f7c2008da786",
 		"fg_platform_run 2":    "a8966ad12fb09bc5",
-		"fg_platform_run 1":    "7453bc7a9cc7d313",
 		"pinned (all options)": "ad70e9c4cb6dfb86",
 	}
 	got := map[string]durable.GraphManifest{}
