@@ -132,18 +132,29 @@ unit:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
-# One `go list` names every package with its directory (not one more per package).
+# One `go list` names every package with its directory (not one more per package); each package
+# with fuzz targets is built once, instrumented (go test -c -fuzz), into $(TOOLS)/fuzz, and the
+# binary fuzzes one target at a time from the package's folder (its testdata/fuzz seeds; a
+# failing input is written there), with go test's corpus cache.
+FUZZBIN := $(TOOLS)/fuzz
 fuzz:
-	@set -e; pkgs=$$($(GO) list -f '{{.ImportPath}}={{.Dir}}' ./pkg/...); for p in $$pkgs; do \
+	@set -e; mkdir -p $(FUZZBIN); cache=$$($(GO) env GOCACHE)/fuzz; \
+	pkgs=$$($(GO) list -f '{{.ImportPath}}={{.Dir}}' ./pkg/...); for p in $$pkgs; do \
 	  pkg=$${p%%=*}; dir=$${p#*=}; \
-	  for f in $$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); do \
+	  targets=$$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); \
+	  if [ -z "$$targets" ]; then continue; fi; \
+	  bin=$(CURDIR)/$(FUZZBIN)/$$(echo $$pkg | tr / _).test; \
+	  $(GO) test -c -fuzz=. -o $$bin $$pkg; \
+	  for f in $$targets; do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; continue; }; \
+	    run() { (cd $$dir && $$bin -test.paniconexit0 -test.timeout=10m -test.run='^$$' -test.fuzz="^$$f\$$" \
+	      -test.fuzztime=$(FUZZTIME) -test.fuzzcachedir="$$cache/$$pkg") 2>&1; }; \
+	    out=$$(run) && { echo "$$out" | tail -2; continue; }; \
 	    echo "$$out"; \
 	    if echo "$$out" | grep -q 'Failing input written\|panic:'; then exit 1; fi; \
 	    for try in 2 3; do \
 	      echo "fuzz $$pkg $$f: the fuzzing engine stopped without a failing input (its known deadline flake under load); try $$try of 3"; \
-	      out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; break; }; \
+	      out=$$(run) && { echo "$$out" | tail -2; break; }; \
 	      echo "$$out"; \
 	      if echo "$$out" | grep -q 'Failing input written\|panic:' || [ $$try = 3 ]; then exit 1; fi; \
 	    done; \
