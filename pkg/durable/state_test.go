@@ -23,6 +23,7 @@ type modelState struct {
 	Extra   map[string]any `json:"extra"`
 	Any     any            `json:"any"`
 	Level   string         `json:"level"`
+	//lint:ignore U1000 never set: the schema must skip an unexported field
 	hidden  int
 	Skipped string `json:"-"`
 }
