@@ -48,7 +48,7 @@ func modelSchema(t *testing.T) *stateSchema {
 
 const emptyModelDump = `{"source":"s","records":[],"count":0,"small":null,"result":null,"flag":false,"extra":{},"any":null,"level":"info"}`
 
-func TestStateSchema_Decode_ValidatesLikeTheOriginal(t *testing.T) {
+func TestStateSchema_Decode_ValidatesLikePython(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
