@@ -91,14 +91,15 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage='$(RUN_AZURITE_STORAGE)' FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
-## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector
-## in headless Chromium, a short fuzz pass, then integration tests against Azurite. What the later
+## test: tidy modules, vet (the product and bench/), lint (staticcheck and gofmt), race-enabled
+## unit tests, the run inspector in headless Chromium, a short fuzz pass, then integration tests
+## against Azurite. What the later
 ## steps install (Chromium, Azurite and the npm packages of the browser and SDK tests) downloads in
 ## the background while the Go checks use the CPU (prefetch; its log is $(TOOLS)/prefetch.log).
 test: tidy-check
 	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
 	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
-	$(MAKE) --no-print-directory vet bench-check unit; rc=$$?; \
+	$(MAKE) --no-print-directory vet bench-check lint unit; rc=$$?; \
 	if ! wait $$pf; then echo "prefetch failed:"; cat $(TOOLS)/prefetch.log; exit 1; fi; \
 	if [ $$rc != 0 ]; then exit $$rc; fi; \
 	$(MAKE) --no-print-directory inspector-test fuzz-short integration
@@ -116,6 +117,27 @@ tidy-check:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+
+## lint: a gofmt check that lists every unformatted Go file of the repository and fails, then
+## staticcheck with its default checks over the product (with and without the integration tag)
+## and over bench/. staticcheck is pinned (STATICCHECK_VERSION) and installed by `go install`
+## into the git-ignored .tools/ on first use, as Azurite is; it shares Go's build cache and
+## keeps its results under the user cache directory (STATICCHECK_CACHE moves them).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+.PHONY: lint staticcheck-install
+lint: $(STATICCHECK)
+	@unformatted=$$(find . \( -path ./.tools -o -path ./dist -o -path ./local \) -prune -o -name '*.go' -print \
+	  | xargs -r "$$($(GO) env GOROOT)/bin/gofmt" -l) || { echo "gofmt failed" >&2; exit 1; }; \
+	if [ -n "$$unformatted" ]; then echo "gofmt: these files are not formatted (gofmt -w them):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags integration ./...
+	cd bench && $(CURDIR)/$(STATICCHECK) ./...
+
+staticcheck-install: $(STATICCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets, and its
 ## chart writer and plot tool pass their tests (tidy-check checks its go.mod and go.sum).
