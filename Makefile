@@ -93,9 +93,9 @@ run-azurite: build $(AZURITE)
 
 ## test: tidy modules, vet (the product and bench/), lint (staticcheck and gofmt), race-enabled
 ## unit tests, the run inspector in headless Chromium, a short fuzz pass, then integration tests
-## against Azurite. What the later
-## steps install (Chromium, Azurite and the npm packages of the browser and SDK tests) downloads in
-## the background while the Go checks use the CPU (prefetch; its log is $(TOOLS)/prefetch.log).
+## against Azurite. What the later steps install (Chromium, Azurite and the npm packages of the
+## browser and SDK tests) downloads in the background while the Go checks use the CPU (prefetch;
+## its log is $(TOOLS)/prefetch.log).
 test: tidy-check
 	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
 	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
