@@ -76,9 +76,6 @@ const (
 // 0 for the branch's completion row, the others for the events it emits.
 const BranchSlots = 8
 
-// Head properties of an open fan-out.
-const pBranchBase, pBranchCount, pBranchSpec = "BranchBase", "BranchCount", "BranchSpec"
-
 // outJoin is the step kind of a join: the branches' results merged into the state.
 const outJoin = outBegin + 10
 

@@ -81,10 +81,6 @@ const (
 	iHash, iVersion, iGroup                 = "Hash", "Version", "Group"
 )
 
-// pIndexShards is the head property naming the shard count of the run's index rows; heads
-// without it were indexed in the legacy, unsharded partitions.
-const pIndexShards = "IndexShards"
-
 // indexTime is the precision Azure Table keeps for a DateTime.
 const indexTime = 100 * time.Nanosecond
 
