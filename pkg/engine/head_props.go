@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // The head's properties are declared once, each in the table of the part of the head that
 // holds it (head.go's core, head_wait.go, head_retry.go, head_fanout.go, head_child.go,
-// head_hold.go). Reading a head (set), a step's rewrite (mutableProps) and merge
-// (changedProps), a start's write (allProps) and absorb all read the tables.
+// head_hold.go), with the types and flags below. Reading a head and writing it read the
+// tables (head_codec.go).
 
 // propType is the type a head property is stored as.
 type propType uint8
@@ -37,286 +40,125 @@ const (
 	// propStarted: a start writes it (allProps).
 	propStarted
 	// propStartedIfSet: a start writes it only when it is set (allProps): its value is not
-	// zero or, for an entry made with when, when's test holds.
+	// zero or, for an entry made with when, the value of the property when names is not.
 	propStartedIfSet
 	// propSpilled: a payload a commit may spill to a blob (commit.go). It is a pair of
 	// properties: the name holds inline JSON or "", the name plus "Ref" the blob's name; both
 	// are written whenever either would be.
 	propSpilled
+
+	// propStep is what most properties are: every step rewrites it, and a step's merge
+	// writes it when it changed.
+	propStep = propStepped | propCompared
 )
 
-// headProp declares one head property: its name, its type, its field of head and the writes
-// that carry it. Exactly one of str, num, bit and at is set, after typ.
+// headProp declares one head property: its name, its type, where head holds it and the
+// writes that carry it. The field is named by its offset in head (unsafe.Offsetof), not by a
+// func: a head passed to a func value escapes to the heap, and a start's head would no longer
+// live on its stack. init checks every offset against head's fields.
 type headProp struct {
 	name    string
 	refName string // a spilled pair's Ref property
 	typ     propType
 	flags   propFlags
-	str     func(*head) *string // propString; a spilled pair's inline value
-	ref     func(*head) *string // a spilled pair's blob name
-	num     func(*head) *int64
-	bit     func(*head) *bool
-	at      func(*head) *time.Time
-	isSet   func(*head) bool // propStartedIfSet: whether a start writes it (nil: not zero)
+	off     uintptr // the field's offset in head; a spilled pair's inline value
+	refOff  uintptr // a spilled pair's blob name
+	setWith string  // propStartedIfSet: the property whose value decides ("": its own)
 }
 
-// strProp declares a string property.
-func strProp(name string, flags propFlags, field func(*head) *string) headProp {
-	return headProp{name: name, typ: propString, flags: flags, str: field}
+// strProp declares a string property held at offset off of head.
+func strProp(name string, flags propFlags, off uintptr) headProp {
+	return headProp{name: name, typ: propString, flags: flags, off: off}
 }
 
-// payloadProp declares a spilled pair: the property name with its inline JSON and name+"Ref"
-// with its blob's name.
-func payloadProp(name string, flags propFlags, val, ref func(*head) *string) headProp {
-	return headProp{name: name, refName: name + refSuffix, typ: propString, flags: flags | propSpilled, str: val, ref: ref}
+// payloadProp declares a spilled pair: the property name with its inline JSON held at
+// offset val of head and name+"Ref" with its blob's name at offset ref.
+func payloadProp(name string, flags propFlags, val, ref uintptr) headProp {
+	return headProp{name: name, refName: name + refSuffix, typ: propString, flags: flags | propSpilled, off: val, refOff: ref}
 }
 
-// intProp declares an int64 property.
-func intProp(name string, flags propFlags, field func(*head) *int64) headProp {
-	return headProp{name: name, typ: propInt, flags: flags, num: field}
+// intProp declares an int64 property held at offset off of head.
+func intProp(name string, flags propFlags, off uintptr) headProp {
+	return headProp{name: name, typ: propInt, flags: flags, off: off}
 }
 
-// boolProp declares a bool property.
-func boolProp(name string, flags propFlags, field func(*head) *bool) headProp {
-	return headProp{name: name, typ: propBool, flags: flags, bit: field}
+// boolProp declares a bool property held at offset off of head.
+func boolProp(name string, flags propFlags, off uintptr) headProp {
+	return headProp{name: name, typ: propBool, flags: flags, off: off}
 }
 
-// timeProp declares a time property.
-func timeProp(name string, flags propFlags, field func(*head) *time.Time) headProp {
-	return headProp{name: name, typ: propTime, flags: flags, at: field}
+// timeProp declares a time property held at offset off of head.
+func timeProp(name string, flags propFlags, off uintptr) headProp {
+	return headProp{name: name, typ: propTime, flags: flags, off: off}
 }
 
-// when returns f written at start only when set reports true (propStartedIfSet).
-func (f headProp) when(set func(*head) bool) headProp {
-	f.isSet = set
+// when returns f written at start only when the property name is set (propStartedIfSet),
+// instead of when f is.
+func (f headProp) when(name string) headProp {
+	f.setWith = name
 	return f
 }
 
 // headProps is every head property, the parts' tables in one.
 var headProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps)
 
-// The tables' entries by the writes that carry them.
-var (
-	// steppedProps are the properties mutableProps writes.
-	steppedProps = propsWith(propStepped | propZeroed)
-	// mergedProps are the properties changedProps writes or compares.
-	mergedProps = propsWith(propStamped | propCompared)
-	// startedProps are the properties allProps writes beyond mutableProps'.
-	startedProps = propsWith(propStarted | propStartedIfSet)
-	// spilledProps are the spilled pairs (absorb).
-	spilledProps = propsWith(propSpilled)
-	// startedCount is the most properties allProps writes.
-	startedCount = countNames(propsWith(propStepped | propZeroed | propStarted | propStartedIfSet))
-)
+// fieldAt returns the field of h at offset off, of type T. Its callers pass offsets of
+// fields of type T only: init checks the tables' (checkHeadProps).
+func fieldAt[T any](h *head, off uintptr) *T { return (*T)(unsafe.Add(unsafe.Pointer(h), off)) }
 
-// propsWith returns the properties with any of flags.
-func propsWith(flags propFlags) []headProp {
-	var ps []headProp
-	for _, f := range headProps {
-		if f.flags&flags != 0 {
-			ps = append(ps, f)
-		}
+func init() {
+	if err := checkHeadProps(headProps); err != nil {
+		panic(err)
 	}
-	return ps
 }
 
-// countNames returns how many stored properties ps are (a spilled pair is two).
-func countNames(ps []headProp) int {
-	n := len(ps)
-	for _, f := range ps {
+// checkHeadProps returns an error unless every offset props name is that of a field of head
+// of the entry's type, and every setWith names a property: what makes fieldAt safe.
+func checkHeadProps(props []headProp) error {
+	fields := map[uintptr]reflect.StructField{} // head's fields, its parts' included, by offset
+	var walk func(t reflect.Type, base uintptr)
+	walk = func(t reflect.Type, base uintptr) {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if sf.Anonymous {
+				walk(sf.Type, base+sf.Offset)
+				continue
+			}
+			fields[base+sf.Offset] = sf
+		}
+	}
+	walk(reflect.TypeFor[head](), 0)
+	check := func(name string, typ propType, off uintptr) error {
+		sf, ok := fields[off]
+		fits := false
+		switch {
+		case !ok:
+		case typ == propString:
+			fits = sf.Type.Kind() == reflect.String
+		case typ == propInt:
+			fits = sf.Type.Kind() == reflect.Int64
+		case typ == propBool:
+			fits = sf.Type.Kind() == reflect.Bool
+		case typ == propTime:
+			fits = sf.Type == reflect.TypeFor[time.Time]()
+		}
+		if !fits {
+			return fmt.Errorf("engine: head property %s: no field of its type at offset %d of head", name, off)
+		}
+		return nil
+	}
+	for _, f := range props {
+		if err := check(f.name, f.typ, f.off); err != nil {
+			return err
+		}
 		if f.flags&propSpilled != 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// propField is one stored property: its entry, and whether it is a spilled pair's Ref.
-type propField struct {
-	prop *headProp
-	ref  bool
-}
-
-// propFields finds a stored property's entry by its name (set).
-var propFields = func() map[string]propField {
-	m := make(map[string]propField, countNames(headProps))
-	for i := range headProps {
-		f := &headProps[i]
-		m[f.name] = propField{prop: f}
-		if f.flags&propSpilled != 0 {
-			m[f.refName] = propField{prop: f, ref: true}
-		}
-	}
-	return m
-}()
-
-// set sets the field of h that the head property name holds; a value of another type than
-// the property's, or an unknown property, is ignored (the field keeps its zero value).
-func (h *head) set(name string, v any) {
-	pf, ok := propFields[name]
-	if !ok {
-		return
-	}
-	switch f := pf.prop; f.typ {
-	case propString:
-		field := f.str
-		if pf.ref {
-			field = f.ref
-		}
-		*field(h), _ = v.(string)
-	case propInt:
-		*f.num(h) = asInt64(v)
-	case propBool:
-		*f.bit(h), _ = v.(bool)
-	case propTime:
-		*f.at(h), _ = v.(time.Time)
-	}
-}
-
-// asInt64 returns an int64 or int32 value as int64, else 0.
-func asInt64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	}
-	return 0
-}
-
-// put sets in p the property's value in h (both of a spilled pair).
-func (f *headProp) put(h *head, p map[string]any) {
-	switch f.typ {
-	case propString:
-		p[f.name] = *f.str(h)
-		if f.ref != nil {
-			p[f.refName] = *f.ref(h)
-		}
-	case propInt:
-		p[f.name] = *f.num(h)
-	case propBool:
-		p[f.name] = *f.bit(h)
-	case propTime:
-		p[f.name] = *f.at(h)
-	}
-}
-
-// putZero sets in p the property's zero value (both of a spilled pair).
-func (f *headProp) putZero(p map[string]any) {
-	switch f.typ {
-	case propString:
-		p[f.name] = ""
-		if f.ref != nil {
-			p[f.refName] = ""
-		}
-	case propInt:
-		p[f.name] = int64(0)
-	case propBool:
-		p[f.name] = false
-	case propTime:
-		p[f.name] = time.Time{}
-	}
-}
-
-// putChanged sets in p the property's value in h where it differs from base's (each of a
-// spilled pair on its own).
-func (f *headProp) putChanged(h, base *head, p map[string]any) {
-	switch f.typ {
-	case propString:
-		if v := *f.str(h); v != *f.str(base) {
-			p[f.name] = v
-		}
-		if f.ref != nil {
-			if v := *f.ref(h); v != *f.ref(base) {
-				p[f.refName] = v
+			if err := check(f.refName, propString, f.refOff); err != nil {
+				return err
 			}
 		}
-	case propInt:
-		if v := *f.num(h); v != *f.num(base) {
-			p[f.name] = v
-		}
-	case propBool:
-		if v := *f.bit(h); v != *f.bit(base) {
-			p[f.name] = v
-		}
-	case propTime:
-		if v := *f.at(h); !v.Equal(*f.at(base)) {
-			p[f.name] = v
+		if _, ok := propFields[f.setWith]; f.setWith != "" && !ok {
+			return fmt.Errorf("engine: head property %s: written with %s, no property", f.name, f.setWith)
 		}
 	}
-}
-
-// setIn reports whether the property is set in h: isSet's answer, else whether its value
-// (either of a spilled pair) is not zero.
-func (f *headProp) setIn(h *head) bool {
-	if f.isSet != nil {
-		return f.isSet(h)
-	}
-	switch f.typ {
-	case propString:
-		return *f.str(h) != "" || f.ref != nil && *f.ref(h) != ""
-	case propInt:
-		return *f.num(h) != 0
-	case propBool:
-		return *f.bit(h)
-	case propTime:
-		return !f.at(h).IsZero()
-	}
-	return false
-}
-
-// mutableProps sets in p the properties a step rewrites (merged into the head row).
-func (h *head) mutableProps(p map[string]any) {
-	for i := range steppedProps {
-		f := &steppedProps[i]
-		if f.flags&propZeroed != 0 {
-			f.putZero(p)
-		} else {
-			f.put(h, p)
-		}
-	}
-}
-
-// changedProps returns the properties of h that differ from base, the stored head it was
-// built from (merged into the head row, conditioned on base's ETag, so what the row holds
-// afterwards equals mutableProps of h). WriteID and Updated are always written: they stamp
-// the write (the ambiguity rule, commit.go).
-func (h *head) changedProps(base *head) map[string]any {
-	p := make(map[string]any, 8) // a step changes about 8; a map of 8 is one group
-	for i := range mergedProps {
-		f := &mergedProps[i]
-		if f.flags&propStamped != 0 {
-			f.put(h, p)
-		} else {
-			f.putChanged(h, base, p)
-		}
-	}
-	return p
-}
-
-// allProps returns every head property (insert or replace at start).
-func (h *head) allProps() map[string]any {
-	p := make(map[string]any, startedCount) // sized once: every property a start may write
-	h.mutableProps(p)
-	for i := range startedProps {
-		f := &startedProps[i]
-		if f.flags&propStarted != 0 || f.setIn(h) {
-			f.put(h, p)
-		}
-	}
-	return p
-}
-
-// absorb copies back what spilling changed in the written properties.
-// Properties the write leaves out (unchanged) are left as they are.
-func (h *head) absorb(props map[string]any) {
-	for i := range spilledProps {
-		f := &spilledProps[i]
-		if v, ok := props[f.name].(string); ok {
-			*f.str(h) = v
-		}
-		if v, ok := props[f.refName].(string); ok {
-			*f.ref(h) = v
-		}
-	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // unstoredHeadFields are the fields of head no property holds: the row's key, ETag and
@@ -37,41 +38,23 @@ func TestHead_Props_EveryFieldOnce(t *testing.T) {
 		t.Errorf("set knows %d properties, the tables declare %d", len(propFields), len(names))
 	}
 
-	h := &head{}
-	reached := map[uintptr][]string{} // a field's address: the properties that reach it
-	addr := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
+	reached := map[uintptr][]string{} // a field's offset: the properties that reach it
 	for _, f := range headProps {
-		var ptrs []uintptr
-		switch f.typ {
-		case propString:
-			ptrs = append(ptrs, addr(f.str(h)))
-			if f.ref != nil {
-				ptrs = append(ptrs, addr(f.ref(h)))
-			}
-		case propInt:
-			ptrs = append(ptrs, addr(f.num(h)))
-		case propBool:
-			ptrs = append(ptrs, addr(f.bit(h)))
-		case propTime:
-			ptrs = append(ptrs, addr(f.at(h)))
-		}
-		if (f.ref != nil) != (f.flags&propSpilled != 0) || len(ptrs) == 0 {
-			t.Errorf("property %s: bad entry (type %d, flags %b)", f.name, f.typ, f.flags)
-		}
-		for _, p := range ptrs {
-			reached[p] = append(reached[p], f.name)
+		reached[f.off] = append(reached[f.off], f.name)
+		if f.flags&propSpilled != 0 {
+			reached[f.refOff] = append(reached[f.refOff], f.refName)
 		}
 	}
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		for i := range v.NumField() {
-			sf, fv := v.Type().Field(i), v.Field(i)
+	var walk func(typ reflect.Type, base uintptr)
+	walk = func(typ reflect.Type, base uintptr) {
+		for i := range typ.NumField() {
+			sf := typ.Field(i)
 			if sf.Anonymous {
-				walk(fv)
+				walk(sf.Type, base+sf.Offset)
 				continue
 			}
-			by := reached[fv.UnsafeAddr()]
-			delete(reached, fv.UnsafeAddr())
+			by := reached[base+sf.Offset]
+			delete(reached, base+sf.Offset)
 			switch {
 			case slices.Contains(unstoredHeadFields, sf.Name):
 				if len(by) != 0 {
@@ -82,9 +65,31 @@ func TestHead_Props_EveryFieldOnce(t *testing.T) {
 			}
 		}
 	}
-	walk(reflect.ValueOf(h).Elem())
+	walk(reflect.TypeFor[head](), 0)
 	for _, by := range reached {
 		t.Errorf("properties %v reach no field of head", by)
+	}
+}
+
+// TestHead_Props_CheckedAtInit: an entry whose offset is no field of its type, or that is
+// written with no property, fails checkHeadProps (init panics with it).
+func TestHead_Props_CheckedAtInit(t *testing.T) {
+	t.Parallel()
+	if err := checkHeadProps(headProps); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []headProp{
+		intProp("X", propStepped, unsafe.Offsetof(head{}.waiting)),
+		strProp("X", propStepped, unsafe.Offsetof(head{}.step)),
+		boolProp("X", propStepped, unsafe.Offsetof(head{}.children)),
+		timeProp("X", propStepped, unsafe.Offsetof(head{}.holdUntil)),
+		strProp("X", propStepped, unsafe.Offsetof(head{}.waiting)+1),
+		payloadProp("X", propStepped, unsafe.Offsetof(head{}.stateJSON), unsafe.Offsetof(head{}.visits)),
+		strProp("X", propStartedIfSet, unsafe.Offsetof(head{}.waiting)).when("Nothing"),
+	} {
+		if err := checkHeadProps([]headProp{bad}); err == nil {
+			t.Errorf("%+v passed the check", bad)
+		}
 	}
 }
 

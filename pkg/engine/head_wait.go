@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // Properties of a run's wait for an event (head.headWait).
 const (
 	pWaiting, pResume, pWaitDeadline      = "Waiting", "Resume", "WaitDeadline"
@@ -18,10 +20,10 @@ type headWait struct {
 
 // headWaitProps declares the properties of headWait: every step rewrites them.
 var headWaitProps = []headProp{
-	strProp(pWaiting, propStepped|propCompared, func(h *head) *string { return &h.waiting }),
-	strProp(pResume, propStepped|propCompared, func(h *head) *string { return &h.resume }),
-	intProp(pWaitDeadline, propStepped|propCompared, func(h *head) *int64 { return &h.waitDeadline }),
-	intProp(pWaitTimeout, propStepped|propCompared, func(h *head) *int64 { return &h.waitTimeout }),
-	strProp(pTimeoutNode, propStepped|propCompared, func(h *head) *string { return &h.timeoutNode }),
-	strProp(pTimedOut, propStepped|propCompared, func(h *head) *string { return &h.timedOut }),
+	strProp(pWaiting, propStep, unsafe.Offsetof(head{}.waiting)),
+	strProp(pResume, propStep, unsafe.Offsetof(head{}.resume)),
+	intProp(pWaitDeadline, propStep, unsafe.Offsetof(head{}.waitDeadline)),
+	intProp(pWaitTimeout, propStep, unsafe.Offsetof(head{}.waitTimeout)),
+	strProp(pTimeoutNode, propStep, unsafe.Offsetof(head{}.timeoutNode)),
+	strProp(pTimedOut, propStep, unsafe.Offsetof(head{}.timedOut)),
 }
