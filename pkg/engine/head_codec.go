@@ -29,7 +29,7 @@ var (
 // propsWith returns the properties with any of flags.
 func propsWith(flags propFlags) []headProp {
 	var ps []headProp
-	for _, f := range headProps {
+	for _, f := range allHeadProps {
 		if f.flags&flags != 0 {
 			ps = append(ps, f)
 		}
@@ -78,8 +78,8 @@ type propField struct {
 
 // propFields finds a stored property's field by its name (set).
 var propFields = func() map[string]propField {
-	m := make(map[string]propField, countNames(headProps))
-	for _, f := range headProps {
+	m := make(map[string]propField, countNames(allHeadProps))
+	for _, f := range allHeadProps {
 		m[f.name] = propField{f.typ, f.off}
 		if f.flags&propSpilled != 0 {
 			m[f.refName] = propField{propString, f.refOff}

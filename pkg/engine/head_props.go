@@ -99,15 +99,15 @@ func (f headProp) when(name string) headProp {
 	return f
 }
 
-// headProps is every head property, the parts' tables in one.
-var headProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps)
+// allHeadProps is every head property, the parts' tables in one.
+var allHeadProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps)
 
 // fieldAt returns the field of h at offset off, of type T. Its callers pass offsets of
 // fields of type T only: init checks the tables' (checkHeadProps).
 func fieldAt[T any](h *head, off uintptr) *T { return (*T)(unsafe.Add(unsafe.Pointer(h), off)) }
 
 func init() {
-	if err := checkHeadProps(headProps); err != nil {
+	if err := checkHeadProps(allHeadProps); err != nil {
 		panic(err)
 	}
 }

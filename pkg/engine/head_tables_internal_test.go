@@ -23,7 +23,7 @@ var unstoredHeadFields = []string{"runID", "etag", "stamp", "stateVal", "branchR
 func TestHead_Props_EveryFieldOnce(t *testing.T) {
 	t.Parallel()
 	names := map[string]int{}
-	for _, f := range headProps {
+	for _, f := range allHeadProps {
 		names[f.name]++
 		if f.flags&propSpilled != 0 {
 			names[f.refName]++
@@ -39,7 +39,7 @@ func TestHead_Props_EveryFieldOnce(t *testing.T) {
 	}
 
 	reached := map[uintptr][]string{} // a field's offset: the properties that reach it
-	for _, f := range headProps {
+	for _, f := range allHeadProps {
 		reached[f.off] = append(reached[f.off], f.name)
 		if f.flags&propSpilled != 0 {
 			reached[f.refOff] = append(reached[f.refOff], f.refName)
@@ -75,7 +75,7 @@ func TestHead_Props_EveryFieldOnce(t *testing.T) {
 // written with no property, fails checkHeadProps (init panics with it).
 func TestHead_Props_CheckedAtInit(t *testing.T) {
 	t.Parallel()
-	if err := checkHeadProps(headProps); err != nil {
+	if err := checkHeadProps(allHeadProps); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []headProp{
@@ -164,7 +164,7 @@ func TestHead_Props_DeclaredOnce(t *testing.T) {
 		}
 	}
 	values := map[string]bool{}
-	for _, f := range headProps {
+	for _, f := range allHeadProps {
 		values[f.name] = true
 		if f.flags&propSpilled != 0 {
 			values[f.refName] = true
@@ -187,7 +187,7 @@ func TestHead_Props_DeclaredOnce(t *testing.T) {
 		if name == "pHistNode" || name == "pHistStep" {
 			continue
 		}
-		for _, f := range headProps {
+		for _, f := range allHeadProps {
 			if d.value == f.name || d.value == f.refName {
 				t.Errorf("%s declares %s = %q, a head property", d.file, name, d.value)
 			}
