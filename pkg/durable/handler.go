@@ -31,10 +31,8 @@ type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage
 
 // FuncName returns fn's Go package path and name as the runtime reports it, e.g.
 // "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes, method values "-fm"),
-// or "" for nil. It was the default handler name of releases up to 0.4.0; defaults are now
-// derived from the node name (names.go), and Build computes the hash a graph had under FuncName
-// names as its GraphManifest.LegacyGraphHash. Passing FuncName(fn) to WithHandlerName
-// reproduces such a name.
+// or "" for nil. Default handler names derive from the node name instead (names.go), so that
+// a graph's hash does not depend on its Go functions.
 func FuncName(fn any) string {
 	pc := funcPointer(fn)
 	if pc == 0 {

@@ -189,17 +189,6 @@ func TestAddStep_DefaultNamesAreTheNodes(t *testing.T) {
 	if got, want := m.Nodes[0].RouteHandlerName, "route:open"; got != want {
 		t.Fatalf("route name %q, want %q", got, want)
 	}
-	// The legacy hash is the hash under the user's functions' names, not the adapters'.
-	old := durable.NewManifestBuilder[ticket]("names")
-	old.SetEntrypoint("open")
-	must(t, old.AddStep("open", openTyped, durable.WithDecide(routeTyped),
-		durable.WithHandlerName(durable.FuncName(openTyped)), durable.WithRouteName(durable.FuncName(routeTyped))))
-	must(t, old.AddStep("close", closeTyped, durable.Terminal(), durable.WithHandlerName(durable.FuncName(closeTyped))))
-	og, err := old.Build()
-	must(t, err)
-	if m.LegacyGraphHash() != og.Manifest().GraphHash || m.LegacyGraphHash() == m.GraphHash {
-		t.Fatalf("legacy hash %q, want %q (and not the hash %q)", m.LegacyGraphHash(), og.Manifest().GraphHash, m.GraphHash)
-	}
 	// Two different typed functions under one name are refused, as for AddNode.
 	err = b.AddStep("other", closeTyped, durable.WithHandlerName("node:open"))
 	if !errors.Is(err, durable.ErrInvalidGraph) || !strings.Contains(err.Error(), "already registered to a different callable") {

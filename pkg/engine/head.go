@@ -22,8 +22,8 @@ const (
 	pOwner                                 = "Owner" // written only for a run with an owner (owner.go)
 	// pTrace is the head property keeping the run's trace context.
 	pTrace = "Trace"
-	// pIndexShards is the head property naming the shard count of the run's index rows; heads
-	// without it were indexed in the legacy, unsharded partitions.
+	// pIndexShards is the head property naming the shard count of the run's index rows
+	// (indexShards, set by every start).
 	pIndexShards = "IndexShards"
 	// pAwaitVersion is the head property that marks a run waiting for its graph version.
 	pAwaitVersion = "AwaitVersion"
@@ -64,7 +64,7 @@ type head struct {
 	histSeq, inboxSeq, pending int64
 	runnable                   bool
 	awaitVersion               bool  // parked: its graph version is not registered (version.go)
-	indexShards                int64 // shard count of its index rows; 0: the legacy partitions
+	indexShards                int64 // shard count of its index rows (set by every start)
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 
