@@ -9,8 +9,9 @@
 // struct S (AddStep or AddNode per node; WithNext, Terminal or a route handler, WithRoute or
 // WithDecide, returning a RouteDecision such as Next, Complete or WaitForEvent; OnEvent or
 // AddEventHandler per event), compiled by Build into a GraphRegistration[S] whose
-// GraphManifest carries the topology hash (byte-compatible with the Python original when
-// handlers are given the original's names with WithHandlerName and WithRouteName; otherwise
+// GraphManifest carries the topology hash (byte-compatible with the Python package's when
+// handlers are given their Python names with WithHandlerName and WithRouteName, see
+// docs/lineage.md; otherwise
 // names default to the node's, "node:<name>" and "route:<name>", see names.go). Per-node
 // policies (WithRetry, WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures
 // are handled, and a route may pause the run durably (Sleep, SleepUntil). A GraphRegistration is also a Graph, the
@@ -31,7 +32,7 @@
 //     null");
 //   - type errors fail the step with a *StateError, except that top-level integer fields
 //     (and pointers to them) accept a string holding an integer or an integral number
-//     ("2" and 2.0 become 2), like the original's lax validation;
+//     ("2" and 2.0 become 2; parity: docs/lineage.md);
 //   - Validate is called when S or *S implements Validator.
 //
 // # Handlers

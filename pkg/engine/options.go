@@ -95,7 +95,8 @@ type Options struct {
 // DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
 
-// GraphPolicy holds the guards of one graph beyond the original runtime.
+// GraphPolicy holds the guards of one graph (a step bound, a wait timeout, retries), which the
+// Python durable package did not have (docs/lineage.md).
 type GraphPolicy struct {
 	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
 	MaxSteps int
@@ -106,7 +107,7 @@ type GraphPolicy struct {
 	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed
 	// out after <d>". The node's handlers see durable.StepInfo.TimedOutWaitingFor.
 	WaitTimeoutNode string
-	// Retry retries failing node handlers (default: no retry, as the original). A node's own
+	// Retry retries failing node handlers (default: no retry). A node's own
 	// policy (durable.WithRetry) replaces it for that node.
 	Retry RetryPolicy
 }
