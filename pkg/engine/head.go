@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unsafe"
 )
 
 // Properties of the head's core (the parts' are in their files).
@@ -80,33 +79,36 @@ type head struct {
 
 // headCoreProps declares the properties of the head's core.
 var headCoreProps = []headProp{
-	intProp(pGen, propStarted, unsafe.Offsetof(head{}.gen)),
-	strProp(pNonce, propStarted, unsafe.Offsetof(head{}.nonce)),
-	strProp(pWriteID, propStepped|propStamped, unsafe.Offsetof(head{}.writeID)),
-	strProp(pStatus, propStep, unsafe.Offsetof(head{}.status)),
-	strProp(pGraph, propStarted, unsafe.Offsetof(head{}.graph)),
-	strProp(pVersion, propStarted, unsafe.Offsetof(head{}.version)),
-	strProp(pHash, propStarted, unsafe.Offsetof(head{}.hash)),
-	strProp(pGroup, propStartedIfSet, unsafe.Offsetof(head{}.group)),
-	strProp(pOwner, propStartedIfSet, unsafe.Offsetof(head{}.owner)),
-	strProp(pNode, propStep, unsafe.Offsetof(head{}.node)),
-	intProp(pStep, propStep, unsafe.Offsetof(head{}.step)),
-	intProp(pVisits, propStep, unsafe.Offsetof(head{}.visits)),
-	payloadProp(pState, propStep, unsafe.Offsetof(head{}.stateJSON), unsafe.Offsetof(head{}.stateRef)),
-	payloadProp(pInput, propStarted, unsafe.Offsetof(head{}.inputJSON), unsafe.Offsetof(head{}.inputRef)),
-	strProp(pCustom, propStep, unsafe.Offsetof(head{}.custom)),
-	payloadProp(pOutput, propStep, unsafe.Offsetof(head{}.outputJSON), unsafe.Offsetof(head{}.outputRef)),
-	intProp(pHistSeq, propStep, unsafe.Offsetof(head{}.histSeq)),
-	intProp(pInboxSeq, propStep, unsafe.Offsetof(head{}.inboxSeq)),
-	intProp(pPending, propStep, unsafe.Offsetof(head{}.pending)),
-	boolProp(pRunnable, propStep, unsafe.Offsetof(head{}.runnable)),
+	intProp(pGen, propStarted, func(h *head) *int64 { return &h.gen }),
+	strProp(pNonce, propStarted, func(h *head) *string { return &h.nonce }),
+	strProp(pWriteID, propStepped|propStamped, func(h *head) *string { return &h.writeID }),
+	strProp(pStatus, propStep, func(h *head) *string { return (*string)(&h.status) }), // a RunStatus is a string
+	strProp(pGraph, propStarted, func(h *head) *string { return &h.graph }),
+	strProp(pVersion, propStarted, func(h *head) *string { return &h.version }),
+	strProp(pHash, propStarted, func(h *head) *string { return &h.hash }),
+	strProp(pGroup, propStartedIfSet, func(h *head) *string { return &h.group }),
+	strProp(pOwner, propStartedIfSet, func(h *head) *string { return &h.owner }),
+	strProp(pNode, propStep, func(h *head) *string { return &h.node }),
+	intProp(pStep, propStep, func(h *head) *int64 { return &h.step }),
+	intProp(pVisits, propStep, func(h *head) *int64 { return &h.visits }),
+	payloadProp(pState, propStep,
+		func(h *head) *string { return &h.stateJSON }, func(h *head) *string { return &h.stateRef }),
+	payloadProp(pInput, propStarted,
+		func(h *head) *string { return &h.inputJSON }, func(h *head) *string { return &h.inputRef }),
+	strProp(pCustom, propStep, func(h *head) *string { return &h.custom }),
+	payloadProp(pOutput, propStep,
+		func(h *head) *string { return &h.outputJSON }, func(h *head) *string { return &h.outputRef }),
+	intProp(pHistSeq, propStep, func(h *head) *int64 { return &h.histSeq }),
+	intProp(pInboxSeq, propStep, func(h *head) *int64 { return &h.inboxSeq }),
+	intProp(pPending, propStep, func(h *head) *int64 { return &h.pending }),
+	boolProp(pRunnable, propStep, func(h *head) *bool { return &h.runnable }),
 	// A step clears the mark (a run that steps is no longer parked); only a parked run's
 	// merge sets it (workitem.go).
-	boolProp(pAwaitVersion, propZeroed|propCompared, unsafe.Offsetof(head{}.awaitVersion)),
-	intProp(pIndexShards, propStartedIfSet, unsafe.Offsetof(head{}.indexShards)),
-	timeProp(pCreated, propStarted, unsafe.Offsetof(head{}.created)),
-	timeProp(pUpdated, propStepped|propStamped, unsafe.Offsetof(head{}.updated)),
-	strProp(pTrace, propStartedIfSet, unsafe.Offsetof(head{}.trace)),
+	boolProp(pAwaitVersion, propZeroed|propCompared, func(h *head) *bool { return &h.awaitVersion }),
+	intProp(pIndexShards, propStartedIfSet, func(h *head) *int64 { return &h.indexShards }),
+	timeProp(pCreated, propStarted, func(h *head) *time.Time { return &h.created }),
+	timeProp(pUpdated, propStepped|propStamped, func(h *head) *time.Time { return &h.updated }),
+	strProp(pTrace, propStartedIfSet, func(h *head) *string { return &h.trace }),
 }
 
 func (h *head) active() bool { return h.status == StatusPending || h.status == StatusRunning }

@@ -1,7 +1,5 @@
 package engine
 
-import "unsafe"
-
 // Head properties of child runs.
 const (
 	pParent, pParentNonce = "Parent", "ParentNonce" // a child's parent run
@@ -20,8 +18,8 @@ type headChild struct {
 // headChildProps declares the properties of headChild. A child's start writes its parent;
 // a step's merge writes the children it started and completed when they changed.
 var headChildProps = []headProp{
-	strProp(pParent, propStartedIfSet, unsafe.Offsetof(head{}.parent)),
-	strProp(pParentNonce, propStartedIfSet, unsafe.Offsetof(head{}.parentNonce)).when(pParent),
-	intProp(pChildren, propCompared, unsafe.Offsetof(head{}.children)),
-	strProp(pChildDone, propCompared, unsafe.Offsetof(head{}.childDone)),
+	strProp(pParent, propStartedIfSet, func(h *head) *string { return &h.parent }),
+	strProp(pParentNonce, propStartedIfSet, func(h *head) *string { return &h.parentNonce }).when(pParent),
+	intProp(pChildren, propCompared, func(h *head) *int64 { return &h.children }),
+	strProp(pChildDone, propCompared, func(h *head) *string { return &h.childDone }),
 }

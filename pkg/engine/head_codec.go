@@ -48,10 +48,10 @@ func countNames(ps []headProp) int {
 	return n
 }
 
-// namedField is a stored property's name and its field's offset in head.
+// namedField is a stored property's name and its field.
 type namedField struct {
 	name string
-	off  uintptr
+	propField
 }
 
 // comparedFields returns the fields of type typ of the properties with propCompared (a
@@ -60,29 +60,25 @@ func comparedFields(typ propType) []namedField {
 	var fs []namedField
 	for _, f := range propsWith(propCompared) {
 		if f.typ == typ {
-			fs = append(fs, namedField{f.name, f.off})
+			fs = append(fs, namedField{f.name, f.propField})
 		}
 		if typ == propString && f.flags&propSpilled != 0 {
-			fs = append(fs, namedField{f.refName, f.refOff})
+			fs = append(fs, namedField{f.refName, f.refField()})
 		}
 	}
 	return fs
 }
 
-// propField is where head holds one stored property (a spilled pair is two): its type and
-// its field's offset.
-type propField struct {
-	typ propType
-	off uintptr
-}
+// refField is the field of a spilled pair's blob name.
+func (f *headProp) refField() propField { return propField{typ: propString, str: f.ref} }
 
 // propFields finds a stored property's field by its name (set).
 var propFields = func() map[string]propField {
 	m := make(map[string]propField, countNames(allHeadProps))
 	for _, f := range allHeadProps {
-		m[f.name] = propField{f.typ, f.off}
+		m[f.name] = f.propField
 		if f.flags&propSpilled != 0 {
-			m[f.refName] = propField{propString, f.refOff}
+			m[f.refName] = f.refField()
 		}
 	}
 	return m
@@ -97,13 +93,13 @@ func (h *head) set(name string, v any) {
 	}
 	switch f.typ {
 	case propString:
-		*fieldAt[string](h, f.off), _ = v.(string)
+		*f.str(h), _ = v.(string)
 	case propInt:
-		*fieldAt[int64](h, f.off) = asInt64(v)
+		*f.i64(h) = asInt64(v)
 	case propBool:
-		*fieldAt[bool](h, f.off), _ = v.(bool)
+		*f.b(h), _ = v.(bool)
 	case propTime:
-		*fieldAt[time.Time](h, f.off), _ = v.(time.Time)
+		*f.t(h), _ = v.(time.Time)
 	}
 }
 
@@ -122,13 +118,13 @@ func asInt64(v any) int64 {
 func (f propField) isSet(h *head) bool {
 	switch f.typ {
 	case propString:
-		return *fieldAt[string](h, f.off) != ""
+		return *f.str(h) != ""
 	case propInt:
-		return *fieldAt[int64](h, f.off) != 0
+		return *f.i64(h) != 0
 	case propBool:
-		return *fieldAt[bool](h, f.off)
+		return *f.b(h)
 	case propTime:
-		return !fieldAt[time.Time](h, f.off).IsZero()
+		return !f.t(h).IsZero()
 	}
 	return false
 }
@@ -137,16 +133,16 @@ func (f propField) isSet(h *head) bool {
 func (f *headProp) put(h *head, p map[string]any) {
 	switch f.typ {
 	case propString:
-		p[f.name] = *fieldAt[string](h, f.off)
+		p[f.name] = *f.str(h)
 		if f.flags&propSpilled != 0 {
-			p[f.refName] = *fieldAt[string](h, f.refOff)
+			p[f.refName] = *f.ref(h)
 		}
 	case propInt:
-		p[f.name] = *fieldAt[int64](h, f.off)
+		p[f.name] = *f.i64(h)
 	case propBool:
-		p[f.name] = *fieldAt[bool](h, f.off)
+		p[f.name] = *f.b(h)
 	case propTime:
-		p[f.name] = *fieldAt[time.Time](h, f.off)
+		p[f.name] = *f.t(h)
 	}
 }
 
@@ -176,9 +172,9 @@ func (f *headProp) startedIn(h *head) bool {
 	case f.setWith != "":
 		return propFields[f.setWith].isSet(h)
 	case f.flags&propSpilled != 0:
-		return propField{propString, f.off}.isSet(h) || propField{propString, f.refOff}.isSet(h)
+		return *f.str(h) != "" || *f.ref(h) != ""
 	}
-	return propField{f.typ, f.off}.isSet(h)
+	return f.isSet(h)
 }
 
 // mutableProps sets in p the properties a step rewrites (merged into the head row).
@@ -204,22 +200,22 @@ func (h *head) changedProps(base *head) map[string]any {
 	}
 	// One loop per type: this runs on every step.
 	for _, f := range comparedStrs {
-		if v := *fieldAt[string](h, f.off); v != *fieldAt[string](base, f.off) {
+		if v := *f.str(h); v != *f.str(base) {
 			p[f.name] = v
 		}
 	}
 	for _, f := range comparedInts {
-		if v := *fieldAt[int64](h, f.off); v != *fieldAt[int64](base, f.off) {
+		if v := *f.i64(h); v != *f.i64(base) {
 			p[f.name] = v
 		}
 	}
 	for _, f := range comparedBools {
-		if v := *fieldAt[bool](h, f.off); v != *fieldAt[bool](base, f.off) {
+		if v := *f.b(h); v != *f.b(base) {
 			p[f.name] = v
 		}
 	}
 	for _, f := range comparedTimes {
-		if v := *fieldAt[time.Time](h, f.off); !v.Equal(*fieldAt[time.Time](base, f.off)) {
+		if v := *f.t(h); !v.Equal(*f.t(base)) {
 			p[f.name] = v
 		}
 	}
@@ -244,10 +240,10 @@ func (h *head) absorb(props map[string]any) {
 	for i := range spilledProps {
 		f := &spilledProps[i]
 		if v, ok := props[f.name].(string); ok {
-			*fieldAt[string](h, f.off) = v
+			*f.str(h) = v
 		}
 		if v, ok := props[f.refName].(string); ok {
-			*fieldAt[string](h, f.refOff) = v
+			*f.ref(h) = v
 		}
 	}
 }

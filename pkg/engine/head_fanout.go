@@ -1,7 +1,5 @@
 package engine
 
-import "unsafe"
-
 // Head properties of an open fan-out.
 const pBranchBase, pBranchCount, pBranchSpec = "BranchBase", "BranchCount", "BranchSpec"
 
@@ -18,7 +16,7 @@ type headFanOut struct {
 // (a start writes none; a step's merge those it changed; branch.go writes them on a fan-out
 // and clears them on its join).
 var headFanOutProps = []headProp{
-	intProp(pBranchBase, propCompared, unsafe.Offsetof(head{}.branchBase)),
-	intProp(pBranchCount, propCompared, unsafe.Offsetof(head{}.branchCount)),
-	intProp(pBranchSpec, propCompared, unsafe.Offsetof(head{}.branchSpec)),
+	intProp(pBranchBase, propCompared, func(h *head) *int64 { return &h.branchBase }),
+	intProp(pBranchCount, propCompared, func(h *head) *int64 { return &h.branchCount }),
+	intProp(pBranchSpec, propCompared, func(h *head) *int64 { return &h.branchSpec }),
 }

@@ -1,7 +1,5 @@
 package engine
 
-import "unsafe"
-
 // Head properties of the step's hold (hold.go).
 const pHolder, pHoldUntil, pRestarts = "Holder", "HoldUntil", "Restarts"
 
@@ -21,7 +19,7 @@ type headHold struct {
 
 // headHoldProps declares the properties of headHold: every step rewrites them.
 var headHoldProps = []headProp{
-	strProp(pHolder, propStep, unsafe.Offsetof(head{}.holder)),
-	intProp(pHoldUntil, propStep, unsafe.Offsetof(head{}.holdUntil)),
-	intProp(pRestarts, propStep, unsafe.Offsetof(head{}.restarts)),
+	strProp(pHolder, propStep, func(h *head) *string { return &h.holder }),
+	intProp(pHoldUntil, propStep, func(h *head) *int64 { return &h.holdUntil }),
+	intProp(pRestarts, propStep, func(h *head) *int64 { return &h.restarts }),
 }

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
-	"unsafe"
 )
 
 // The head's properties are declared once, each in the table of the part of the head that
@@ -53,43 +51,57 @@ const (
 )
 
 // headProp declares one head property: its name, its type, where head holds it and the
-// writes that carry it. The field is named by its offset in head (unsafe.Offsetof), not by a
-// func: a head passed to a func value escapes to the heap, and a start's head would no longer
-// live on its stack. init checks every offset against head's fields.
+// writes that carry it. The field is reached through an accessor: a package-level func of
+// the table entry, of the property's type, returning the field of the head it is passed
+// (func(h *head) *string { return &h.waiting }), so the compiler checks the field's type.
+// The cost is that a head passed to a func value escapes to the heap: a start's head no
+// longer lives on its stack (one allocation per start).
 type headProp struct {
-	name    string
-	refName string // a spilled pair's Ref property
-	typ     propType
-	flags   propFlags
-	off     uintptr // the field's offset in head; a spilled pair's inline value
-	refOff  uintptr // a spilled pair's blob name
-	setWith string  // propStartedIfSet: the property whose value decides ("": its own)
+	propField // the property's type and field; a spilled pair's inline value
+	name      string
+	refName   string              // a spilled pair's Ref property
+	ref       func(*head) *string // a spilled pair's blob name
+	flags     propFlags
+	setWith   string // propStartedIfSet: the property whose value decides ("": its own)
 }
 
-// strProp declares a string property held at offset off of head.
-func strProp(name string, flags propFlags, off uintptr) headProp {
-	return headProp{name: name, typ: propString, flags: flags, off: off}
+// propField is where head holds one stored property (a spilled pair is two): its type and
+// the accessor of its field, the one of that type (the others are nil).
+type propField struct {
+	typ propType
+	str func(*head) *string    // propString
+	i64 func(*head) *int64     // propInt
+	b   func(*head) *bool      // propBool
+	t   func(*head) *time.Time // propTime
 }
 
-// payloadProp declares a spilled pair: the property name with its inline JSON held at
-// offset val of head and name+"Ref" with its blob's name at offset ref.
-func payloadProp(name string, flags propFlags, val, ref uintptr) headProp {
-	return headProp{name: name, refName: name + refSuffix, typ: propString, flags: flags | propSpilled, off: val, refOff: ref}
+// strProp declares a string property held in the field str returns.
+func strProp(name string, flags propFlags, str func(*head) *string) headProp {
+	return headProp{name: name, propField: propField{typ: propString, str: str}, flags: flags}
 }
 
-// intProp declares an int64 property held at offset off of head.
-func intProp(name string, flags propFlags, off uintptr) headProp {
-	return headProp{name: name, typ: propInt, flags: flags, off: off}
+// payloadProp declares a spilled pair: the property name with its inline JSON held in the
+// field val returns and name+"Ref" with its blob's name in the field ref returns.
+func payloadProp(name string, flags propFlags, val, ref func(*head) *string) headProp {
+	return headProp{
+		name: name, refName: name + refSuffix, propField: propField{typ: propString, str: val}, ref: ref,
+		flags: flags | propSpilled,
+	}
 }
 
-// boolProp declares a bool property held at offset off of head.
-func boolProp(name string, flags propFlags, off uintptr) headProp {
-	return headProp{name: name, typ: propBool, flags: flags, off: off}
+// intProp declares an int64 property held in the field i64 returns.
+func intProp(name string, flags propFlags, i64 func(*head) *int64) headProp {
+	return headProp{name: name, propField: propField{typ: propInt, i64: i64}, flags: flags}
 }
 
-// timeProp declares a time property held at offset off of head.
-func timeProp(name string, flags propFlags, off uintptr) headProp {
-	return headProp{name: name, typ: propTime, flags: flags, off: off}
+// boolProp declares a bool property held in the field b returns.
+func boolProp(name string, flags propFlags, b func(*head) *bool) headProp {
+	return headProp{name: name, propField: propField{typ: propBool, b: b}, flags: flags}
+}
+
+// timeProp declares a time property held in the field t returns.
+func timeProp(name string, flags propFlags, t func(*head) *time.Time) headProp {
+	return headProp{name: name, propField: propField{typ: propTime, t: t}, flags: flags}
 }
 
 // when returns f written at start only when the property name is set (propStartedIfSet),
@@ -102,63 +114,39 @@ func (f headProp) when(name string) headProp {
 // allHeadProps is every head property, the parts' tables in one.
 var allHeadProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps)
 
-// fieldAt returns the field of h at offset off, of type T. Its callers pass offsets of
-// fields of type T only: init checks the tables' (checkHeadProps).
-func fieldAt[T any](h *head, off uintptr) *T { return (*T)(unsafe.Add(unsafe.Pointer(h), off)) }
-
 func init() {
 	if err := checkHeadProps(allHeadProps); err != nil {
 		panic(err)
 	}
 }
 
-// checkHeadProps returns an error unless every offset props name is that of a field of head
-// of the entry's type, and every setWith names a property: what makes fieldAt safe.
+// checkHeadProps returns an error unless every entry of props has the accessor of its type
+// (and a spilled pair its blob name's), and every setWith names a property. The accessors'
+// types the compiler checks; that each stored field of head is reached by one entry, the
+// tests (head_tables_internal_test.go).
 func checkHeadProps(props []headProp) error {
-	fields := map[uintptr]reflect.StructField{} // head's fields, its parts' included, by offset
-	var walk func(t reflect.Type, base uintptr)
-	walk = func(t reflect.Type, base uintptr) {
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			if sf.Anonymous {
-				walk(sf.Type, base+sf.Offset)
-				continue
-			}
-			fields[base+sf.Offset] = sf
-		}
-	}
-	walk(reflect.TypeFor[head](), 0)
-	check := func(name string, typ propType, off uintptr) error {
-		sf, ok := fields[off]
-		fits := false
-		switch {
-		case !ok:
-		case typ == propString:
-			fits = sf.Type.Kind() == reflect.String
-		case typ == propInt:
-			fits = sf.Type.Kind() == reflect.Int64
-		case typ == propBool:
-			fits = sf.Type.Kind() == reflect.Bool
-		case typ == propTime:
-			fits = sf.Type == reflect.TypeFor[time.Time]()
-		}
-		if !fits {
-			return fmt.Errorf("engine: head property %s: no field of its type at offset %d of head", name, off)
-		}
-		return nil
-	}
 	for _, f := range props {
-		if err := check(f.name, f.typ, f.off); err != nil {
-			return err
-		}
-		if f.flags&propSpilled != 0 {
-			if err := check(f.refName, propString, f.refOff); err != nil {
-				return err
-			}
+		if !f.reachable() || f.flags&propSpilled != 0 && (f.typ != propString || f.ref == nil) {
+			return fmt.Errorf("engine: head property %s: no accessor of its type", f.name)
 		}
 		if _, ok := propFields[f.setWith]; f.setWith != "" && !ok {
 			return fmt.Errorf("engine: head property %s: written with %s, no property", f.name, f.setWith)
 		}
 	}
 	return nil
+}
+
+// reachable reports whether f has the accessor of its type.
+func (f propField) reachable() bool {
+	switch f.typ {
+	case propString:
+		return f.str != nil
+	case propInt:
+		return f.i64 != nil
+	case propBool:
+		return f.b != nil
+	case propTime:
+		return f.t != nil
+	}
+	return false
 }

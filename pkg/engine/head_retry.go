@@ -1,7 +1,5 @@
 package engine
 
-import "unsafe"
-
 // Properties of a failed step's retry and failure route (head.headRetry).
 const (
 	pAttempt, pNotBefore = "Attempt", "NotBefore"
@@ -20,7 +18,7 @@ type headRetry struct {
 
 // headRetryProps declares the properties of headRetry: every step rewrites them.
 var headRetryProps = []headProp{
-	intProp(pAttempt, propStep, unsafe.Offsetof(head{}.attempt)),
-	intProp(pNotBefore, propStep, unsafe.Offsetof(head{}.notBefore)),
-	strProp(pFailure, propStep, unsafe.Offsetof(head{}.failure)),
+	intProp(pAttempt, propStep, func(h *head) *int64 { return &h.attempt }),
+	intProp(pNotBefore, propStep, func(h *head) *int64 { return &h.notBefore }),
+	strProp(pFailure, propStep, func(h *head) *string { return &h.failure }),
 }

@@ -1,7 +1,5 @@
 package engine
 
-import "unsafe"
-
 // Properties of a run's wait for an event (head.headWait).
 const (
 	pWaiting, pResume, pWaitDeadline      = "Waiting", "Resume", "WaitDeadline"
@@ -20,10 +18,10 @@ type headWait struct {
 
 // headWaitProps declares the properties of headWait: every step rewrites them.
 var headWaitProps = []headProp{
-	strProp(pWaiting, propStep, unsafe.Offsetof(head{}.waiting)),
-	strProp(pResume, propStep, unsafe.Offsetof(head{}.resume)),
-	intProp(pWaitDeadline, propStep, unsafe.Offsetof(head{}.waitDeadline)),
-	intProp(pWaitTimeout, propStep, unsafe.Offsetof(head{}.waitTimeout)),
-	strProp(pTimeoutNode, propStep, unsafe.Offsetof(head{}.timeoutNode)),
-	strProp(pTimedOut, propStep, unsafe.Offsetof(head{}.timedOut)),
+	strProp(pWaiting, propStep, func(h *head) *string { return &h.waiting }),
+	strProp(pResume, propStep, func(h *head) *string { return &h.resume }),
+	intProp(pWaitDeadline, propStep, func(h *head) *int64 { return &h.waitDeadline }),
+	intProp(pWaitTimeout, propStep, func(h *head) *int64 { return &h.waitTimeout }),
+	strProp(pTimeoutNode, propStep, func(h *head) *string { return &h.timeoutNode }),
+	strProp(pTimedOut, propStep, func(h *head) *string { return &h.timedOut }),
 }
