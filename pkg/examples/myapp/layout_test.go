@@ -1,4 +1,4 @@
-package main
+package myapp
 
 import (
 	"io/fs"
@@ -55,5 +55,34 @@ func TestDocs_LayoutMatchesTree(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 			t.Errorf("%s: the layout names %s, which does not exist", layoutPage, p)
 		}
+	}
+}
+
+// TestLayout_NoCommandUnderPkg: every package under pkg/ is a library; the binaries' main
+// packages live in handler/ (and in test fixtures under testdata/, which go tools ignore).
+func TestLayout_NoCommandUnderPkg(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	err := filepath.WalkDir(filepath.Join(root, "pkg"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if regexp.MustCompile(`(?m)^package main$`).Match(src) {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s is in package main: pkg/ holds libraries only", filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

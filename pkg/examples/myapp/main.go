@@ -1,6 +1,8 @@
-// Command myapp is the README's "Your own app" example, kept compiling (a test checks the
-// README shows this file).
-package main
+// Package myapp is the README's "Your own app" listing, compiled and tested: the README shows
+// this file below its package clause as the main package of a user's cmd/myapp (a test checks
+// they are the same). It is a package here, not a command: nothing under pkg/ is a main
+// package.
+package myapp
 
 import (
 	"context"
