@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -92,7 +93,7 @@ type ManifestBuilder[S any] struct {
 	metadata   map[string]any
 	entrypoint string
 
-	nodes         NodeDefinitions
+	nodes         []NodeDefinition
 	nodeIndex     map[string]int
 	nodeFuncs     map[string]NodeFunc[S] // by node name
 	routeFuncs    map[string]RouteFunc[S]
@@ -105,7 +106,7 @@ type ManifestBuilder[S any] struct {
 	nodeIdentity  map[string]uintptr
 	routeIdentity map[string]uintptr
 	policies      map[string]NodePolicy  // by node name, only nodes with a policy (nodepolicy.go)
-	legacy        map[string]legacyNames // by node name: the FuncName defaults (names.go)
+	legacy        map[string]legacyNames // by node name: the Go function defaults (names.go)
 
 	schemaOnce sync.Once // reflects S for the typed adapters
 	schema     *stateSchema
@@ -218,11 +219,11 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	}
 	l := legacyNames{handler: o.handlerName}
 	if l.handler == "" {
-		l.handler = FuncName(userFn)
+		l.handler = graphrun.FuncName(userFn)
 	}
 	if route != nil {
 		if l.route = o.routeName; l.route == "" {
-			l.route = FuncName(routeFn)
+			l.route = graphrun.FuncName(routeFn)
 		}
 	}
 	b.legacy[name] = l
@@ -257,8 +258,8 @@ func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc
 // "node '<name>' references unknown failure_node '<node>'" (WithFailureRoute),
 // "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
 // node has a route handler; failure routes count as edges), and that the metadata encodes as
-// JSON. Then it computes the graph hash, and the hash the graph had under FuncName default
-// names (GraphManifest.LegacyGraphHash). The builder stays usable; later changes do not affect
+// JSON. Then it computes the graph hash, and the hash the graph had under the Go function
+// default names (GraphManifest.LegacyGraphHash). The builder stays usable; later changes do not affect
 // the registration.
 func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if b.err != nil {

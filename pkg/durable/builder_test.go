@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 type testState struct {
@@ -73,7 +75,7 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 	steps := []error{
 		b.AddNode("a", nodeA, WithNext("b"), WithRoute(routeA)),
 		b.AddNode("b", nodeA, WithRoute(routeA)), // same handler and route for two nodes
-		b.AddNode("c", nodeB, WithHandlerName("x"), WithRoute(routeB), WithRouteName(FuncName(routeB))),
+		b.AddNode("c", nodeB, WithHandlerName("x"), WithRoute(routeB), WithRouteName(graphrun.FuncName(routeB))),
 	}
 	for i, err := range steps {
 		if err != nil {
@@ -104,8 +106,8 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 	if n, _ := m.node("a"); n.HandlerName != "node:a" || n.RouteHandlerName != "route:a" || n.NextNode != "b" {
 		t.Fatalf("node a = %+v", n)
 	}
-	if !strings.HasSuffix(FuncName(nodeA), "pkg/durable.nodeA") {
-		t.Fatalf("FuncName(nodeA) = %q, want package path + name", FuncName(nodeA))
+	if !strings.HasSuffix(graphrun.FuncName(nodeA), "pkg/durable.nodeA") {
+		t.Fatalf("graphrun.FuncName(nodeA) = %q, want package path + name", graphrun.FuncName(nodeA))
 	}
 }
 

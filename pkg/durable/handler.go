@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
-	"runtime"
 )
 
 // NodeFunc is a node handler. It receives a validated copy of the state and returns an update
@@ -28,23 +27,6 @@ type RouteFunc[S any] func(ctx context.Context, state S) (any, error)
 // EventFunc is an event handler. payload is the raw event body (any JSON value, "null" when
 // the event carried none). The result is interpreted like a NodeFunc's.
 type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage) (any, error)
-
-// FuncName returns fn's Go package path and name as the runtime reports it, e.g.
-// "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes, method values "-fm"),
-// or "" for nil. It was the default handler name of releases up to 0.4.0; defaults are now
-// derived from the node name (names.go), and Build computes the hash a graph had under FuncName
-// names as its GraphManifest.LegacyGraphHash. Passing FuncName(fn) to WithHandlerName
-// reproduces such a name.
-func FuncName(fn any) string {
-	pc := funcPointer(fn)
-	if pc == 0 {
-		return ""
-	}
-	if f := runtime.FuncForPC(pc); f != nil {
-		return f.Name()
-	}
-	return ""
-}
 
 // funcPointer returns the code pointer of a func value, 0 for nil or non-funcs. Closures of the
 // same literal share one code pointer; the contract compares function identity this way.

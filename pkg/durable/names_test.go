@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
@@ -63,13 +64,13 @@ func buildLegacyAgent(t testing.TB, oldNames bool) durable.GraphRegistration[leg
 		if !oldNames {
 			return nil
 		}
-		return []durable.NodeOption{durable.WithHandlerName(durable.FuncName(fn))}
+		return []durable.NodeOption{durable.WithHandlerName(graphrun.FuncName(fn))}
 	}
 	route := func(fn any) []durable.NodeOption {
 		if !oldNames {
 			return nil
 		}
-		return []durable.NodeOption{durable.WithRouteName(durable.FuncName(fn))}
+		return []durable.NodeOption{durable.WithRouteName(graphrun.FuncName(fn))}
 	}
 	b := durable.NewManifestBuilder[legacyState]("agent")
 	b.SetEntrypoint("plan")
@@ -238,7 +239,7 @@ func TestRegistry_LegacyHash_ResolvesWithoutBeingAVersion(t *testing.T) {
 	if v := reg.Versions("agent"); len(v) != 1 || v[0].Manifest().GraphHash != g.Manifest().GraphHash {
 		t.Errorf("Versions = %d graphs, want the one graph", len(v))
 	}
-	if f := reg.Fragments(); len(f) != 1 || f[0].GraphHash != g.Manifest().GraphHash {
+	if f := reg.Public(); len(f) != 1 || f[0].Manifest().GraphHash != g.Manifest().GraphHash {
 		t.Errorf("Fragments = %+v", f)
 	}
 	old := buildLegacyAgent(t, true) // a graph whose own hash is the alias

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // RetryPolicy retries a node whose handler failed (returned an error, panicked or timed out),
@@ -42,31 +44,28 @@ type NodePolicy struct {
 	FailureNode string
 }
 
-// NodePolicies is an optional interface of a Graph: the engine asks it for each node's policy.
-// GraphRegistration implements it; a Graph without it runs every node under the graph's
-// defaults, except that a FailureNode in its manifest is still honoured.
-type NodePolicies interface {
-	// NodePolicy returns the policy of node (the zero NodePolicy for an unknown node).
-	NodePolicy(node string) NodePolicy
-}
+// NodePolicy returns the policy node was declared with (WithRetry, WithTimeout,
+// WithFailureRoute; the zero NodePolicy for an unknown node or the zero GraphRegistration).
+// The Retry it returns is the caller's copy.
+func (g GraphRegistration[S]) NodePolicy(node string) NodePolicy { return g.r.NodePolicy(node) }
 
-// NodePolicy implements NodePolicies.
-func (g GraphRegistration[S]) NodePolicy(node string) NodePolicy {
-	if g.r == nil {
+// NodePolicy implements graphrun.NodePolicies (GraphRegistration.NodePolicy).
+func (r *registration[S]) NodePolicy(node string) NodePolicy {
+	if r == nil {
 		return NodePolicy{}
 	}
-	p := g.r.policies[node]
+	p := r.policies[node]
 	if p.Retry != nil {
-		r := *p.Retry // the caller's copy
-		p.Retry = &r
+		retry := *p.Retry // the caller's copy
+		p.Retry = &retry
 	}
-	if n, ok := g.r.nodes[node]; ok {
+	if n, ok := r.nodes[node]; ok {
 		p.FailureNode = n.def.FailureNode
 	}
 	return p
 }
 
-var _ NodePolicies = GraphRegistration[struct{}]{}
+var _ graphrun.NodePolicies[NodePolicy] = (*registration[struct{}])(nil)
 
 // WithRetry gives the node its own retry policy, replacing the graph's
 // (engine.GraphPolicy.Retry) for this node; RetryPolicy{MaxAttempts: 1} turns retries off for

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ActionParallel fans the run out into branches that run at once, each one node visit with
@@ -147,18 +149,10 @@ type BranchInfo struct {
 	Item json.RawMessage
 }
 
-type branchInfoKey struct{}
-
-// WithBranch returns a context carrying info: the engine puts it in the context of a
-// branch's node handler.
-func WithBranch(ctx context.Context, info BranchInfo) context.Context {
-	return context.WithValue(ctx, branchInfoKey{}, info)
-}
-
 // BranchFrom returns the BranchInfo of the branch the handler runs in; false outside a
 // branch.
 func BranchFrom(ctx context.Context) (BranchInfo, bool) {
-	info, ok := ctx.Value(branchInfoKey{}).(BranchInfo)
+	info, ok := graphrun.Branch(ctx).(BranchInfo)
 	return info, ok
 }
 

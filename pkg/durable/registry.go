@@ -20,9 +20,9 @@ import (
 // surfaces facing clients neither start it nor show it or its runs (Internal, Public).
 //
 // Legacy hashes. A graph whose manifest has a LegacyGraphHash (the hash it had when default
-// handler names were FuncName of the Go function, see names.go) is also found by Lookup under
+// handler names were the Go function's name, see names.go) is also found by Lookup under
 // that hash, as an alias: runs a release before node-derived names pinned to the old hash run
-// on it after the upgrade. An alias is not a version: Versions, List, Public and Fragments do
+// on it after the upgrade. An alias is not a version: Versions, List and Public do
 // not show it, and a graph registered with that very hash takes precedence over it.
 //
 // Register at startup; a Registry is nevertheless safe for concurrent use (reads take a read
@@ -187,16 +187,6 @@ func (r *Registry) list(internal bool) []Graph {
 		if g, ok := r.latest[name]; ok && (internal || !r.internal[name]) {
 			out = append(out, g)
 		}
-	}
-	return out
-}
-
-// Fragments returns the public fragment of every graph Public returns, in the same order.
-func (r *Registry) Fragments() []ManifestFragment {
-	graphs := r.Public()
-	out := make([]ManifestFragment, len(graphs))
-	for i, g := range graphs {
-		out[i] = g.Manifest().fragment()
 	}
 	return out
 }

@@ -27,7 +27,7 @@ type DecideFunc[S any] func(ctx context.Context, state S) (RouteDecision, error)
 type EventStepFunc[S, P any] func(ctx context.Context, state S, payload P) (S, error)
 
 // typedHandler remembers the user's function behind an adapter, so that the legacy handler
-// name (FuncName, names.go) and the "already registered to a different callable" check see
+// name (graphrun.FuncName, names.go) and the "already registered to a different callable" check see
 // the user's function, not the adapter.
 type typedHandler struct {
 	fn any // the user's function

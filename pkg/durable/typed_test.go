@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -193,8 +194,8 @@ func TestAddStep_DefaultNamesAreTheNodes(t *testing.T) {
 	old := durable.NewManifestBuilder[ticket]("names")
 	old.SetEntrypoint("open")
 	must(t, old.AddStep("open", openTyped, durable.WithDecide(routeTyped),
-		durable.WithHandlerName(durable.FuncName(openTyped)), durable.WithRouteName(durable.FuncName(routeTyped))))
-	must(t, old.AddStep("close", closeTyped, durable.Terminal(), durable.WithHandlerName(durable.FuncName(closeTyped))))
+		durable.WithHandlerName(graphrun.FuncName(openTyped)), durable.WithRouteName(graphrun.FuncName(routeTyped))))
+	must(t, old.AddStep("close", closeTyped, durable.Terminal(), durable.WithHandlerName(graphrun.FuncName(closeTyped))))
 	og, err := old.Build()
 	must(t, err)
 	if m.LegacyGraphHash() != og.Manifest().GraphHash || m.LegacyGraphHash() == m.GraphHash {

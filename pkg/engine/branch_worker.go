@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // A fan-out's branch workers (see branch.go for the scheme): run one branch's node, commit its
@@ -39,7 +40,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 	}
 	info := stepInfo(h)
 	info.Attempt, info.Branch = int(it.BranchAttempt)+1, int(b.index)+1
-	bctx, emitter := durable.WithEmitter(durable.WithBranch(durable.WithStepInfo(ctx, info),
+	bctx, emitter := graphrun.WithEmitter(graphrun.WithBranch(graphrun.WithStepInfo(ctx, info),
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
 	pol := nodePolicy(g, b.node)
 	newState, err := executeNode(bctx, g, b.node, pol.Timeout, state)
@@ -47,7 +48,7 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 	failed := false
 	if err == nil {
 		var update json.RawMessage
-		if update, err = durable.StateUpdate(state, newState); err == nil {
+		if update, err = graphrun.StateUpdate(state, newState); err == nil {
 			data = branchData(b, it.BranchAttempt, "result", string(update))
 		}
 	}
@@ -103,7 +104,7 @@ func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, erro
 // commitBranch stores branch b's completion row (failed: branch_failed) with data, in one
 // batch with the fence's merge. It reports whether the branch's completion is stored (this
 // commit's or a duplicate's); false with no error when the region was closed meanwhile.
-func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []durable.EmittedEvent) (bool, error) {
+func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []graphrun.EmittedEvent) (bool, error) {
 	id := newWriteID()
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()

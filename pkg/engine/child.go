@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Child runs. A route may start a run of another registered graph, the child
@@ -241,7 +242,7 @@ func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage)
 	if err == nil {
 		input, err = normalizeObject(c.Input)
 	}
-	if sc, ok := g.(durable.StateChecker); ok && err == nil {
+	if sc, ok := graphrun.Of(g).(graphrun.StateChecker); ok && err == nil {
 		err = sc.CheckState(input)
 	}
 	if err != nil {
@@ -461,14 +462,14 @@ func (e *Engine) childFinished(ctx context.Context, h *head, ch *head) (stepOutc
 	return o, false, nil
 }
 
-// setField sets field of state to value through h's graph (durable.ChildOutputSetter), or as
+// setField sets field of state to value through h's graph (graphrun.ChildOutputSetter), or as
 // a member of the state object for a graph without it.
 func (e *Engine) setField(ctx context.Context, h *head, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
 	g, err := e.reg.Lookup(h.graph, h.hash)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errVersionUnavailable, err)
 	}
-	if s, ok := g.(durable.ChildOutputSetter); ok {
+	if s, ok := graphrun.Of(g).(graphrun.ChildOutputSetter); ok {
 		return s.SetStateField(ctx, state, field, value)
 	}
 	var m map[string]json.RawMessage

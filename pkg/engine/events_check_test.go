@@ -148,7 +148,7 @@ func mustEngine(t *testing.T, opts engine.Options) *engine.Engine {
 }
 
 // uncheckedGraph is a graph version that checks no event payload (it does not implement
-// durable.EventChecker): a process of an older release, which stored events it could not
+// graphrun.EventChecker): a process of an older release, which stored events it could not
 // check.
 type uncheckedGraph struct{ durable.Graph }
 

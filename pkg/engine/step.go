@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // runStep runs and commits one step of h. more reports whether the run can go on at once
@@ -287,7 +288,7 @@ type stepOutcome struct {
 	waitMatch bool
 	// emitted: what the step's handlers emitted (visit, event; fail after a completed node),
 	// written before the step's rows (emitted.go).
-	emitted []durable.EmittedEvent
+	emitted []graphrun.EmittedEvent
 	// begin: the hold this start takes ("" for none), the end of its lease in unix nanos,
 	// and the deaths its judgement of the head's hold added (the kill limit, workitem.go).
 	hold      string

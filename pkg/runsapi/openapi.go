@@ -3,7 +3,6 @@ package runsapi
 import (
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
@@ -13,9 +12,9 @@ const openAPITitle = "funcgraph durable runtime"
 // registeredGraphsSchema is components.schemas.RegisteredGraphs: an array schema that keeps
 // the original's vendor key x-afdg-graphs with one manifest fragment per graph.
 type registeredGraphsSchema struct {
-	Type   string                     `json:"type"`
-	Items  *openapi.Schema            `json:"items"`
-	Graphs []durable.ManifestFragment `json:"x-afdg-graphs"`
+	Type   string             `json:"type"`
+	Items  *openapi.Schema    `json:"items"`
+	Graphs []manifestFragment `json:"x-afdg-graphs"`
 }
 
 // openAPIDocument returns the document served at GET /api/openapi.json when the service

@@ -72,7 +72,7 @@ type (
 	}
 	healthBody struct {
 		OK               bool                       `json:"ok"`
-		RegisteredGraphs []durable.ManifestFragment `json:"registered_graphs"`
+		RegisteredGraphs []manifestFragment `json:"registered_graphs"`
 	}
 )
 
@@ -344,7 +344,7 @@ func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
 
 // health serves GET /api/health when the service runs alone.
 func (s *Service) health(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.reg.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: fragments(s.reg)}, s.logger)
 	return nil
 }
 

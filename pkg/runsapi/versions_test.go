@@ -13,6 +13,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
@@ -164,12 +165,12 @@ func legacyWait(_ context.Context, s legacyNamed) (any, error) {
 func legacyDone(context.Context, legacyNamed) (any, error) { return nil, nil }
 
 // legacyNamedGraph builds "named" with default handler names, or with the names releases up
-// to 0.4.0 gave them by default (durable.FuncName), as such a release registered it.
+// to 0.4.0 gave them by default (graphrun.FuncName), as such a release registered it.
 func legacyNamedGraph(t *testing.T, oldNames bool) durable.Graph {
 	t.Helper()
 	name := func(fn any) string {
 		if oldNames {
-			return durable.FuncName(fn)
+			return graphrun.FuncName(fn)
 		}
 		return ""
 	}

@@ -1,0 +1,42 @@
+#!/bin/bash
+# RENAMES.sh [ROOT]: re-applies the mechanical edits of #38's author side (branch wt-author) to
+# pkg/engine of the module at ROOT (default .), for a merge whose pkg/engine comes from
+# another branch. Each step is idempotent; run it, then `go build ./... && go vet ./...`.
+# The merger deletes this file after use.
+set -euo pipefail
+ROOT=${1:-.}
+cd "$ROOT/pkg/engine"
+FILES=$(ls *.go)
+
+# 1. Engine-only machinery moved from package durable to pkg/internal/graphrun.
+#    Optional capabilities are asserted on graphrun.Of(g), not on g.
+sed -i -E \
+  -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.BranchGraph\)/graphrun.Of(\1).(graphrun.Joiner)/g' \
+  -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.(StateChecker|EventChecker|ChildOutputSetter)\)/graphrun.Of(\1).(graphrun.\2)/g' \
+  -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.NodePolicies\)/graphrun.Of(\1).(graphrun.NodePolicies[durable.NodePolicy])/g' \
+  -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.EventPayloadTyper\)/graphrun.Of(\1).(graphrun.EventPayloadTyper[durable.EventPayload])/g' \
+  -e 's/durable\.JoinBranches\((.*), nil\)/graphrun.JoinBranches(\1)/g' \
+  -e 's/\bdurable\.(StateUpdate|RecoverHandler|WithBranch|WithStepInfo|WithEmitter|Emitter|BranchResult|EmittedEvent|FuncName)\b/graphrun.\1/g' \
+  -e 's/\bdurable\.(BranchGraph)\b/graphrun.Joiner/g' \
+  -e 's/\bdurable\.(StateChecker|EventChecker|ChildOutputSetter)\b/graphrun.\1/g' \
+  -e 's/\bdurable\.NodePolicies\b/graphrun.NodePolicies/g' \
+  -e 's/\bdurable\.NodeDefinitions\{/[]durable.NodeDefinition{/g' \
+  -e 's/\.Nodes\.Names\(\)/.NodeNames()/g' \
+  $FILES
+
+# 2. Fan-outs take the join first: durable.Map(node, items, join) -> durable.Map(join, node, items).
+#    Only single-line calls whose arguments hold no comma inside brackets are rewritten; the
+#    build reports any other.
+sed -i -E 's/durable\.Map\(([^,()]+), ([^,()]+(\([^()]*\))?[^,()]*), ([^,()]+)\)/durable.Map(\4, \1, \2)/g' $FILES
+
+# Imports: graphrun where it is used, durable where it still is (comments aside).
+code() { grep -v '^\s*//' "$1" | sed 's|//.*||'; }
+for f in $FILES; do
+  if code "$f" | grep 'graphrun\.' >/dev/null && ! grep 'pkg/internal/graphrun"' "$f" >/dev/null; then
+    sed -i '0,/^\(\s*\)"github.com\/funcgraph\/funcgraph\/pkg\/durable"/s//&\n\1"github.com\/funcgraph\/funcgraph\/pkg\/internal\/graphrun"/' "$f"
+  fi
+  if ! code "$f" | grep '\bdurable\.' >/dev/null; then
+    sed -i '/^\s*"github.com\/funcgraph\/funcgraph\/pkg\/durable"$/d' "$f"
+  fi
+done
+gofmt -w $FILES
