@@ -25,9 +25,9 @@ sed -i -E \
   $FILES
 
 # 2. Fan-outs take the join first: durable.Map(node, items, join) -> durable.Map(join, node, items).
-#    Only single-line calls whose arguments hold no comma inside brackets are rewritten; the
-#    build reports any other.
-sed -i -E 's/durable\.Map\(([^,()]+), ([^,()]+(\([^()]*\))?[^,()]*), ([^,()]+)\)/durable.Map(\4, \1, \2)/g' $FILES
+#    Rewrites single-line calls whose node and join are string literals and whose items are
+#    not (so a second run changes nothing); the build reports any other call.
+sed -i -E 's/durable\.Map\(("[^"]*"), ([^",()][^,()]*(\([^()]*\))?[^,()]*), ("[^"]*")\)/durable.Map(\4, \1, \2)/g' $FILES
 
 # Imports: graphrun where it is used, durable where it still is (comments aside).
 code() { grep -v '^\s*//' "$1" | sed 's|//.*||'; }

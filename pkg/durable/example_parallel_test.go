@@ -30,7 +30,7 @@ func researchGraph() durable.GraphRegistration[Research] {
 	_ = b.AddStep("plan", func(_ context.Context, s Research) (Research, error) { return s, nil },
 		durable.WithHandlerName("research.plan"),
 		durable.WithDecide(func(_ context.Context, s Research) (durable.RouteDecision, error) {
-			return durable.Map("research", s.Topics, "summarize"), nil
+			return durable.Map("summarize", "research", s.Topics), nil
 		}), durable.WithRouteName("research.fan_out"))
 	_ = b.AddStep("research", func(ctx context.Context, s Research) (Research, error) {
 		topic, err := durable.BranchItem[string](ctx) // this branch's topic

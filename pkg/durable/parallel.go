@@ -52,10 +52,13 @@ func Parallel(join string, nodes ...string) RouteDecision {
 // Map returns a decision to visit node once per element of items (a slice or array), at
 // once, each branch with its element as its item (encoded as JSON, read back with
 // BranchItem), then to continue at join with their updates merged in item order, as
-// LangGraph's Send. An empty slice continues at join at once. items that are not a slice, or
-// whose elements do not encode as JSON, make the decision invalid: the run fails with the
-// reason.
-func Map(node string, items any, join string) RouteDecision {
+// LangGraph's Send. The join comes first, as in Parallel:
+//
+//	return durable.Map("summarize", "research", s.Topics), nil
+//
+// An empty slice continues at join at once. items that are not a slice, or whose elements do
+// not encode as JSON, make the decision invalid: the run fails with the reason.
+func Map(join, node string, items any) RouteDecision {
 	d := RouteDecision{Action: ActionParallel, JoinNode: join}
 	v := reflect.ValueOf(items)
 	if items == nil || (v.Kind() != reflect.Slice && v.Kind() != reflect.Array) {

@@ -35,10 +35,10 @@ func TestParallel_Normalize(t *testing.T) {
 		{"big item", RouteDecision{Action: ActionParallel, JoinNode: "j", Branches: []Branch{{Node: "a", Item: json.RawMessage(big)}}}, RouteDecision{},
 			"parallel branch 0 item of 32770 bytes is above the limit of 32768 bytes"},
 		{"too wide", RouteDecision{Action: ActionParallel, JoinNode: "j", Branches: many}, RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
-		{"map of no slice", Map("a", 3, "j"), RouteDecision{}, "durable.Map needs a slice of items, got int"},
-		{"map of nil", Map("a", nil, "j"), RouteDecision{}, "durable.Map needs a slice of items, got <nil>"},
-		{"map of bad item", Map("a", []any{1, func() {}}, "j"), RouteDecision{}, "encode item 1 of durable.Map: json: unsupported type: func()"},
-		{"map too wide", Map("a", make([]int, MaxBranches+1), "j"), RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
+		{"map of no slice", Map("j", "a", 3), RouteDecision{}, "durable.Map needs a slice of items, got int"},
+		{"map of nil", Map("j", "a", nil), RouteDecision{}, "durable.Map needs a slice of items, got <nil>"},
+		{"map of bad item", Map("j", "a", []any{1, func() {}}), RouteDecision{}, "encode item 1 of durable.Map: json: unsupported type: func()"},
+		{"map too wide", Map("j", "a", make([]int, MaxBranches+1)), RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,9 +57,9 @@ func TestParallel_Normalize(t *testing.T) {
 }
 
 func TestMap_OneBranchPerItem(t *testing.T) {
-	d, err := Map("work", []struct {
+	d, err := Map("join", "work", []struct {
 		ID int `json:"id"`
-	}{{1}, {2}}, "join").normalize()
+	}{{1}, {2}}).normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestMap_OneBranchPerItem(t *testing.T) {
 }
 
 func TestParallel_JSONForm(t *testing.T) {
-	d, _ := Map("w", []int{1, 2}, "j").WithNote("fan").normalize()
+	d, _ := Map("j", "w", []int{1, 2}).WithNote("fan").normalize()
 	raw, err := json.Marshal(d)
 	want := `{"action":"parallel","next_node":null,"event_name":null,"resume_node":null,"note":"fan","join_node":"j","branches":[{"node":"w","item":1},{"node":"w","item":2}]}`
 	if err != nil || string(raw) != want {

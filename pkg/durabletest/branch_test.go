@@ -31,7 +31,7 @@ func tallyGraph(t testing.TB, ran *[]int, mu *sync.Mutex) durable.GraphRegistrat
 			for i := range items {
 				items[i] = i
 			}
-			return durable.Map("count", items, "sum"), nil
+			return durable.Map("sum", "count", items), nil
 		}))
 	_ = b.AddStep("count", func(ctx context.Context, s tally) (tally, error) {
 		i, err := durable.BranchItem[int](ctx)

@@ -25,7 +25,7 @@ func policyFanGraph(t testing.TB, work durable.NodeFunc[fanState], opts ...durab
 		}
 	}
 	must(b.AddNode("plan", func(context.Context, fanState) (any, error) { return nil, nil },
-		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("work", s.Items, "sum"), nil })))
+		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("sum", "work", s.Items), nil })))
 	must(b.AddNode("work", work, append([]durable.NodeOption{durable.WithNext("sum")}, opts...)...))
 	must(b.AddNode("sum", func(context.Context, fanState) (any, error) { return durable.Update{"note": "joined"}, nil }, durable.Terminal()))
 	must(b.AddNode("rescue", func(ctx context.Context, _ fanState) (any, error) {

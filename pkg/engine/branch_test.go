@@ -42,7 +42,7 @@ func fanGraph(t testing.TB, name string, work durable.NodeFunc[fanState]) durabl
 		}
 	}
 	must(b.AddNode("plan", func(context.Context, fanState) (any, error) { return nil, nil }, durable.WithHandlerName("test.fan.plan"),
-		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("work", s.Items, "sum"), nil }),
+		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("sum", "work", s.Items), nil }),
 		durable.WithRouteName("test.fan.route")))
 	must(b.AddNode("work", work, durable.WithHandlerName("test.fan.work"), durable.WithNext("sum")))
 	must(b.AddNode("sum", func(_ context.Context, s fanState) (any, error) {
