@@ -297,7 +297,7 @@ func TestUpgrade_RunPinnedToTheLegacyHashFinishes(t *testing.T) {
 	if run, _ := before.GetRun(t.Context(), "r1"); run.GraphHash != legacyAgentHash {
 		t.Fatalf("run pinned to %s, want the legacy hash %s", run.GraphHash, legacyAgentHash)
 	} else if ev, ok := run.WaitingFor(); !ok || ev != "approve" {
-		t.Fatalf("before the upgrade the run is %s, want waiting for approve", run.Status)
+		t.Fatalf("before the upgrade the run is %s, want waiting for approve", run.RuntimeStatus)
 	}
 
 	after := newEngine(buildLegacyAgent(t, false)) // the upgrade: same code, new default names
@@ -309,8 +309,8 @@ func TestUpgrade_RunPinnedToTheLegacyHashFinishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusCompleted || run.GraphHash != legacyAgentHash {
-		t.Fatalf("after the upgrade: %s on %s, output %s", run.Status, run.GraphHash, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted || run.GraphHash != legacyAgentHash {
+		t.Fatalf("after the upgrade: %s on %s, output %s", run.RuntimeStatus, run.GraphHash, run.Output)
 	}
 	if s, err := engine.DecodeState[legacyState](run); err != nil || s.Steps != 2 || s.Plan != "p" {
 		t.Errorf("final state %+v %v", s, err)

@@ -67,8 +67,8 @@ func TestKit_Advance_FiresEveryTimerDueInOrder(t *testing.T) {
 		Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second},
 	}})
 	start := kit.Now()
-	if run := kit.Start("e1", expense{Amount: 5}); run.Status != engine.StatusRunning {
-		t.Fatalf("after start: %s", run.Status)
+	if run := kit.Start("e1", expense{Amount: 5}); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("after start: %s", run.RuntimeStatus)
 	}
 	kit.Advance(3 * time.Second) // both back-offs
 	if ev, ok := kit.Run("e1").WaitingFor(); !ok || ev != "approval" {
@@ -103,8 +103,8 @@ func TestKit_Within_OverridesThePolicy(t *testing.T) {
 // applied when the run reaches the wait.
 func TestKit_StartPending_EventBeforeTheWait(t *testing.T) {
 	kit := durabletest.New(t, expenseGraph(t, 0), durabletest.Options{})
-	if run := kit.StartPending("e1", expense{Amount: 1}); run.Status != engine.StatusPending {
-		t.Fatalf("StartPending: %s, want Pending", run.Status)
+	if run := kit.StartPending("e1", expense{Amount: 1}); run.RuntimeStatus != engine.StatusPending {
+		t.Fatalf("StartPending: %s, want Pending", run.RuntimeStatus)
 	}
 	kit.Send("e1", "approval", verdict{OK: false})
 	if got := kit.Final("e1"); got.Outcome != "rejected" {

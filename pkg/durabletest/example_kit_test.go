@@ -19,8 +19,8 @@ func ExampleKit_Start() {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
 
 	run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}) // approved: no wait
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s", run.Status)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s", run.RuntimeStatus)
 	}
 	run = kit.Start("t2", Ticket{Subject: "refund"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
@@ -39,7 +39,7 @@ func ExampleKit_Run() {
 		t.Fatalf("progress %+v", p)
 	}
 	kit.Send("t1", "approval", Approval{OK: true})
-	if got := kit.Run("t1").Status; got != engine.StatusCompleted {
+	if got := kit.Run("t1").RuntimeStatus; got != engine.StatusCompleted {
 		t.Fatalf("status %s", got)
 	}
 }
@@ -48,8 +48,8 @@ func ExampleKit_Run() {
 // so the examples' claims are checked.
 func TestKit_StartAndRun(t *testing.T) {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
-	if run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}); run.Status != engine.StatusCompleted {
-		t.Fatalf("approved ticket: status %s", run.Status)
+	if run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("approved ticket: status %s", run.RuntimeStatus)
 	}
 	run := kit.Start("t2", Ticket{Subject: "refund"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
@@ -60,7 +60,7 @@ func TestKit_StartAndRun(t *testing.T) {
 		t.Fatalf("progress %+v, %v", p, ok)
 	}
 	kit.Send("t2", "approval", Approval{OK: true})
-	if got := kit.Run("t2").Status; got != engine.StatusCompleted {
+	if got := kit.Run("t2").RuntimeStatus; got != engine.StatusCompleted {
 		t.Fatalf("status %s", got)
 	}
 }
@@ -139,12 +139,12 @@ func TestKit_TryStart_RefusedStartDoesNotFailTheTest(t *testing.T) {
 	if _, err := kit.Engine().GetRun(t.Context(), "r1"); !errors.Is(err, engine.ErrRunNotFound) {
 		t.Errorf("a refused start left run r1 behind: %v", err)
 	}
-	if run := kit.Run("waiting"); run.Status != engine.StatusRunning {
-		t.Errorf("the refused restart changed the waiting run: %s", run.Status)
+	if run := kit.Run("waiting"); run.RuntimeStatus != engine.StatusRunning {
+		t.Errorf("the refused restart changed the waiting run: %s", run.RuntimeStatus)
 	}
 	run, err := kit.TryStart("r1", Ticket{Subject: "refund", Approved: true})
-	if err != nil || run.Status != engine.StatusCompleted {
-		t.Fatalf("an accepted TryStart: %s, %v; want it driven to Completed", run.Status, err)
+	if err != nil || run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("an accepted TryStart: %s, %v; want it driven to Completed", run.RuntimeStatus, err)
 	}
 }
 

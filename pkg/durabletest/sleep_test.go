@@ -51,8 +51,8 @@ func TestKit_Advance_FiresSleeps(t *testing.T) {
 	kit := durabletest.New(t, reminderGraph(24*time.Hour), durabletest.Options{})
 	kit.Start("r1", Reminder{})
 	kit.Advance(24*time.Hour - time.Second)
-	if got := kit.Visits("r1"); len(got) != 1 || kit.Run("r1").Status != engine.StatusRunning {
-		t.Fatalf("a second before the first sleep ends: visits %v, %s", got, kit.Run("r1").Status)
+	if got := kit.Visits("r1"); len(got) != 1 || kit.Run("r1").RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("a second before the first sleep ends: visits %v, %s", got, kit.Run("r1").RuntimeStatus)
 	}
 	kit.Advance(24*time.Hour + time.Second)
 	if got := kit.Final("r1"); len(got.Sent) != 3 {

@@ -29,8 +29,8 @@ func researchKit(t *testing.T, seed int64) *durabletest.Kit[ResearchState] {
 func startResearch(t *testing.T, kit *durabletest.Kit[ResearchState], id string) {
 	t.Helper()
 	run := kit.Start(id, ResearchState{Question: "Is Go fast?", Sources: researchSources})
-	if _, waiting := run.WaitingFor(); waiting || run.Status != engine.StatusRunning {
-		t.Fatalf("before the flaky branch's retry: %s, waiting %v; want Running at the fan-out", run.Status, waiting)
+	if _, waiting := run.WaitingFor(); waiting || run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("before the flaky branch's retry: %s, waiting %v; want Running at the fan-out", run.RuntimeStatus, waiting)
 	}
 	kit.Advance(999 * time.Millisecond)
 	if _, waiting := kit.Run(id).WaitingFor(); waiting {
@@ -38,7 +38,7 @@ func startResearch(t *testing.T, kit *durabletest.Kit[ResearchState], id string)
 	}
 	kit.Advance(time.Millisecond)
 	if ev, ok := kit.Run(id).WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("after the retry: waiting for %q (%v), status %s", ev, ok, kit.Run(id).Status)
+		t.Fatalf("after the retry: waiting for %q (%v), status %s", ev, ok, kit.Run(id).RuntimeStatus)
 	}
 }
 
@@ -134,8 +134,8 @@ func TestKit_ResearchAgent_FansOutRetriesJoinsInOrderAndPublishes(t *testing.T) 
 		}
 
 		run := kit.Send("r1", "approval", Approval{Approved: true, Reviewer: "ana"})
-		if run.Status != engine.StatusCompleted {
-			t.Fatalf("seed %d: after approval: %s %s", seed, run.Status, run.Output)
+		if run.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("seed %d: after approval: %s %s", seed, run.RuntimeStatus, run.Output)
 		}
 		final := kit.Final("r1")
 		if !slices.Equal(findingSources(final.Findings), researchSources) || final.Revisions != 0 || final.Escalated ||
@@ -172,10 +172,10 @@ func TestKit_ResearchAgent_EscalatesAfterTheReviewWindow(t *testing.T) {
 	}
 	kit.Advance(10 * ReviewWindow) // the escalated wait has no deadline of its own
 	if ev, ok := kit.Run("r2").WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("the escalated wait ended: %q %v, status %s", ev, ok, kit.Run("r2").Status)
+		t.Fatalf("the escalated wait ended: %q %v, status %s", ev, ok, kit.Run("r2").RuntimeStatus)
 	}
-	if run := kit.Send("r2", "approval", Approval{Approved: true, Reviewer: "lead"}); run.Status != engine.StatusCompleted {
-		t.Fatalf("after the late approval: %s %s", run.Status, run.Output)
+	if run := kit.Send("r2", "approval", Approval{Approved: true, Reviewer: "lead"}); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("after the late approval: %s %s", run.RuntimeStatus, run.Output)
 	}
 	if final := kit.Final("r2"); !final.Escalated || !strings.HasSuffix(final.Published, "\nApproved by lead.") {
 		t.Fatalf("final %+v", final)
@@ -191,10 +191,10 @@ func TestKit_ResearchAgent_RejectionsReviseThenEnd(t *testing.T) {
 	startResearch(t, kit, "r3")
 	run := kit.Send("r3", "approval", Approval{Approved: false, Reviewer: "bob"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("after a rejection: %s, waiting for %q %v", run.Status, ev, ok)
+		t.Fatalf("after a rejection: %s, waiting for %q %v", run.RuntimeStatus, ev, ok)
 	}
-	if run := kit.Send("r3", "approval", Approval{Approved: true, Reviewer: "bob"}); run.Status != engine.StatusCompleted {
-		t.Fatalf("after the approval of the revision: %s", run.Status)
+	if run := kit.Send("r3", "approval", Approval{Approved: true, Reviewer: "bob"}); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("after the approval of the revision: %s", run.RuntimeStatus)
 	}
 	final := kit.Final("r3")
 	if final.Revisions != 1 || !strings.Contains(final.Draft, "(revision 1)") || !strings.HasPrefix(final.Published, final.Draft) {
@@ -208,11 +208,11 @@ func TestKit_ResearchAgent_RejectionsReviseThenEnd(t *testing.T) {
 	for i := range MaxRevisions + 1 {
 		run = kit.Send("r4", "approval", Approval{Approved: false, Reviewer: "bob"})
 		if _, waiting := run.WaitingFor(); waiting != (i < MaxRevisions) {
-			t.Fatalf("rejection %d: %s, waiting %v", i+1, run.Status, waiting)
+			t.Fatalf("rejection %d: %s, waiting %v", i+1, run.RuntimeStatus, waiting)
 		}
 	}
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("after %d rejections: %s", MaxRevisions+1, run.Status)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("after %d rejections: %s", MaxRevisions+1, run.RuntimeStatus)
 	}
 	final = kit.Final("r4")
 	if final.Revisions != MaxRevisions+1 || final.Published != "" || final.Approved == nil || *final.Approved {
