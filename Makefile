@@ -15,6 +15,11 @@ DEV_KEY     := Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1
 AZURITE_CONN := DefaultEndpointsProtocol=http;AccountName=$(DEV_ACCOUNT);AccountKey=$(DEV_KEY);BlobEndpoint=http://127.0.0.1:$(AZURITE_BLOB_PORT)/$(DEV_ACCOUNT);QueueEndpoint=http://127.0.0.1:$(AZURITE_QUEUE_PORT)/$(DEV_ACCOUNT);TableEndpoint=http://127.0.0.1:$(AZURITE_TABLE_PORT)/$(DEV_ACCOUNT);
 
 FUZZTIME  ?= 30s
+# The npm packages of the SDK and browser tests, installed once per lock file (npm ci) into $(TOOLS).
+SDKTEST := $(TOOLS)/sdktest
+SDKTEST_DEPS := $(SDKTEST)/node_modules/.funcgraph-installed
+INSPECTORTEST := $(TOOLS)/inspectortest
+INSPECTORTEST_DEPS := $(INSPECTORTEST)/node_modules/.funcgraph-installed
 # Packages with integration tests (files tagged `integration`), so the run lists only real runs.
 INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' pkg handler))))
 DEV_FUNCTION_KEY ?= dev-function-key
@@ -23,7 +28,7 @@ TRACE            ?=
 # PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
 PORT             ?= 7071
 
-.PHONY: all build run run-azurite test tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
+.PHONY: all build run run-azurite test prefetch tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
 
 all: build
 
@@ -87,8 +92,19 @@ run-azurite: build $(AZURITE)
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
 ## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector
-## in headless Chromium, a short fuzz pass, then integration tests against Azurite.
-test: tidy-check vet bench-check unit inspector-test fuzz-short integration
+## in headless Chromium, a short fuzz pass, then integration tests against Azurite. What the later
+## steps install (Chromium, Azurite and the npm packages of the browser and SDK tests) downloads in
+## the background while the Go checks use the CPU (prefetch; its log is $(TOOLS)/prefetch.log).
+test: tidy-check
+	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
+	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
+	$(MAKE) --no-print-directory vet bench-check unit; rc=$$?; \
+	if ! wait $$pf; then echo "prefetch failed:"; cat $(TOOLS)/prefetch.log; exit 1; fi; \
+	if [ $$rc != 0 ]; then exit $$rc; fi; \
+	$(MAKE) --no-print-directory inspector-test fuzz-short integration
+
+## prefetch: install what the browser, SDK and Azurite steps need (each once; kept in $(TOOLS)).
+prefetch: browser-install $(AZURITE) $(SDKTEST_DEPS) $(INSPECTORTEST_DEPS)
 
 ## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
 ## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
@@ -106,8 +122,11 @@ vet:
 bench-check:
 	cd bench && $(GO) build ./... && $(GO) vet ./... && $(GO) test -count=1 ./svgplot/ ./cmd/...
 
+## unit: the race-enabled unit tests, then without the race detector the one test that fills
+## the embedded default's whole memory budget (under -race it fills a budget a quarter the size).
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run '^TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget$$' ./pkg/exampleapp/
 
 # A brief run of every fuzz target (longer: make fuzz FUZZTIME=5m).
 fuzz-short:
@@ -132,6 +151,16 @@ fuzz:
 	done
 
 azurite-install: $(AZURITE)
+
+$(SDKTEST_DEPS): pkg/platform/sdktest/package.json pkg/platform/sdktest/package-lock.json
+	rm -rf $(SDKTEST) && mkdir -p $(SDKTEST) && cp pkg/platform/sdktest/package.json pkg/platform/sdktest/package-lock.json $(SDKTEST)/
+	cd $(SDKTEST) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(INSPECTORTEST_DEPS): pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json
+	rm -rf $(INSPECTORTEST) && mkdir -p $(INSPECTORTEST) && cp pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json $(INSPECTORTEST)/
+	cd $(INSPECTORTEST) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 $(AZURITE):
 	mkdir -p $(TOOLS)
@@ -166,10 +195,8 @@ integration: $(AZURITE) build
 
 ## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
 ## store, then on Azurite with a server restart (AzureWebJobsStorage: Azure threads, checkpoints, runs).
-SDKTEST := $(TOOLS)/sdktest
-platform-sdk-test: $(AZURITE) build
-	rm -rf $(SDKTEST) && mkdir -p $(SDKTEST) && cp pkg/platform/sdktest/package.json pkg/platform/sdktest/package-lock.json pkg/platform/sdktest/*.mjs $(SDKTEST)/
-	cd $(SDKTEST) && npm ci --no-audit --no-fund --loglevel=error
+platform-sdk-test: $(AZURITE) build $(SDKTEST_DEPS)
+	cp pkg/platform/sdktest/*.mjs $(SDKTEST)/
 	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test sdk.test.mjs
 	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
@@ -181,15 +208,13 @@ browser-install: $(CHROMIUM)
 
 $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
-	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation
 
 ## inspector-test: the run inspector page (GET /api/inspector) in headless Chromium on the example
 ## app, driven by puppeteer-core (npm, pinned in pkg/inspector/browsertest/package-lock.json; it
 ## downloads no browser). inspector-screenshots regenerates docs/inspector-*.png the same way.
-INSPECTORTEST := $(TOOLS)/inspectortest
-inspector-setup: browser-install build
-	rm -rf $(INSPECTORTEST) && mkdir -p $(INSPECTORTEST) && cp pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
-	cd $(INSPECTORTEST) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+inspector-setup: browser-install build $(INSPECTORTEST_DEPS)
+	cp pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
 
 inspector-test: inspector-setup
 	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-concurrency=1 inspector.test.mjs

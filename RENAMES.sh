@@ -16,7 +16,7 @@ sed -i -E \
   -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.NodePolicies\)/graphrun.Of(\1).(graphrun.NodePolicies[durable.NodePolicy])/g' \
   -e 's/([A-Za-z_][A-Za-z0-9_.]*)\.\(durable\.EventPayloadTyper\)/graphrun.Of(\1).(graphrun.EventPayloadTyper[durable.EventPayload])/g' \
   -e 's/durable\.JoinBranches\((.*), nil\)/graphrun.JoinBranches(\1)/g' \
-  -e 's/\bdurable\.(StateUpdate|RecoverHandler|WithBranch|WithStepInfo|WithEmitter|Emitter|BranchResult|EmittedEvent|FuncName)\b/graphrun.\1/g' \
+  -e 's/\bdurable\.(StateUpdate|RecoverHandler|WithBranch|WithStepInfo|WithEmitter|Emitter|BranchResult|EmittedEvent)\b/graphrun.\1/g' \
   -e 's/\bdurable\.(BranchGraph)\b/graphrun.Joiner/g' \
   -e 's/\bdurable\.(StateChecker|EventChecker|ChildOutputSetter)\b/graphrun.\1/g' \
   -e 's/\bdurable\.NodePolicies\b/graphrun.NodePolicies/g' \

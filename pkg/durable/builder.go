@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -105,8 +104,7 @@ type ManifestBuilder[S any] struct {
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
 	routeIdentity map[string]uintptr
-	policies      map[string]NodePolicy  // by node name, only nodes with a policy (nodepolicy.go)
-	legacy        map[string]legacyNames // by node name: the Go function defaults (names.go)
+	policies      map[string]NodePolicy // by node name, only nodes with a policy (nodepolicy.go)
 
 	schemaOnce sync.Once // reflects S for the typed adapters
 	schema     *stateSchema
@@ -127,7 +125,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 		graphName: graphName, version: o.version, metadata: md,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
-		policies: map[string]NodePolicy{}, legacy: map[string]legacyNames{},
+		policies: map[string]NodePolicy{},
 	}
 }
 
@@ -217,16 +215,6 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	if p, ok := nodePolicyOf(&o); ok {
 		b.policies[name] = p
 	}
-	l := legacyNames{handler: o.handlerName}
-	if l.handler == "" {
-		l.handler = graphrun.FuncName(userFn)
-	}
-	if route != nil {
-		if l.route = o.routeName; l.route == "" {
-			l.route = graphrun.FuncName(routeFn)
-		}
-	}
-	b.legacy[name] = l
 	b.nodeFuncs[name] = handler
 	b.nodeIdentity[handlerName] = funcPointer(userFn)
 	if route != nil {
@@ -258,8 +246,7 @@ func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc
 // "node '<name>' references unknown failure_node '<node>'" (WithFailureRoute),
 // "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
 // node has a route handler; failure routes count as edges), and that the metadata encodes as
-// JSON. Then it computes the graph hash, and the hash the graph had under the Go function
-// default names (GraphManifest.LegacyGraphHash). The builder stays usable; later changes do not affect
+// JSON. Then it computes the graph hash. The builder stays usable; later changes do not affect
 // the registration.
 func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if b.err != nil {
@@ -306,9 +293,6 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
 	}
 	m.GraphHash = hashCanonical(canon)
-	if m.legacyHash, err = b.legacyHash(m); err != nil {
-		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "compute graph hash: "+err.Error())
-	}
 	g := newGraphRegistration(m, schema, b.nodeFuncs, b.routeFuncs, b.eventHandlers)
 	g.r.policies = maps.Clone(b.policies)
 	g.r.eventChecks = maps.Clone(b.eventChecks)

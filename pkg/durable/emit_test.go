@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 func TestEmit_CollectsInOrder(t *testing.T) {

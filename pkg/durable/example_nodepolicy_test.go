@@ -135,8 +135,7 @@ func ExampleWithTimeout() {
 }
 
 // A handler given no name is named after its node, so the hash does not depend on the Go
-// functions: renaming one, or building under `go test`, keeps the version. LegacyGraphHash is
-// the hash a release before named the graph under, which a Registry still resolves.
+// functions: renaming one, or building under `go test`, keeps the version.
 func Example_defaultNames() {
 	b := durable.NewManifestBuilder[Payment]("payments")
 	b.SetEntrypoint("charge")
@@ -149,9 +148,9 @@ func Example_defaultNames() {
 	for _, n := range m.Nodes {
 		fmt.Printf("%s: %q %q\n", n.Name, n.HandlerName, n.RouteHandlerName)
 	}
-	fmt.Println(m.GraphHash, m.LegacyGraphHash() != "")
+	fmt.Println(m.GraphHash)
 	// Output:
 	// charge: "node:charge" "route:charge"
 	// receipt: "node:receipt" ""
-	// a01dab05966f1e45 true
+	// a01dab05966f1e45
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"runtime"
 )
 
 // NodeFunc is a node handler. It receives a validated copy of the state and returns an update
@@ -27,6 +28,21 @@ type RouteFunc[S any] func(ctx context.Context, state S) (any, error)
 // EventFunc is an event handler. payload is the raw event body (any JSON value, "null" when
 // the event carried none). The result is interpreted like a NodeFunc's.
 type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage) (any, error)
+
+// funcName returns fn's Go package path and name as the runtime reports it, e.g.
+// "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes, method values "-fm"),
+// or "" for nil. Default handler names derive from the node name instead (names.go), so that
+// a graph's hash does not depend on its Go functions.
+func funcName(fn any) string {
+	pc := funcPointer(fn)
+	if pc == 0 {
+		return ""
+	}
+	if f := runtime.FuncForPC(pc); f != nil {
+		return f.Name()
+	}
+	return ""
+}
 
 // funcPointer returns the code pointer of a func value, 0 for nil or non-funcs. Closures of the
 // same literal share one code pointer; the contract compares function identity this way.

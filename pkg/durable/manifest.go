@@ -161,9 +161,6 @@ type GraphManifest struct {
 	Reducers map[string]string `json:"reducers,omitempty"`
 
 	index map[string]int // node name → position in Nodes; nil for decoded manifests
-	// legacyHash is the hash under the Go functions' default names when it differs
-	// (names.go).
-	legacyHash string
 }
 
 // node returns the definition of the named node.

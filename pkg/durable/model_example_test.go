@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // OrderState is a state model: required fields are tagged, slices default to [].

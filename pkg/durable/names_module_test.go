@@ -10,13 +10,13 @@ import (
 )
 
 // hashLine matches what testdata/hashmod prints.
-var hashLine = regexp.MustCompile(`(?m)^graph_hash=([0-9a-f]{16}) legacy=([0-9a-f]{16})?$`)
+var hashLine = regexp.MustCompile(`(?m)^graph_hash=([0-9a-f]{16})$`)
 
 // TestDefaultNames_UserModule_SameHashInGoTestAndBinary builds testdata/hashmod, a user's
 // module (its own go.mod, requiring funcgraph through a replace to this repository) whose
 // graph names its handlers by default, methods in package main: the hash its `go test` prints
-// equals the hash its built binary prints. Under FuncName names they differed (package main
-// is "main" in the binary and the import path under go test): the legacy hashes show it.
+// equals the hash its built binary prints (package main is "main" in the binary and the import
+// path under go test: a name derived from the Go function would differ).
 func TestDefaultNames_UserModule_SameHashInGoTestAndBinary(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -59,8 +59,5 @@ func TestDefaultNames_UserModule_SameHashInGoTestAndBinary(t *testing.T) {
 	}
 	if fromBinary[1] != fromTest[1] {
 		t.Errorf("graph_hash %s in the binary, %s under go test: want one hash", fromBinary[1], fromTest[1])
-	}
-	if fromBinary[2] == "" || fromBinary[2] == fromTest[2] {
-		t.Errorf("legacy hashes %q (binary) and %q (go test): FuncName names differed between them", fromBinary[2], fromTest[2])
 	}
 }

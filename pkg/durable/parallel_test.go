@@ -106,7 +106,9 @@ func TestStateUpdate(t *testing.T) {
 
 func TestJoinBranches(t *testing.T) {
 	base := json.RawMessage(`{"list":["a"],"map":{"x":1},"one":0,"two":""}`)
-	res := func(i int, u string) graphrun.BranchResult { return graphrun.BranchResult{Index: i, Update: json.RawMessage(u)} }
+	res := func(i int, u string) graphrun.BranchResult {
+		return graphrun.BranchResult{Index: i, Update: json.RawMessage(u)}
+	}
 	reducers := map[string]Reducer{"list": Append, "map": MergeKeys}
 	tests := []struct {
 		name    string

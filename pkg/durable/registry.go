@@ -19,12 +19,6 @@ import (
 // like any other, but it belongs to funcgraph itself (the platform's background runs), so the
 // surfaces facing clients neither start it nor show it or its runs (Internal, Public).
 //
-// Legacy hashes. A graph whose manifest has a LegacyGraphHash (the hash it had when default
-// handler names were the Go function's name, see names.go) is also found by Lookup under
-// that hash, as an alias: runs a release before node-derived names pinned to the old hash run
-// on it after the upgrade. An alias is not a version: Versions, List and Public do
-// not show it, and a graph registered with that very hash takes precedence over it.
-//
 // Register at startup; a Registry is nevertheless safe for concurrent use (reads take a read
 // lock).
 type Registry struct {
@@ -34,15 +28,13 @@ type Registry struct {
 	versions map[string][]Graph    // registration order per name; guarded by mu
 	ordered  []string              // names in first-registration order; guarded by mu
 	internal map[string]bool       // names registered with RegisterInternal; guarded by mu
-	aliases  map[registryKey]Graph // legacy hashes (LegacyGraphHash), first registration wins; guarded by mu
 }
 
 type registryKey struct{ name, hash string }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{byKey: map[registryKey]Graph{}, latest: map[string]Graph{}, versions: map[string][]Graph{}, internal: map[string]bool{},
-		aliases: map[registryKey]Graph{}}
+	return &Registry{byKey: map[registryKey]Graph{}, latest: map[string]Graph{}, versions: map[string][]Graph{}, internal: map[string]bool{}}
 }
 
 // previous marks a graph registered for the runs pinned to it (Previous).
@@ -102,9 +94,6 @@ func (r *Registry) register(g Graph, internal bool) error {
 		r.ordered = append(r.ordered, m.GraphName)
 	}
 	r.versions[m.GraphName] = append(r.versions[m.GraphName], g)
-	if legacy := (registryKey{m.GraphName, m.legacyHash}); m.legacyHash != "" && r.aliases[legacy] == nil {
-		r.aliases[legacy] = g
-	}
 	if !old {
 		r.latest[m.GraphName] = g
 	}
@@ -123,15 +112,12 @@ func (r *Registry) Latest(name string) (Graph, error) {
 	return g, nil
 }
 
-// Lookup returns the registration of (name, hash), else the graph whose legacy hash it is (see
-// Registry), or "unknown graph '<name>' with hash '<hash>'" (ErrUnknownGraph).
+// Lookup returns the registration of (name, hash), or "unknown graph '<name>' with hash
+// '<hash>'" (ErrUnknownGraph).
 func (r *Registry) Lookup(name, hash string) (Graph, error) {
 	key := registryKey{name, hash}
 	r.mu.RLock()
 	g, ok := r.byKey[key]
-	if !ok {
-		g, ok = r.aliases[key]
-	}
 	r.mu.RUnlock()
 	if !ok {
 		return nil, newError(ErrUnknownGraph, fmt.Sprintf("unknown graph '%s' with hash '%s'", name, hash))

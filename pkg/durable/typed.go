@@ -26,9 +26,8 @@ type DecideFunc[S any] func(ctx context.Context, state S) (RouteDecision, error)
 // payload decoded into P, and returns the new state (the update is derived as for StepFunc).
 type EventStepFunc[S, P any] func(ctx context.Context, state S, payload P) (S, error)
 
-// typedHandler remembers the user's function behind an adapter, so that the legacy handler
-// name (graphrun.FuncName, names.go) and the "already registered to a different callable" check see
-// the user's function, not the adapter.
+// typedHandler remembers the user's function behind an adapter, so that the "already
+// registered to a different callable" check sees the user's function, not the adapter.
 type typedHandler struct {
 	fn any // the user's function
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -189,17 +188,6 @@ func TestAddStep_DefaultNamesAreTheNodes(t *testing.T) {
 	}
 	if got, want := m.Nodes[0].RouteHandlerName, "route:open"; got != want {
 		t.Fatalf("route name %q, want %q", got, want)
-	}
-	// The legacy hash is the hash under the user's functions' names, not the adapters'.
-	old := durable.NewManifestBuilder[ticket]("names")
-	old.SetEntrypoint("open")
-	must(t, old.AddStep("open", openTyped, durable.WithDecide(routeTyped),
-		durable.WithHandlerName(graphrun.FuncName(openTyped)), durable.WithRouteName(graphrun.FuncName(routeTyped))))
-	must(t, old.AddStep("close", closeTyped, durable.Terminal(), durable.WithHandlerName(graphrun.FuncName(closeTyped))))
-	og, err := old.Build()
-	must(t, err)
-	if m.LegacyGraphHash() != og.Manifest().GraphHash || m.LegacyGraphHash() == m.GraphHash {
-		t.Fatalf("legacy hash %q, want %q (and not the hash %q)", m.LegacyGraphHash(), og.Manifest().GraphHash, m.GraphHash)
 	}
 	// Two different typed functions under one name are refused, as for AddNode.
 	err = b.AddStep("other", closeTyped, durable.WithHandlerName("node:open"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
@@ -80,9 +79,6 @@ const BranchSlots = 8
 // Head properties of an open fan-out.
 const pBranchBase, pBranchCount, pBranchSpec = "BranchBase", "BranchCount", "BranchSpec"
 
-// outJoin is the step kind of a join: the branches' results merged into the state.
-const outJoin = outBegin + 10
-
 // maxBranchRescues is how often a branch's item may run out of deliveries before its branch
 // fails: its worker died every time.
 const maxBranchRescues = 2
@@ -105,60 +101,88 @@ func (h *head) slotSeq(i int64) int64 { return h.branchBase + i*BranchSlots }
 // shares it.
 func fenceKey(gen, base int64, nonce string) string { return seqKey('j', gen, base) + "-" + nonce }
 
-// fanOutRows builds the head of a fan-out visit and appends its branches_started row: the
-// run continues at the join node once the branches complete (at once when there are none).
-// The region itself is reserved by branchOps, once the commit's rows are known.
-func (e *Engine) fanOutRows(base, n *head, o *stepOutcome, rows []histRow) []histRow {
-	d := o.decision
+// fannedOut is a visit whose route fans the run out: the run continues at the join node once
+// the branches complete (at once when there are none). Its commit reserves the region and
+// inserts the fence (addOps), once the commit's rows are known; once stored, the branches
+// go to the queue (proceed).
+type fannedOut struct{ visited }
+
+func (o *fannedOut) apply(c *commitBuilder) {
+	o.visited.apply(c)
+	n, d := c.n, o.decision
 	n.node = d.JoinNode
-	n.custom = customStatus(base, d.JoinNode)
+	n.custom = customStatus(c.base, d.JoinNode)
 	n.runnable = len(d.Branches) == 0
-	return append(rows, histRow{typ: HistoryBranchesStarted, name: OrchestratorName, node: o.node,
-		data: jsonObject("join_node", jstr(d.JoinNode), "count", itoa(int64(len(d.Branches))), "slots", itoa(BranchSlots))})
+	c.row(HistoryBranchesStarted, OrchestratorName, o.node,
+		jsonObject("join_node", jstr(d.JoinNode), "count", itoa(int64(len(d.Branches))), "slots", itoa(BranchSlots)))
 }
 
-// joinRows builds the head of a join commit and appends its branches_joined row.
-func (e *Engine) joinRows(base, n *head, o *stepOutcome, rows []histRow) []histRow {
+// addOps reserves the fan-out's region (the head records it, HistSeq moves past it) and
+// inserts its fence.
+func (o *fannedOut) addOps(c *commitBuilder) {
+	if len(o.decision.Branches) == 0 {
+		return
+	}
+	n, ops := c.n, c.ops
+	n.branchRows = nil
+	n.branchBase, n.branchCount = n.histSeq+1, int64(len(o.decision.Branches))
+	for _, op := range ops[1:] {
+		if op.Entity.Properties[pType] == HistoryRouteResolved {
+			n.branchSpec = parseSeq(op.Entity.RowKey)
+		}
+	}
+	for _, op := range ops[1:] {
+		if op.Entity.Properties[pType] == HistoryBranchesStarted {
+			op.Entity.Properties[pData] = jsonObject("join_node", jstr(n.node), "count", itoa(n.branchCount),
+				"first_seq", itoa(n.branchBase), "slots", itoa(BranchSlots))
+		}
+	}
+	n.histSeq = n.regionEnd() - 1
+	head := ops[0].Entity.Properties
+	head[pHistSeq], head[pBranchBase], head[pBranchCount], head[pBranchSpec] = n.histSeq, n.branchBase, n.branchCount, n.branchSpec
+	c.ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: c.base.runID, RowKey: fenceKey(c.base.gen, n.branchBase, c.base.nonce),
+		Properties: map[string]any{pTime: c.now, pWriteID: n.writeID}}})
+}
+
+// proceed puts the branches of the fan-out n just committed on the queue.
+func (o *fannedOut) proceed(ctx context.Context, e *Engine, n *head) (*head, bool, error) {
+	if n.active() && n.branchCount > 0 {
+		return n, false, e.dispatchBranches(context.WithoutCancel(ctx), n, o.decision.Branches)
+	}
+	return e.proceed(ctx, n)
+}
+
+// joined is the join of a fan-out: the branches' results merged into the state.
+type joined struct {
+	node  string
+	state json.RawMessage
+}
+
+func (o *joined) stepNode() string { return o.node }
+
+func (o *joined) apply(c *commitBuilder) {
+	n, base := c.n, c.base
 	n.step++
 	n.visits += base.branchCount
-	n.stateVal, n.stateJSON, n.stateRef = o.state, string(o.state), ""
+	c.setState(o.state)
 	n.custom = customStatus(base, base.node)
 	n.runnable = true
-	return append(rows, histRow{typ: HistoryBranchesJoined, name: OrchestratorName, node: base.node,
-		data: jsonObject("join_node", jstr(base.node), "count", itoa(base.branchCount), "state", n.stateJSON)})
+	c.row(HistoryBranchesJoined, OrchestratorName, base.node,
+		jsonObject("join_node", jstr(base.node), "count", itoa(base.branchCount), "state", n.stateJSON))
 }
 
-// branchOps finishes a commit's batch for fan-outs: a fan-out reserves its region (the head
-// records it, HistSeq moves past it) and inserts the fence; a commit that closes a region
-// (any step after the fan-out's: the join, or the run's failure) clears it and deletes the
-// fence.
-func (e *Engine) branchOps(base, n *head, o *stepOutcome, ops []Op, now time.Time) []Op {
-	head := ops[0].Entity.Properties
-	switch {
-	case o.kind == outVisit && o.decision.Action == durable.ActionParallel && len(o.decision.Branches) > 0:
-		n.branchRows = nil
-		n.branchBase, n.branchCount = n.histSeq+1, int64(len(o.decision.Branches))
-		for _, op := range ops[1:] {
-			if op.Entity.Properties[pType] == HistoryRouteResolved {
-				n.branchSpec = parseSeq(op.Entity.RowKey)
-			}
-		}
-		for _, op := range ops[1:] {
-			if op.Entity.Properties[pType] == HistoryBranchesStarted {
-				op.Entity.Properties[pData] = jsonObject("join_node", jstr(n.node), "count", itoa(n.branchCount),
-					"first_seq", itoa(n.branchBase), "slots", itoa(BranchSlots))
-			}
-		}
-		n.histSeq = n.regionEnd() - 1
-		head[pHistSeq], head[pBranchBase], head[pBranchCount], head[pBranchSpec] = n.histSeq, n.branchBase, n.branchCount, n.branchSpec
-		ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: base.runID, RowKey: fenceKey(base.gen, n.branchBase, base.nonce),
-			Properties: map[string]any{pTime: now, pWriteID: n.writeID}}})
-	case base.branchCount > 0 && (n.step != base.step || !n.active()):
-		n.branchBase, n.branchCount, n.branchSpec, n.branchRows = 0, 0, 0, nil
-		head[pBranchBase], head[pBranchCount], head[pBranchSpec] = int64(0), int64(0), int64(0)
-		ops = append(ops, closeFence(base))
+// closeRegion finishes the batch of a commit on a head with an open region (buildCommit):
+// one that moves the run past the fan-out's step (the join, or the run's failure) clears
+// the region and deletes the fence.
+func closeRegion(c *commitBuilder) {
+	base, n := c.base, c.n
+	if n.step == base.step && n.active() {
+		return
 	}
-	return ops
+	n.branchBase, n.branchCount, n.branchSpec, n.branchRows = 0, 0, 0, nil
+	head := c.ops[0].Entity.Properties
+	head[pBranchBase], head[pBranchCount], head[pBranchSpec] = int64(0), int64(0), int64(0)
+	c.ops = append(c.ops, closeFence(base))
 }
 
 // closeFence is the op that deletes the fence of h's open region.
@@ -180,7 +204,7 @@ func closeRegionOps(ops []Op, h *head) []Op {
 // dispatchBranches enqueues one work item per branch of the fan-out n just committed.
 func (e *Engine) dispatchBranches(ctx context.Context, n *head, branches []durable.Branch) error {
 	for i, b := range branches {
-		if err := e.dispatchItem(ctx, branchItem(n, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
+		if err := e.dispatchBranch(ctx, branchItem(n, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
 			return err
 		}
 	}
@@ -188,11 +212,8 @@ func (e *Engine) dispatchBranches(ctx context.Context, n *head, branches []durab
 }
 
 // branchItem returns the work item of branch b of h's open region, at attempt (0: first).
-func branchItem(h *head, b branchRef, attempt int64) workItem {
-	it := itemOf(h)
-	idx := b.index
-	it.Branch, it.BranchAttempt, it.BranchNode, it.BranchItem = &idx, attempt, b.node, rawJSON(b.item)
-	return it
+func branchItem(h *head, b branchRef, attempt int64) branchWork {
+	return branchWork{workItem: itemOf(h), Index: b.index, Attempt: attempt, Node: b.node, Item: rawJSON(b.item)}
 }
 
 // gapPage is the page size of a branch's completion check: pages of a few rows, so that a
@@ -274,7 +295,7 @@ func (e *Engine) awaitBranches(ctx context.Context, h *head) (done bool, err err
 		if have[int64(i)] {
 			continue
 		}
-		if err := e.dispatchItem(ctx, branchItem(h, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
+		if err := e.dispatchBranch(ctx, branchItem(h, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
 			return false, err
 		}
 		n++
@@ -303,19 +324,19 @@ func (e *Engine) regionBranches(ctx context.Context, h *head) ([]durable.Branch,
 // joinStep computes the join of h's open region: nothing (ready false) while a branch has
 // neither completed nor failed, else the outcome to commit: the merged state, or the run's
 // failure (a failed branch, or a merge that fails).
-func (e *Engine) joinStep(ctx context.Context, h *head) (stepOutcome, bool, error) {
+func (e *Engine) joinStep(ctx context.Context, sc *stepCtx, h *head) (outcome, bool, error) {
 	rows := h.branchRows
 	if rows == nil {
 		var err error
 		if rows, err = e.completionRows(ctx, h, false); err != nil {
-			return stepOutcome{}, false, err
+			return nil, false, err
 		}
 	}
 	failed, complete := regionState(h, rows)
 	if failed != nil {
 		data, err := e.readSpilled(ctx, str(failed.Properties, pData), str(failed.Properties, pData+refSuffix))
 		if err != nil {
-			return stepOutcome{}, false, fmt.Errorf("read failed branch of run %s: %w", h.runID, err)
+			return nil, false, fmt.Errorf("read failed branch of run %s: %w", h.runID, err)
 		}
 		var f struct {
 			Index int64  `json:"index"`
@@ -323,42 +344,38 @@ func (e *Engine) joinStep(ctx context.Context, h *head) (stepOutcome, bool, erro
 			Error string `json:"error"`
 		}
 		_ = json.Unmarshal([]byte(data), &f)
-		return e.branchFailed(h, f.Index, f.Node, f.Error), true, nil
+		return e.branchFailed(sc, h, f.Index, f.Node, f.Error), true, nil
 	}
 	if !complete {
-		return stepOutcome{}, false, nil
-	}
-	g, err := e.reg.Lookup(h.graph, h.hash)
-	if err != nil {
-		return stepOutcome{}, false, fmt.Errorf("%w: %v", errVersionUnavailable, err)
+		return nil, false, nil
 	}
 	results := make([]graphrun.BranchResult, len(rows))
 	for i, r := range rows {
 		data, err := e.readSpilled(ctx, str(r.Properties, pData), str(r.Properties, pData+refSuffix))
 		if err != nil {
-			return stepOutcome{}, false, fmt.Errorf("read branch %d of run %s: %w", i, h.runID, err)
+			return nil, false, fmt.Errorf("read branch %d of run %s: %w", i, h.runID, err)
 		}
 		var c struct {
 			Result json.RawMessage `json:"result"`
 		}
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return stepOutcome{}, false, fmt.Errorf("decode branch %d of run %s: %w", i, h.runID, err)
+			return nil, false, fmt.Errorf("decode branch %d of run %s: %w", i, h.runID, err)
 		}
 		results[i] = graphrun.BranchResult{Index: i, Node: str(r.Properties, pHistNode), Update: c.Result}
 	}
 	state, err := e.loadState(ctx, h)
 	if err != nil {
-		return stepOutcome{}, false, err
+		return nil, false, err
 	}
-	var joined json.RawMessage
-	if bg, ok := graphrun.Of(g).(graphrun.Joiner); ok {
-		joined, err = bg.Join(graphrun.WithStepInfo(ctx, stepInfo(h)), state, results)
+	var merged json.RawMessage
+	if bg, ok := graphrun.Of(sc.g).(graphrun.Joiner); ok {
+		merged, err = bg.Join(graphrun.WithStepInfo(ctx, stepInfo(h)), state, results)
 	} else {
-		joined, err = graphrun.JoinBranches(state, results)
+		merged, err = graphrun.JoinBranches(state, results)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return stepOutcome{}, false, fmt.Errorf("join branches of run %s: %w", h.runID, ctx.Err())
+			return nil, false, fmt.Errorf("join branches of run %s: %w", h.runID, ctx.Err())
 		}
 		cause := fmt.Sprintf("join at '%s': %v", h.node, err)
 		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
@@ -366,21 +383,19 @@ func (e *Engine) joinStep(ctx context.Context, h *head) (stepOutcome, bool, erro
 		o.node = h.node
 		return o, true, nil
 	}
-	return stepOutcome{kind: outJoin, node: h.node, state: joined}, true, nil
+	return &joined{node: h.node, state: merged}, true, nil
 }
 
 // branchFailed is the outcome of a join that found branch index (visiting node) failed with
 // cause: the branch node's failure route (durable.WithFailureRoute) when it has one — the run
 // continues there with the state of the fan-out, the failure in StepInfo.Failure — else the
 // run fails.
-func (e *Engine) branchFailed(h *head, index int64, node, cause string) stepOutcome {
+func (e *Engine) branchFailed(sc *stepCtx, h *head, index int64, node, cause string) outcome {
 	msg := fmt.Sprintf("branch %d of %d (node '%s'): %s", index, h.branchCount, node, cause)
-	if g, err := e.reg.Lookup(h.graph, h.hash); err == nil {
-		if to := nodePolicy(g, node).FailureNode; to != "" {
-			e.log.Warn("branch failed, taking its failure route: graph="+h.graph+" hash="+h.hash+" node="+node,
-				"run_id", h.runID, "failure_node", to, "error", msg)
-			return stepOutcome{kind: outFailureRoute, node: node, failureNode: to, failureErr: msg}
-		}
+	if to := sc.nodePolicy(node).FailureNode; to != "" {
+		e.log.Warn("branch failed, taking its failure route: graph="+h.graph+" hash="+h.hash+" node="+node,
+			"run_id", h.runID, "failure_node", to, "error", msg)
+		return &failureRouted{node: node, to: to, err: msg}
 	}
 	e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+node, "run_id", h.runID, "error", msg)
 	o := failure("execute_node", ExecuteNodeName, msg)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
@@ -13,20 +14,65 @@ import (
 // A fan-out's branch workers (see branch.go for the scheme): run one branch's node, commit its
 // completion row without touching the run's head, and enqueue the join when it is due.
 
+// branchWork is the queue message of one branch of a fan-out: its run's work item (the
+// fan-out's step) plus, in the JSON, "br":<index>, "ba":<attempt> (failed attempts, omitted
+// when 0), "bn":"<node>", "bi":<item> (omitted when none) and "bk":<rescues> (how often it ran
+// out of deliveries, omitted when 0). decodeWorkItem (workitem.go) reads it.
+type branchWork struct {
+	workItem
+	Index   int64
+	Attempt int64
+	Node    string
+	Item    rawJSON
+	Rescues int64
+}
+
+// encodeBranchWork returns the JSON of bw.
+func encodeBranchWork(bw branchWork) []byte {
+	b := appendWorkItem(make([]byte, 0, 128+len(bw.RunID)+len(bw.Node)+len(bw.Item)), bw.workItem)
+	b = append(b, `,"br":`...)
+	b = append(b, itoa(bw.Index)...)
+	if bw.Attempt > 0 {
+		b = append(b, `,"ba":`...)
+		b = append(b, itoa(bw.Attempt)...)
+	}
+	b = append(b, `,"bn":`...)
+	b = appendJSONString(b, bw.Node)
+	if len(bw.Item) > 0 {
+		b = append(b, `,"bi":`...)
+		b = append(b, bw.Item...)
+	}
+	if bw.Rescues > 0 {
+		b = append(b, `,"bk":`...)
+		b = append(b, itoa(bw.Rescues)...)
+	}
+	return append(b, '}')
+}
+
+// dispatchBranch enqueues bw after delay.
+func (e *Engine) dispatchBranch(ctx context.Context, bw branchWork, delay time.Duration) error {
+	return e.enqueue(ctx, encodeBranchWork(bw), bw.workItem, delay)
+}
+
+// ref is the branch bw runs.
+func (bw *branchWork) ref() branchRef {
+	return branchRef{index: bw.Index, node: bw.Node, item: json.RawMessage(bw.Item)}
+}
+
 // processBranch runs a branch's work item: check the run still waits for this branch, run
 // its node, commit its completion row, and enqueue the join once every branch is there.
-func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount int64) error {
+func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount int64) error {
 	h, ok, err := e.branchHead(ctx, it)
 	if err != nil || !ok {
 		return err
 	}
-	g, err := e.reg.Lookup(h.graph, h.hash)
+	sc, err := e.stepCtxOf(h)
 	if err != nil {
 		return e.awaitBranchVersion(ctx, h, it) // not this process's version: no user code
 	}
-	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	b := it.ref()
 	slot := histKey(h.gen, h.slotSeq(b.index))
-	if dequeueCount > 1 || it.Retry > 0 || it.BranchRescues > 0 {
+	if dequeueCount > 1 || it.Retry > 0 || it.Rescues > 0 {
 		// A redelivery: its branch may have committed before its worker died.
 		if _, err := e.store.Get(ctx, h.runID, slot); err == nil {
 			return e.afterBranch(ctx, h, b.index, false)
@@ -39,17 +85,17 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 		return err
 	}
 	info := stepInfo(h)
-	info.Attempt, info.Branch = int(it.BranchAttempt)+1, int(b.index)+1
+	info.Attempt, info.Branch = int(it.Attempt)+1, int(b.index)+1
 	bctx, emitter := graphrun.WithEmitter(graphrun.WithBranch(graphrun.WithStepInfo(ctx, info),
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
-	pol := nodePolicy(g, b.node)
-	newState, err := executeNode(bctx, g, b.node, pol.Timeout, state)
+	pol := sc.nodePolicy(b.node)
+	newState, err := executeNode(bctx, sc.g, b.node, pol.Timeout, state)
 	var data string
 	failed := false
 	if err == nil {
 		var update json.RawMessage
 		if update, err = graphrun.StateUpdate(state, newState); err == nil {
-			data = branchData(b, it.BranchAttempt, "result", string(update))
+			data = branchData(b, it.Attempt, "result", string(update))
 		}
 	}
 	if err != nil {
@@ -57,17 +103,17 @@ func (e *Engine) processBranch(ctx context.Context, it workItem, dequeueCount in
 			return fmt.Errorf("execute branch %d of run %s: %w", b.index, h.runID, ctx.Err())
 		}
 		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+b.node,
-			"run_id", h.runID, "branch", b.index, "attempt", it.BranchAttempt+1, "error", err.Error())
+			"run_id", h.runID, "branch", b.index, "attempt", it.Attempt+1, "error", err.Error())
 		var herr *durable.HandlerError
-		if retry := e.retryPolicy(g, h.graph, b.node); errors.As(err, &herr) && !durable.IsNonRetryable(err) && it.BranchAttempt+1 < int64(retry.MaxAttempts) {
-			next := branchItem(h, b, it.BranchAttempt+1)
+		if retry := sc.retry(pol); errors.As(err, &herr) && !durable.IsNonRetryable(err) && it.Attempt+1 < int64(retry.MaxAttempts) {
+			next := branchItem(h, b, it.Attempt+1)
 			next.Trace = it.Trace
-			return e.dispatchItem(context.WithoutCancel(ctx), next, backoff(retry, it.BranchAttempt+2))
+			return e.dispatchBranch(context.WithoutCancel(ctx), next, backoff(retry, it.Attempt+2))
 		}
 		failed = true
-		data = branchData(b, it.BranchAttempt, "error", jstr(err.Error()))
+		data = branchData(b, it.Attempt, "error", jstr(err.Error()))
 	}
-	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, failed, data, emitter.Events())
+	stored, err := e.commitBranch(ctx, h, b, it.Attempt, failed, data, emitter.Events())
 	if err != nil || !stored {
 		return err
 	}
@@ -85,7 +131,7 @@ func branchData(b branchRef, attempt int64, key, value string) string {
 
 // branchHead reads the head for a branch item and reports whether the item's branch is
 // still to be run: same run, active, at the fan-out's step with the region open.
-func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, error) {
+func (e *Engine) branchHead(ctx context.Context, it branchWork) (*head, bool, error) {
 	h, err := e.getHead(ctx, it.RunID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, false, nil
@@ -94,8 +140,8 @@ func (e *Engine) branchHead(ctx context.Context, it workItem) (*head, bool, erro
 		return nil, false, err
 	}
 	if h.gen != it.Gen || (it.Nonce != "" && h.nonce != it.Nonce) || !h.active() || h.step != it.Step ||
-		h.branchCount == 0 || *it.Branch >= h.branchCount {
-		e.log.Debug("dropping branch of a run that moved on", "run_id", it.RunID, "branch", *it.Branch, "status", string(h.status))
+		h.branchCount == 0 || it.Index >= h.branchCount {
+		e.log.Debug("dropping branch of a run that moved on", "run_id", it.RunID, "branch", it.Index, "status", string(h.status))
 		return nil, false, nil
 	}
 	return h, true, nil
@@ -197,69 +243,39 @@ func (e *Engine) afterBranch(ctx context.Context, h *head, index int64, failed b
 
 // awaitBranchVersion puts a branch item back on the queue after a back-off: this process
 // does not have its run's graph version (version.go).
-func (e *Engine) awaitBranchVersion(ctx context.Context, h *head, it workItem) error {
+func (e *Engine) awaitBranchVersion(ctx context.Context, h *head, it branchWork) error {
 	it.VersionWaits++
 	it.Retry = 0
 	delay := versionBackoff(it.VersionWaits - 1)
 	e.log.Debug("branch waits for a graph version this process does not have", "run_id", h.runID, "graph_hash", h.hash, "retry_in", delay.String())
-	return e.dispatchItem(context.WithoutCancel(ctx), it, delay)
+	return e.dispatchBranch(context.WithoutCancel(ctx), it, delay)
 }
 
 // rescueBranch settles a branch item found on the poison queue: its branch is still to run
 // (no completion row), so it goes back on the queue once; the second time its deliveries run
 // out, the branch fails.
-func (e *Engine) rescueBranch(ctx context.Context, it workItem) (bool, error) {
+func (e *Engine) rescueBranch(ctx context.Context, it branchWork) (bool, error) {
 	h, ok, err := e.branchHead(ctx, it)
 	if err != nil || !ok {
 		return false, err
 	}
-	b := branchRef{index: *it.Branch, node: it.BranchNode, item: json.RawMessage(it.BranchItem)}
+	b := it.ref()
 	if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
 		return true, e.afterBranch(ctx, h, b.index, false)
 	} else if !errors.Is(err, ErrNotFound) {
 		return false, err
 	}
-	if it.BranchRescues+1 < maxBranchRescues {
-		it.BranchRescues++
+	if it.Rescues+1 < maxBranchRescues {
+		it.Rescues++
 		it.Retry = 0
-		return true, e.dispatchItem(ctx, it, 0)
+		return true, e.dispatchBranch(ctx, it, 0)
 	}
-	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.BranchRescues+1)
-	stored, err := e.commitBranch(ctx, h, b, it.BranchAttempt, true, branchData(b, it.BranchAttempt, "error", jstr(cause)), nil)
+	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.Rescues+1)
+	stored, err := e.commitBranch(ctx, h, b, it.Attempt, true, branchData(b, it.Attempt, "error", jstr(cause)), nil)
 	if err != nil || !stored {
 		return false, err
 	}
 	return true, e.afterBranch(ctx, h, b.index, true)
-}
-
-// appendBranchFields appends the branch members of a branch's work item.
-func appendBranchFields(b []byte, it workItem) []byte {
-	b = append(b, `,"br":`...)
-	b = append(b, itoa(*it.Branch)...)
-	if it.BranchAttempt > 0 {
-		b = append(b, `,"ba":`...)
-		b = append(b, itoa(it.BranchAttempt)...)
-	}
-	b = append(b, `,"bn":`...)
-	b = appendJSONString(b, it.BranchNode)
-	if len(it.BranchItem) > 0 {
-		b = append(b, `,"bi":`...)
-		b = append(b, it.BranchItem...)
-	}
-	if it.BranchRescues > 0 {
-		b = append(b, `,"bk":`...)
-		b = append(b, itoa(it.BranchRescues)...)
-	}
-	return b
-}
-
-// validBranchFields reports whether a decoded work item's branch members are consistent:
-// none on a run's step, or an index, a node and counters not below zero on a branch's.
-func validBranchFields(it workItem) bool {
-	if it.Branch == nil {
-		return it.BranchAttempt == 0 && it.BranchNode == "" && it.BranchItem == "" && it.BranchRescues == 0
-	}
-	return *it.Branch >= 0 && *it.Branch < durable.MaxBranches && it.BranchNode != "" && it.BranchAttempt >= 0 && it.BranchRescues >= 0
 }
 
 // rawJSON is a JSON value kept as its text, so that a work item stays comparable.

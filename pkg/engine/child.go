@@ -72,9 +72,6 @@ const (
 	pChild, pInto         = "Child", "Into"         // link row: the child's id and Into field
 )
 
-// outChild is the step kind (stepOutcome.kind) of a run resuming after its child completed.
-const outChild = 32
-
 // childRecheckMax bounds the time between two rechecks of a running child.
 const childRecheckMax = time.Hour
 
@@ -115,9 +112,6 @@ type childTakenError struct{ id string }
 func (e *childTakenError) Error() string {
 	return fmt.Sprintf("instance id '%s' is taken by another run", e.id)
 }
-
-// childEnd is what outChild commits: the child and the field its final state went into.
-type childEnd struct{ id, into string }
 
 // childLink ties a starting child run to its parent (startRun).
 type childLink struct{ parent, nonce string }
@@ -170,54 +164,99 @@ func (h *head) childWait() bool {
 // linkKey is the row key of the link row of the child that step of generation gen started.
 func linkKey(gen, step int64) string { return seqKey('l', gen, step) }
 
-// childCommit adds to a commit (buildCommit) what child runs change: a visit that starts a
-// child makes the run wait for it, outChild resumes the run, and any other visit forgets the
-// last completed child.
-func (e *Engine) childCommit(base, n *head, o *stepOutcome, now time.Time, rows []histRow) []histRow {
-	switch {
-	case o.kind == outVisit && o.decision.Action == durable.ActionChild:
-		d := o.decision
-		id := ChildInstanceID(base.runID, base.gen, base.nonce, n.step)
-		n.childDone = ""
-		n.waiting, n.resume, n.runnable = id, d.ResumeNode, false
-		n.waitDeadline, n.waitTimeout, n.timeoutNode = now.Add(e.opts.RepairAfter).UnixNano(), 0, ""
-		n.children++
-		n.custom = childWaitingStatus(base, o.node, id, d.ResumeNode)
-		rows = append(rows, histRow{typ: HistoryChildStarted, name: OrchestratorName, node: o.node, data: jsonObject(
-			"child_instance_id", jstr(id), "graph_name", jstr(d.Child.Graph), "resume_node", jstr(d.ResumeNode), "into", jnull(d.Child.Into))})
-	case o.kind == outVisit:
-		n.childDone = ""
-	case o.kind == outChild:
-		n.step++
-		n.stateVal = o.state
-		n.stateJSON, n.stateRef = string(o.state), ""
-		n.node, n.childDone = base.resume, o.child.id
-		n.waiting, n.resume, n.waitDeadline = "", "", 0
-		n.waitTimeout, n.timeoutNode = 0, ""
-		if o.inboxRow != "" {
-			n.pending--
-		}
-		n.custom = customStatus(base, base.resume)
-		n.runnable = true
-		rows = append(rows, histRow{typ: HistoryChildCompleted, name: OrchestratorName, node: base.resume, data: jsonObject(
-			"child_instance_id", jstr(o.child.id), "into", jnull(o.child.into), "state", n.stateJSON)})
-	}
-	return rows
+// childStarted is a visit whose route starts a child run: the run waits for the child
+// (Waiting holds the child's id, WaitDeadline the first recheck), and the commit inserts the
+// link row. Once stored, the child is started (proceed).
+type childStarted struct {
+	visited
+	recheck time.Duration // until the first recheck: Options.RepairAfter
 }
 
-// childOps adds to a commit's batch (buildCommit) the link row of a child it starts, or the
-// deletion of the notice an outChild consumed.
-func childOps(ops []Op, base, n *head, o *stepOutcome, now time.Time, writeID string) []Op {
-	switch {
-	case o.kind == outVisit && o.decision.Action == durable.ActionChild:
-		c := o.decision.Child
-		ops = append(ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: base.runID, RowKey: linkKey(base.gen, n.step), Properties: map[string]any{
-			pChild: n.waiting, pGraph: c.Graph, pData: string(c.Input), pInto: c.Into, pTime: now, pWriteID: writeID,
-		}}})
-	case o.kind == outChild && o.inboxRow != "":
-		ops = append(ops, Op{Kind: OpDelete, IfMatch: ETagAny, Entity: Entity{PartitionKey: base.runID, RowKey: o.inboxRow}})
+// childVisit is the outcome of visit v of h, whose route starts a child run: the run's
+// failure when the child cannot start (checkChild).
+func (e *Engine) childVisit(h *head, v visited) outcome {
+	if f, bad := e.checkChild(h, v.decision.Child, v.state); bad {
+		return f
 	}
-	return ops
+	return &childStarted{visited: v, recheck: e.opts.RepairAfter}
+}
+
+func (o *childStarted) apply(c *commitBuilder) {
+	o.visited.apply(c)
+	n, base, d := c.n, c.base, o.decision
+	id := ChildInstanceID(base.runID, base.gen, base.nonce, n.step)
+	n.waiting, n.resume, n.runnable = id, d.ResumeNode, false
+	n.waitDeadline, n.waitTimeout, n.timeoutNode = c.now.Add(o.recheck).UnixNano(), 0, ""
+	n.children++
+	n.custom = childWaitingStatus(base, o.node, id, d.ResumeNode)
+	c.row(HistoryChildStarted, OrchestratorName, o.node, jsonObject(
+		"child_instance_id", jstr(id), "graph_name", jstr(d.Child.Graph), "resume_node", jstr(d.ResumeNode), "into", jnull(d.Child.Into)))
+}
+
+// addOps inserts the link row of the child.
+func (o *childStarted) addOps(c *commitBuilder) {
+	ch, base, n := o.decision.Child, c.base, c.n
+	c.ops = append(c.ops, Op{Kind: OpInsert, Entity: Entity{PartitionKey: base.runID, RowKey: linkKey(base.gen, n.step), Properties: map[string]any{
+		pChild: n.waiting, pGraph: ch.Graph, pData: string(ch.Input), pInto: ch.Into, pTime: c.now, pWriteID: c.writeID,
+	}}})
+}
+
+// proceed starts the child n waits for.
+func (o *childStarted) proceed(ctx context.Context, e *Engine, n *head) (*head, bool, error) {
+	if n.childWait() {
+		return e.childStarting(ctx, n, o.decision.Child)
+	}
+	return e.proceed(ctx, n)
+}
+
+// childResumed is a run resuming after its child completed: the child's final state is in
+// the Into field, and the run continues at the resume node, consuming the child's notice
+// (inboxRow, "" when it has not come).
+type childResumed struct {
+	node, child, into string
+	state             json.RawMessage
+	inboxRow          string
+}
+
+func (o *childResumed) stepNode() string { return o.node }
+
+func (o *childResumed) apply(c *commitBuilder) {
+	n, base := c.n, c.base
+	n.step++
+	c.setState(o.state)
+	n.node, n.childDone = base.resume, o.child
+	n.waiting, n.resume, n.waitDeadline = "", "", 0
+	n.waitTimeout, n.timeoutNode = 0, ""
+	if o.inboxRow != "" {
+		n.pending--
+	}
+	n.custom = customStatus(base, base.resume)
+	n.runnable = true
+	c.row(HistoryChildCompleted, OrchestratorName, base.resume, jsonObject(
+		"child_instance_id", jstr(o.child), "into", jnull(o.into), "state", n.stateJSON))
+}
+
+// addOps consumes the child's notice.
+func (o *childResumed) addOps(c *commitBuilder) {
+	if o.inboxRow != "" {
+		c.ops = append(c.ops, inboxDelete(c.base.runID, o.inboxRow))
+	}
+}
+
+// rebase re-reads, when the commit is rebased on fresh (a head that events changed), whether
+// the child's notice is among the new events, so the commit consumes it.
+func (o *childResumed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
+	if o.inboxRow != "" || fresh.pending <= base.pending {
+		return nil
+	}
+	ev, found, err := e.findEvent(ctx, fresh, o.child)
+	if err != nil {
+		return err
+	}
+	if found {
+		o.inboxRow = ev.RowKey
+	}
+	return nil
 }
 
 // childWaitingStatus returns the custom status of a run waiting for a child run after node.
@@ -233,7 +272,7 @@ func childWaitingStatus(h *head, node, child, resume string) string {
 // checkChild checks a child run a visit of h decided to start before the visit commits: its
 // graph registered, its input a valid initial state of it. A child that cannot start fails
 // the run at this step (failChild), with state, the state the node produced.
-func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage) (stepOutcome, bool) {
+func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage) (outcome, bool) {
 	g, err := e.reg.Latest(c.Graph)
 	if err == nil && !ValidGraphName(g.Manifest().GraphName) {
 		err = ErrInvalidGraphName
@@ -248,7 +287,7 @@ func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage)
 	if err != nil {
 		return e.failChild(h, h.node, state, startCause(c.Graph, err)), true
 	}
-	return stepOutcome{}, false
+	return nil, false
 }
 
 // startCause is the failure of a parent whose child run of graph could not start with err.
@@ -278,7 +317,7 @@ func childRefused(err error) bool {
 // run fails with "orchestrator failed: <cause>" at node, keeping state (the node's new state;
 // nil when the node did not run). It is the one place where a failure route of node would
 // send the run on instead.
-func (e *Engine) failChild(h *head, node string, state json.RawMessage, cause string) stepOutcome {
+func (e *Engine) failChild(h *head, node string, state json.RawMessage, cause string) *runFailed {
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 	o := failure("orchestrator", OrchestratorName, cause)
 	o.node, o.state = node, state
@@ -354,164 +393,4 @@ func (e *Engine) existingChild(ctx context.Context, h, cur *head, link *childLin
 		}
 	}
 	return cur.run(), nil
-}
-
-// childWait is the step of a run waiting for its child, whatever woke it (the child's notice
-// or the recheck timer): it reads the child's head and believes only that. A child that never
-// started is started; a running one gets the next recheck (wait: nothing to commit); a
-// finished one resumes or fails the run.
-func (e *Engine) childWait(ctx context.Context, h *head) (o stepOutcome, wait bool, err error) {
-	id := h.waiting
-	ch, err := e.getHead(ctx, id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return e.childMissing(ctx, h)
-	case err != nil:
-		return stepOutcome{}, false, fmt.Errorf("read child run %s of run %s: %w", id, h.runID, err)
-	case ch.parent != h.runID || ch.parentNonce != h.nonce:
-		return e.failChild(h, h.node, nil, startCause(ch.graph, &childTakenError{id: id})), false, nil
-	case ch.active():
-		return stepOutcome{}, true, e.recheck(ctx, h, ch.created)
-	}
-	return e.childFinished(ctx, h, ch)
-}
-
-// childMissing starts the child h waits for, which has no head: the worker that stored the
-// wait died before starting it (a child is never purged while its parent waits for it).
-func (e *Engine) childMissing(ctx context.Context, h *head) (stepOutcome, bool, error) {
-	l, err := e.readLink(ctx, h)
-	if errors.Is(err, ErrNotFound) {
-		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' has no link row in its parent run", h.waiting)), false, nil
-	}
-	if err != nil {
-		return stepOutcome{}, false, err
-	}
-	if err := e.startChild(ctx, h, l.graph, l.input); err != nil {
-		if childRefused(err) {
-			return e.failChild(h, h.node, nil, startCause(l.graph, err)), false, nil
-		}
-		return stepOutcome{}, false, fmt.Errorf("start child run %s of run %s: %w", h.waiting, h.runID, err)
-	}
-	e.log.Info("started a child run its parent's worker had left unstarted", "run_id", h.runID, "child_id", h.waiting)
-	return stepOutcome{}, true, e.recheck(ctx, h, e.clock())
-}
-
-// recheck puts the next look at h's running child on the queue: half the child's age after
-// now, within RepairAfter..childRecheckMax. A recheck commits nothing, so a redelivered one
-// releases the hold its start took (workitem.go): a long wait never adds up redeliveries
-// into a poison failure.
-func (e *Engine) recheck(ctx context.Context, h *head, since time.Time) error {
-	ctx = context.WithoutCancel(ctx)
-	d := min(max(e.clock().Sub(since)/2, e.opts.RepairAfter), childRecheckMax)
-	return e.dispatch(ctx, h, d)
-}
-
-// childFinished resumes h after its finished child ch: a completed child's final state goes
-// into the Into field and the run continues at the resume node, consuming the child's notice
-// if it came; a failed or terminated child fails the run.
-func (e *Engine) childFinished(ctx context.Context, h *head, ch *head) (stepOutcome, bool, error) {
-	id := h.waiting
-	out, err := e.readSpilled(ctx, ch.outputJSON, ch.outputRef)
-	if err != nil {
-		return stepOutcome{}, false, fmt.Errorf("read output of child run %s: %w", id, err)
-	}
-	if ch.status != StatusCompleted {
-		var msg string
-		if json.Unmarshal([]byte(out), &msg) != nil {
-			msg = out
-		}
-		verb := "failed"
-		if ch.status == StatusTerminated {
-			verb = "was terminated"
-		}
-		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
-	}
-	l, err := e.readLink(ctx, h)
-	if errors.Is(err, ErrNotFound) {
-		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' has no link row in its parent run", id)), false, nil
-	}
-	if err != nil {
-		return stepOutcome{}, false, err
-	}
-	state, err := e.loadState(ctx, h)
-	if err != nil {
-		return stepOutcome{}, false, err
-	}
-	if l.into != "" {
-		var res struct {
-			State json.RawMessage `json:"state"`
-		}
-		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.State) == 0 {
-			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed without a final state", id)), false, nil
-		}
-		if state, err = e.setField(ctx, h, state, l.into, res.State); err != nil {
-			if ctx.Err() != nil || errors.Is(err, errVersionUnavailable) {
-				return stepOutcome{}, false, err
-			}
-			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed, but its final state does not fit state field '%s': %v", id, l.into, err)), false, nil
-		}
-	}
-	o := stepOutcome{kind: outChild, node: h.node, state: state, child: &childEnd{id: id, into: l.into}}
-	ev, found, err := e.findEvent(ctx, h, id)
-	if err != nil {
-		return stepOutcome{}, false, err
-	}
-	if found {
-		o.inboxRow, o.inboxSeq = ev.RowKey, parseSeq(ev.RowKey)
-	}
-	return o, false, nil
-}
-
-// setField sets field of state to value through h's graph (graphrun.ChildOutputSetter), or as
-// a member of the state object for a graph without it.
-func (e *Engine) setField(ctx context.Context, h *head, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
-	g, err := e.reg.Lookup(h.graph, h.hash)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errVersionUnavailable, err)
-	}
-	if s, ok := graphrun.Of(g).(graphrun.ChildOutputSetter); ok {
-		return s.SetStateField(ctx, state, field, value)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(state, &m); err != nil {
-		return nil, fmt.Errorf("decode state: %w", err)
-	}
-	m[field] = value
-	return json.Marshal(m)
-}
-
-// rebaseChild re-reads, when an outChild commit is rebased on fresh (a head that events
-// changed), whether the child's notice is among the new events, so the commit consumes it.
-func (e *Engine) rebaseChild(ctx context.Context, base, fresh *head, o *stepOutcome) error {
-	if o.kind != outChild || o.inboxRow != "" || fresh.pending <= base.pending {
-		return nil
-	}
-	ev, found, err := e.findEvent(ctx, fresh, o.child.id)
-	if err != nil {
-		return err
-	}
-	if found {
-		o.inboxRow, o.inboxSeq = ev.RowKey, parseSeq(ev.RowKey)
-	}
-	return nil
-}
-
-// link is a child's link row: what its parent started it with.
-type link struct {
-	graph, into string
-	input       json.RawMessage
-}
-
-// readLink reads the link row of the child h waits for. Errors: ErrNotFound (wrapped).
-func (e *Engine) readLink(ctx context.Context, h *head) (link, error) {
-	ent, err := e.store.Get(ctx, h.runID, linkKey(h.gen, h.step))
-	if err != nil {
-		return link{}, fmt.Errorf("read child link of run %s: %w", h.runID, err)
-	}
-	p := ent.Properties
-	in, err := e.readSpilled(ctx, str(p, pData), str(p, pData+refSuffix))
-	if err != nil {
-		return link{}, fmt.Errorf("read child input of run %s: %w", h.runID, err)
-	}
-	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in)}, nil
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
 // errDropped reports a step whose commit lost to another writer that moved the run on (or
@@ -24,29 +22,31 @@ type restepError struct{ fresh *head }
 
 func (e *restepError) Error() string { return "engine: step must be recomputed" }
 
-// commit writes an outcome. A conflict means another writer changed the head: if it only
+// commit writes the outcome *o. A conflict means another writer changed the head: if it only
 // appended events (same generation and step, still active, same wait), the outcome is
-// rebuilt on the fresh head and written again, re-checking the inbox; otherwise the step is
-// dropped (errDropped). A timeout whose wait got its event meanwhile is not rebased: the
-// event wins (*restepError). A result the table cannot hold fails the run on this attempt.
+// rebuilt on the fresh head and written again, after its own checks of the fresh head
+// (rebaser: a wait re-checks the inbox, a retry whose attempt moved on is dropped); otherwise
+// the step is dropped (errDropped). A timeout whose wait got its event meanwhile is not
+// rebased: the event wins (*restepError). A result the table cannot hold fails the run on
+// this attempt: *o becomes that failure.
 //
 // Every attempt carries the same write id: an error that is not a definite rejection (a
 // conflict included: it may be the retry of an attempt that landed) is resolved by reading
 // the commit's witness, and a commit that landed goes on as if Submit had answered.
-func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head, error) {
+func (e *Engine) commit(ctx context.Context, base *head, o *outcome) (*head, error) {
 	var sp spills
 	stored := false
 	id := newWriteID()
 	for range maxRebase {
-		if err := e.noteUnapplied(ctx, base, o); err != nil {
+		if err := e.noteUnapplied(ctx, base, *o); err != nil {
 			e.release(ctx, &sp, nil)
 			return nil, err
 		}
-		n, ops := e.buildCommit(base, o, e.clock(), id)
+		n, ops := buildCommit(base, *o, e.clock(), id)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
 			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {
 				stored = true
-				e.unstorable(base, o, err)
+				*o = e.unstorable(base, err)
 				continue
 			}
 			e.release(ctx, &sp, nil)
@@ -63,7 +63,7 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			e.release(ctx, &sp, nil)
 			if !stored {
 				stored = true // convert once; a failure that cannot be stored is an infrastructure error
-				e.unstorable(base, o, err)
+				*o = e.unstorable(base, err)
 				continue
 			}
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
@@ -88,39 +88,20 @@ func (e *Engine) commit(ctx context.Context, base *head, o *stepOutcome) (*head,
 			sp.keep()
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
 		}
-		if fresh.gen != base.gen || fresh.nonce != base.nonce || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting ||
-			(o.kind == outRetry && fresh.attempt != base.attempt) {
+		if fresh.gen != base.gen || fresh.nonce != base.nonce || fresh.step != base.step || !fresh.active() || fresh.waiting != base.waiting {
 			e.log.Debug("step dropped: run moved on", "run_id", base.runID, "step", base.step+1, "head_step", fresh.step, "status", string(fresh.status))
 			e.release(ctx, &sp, nil)
 			return nil, errDropped
 		}
-		if o.kind == outBegin && (fresh.holder != base.holder || fresh.restarts != base.restarts) {
-			// Another start judged the step's hold first, or its holder released it: the
-			// caller judges the fresh head again (the kill limit, workitem.go).
-			return nil, &restepError{fresh: fresh}
-		}
 		fresh.stateVal = base.stateVal
-		if o.timedOut && fresh.pending > 0 {
-			// An event accepted before this commit beats the timeout.
-			if _, found, err := e.findEvent(ctx, fresh, fresh.waiting); err != nil {
-				e.release(ctx, &sp, nil)
-				return nil, err
-			} else if found {
-				e.release(ctx, &sp, nil)
-				return nil, &restepError{fresh: fresh}
-			}
-		}
-		if err := e.rebaseChild(ctx, base, fresh, o); err != nil {
-			e.release(ctx, &sp, nil)
-			return nil, err
-		}
-		if o.kind == outVisit && o.decision.Action == durable.ActionWaitForEvent && fresh.pending > 0 && !o.waitMatch {
-			_, found, err := e.findEvent(ctx, fresh, o.decision.EventName)
-			if err != nil {
+		if r, ok := (*o).(rebaser); ok { // the outcome's own checks of the fresh head
+			if err := r.rebase(ctx, e, base, fresh); err != nil {
+				if errors.Is(err, errDropped) {
+					e.log.Debug("step dropped: run moved on", "run_id", base.runID, "step", base.step+1, "head_step", fresh.step, "status", string(fresh.status))
+				}
 				e.release(ctx, &sp, nil)
 				return nil, err
 			}
-			o.waitMatch = found
 		}
 		base = fresh
 	}
@@ -140,7 +121,7 @@ func (e *Engine) committed(ctx context.Context, base, n *head, ops []Op, sp *spi
 	}
 	if base.active() && !n.active() {
 		e.indexSetStatus(ctx, n)
-		e.notifyParent(ctx, n) // a child run that finished (child.go)
+		e.notifyParent(ctx, n) // a child run that finished (child_links.go)
 	}
 	e.changes.notify(n.runID)
 	if n.etag = etag; n.etag != "" || !n.active() {
@@ -177,11 +158,11 @@ func (e *Engine) continueFrom(n, fresh *head) (*head, error) {
 	return fresh, nil
 }
 
-// unstorable turns an outcome whose commit the table refuses (a property, entity or batch
-// above Azure's limits, e.g. a route's event name of 100 KiB) into a run failure that names
-// the limit, so the run fails on this attempt instead of retrying as an infrastructure
-// error.
-func (e *Engine) unstorable(base *head, o *stepOutcome, err error) {
+// unstorable returns the outcome that replaces one whose commit the table refuses (a
+// property, entity or batch above Azure's limits, e.g. a route's event name of 100 KiB): a
+// run failure that names the limit, so the run fails on this attempt instead of retrying as
+// an infrastructure error.
+func (e *Engine) unstorable(base *head, err error) outcome {
 	cause := "step result cannot be stored: invalid table entity"
 	var le *LimitError
 	if errors.As(err, &le) {
@@ -195,8 +176,9 @@ func (e *Engine) unstorable(base *head, o *stepOutcome, err error) {
 		cause = "step result too large to store"
 	}
 	e.log.Warn("orchestrator failed: graph="+base.graph+" hash="+base.hash, "run_id", base.runID, "error", cause)
-	*o = failure("orchestrator", OrchestratorName, cause)
+	o := failure("orchestrator", OrchestratorName, cause)
 	o.node = base.node
+	return o
 }
 
 // spillable names the properties whose values may move to the payload store.

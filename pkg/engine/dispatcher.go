@@ -217,7 +217,7 @@ func (r *renewal) stop() Message {
 // back-off of PollInterval doubling per retry (at most VisibilityTimeout). It reports
 // whether the copy is queued.
 func (e *Engine) retryLater(ctx context.Context, body []byte) bool {
-	it, err := decodeWorkItem(body)
+	it, br, err := decodeWorkItem(body)
 	if err != nil {
 		return false
 	}
@@ -227,7 +227,12 @@ func (e *Engine) retryLater(ctx context.Context, body []byte) bool {
 	}
 	delay = min(delay, e.opts.VisibilityTimeout)
 	it.Retry++
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {
+	next := encodeWorkItem(it)
+	if br != nil { // a fan-out's branch keeps its members (branch_worker.go)
+		br.Retry = it.Retry
+		next = encodeBranchWork(*br)
+	}
+	if err := e.queue.Enqueue(ctx, next, delay); err != nil {
 		e.log.Warn("re-enqueue failed work item", "run_id", it.RunID, "error", err.Error())
 		return false
 	}

@@ -28,19 +28,18 @@ func stepContext(ctx context.Context, h *head) (context.Context, *graphrun.Emitt
 	return graphrun.WithEmitter(graphrun.WithStepInfo(ctx, stepInfo(h)))
 }
 
-// emittedRows returns rows with the custom rows of the events the outcome carries in front:
-// the handlers emitted them before their step completed. They belong to the node of the
-// step's first row.
-func emittedRows(rows []histRow, o *stepOutcome) []histRow {
-	if len(o.emitted) == 0 {
+// emittedRows returns rows with the custom rows of evs, the events a step's handlers emitted,
+// in front: the handlers emitted them before their step completed. They belong to the node
+// of the step's first row (node when it has none).
+func emittedRows(rows []histRow, evs []graphrun.EmittedEvent, node string) []histRow {
+	if len(evs) == 0 {
 		return rows
 	}
-	node := o.node
 	if len(rows) > 0 {
 		node = rows[0].node
 	}
-	out := make([]histRow, 0, len(o.emitted)+len(rows))
-	for _, ev := range o.emitted {
+	out := make([]histRow, 0, len(evs)+len(rows))
+	for _, ev := range evs {
 		out = append(out, histRow{typ: HistoryCustom, name: ev.Name, node: node,
 			data: jsonObject("name", jstr(ev.Name), "data", string(ev.Data))})
 	}

@@ -59,7 +59,7 @@ func dedupKey(gen int64, key string) string {
 // process that does not have the run's version cannot check it and stores nothing: a
 // *VersionUnavailableError, to be sent again (during a rolling deploy, to an instance that
 // has the version). The events of an internal graph (durable.Registry.RegisterInternal),
-// which the app raises itself, are stored unchecked there. An event stored all the same without its check (by an older release) is
+// which the app raises itself, are stored unchecked there. An event stored all the same without its check (by a process whose registration of the version checks no event) is
 // checked when the run's wait takes it up: one that fails is consumed and recorded as
 // refused (HistoryEventRefused), and the run keeps waiting.
 //
@@ -252,6 +252,13 @@ func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) erro
 		}
 		return &VersionUnavailableError{Graph: h.graph, Version: h.version, Hash: h.hash}
 	}
+	return checkGraphEvent(g, h, event, payload)
+}
+
+// checkGraphEvent checks an event against g, the graph of h's run. Errors: *UnknownEventError,
+// *durable.EventPayloadError.
+func checkGraphEvent(g durable.Graph, h *head, event string, payload json.RawMessage) error {
+	var err error
 	if c, ok := graphrun.Of(g).(graphrun.EventChecker); ok {
 		err = c.CheckEvent(event, payload)
 	} else if !slices.Contains(g.Manifest().EventHandlerNames, event) {

@@ -50,7 +50,7 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 		if h.status != StatusPending && !takes {
 			return h, nil, nil
 		}
-		o := &stepOutcome{kind: outBegin}
+		o := &begun{}
 		var hd *hold
 		if takes {
 			hd = &hold{id: newWriteID(), runID: h.runID}
@@ -61,7 +61,8 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 					"deaths", deaths, "max_step_starts", e.opts.MaxStepStarts)
 			}
 		}
-		n, err := e.commit(ctx, h, o)
+		var out outcome = o
+		n, err := e.commit(ctx, h, &out)
 		var restep *restepError
 		switch {
 		case errors.As(err, &restep):
@@ -87,6 +88,40 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 		return n, hd, nil
 	}
 	return nil, nil, fmt.Errorf("begin step run=%s step=%d: head keeps changing: %w", h.runID, h.step+1, ErrConflict)
+}
+
+// begun is the start of a step (begin): a Pending run turns Running, and/or the start takes
+// the step's hold.
+type begun struct {
+	// hold is the hold this start takes ("" for none), holdUntil the end of its lease in unix
+	// nanos, deaths the deaths its judgement of the head's hold added (the kill limit,
+	// workitem.go).
+	hold      string
+	holdUntil int64
+	deaths    int64
+}
+
+func (o *begun) stepNode() string { return "" }
+
+func (o *begun) apply(c *commitBuilder) {
+	n, base := c.n, c.base
+	n.restarts = base.restarts + o.deaths
+	n.holder, n.holdUntil = o.hold, o.holdUntil
+	if base.status == StatusPending {
+		// Durable Functions sets the custom status before the first activity: from here on
+		// the run reads Running with the entrypoint as current_node.
+		n.status = StatusRunning
+		n.custom = customStatus(base, base.node)
+	}
+}
+
+// rebase has the caller judge the fresh head again when another start judged the step's
+// hold first, or its holder released it (the kill limit, workitem.go).
+func (o *begun) rebase(_ context.Context, _ *Engine, base, fresh *head) error {
+	if fresh.holder != base.holder || fresh.restarts != base.restarts {
+		return &restepError{fresh: fresh}
+	}
+	return nil
 }
 
 // maxBookedHolds bounds the ended holds a holdBook remembers.

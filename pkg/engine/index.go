@@ -29,12 +29,6 @@ import (
 // with the same lifecycle (group.go, owner.go); every row of such a run carries its Group and
 // Owner.
 //
-// Rows written before the index was sharded live in the legacy partitions "~runs",
-// "~graph~<name>", "~active" and "~active~<name>", without Hash and Version. A listing
-// reads them as one more shard, and a run whose head has no IndexShards property (it was
-// started by that release) keeps its status updated there; nothing migrates them. Once no
-// such run is left they cost one empty query per listing page.
-//
 // A Pending or Running filter reads the active partitions, which hold only unfinished runs,
 // so its cost follows the runs in flight, not every run ever kept.
 //
@@ -81,8 +75,8 @@ const (
 	iHash, iVersion, iGroup                 = "Hash", "Version", "Group"
 )
 
-// pIndexShards is the head property naming the shard count of the run's index rows; heads
-// without it were indexed in the legacy, unsharded partitions.
+// pIndexShards is the head property naming the shard count of the run's index rows
+// (indexShards, set by every start).
 const pIndexShards = "IndexShards"
 
 // indexTime is the precision Azure Table keeps for a DateTime.
@@ -127,11 +121,10 @@ type indexRef struct {
 	runID, graph, rowKey string
 	group                string // "" for none
 	owner                string // "" for none
-	legacy               bool   // the unsharded partitions of an earlier release
 }
 
 func (h *head) indexRef() indexRef {
-	return indexRef{runID: h.runID, graph: h.graph, group: h.group, owner: h.owner, rowKey: indexRowKey(h.created, h.runID), legacy: h.indexShards == 0}
+	return indexRef{runID: h.runID, graph: h.graph, group: h.group, owner: h.owner, rowKey: indexRowKey(h.created, h.runID)}
 }
 
 // indexRow is the key of one index row.
@@ -169,11 +162,8 @@ func (r indexRef) removal() []indexRow {
 	return append(out, active[0], all[0])
 }
 
-// shardPrefix returns the partition prefix of family in shard s; s < 0 is the legacy one.
+// shardPrefix returns the partition prefix of family in shard s.
 func shardPrefix(family string, s int) string {
-	if s < 0 {
-		return family
-	}
 	return family + "-" + strconv.Itoa(s)
 }
 
@@ -197,10 +187,7 @@ func flipRowKey(rk string) string {
 
 // partitions returns the run's partitions of all runs and of its graph, then its active ones.
 func (r indexRef) partitions() (all, active [2]string) {
-	s := -1
-	if !r.legacy {
-		s = indexShard(r.runID)
-	}
+	s := indexShard(r.runID)
 	runs, graphs, act := shardPrefix(indexAllPrefix, s), shardPrefix(indexGraphPrefix, s), shardPrefix(indexActivePrefix, s)
 	return [2]string{runs, graphPartition(graphs, r.graph)}, [2]string{act, graphPartition(act, r.graph)}
 }
@@ -298,7 +285,7 @@ func (e *Engine) indexDelete(ctx context.Context, ref indexRef) error {
 // rows when the run that replaced it was created in the same 100 ns (a clock that stood
 // still, or went back) and shares their keys.
 func (e *Engine) indexDeleteExcept(ctx context.Context, ref, keep indexRef) error {
-	if ref.rowKey != keep.rowKey || ref.legacy != keep.legacy {
+	if ref.rowKey != keep.rowKey {
 		return e.indexDelete(ctx, ref)
 	}
 	kept := map[indexRow]bool{}
@@ -328,9 +315,8 @@ func (e *Engine) unindex(ctx context.Context, ref indexRef, why string) {
 // dropOrphan settles an index row a listing or the repair pass took whose head is missing or is
 // another generation: once the row is RepairAfter old by the store's time (clk), it fences the
 // start that wrote the row and removes its rows (settleStart, fence.go). Until then the start
-// may still be storing its head, and the row is left alone. A row of an earlier release names
-// no nonce to fence by: it is removed once old. Best effort: a failure leaves the row to the
-// next reader.
+// may still be storing its head, and the row is left alone. Best effort: a failure leaves the
+// row to the next reader.
 func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock) {
 	p := row.ent.Properties
 	old, err := clk.older(ctx, row.ent.Timestamp, e.opts.RepairAfter)
@@ -340,14 +326,9 @@ func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock)
 	if !old {
 		return
 	}
-	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey(), legacy: row.legacy},
+	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey()},
 		nonce: str(p, iNonce)}
-	settled := true
-	if s.nonce == "" {
-		err = e.indexDelete(context.WithoutCancel(ctx), s.ref)
-	} else {
-		settled, err = e.settleStart(ctx, s)
-	}
+	settled, err := e.settleStart(ctx, s)
 	if err != nil {
 		e.log.Warn("index: remove the rows of a start that never stored its head, or of a replaced or purged run", "run_id", s.ref.runID, "error", err.Error())
 		return

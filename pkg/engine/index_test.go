@@ -94,7 +94,7 @@ func TestEngine_ListRuns_ReplacedAndPurgedRuns(t *testing.T) {
 }
 
 // indexRows counts the rows of the index partitions whose key starts with prefix, in every
-// shard and the legacy partitions.
+// shard.
 func indexRows(t *testing.T, r *rig, prefix string) int {
 	t.Helper()
 	return countRows(t, r, func(ent engine.Entity) bool {

@@ -12,22 +12,20 @@ import (
 	"sync"
 )
 
-// A listing reads the shards of one index family (index.go) — indexShards partitions and
-// the legacy one — and merges them newest first: every shard is read in row-key order, a
-// page takes the smallest row key among the shards' next rows until it holds Limit rows,
-// and the continuation token records, per shard, the row key of the last row taken from it
-// (or that the shard is exhausted). A shard is fetched a few rows more than its fair share
-// of a page at a time (listFetch), and again only when the merge empties its buffer, so a
-// page of N runs costs indexShards + 1 partition queries in the common case (fewer once
-// shards are exhausted), plus N head reads. An owner's listing (owner.go) and a group's
+// A listing reads the indexShards partitions of one index family (index.go) and merges them
+// newest first: every shard is read in row-key order, a page takes the smallest row key among
+// the shards' next rows until it holds Limit rows, and the continuation token records, per
+// shard, the row key of the last row taken from it (or that the shard is exhausted). A shard
+// is fetched a few rows more than its fair share of a page at a time (listFetch), and again
+// only when the merge empties its buffer, so a page of N runs costs indexShards partition
+// queries in the common case (fewer once shards are exhausted), plus N head reads. An owner's listing (owner.go) and a group's
 // (group.go) have one cursor, fetched a row more than the page holds (singleFetch), so that a
 // page that takes the last row knows it and carries no token: one query per page, plus N head
 // reads.
 
 // listCursor is one shard of a listing and where it stands.
 type listCursor struct {
-	q      Query // the shard's query, fixed for one call (a store continuation needs it)
-	legacy bool  // the unsharded partition of an earlier release
+	q Query // the shard's query, fixed for one call (a store continuation needs it)
 	// oldestFirst: a group's partition of unfinished runs, whose row keys are flipped
 	// (group.go)
 	oldestFirst bool
@@ -97,8 +95,7 @@ func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
 	return cs, nil
 }
 
-// shardCursors returns the cursors of the indexShards partitions of q's family and of its
-// legacy partition.
+// shardCursors returns the cursors of the indexShards partitions of q's family.
 func shardCursors(q RunQuery, limit int) []*listCursor {
 	family := indexAllPrefix
 	if q.unfinished() {
@@ -111,22 +108,18 @@ func shardCursors(q RunQuery, limit int) []*listCursor {
 	if q.Status != "" && !q.unfinished() {
 		base.Where = append(base.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
 	}
-	cs := make([]*listCursor, indexShards+1)
-	for i := range cs {
-		s := i
-		if i == indexShards {
-			s = -1 // the legacy partitions, read last
-		}
-		c := &listCursor{q: base, legacy: s < 0}
+	cs := make([]*listCursor, indexShards)
+	for s := range cs {
+		c := &listCursor{q: base}
 		c.q.Where = append([]Cond(nil), base.Where...)
 		c.q.PartitionKey = shardPrefix(family, s)
 		if q.GraphName != "" {
 			c.q.PartitionKey = graphPartition(c.q.PartitionKey, q.GraphName)
 		}
-		if q.GraphHash != "" && !c.legacy { // legacy rows carry no hash: filtered by their head
+		if q.GraphHash != "" {
 			c.q.Where = append(c.q.Where, Cond{Property: iHash, Op: CondEq, Value: q.GraphHash})
 		}
-		cs[i] = c
+		cs[s] = c
 	}
 	return cs
 }
@@ -161,7 +154,6 @@ func (c *listCursor) take() Entity {
 // listedRow is an index row taken by a listing, with the shard it came from.
 type listedRow struct {
 	ent         Entity
-	legacy      bool
 	oldestFirst bool // ent's row key is flipped (group.go)
 }
 
@@ -190,7 +182,7 @@ func (e *Engine) mergeShards(ctx context.Context, cs []*listCursor, limit int) (
 		if best == nil {
 			break
 		}
-		rows = append(rows, listedRow{ent: best.take(), legacy: best.legacy, oldestFirst: best.oldestFirst})
+		rows = append(rows, listedRow{ent: best.take(), oldestFirst: best.oldestFirst})
 	}
 	return rows, encodeListToken(cs), nil
 }
@@ -326,8 +318,7 @@ func (e *Engine) indexedHead(ctx context.Context, row listedRow, clk *storeClock
 	if err != nil {
 		return nil, false, err
 	}
-	if nonce := str(p, iNonce); nonce != "" && h.nonce != nonce ||
-		h.gen != i64(p, iGen) || h.indexRef().rowKey != row.rowKey() || h.indexRef().legacy != row.legacy {
+	if str(p, iNonce) != h.nonce || h.gen != i64(p, iGen) || h.indexRef().rowKey != row.rowKey() {
 		e.dropOrphan(ctx, row, clk)
 		return nil, false, nil
 	}
@@ -338,9 +329,8 @@ func (e *Engine) indexedHead(ctx context.Context, row listedRow, clk *storeClock
 }
 
 // UnfinishedByVersion implements VersionCounter: it reads the active index of graph (every
-// shard, and the legacy partition, whose rows carry no hash: their heads are read) and counts
-// its rows per graph hash, in hash order. Cost: one query per 1,000 unfinished runs and
-// shard, no head read for the sharded rows. A run a crash kept from leaving the active index
+// shard) and counts its rows per graph hash, in hash order. Cost: one query per 1,000
+// unfinished runs and shard, no head read. A run a crash kept from leaving the active index
 // after it finished, or the rows of a start that failed, count until a listing of the
 // unfinished runs (Status Pending or Running) or the repair pass's walk of the active index
 // repairs them: the count may be high, never low.
@@ -349,7 +339,6 @@ func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]Versi
 		return []VersionCount{}, nil
 	}
 	byHash := map[string]*VersionCount{}
-	clk := e.newStoreClock()
 	count := func(hash, version string) {
 		c := byHash[hash]
 		if c == nil {
@@ -358,7 +347,7 @@ func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]Versi
 		}
 		c.Unfinished++
 	}
-	for s := -1; s < indexShards; s++ {
+	for s := range indexShards {
 		q := Query{PartitionKey: graphPartition(shardPrefix(indexActivePrefix, s), graph), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo}
 		for {
 			page, err := e.store.Query(ctx, q)
@@ -366,17 +355,7 @@ func (e *Engine) UnfinishedByVersion(ctx context.Context, graph string) ([]Versi
 				return nil, fmt.Errorf("count unfinished runs of graph %s: %w", graph, err)
 			}
 			for _, ent := range page.Entities {
-				if s >= 0 {
-					count(str(ent.Properties, iHash), str(ent.Properties, iVersion))
-					continue
-				}
-				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true}, clk)
-				if err != nil {
-					return nil, fmt.Errorf("count unfinished runs of graph %s: %w", graph, err)
-				}
-				if current && h.active() {
-					count(h.hash, h.version)
-				}
+				count(str(ent.Properties, iHash), str(ent.Properties, iVersion))
 			}
 			if q.Continuation = page.Continuation; q.Continuation == "" {
 				break

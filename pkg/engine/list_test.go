@@ -166,22 +166,15 @@ func TestEngine_ListRuns_StorageOpsAcrossShards(t *testing.T) {
 	if len(page.Runs) != 10 || page.ContinuationToken == "" {
 		t.Fatalf("first page: %d runs, token %q", len(page.Runs), page.ContinuationToken)
 	}
-	if q, g := r.counts.Queries.Load(), r.counts.Gets.Load(); q != 9 || g != 10 {
-		t.Errorf("first page of 10: %d queries and %d head reads, want 9 (8 shards + legacy) and 10", q, g)
+	if q, g := r.counts.Queries.Load(), r.counts.Gets.Load(); q != 8 || g != 10 {
+		t.Errorf("first page of 10: %d queries and %d head reads, want 8 (one per shard) and 10", q, g)
 	}
-	if perPartition["~runs"] != 1 {
-		t.Errorf("legacy partition read %d times, want once", perPartition["~runs"])
-	}
-	// The legacy partition is empty: the token marks it done and no later page reads it.
 	for tok := page.ContinuationToken; tok != ""; {
 		page, err := r.e.ListRuns(t.Context(), engine.RunQuery{Limit: 10, ContinuationToken: tok})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tok = page.ContinuationToken
-	}
-	if perPartition["~runs"] != 1 {
-		t.Errorf("legacy partition read %d times over all pages, want once", perPartition["~runs"])
 	}
 	for pk, n := range perPartition {
 		if !strings.HasPrefix(pk, "~runs") || n > 8 {
@@ -197,13 +190,13 @@ func TestEngine_ListRuns_MalformedToken_InvalidQuery(t *testing.T) {
 	r := newRig(t, engine.Options{}, false)
 	r.start(t, "data_pipeline", "x", `{"source_url":"u"}`)
 	enc := base64.RawURLEncoding.EncodeToString
-	nine := func(p string) string {
-		return `["","","","","","","","",` + p + `]`
+	eight := func(p string) string {
+		return `["","","","","","","",` + p + `]`
 	}
 	r.counts.Reset()
 	for _, tok := range []string{
-		"not base64!", enc([]byte("not json")), enc([]byte(`["",""]`)), enc([]byte(nine(`"rowkey"`))),
-		enc([]byte(nine(`"0000000000000000001_a/b"`))), enc([]byte(nine(`5`))), enc([]byte(`{"a":1}`)),
+		"not base64!", enc([]byte("not json")), enc([]byte(`["",""]`)), enc([]byte(eight(`"rowkey"`))),
+		enc([]byte(eight(`"0000000000000000001_a/b"`))), enc([]byte(eight(`5`))), enc([]byte(`{"a":1}`)),
 	} {
 		for _, q := range []engine.RunQuery{{ContinuationToken: tok}, {GraphName: "a/b", ContinuationToken: tok}} {
 			if _, err := r.e.ListRuns(t.Context(), q); !errors.Is(err, engine.ErrInvalidQuery) {
@@ -214,7 +207,7 @@ func TestEngine_ListRuns_MalformedToken_InvalidQuery(t *testing.T) {
 	if n := r.counts.Table(); n != 0 {
 		t.Errorf("%d table operations for malformed tokens", n)
 	}
-	if _, err := r.e.ListRuns(t.Context(), engine.RunQuery{ContinuationToken: enc([]byte(nine(`"~"`)))}); err != nil {
+	if _, err := r.e.ListRuns(t.Context(), engine.RunQuery{ContinuationToken: enc([]byte(eight(`"~"`)))}); err != nil {
 		t.Errorf("a well-formed token: %v", err)
 	}
 }
@@ -233,8 +226,8 @@ func FuzzEngine_ListRuns_Token(f *testing.F) {
 	}
 	enc := base64.RawURLEncoding.EncodeToString
 	f.Add(page.ContinuationToken)
-	f.Add(enc([]byte(`["","","","","","","","","~"]`)))
-	f.Add(enc([]byte(`["9223372036854775807_x","","","","","","","","~"]`)))
+	f.Add(enc([]byte(`["","","","","","","","~"]`)))
+	f.Add(enc([]byte(`["9223372036854775807_x","","","","","","","~"]`)))
 	f.Add("garbage")
 	f.Fuzz(func(t *testing.T, tok string) {
 		before := r.counts.Table()

@@ -48,48 +48,71 @@ func nodePolicy(g durable.Graph, node string) durable.NodePolicy {
 	return durable.NodePolicy{}
 }
 
-// retryPolicy returns the retry policy of node of graph in g: the node's own
-// (durable.WithRetry) over the graph's (GraphPolicy.Retry).
-func (e *Engine) retryPolicy(g durable.Graph, graph, node string) RetryPolicy {
-	if p := nodePolicy(g, node).Retry; p != nil {
-		return *p
-	}
-	return e.policy(graph).Retry
-}
-
-// nodeFailed returns the outcome of a visit of h whose node handler failed with err: a retry,
-// the node's failure route, or the run's failure.
-func (e *Engine) nodeFailed(g durable.Graph, h *head, pol durable.NodePolicy, err error) stepOutcome {
+// nodeFailed returns the outcome of a visit of h whose node handler failed with err (pol is
+// the node's policy): a retry, the node's failure route, or the run's failure.
+func nodeFailed(sc *stepCtx, h *head, pol durable.NodePolicy, err error) outcome {
 	var herr *durable.HandlerError
 	handlerFailed := errors.As(err, &herr)
 	if handlerFailed && !durable.IsNonRetryable(err) {
-		if retry := e.retryPolicy(g, h.graph, h.node); h.attempt+1 < int64(retry.MaxAttempts) {
-			return stepOutcome{kind: outRetry, node: h.node, retryDelay: backoff(retry, h.attempt+2), retryCause: err.Error()}
+		if retry := sc.retry(pol); h.attempt+1 < int64(retry.MaxAttempts) {
+			return &retryScheduled{node: h.node, delay: backoff(retry, h.attempt+2), cause: err.Error()}
 		}
 	}
 	if handlerFailed && pol.FailureNode != "" {
-		return stepOutcome{kind: outFailureRoute, node: h.node, failureNode: pol.FailureNode, failureErr: err.Error()}
+		return &failureRouted{node: h.node, to: pol.FailureNode, err: err.Error()}
 	}
 	o := failure("execute_node", ExecuteNodeName, err.Error())
 	o.node = h.node
 	return o
 }
 
-// failureRouted applies to n (built from base) an outFailureRoute outcome: the step is done,
-// the run continues at the failure node, which will see the failure. It returns the step's
-// history row.
-func failureRouted(n, base *head, o *stepOutcome) histRow {
+// retryScheduled is a visit whose node failed and will be retried after a back-off.
+type retryScheduled struct {
+	node  string
+	delay time.Duration
+	cause string
+}
+
+func (o *retryScheduled) stepNode() string { return o.node }
+
+func (o *retryScheduled) apply(c *commitBuilder) {
+	n := c.n
+	n.attempt++
+	n.notBefore = c.now.Add(o.delay).UnixNano()
+	n.runnable = true
+	c.row(HistoryNodeRetryScheduled, ExecuteNodeName, o.node,
+		jsonObject("attempt", itoa(n.attempt+1), "delay_ms", itoa(o.delay.Milliseconds()), "error", jstr(o.cause)))
+}
+
+// rebase drops the retry when another writer scheduled the step's attempt meanwhile.
+func (o *retryScheduled) rebase(_ context.Context, _ *Engine, base, fresh *head) error {
+	if fresh.attempt != base.attempt {
+		return errDropped
+	}
+	return nil
+}
+
+// failureRouted is a node that failed for good (or a fan-out's branch that did) and whose
+// failure route the run takes: the step is done, the run continues at the failure node to,
+// which will see the failure.
+type failureRouted struct {
+	node, to, err string
+}
+
+func (o *failureRouted) stepNode() string { return o.node }
+
+func (o *failureRouted) apply(c *commitBuilder) {
+	n := c.n
 	n.step++
 	n.visits++
 	n.timedOut = ""
 	n.attempt, n.notBefore = 0, 0
 	n.status = StatusRunning
-	n.node = o.failureNode
-	n.failure = nodeFailureJSON(o.node, o.failureErr)
-	n.custom = customStatus(base, o.failureNode)
+	n.node = o.to
+	n.failure = nodeFailureJSON(o.node, o.err)
+	n.custom = customStatus(c.base, o.to)
 	n.runnable = true
-	return histRow{typ: HistoryNodeFailed, name: ExecuteNodeName, node: o.node,
-		data: jsonObject("error", jstr(o.failureErr), "failure_node", jstr(o.failureNode))}
+	c.row(HistoryNodeFailed, ExecuteNodeName, o.node, jsonObject("error", jstr(o.err), "failure_node", jstr(o.to)))
 }
 
 // nodeFailureJSON returns the head's record of node failing with msg (msg cut to

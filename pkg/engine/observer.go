@@ -121,7 +121,7 @@ func newObserver(o Observer, log *slog.Logger) observer {
 }
 
 // endNop is the step end of an engine nobody observes.
-func endNop(*head, *stepOutcome) {}
+func endNop(*head, outcome) {}
 
 func (o observer) guard(hook string, ev *RunEvent) {
 	if p := recover(); p != nil {
@@ -178,33 +178,36 @@ func (e *Engine) observeRunStarted(ctx context.Context, h *head) string {
 
 // observeStepStarted observes the start of the next step of h; the returned end observes its
 // outcome (n is the committed head, nil when the commit was dropped or failed).
-func (e *Engine) observeStepStarted(ctx context.Context, h *head) (context.Context, func(n *head, o *stepOutcome)) {
+func (e *Engine) observeStepStarted(ctx context.Context, h *head) (context.Context, func(n *head, o outcome)) {
 	if e.obs.nop {
 		return ctx, endNop
 	}
 	ev := headEvent("", h)
 	ev.Step = h.step + 1
 	ctx = e.obs.ctxCall("step_started", ctx, ev, e.obs.obs.StepStarted)
-	return ctx, func(n *head, o *stepOutcome) {
+	return ctx, func(n *head, o outcome) {
 		ev := ev
+		retry, _ := o.(*retryScheduled)
+		applied, _ := o.(*eventApplied)
 		switch {
 		case n == nil || o == nil:
 			ev.Kind = ObservedStepDropped
 		case n.status == StatusCompleted:
 			ev.Kind = ObservedCompleted
 		case n.status == StatusFailed:
-			ev.Kind, ev.Failure = ObservedFailed, o.failMsg
-		case o.kind == outRetry:
-			ev.Kind, ev.Failure, ev.Delay = ObservedRetried, o.retryCause, o.retryDelay
-		case o.kind == outEvent:
-			ev.Kind, ev.Event = ObservedEventApplied, o.event
+			ev.Kind = ObservedFailed
+			ev.Failure, _ = failureText(o)
+		case retry != nil:
+			ev.Kind, ev.Failure, ev.Delay = ObservedRetried, retry.cause, retry.delay
+		case applied != nil:
+			ev.Kind, ev.Event = ObservedEventApplied, applied.event
 		case n.waiting != "" && !n.runnable:
 			ev.Kind, ev.Event = ObservedWaiting, n.waiting
 		default:
 			ev.Kind = ObservedStepCommitted
 		}
-		if o != nil && o.node != "" {
-			ev.Node = o.node
+		if o != nil && o.stepNode() != "" {
+			ev.Node = o.stepNode()
 		}
 		e.obs.call("step_ended", ctx, ev, e.obs.obs.StepEnded)
 	}

@@ -36,10 +36,6 @@ import (
 // it finishes, two deletes more when it is purged or replaced; nothing for a run without an
 // owner. The rows follow the rules of the other index rows: written before the head, their
 // status after the finishing commit, repaired or removed by listings and the repair pass.
-//
-// Runs started before the engine kept this index have no owner rows (their heads have no
-// Owner property): an owner's listing does not show them; a listing without Owner does, as
-// before. Nothing migrates them (docs/storage.md, "The run index").
 const (
 	ownerPrefix       = "~owner~"
 	ownerActivePrefix = "~oactive~"

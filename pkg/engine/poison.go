@@ -80,13 +80,13 @@ func (e *Engine) rescuePoison(ctx context.Context) (int, error) {
 
 // rescue settles one poison message (see above) and reports whether it dispatched its run.
 func (e *Engine) rescue(ctx context.Context, m Message) (bool, error) {
-	it, err := decodeWorkItem(m.Body)
+	it, br, err := decodeWorkItem(m.Body)
 	if err != nil {
 		e.log.Error("dropping malformed poison work item", "message_id", m.ID, "error", err.Error())
 		return false, nil
 	}
-	if it.Branch != nil {
-		return e.rescueBranch(ctx, it) // branch.go
+	if br != nil {
+		return e.rescueBranch(ctx, *br) // branch_worker.go
 	}
 	h, err := e.getHead(ctx, it.RunID)
 	switch {

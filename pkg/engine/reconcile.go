@@ -12,12 +12,12 @@ import (
 // "active" in the index, where retention, which reads only finished rows, would never purge
 // it. Listings of unfinished runs repair such rows as they meet them; the walk makes sure
 // every one is met without a listing: each pass reads the next activePerPass rows of one
-// active partition ("~active-<s>", then the legacy "~active"), from a cursor kept in the
+// active partition ("~active-<s>", one shard after the other), from a cursor kept in the
 // store, reads their heads (at most sweepParallel at a time) and records the status of the
 // finished ones; a row whose head is missing or another generation is settled as a listing
 // settles it (dropOrphan: once RepairAfter old by the store's time, fenced first). The
 // cursor moves to the next partition at the end of one, so a walk of the whole index takes
-// (active runs / activePerPass) + indexShards + 1 passes, whatever the number of finished
+// (active runs / activePerPass) + indexShards passes, whatever the number of finished
 // runs.
 //
 // Cost per pass: 1 T cursor read, 1 T query (a few when the store returns empty pages), up
@@ -26,8 +26,8 @@ import (
 // activePerPass bounds the active index rows one repair pass reads.
 const activePerPass = 64
 
-// The walk's cursor: a row of the repair partition with the shard it reads (indexShards:
-// the legacy partition) and the row key it has read up to ("": from the start).
+// The walk's cursor: a row of the repair partition with the shard it reads and the row key it
+// has read up to ("": from the start).
 const (
 	activeCursorRow            = "0active"
 	pCursorShard, pCursorAfter = "Shard", "After"
@@ -39,11 +39,7 @@ func (e *Engine) reconcileActive(ctx context.Context, pass *sweepPass) error {
 	if err != nil {
 		return err
 	}
-	s := shard
-	if s == indexShards {
-		s = -1 // the legacy partition
-	}
-	q := Query{PartitionKey: shardPrefix(indexActivePrefix, s), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: activePerPass}
+	q := Query{PartitionKey: shardPrefix(indexActivePrefix, shard), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: activePerPass}
 	if after != "" {
 		q.Where = []Cond{{Property: "RowKey", Op: CondGt, Value: after}}
 	}
@@ -59,7 +55,7 @@ func (e *Engine) reconcileActive(ctx context.Context, pass *sweepPass) error {
 	}
 	rows := page.Entities
 	n, errs := pass.each(len(rows), func(i int) error {
-		if _, _, err := e.indexedHead(ctx, listedRow{ent: rows[i], legacy: s < 0}, pass.clock); err != nil {
+		if _, _, err := e.indexedHead(ctx, listedRow{ent: rows[i]}, pass.clock); err != nil {
 			return fmt.Errorf("walk the active index: %w", err)
 		}
 		return nil
@@ -68,10 +64,10 @@ func (e *Engine) reconcileActive(ctx context.Context, pass *sweepPass) error {
 	case n > 0:
 		after = rows[n-1].RowKey
 		if n == len(rows) && page.Continuation == "" {
-			shard, after = (shard+1)%(indexShards+1), ""
+			shard, after = (shard+1)%indexShards, ""
 		}
 	case page.Continuation == "":
-		shard, after = (shard+1)%(indexShards+1), ""
+		shard, after = (shard+1)%indexShards, ""
 	}
 	if err := e.saveActiveCursor(ctx, shard, after); err != nil {
 		errs = append(errs, err)
@@ -89,7 +85,7 @@ func (e *Engine) activeCursor(ctx context.Context) (shard int, after string, err
 		return 0, "", fmt.Errorf("read the active index cursor: %w", err)
 	}
 	shard, after = int(i64(ent.Properties, pCursorShard)), str(ent.Properties, pCursorAfter)
-	if shard < 0 || shard > indexShards || after != "" && !validIndexRowKey(after) {
+	if shard < 0 || shard >= indexShards || after != "" && !validIndexRowKey(after) {
 		return 0, "", nil // not a cursor this code wrote: start over
 	}
 	return shard, after, nil

@@ -31,7 +31,7 @@ func TestEngine_FailedStatusMerge_RepairPassRecordsItAndRetentionPurges(t *testi
 		t.Fatalf("%d index rows, want all 4 left active", n)
 	}
 	clk.advance(48 * time.Hour)
-	// One round of the walk: every shard and the legacy partition.
+	// One round of the walk (every shard), and one pass more.
 	for range 9 {
 		if _, err := r.e.Sweep(t.Context()); err != nil {
 			t.Fatal(err)

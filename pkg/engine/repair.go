@@ -335,7 +335,7 @@ func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatch
 			}
 			dispatched = true
 		}
-	case s.ref.rowKey != "" && s.nonce != "" && !stored: // a row of an earlier release names neither
+	case !stored:
 		settled, err := e.settleStart(ctx, s)
 		if err != nil || !settled {
 			return false, false, err

@@ -28,8 +28,7 @@ import (
 // is meant for the in-memory backend). With both, a run is purged past either limit: the
 // newest MaxRuns are kept only while they are younger than MaxAge. Each pass purges at most
 // PerPass runs, and starts no purge past the repair pass's time budget; the rest wait for the
-// next. A purge deletes its payloads with the payload store's bounded parallelism. Rows in the
-// legacy, unsharded index partitions are not considered.
+// next. A purge deletes its payloads with the payload store's bounded parallelism.
 //
 // On a store that accounts its runs to owners (RunAccounts: the in-memory store with a byte
 // budget) the limits apply per owner: each owner keeps its own newest MaxRuns finished runs

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"time"
-
-	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
 // Durable sleeps (durable.Sleep, durable.SleepUntil). A sleep decision commits like a next
@@ -18,17 +16,20 @@ import (
 // "next_node": "<node>"}.
 const HistorySleepStarted = "sleep_started"
 
-// sleepStarted applies to n (built from base, the step committing the sleep decision d of
-// node at now) the sleep: the run continues at d.NextNode, not before the wake-up time. It
-// returns the sleep_started row.
-func sleepStarted(n, base *head, node string, d durable.RouteDecision, now time.Time) histRow {
-	until := d.WakeTime(now)
+// slept is a visit whose route sleeps: the run continues at the decision's next node, not
+// before the wake-up time.
+type slept struct{ visited }
+
+func (o *slept) apply(c *commitBuilder) {
+	o.visited.apply(c)
+	n, d := c.n, o.decision
+	until := d.WakeTime(c.now)
 	n.node = d.NextNode
-	n.custom = customStatus(base, d.NextNode)
+	n.custom = customStatus(c.base, d.NextNode)
 	n.runnable = true
-	if until.After(now) {
+	if until.After(c.now) {
 		n.notBefore = until.UnixNano()
 	}
-	return histRow{typ: HistorySleepStarted, name: OrchestratorName, node: node,
-		data: jsonObject("until", jstr(until.UTC().Format(time.RFC3339Nano)), "next_node", jstr(d.NextNode))}
+	c.row(HistorySleepStarted, OrchestratorName, o.node,
+		jsonObject("until", jstr(until.UTC().Format(time.RFC3339Nano)), "next_node", jstr(d.NextNode)))
 }

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-
-	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
 // Events that are never applied.
@@ -35,27 +33,35 @@ type unappliedEvent struct {
 	seq  int64
 }
 
-// finishes reports whether o finishes its run.
-func (o *stepOutcome) finishes() bool {
-	return o.kind == outFail || o.kind == outVisit && o.decision.Action == durable.ActionComplete
+// leftovers are the inbox events a finishing step (finisher) found never applied, how many
+// more the inbox holds, and the InboxSeq of the head they were read for.
+type leftovers struct {
+	evs  []unappliedEvent
+	more int64
+	of   int64
 }
 
-// noteUnapplied fills o's unapplied events for base, the head it is committed on, when o
-// finishes the run: the inbox rows of base's generation, read again only when the inbox
+// noteUnapplied fills the unapplied events of o, when it finishes the run, for base, the head
+// it is committed on: the inbox rows of base's generation, read again only when the inbox
 // changed since the last read (a rebase past raised events).
-func (e *Engine) noteUnapplied(ctx context.Context, base *head, o *stepOutcome) error {
-	if !o.finishes() || base.pending <= 0 {
-		o.unapplied, o.unappliedMore, o.unappliedOf = nil, 0, 0
+func (e *Engine) noteUnapplied(ctx context.Context, base *head, o outcome) error {
+	f, ok := o.(finisher)
+	if !ok {
 		return nil
 	}
-	if o.unappliedOf == base.inboxSeq && o.unapplied != nil {
+	l := f.leftovers()
+	if base.pending <= 0 {
+		*l = leftovers{}
+		return nil
+	}
+	if l.of == base.inboxSeq && l.evs != nil {
 		return nil
 	}
 	evs, more, err := e.inboxEvents(ctx, base)
 	if err != nil {
 		return err
 	}
-	o.unapplied, o.unappliedMore, o.unappliedOf = evs, more, base.inboxSeq
+	*l = leftovers{evs: evs, more: more, of: base.inboxSeq}
 	return nil
 }
 

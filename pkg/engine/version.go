@@ -74,15 +74,13 @@ type UnregisteredVersion struct {
 // finish elsewhere) before those runs can go on. The read is bounded: at most limit rows
 // (spread over the index shards; limit ≤ 0 means 1000), so its cost never follows the
 // number of runs in flight past it, and truncated reports that rows were left unread (the
-// counts are then lower bounds, and a version whose rows were all left out is missed). The
-// rows the index keeps from before it was sharded carry no version: each costs one head read.
+// counts are then lower bounds, and a version whose rows were all left out is missed).
 func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions []UnregisteredVersion, truncated bool, err error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	perShard := max((limit+indexShards)/(indexShards+1), 1)
+	perShard := max(limit/indexShards, 1)
 	byKey := map[[2]string]*UnregisteredVersion{}
-	clk := e.newStoreClock()
 	count := func(graph, version, hash string) {
 		if graph == "" || hash == "" {
 			return
@@ -98,7 +96,7 @@ func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions 
 		}
 		v.Unfinished++
 	}
-	for s := -1; s < indexShards; s++ {
+	for s := range indexShards {
 		q := Query{PartitionKey: shardPrefix(indexActivePrefix, s), RowKeyFrom: indexRowFrom, RowKeyTo: indexRowTo, Limit: min(perShard, 1000)}
 		for read := 0; ; {
 			page, err := e.store.Query(ctx, q)
@@ -106,17 +104,7 @@ func (e *Engine) UnregisteredVersions(ctx context.Context, limit int) (versions 
 				return nil, false, fmt.Errorf("read unregistered versions: %w", err)
 			}
 			for _, ent := range page.Entities {
-				if s >= 0 {
-					count(str(ent.Properties, iGraph), str(ent.Properties, iVersion), str(ent.Properties, iHash))
-					continue
-				}
-				h, current, err := e.indexedHead(ctx, listedRow{ent: ent, legacy: true}, clk)
-				if err != nil {
-					return nil, false, fmt.Errorf("read unregistered versions: %w", err)
-				}
-				if current && h.active() {
-					count(h.graph, h.version, h.hash)
-				}
+				count(str(ent.Properties, iGraph), str(ent.Properties, iVersion), str(ent.Properties, iHash))
 			}
 			read += len(page.Entities)
 			if page.Continuation == "" {

@@ -1,22 +1,20 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
 
-// workItem is the queue message of the engine, JSON-encoded:
+// workItem is the queue message of a run's step, JSON-encoded:
 //
 //	{"v":1,"run_id":"<instance id>","gen":<generation>,"step":<step>,"nonce":"<run nonce>"}
 //
 // plus "retry":<n> on a copy re-enqueued after n failed handlings, and "vw":<n> on one put back
 // n times because the run's graph version is not registered (version.go). It asks: "if run_id is
-// still the run with this generation and nonce, at step step, run it". Messages are
+// still the run with this generation and nonce, at step step, run it". A fan-out's branch has
+// its own message, these members and its branch's (branchWork, branch_worker.go). Messages are
 // enqueued as raw JSON; a queue backend whose consumer is the Functions queue trigger
 // base64-encodes them (HandleWorkItem accepts both forms).
 type workItem struct {
@@ -32,14 +30,6 @@ type workItem struct {
 	// VersionWaits counts how often this item was put back because the run's graph version
 	// was not registered (version.go); it sets the back-off.
 	VersionWaits int64 `json:"vw,omitempty"`
-	// Branch is the index of the fan-out branch the item runs (branch.go); nil for a run's
-	// step. BranchAttempt counts its failed attempts, BranchNode and BranchItem are its node
-	// and item, BranchRescues counts how often it ran out of deliveries.
-	Branch        *int64  `json:"br,omitempty"`
-	BranchAttempt int64   `json:"ba,omitempty"`
-	BranchNode    string  `json:"bn,omitempty"`
-	BranchItem    rawJSON `json:"bi,omitempty"`
-	BranchRescues int64   `json:"bk,omitempty"`
 }
 
 // errInvalidWorkItem reports a queue message that is not a work item.
@@ -70,22 +60,23 @@ var errInvalidWorkItem = errors.New("engine: invalid work item")
 // step fails its run once it was started MaxStepStarts times without completing. See the
 // kill limit below.
 func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount int64) error {
-	it, err := decodeWorkItem(body)
+	it, br, err := decodeWorkItem(body)
 	if err != nil {
 		e.log.Error("dropping malformed work item", "error", err.Error(), "orchestrator", OrchestratorName)
 		return nil
 	}
+	if br != nil {
+		return e.processBranch(e.obs.extract(ctx, br.Trace), *br, dequeueCount) // a fan-out's branch (branch_worker.go)
+	}
 	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }
 
-// process runs a work item: read the head, check the item is current (or adopt the current
-// step, for a redelivery), begin the step (judge the hold a previous start left, take one),
-// then run steps in-process — one commit per step — until the run finishes, waits, backs
-// off, or the step budget is spent (then the run goes back to the queue).
+// process runs a run's work item: read the head, check the item is current (or adopt the
+// current step, for a redelivery), resolve the run's graph version (stepCtx), begin the step
+// (judge the hold a previous start left, take one), then run steps in-process — one commit
+// per step — until the run finishes, waits, backs off, or the step budget is spent (then the
+// run goes back to the queue).
 func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) error {
-	if it.Branch != nil {
-		return e.processBranch(ctx, it, dequeueCount) // a fan-out's branch (branch.go)
-	}
 	h, err := e.getHead(ctx, it.RunID)
 	if errors.Is(err, ErrNotFound) {
 		e.log.Debug("dropping work item of a purged run", "run_id", it.RunID)
@@ -125,7 +116,8 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 			return err
 		}
 	}
-	if _, err := e.reg.Lookup(h.graph, h.hash); err != nil {
+	sc, err := e.stepCtxOf(h)
+	if err != nil {
 		return e.awaitVersion(ctx, h, it) // not this process's version: no user code, no poison count
 	}
 	h, held, err := e.begin(ctx, h, redelivered)
@@ -137,13 +129,7 @@ func (e *Engine) process(ctx context.Context, it workItem, dequeueCount int64) e
 	}
 	deadline := e.clock().Add(e.opts.StepBudget)
 	for {
-		next, more, err := e.runStep(ctx, h)
-		if errors.Is(err, errVersionUnavailable) {
-			if held != nil {
-				e.releaseHold(ctx, held, err)
-			}
-			return e.awaitVersion(ctx, h, it)
-		}
+		next, more, err := e.runStep(ctx, sc, h)
 		if err != nil {
 			if held != nil {
 				e.releaseHold(ctx, held, err) // an error return is not a death
@@ -212,8 +198,9 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 	cause := fmt.Sprintf("step %d (node '%s') was started %d times without completing: its worker died or timed out each time",
 		h.step+1, h.node, starts)
 	e.log.Error("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
-	o := failure("orchestrator", OrchestratorName, cause)
-	o.node = h.node
+	f := failure("orchestrator", OrchestratorName, cause)
+	f.node = h.node
+	var o outcome = f
 	ctx, endStep := e.observeStepStarted(ctx, h)
 	n, err := e.commit(ctx, h, &o)
 	if err != nil {
@@ -223,7 +210,7 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 		}
 		return err
 	}
-	endStep(n, &o) // observed as Failed, like any failing step
+	endStep(n, o) // observed as Failed, like any failing step
 	return nil
 }
 
@@ -283,8 +270,13 @@ func (e *Engine) dispatch(ctx context.Context, h *head, delay time.Duration) err
 
 // dispatchItem enqueues it after delay, as dispatch does.
 func (e *Engine) dispatchItem(ctx context.Context, it workItem, delay time.Duration) error {
+	return e.enqueue(ctx, encodeWorkItem(it), it, delay)
+}
+
+// enqueue puts body, the message of it (or of a branch of it), on the queue after delay.
+func (e *Engine) enqueue(ctx context.Context, body []byte, it workItem, delay time.Duration) error {
 	delay = min(max(delay, 0), maxTimerDelay)
-	if err := e.queue.Enqueue(ctx, encodeWorkItem(it), delay); err != nil {
+	if err := e.queue.Enqueue(ctx, body, delay); err != nil {
 		return fmt.Errorf("dispatch run=%s step=%d: %w", it.RunID, it.Step, err)
 	}
 	if delay <= 0 {
@@ -306,123 +298,4 @@ func (e *Engine) wake() {
 // itemOf returns the work item of h's next step.
 func itemOf(h *head) workItem {
 	return workItem{V: 1, RunID: h.runID, Gen: h.gen, Step: h.step, Nonce: h.nonce, Trace: h.trace}
-}
-
-// encodeWorkItem returns the JSON of it.
-func encodeWorkItem(it workItem) []byte {
-	b := make([]byte, 0, 96+len(it.RunID))
-	b = append(b, `{"v":1,"run_id":`...)
-	b = appendJSONString(b, it.RunID)
-	b = append(b, `,"gen":`...)
-	b = append(b, itoa(it.Gen)...)
-	b = append(b, `,"step":`...)
-	b = append(b, itoa(it.Step)...)
-	if it.Nonce != "" {
-		b = append(b, `,"nonce":`...)
-		b = appendJSONString(b, it.Nonce)
-	}
-	if it.Retry > 0 {
-		b = append(b, `,"retry":`...)
-		b = append(b, itoa(it.Retry)...)
-	}
-	if it.Trace != "" {
-		b = append(b, `,"tp":`...)
-		b = appendJSONString(b, it.Trace)
-	}
-	if it.VersionWaits > 0 {
-		b = append(b, `,"vw":`...)
-		b = append(b, itoa(it.VersionWaits)...)
-	}
-	if it.Branch != nil {
-		b = appendBranchFields(b, it)
-	}
-	return append(b, '}')
-}
-
-// decodeWorkItem decodes a work item, raw JSON or its base64 form. Errors: errInvalidWorkItem.
-func decodeWorkItem(body []byte) (workItem, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] != '{' {
-		dec, err := base64.StdEncoding.DecodeString(string(body))
-		if err != nil {
-			return workItem{}, fmt.Errorf("%w: neither JSON nor base64", errInvalidWorkItem)
-		}
-		body = bytes.TrimSpace(dec)
-	}
-	var it workItem
-	if !parseWorkItem(body, &it) {
-		if err := json.Unmarshal(body, &it); err != nil {
-			return workItem{}, fmt.Errorf("%w: %v", errInvalidWorkItem, err)
-		}
-	}
-	if it.V != 1 || !storableInstanceID(it.RunID) || it.Gen < 1 || it.Step < 0 || it.Retry < 0 || it.VersionWaits < 0 || !validBranchFields(it) {
-		return workItem{}, fmt.Errorf("%w: version %d, run %q, gen %d, step %d", errInvalidWorkItem, it.V, it.RunID, it.Gen, it.Step)
-	}
-	return it, nil
-}
-
-// parseWorkItem reads body when it has exactly the form encodeWorkItem writes — its keys in
-// that order, strings of printable ASCII without escapes, integers of at most 18 digits —
-// and reports whether it did; any other body (another producer's, one with escapes) is
-// left to encoding/json, which reads these ones the same way. It spares the reflection of
-// json.Unmarshal on the path of every work item.
-func parseWorkItem(body []byte, it *workItem) bool {
-	p := itemParser{b: body}
-	var w workItem
-	if !p.lit(`{"v":1,"run_id":`) {
-		return false
-	}
-	w.V = 1
-	ok := p.str(&w.RunID) && p.lit(`,"gen":`) && p.int(&w.Gen) && p.lit(`,"step":`) && p.int(&w.Step)
-	ok = ok && (!p.lit(`,"nonce":`) || p.str(&w.Nonce))
-	ok = ok && (!p.lit(`,"retry":`) || p.int(&w.Retry))
-	ok = ok && (!p.lit(`,"tp":`) || p.str(&w.Trace))
-	ok = ok && (!p.lit(`,"vw":`) || p.int(&w.VersionWaits))
-	if !ok || !p.lit("}") || len(p.b) != 0 {
-		return false
-	}
-	*it = w
-	return true
-}
-
-// itemParser consumes the front of b.
-type itemParser struct{ b []byte }
-
-// lit consumes s when b starts with it.
-func (p *itemParser) lit(s string) bool {
-	if !bytes.HasPrefix(p.b, []byte(s)) {
-		return false
-	}
-	p.b = p.b[len(s):]
-	return true
-}
-
-// str consumes a JSON string of printable ASCII with no escapes.
-func (p *itemParser) str(dst *string) bool {
-	if len(p.b) == 0 || p.b[0] != '"' {
-		return false
-	}
-	for i := 1; i < len(p.b); i++ {
-		switch c := p.b[i]; {
-		case c == '"':
-			*dst, p.b = string(p.b[1:i]), p.b[i+1:]
-			return true
-		case c < 0x20 || c >= 0x7f || c == '\\':
-			return false
-		}
-	}
-	return false
-}
-
-// int consumes a non-negative JSON integer of at most 18 digits.
-func (p *itemParser) int(dst *int64) bool {
-	n, i := int64(0), 0
-	for ; i < len(p.b) && i < 19 && p.b[i] >= '0' && p.b[i] <= '9'; i++ {
-		n = n*10 + int64(p.b[i]-'0')
-	}
-	if i == 0 || i > 18 || (i > 1 && p.b[0] == '0') {
-		return false
-	}
-	*dst, p.b = n, p.b[i:]
-	return true
 }

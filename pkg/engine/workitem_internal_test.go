@@ -46,13 +46,13 @@ func TestParseWorkItem_SameAsJSON(t *testing.T) {
 
 func TestWorkItem_TraceIsOptional(t *testing.T) {
 	t.Parallel()
-	old, err := decodeWorkItem([]byte(`{"v":1,"run_id":"r","gen":2,"step":3}`))
+	old, _, err := decodeWorkItem([]byte(`{"v":1,"run_id":"r","gen":2,"step":3}`))
 	if err != nil || old.Trace != "" || old.RunID != "r" || old.Gen != 2 || old.Step != 3 {
 		t.Fatalf("old item: %+v, %v", old, err)
 	}
 	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 k=v,x=y"
 	body := encodeWorkItem(workItem{V: 1, RunID: "r", Gen: 2, Step: 3, Trace: tp})
-	it, err := decodeWorkItem(body)
+	it, _, err := decodeWorkItem(body)
 	if err != nil || it.Trace != tp || it.Step != 3 {
 		t.Fatalf("decode(%s) = %+v, %v", body, it, err)
 	}
@@ -65,20 +65,17 @@ func TestWorkItem_TraceIsOptional(t *testing.T) {
 // to them; items with inconsistent branch members are refused.
 func TestWorkItem_BranchMembers(t *testing.T) {
 	t.Parallel()
-	idx := int64(3)
-	want := workItem{V: 1, RunID: "r", Gen: 2, Step: 5, Nonce: "n", Branch: &idx, BranchAttempt: 2, BranchNode: "wörk \"x\"",
-		BranchItem: rawJSON(`{"k":[1,"\u00e9"]}`), BranchRescues: 1}
-	body := encodeWorkItem(want)
-	got, err := decodeWorkItem(body)
-	if err != nil || got.Branch == nil || *got.Branch != 3 {
+	want := branchWork{workItem: workItem{V: 1, RunID: "r", Gen: 2, Step: 5, Nonce: "n"}, Index: 3, Attempt: 2, Node: "wörk \"x\"",
+		Item: rawJSON(`{"k":[1,"\u00e9"]}`), Rescues: 1}
+	body := encodeBranchWork(want)
+	_, got, err := decodeWorkItem(body)
+	if err != nil || got == nil || got.Index != 3 {
 		t.Fatalf("decode(%s) = %+v, %v", body, got, err)
 	}
-	got.Branch, want.Branch = nil, nil
-	if got != want {
-		t.Fatalf("decode(%s) = %+v, want %+v", body, got, want)
+	if *got != want {
+		t.Fatalf("decode(%s) = %+v, want %+v", body, *got, want)
 	}
-	zero := int64(0)
-	first := encodeWorkItem(workItem{V: 1, RunID: "r", Gen: 1, Step: 1, Branch: &zero, BranchNode: "w"})
+	first := encodeBranchWork(branchWork{workItem: workItem{V: 1, RunID: "r", Gen: 1, Step: 1}, Index: 0, Node: "w"})
 	if string(first) != `{"v":1,"run_id":"r","gen":1,"step":1,"br":0,"bn":"w"}` {
 		t.Fatalf("branch 0 = %s", first)
 	}
@@ -90,8 +87,8 @@ func TestWorkItem_BranchMembers(t *testing.T) {
 		`{"v":1,"run_id":"r","gen":1,"step":1,"bn":"w"}`,
 		`{"v":1,"run_id":"r","gen":1,"step":1,"ba":1}`,
 	} {
-		if it, err := decodeWorkItem([]byte(body)); err == nil {
-			t.Errorf("decode(%s) = %+v, want refused", body, it)
+		if it, br, err := decodeWorkItem([]byte(body)); err == nil {
+			t.Errorf("decode(%s) = %+v %+v, want refused", body, it, br)
 		}
 	}
 }

@@ -59,17 +59,10 @@ func InstanceID(tid string) string { return runsapi.ThreadRunID(tid) }
 // threadRun returns thread tid's durable run and its id, or engine.ErrRunNotFound. A run
 // counts as the thread's only when it was started for it (its metadata's thread_id is tid):
 // a thread never adopts a run it did not start, such as one a runs API caller started at the
-// thread's id before ids were reserved. A thread whose run a release before 0.4.0 started at
-// its old hashed id (runsapi.LegacyThreadRunID) finds it there.
+// thread's id before ids were reserved.
 func (a *Assistants) threadRun(ctx context.Context, tid string) (engine.Run, string, error) {
 	id := InstanceID(tid)
 	run, err := a.eng.GetRun(ctx, id)
-	if errors.Is(err, engine.ErrRunNotFound) {
-		if legacy := runsapi.LegacyThreadRunID(tid); legacy != "" {
-			id = legacy
-			run, err = a.eng.GetRun(ctx, id)
-		}
-	}
 	if err != nil {
 		return engine.Run{}, id, err
 	}

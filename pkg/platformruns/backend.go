@@ -111,13 +111,6 @@ func Register(reg *durable.Registry) (*Backend, error) {
 	if err := reg.RegisterInternal(g); err != nil {
 		return nil, fmt.Errorf("register platform runs: %w", err)
 	}
-	v1, err := b.legacyGraph()
-	if err != nil {
-		return nil, err
-	}
-	if err := reg.RegisterInternal(durable.Previous(v1)); err != nil {
-		return nil, fmt.Errorf("register platform runs v1: %w", err)
-	}
 	return b, nil
 }
 

@@ -54,12 +54,6 @@
 // and leaves them out of its listings, so no client can start, signal, cancel or purge a
 // background run behind the platform's checks.
 //
-// Upgrades: GraphName's version "1" (the release before the hand-off: wait_turn → execute)
-// stays registered as durable.Previous, so runs a previous release left pending finish here
-// (straight to execute, one at a time per thread by the thread's lock, in no guaranteed order)
-// instead of parking; they have no group rows, so Get, Join and Cancel find them and List and
-// Active do not.
-//
 // Assistants (NewAssistants) serves the app's durable graphs as platform assistants
 // (platform.DurableAssistants): a thread's durable run is the engine instance
 // InstanceID(thread id), an id the runs API reserves, and only a run started for the thread

@@ -57,12 +57,6 @@ func TestInstanceID_DistinctAndReserved(t *testing.T) {
 		}
 		ids[id] = tid
 	}
-	if got := runsapi.LegacyThreadRunID(weird); got != "thread-"+hexName {
-		t.Errorf("legacy id of %q = %q, want the direct id of %q", weird, got, hexName)
-	}
-	if got := runsapi.LegacyThreadRunID("t1"); got != "" {
-		t.Errorf("legacy id of a direct thread id = %q, want none", got)
-	}
 }
 
 // A run at a thread's id that was not started for that thread (a runs API caller's from before
@@ -103,28 +97,6 @@ func TestAssistants_ForeignRunAtThreadID_NotAdopted(t *testing.T) {
 				t.Errorf("deleting thread %q ended a run not started for it: %+v %v", tid, run.RuntimeStatus, err)
 			}
 		})
-	}
-}
-
-// A thread whose run an older release started at its hashed id ("thread-<hex>") still finds
-// it after the upgrade, and resumes it.
-func TestAssistants_LegacyHashedRun_StillTheThreads(t *testing.T) {
-	e, a := engineAndAssistants(t)
-	ctx := t.Context()
-	tid := "team/alpha"
-	legacy := runsapi.LegacyThreadRunID(tid)
-	if _, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: "support_agent", InstanceID: legacy,
-		Input: json.RawMessage(`{"user_message":"I need legal advice"}`), Metadata: json.RawMessage(`{"thread_id":"team/alpha"}`)}); err != nil {
-		t.Fatal(err)
-	}
-	waitWaiting(t, e, legacy)
-	st, err := a.State(ctx, tid)
-	if err != nil || st.Interrupt == nil || st.Interrupt.Event != "approval" {
-		t.Fatalf("state of the legacy run: %+v %v", st, err)
-	}
-	st, err = a.Run(ctx, platform.DurableRunRequest{ThreadID: tid, Graph: "support_agent", Resume: json.RawMessage(`{"approved":true,"reviewer":"r"}`)})
-	if err != nil || st.Interrupt != nil {
-		t.Fatalf("resume of the legacy run: %+v %v", st, err)
 	}
 }
 

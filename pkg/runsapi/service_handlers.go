@@ -71,7 +71,7 @@ type (
 		ContinuationToken *string            `json:"continuation_token"`
 	}
 	healthBody struct {
-		OK               bool                       `json:"ok"`
+		OK               bool               `json:"ok"`
 		RegisteredGraphs []manifestFragment `json:"registered_graphs"`
 	}
 )

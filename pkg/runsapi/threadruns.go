@@ -34,18 +34,6 @@ func ThreadRunID(tid string) string {
 	return threadRunHashedPrefix + hex.EncodeToString(sum[:16])
 }
 
-// LegacyThreadRunID is the id that releases before 0.4.0 gave the run of a thread whose id
-// cannot follow "thread-" as it is ("thread-<first 32 hex digits of sha256(tid)>"), and ""
-// for any other thread. It can collide with the direct id of the thread named by those hex
-// digits, so a run found there belongs to tid only if it was started for tid.
-func LegacyThreadRunID(tid string) string {
-	if engine.ValidInstanceID(threadRunPrefix + tid) {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(tid))
-	return threadRunPrefix + hex.EncodeToString(sum[:16])
-}
-
 // ReservedInstanceID reports whether id is in the namespace of threads' durable runs
 // ("thread-…" or "thread~…"), which the runs API does not start runs in.
 func ReservedInstanceID(id string) bool {

@@ -26,9 +26,9 @@ import (
 // the pages it came from.
 //
 // Layout: base64url(tokenVersion | the first tokenMACSize bytes of the MAC | engine token).
-// Tokens of an earlier release carried an unkeyed checksum in place of the version and MAC:
-// a token anyone could have minted, so they are refused like any other token the service did
-// not issue (400 continuation_token), and a client starts its listing over without one.
+// A token with an unkeyed checksum in place of the version and MAC is one anyone could have
+// minted: it is refused like any other token the service did not issue (400
+// continuation_token), and a client starts its listing over without one.
 
 // tokenKeyName names the engine's shared key of continuation tokens.
 const tokenKeyName = "runs-api-continuation-token"
@@ -105,7 +105,7 @@ func (s *Service) sealToken(ctx context.Context, scope, inner string) (*string, 
 
 // openToken returns the engine's token inside a client's token tok issued in scope ("" stays
 // ""). Errors: errBadToken (400 continuation_token) for a token the service did not issue in
-// scope, an earlier release's included; the key's storage error.
+// scope; the key's storage error.
 func (s *Service) openToken(ctx context.Context, scope, tok string) (string, error) {
 	if tok == "" {
 		return "", nil

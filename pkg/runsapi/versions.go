@@ -23,8 +23,8 @@ type (
 
 // listVersions serves GET /api/graphs/{graph_name}/versions: every version of the graph this
 // process has registered (the latest first, then the others in registration order) and every
-// other version that still has unfinished runs (in hash order; registered when the registry
-// resolves it, as it does a legacy hash), each with its count of unfinished runs
+// other version that still has unfinished runs (in hash order, not registered), each with its
+// count of unfinished runs
 // (engine.VersionCounter). 404 {"error": "unknown graph '<name>'"} when the
 // name has neither. Under isolation it is the master key's only (403 for another caller):
 // the counts are every identity's.
@@ -54,11 +54,8 @@ func (s *Service) listVersions(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, c := range counts {
 		if _, left := byHash[c.GraphHash]; left {
-			// A legacy hash (durable.GraphManifest.LegacyGraphHash) is no version of its own, yet
-			// its runs run here: registered.
-			_, aliased := s.reg.Lookup(name, c.GraphHash)
 			out.Versions = append(out.Versions, graphVersionBody{GraphHash: c.GraphHash, GraphVersion: c.GraphVersion,
-				Registered: aliased == nil, UnfinishedRuns: c.Unfinished})
+				UnfinishedRuns: c.Unfinished})
 		}
 	}
 	if len(out.Versions) == 0 {

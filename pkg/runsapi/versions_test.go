@@ -1,11 +1,8 @@
 package runsapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 	"github.com/funcgraph/funcgraph/pkg/hosttest"
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
@@ -149,70 +145,4 @@ func jsonHas(t *testing.T, doc, key, want string) bool {
 	}
 	st, _ := m["state"].(map[string]any)
 	return st[key] == want
-}
-
-type legacyNamed struct {
-	Approved bool `json:"approved"`
-}
-
-func legacyAsk(context.Context, legacyNamed) (any, error) { return nil, nil }
-func legacyWait(_ context.Context, s legacyNamed) (any, error) {
-	if s.Approved {
-		return "done", nil
-	}
-	return durable.WaitForEvent("go", "done"), nil
-}
-func legacyDone(context.Context, legacyNamed) (any, error) { return nil, nil }
-
-// legacyNamedGraph builds "named" with default handler names, or with the names releases up
-// to 0.4.0 gave them by default (graphrun.FuncName), as such a release registered it.
-func legacyNamedGraph(t *testing.T, oldNames bool) durable.Graph {
-	t.Helper()
-	name := func(fn any) string {
-		if oldNames {
-			return graphrun.FuncName(fn)
-		}
-		return ""
-	}
-	b := durable.NewManifestBuilder[legacyNamed]("named")
-	b.SetEntrypoint("ask")
-	errs := []error{
-		b.AddNode("ask", legacyAsk, durable.WithHandlerName(name(legacyAsk)), durable.WithRoute(legacyWait), durable.WithRouteName(name(legacyWait))),
-		b.AddNode("done", legacyDone, durable.WithHandlerName(name(legacyDone)), durable.Terminal()),
-		b.AddEventHandler("go", func(context.Context, legacyNamed, json.RawMessage) (any, error) {
-			return durable.Update{"approved": true}, nil
-		}),
-	}
-	g, err := b.Build()
-	if err := errors.Join(append(errs, err)...); err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
-
-// TestService_GraphVersions_LegacyHashIsRegistered: runs an earlier release pinned to the
-// hash of FuncName default names are counted under that hash, shown registered (the registry
-// resolves it to the graph), and finish.
-func TestService_GraphVersions_LegacyHashIsRegistered(t *testing.T) {
-	st := sharedStorage{memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore()}
-	old, now := legacyNamedGraph(t, true), legacyNamedGraph(t, false)
-	hOld, hNew := old.Manifest().GraphHash, now.Manifest().GraphHash
-	if now.Manifest().LegacyGraphHash() != hOld {
-		t.Fatalf("legacy hash %s, want the old build's %s", now.Manifest().LegacyGraphHash(), hOld)
-	}
-	before, trs := st.deploy(t, old)
-	runsapitest.Start(t, trs[0], "named", "r1", `{}`)
-	runsapitest.Poll(t, trs[0], "r1", runsapitest.Waiting)
-	_ = before.Close()
-
-	_, trs = st.deploy(t, now)
-	tr := trs[0]
-	want := fmt.Sprintf(`{"graph_name": "named", "versions": [`+
-		`{"graph_hash": "%s", "graph_version": "0.1.0", "registered": true, "latest": true, "unfinished_runs": 0}, `+
-		`{"graph_hash": "%s", "graph_version": "0.1.0", "registered": true, "latest": false, "unfinished_runs": 1}]}`, hNew, hOld)
-	runsapitest.Call(t, tr, "GET", "/api/graphs/named/versions", "").Expect(t, "versions", 200, want)
-	runsapitest.Call(t, tr, "POST", "/api/runs/r1/events/go", `{}`).Expect(t, "event", 202, "")
-	if res := runsapitest.Poll(t, tr, "r1", runsapitest.Finished); !strings.Contains(res.Body, `"runtime_status": "Completed"`) {
-		t.Fatalf("the legacy run after the upgrade: %s", res.Body)
-	}
 }

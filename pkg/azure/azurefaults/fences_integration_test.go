@@ -272,7 +272,7 @@ func TestIntegrationRepair_StaleActiveIndexRowReconciled(t *testing.T) {
 	failMerges.Store(false)
 	r.assertRun(t, id, engine.StatusCompleted)
 	time.Sleep(2 * time.Second)
-	for range 9 { // a round of the walk: every shard and the legacy partition
+	for range 9 { // a round of the walk (every shard), and one pass more
 		if _, err := r.e.Sweep(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -72,11 +72,7 @@
 // each thread it counts, so a count of most threads costs more requests than a scan of the
 // table would (one per thread, not per 1 000); an exact count from rows alone would need two
 // more index writes per status change (marking a row before the entity moves past it), so
-// the per-row check is what the index does instead. Open runs Reindex once per table (a
-// marker row records it): threads stored by an earlier release get their rows; while
-// instances of an earlier release still write threads (a rolling deploy), their writes drop
-// a thread's bookkeeping, the thread leaves the listings until its next write here, and
-// Reindex after the rollout brings it back.
+// the per-row check is what the index does instead.
 //
 // Every write is a compare-and-swap: read the entity, then replace it with If-Match on its
 // ETag; a 412 re-reads and retries, up to 3 attempts, after which Acquire answers

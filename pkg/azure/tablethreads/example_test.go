@@ -28,25 +28,3 @@ func ExampleOpen() {
 	}
 	_ = store
 }
-
-// ExampleStore_Reindex indexes, after a rolling deploy, the threads that instances of an
-// earlier release wrote meanwhile (Open indexes an earlier release's threads once by itself).
-func ExampleStore_Reindex() {
-	settings := azure.SettingsFrom("", os.Getenv)
-	if !settings.Configured() {
-		return
-	}
-	clients, err := azure.NewClients(settings, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx := context.Background()
-	store, err := tablethreads.Open(ctx, clients, tablethreads.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	n, err := store.Reindex(ctx)
-	fmt.Println(n, err)
-}

@@ -152,8 +152,7 @@ func TestStore_StorageOps_Integration(t *testing.T) {
 
 // TestStore_IndexRepair_Integration: rows no thread vouches for (a crash between the row and
 // the entity, or between the entity and the old row's delete) are not listed, and are deleted
-// by the reader that meets them once they are dead; a thread an earlier release stored is
-// indexed when the table is opened.
+// by the reader that meets them once they are dead.
 func TestStore_IndexRepair_Integration(t *testing.T) {
 	ctx := t.Context()
 	r := newOpsRig(t)
@@ -187,28 +186,5 @@ func TestStore_IndexRepair_Integration(t *testing.T) {
 	}
 	if all, _ := r.s.rows(ctx, family(threads.Query{})); len(all) != 2 {
 		t.Fatalf("rows of every thread = %v: the young ghost row stays until repairAfter", all)
-	}
-
-	// An earlier release's entity (no index bookkeeping) is indexed by Open, once.
-	b, _, err := encode(threads.Thread{ThreadID: "legacy", CreatedAt: t0, UpdatedAt: t0, Status: threads.StatusBusy}, storedValues{inline: "null"}, ixState{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.s.client.AddEntity(ctx, b, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.s.index.DeleteEntity(ctx, markerPartition, markerRow, nil); err != nil {
-		t.Fatal(err)
-	}
-	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(ctx, clients, Options{Table: r.table, Logger: hosttest.TestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s2.Search(ctx, threads.Query{Status: threads.StatusBusy}); err != nil || len(got) != 1 || got[0].ThreadID != "legacy" {
-		t.Fatalf("Search(busy) after Open = %v, %v", got, err)
 	}
 }

@@ -2,13 +2,10 @@ package tablethreads
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -186,69 +183,6 @@ func (s *Store) ResetStaleLocks(ctx context.Context, olderThan time.Duration, to
 }
 
 var errSkip = errors.New("tablethreads: thread no longer stale")
-
-// Reindex writes the index rows of every thread an earlier release stored (an entity without
-// index bookkeeping), one compare-and-swap each, and returns how many it indexed. It reads
-// the whole thread table: Open runs it once per table (a marker row in the index table
-// records it); run it again after a rolling deploy during which instances of an earlier
-// release wrote threads.
-func (s *Store) Reindex(ctx context.Context) (int, error) {
-	sel := "thread_id," + pVer
-	pager := s.client.NewListEntitiesPager(&aztables.ListEntitiesOptions{Select: &sel})
-	n := 0
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			return n, fmt.Errorf("list threads: %w", reduce(err))
-		}
-		for _, b := range page.Entities {
-			var e struct {
-				TID string `json:"thread_id"`
-				Ver any    `json:"ix_v"`
-			}
-			if err := json.Unmarshal(b, &e); err != nil {
-				return n, fmt.Errorf("decode thread entity: %w", err)
-			}
-			if int64Prop(e.Ver) > 0 {
-				continue
-			}
-			_, err = s.update(ctx, e.TID, false, func(*threads.Thread) error { return nil })
-			switch {
-			case err == nil:
-				n++
-			case errors.Is(err, threads.ErrThreadNotFound), errors.Is(err, errConflict):
-				// deleted, or written meanwhile (which indexed it)
-			default:
-				return n, err
-			}
-		}
-	}
-	return n, nil
-}
-
-// Reindex's marker row in the index table.
-const markerPartition, markerRow = "meta", "reindexed-1"
-
-// reindexOnce runs Reindex unless the index table's marker says it ran, then sets it.
-func (s *Store) reindexOnce(ctx context.Context) error {
-	if _, err := s.index.GetEntity(ctx, markerPartition, markerRow, nil); err == nil {
-		return nil
-	} else if !isNotFound(err) {
-		return fmt.Errorf("read thread index marker: %w", reduce(err))
-	}
-	n, err := s.Reindex(ctx)
-	if err != nil {
-		return fmt.Errorf("index threads: %w", err)
-	}
-	if n > 0 {
-		s.logger.Info("indexed the threads of an earlier release", "threads", n)
-	}
-	b := fmt.Appendf(nil, `{"PartitionKey":%q,"RowKey":%q}`, markerPartition, markerRow)
-	if _, err := s.index.UpsertEntity(ctx, b, nil); err != nil {
-		return fmt.Errorf("write thread index marker: %w", reduce(err))
-	}
-	return nil
-}
 
 // indexTable is the default Options.IndexTable of a table.
 func indexTable(table string) string {

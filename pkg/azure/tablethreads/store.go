@@ -51,9 +51,8 @@ type Options struct {
 }
 
 // Open returns a store on the tables opts.Table and opts.IndexTable and the container
-// opts.Container of clients' account, creating them if missing, and indexes the threads an
-// earlier release stored the first time it opens a table (Reindex). Its error names the
-// table or container (from azure.Clients.EnsureTable and EnsureContainer).
+// opts.Container of clients' account, creating them if missing. Its error names the table or
+// container (from azure.Clients.EnsureTable and EnsureContainer).
 func Open(ctx context.Context, clients *azure.Clients, opts Options) (*Store, error) {
 	if opts.Table == "" {
 		opts.Table = DefaultTable
@@ -76,16 +75,11 @@ func Open(ctx context.Context, clients *azure.Clients, opts Options) (*Store, er
 	if err != nil {
 		return nil, err
 	}
-	s := New(table, index, values, opts.Logger)
-	if err := s.reindexOnce(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return New(table, index, values, opts.Logger), nil
 }
 
 // New returns a store on an existing table client, an existing index table client (its own
 // table: see doc.go) and an existing container client (for values too long for the table).
-// Unlike Open it does not index the threads an earlier release stored: call Reindex.
 func New(client, index *aztables.Client, values *container.Client, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.Default()

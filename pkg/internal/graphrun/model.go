@@ -3,8 +3,6 @@ package graphrun
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
-	"runtime"
 )
 
 // Model is what package durable lends this package: the parts of the graph model that
@@ -57,29 +55,4 @@ func RecoverHandler(kind, name string, err *error) {
 	if p := recover(); p != nil {
 		*err = model.HandlerPanic(kind, name, p)
 	}
-}
-
-// FuncName returns fn's Go package path and name as the runtime reports it, e.g.
-// "github.com/acme/app/graphs.extract" (closures get ".func1" suffixes, method values "-fm"),
-// or "" for nil. It was the default handler name of releases up to 0.4.0; durable computes
-// the hash a graph had under such names as its GraphManifest.LegacyGraphHash, and passing
-// FuncName(fn) to durable.WithHandlerName reproduces such a name.
-func FuncName(fn any) string {
-	pc := funcPointer(fn)
-	if pc == 0 {
-		return ""
-	}
-	if f := runtime.FuncForPC(pc); f != nil {
-		return f.Name()
-	}
-	return ""
-}
-
-// funcPointer returns the code pointer of a func value, 0 for nil or non-funcs.
-func funcPointer(fn any) uintptr {
-	v := reflect.ValueOf(fn)
-	if v.Kind() != reflect.Func || v.IsNil() {
-		return 0
-	}
-	return v.Pointer()
 }

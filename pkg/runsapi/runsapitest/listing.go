@@ -65,7 +65,7 @@ func pageAll(t *testing.T, as As, identity, query string) (ids []string, pages [
 // exactly their runs, newest first, one a page, the last page without a token; a filtered
 // listing pages the owner's matching runs; another identity lists none of them and the master
 // key all. A token is good for the listing it came from only: the owner's is refused to
-// another identity, and one minted without the service's key — an earlier release's unkeyed
+// another identity, and one minted without the service's key — an unkeyed
 // checksum, a wrong MAC, random bytes — is refused with BadToken. Identities and run ids are
 // unique per transport, so both transports may share one app.
 func CheckScopedListings(t *testing.T, tr hosttest.Transport, as As) {

@@ -53,7 +53,7 @@ func hashLine() string {
 		return "error " + err.Error()
 	}
 	m := g.Manifest()
-	return fmt.Sprintf("graph_hash=%s legacy=%s", m.GraphHash, m.LegacyGraphHash())
+	return "graph_hash=" + m.GraphHash
 }
 
 func main() {

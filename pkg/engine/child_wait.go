@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
+)
+
+// The step of a run that waits for its child run (child.go): whatever woke it, it reads the
+// child's head and believes only that.
+
+// childWait is the step of a run waiting for its child, whatever woke it (the child's notice
+// or the recheck timer): it reads the child's head and believes only that. A child that never
+// started is started; a running one gets the next recheck (wait: nothing to commit); a
+// finished one resumes or fails the run.
+func (e *Engine) childWait(ctx context.Context, sc *stepCtx, h *head) (o outcome, wait bool, err error) {
+	id := h.waiting
+	ch, err := e.getHead(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return e.childMissing(ctx, h)
+	case err != nil:
+		return nil, false, fmt.Errorf("read child run %s of run %s: %w", id, h.runID, err)
+	case ch.parent != h.runID || ch.parentNonce != h.nonce:
+		return e.failChild(h, h.node, nil, startCause(ch.graph, &childTakenError{id: id})), false, nil
+	case ch.active():
+		return nil, true, e.recheck(ctx, h, ch.created)
+	}
+	return e.childFinished(ctx, sc, h, ch)
+}
+
+// childMissing starts the child h waits for, which has no head: the worker that stored the
+// wait died before starting it (a child is never purged while its parent waits for it).
+func (e *Engine) childMissing(ctx context.Context, h *head) (outcome, bool, error) {
+	l, err := e.readLink(ctx, h)
+	if errors.Is(err, ErrNotFound) {
+		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' has no link row in its parent run", h.waiting)), false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := e.startChild(ctx, h, l.graph, l.input); err != nil {
+		if childRefused(err) {
+			return e.failChild(h, h.node, nil, startCause(l.graph, err)), false, nil
+		}
+		return nil, false, fmt.Errorf("start child run %s of run %s: %w", h.waiting, h.runID, err)
+	}
+	e.log.Info("started a child run its parent's worker had left unstarted", "run_id", h.runID, "child_id", h.waiting)
+	return nil, true, e.recheck(ctx, h, e.clock())
+}
+
+// recheck puts the next look at h's running child on the queue: half the child's age after
+// now, within RepairAfter..childRecheckMax. A recheck commits nothing, so a redelivered one
+// releases the hold its start took (workitem.go): a long wait never adds up redeliveries
+// into a poison failure.
+func (e *Engine) recheck(ctx context.Context, h *head, since time.Time) error {
+	ctx = context.WithoutCancel(ctx)
+	d := min(max(e.clock().Sub(since)/2, e.opts.RepairAfter), childRecheckMax)
+	return e.dispatch(ctx, h, d)
+}
+
+// childFinished resumes h after its finished child ch: a completed child's final state goes
+// into the Into field and the run continues at the resume node, consuming the child's notice
+// if it came; a failed or terminated child fails the run.
+func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *head) (outcome, bool, error) {
+	id := h.waiting
+	out, err := e.readSpilled(ctx, ch.outputJSON, ch.outputRef)
+	if err != nil {
+		return nil, false, fmt.Errorf("read output of child run %s: %w", id, err)
+	}
+	if ch.status != StatusCompleted {
+		var msg string
+		if json.Unmarshal([]byte(out), &msg) != nil {
+			msg = out
+		}
+		verb := "failed"
+		if ch.status == StatusTerminated {
+			verb = "was terminated"
+		}
+		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
+	}
+	l, err := e.readLink(ctx, h)
+	if errors.Is(err, ErrNotFound) {
+		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' has no link row in its parent run", id)), false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	state, err := e.loadState(ctx, h)
+	if err != nil {
+		return nil, false, err
+	}
+	if l.into != "" {
+		var res struct {
+			State json.RawMessage `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.State) == 0 {
+			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed without a final state", id)), false, nil
+		}
+		if state, err = setField(ctx, sc.g, state, l.into, res.State); err != nil {
+			if ctx.Err() != nil {
+				return nil, false, err
+			}
+			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed, but its final state does not fit state field '%s': %v", id, l.into, err)), false, nil
+		}
+	}
+	o := &childResumed{node: h.node, child: id, into: l.into, state: state}
+	ev, found, err := e.findEvent(ctx, h, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if found {
+		o.inboxRow = ev.RowKey
+	}
+	return o, false, nil
+}
+
+// setField sets field of state to value through g, the run's graph
+// (graphrun.ChildOutputSetter), or as a member of the state object for a graph without it.
+func setField(ctx context.Context, g durable.Graph, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
+	if s, ok := graphrun.Of(g).(graphrun.ChildOutputSetter); ok {
+		return s.SetStateField(ctx, state, field, value)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(state, &m); err != nil {
+		return nil, fmt.Errorf("decode state: %w", err)
+	}
+	m[field] = value
+	return json.Marshal(m)
+}
+
+// link is a child's link row: what its parent started it with.
+type link struct {
+	graph, into string
+	input       json.RawMessage
+}
+
+// readLink reads the link row of the child h waits for. Errors: ErrNotFound (wrapped).
+func (e *Engine) readLink(ctx context.Context, h *head) (link, error) {
+	ent, err := e.store.Get(ctx, h.runID, linkKey(h.gen, h.step))
+	if err != nil {
+		return link{}, fmt.Errorf("read child link of run %s: %w", h.runID, err)
+	}
+	p := ent.Properties
+	in, err := e.readSpilled(ctx, str(p, pData), str(p, pData+refSuffix))
+	if err != nil {
+		return link{}, fmt.Errorf("read child input of run %s: %w", h.runID, err)
+	}
+	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in)}, nil
+}
