@@ -29,6 +29,10 @@ sed -i -E \
 #    not (so a second run changes nothing); the build reports any other call.
 sed -i -E 's/durable\.Map\(("[^"]*"), ([^",()][^,()]*(\([^()]*\))?[^,()]*), ("[^"]*")\)/durable.Map(\4, \1, \2)/g' $FILES
 
+# 3a. A graph's own policy (durable.WithPolicy), overridden by Options.Policies: policyOf
+#     (options.go) where the work item resolves the run's guards (stepctx.go).
+sed -i 's/pol: e\.opts\.Policies\[h\.graph\]/pol: policyOf(g, e.opts.Policies[h.graph])/' stepctx.go
+
 # Imports: graphrun where it is used, durable where it still is (comments aside).
 code() { grep -v '^\s*//' "$1" | sed 's|//.*||'; }
 for f in $FILES; do

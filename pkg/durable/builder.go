@@ -18,6 +18,7 @@ type BuilderOption func(*builderOptions)
 type builderOptions struct {
 	version  string
 	metadata map[string]any
+	policy   GraphPolicy // WithPolicy (graphpolicy.go)
 }
 
 // WithVersion sets the manifest version (default DefaultVersion). It is free-form and enters
@@ -105,6 +106,7 @@ type ManifestBuilder[S any] struct {
 	nodeIdentity  map[string]uintptr
 	routeIdentity map[string]uintptr
 	policies      map[string]NodePolicy // by node name, only nodes with a policy (nodepolicy.go)
+	policy        GraphPolicy           // the graph's guards (WithPolicy)
 
 	schemaOnce sync.Once // reflects S for the typed adapters
 	schema     *stateSchema
@@ -122,7 +124,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 	md := map[string]any{}
 	maps.Copy(md, o.metadata)
 	return &ManifestBuilder[S]{
-		graphName: graphName, version: o.version, metadata: md,
+		graphName: graphName, version: o.version, metadata: md, policy: o.policy,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
 		policies: map[string]NodePolicy{},
@@ -245,8 +247,8 @@ func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc
 // "node '<name>' references unknown next_node '<next>'" (nodes in add order),
 // "node '<name>' references unknown failure_node '<node>'" (WithFailureRoute),
 // "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
-// node has a route handler; failure routes count as edges), and that the metadata encodes as
-// JSON. Then it computes the graph hash. The builder stays usable; later changes do not affect
+// node has a route handler; failure routes count as edges), the checks of WithPolicy, and that
+// the metadata encodes as JSON. Then it computes the graph hash. The builder stays usable; later changes do not affect
 // the registration.
 func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if b.err != nil {
@@ -275,6 +277,9 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if unreachable := b.unreachable(); len(unreachable) > 0 {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("nodes unreachable from entrypoint '%s': %s", b.entrypoint, pyjson.ReprList(unreachable)))
 	}
+	if msg := b.checkPolicy(); msg != "" {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, msg)
+	}
 	if _, err := appendCanonicalMap(nil, b.metadata, 0); err != nil {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "metadata must be JSON serializable: "+err.Error())
 	}
@@ -298,6 +303,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	g.r.eventChecks = maps.Clone(b.eventChecks)
 	g.r.eventPayloads = maps.Clone(b.eventPayloads)
 	g.r.reducers = maps.Clone(b.reducers)
+	g.r.policy = b.policy
 	return g, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durabletest"
 	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
@@ -113,8 +114,8 @@ func ExampleEmit() {
 		}
 		return nil
 	}
-	// The engine runs handlers with an Emitter; a test can too.
-	ctx, em := graphrun.WithEmitter(context.Background())
+	// The engine records what handlers emit; a handler's test can too.
+	ctx, em := durabletest.RecordEmits(context.Background())
 	_ = summarize(ctx, []string{"a", "b"})
 	for _, ev := range em.Events() {
 		fmt.Println(ev.Name, string(ev.Data))

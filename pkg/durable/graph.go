@@ -58,6 +58,7 @@ type registration[S any] struct {
 	eventPayloads map[string]EventPayload
 	policies      map[string]NodePolicy // by node name (nodepolicy.go)
 	reducers      map[string]Reducer    // by state field (ManifestBuilder.Reduce)
+	policy        GraphPolicy           // the graph's guards (WithPolicy)
 }
 
 type compiledNode[S any] struct {

@@ -12,7 +12,7 @@ import (
 // of top-level fields), json.RawMessage holding an object or null, or a whole S or *S
 // (replaces the state). Any other type fails the step with
 // "unsupported state merge result: <type>". A returned error fails the step: it is retried
-// under a retry policy (engine.GraphPolicy.Retry, WithRetry) unless wrapped in NonRetryable,
+// under a retry policy (GraphPolicy.Retry, WithRetry) unless wrapped in NonRetryable,
 // then takes the node's failure route (WithFailureRoute) or fails the run.
 //
 // Handlers may run more than once for the same step (see StepInfo) and must keep their side

@@ -24,7 +24,7 @@ type StepInfo struct {
 	// Attempt counts executions of this step, from 1.
 	Attempt int
 	// TimedOutWaitingFor is the event whose wait timed out and sent the run to this node (a
-	// timeout node of RouteDecision.Within or engine.GraphPolicy.WaitTimeoutNode); empty when
+	// timeout node of RouteDecision.Within or GraphPolicy.WaitTimeoutNode); empty when
 	// the node was reached otherwise.
 	TimedOutWaitingFor string
 	// Failure is the node failure whose failure route (WithFailureRoute) sent the run to this

@@ -10,8 +10,8 @@ import (
 
 // RetryPolicy retries a node whose handler failed (returned an error, panicked or timed out),
 // with exponential back-off. Errors wrapped with NonRetryable, state validation errors and
-// route or event handler errors are never retried. A graph's policy is the engine's
-// (engine.GraphPolicy.Retry); a node's own (WithRetry) replaces it for that node.
+// route or event handler errors are never retried. A graph's policy is GraphPolicy.Retry
+// (WithPolicy, engine.Options.Policies); a node's own (WithRetry) replaces it for that node.
 type RetryPolicy struct {
 	// MaxAttempts counts all attempts, the first included; 0 or 1 means no retry.
 	MaxAttempts int
@@ -35,7 +35,7 @@ func (p RetryPolicy) validate() error {
 // where the run goes when the node fails. The zero value is the graph's defaults.
 type NodePolicy struct {
 	// Retry is the node's own retry policy (WithRetry); nil: the graph's
-	// (engine.GraphPolicy.Retry).
+	// (GraphPolicy.Retry).
 	Retry *RetryPolicy
 	// Timeout bounds each attempt of the node's handler (WithTimeout); 0: none.
 	Timeout time.Duration
@@ -68,7 +68,7 @@ func (r *registration[S]) NodePolicy(node string) NodePolicy {
 var _ graphrun.NodePolicies[NodePolicy] = (*registration[struct{}])(nil)
 
 // WithRetry gives the node its own retry policy, replacing the graph's
-// (engine.GraphPolicy.Retry) for this node; RetryPolicy{MaxAttempts: 1} turns retries off for
+// (GraphPolicy.Retry) for this node; RetryPolicy{MaxAttempts: 1} turns retries off for
 // it. The policy does not enter the graph hash. A negative field fails AddNode with
 // "retry policy of node '<name>' has a negative value".
 func WithRetry(p RetryPolicy) NodeOption {
