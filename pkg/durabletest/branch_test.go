@@ -10,7 +10,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 type tally struct {
@@ -97,7 +96,7 @@ func TestKit_Faults_BranchRetriedAndJoinedWithReducers(t *testing.T) {
 	var mu sync.Mutex
 	kit := durabletest.New(t, tallyGraph(t, &ran, &mu), durabletest.Options{
 		Faults: map[string]int{"count": 2},
-		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
 	})
 	kit.Start("t1", tally{N: 4})
 	kit.Advance(time.Minute)
