@@ -56,17 +56,6 @@ func WithNext(node string) NodeOption {
 	return func(o *nodeOptions) { o.next = node }
 }
 
-// WithRoute sets the node's route handler. Its default name is "route:<node name>" (names.go).
-func WithRoute[S any](fn RouteFunc[S]) NodeOption {
-	return func(o *nodeOptions) {
-		if fn == nil {
-			o.route, o.routeIdentity = nil, nil
-			return
-		}
-		o.route, o.routeIdentity = fn, nil
-	}
-}
-
 // WithRouteName names the node's route handler explicitly (it enters the hash).
 func WithRouteName(name string) NodeOption {
 	return func(o *nodeOptions) { o.routeName = name }
@@ -144,20 +133,6 @@ func (b *ManifestBuilder[S]) fail(msg string) error {
 	return err
 }
 
-// AddNode adds a node with its handler. Checks, in order, with their exact errors (wrapping
-// ErrInvalidGraph): "duplicate node name '<name>'", "callable cannot be None",
-// "handler name '<h>' already registered to a different callable",
-// "route handler name '<r>' already registered to a different callable",
-// "terminal nodes cannot define next_node or route_handler_name", then the per-node policy
-// checks of WithRetry and WithTimeout. A failed AddNode changes nothing, and Build reports the
-// first such error again so that an unchecked error cannot produce a graph.
-//
-// A handler given no name is named after its node, "node:<name>" (a route handler
-// "route:<name>"): see names.go.
-func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
-	return b.addNode(name, handler, nil, opts...)
-}
-
 // addNode is AddNode; identity, when set, is the user's function behind a typed adapter.
 func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity any, opts ...NodeOption) error {
 	var o nodeOptions
@@ -226,10 +201,8 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	return nil
 }
 
-// AddEventHandler registers the handler applied when the event eventName is consumed. Errors
-// (wrapping ErrInvalidGraph): "duplicate event handler for event '<event>'",
-// "callable cannot be None"; Build reports the first one again.
-func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc[S]) error {
+// addEventHandler registers handler for eventName (AddEventHandler, OnEvent).
+func (b *ManifestBuilder[S]) addEventHandler(eventName string, handler EventFunc[S]) error {
 	if _, dup := b.eventHandlers[eventName]; dup {
 		return b.fail(fmt.Sprintf("duplicate event handler for event '%s'", eventName))
 	}

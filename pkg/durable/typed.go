@@ -39,7 +39,7 @@ type typedHandler struct {
 // adapter around it.
 func (b *ManifestBuilder[S]) AddStep(name string, fn StepFunc[S], opts ...NodeOption) error {
 	if fn == nil {
-		return b.AddNode(name, nil, opts...)
+		return b.addNode(name, nil, nil, opts...)
 	}
 	adapter := func(ctx context.Context, s S) (any, error) {
 		old, err := b.fieldJSON(&s)
@@ -86,10 +86,10 @@ func WithDecide[S any](fn DecideFunc[S]) NodeOption {
 // "decode payload of event '<event>': <reason>".
 func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc[S, P]) error {
 	if fn == nil {
-		return b.AddEventHandler(eventName, nil)
+		return b.addEventHandler(eventName, nil)
 	}
 	decode := payloadDecoder[P](eventName)
-	if err := b.AddEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
+	if err := b.addEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
 		var p P
 		if err := decode(payload, &p); err != nil {
 			return nil, fmt.Errorf("decode payload of event '%s': %w", eventName, err)
