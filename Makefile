@@ -91,14 +91,15 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage='$(RUN_AZURITE_STORAGE)' FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
-## test: tidy modules, vet (the product and bench/), race-enabled unit tests, the run inspector
-## in headless Chromium, a short fuzz pass, then integration tests against Azurite. What the later
-## steps install (Chromium, Azurite and the npm packages of the browser and SDK tests) downloads in
-## the background while the Go checks use the CPU (prefetch; its log is $(TOOLS)/prefetch.log).
+## test: tidy modules, vet (the product and bench/), lint (staticcheck and gofmt), race-enabled
+## unit tests, the run inspector in headless Chromium, a short fuzz pass, then integration tests
+## against Azurite. What the later steps install (Chromium, Azurite and the npm packages of the
+## browser and SDK tests) downloads in the background while the Go checks use the CPU (prefetch;
+## its log is $(TOOLS)/prefetch.log).
 test: tidy-check
 	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
 	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
-	$(MAKE) --no-print-directory vet bench-check unit; rc=$$?; \
+	$(MAKE) --no-print-directory vet bench-check lint unit; rc=$$?; \
 	if ! wait $$pf; then echo "prefetch failed:"; cat $(TOOLS)/prefetch.log; exit 1; fi; \
 	if [ $$rc != 0 ]; then exit $$rc; fi; \
 	$(MAKE) --no-print-directory inspector-test fuzz-short integration
@@ -117,6 +118,27 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 
+## lint: a gofmt check that lists every unformatted Go file of the repository and fails, then
+## staticcheck with its default checks over the product (with and without the integration tag)
+## and over bench/. staticcheck is pinned (STATICCHECK_VERSION) and installed by `go install`
+## into the git-ignored .tools/ on first use, as Azurite is; it shares Go's build cache and
+## keeps its results under the user cache directory (STATICCHECK_CACHE moves them).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+.PHONY: lint staticcheck-install
+lint: $(STATICCHECK)
+	@unformatted=$$(find . \( -path ./.tools -o -path ./dist -o -path ./local \) -prune -o -name '*.go' -print \
+	  | xargs -r "$$($(GO) env GOROOT)/bin/gofmt" -l) || { echo "gofmt failed" >&2; exit 1; }; \
+	if [ -n "$$unformatted" ]; then echo "gofmt: these files are not formatted (gofmt -w them):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags integration ./...
+	cd bench && $(CURDIR)/$(STATICCHECK) ./...
+
+staticcheck-install: $(STATICCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
 ## bench-check: the benchmark module (bench/, what `make bench` runs) builds and vets, and its
 ## chart writer and plot tool pass their tests (tidy-check checks its go.mod and go.sum).
 bench-check:
@@ -132,18 +154,29 @@ unit:
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
-# One `go list` names every package with its directory (not one more per package).
+# One `go list` names every package with its directory (not one more per package); each package
+# with fuzz targets is built once, instrumented (go test -c -fuzz), into $(TOOLS)/fuzz, and the
+# binary fuzzes one target at a time from the package's folder (its testdata/fuzz seeds; a
+# failing input is written there), with go test's corpus cache.
+FUZZBIN := $(TOOLS)/fuzz
 fuzz:
-	@set -e; pkgs=$$($(GO) list -f '{{.ImportPath}}={{.Dir}}' ./pkg/...); for p in $$pkgs; do \
+	@set -e; mkdir -p $(FUZZBIN); cache=$$($(GO) env GOCACHE)/fuzz; \
+	pkgs=$$($(GO) list -f '{{.ImportPath}}={{.Dir}}' ./pkg/...); for p in $$pkgs; do \
 	  pkg=$${p%%=*}; dir=$${p#*=}; \
-	  for f in $$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); do \
+	  targets=$$(grep -L '^//go:build' $$dir/*_test.go 2>/dev/null | xargs -r grep -ho '^func Fuzz[A-Za-z0-9_]*' | sed 's/^func //'); \
+	  if [ -z "$$targets" ]; then continue; fi; \
+	  bin=$(CURDIR)/$(FUZZBIN)/$$(echo $$pkg | tr / _).test; \
+	  $(GO) test -c -fuzz=. -o $$bin $$pkg; \
+	  for f in $$targets; do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; continue; }; \
+	    run() { (cd $$dir && $$bin -test.paniconexit0 -test.timeout=10m -test.run='^$$' -test.fuzz="^$$f\$$" \
+	      -test.fuzztime=$(FUZZTIME) -test.fuzzcachedir="$$cache/$$pkg") 2>&1; }; \
+	    out=$$(run) && { echo "$$out" | tail -2; continue; }; \
 	    echo "$$out"; \
 	    if echo "$$out" | grep -q 'Failing input written\|panic:'; then exit 1; fi; \
 	    for try in 2 3; do \
 	      echo "fuzz $$pkg $$f: the fuzzing engine stopped without a failing input (its known deadline flake under load); try $$try of 3"; \
-	      out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) && { echo "$$out" | tail -2; break; }; \
+	      out=$$(run) && { echo "$$out" | tail -2; break; }; \
 	      echo "$$out"; \
 	      if echo "$$out" | grep -q 'Failing input written\|panic:' || [ $$try = 3 ]; then exit 1; fi; \
 	    done; \

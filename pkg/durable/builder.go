@@ -28,7 +28,7 @@ func WithVersion(version string) BuilderOption {
 }
 
 // WithMetadata sets the manifest metadata (default empty). It must encode as JSON and enters
-// the hash: integers and floats hash differently (1 vs 1.0), as in Python.
+// the hash: integers and floats hash differently (1 vs 1.0; parity: docs/lineage.md).
 func WithMetadata(metadata map[string]any) BuilderOption {
 	return func(o *builderOptions) { o.metadata = metadata }
 }
@@ -61,8 +61,9 @@ func WithRouteName(name string) NodeOption {
 	return func(o *nodeOptions) { o.routeName = name }
 }
 
-// WithHandlerName names the node handler explicitly (it enters the hash). Passing the Python
-// original's names (e.g. "examples.data_pipeline.graph.extract") reproduces its hash.
+// WithHandlerName names the node handler explicitly (it enters the hash). Passing a Python
+// handler's module.qualname (e.g. "examples.data_pipeline.graph.extract") reproduces the hash
+// the Python package computes (parity: docs/lineage.md).
 func WithHandlerName(name string) NodeOption {
 	return func(o *nodeOptions) { o.handlerName = name }
 }

@@ -22,8 +22,8 @@ var errCanonicalDepth = errors.New("value nests too deeply (circular reference?)
 
 // appendCanonical appends the canonical JSON form of v: keys sorted at every
 // depth, no whitespace, Python ensure_ascii string escaping, Python float repr, integers kept
-// distinct from floats. v may be any value encoding/json accepts; json.Number and
-// json.RawMessage keep the int/float distinction of their source text.
+// distinct from floats (parity: docs/lineage.md). v may be any value encoding/json accepts;
+// json.Number and json.RawMessage keep the int/float distinction of their source text.
 func appendCanonical(dst []byte, v any) ([]byte, error) {
 	return appendCanonicalDepth(dst, v, 0)
 }

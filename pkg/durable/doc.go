@@ -11,10 +11,10 @@
 // returning a RouteDecision such as Next, Complete, WaitForEvent, Parallel, Map, Sleep or
 // StartChild), and one typed handler per event (OnEvent, whose payload is decoded into a type
 // of the author's). Build compiles it into a GraphRegistration[S] whose GraphManifest carries
-// the topology hash (byte-compatible with the Python runtime funcgraph ports when handlers
-// are given its names with WithHandlerName and WithRouteName; otherwise names default to the node's, "node:<name>" and "route:<name>", see
-// names.go). Per-node policies (WithRetry,
-// WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures are handled, and the
+// the topology hash (byte-compatible with the Python package's when handlers are given their
+// Python names with WithHandlerName and WithRouteName, see docs/lineage.md; otherwise names
+// default to the node's, "node:<name>" and "route:<name>", see names.go). Per-node policies
+// (WithRetry, WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures are handled, and the
 // graph's own guards (WithPolicy: retries, wait timeouts, a step limit) how its runs are
 // bounded. A GraphRegistration is also a Graph, the type-erased view the engine executes one
 // step at a time: ExecuteNode, ResolveRoute and ApplyEvent take and return the run state as a
@@ -34,7 +34,7 @@
 //     null");
 //   - type errors fail the step with a *StateError, except that top-level integer fields
 //     (and pointers to them) accept a string holding an integer or an integral number
-//     ("2" and 2.0 become 2), like the original's lax validation;
+//     ("2" and 2.0 become 2; parity: docs/lineage.md);
 //   - Validate is called when S or *S implements Validator.
 //
 // # Handlers
@@ -48,7 +48,7 @@
 // # The map-of-updates form
 //
 // A graph written for a runtime whose handlers return a dict of the fields they change (the
-// Python runtime funcgraph ports, LangGraph's partial updates) can be ported
+// Python durable package of docs/lineage.md, LangGraph's partial updates) can be ported
 // handler for handler: AddNode
 // takes a NodeFunc that returns an Update (a map of JSON field names to new values) or nil for
 // no change, WithRoute a RouteFunc that may also return a node name as a string, and

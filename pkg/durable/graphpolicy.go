@@ -5,12 +5,13 @@ import (
 	"time"
 )
 
-// GraphPolicy holds the guards of one graph beyond its nodes' own: how many node visits a run
-// may make, how long a wait may last and where it goes when it times out, and how failing
-// nodes are retried. A graph declares its own with WithPolicy; the operator may override it
-// field by field in the engine's options (engine.Options.Policies, keyed by graph name: a
-// field set there wins over the graph's). The zero value is the engine's defaults. A policy
-// never enters the graph hash: changing it is not a new version.
+// GraphPolicy holds the guards of one graph beyond its nodes' own (which the Python durable
+// package did not have, docs/lineage.md): how many node visits a run may make, how long a wait
+// may last and where it goes when it times out, and how failing nodes are retried. A graph
+// declares its own with WithPolicy; the operator may override it field by field in the
+// engine's options (engine.Options.Policies, keyed by graph name: a field set there wins over
+// the graph's). The zero value is the engine's defaults. A policy never enters the graph hash:
+// changing it is not a new version.
 type GraphPolicy struct {
 	// MaxSteps bounds node visits per run of this graph (0: the engine's
 	// engine.Options.MaxSteps).
@@ -22,7 +23,7 @@ type GraphPolicy struct {
 	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed
 	// out after <d>". The node's handlers see StepInfo.TimedOutWaitingFor.
 	WaitTimeoutNode string
-	// Retry retries failing node handlers (default: no retry, as the original). A node's own
+	// Retry retries failing node handlers (default: no retry). A node's own
 	// policy (WithRetry) replaces it for that node.
 	Retry RetryPolicy
 }

@@ -14,8 +14,8 @@ import (
 // entrypoint, sorted event names, graph name, metadata, nodes (a node's failure_node only when
 // it has one), reducers (only when the graph declares any, ManifestBuilder.Reduce), state
 // model name and version,
-// keys sorted at every depth, Python json.dumps string and float rules, no whitespace.
-// GraphHash itself is not part of it.
+// keys sorted at every depth, Python json.dumps string and float rules, no whitespace
+// (parity: docs/lineage.md). GraphHash itself is not part of it.
 func (m GraphManifest) CanonicalTopology() ([]byte, error) {
 	dst := make([]byte, 0, 256+160*len(m.Nodes))
 	dst = append(dst, `{"entrypoint":`...)

@@ -182,7 +182,7 @@ func (m GraphManifest) node(name string) (NodeDefinition, bool) {
 
 // MarshalJSON writes the manifest with snake_case keys in field order. Metadata is written
 // with sorted keys and floats keep their fractional part (1.0 stays 1.0), so that a decoded
-// manifest hashes like the original.
+// manifest hashes as it was built (docs/lineage.md).
 func (m GraphManifest) MarshalJSON() ([]byte, error) {
 	md := m.Metadata
 	if md == nil {

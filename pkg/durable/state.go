@@ -227,7 +227,7 @@ func (s *stateSchema) decodeField(f *stateField, fv reflect.Value, raw json.RawM
 }
 
 // setLaxInt accepts a JSON string holding an integer or an integral number for an integer
-// field, like the original's lax validation ("2" → 2, 2.0 → 2).
+// field ("2" → 2, 2.0 → 2; parity: docs/lineage.md).
 func (s *stateSchema) setLaxInt(f *stateField, target reflect.Value, raw json.RawMessage) error {
 	var text string
 	if raw[0] == '"' {

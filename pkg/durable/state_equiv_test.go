@@ -226,7 +226,7 @@ var equivInputs = []string{
 	`{"b":true,"raw":"s"}`, `{"b":true,"bytes":"!"}`, `{"b":true,"ss":null}`, `{"b":true,"tt":[1]}`,
 	`{"b":true,"nt":["a",null]}`, `{"b":true,"e":"x"}`, `{"b":true,"ifs":null}`, `{"b":true,"c":"x"}`,
 	`{"b":true,"c":"12"}`,
-	// the original model and defaults
+	// modelState (state_test.go) and equivDefaults
 	`{"source":"s"}`, `{"source":"s","records":[{"id":1,"name":"a"}],"count":"3","small":"7","extra":{"x":[]}}`,
 	`{"source":"s","count":-1}`, `{"source":"s","any":{"a":1}}`, `{"name":"n"}`, `{"name":"n","tags":["x"]}`,
 	`{"name":"n","tags":["x",1]}`, `{"name":"n","items":[{"name":"z"}]}`, `{"name":"n","ptr":9,"ps":"t","any":4}`,

@@ -83,7 +83,7 @@ func refDecodeField(s *stateSchema, f *stateField, fv reflect.Value, raw json.Ra
 }
 
 // refSetLaxInt is the former setLaxInt: accepts a JSON string holding an integer or an integral number for an integer
-// field, like the original's lax validation ("2" → 2, 2.0 → 2).
+// field ("2" → 2, 2.0 → 2; parity: docs/lineage.md).
 func refSetLaxInt(s *stateSchema, f *stateField, target reflect.Value, raw json.RawMessage) error {
 	var text string
 	if raw[0] == '"' {

@@ -25,6 +25,7 @@ type modelState struct {
 	Extra   map[string]any `json:"extra"`
 	Any     any            `json:"any"`
 	Level   string         `json:"level"`
+	//lint:ignore U1000 never set: the schema must skip an unexported field
 	hidden  int
 	Skipped string `json:"-"`
 }
@@ -49,7 +50,7 @@ func modelSchema(t *testing.T) *stateSchema {
 
 const emptyModelDump = `{"source":"s","records":[],"count":0,"small":null,"result":null,"flag":false,"extra":{},"any":null,"level":"info"}`
 
-func TestStateSchema_Decode_ValidatesLikeTheOriginal(t *testing.T) {
+func TestStateSchema_Decode_ValidatesLikePython(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string

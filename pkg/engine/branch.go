@@ -76,9 +76,6 @@ const (
 // 0 for the branch's completion row, the others for the events it emits.
 const BranchSlots = 8
 
-// Head properties of an open fan-out.
-const pBranchBase, pBranchCount, pBranchSpec = "BranchBase", "BranchCount", "BranchSpec"
-
 // maxBranchRescues is how often a branch's item may run out of deliveries before its branch
 // fails: its worker died every time.
 const maxBranchRescues = 2

@@ -65,11 +65,9 @@ const (
 	MaxListedChildren = 100
 )
 
-// Head properties of child runs (head.go keeps the fields), and the link row's.
+// Properties of the link row (the head's of child runs are in head_child.go).
 const (
-	pParent, pParentNonce = "Parent", "ParentNonce" // a child's parent run
-	pChildren, pChildDone = "Children", "ChildDone" // a parent's count, and its last completed child
-	pChild, pInto         = "Child", "Into"         // link row: the child's id and Into field
+	pChild, pInto = "Child", "Into" // link row: the child's id and Into field
 )
 
 // childRecheckMax bounds the time between two rechecks of a running child.
@@ -120,38 +118,6 @@ type childLink struct{ parent, nonce string }
 func (l *childLink) tie(h *head) {
 	if l != nil {
 		h.parent, h.parentNonce = l.parent, l.nonce
-	}
-}
-
-// setChildProp sets the child-run field of h that property name holds (head.set).
-func (h *head) setChildProp(name string, v any) {
-	switch name {
-	case pParent:
-		h.parent, _ = v.(string)
-	case pParentNonce:
-		h.parentNonce, _ = v.(string)
-	case pChildren:
-		h.children = asInt64(v)
-	case pChildDone:
-		h.childDone, _ = v.(string)
-	}
-}
-
-// childProps adds to a start's properties the parent of a child run (head.allProps).
-func (h *head) childProps(p map[string]any) {
-	if h.parent != "" {
-		p[pParent], p[pParentNonce] = h.parent, h.parentNonce
-	}
-}
-
-// childChanges adds to a step's head merge the child-run fields it changed
-// (head.changedProps).
-func (h *head) childChanges(base *head, p map[string]any) {
-	if h.children != base.children {
-		p[pChildren] = h.children
-	}
-	if h.childDone != base.childDone {
-		p[pChildDone] = h.childDone
 	}
 }
 

@@ -21,55 +21,84 @@
 // is package runsapi.
 package engine
 
-// The files, in reading order. Calls go down the list, but for two knots of files that call
-// one another: a work item's workitem.go, step.go and commit.go (a step commits, then
-// dispatches the next item; a commit that lost a race rebuilds its step's batch and reads
-// the inbox again), and the listing's list.go, index.go, group.go and owner.go.
+// The files, in reading order (a test holds the list to the package's files). Calls go down
+// the list, but for two knots of files that call one another: a work item's files, from
+// workitem.go to child_links.go (a step commits, then dispatches the next item; a commit that
+// lost a race asks its outcome whether to rebuild on the fresh head; a branch's worker and a
+// child's wait commit steps of their own), and the listing's list.go, index.go, group.go and
+// owner.go.
 //
-//	engine.go       Engine, New, Start, Close
-//	options.go      Options and the policies of graphs
-//	start.go        StartRun
-//	events.go       RaiseEvent
-//	cancel.go       CancelRun
-//	repair.go       Sweep and the due index (recovery, its bounds and its cost model)
-//	fence.go        storage decides, clocks only schedule: fences (a start's claim row, an
-//	                event's If-Match merge) and the store's clock
-//	poison.go       the repair pass's rescue of the poison queue
-//	reconcile.go    the repair pass's walk of the active index, from a cursor in the store
-//	retention.go    Retention: the finished runs Sweep purges
-//	purge.go        PurgeRun, and the rows of replaced runs
-//	dispatcher.go   the embedded workers: receive a work item, keep it hidden, delete it
-//	                (or move it to the poison queue past MaxDequeueCount)
-//	workitem.go     one work item: its form, HandleWorkItem, the kill limit (deaths counted
-//	                on the run), the step loop, a run parked for its graph version, dispatch
-//	                of the next item
-//	hold.go         a step's begin and its hold: taken by a start, released or cleared by
-//	                its end, judged by the next start against its lease
-//	unapplied.go    the events a run never applied, recorded when it finishes
-//	step.go         one step: the user's node, route or event handler under its graph's
-//	                guards, what it loads, and its outcome with the batch that commits it
-//	commit.go       the step's commit: conditional, rebased past raised events; payloads
-//	                spilled and released; the ambiguity rule: a write whose outcome is
-//	                unknown is resolved by a read
-//	wait.go         WaitRun
-//	list.go         ListRuns: the index shards merged newest first, continuation tokens
-//	index.go        the run index: its partitions (a group's included), its rows, orphan clean-up
-//	group.go        the group index: one group's runs, newest first, its unfinished ones oldest first
-//	owner.go        the owner index: the runs whose metadata names one owner, newest first
-//	keys.go         SharedKey: secrets every engine over one store shares, kept in the store
-//	read.go         GetRun and History
-//	feed.go         Feed: a run's history after a position, waiting for the run to move
-//	emitted.go      the events handlers emit (durable.Emit), written with their step's commit
-//	version.go      a run whose graph version is not registered here: parked, not failed
-//	observer.go     Observer hooks
-//	head.go         the run's head row: its fields, read and written
-//	rows.go         a run's partition: its row layout and keys, history rows, reading a row's
-//	                properties (spilled ones included)
-//	run_status.go   accessors of a Run
-//	runs.go         the Runs contract: Run, statuses, errors, instance ids
-//	store.go        the Store contract, and its optional capabilities
-//	queue.go        the WorkQueue contract
-//	payloads.go     the PayloadStore contract
-//	payloadkey.go   the naming rules of a payload key
-//	limits.go       the Azure Table limits every Store enforces
-//	json.go         the JSON the engine writes by hand
+//	engine.go          Engine, New, Start, Close
+//	options.go         Options and the policies of graphs
+//	start.go           StartRun
+//	events.go          RaiseEvent
+//	cancel.go          CancelRun
+//	repair.go          Sweep and the due index (recovery, its bounds and its cost model)
+//	fence.go           storage decides, clocks only schedule: fences (a start's claim row, an
+//	                   event's If-Match merge) and the store's clock
+//	poison.go          the repair pass's rescue of the poison queue
+//	reconcile.go       the repair pass's walk of the active index, from a cursor in the store
+//	retention.go       Retention: the finished runs Sweep purges
+//	purge.go           PurgeRun, and the rows of replaced runs
+//	dispatcher.go      the embedded workers: receive a work item, keep it hidden, delete it
+//	                   (or move it to the poison queue past MaxDequeueCount)
+//	workitem.go        one work item: HandleWorkItem, the kill limit (deaths counted on the
+//	                   run), the step loop, a run parked for its graph version, dispatch of
+//	                   the next item
+//	workitem_codec.go  the queue message's form, written by hand and read by the one parser
+//	                   (a run's item or a branch's)
+//	stepctx.go         what a work item resolves once: the run's graph version and policies
+//	hold.go            a step's begin and its hold: taken by a start, released or cleared by
+//	                   its end, judged by the next start against its lease
+//	unapplied.go       the events a run never applied, recorded when it finishes
+//	step.go            one step: the user's node, route or event handler under its graph's
+//	                   guards, what it loads, and the outcome it produces
+//	commit.go          the step's commit: conditional, rebased past raised events; payloads
+//	                   spilled and released; the ambiguity rule: a write whose outcome is
+//	                   unknown is resolved by a read
+//	outcome.go         step outcomes: the interface, the commit builder (buildCommit), and the
+//	                   core kinds (a visit that routes next, completes or waits; an event
+//	                   applied or refused; a wait timed out; a run failed)
+//	nodepolicy.go      a node's policy: its timeout, retries (retryScheduled) and failure
+//	                   route (failureRouted)
+//	sleep.go           a run that sleeps (slept)
+//	branch.go          a fan-out: its region of history, its branches dispatched (fannedOut)
+//	                   and joined (joined)
+//	branch_worker.go   one branch's work item: its handler run and its completion row
+//	child.go           child runs: started by a decision (childStarted), resumed when they
+//	                   finish (childResumed)
+//	child_wait.go      the step of a run waiting for its child run: reads the child's head,
+//	                   starts a missing child, rechecks, resumes or fails
+//	child_links.go     a child's notice to its parent, and cancel and purge of a run's family
+//	wait.go            WaitRun
+//	list.go            ListRuns: the index shards merged newest first, continuation tokens
+//	index.go           the run index: its partitions (a group's included), its rows, orphan
+//	                   clean-up
+//	group.go           the group index: one group's runs, newest first, its unfinished ones
+//	                   oldest first
+//	owner.go           the owner index: the runs whose metadata names one owner, newest first
+//	keys.go            SharedKey: secrets every engine over one store shares, kept in the store
+//	read.go            GetRun and History
+//	feed.go            Feed: a run's history after a position, waiting for the run to move
+//	emitted.go         the events handlers emit (durable.Emit), written with their step's commit
+//	version.go         a run whose graph version is not registered here: parked, not failed
+//	observer.go        Observer hooks
+//	head.go            the run's head row: its core fields and properties, read
+//	head_props.go      how a head property is declared: its type, its flags, its field
+//	head_codec.go      reading and writing the head from the tables (set, mutableProps,
+//	                   changedProps, allProps, absorb)
+//	head_wait.go       the head's wait for an event and its timeout
+//	head_retry.go      the head's retry attempt, back-off and failure route
+//	head_fanout.go     the head's open fan-out
+//	head_child.go      the head's parent and child runs
+//	head_hold.go       the head's hold of the current step, and its restarts
+//	rows.go            a run's partition: its row layout and keys, history rows, reading a
+//	                   row's properties (spilled ones included)
+//	run_status.go      accessors of a Run
+//	runs.go            the Runs contract: Run, statuses, errors, instance ids
+//	store.go           the Store contract, and its optional capabilities
+//	queue.go           the WorkQueue contract
+//	payloads.go        the PayloadStore contract
+//	payloadkey.go      the naming rules of a payload key
+//	limits.go          the Azure Table limits every Store enforces
+//	json.go            the JSON the engine writes by hand

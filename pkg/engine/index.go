@@ -75,10 +75,6 @@ const (
 	iHash, iVersion, iGroup                 = "Hash", "Version", "Group"
 )
 
-// pIndexShards is the head property naming the shard count of the run's index rows
-// (indexShards, set by every start).
-const pIndexShards = "IndexShards"
-
 // indexTime is the precision Azure Table keeps for a DateTime.
 const indexTime = 100 * time.Nanosecond
 

@@ -26,10 +26,6 @@ import (
 // the run takes: data {"error": "<message>", "failure_node": "<node>"}.
 const HistoryNodeFailed = "node_failed"
 
-// pFailure is the head property holding the JSON of the durable.NodeFailure that sent the run
-// to its current node; "" when none.
-const pFailure = "Failure"
-
 // maxFailureBytes bounds the error message kept on the head for StepInfo.Failure (a table
 // property); the node_failed row keeps it whole.
 const maxFailureBytes = 4 << 10

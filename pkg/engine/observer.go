@@ -8,9 +8,6 @@ import (
 	"time"
 )
 
-// pTrace is the head property keeping the run's trace context.
-const pTrace = "Trace"
-
 // ObservedKind says what happened to a run, in a RunEvent.
 type ObservedKind string
 

@@ -12,7 +12,7 @@ import (
 )
 
 // Fixed internal names of the durable runtime. History rows and logs name the step kind
-// with them. (The Python original used the prefix afdg_.)
+// with them. They are funcgraph's own, not the Python durable package's (docs/lineage.md).
 const (
 	OrchestratorName = "fg_orchestrator"
 	ExecuteNodeName  = "fg_execute_node"

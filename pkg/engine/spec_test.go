@@ -324,15 +324,3 @@ func regOf(t *testing.T, gs ...durable.Graph) *durable.Registry {
 	}
 	return reg
 }
-
-// restart returns a second engine on r's storage with another registry (a redeploy).
-func (r *rig) restart(t *testing.T, reg *durable.Registry) *rig {
-	t.Helper()
-	e, err := engine.New(engine.Options{Registry: reg, Store: r.store, Queue: r.queue, Payloads: r.payloads, Logger: r.e.Options().Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := *r
-	c.e, c.reg = e, reg
-	return &c
-}

@@ -20,29 +20,10 @@ func (e *Engine) runStep(ctx context.Context, sc *stepCtx, h *head) (next *head,
 	var committed *head
 	defer func() { endStep(committed, o) }()
 	switch {
-	case h.waiting != "" && h.childWait(): // a child run's wait (child.go)
+	case h.waiting != "": // an event's wait, or a child run's (child_wait.go)
 		var wait bool
-		if o, wait, err = e.childWait(ctx, sc, h); err != nil || wait {
+		if o, wait, err = e.waitStep(ctx, sc, h); err != nil || wait {
 			return nil, false, err
-		}
-	case h.waiting != "":
-		ev, found, err := e.findEvent(ctx, h, h.waiting)
-		if err != nil {
-			return nil, false, err
-		}
-		now := e.clock().UnixNano()
-		switch {
-		case found:
-			if o, err = e.applyEvent(ctx, sc, h, ev); err != nil {
-				return nil, false, err
-			}
-		case h.waitDeadline != 0 && now >= h.waitDeadline:
-			o = e.timeout(sc, h)
-		case h.waitDeadline != 0:
-			// Runnable (or adopted) with no event yet: keep the timer on the queue.
-			return nil, false, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
-		default:
-			return nil, false, nil // nothing to do: keep waiting
 		}
 	case h.branchCount > 0: // a fan-out's branches: join them (branch.go)
 		var ready bool
@@ -70,6 +51,32 @@ func (e *Engine) runStep(ctx context.Context, sc *stepCtx, h *head) (next *head,
 		return c.proceed(ctx, e, n)
 	}
 	return e.proceed(ctx, n)
+}
+
+// waitStep is the step of a run that waits: for its child run (child_wait.go), or for an
+// event, which it applies when the inbox holds it, or whose wait times out at its deadline.
+// wait reports that there is nothing to commit yet (a timer left on the queue, or nothing to
+// do but wait).
+func (e *Engine) waitStep(ctx context.Context, sc *stepCtx, h *head) (o outcome, wait bool, err error) {
+	if h.childWait() {
+		return e.childWait(ctx, sc, h)
+	}
+	ev, found, err := e.findEvent(ctx, h, h.waiting)
+	if err != nil {
+		return nil, false, err
+	}
+	now := e.clock().UnixNano()
+	switch {
+	case found:
+		o, err = e.applyEvent(ctx, sc, h, ev)
+		return o, false, err
+	case h.waitDeadline != 0 && now >= h.waitDeadline:
+		return e.timeout(sc, h), false, nil
+	case h.waitDeadline != 0:
+		// Runnable (or adopted) with no event yet: keep the timer on the queue.
+		return nil, true, e.dispatch(context.WithoutCancel(ctx), h, time.Duration(h.waitDeadline-now))
+	}
+	return nil, true, nil // nothing to do: keep waiting
 }
 
 // proceed is what follows the commit of n: nothing for a finished run; the queue for a run

@@ -33,9 +33,6 @@ const (
 	versionRetryMax = 5 * time.Minute
 )
 
-// pAwaitVersion is the head property that marks a run waiting for its graph version.
-const pAwaitVersion = "AwaitVersion"
-
 // errVersionUnavailable reports a step whose run's graph version is not registered here.
 var errVersionUnavailable = errors.New("engine: graph version not registered on this process")
 

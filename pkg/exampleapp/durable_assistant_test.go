@@ -130,7 +130,7 @@ func TestDurableAssistant_InterruptResume(t *testing.T) {
 			if code, body := do("GET", "/api/threads/"+tid+"/runs/"+bg["run_id"].(string), ""); code != 200 || decode(body)["status"] != "interrupted" {
 				t.Fatalf("background run: %d %s", code, body)
 			}
-			code, body = do("POST", "/api/threads/"+tid+"/runs", `{"assistant_id":"support_agent","command":{"resume":{"approved":true,"reviewer":"bg"}}}`)
+			_, body = do("POST", "/api/threads/"+tid+"/runs", `{"assistant_id":"support_agent","command":{"resume":{"approved":true,"reviewer":"bg"}}}`)
 			bg = decode(body)
 			if code, body := do("GET", "/api/threads/"+tid+"/runs/"+bg["run_id"].(string)+"/join", ""); code != 200 || decode(body)["reviewer"] != "bg" {
 				t.Fatalf("background resume: %d %s", code, body)

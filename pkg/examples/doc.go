@@ -1,6 +1,6 @@
 // Package examples holds the example durable graphs of the example app. Three are the
-// Python original's examples, ported to Go with the original's handler names so that their
-// graph hashes are equal: data_pipeline (sequential), content_classifier (conditional routing
+// examples of the Python durable package, ported to Go with their Python handler names so that
+// their graph hashes are equal (parity: docs/lineage.md): data_pipeline (sequential), content_classifier (conditional routing
 // with fan-in) and support_agent (human in the loop, waiting for an "approval" event). The
 // fourth, research_agent, is the showcase of agent-shaped graphs: parallel search branches
 // with a per-node retry policy and emitted events, joined in order, then an approval with a

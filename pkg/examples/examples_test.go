@@ -10,13 +10,14 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// The canonical topology the Python original computes for the two graphs that have one.
+// The canonical topology the Python durable package computes for two of its examples
+// (parity: docs/lineage.md).
 const (
 	dataPipelineCanonical = `{"entrypoint":"extract","event_handler_names":[],"graph_name":"data_pipeline","metadata":{"example":true,"profile":"etl"},"nodes":{"extract":{"handler_name":"examples.data_pipeline.graph.extract","name":"extract","next_node":"transform","route_handler_name":null,"terminal":false},"load":{"handler_name":"examples.data_pipeline.graph.load","name":"load","next_node":null,"route_handler_name":null,"terminal":true},"transform":{"handler_name":"examples.data_pipeline.graph.transform","name":"transform","next_node":"load","route_handler_name":null,"terminal":false}},"state_model_name":"PipelineState","version":"0.1.0"}`
 	supportAgentCanonical = `{"entrypoint":"classify_request","event_handler_names":["approval"],"graph_name":"support_agent","metadata":{"example":true,"profile":"approval"},"nodes":{"classify_request":{"handler_name":"examples.support_agent.graph.classify_request","name":"classify_request","next_node":null,"route_handler_name":"examples.support_agent.graph.route_after_classify","terminal":false},"draft_reply":{"handler_name":"examples.support_agent.graph.draft_reply","name":"draft_reply","next_node":"finalize_reply","route_handler_name":null,"terminal":false},"finalize_reply":{"handler_name":"examples.support_agent.graph.finalize_reply","name":"finalize_reply","next_node":null,"route_handler_name":null,"terminal":true}},"state_model_name":"SupportState","version":"0.1.0"}`
 )
 
-func TestExamples_Hashes_EqualOriginal(t *testing.T) {
+func TestExamples_Hashes_EqualPython(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
@@ -41,7 +42,7 @@ func TestExamples_Hashes_EqualOriginal(t *testing.T) {
 	}
 }
 
-func TestContentClassifier_Manifest_OriginalNamesAndStableHash(t *testing.T) {
+func TestContentClassifier_Manifest_PythonNamesAndStableHash(t *testing.T) {
 	t.Parallel()
 	m := mustContentClassifier().Manifest()
 	again := mustContentClassifier().Manifest()

@@ -74,10 +74,7 @@ func (c *responseCapture) finish() {
 // maxPooledBytes keeps unusually large buffers out of the pools.
 const maxPooledBytes = 1 << 20
 
-var (
-	capturePool = sync.Pool{New: func() any { return &responseCapture{} }}
-	bufferPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-)
+var capturePool = sync.Pool{New: func() any { return &responseCapture{} }}
 
 func getCapture() *responseCapture {
 	c := capturePool.Get().(*responseCapture)
@@ -93,14 +90,4 @@ func putCapture(c *responseCapture) {
 	c.reply, c.replied = nil, false
 	c.body.Reset()
 	capturePool.Put(c)
-}
-
-func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > maxPooledBytes {
-		return
-	}
-	b.Reset()
-	bufferPool.Put(b)
 }

@@ -332,13 +332,6 @@ func decodeTimerInfo(req *invocationRequest, binding string) (TimerInfo, error) 
 	return info, nil
 }
 
-func derefString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // lookupFold finds a key case-insensitively (binding names are case-insensitive in the host).
 func lookupFold(m map[string]json.RawMessage, key string) (json.RawMessage, bool) {
 	if v, ok := m[key]; ok {

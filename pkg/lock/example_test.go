@@ -42,6 +42,7 @@ func ExampleContextWithLoss() {
 
 // A ThreadLock implementation hands out owner tokens of this shape.
 func ExampleNewToken() {
-	fmt.Println(len(lock.NewToken()), lock.NewToken() != lock.NewToken())
+	a, b := lock.NewToken(), lock.NewToken()
+	fmt.Println(len(a), a != b)
 	// Output: 32 true
 }

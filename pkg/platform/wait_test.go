@@ -155,7 +155,3 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 		}
 	}
 }
-
-type gateInput struct {
-	Gate string `json:"gate"`
-}

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Repr and ReprList quote values in error messages the way the Python originals did, so
-// messages stay byte-identical.
+// Repr and ReprList quote values in error messages as Python's repr does, so messages stay
+// byte-identical (parity: docs/lineage.md).
 
 // ReprList renders names like Python's repr of a list of str: ['a', 'b'].
 func ReprList(names []string) string {

@@ -124,7 +124,8 @@ func (a *asyncGraph) unknownNode(node string) error {
 	return newError(durable.ErrUnknownNode, fmt.Sprintf("unknown node '%s' in graph '%s'", node, a.manifest.GraphName))
 }
 
-// bridgeError carries a model sentinel (errors.Is) with the original's exact message.
+// bridgeError carries a model sentinel (errors.Is) with the message the durable model gives
+// for it, word for word (parity: docs/lineage.md).
 type bridgeError struct {
 	kind error
 	msg  string

@@ -9,8 +9,9 @@ import (
 // openAPITitle is info.title of the durable openapi.json.
 const openAPITitle = "funcgraph durable runtime"
 
-// registeredGraphsSchema is components.schemas.RegisteredGraphs: an array schema that keeps
-// the original's vendor key x-afdg-graphs with one manifest fragment per graph.
+// registeredGraphsSchema is components.schemas.RegisteredGraphs: an array schema with the
+// vendor key x-afdg-graphs (kept for its clients; parity: docs/lineage.md) holding one
+// manifest fragment per graph.
 type registeredGraphsSchema struct {
 	Type   string             `json:"type"`
 	Items  *openapi.Schema    `json:"items"`

@@ -62,8 +62,8 @@ type Options struct {
 	Registry *durable.Registry
 	// AuthLevel is the auth level of every endpoint. "" means: the hosting app's auth level
 	// when the service is mounted (Mount; funchost.AuthFunction unless the app
-	// says otherwise), and funchost.AuthAnonymous, as in the original, for the service's own
-	// FunctionApp. An explicit anonymous level logs a warning at NewService; an inherited or
+	// says otherwise), and funchost.AuthAnonymous for the service's own FunctionApp (parity:
+	// docs/lineage.md). An explicit anonymous level logs a warning at NewService; an inherited or
 	// defaulted one where it takes effect (Mount, FunctionApp), so every
 	// anonymous run surface is announced once per construction, like the hosting app's.
 	AuthLevel funchost.AuthLevel
@@ -221,7 +221,7 @@ func (o Options) withDefaults() Options {
 // (engine.ValidGraphName).
 //
 // Bodies above Options.MaxRequestBodyBytes are refused with 413
-// {"error": "request body too large"} (a guard the original did not have). A start, event or
+// {"error": "request body too large"} (a funcgraph guard: docs/lineage.md). A start, event or
 // cancel that lost to other writers on the same run too often (engine.ErrConflict) wrote
 // nothing and is answered 503 {"error": "instance is busy, retry later"} with Retry-After
 // (RetryAfterBusy), never 500. So is an event that this instance cannot check because it

@@ -33,7 +33,7 @@ func TestService_OwnAppWithoutAuthLevel_IsAnonymousAndWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := runsapitest.AuthLevels(t, app)[runsapi.FuncStartGraphRun]; got != "anonymous" {
-		t.Fatalf("authLevel %q, want anonymous (the original's default)", got)
+		t.Fatalf("authLevel %q, want anonymous (the runs API's default; parity: docs/lineage.md)", got)
 	}
 	if !strings.Contains(logs.String(), "level=WARN msg=\""+runsapi.AnonymousWarning) {
 		t.Fatalf("no warning; logs:\n%s", logs.String())

@@ -1,5 +1,5 @@
 // Package blobcheckpoint is a checkpoint.Saver on one Azure Blob container, laid out as the
-// Python original's blob checkpointer lays it out:
+// Python hosting package's blob checkpointer lays it out (parity: docs/lineage.md):
 //
 //	threads/<tid>/ns/<ns>/checkpoints/<cid>/checkpoint.bin      the checkpoint, written last (blob metadata serde_type, parent_id)
 //	threads/<tid>/ns/<ns>/checkpoints/<cid>/metadata.bin        its metadata (serde_type)

@@ -176,3 +176,20 @@ func mustAcquire(t testing.TB, l *BlobLeaseThreadLock, graph, thread string) str
 	}
 	return tok
 }
+
+// size returns the number of tracked keys.
+func (l *BlobLeaseThreadLock) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

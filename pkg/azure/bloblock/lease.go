@@ -275,10 +275,3 @@ func (l *BlobLeaseThreadLock) releaseLease(key leaseKey, name, leaseID string) {
 			"graph", key.graph, "thread_id", key.thread, "error", azsdk.Summary(err))
 	}
 }
-
-// size returns the number of tracked keys (for tests).
-func (l *BlobLeaseThreadLock) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.entries)
-}

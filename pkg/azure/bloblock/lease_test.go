@@ -65,12 +65,3 @@ func TestContextWithLoss_InProcess_CancelIsTheCause(t *testing.T) {
 		t.Errorf("cause after cancel = %v, want context.Canceled", context.Cause(ctx))
 	}
 }
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}

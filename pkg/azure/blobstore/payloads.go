@@ -14,10 +14,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
-// maxKeyLength is the longest key: Azure's blob name limit, in characters
-// (engine.MaxPayloadKeyLength; keys are checked with engine.CheckPayloadKey).
-const maxKeyLength = engine.MaxPayloadKeyLength
-
 // Payloads is a engine.PayloadStore on one blob container. Safe for concurrent use.
 type Payloads struct {
 	c *container.Client

@@ -12,7 +12,8 @@
 // removes the thread's blobs. The record limits are the threads package's (threads.CheckSize:
 // 16 MiB of values, 256 KiB of metadata), the same as the in-memory store's.
 //
-// Why buckets, not the original's single "thread" partition: a partition is served by one
+// Why buckets, not a single "thread" partition (the Python hosting package's table thread
+// store, docs/lineage.md): a partition is served by one
 // partition server (about 2 000 entities/s), and every run takes and releases its thread's
 // lock with a conditional write, so one partition would cap the whole app's run rate and make
 // every user's threads contend. Hashing spreads threads over 256 partitions while a thread
