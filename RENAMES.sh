@@ -32,6 +32,8 @@ sed -i -E 's/durable\.Map\(("[^"]*"), ([^",()][^,()]*(\([^()]*\))?[^,()]*), ("[^
 # 3a. A graph's own policy (durable.WithPolicy), overridden by Options.Policies: policyOf
 #     (options.go) where the work item resolves the run's guards (stepctx.go).
 sed -i 's/pol: e\.opts\.Policies\[h\.graph\]/pol: policyOf(g, e.opts.Policies[h.graph])/' stepctx.go
+sed -i "s|pol GraphPolicy // the graph's guards (Options.Policies)|pol GraphPolicy // the graph's guards (policyOf: its own, overridden by Options.Policies)|" stepctx.go
+grep -q 'func policyOf' options.go || echo "RENAMES.sh: options.go has no policyOf: keep wt-author's options.go (GraphPolicy = durable.GraphPolicy, policyOf)" >&2
 
 # Imports: graphrun where it is used, durable where it still is (comments aside).
 code() { grep -v '^\s*//' "$1" | sed 's|//.*||'; }
