@@ -38,16 +38,8 @@ type RouteFunc[S any] func(ctx context.Context, state S) (any, error)
 // the event carried none). The result is interpreted like a NodeFunc's.
 type EventFunc[S any] func(ctx context.Context, state S, payload json.RawMessage) (any, error)
 
-// AddNode adds a node with its handler. Checks, in order, with their exact errors (wrapping
-// ErrInvalidGraph): "duplicate node name '<name>'", "callable cannot be None",
-// "handler name '<h>' already registered to a different callable",
-// "route handler name '<r>' already registered to a different callable",
-// "terminal nodes cannot define next_node or route_handler_name", then the per-node policy
-// checks of WithRetry and WithTimeout. A failed AddNode changes nothing, and Build reports the
-// first such error again so that an unchecked error cannot produce a graph.
-//
-// A handler given no name is named after its node, "node:<name>" (a route handler
-// "route:<name>"): see names.go.
+// AddNode adds a node whose handler returns an update of the state (NodeFunc): AddStep's
+// map-of-updates twin, with its options, checks, errors and default names.
 func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
 	return b.addNode(name, handler, nil, opts...)
 }
