@@ -50,7 +50,7 @@ func fanOutGraph() (durable.Graph, error) {
 	err := b.AddStep("plan", func(_ context.Context, s fanState) (fanState, error) { return s, nil },
 		durable.WithHandlerName("bench.fanout.plan"),
 		durable.WithDecide(func(_ context.Context, s fanState) (durable.RouteDecision, error) {
-			return durable.Map("square", s.Items, "sum"), nil
+			return durable.Map("sum", "square", s.Items), nil
 		}), durable.WithRouteName("bench.fanout.map"))
 	if err == nil {
 		err = b.AddStep("square", func(ctx context.Context, s fanState) (fanState, error) {

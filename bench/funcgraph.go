@@ -112,10 +112,10 @@ func (f *Funcgraph) done(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	switch {
-	case !run.Status.Finished():
+	case !run.RuntimeStatus.Finished():
 		return false, nil
-	case run.Status != engine.StatusCompleted:
-		return false, fmt.Errorf("run %s ended %s: %s", id, run.Status, run.Output)
+	case run.RuntimeStatus != engine.StatusCompleted:
+		return false, fmt.Errorf("run %s ended %s: %s", id, run.RuntimeStatus, run.Output)
 	}
 	return true, nil
 }

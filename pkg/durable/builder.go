@@ -18,6 +18,7 @@ type BuilderOption func(*builderOptions)
 type builderOptions struct {
 	version  string
 	metadata map[string]any
+	policy   GraphPolicy // WithPolicy (graphpolicy.go)
 }
 
 // WithVersion sets the manifest version (default DefaultVersion). It is free-form and enters
@@ -55,17 +56,6 @@ func WithNext(node string) NodeOption {
 	return func(o *nodeOptions) { o.next = node }
 }
 
-// WithRoute sets the node's route handler. Its default name is "route:<node name>" (names.go).
-func WithRoute[S any](fn RouteFunc[S]) NodeOption {
-	return func(o *nodeOptions) {
-		if fn == nil {
-			o.route, o.routeIdentity = nil, nil
-			return
-		}
-		o.route, o.routeIdentity = fn, nil
-	}
-}
-
 // WithRouteName names the node's route handler explicitly (it enters the hash).
 func WithRouteName(name string) NodeOption {
 	return func(o *nodeOptions) { o.routeName = name }
@@ -93,7 +83,7 @@ type ManifestBuilder[S any] struct {
 	metadata   map[string]any
 	entrypoint string
 
-	nodes         NodeDefinitions
+	nodes         []NodeDefinition
 	nodeIndex     map[string]int
 	nodeFuncs     map[string]NodeFunc[S] // by node name
 	routeFuncs    map[string]RouteFunc[S]
@@ -106,6 +96,7 @@ type ManifestBuilder[S any] struct {
 	nodeIdentity  map[string]uintptr
 	routeIdentity map[string]uintptr
 	policies      map[string]NodePolicy // by node name, only nodes with a policy (nodepolicy.go)
+	policy        GraphPolicy           // the graph's guards (WithPolicy)
 
 	schemaOnce sync.Once // reflects S for the typed adapters
 	schema     *stateSchema
@@ -123,7 +114,7 @@ func NewManifestBuilder[S any](graphName string, opts ...BuilderOption) *Manifes
 	md := map[string]any{}
 	maps.Copy(md, o.metadata)
 	return &ManifestBuilder[S]{
-		graphName: graphName, version: o.version, metadata: md,
+		graphName: graphName, version: o.version, metadata: md, policy: o.policy,
 		nodeIndex: map[string]int{}, nodeFuncs: map[string]NodeFunc[S]{}, routeFuncs: map[string]RouteFunc[S]{},
 		eventHandlers: map[string]EventFunc[S]{}, eventChecks: map[string]func(json.RawMessage) error{}, nodeIdentity: map[string]uintptr{}, routeIdentity: map[string]uintptr{},
 		policies: map[string]NodePolicy{},
@@ -141,20 +132,6 @@ func (b *ManifestBuilder[S]) fail(msg string) error {
 		b.err = err
 	}
 	return err
-}
-
-// AddNode adds a node with its handler. Checks, in order, with their exact errors (wrapping
-// ErrInvalidGraph): "duplicate node name '<name>'", "callable cannot be None",
-// "handler name '<h>' already registered to a different callable",
-// "route handler name '<r>' already registered to a different callable",
-// "terminal nodes cannot define next_node or route_handler_name", then the per-node policy
-// checks of WithRetry and WithTimeout. A failed AddNode changes nothing, and Build reports the
-// first such error again so that an unchecked error cannot produce a graph.
-//
-// A handler given no name is named after its node, "node:<name>" (a route handler
-// "route:<name>"): see names.go.
-func (b *ManifestBuilder[S]) AddNode(name string, handler NodeFunc[S], opts ...NodeOption) error {
-	return b.addNode(name, handler, nil, opts...)
 }
 
 // addNode is AddNode; identity, when set, is the user's function behind a typed adapter.
@@ -225,10 +202,8 @@ func (b *ManifestBuilder[S]) addNode(name string, handler NodeFunc[S], identity 
 	return nil
 }
 
-// AddEventHandler registers the handler applied when the event eventName is consumed. Errors
-// (wrapping ErrInvalidGraph): "duplicate event handler for event '<event>'",
-// "callable cannot be None"; Build reports the first one again.
-func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc[S]) error {
+// addEventHandler registers handler for eventName (AddEventHandler, OnEvent).
+func (b *ManifestBuilder[S]) addEventHandler(eventName string, handler EventFunc[S]) error {
 	if _, dup := b.eventHandlers[eventName]; dup {
 		return b.fail(fmt.Sprintf("duplicate event handler for event '%s'", eventName))
 	}
@@ -246,8 +221,8 @@ func (b *ManifestBuilder[S]) AddEventHandler(eventName string, handler EventFunc
 // "node '<name>' references unknown next_node '<next>'" (nodes in add order),
 // "node '<name>' references unknown failure_node '<node>'" (WithFailureRoute),
 // "nodes unreachable from entrypoint '<entry>': ['<a>', '<b>']" (skipped when a reachable
-// node has a route handler; failure routes count as edges), and that the metadata encodes as
-// JSON. Then it computes the graph hash. The builder stays usable; later changes do not affect
+// node has a route handler; failure routes count as edges), the checks of WithPolicy, and that
+// the metadata encodes as JSON. Then it computes the graph hash. The builder stays usable; later changes do not affect
 // the registration.
 func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if b.err != nil {
@@ -276,6 +251,9 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	if unreachable := b.unreachable(); len(unreachable) > 0 {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, fmt.Sprintf("nodes unreachable from entrypoint '%s': %s", b.entrypoint, pyjson.ReprList(unreachable)))
 	}
+	if msg := b.checkPolicy(); msg != "" {
+		return GraphRegistration[S]{}, newError(ErrInvalidGraph, msg)
+	}
 	if _, err := appendCanonicalMap(nil, b.metadata, 0); err != nil {
 		return GraphRegistration[S]{}, newError(ErrInvalidGraph, "metadata must be JSON serializable: "+err.Error())
 	}
@@ -299,6 +277,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	g.r.eventChecks = maps.Clone(b.eventChecks)
 	g.r.eventPayloads = maps.Clone(b.eventPayloads)
 	g.r.reducers = maps.Clone(b.reducers)
+	g.r.policy = b.policy
 	return g, nil
 }
 

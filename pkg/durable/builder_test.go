@@ -73,7 +73,7 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 	steps := []error{
 		b.AddNode("a", nodeA, WithNext("b"), WithRoute(routeA)),
 		b.AddNode("b", nodeA, WithRoute(routeA)), // same handler and route for two nodes
-		b.AddNode("c", nodeB, WithHandlerName("x"), WithRoute(routeB), WithRouteName(FuncName(routeB))),
+		b.AddNode("c", nodeB, WithHandlerName("x"), WithRoute(routeB), WithRouteName(funcName(routeB))),
 	}
 	for i, err := range steps {
 		if err != nil {
@@ -89,7 +89,7 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 		t.Fatalf("Build: %v", err)
 	}
 	// Handler names: the defaults of a and b (one function, two nodes: two names), "x" and
-	// "shared"; route names: the defaults of a and b, routeB's FuncName and "shared".
+	// "shared"; route names: the defaults of a and b, routeB's funcName and "shared".
 	m := reg.Manifest()
 	handlers, routes := map[string]bool{}, map[string]bool{}
 	for _, n := range m.Nodes {
@@ -104,8 +104,8 @@ func TestManifestBuilder_AddNode_SameCallableSharedNames_Accepted(t *testing.T) 
 	if n, _ := m.node("a"); n.HandlerName != "node:a" || n.RouteHandlerName != "route:a" || n.NextNode != "b" {
 		t.Fatalf("node a = %+v", n)
 	}
-	if !strings.HasSuffix(FuncName(nodeA), "pkg/durable.nodeA") {
-		t.Fatalf("FuncName(nodeA) = %q, want package path + name", FuncName(nodeA))
+	if !strings.HasSuffix(funcName(nodeA), "pkg/durable.nodeA") {
+		t.Fatalf("funcName(nodeA) = %q, want package path + name", funcName(nodeA))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ActionChild starts a child run of another registered graph and pauses the run until the
@@ -130,34 +132,23 @@ func (r *registration[S]) checkChild(d RouteDecision) error {
 	return nil
 }
 
-// ChildOutputSetter is implemented by graphs that can set one state field to a child run's
-// final state with the state model's checks; GraphRegistration does. The engine uses it for
-// ChildRun.Into; for a Graph without it, the engine sets the member of the state object as it
-// is.
-type ChildOutputSetter interface {
-	// SetStateField returns state with the field named field (its JSON name) set to value,
-	// validated against the state model. Errors: a *StateError (ErrInvalidState) when value
-	// does not fit the field or the result does not validate.
-	SetStateField(ctx context.Context, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error)
-}
-
-// SetStateField implements ChildOutputSetter.
-func (g GraphRegistration[S]) SetStateField(_ context.Context, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
-	if g.r == nil {
+// SetStateField implements graphrun.ChildOutputSetter.
+func (r *registration[S]) SetStateField(_ context.Context, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
+	if r == nil {
 		return nil, errNotBuilt
 	}
 	var s S
-	if err := g.r.schema.decode(state, &s); err != nil {
+	if err := r.schema.decode(state, &s); err != nil {
 		return nil, err
 	}
 	update, err := json.Marshal(map[string]json.RawMessage{field: value})
 	if err != nil {
-		return nil, g.r.schema.errorf(field, "encode value: %v", err)
+		return nil, r.schema.errorf(field, "encode value: %v", err)
 	}
-	if err := g.r.schema.merge(reflect.ValueOf(&s).Elem(), &s, json.RawMessage(update)); err != nil {
+	if err := r.schema.merge(reflect.ValueOf(&s).Elem(), &s, json.RawMessage(update)); err != nil {
 		return nil, err
 	}
-	return g.r.schema.dump(&s)
+	return r.schema.dump(&s)
 }
 
-var _ ChildOutputSetter = GraphRegistration[struct{}]{}
+var _ graphrun.ChildOutputSetter = (*registration[struct{}])(nil)

@@ -107,15 +107,15 @@ func TestStartChild_ResolveRouteChecksResumeAndInto(t *testing.T) {
 func TestGraphRegistration_SetStateField(t *testing.T) {
 	t.Parallel()
 	g := childTestGraph(t, Complete(""))
-	got, err := g.SetStateField(t.Context(), []byte(`{"n":1}`), "out", []byte(`{"n":7,"extra":true}`))
+	got, err := g.r.SetStateField(t.Context(), []byte(`{"n":1}`), "out", []byte(`{"n":7,"extra":true}`))
 	if err != nil || string(got) != `{"n":1,"out":{"n":7,"out":null}}` {
 		t.Fatalf("set out: %s, %v", got, err)
 	}
 	var se *StateError
-	if _, err := g.SetStateField(t.Context(), []byte(`{"n":1}`), "n", []byte(`{"n":7}`)); !errors.As(err, &se) || se.Field != "n" {
+	if _, err := g.r.SetStateField(t.Context(), []byte(`{"n":1}`), "n", []byte(`{"n":7}`)); !errors.As(err, &se) || se.Field != "n" {
 		t.Fatalf("a value that does not fit: %v", err)
 	}
-	if _, err := g.SetStateField(t.Context(), []byte(`{}`), "nope", []byte(`1`)); !errors.Is(err, ErrInvalidState) {
+	if _, err := g.r.SetStateField(t.Context(), []byte(`{}`), "nope", []byte(`1`)); !errors.Is(err, ErrInvalidState) {
 		t.Fatalf("unknown field: %v", err)
 	}
 }

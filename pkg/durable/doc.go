@@ -6,18 +6,20 @@
 // nor a storage backend (packages memory and the Azure backends).
 //
 // Start with NewManifestBuilder: a graph is described with a ManifestBuilder over a user state
-// struct S (AddStep or AddNode per node; WithNext, Terminal or a route handler, WithRoute or
-// WithDecide, returning a RouteDecision such as Next, Complete or WaitForEvent; OnEvent or
-// AddEventHandler per event), compiled by Build into a GraphRegistration[S] whose
-// GraphManifest carries the topology hash (byte-compatible with the Python package's when
-// handlers are given their Python names with WithHandlerName and WithRouteName, see
-// docs/lineage.md; otherwise
-// names default to the node's, "node:<name>" and "route:<name>", see names.go). Per-node
-// policies (WithRetry, WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures
-// are handled, and a route may pause the run durably (Sleep, SleepUntil). A GraphRegistration is also a Graph, the
-// type-erased view the engine executes one step at a time: ExecuteNode, ResolveRoute and
-// ApplyEvent take and return the run state as a JSON object. A Registry (NewRegistry) keeps
-// several versions of a graph by (name, hash).
+// struct S, one typed step per node (AddStep, a StepFunc that receives the state and returns
+// the new state), its successor (WithNext, Terminal) or its route (WithDecide, a DecideFunc
+// returning a RouteDecision such as Next, Complete, WaitForEvent, Parallel, Map, Sleep or
+// StartChild), and one typed handler per event (OnEvent, whose payload is decoded into a type
+// of the author's). Build compiles it into a GraphRegistration[S] whose GraphManifest carries
+// the topology hash (byte-compatible with the Python package's when handlers are given their
+// Python names with WithHandlerName and WithRouteName, see docs/lineage.md; otherwise names
+// default to the node's, "node:<name>" and "route:<name>", see names.go). Per-node policies
+// (WithRetry, WithTimeout, WithFailureRoute, NonRetryable) say how a node's failures are handled, and the
+// graph's own guards (WithPolicy: retries, wait timeouts, a step limit) how its runs are
+// bounded. A GraphRegistration is also a Graph, the type-erased view the engine executes one
+// step at a time: ExecuteNode, ResolveRoute and ApplyEvent take and return the run state as a
+// JSON object. A Registry (NewRegistry) keeps several versions of a graph by (name, hash).
+// Package durabletest runs a graph in a test, on the real engine, in memory.
 //
 // # State model
 //
@@ -42,4 +44,16 @@
 // effects must be idempotent; StepInfoFrom gives them a stable idempotency key. A handler panic
 // is returned as a *HandlerError rather than crashing the engine. Emit reports a handler's
 // progress to whoever follows the run: its events are stored with the step, once.
+//
+// # The map-of-updates form
+//
+// A graph written for a runtime whose handlers return a dict of the fields they change (the
+// Python durable package of docs/lineage.md, LangGraph's partial updates) can be ported
+// handler for handler: AddNode
+// takes a NodeFunc that returns an Update (a map of JSON field names to new values) or nil for
+// no change, WithRoute a RouteFunc that may also return a node name as a string, and
+// AddEventHandler an EventFunc that reads the raw JSON payload. Updates are validated like
+// any state: a key that names no field fails the step. The two forms mix in one graph and hash
+// alike under the same names; a new graph uses the typed form. The map form is gathered in
+// update.go.
 package durable

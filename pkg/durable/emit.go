@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Limits of Emit.
@@ -41,44 +42,6 @@ var (
 	ErrEmitTooLarge = errors.New("durable: emitted event data too large")
 )
 
-// EmittedEvent is one event a handler emitted with Emit.
-type EmittedEvent struct {
-	// Name is the name the handler gave it.
-	Name string
-	// Data is its data as JSON.
-	Data json.RawMessage
-}
-
-// Emitter collects the events the handlers of one step emit. The engine gives every attempt
-// of a step a fresh one (WithEmitter) and stores what it collected with the step's commit,
-// so a step that runs again does not store its events twice. It is safe for concurrent use
-// (a handler may emit from goroutines it starts and waits for).
-type Emitter struct {
-	mu     sync.Mutex
-	events []EmittedEvent // guarded by mu
-}
-
-type emitterKey struct{}
-
-// WithEmitter returns a context whose handlers' Emit calls are collected by the returned
-// Emitter.
-func WithEmitter(ctx context.Context) (context.Context, *Emitter) {
-	e := &Emitter{}
-	return context.WithValue(ctx, emitterKey{}, e), e
-}
-
-// Events returns the events emitted so far, in the order Emit returned.
-func (e *Emitter) Events() []EmittedEvent {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.events) == 0 {
-		return nil
-	}
-	out := make([]EmittedEvent, len(e.events))
-	copy(out, e.events)
-	return out
-}
-
 // Emit records an event named name carrying data (any JSON-encodable value, or a
 // json.RawMessage holding JSON, kept compacted; nil is null) for the run the handler runs in.
 // Under the engine the step's commit writes it to the run's history and feed as a row of type
@@ -102,20 +65,17 @@ func Emit(ctx context.Context, name string, data any) error {
 	if len(doc) > MaxEmitDataBytes {
 		return fmt.Errorf("emit %q: %w: %d bytes above %d", name, ErrEmitTooLarge, len(doc), MaxEmitDataBytes)
 	}
-	e, ok := ctx.Value(emitterKey{}).(*Emitter)
-	if !ok {
+	e := graphrun.EmitterFrom(ctx)
+	if e == nil {
 		return nil
 	}
 	limit := MaxEmitsPerStep
 	if _, inBranch := BranchFrom(ctx); inBranch {
 		limit = MaxEmitsPerBranch
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.events) >= limit {
+	if !e.Add(graphrun.EmittedEvent{Name: name, Data: doc}, limit) {
 		return fmt.Errorf("emit %q: %w: at most %d", name, ErrTooManyEmits, limit)
 	}
-	e.events = append(e.events, EmittedEvent{Name: name, Data: doc})
 	return nil
 }
 

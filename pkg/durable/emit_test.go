@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/durabletest"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 func TestEmit_CollectsInOrder(t *testing.T) {
 	t.Parallel()
-	ctx, em := durable.WithEmitter(t.Context())
+	ctx, em := graphrun.WithEmitter(t.Context())
 	for i, data := range []any{map[string]int{"done": 1}, nil, json.RawMessage(` {"raw": true} `), "text"} {
 		if err := durable.Emit(ctx, fmt.Sprintf("e%d", i), data); err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestEmit_Refusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, em := durable.WithEmitter(t.Context())
+			ctx, em := graphrun.WithEmitter(t.Context())
 			err := durable.Emit(ctx, tt.event, tt.data)
 			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
 				t.Fatalf("Emit = %v, want %v", err, tt.want)
@@ -60,7 +62,7 @@ func TestEmit_Refusals(t *testing.T) {
 			}
 		})
 	}
-	ctx, _ := durable.WithEmitter(t.Context())
+	ctx, _ := graphrun.WithEmitter(t.Context())
 	if err := durable.Emit(ctx, strings.Repeat("é", 256), nil); err != nil {
 		t.Fatalf("a name of 256 characters: %v", err)
 	}
@@ -68,7 +70,7 @@ func TestEmit_Refusals(t *testing.T) {
 
 func TestEmit_BoundedPerEmitter(t *testing.T) {
 	t.Parallel()
-	ctx, em := durable.WithEmitter(t.Context())
+	ctx, em := graphrun.WithEmitter(t.Context())
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*durable.MaxEmitsPerStep)
 	for i := range 2 * durable.MaxEmitsPerStep {
@@ -112,8 +114,8 @@ func ExampleEmit() {
 		}
 		return nil
 	}
-	// The engine runs handlers with an Emitter; a test can too.
-	ctx, em := durable.WithEmitter(context.Background())
+	// The engine records what handlers emit; a handler's test can too.
+	ctx, em := durabletest.RecordEmits(context.Background())
 	_ = summarize(ctx, []string{"a", "b"})
 	for _, ev := range em.Events() {
 		fmt.Println(ev.Name, string(ev.Data))

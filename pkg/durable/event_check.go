@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ErrInvalidEventPayload marks an event payload that does not decode into the payload type of
@@ -33,24 +35,15 @@ func (e *EventPayloadError) Error() string {
 // Unwrap returns ErrInvalidEventPayload.
 func (e *EventPayloadError) Unwrap() error { return ErrInvalidEventPayload }
 
-// EventChecker is the optional capability of a Graph that checks an event before it is
-// stored. GraphRegistration implements it.
-type EventChecker interface {
-	// CheckEvent returns "unknown event handler '<event>'" (ErrUnknownEvent) when the graph
-	// has no handler for event, an *EventPayloadError when the payload does not decode into
-	// the handler's payload type, else nil. Unknown keys of the payload are not errors.
-	CheckEvent(event string, payload json.RawMessage) error
-}
-
-// CheckEvent implements EventChecker.
-func (g GraphRegistration[S]) CheckEvent(event string, payload json.RawMessage) error {
-	if g.r == nil {
+// CheckEvent implements graphrun.EventChecker.
+func (r *registration[S]) CheckEvent(event string, payload json.RawMessage) error {
+	if r == nil {
 		return errNotBuilt
 	}
-	if _, ok := g.r.eventHandlers[event]; !ok {
+	if _, ok := r.eventHandlers[event]; !ok {
 		return newError(ErrUnknownEvent, fmt.Sprintf("unknown event handler '%s'", event))
 	}
-	if check := g.r.eventChecks[event]; check != nil {
+	if check := r.eventChecks[event]; check != nil {
 		return check(payload)
 	}
 	return nil
@@ -90,4 +83,4 @@ func payloadDecoder[P any](event string) func(payload json.RawMessage, p *P) err
 	}
 }
 
-var _ EventChecker = GraphRegistration[struct{}]{}
+var _ graphrun.EventChecker = (*registration[struct{}])(nil)

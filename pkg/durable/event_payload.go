@@ -1,6 +1,10 @@
 package durable
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
+)
 
 // EventPayload describes the payload type of a typed event handler (OnEvent), so that a
 // client can be shown what the event expects.
@@ -12,20 +16,12 @@ type EventPayload struct {
 	Required []string
 }
 
-// EventPayloadTyper is the optional capability of a Graph that describes the payload types of
-// its typed event handlers. GraphRegistration implements it.
-type EventPayloadTyper interface {
-	// EventPayload returns the payload of event's typed handler, or false when the graph has
-	// no handler for event or an untyped one (AddEventHandler: any JSON value).
-	EventPayload(event string) (EventPayload, bool)
-}
-
-// EventPayload implements EventPayloadTyper.
-func (g GraphRegistration[S]) EventPayload(event string) (EventPayload, bool) {
-	if g.r == nil {
+// EventPayload implements graphrun.EventPayloadTyper.
+func (r *registration[S]) EventPayload(event string) (EventPayload, bool) {
+	if r == nil {
 		return EventPayload{}, false
 	}
-	p, ok := g.r.eventPayloads[event]
+	p, ok := r.eventPayloads[event]
 	return p, ok
 }
 
@@ -47,4 +43,4 @@ func (b *ManifestBuilder[S]) recordEventPayload(eventName string, typ reflect.Ty
 	b.eventPayloads[eventName] = p
 }
 
-var _ EventPayloadTyper = GraphRegistration[struct{}]{}
+var _ graphrun.EventPayloadTyper[EventPayload] = (*registration[struct{}])(nil)

@@ -7,26 +7,27 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 func TestGraphRegistration_EventPayload_TypedOnly(t *testing.T) {
 	typed, untyped := buildTyped(t), buildMap(t)
-	p, ok := typed.EventPayload("approval")
+	p, ok := payloadOf(typed, "approval")
 	if !ok || p.Type != reflect.TypeFor[approval]() {
 		t.Fatalf("typed EventPayload = %+v, %v; want the approval type", p, ok)
 	}
-	if _, ok := untyped.EventPayload("approval"); ok {
+	if _, ok := payloadOf(untyped, "approval"); ok {
 		t.Error("an untyped handler has a payload type")
 	}
-	if _, ok := typed.EventPayload("nope"); ok {
+	if _, ok := payloadOf(typed, "nope"); ok {
 		t.Error("an unknown event has a payload type")
 	}
-	if _, ok := (durable.GraphRegistration[ticket]{}).EventPayload("approval"); ok {
+	if _, ok := payloadOf(durable.GraphRegistration[ticket]{}, "approval"); ok {
 		t.Error("the zero registration has a payload type")
 	}
 }
 
-func ExampleEventPayloadTyper() {
+func ExampleEventPayload() {
 	type Doc struct {
 		Approved bool `json:"approved"`
 	}
@@ -41,9 +42,18 @@ func ExampleEventPayloadTyper() {
 	_ = durable.OnEvent(b, "approval", func(_ context.Context, d Doc, a Approval) (Doc, error) { return d, nil })
 	g, _ := b.Build()
 	var graph durable.Graph = g
-	if typer, ok := graph.(durable.EventPayloadTyper); ok {
+	if typer, ok := graphrun.Of(graph).(graphrun.EventPayloadTyper[durable.EventPayload]); ok {
 		p, _ := typer.EventPayload("approval")
 		fmt.Println(p.Type.Name(), p.Required)
 	}
 	// Output: Approval [ok]
+}
+
+// payloadOf returns what the runs API reads of g's payload type for event.
+func payloadOf(g durable.Graph, event string) (durable.EventPayload, bool) {
+	typer, ok := graphrun.Of(g).(graphrun.EventPayloadTyper[durable.EventPayload])
+	if !ok {
+		return durable.EventPayload{}, false
+	}
+	return typer.EventPayload(event)
 }

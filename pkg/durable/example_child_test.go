@@ -84,8 +84,8 @@ func ExampleStartChild() {
 	run, _ := e.WaitRun(ctx, "o1", nil)
 	o, _ := engine.DecodeState[Order](run)
 	child, _ := e.GetRun(ctx, run.ChildInstanceIDs[0])
-	fmt.Println(run.Status, "total", o.Invoice.Total, "shipped", o.Shipped)
-	fmt.Println("child", child.GraphName, child.Status, "of", child.ParentInstanceID, o.BilledBy == child.InstanceID)
+	fmt.Println(run.RuntimeStatus, "total", o.Invoice.Total, "shipped", o.Shipped)
+	fmt.Println("child", child.GraphName, child.RuntimeStatus, "of", child.ParentInstanceID, o.BilledBy == child.InstanceID)
 	// Output:
 	// Completed total 15 shipped true
 	// child billing Completed of o1 true

@@ -46,7 +46,7 @@ func runPayment(policy engine.GraphPolicy, add func(b *durable.ManifestBuilder[P
 	_ = e.Start(ctx)
 	defer e.Close()
 	_, _ = e.StartRun(ctx, engine.StartRunRequest{GraphName: "payments", InstanceID: "p1", Input: json.RawMessage(`{"card":"4242"}`)})
-	run, _ := e.WaitRun(ctx, "p1", func(r engine.Run) bool { return r.Status.Finished() })
+	run, _ := e.WaitRun(ctx, "p1", func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	return run
 }
 
@@ -77,7 +77,7 @@ func ExampleWithRetry() {
 			durable.WithRetry(durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond}))
 	})
 	p, _ := engine.DecodeState[Payment](run)
-	fmt.Println(run.Status, "on attempt", p.Attempts)
+	fmt.Println(run.RuntimeStatus, "on attempt", p.Attempts)
 	// Output: Completed on attempt 3
 }
 
@@ -92,7 +92,7 @@ func ExampleNonRetryable() {
 	run := runPayment(engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 5}}, func(b *durable.ManifestBuilder[Payment]) {
 		_ = b.AddStep("charge", charge, durable.Terminal())
 	})
-	fmt.Println(run.Status, run.FailureMessage(), "after", calls.Load(), "call")
+	fmt.Println(run.RuntimeStatus, run.FailureMessage(), "after", calls.Load(), "call")
 	// Output: Failed execute_node failed: card 4242 declined after 1 call
 }
 
@@ -108,7 +108,7 @@ func ExampleWithFailureRoute() {
 		_ = b.AddStep("apologise", outcome, durable.Terminal())
 	})
 	p, _ := engine.DecodeState[Payment](run)
-	fmt.Println(run.Status, p.Outcome)
+	fmt.Println(run.RuntimeStatus, p.Outcome)
 	// Output: Completed charge failed: card declined
 }
 

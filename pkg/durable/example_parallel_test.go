@@ -30,7 +30,7 @@ func researchGraph() durable.GraphRegistration[Research] {
 	_ = b.AddStep("plan", func(_ context.Context, s Research) (Research, error) { return s, nil },
 		durable.WithHandlerName("research.plan"),
 		durable.WithDecide(func(_ context.Context, s Research) (durable.RouteDecision, error) {
-			return durable.Map("research", s.Topics, "summarize"), nil
+			return durable.Map("summarize", "research", s.Topics), nil
 		}), durable.WithRouteName("research.fan_out"))
 	_ = b.AddStep("research", func(ctx context.Context, s Research) (Research, error) {
 		topic, err := durable.BranchItem[string](ctx) // this branch's topic
@@ -71,7 +71,7 @@ func ExampleMap() {
 		Input: json.RawMessage(`{"topics":["go","azure","durability"]}`)})
 	run, _ := e.WaitRun(ctx, "r1", nil)
 	s, _ := engine.DecodeState[Research](run)
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 	fmt.Println(s.Summary)
 	fmt.Println(s.Sources)
 	// Output:
@@ -132,7 +132,7 @@ func ExampleParallel() {
 		Input: json.RawMessage(`{"draft":"Go is fast. Azure is big."}`)})
 	run, _ := e.WaitRun(ctx, "d1", nil)
 	s, _ := engine.DecodeState[Review](run)
-	fmt.Println(run.Status, "-", s.Verdict)
+	fmt.Println(run.RuntimeStatus, "-", s.Verdict)
 	// Output: Completed - publish: spelling ok, 2 claims checked
 }
 

@@ -75,7 +75,7 @@ func ExampleRegistry_RegisterInternal() {
 	internal, _ := b.Build()
 	fmt.Println(reg.RegisterInternal(internal))
 	_, err := reg.Latest("fg_housekeeping")
-	fmt.Println(err, reg.Internal("fg_housekeeping"), len(reg.List()), len(reg.Public()), len(reg.Fragments()))
+	fmt.Println(err, reg.Internal("fg_housekeeping"), len(reg.List()), len(reg.Public()), len(reg.Public()))
 	// Output:
 	// <nil>
 	// <nil> true 2 1 1

@@ -76,7 +76,7 @@ func Example_retry() {
 		Input: json.RawMessage(`{"symbol":"FGR"}`)})
 	run, _ := e.WaitRun(ctx, "q1", nil)
 	q, _ := engine.DecodeState[Quote](run)
-	fmt.Println(run.Status, q.Price, "on attempt", q.Attempts)
+	fmt.Println(run.RuntimeStatus, q.Price, "on attempt", q.Attempts)
 	// Output: Completed 42 on attempt 3
 }
 
@@ -103,7 +103,7 @@ func TestExample_retry_HistoryAndExhaustion(t *testing.T) {
 	kit.Start("q2", Quote{Symbol: "FGR"})
 	kit.Advance(time.Minute)
 	run := kit.Run("q2")
-	if msg := run.FailureMessage(); run.Status != engine.StatusFailed || !strings.Contains(msg, errUnavailable.Error()) {
-		t.Fatalf("after 4 failed attempts: %s %q, want Failed naming %q", run.Status, msg, errUnavailable)
+	if msg := run.FailureMessage(); run.RuntimeStatus != engine.StatusFailed || !strings.Contains(msg, errUnavailable.Error()) {
+		t.Fatalf("after 4 failed attempts: %s %q, want Failed naming %q", run.RuntimeStatus, msg, errUnavailable)
 	}
 }

@@ -41,14 +41,14 @@ func ExampleSleep() {
 	_ = e.Start(ctx)
 	defer e.Close()
 	_, _ = e.StartRun(ctx, engine.StartRunRequest{GraphName: "nudges", InstanceID: "n1", Input: json.RawMessage(`{}`)})
-	run, _ := e.WaitRun(ctx, "n1", func(r engine.Run) bool { return r.Status.Finished() })
+	run, _ := e.WaitRun(ctx, "n1", func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	history, _ := e.History(ctx, "n1", "", 100)
 	for _, ev := range history.Events {
 		if ev.Type == engine.HistorySleepStarted || ev.Type == engine.HistoryRunCompleted {
 			fmt.Println(ev.Type, ev.Node)
 		}
 	}
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 	// Output:
 	// sleep_started nudge
 	// run_completed nudge

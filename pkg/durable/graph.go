@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Graph is the type-erased form of a GraphRegistration that the engine executes, one step at
@@ -56,6 +58,7 @@ type registration[S any] struct {
 	eventPayloads map[string]EventPayload
 	policies      map[string]NodePolicy // by node name (nodepolicy.go)
 	reducers      map[string]Reducer    // by state field (ManifestBuilder.Reduce)
+	policy        GraphPolicy           // the graph's guards (WithPolicy)
 }
 
 type compiledNode[S any] struct {
@@ -121,14 +124,17 @@ func (r *registration[S]) node(name string) (*compiledNode[S], error) {
 	return n, nil
 }
 
-// RecoverHandler turns a handler panic into a HandlerError so one bad handler cannot take the
-// engine down. Custom Graph implementations defer it around each handler call:
-//
-//	defer durable.RecoverHandler("node", name, &err)
-func RecoverHandler(kind, name string, err *error) {
+// recoverHandler turns a handler panic into a HandlerError so one bad handler cannot take the
+// engine down (graphrun.RecoverHandler for callers outside the package).
+func recoverHandler(kind, name string, err *error) {
 	if p := recover(); p != nil {
-		*err = &HandlerError{Kind: kind, Name: name, Err: fmt.Errorf("%s handler panicked: %v", kind, p)}
+		*err = handlerPanic(kind, name, p)
 	}
+}
+
+// handlerPanic returns the error a handler panic with p becomes.
+func handlerPanic(kind, name string, p any) error {
+	return &HandlerError{Kind: kind, Name: name, Err: fmt.Errorf("%s handler panicked: %v", kind, p)}
 }
 
 // ExecuteNode implements Graph.
@@ -155,7 +161,7 @@ func (g GraphRegistration[S]) ExecuteNode(ctx context.Context, node string, stat
 }
 
 func callNode[S any](ctx context.Context, n *compiledNode[S], s S) (result any, err error) {
-	defer RecoverHandler("node", n.def.Name, &err)
+	defer recoverHandler("node", n.def.Name, &err)
 	result, err = n.handler(ctx, s)
 	if err != nil {
 		return nil, &HandlerError{Kind: "node", Name: n.def.Name, Err: err}
@@ -197,7 +203,7 @@ func (g GraphRegistration[S]) ResolveRoute(ctx context.Context, node string, sta
 }
 
 func callRoute[S any](ctx context.Context, n *compiledNode[S], s S) (result any, err error) {
-	defer RecoverHandler("route", n.def.Name, &err)
+	defer recoverHandler("route", n.def.Name, &err)
 	result, err = n.route(ctx, s)
 	if err != nil {
 		return nil, &HandlerError{Kind: "route", Name: n.def.Name, Err: err}
@@ -254,7 +260,7 @@ func (g GraphRegistration[S]) ApplyEvent(ctx context.Context, event string, stat
 }
 
 func callEvent[S any](ctx context.Context, event string, h EventFunc[S], s S, payload json.RawMessage) (result any, err error) {
-	defer RecoverHandler("event", event, &err)
+	defer recoverHandler("event", event, &err)
 	result, err = h(ctx, s, payload)
 	if err != nil {
 		return nil, &HandlerError{Kind: "event", Name: event, Err: err}
@@ -266,3 +272,29 @@ var (
 	_ Graph = GraphRegistration[struct{}]{}
 	_ Graph = (*GraphRegistration[struct{}])(nil)
 )
+
+// compiledGraph is implemented by every GraphRegistration: it hands graphrun.Of the compiled
+// graph, whose methods are the optional capabilities the engine asks for (graphrun.Joiner,
+// graphrun.StateChecker, graphrun.EventChecker, graphrun.ChildOutputSetter,
+// graphrun.NodePolicies, graphrun.EventPayloadTyper).
+type compiledGraph interface{ compiled() any }
+
+// compiled returns the compiled graph: a nil *registration[S] for the zero value, whose
+// capabilities answer errNotBuilt or nothing.
+func (g GraphRegistration[S]) compiled() any { return g.r }
+
+func init() {
+	graphrun.Install(graphrun.Model{
+		Capabilities: func(g any) any {
+			if c, ok := g.(compiledGraph); ok {
+				return c.compiled()
+			}
+			return nil
+		},
+		Join: func(base json.RawMessage, results []graphrun.BranchResult) (json.RawMessage, error) {
+			return joinBranches(base, results, nil)
+		},
+		StateUpdate:  stateUpdate,
+		HandlerPanic: handlerPanic,
+	})
+}

@@ -3,6 +3,8 @@ package durable
 import (
 	"context"
 	"strconv"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // StepInfo identifies the step a handler runs in. The engine puts it in the context it passes
@@ -22,7 +24,7 @@ type StepInfo struct {
 	// Attempt counts executions of this step, from 1.
 	Attempt int
 	// TimedOutWaitingFor is the event whose wait timed out and sent the run to this node (a
-	// timeout node of RouteDecision.Within or engine.GraphPolicy.WaitTimeoutNode); empty when
+	// timeout node of RouteDecision.Within or GraphPolicy.WaitTimeoutNode); empty when
 	// the node was reached otherwise.
 	TimedOutWaitingFor string
 	// Failure is the node failure whose failure route (WithFailureRoute) sent the run to this
@@ -56,30 +58,9 @@ func (s StepInfo) IdempotencyKey() string {
 	return key
 }
 
-type stepInfoKey struct{}
-
-// stepInfoCtx is a context carrying a StepInfo in one allocation (context.WithValue takes two,
-// one for the boxed value). Its Value answers stepInfoKey with a *StepInfo.
-type stepInfoCtx struct {
-	context.Context
-	info StepInfo
-}
-
-func (c *stepInfoCtx) Value(key any) any {
-	if _, ok := key.(stepInfoKey); ok {
-		return &c.info
-	}
-	return c.Context.Value(key)
-}
-
-// WithStepInfo returns a context carrying info.
-func WithStepInfo(ctx context.Context, info StepInfo) context.Context {
-	return &stepInfoCtx{Context: ctx, info: info}
-}
-
 // StepInfoFrom returns the StepInfo the engine stored in ctx, if any.
 func StepInfoFrom(ctx context.Context) (StepInfo, bool) {
-	if info, ok := ctx.Value(stepInfoKey{}).(*StepInfo); ok {
+	if info, ok := graphrun.StepInfo(ctx).(*StepInfo); ok {
 		return *info, true
 	}
 	return StepInfo{}, false

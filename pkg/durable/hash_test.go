@@ -13,7 +13,7 @@ const (
 func dataPipelineManifest() GraphManifest {
 	return GraphManifest{
 		GraphName: "data_pipeline", Version: "0.1.0", StateModelName: "PipelineState", Entrypoint: "extract",
-		Nodes: NodeDefinitions{
+		Nodes: []NodeDefinition{
 			{Name: "extract", HandlerName: "examples.data_pipeline.graph.extract", NextNode: "transform"},
 			{Name: "transform", HandlerName: "examples.data_pipeline.graph.transform", NextNode: "load"},
 			{Name: "load", HandlerName: "examples.data_pipeline.graph.load", Terminal: true},
@@ -26,7 +26,7 @@ func dataPipelineManifest() GraphManifest {
 func supportAgentManifest() GraphManifest {
 	return GraphManifest{
 		GraphName: "support_agent", Version: "0.1.0", StateModelName: "SupportState", Entrypoint: "classify_request",
-		Nodes: NodeDefinitions{
+		Nodes: []NodeDefinition{
 			{Name: "classify_request", HandlerName: "examples.support_agent.graph.classify_request", RouteHandlerName: "examples.support_agent.graph.route_after_classify"},
 			{Name: "draft_reply", HandlerName: "examples.support_agent.graph.draft_reply", NextNode: "finalize_reply"},
 			{Name: "finalize_reply", HandlerName: "examples.support_agent.graph.finalize_reply", Terminal: true},

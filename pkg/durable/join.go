@@ -7,30 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
-
-// BranchResult is what one branch produced: the state fields its node changed (StateUpdate
-// of the state before the fan-out and the state after the node).
-type BranchResult struct {
-	// Index is the branch's position in the fan-out.
-	Index int
-	// Node is the node the branch visited.
-	Node string
-	// Update is a JSON object of the fields the branch changed, with their new values.
-	Update json.RawMessage
-}
-
-// BranchGraph is the optional capability of a Graph whose runs fan out (ActionParallel):
-// it merges the branches' results into the state at the join. GraphRegistration implements
-// it with its reducers (ManifestBuilder.Reduce); for a Graph without it the engine joins
-// with JoinBranches and no reducers.
-type BranchGraph interface {
-	// Join returns the state after merging results (one per branch, any order: they are
-	// merged in Index order) into base, the state before the fan-out. Errors: a
-	// *BranchConflictError when two branches update a field with no reducer, a reducer's
-	// error, or a *StateError when the merged state does not validate.
-	Join(ctx context.Context, base json.RawMessage, results []BranchResult) (json.RawMessage, error)
-}
 
 // ErrBranchConflict marks a join of branches that updated the same field with no reducer.
 var ErrBranchConflict = errors.New("durable: branches update the same field")
@@ -128,9 +107,10 @@ func appendObject(dst []byte, ms []member) []byte {
 	return append(dst, '}')
 }
 
-// StateUpdate returns the fields of the state object after whose JSON differs from before's,
-// as an object in after's order: what a branch's node changed. Both must be JSON objects.
-func StateUpdate(before, after json.RawMessage) (json.RawMessage, error) {
+// stateUpdate returns the fields of the state object after whose JSON differs from before's,
+// as an object in after's order: what a branch's node changed (graphrun.StateUpdate). Both
+// must be JSON objects.
+func stateUpdate(before, after json.RawMessage) (json.RawMessage, error) {
 	old, err := objectMembers(before)
 	if err != nil {
 		return nil, fmt.Errorf("state update: decode state before: %w", err)
@@ -153,19 +133,20 @@ func StateUpdate(before, after json.RawMessage) (json.RawMessage, error) {
 	return appendObject(nil, changed), nil
 }
 
-// JoinBranches merges branch results into base, a state object, in branch index order: a
+// joinBranches merges branch results into base, a state object, in branch index order: a
 // field updated by one branch takes its value; a field updated by several takes what its
 // reducer in reducers makes of base's value and theirs (in index order), and without one the
 // join fails with a *BranchConflictError. Other fields keep base's values; base's key order
-// is kept, new fields follow. It is the join of a Graph that is no BranchGraph (with no
-// reducers), and the first half of GraphRegistration's. Reducer panics become errors.
-func JoinBranches(base json.RawMessage, results []BranchResult, reducers map[string]Reducer) (json.RawMessage, error) {
+// is kept, new fields follow. It is the join of a Graph that is no graphrun.Joiner (with no
+// reducers, graphrun.JoinBranches), and the first half of GraphRegistration's. Reducer
+// panics become errors.
+func joinBranches(base json.RawMessage, results []graphrun.BranchResult, reducers map[string]Reducer) (json.RawMessage, error) {
 	ms, err := objectMembers(base)
 	if err != nil {
 		return nil, fmt.Errorf("join: decode state: %w", err)
 	}
 	results = slices.Clone(results)
-	slices.SortStableFunc(results, func(a, b BranchResult) int { return a.Index - b.Index })
+	slices.SortStableFunc(results, func(a, b graphrun.BranchResult) int { return a.Index - b.Index })
 	type fieldUpdates struct {
 		branches []int
 		values   []json.RawMessage
@@ -237,21 +218,21 @@ func reduce(field string, r Reducer, base json.RawMessage, updates []json.RawMes
 	return out, nil
 }
 
-// Join implements BranchGraph: JoinBranches with the graph's reducers, then the merged state
-// is validated against the model (and dumped with every field, in declaration order).
-func (g GraphRegistration[S]) Join(_ context.Context, base json.RawMessage, results []BranchResult) (json.RawMessage, error) {
-	if g.r == nil {
+// Join implements graphrun.Joiner: joinBranches with the graph's reducers, then the merged
+// state is validated against the model (and dumped with every field, in declaration order).
+func (r *registration[S]) Join(_ context.Context, base json.RawMessage, results []graphrun.BranchResult) (json.RawMessage, error) {
+	if r == nil {
 		return nil, errNotBuilt
 	}
-	joined, err := JoinBranches(base, results, g.r.reducers)
+	joined, err := joinBranches(base, results, r.reducers)
 	if err != nil {
 		return nil, err
 	}
 	var s S
-	if err := g.r.schema.decode(joined, &s); err != nil {
+	if err := r.schema.decode(joined, &s); err != nil {
 		return nil, err
 	}
-	return g.r.schema.dump(&s)
+	return r.schema.dump(&s)
 }
 
-var _ BranchGraph = GraphRegistration[struct{}]{}
+var _ graphrun.Joiner = (*registration[struct{}])(nil)

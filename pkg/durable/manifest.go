@@ -76,12 +76,12 @@ func (n *NodeDefinition) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// NodeDefinitions is the ordered node table of a manifest, in add order. It marshals as a
-// JSON object keyed by node name, keeping that order.
-type NodeDefinitions []NodeDefinition
+// nodeTable is the ordered node table of a manifest, in add order, as it is written: a JSON
+// object keyed by node name, keeping that order.
+type nodeTable []NodeDefinition
 
 // MarshalJSON writes the nodes as an object keyed by name, in slice order.
-func (ns NodeDefinitions) MarshalJSON() ([]byte, error) {
+func (ns nodeTable) MarshalJSON() ([]byte, error) {
 	obj := make(OrderedObject, len(ns))
 	for i, n := range ns {
 		obj[i] = Member{Key: n.Name, Value: n}
@@ -91,7 +91,7 @@ func (ns NodeDefinitions) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads an object keyed by node name, keeping the document's key order. A node
 // whose "name" is absent takes its key.
-func (ns *NodeDefinitions) UnmarshalJSON(data []byte) error {
+func (ns *nodeTable) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -104,7 +104,7 @@ func (ns *NodeDefinitions) UnmarshalJSON(data []byte) error {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return errors.New("nodes must be a JSON object")
 	}
-	out := NodeDefinitions{}
+	out := nodeTable{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -127,10 +127,10 @@ func (ns *NodeDefinitions) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Names returns the node names in add order.
-func (ns NodeDefinitions) Names() []string {
-	names := make([]string, len(ns))
-	for i, n := range ns {
+// NodeNames returns the node names in add order.
+func (m GraphManifest) NodeNames() []string {
+	names := make([]string, len(m.Nodes))
+	for i, n := range m.Nodes {
 		names[i] = n.Name
 	}
 	return names
@@ -149,8 +149,9 @@ type GraphManifest struct {
 	StateModelName string `json:"state_model_name"`
 	// Entrypoint is the first node of every run.
 	Entrypoint string `json:"entrypoint"`
-	// Nodes lists the nodes in add order.
-	Nodes NodeDefinitions `json:"nodes"`
+	// Nodes lists the nodes in add order. It is written as a JSON object keyed by node name,
+	// in that order.
+	Nodes []NodeDefinition `json:"nodes"`
 	// EventHandlerNames lists the registered event names, sorted.
 	EventHandlerNames []string `json:"event_handler_names"`
 	// Metadata is user metadata; it enters the hash.
@@ -183,7 +184,6 @@ func (m GraphManifest) node(name string) (NodeDefinition, bool) {
 // with sorted keys and floats keep their fractional part (1.0 stays 1.0), so that a decoded
 // manifest hashes as it was built (docs/lineage.md).
 func (m GraphManifest) MarshalJSON() ([]byte, error) {
-	type plain GraphManifest // drops this method
 	md := m.Metadata
 	if md == nil {
 		md = map[string]any{}
@@ -192,25 +192,38 @@ func (m GraphManifest) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode metadata: %w", err)
 	}
-	return json.Marshal(struct {
-		plain
-		Metadata json.RawMessage `json:"metadata"`
-	}{plain(m), mdRaw})
+	return json.Marshal(manifestWire{
+		GraphName: m.GraphName, Version: m.Version, GraphHash: m.GraphHash,
+		StateModelName: m.StateModelName, Entrypoint: m.Entrypoint, Nodes: nodeTable(m.Nodes),
+		EventHandlerNames: m.EventHandlerNames, Reducers: m.Reducers, Metadata: mdRaw,
+	})
+}
+
+// manifestWire is a manifest as it is written: its keys in order, the nodes as an object.
+type manifestWire struct {
+	GraphName         string            `json:"graph_name"`
+	Version           string            `json:"version"`
+	GraphHash         string            `json:"graph_hash"`
+	StateModelName    string            `json:"state_model_name"`
+	Entrypoint        string            `json:"entrypoint"`
+	Nodes             nodeTable         `json:"nodes"`
+	EventHandlerNames []string          `json:"event_handler_names"`
+	Reducers          map[string]string `json:"reducers,omitempty"`
+	Metadata          json.RawMessage   `json:"metadata"`
 }
 
 // UnmarshalJSON reads a manifest written by MarshalJSON. Metadata numbers are kept as
 // json.Number so that integers and floats hash as they were written (1 vs 1.0).
 func (m *GraphManifest) UnmarshalJSON(data []byte) error {
-	type plain GraphManifest // drops this method
-	var w struct {
-		plain
-		Metadata json.RawMessage `json:"metadata"`
-	}
+	var w manifestWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*m = GraphManifest(w.plain)
-	m.Metadata = nil
+	*m = GraphManifest{
+		GraphName: w.GraphName, Version: w.Version, GraphHash: w.GraphHash,
+		StateModelName: w.StateModelName, Entrypoint: w.Entrypoint, Nodes: []NodeDefinition(w.Nodes),
+		EventHandlerNames: w.EventHandlerNames, Reducers: w.Reducers,
+	}
 	if len(w.Metadata) > 0 && string(w.Metadata) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(w.Metadata))
 		dec.UseNumber()
@@ -219,34 +232,4 @@ func (m *GraphManifest) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// ManifestFragment is the public summary of a manifest used by the health and openapi
-// endpoints. Its fields are declared in the wire key order.
-type ManifestFragment struct {
-	// GraphName is the graph name.
-	GraphName string `json:"graph_name"`
-	// Version is the manifest version.
-	Version string `json:"version"`
-	// GraphHash is the topology hash.
-	GraphHash string `json:"graph_hash"`
-	// Entrypoint is the first node.
-	Entrypoint string `json:"entrypoint"`
-	// StateModelName is the bare state model type name.
-	StateModelName string `json:"state_model_name"`
-	// Nodes lists node names in add order (never nil).
-	Nodes []string `json:"nodes"`
-	// Events lists registered event names, sorted (never nil).
-	Events []string `json:"events"`
-}
-
-// fragment returns the public fragment of the manifest.
-func (m GraphManifest) fragment() ManifestFragment {
-	events := make([]string, len(m.EventHandlerNames))
-	copy(events, m.EventHandlerNames)
-	return ManifestFragment{
-		GraphName: m.GraphName, Version: m.Version, GraphHash: m.GraphHash,
-		Entrypoint: m.Entrypoint, StateModelName: m.StateModelName,
-		Nodes: m.Nodes.Names(), Events: events,
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // buildChain builds a linear graph of n nodes sharing one handler, the last one terminal.
@@ -110,11 +112,11 @@ func buildRouteChain(b *testing.B) GraphRegistration[equivChain] {
 // drives it: CheckState at start, then ExecuteNode and ResolveRoute for each node.
 func BenchmarkGraphRegistration_RouteChain(b *testing.B) {
 	g := buildRouteChain(b)
-	ctx := WithStepInfo(context.Background(), StepInfo{RunID: "r", Step: 1, Attempt: 1})
+	ctx := graphrun.WithStepInfo(context.Background(), StepInfo{RunID: "r", Step: 1, Attempt: 1})
 	start := json.RawMessage(`{"seed":12,"trail":[]}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := g.CheckState(start); err != nil {
+		if err := g.r.CheckState(start); err != nil {
 			b.Fatal(err)
 		}
 		state, node := start, "n0"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // OrderState is a state model: required fields are tagged, slices default to [].
@@ -36,7 +37,7 @@ func ExampleNewManifestBuilder() {
 		return
 	}
 	m := g.Manifest()
-	fmt.Println(m.GraphName, m.Version, m.StateModelName, m.Nodes.Names(), len(m.GraphHash))
+	fmt.Println(m.GraphName, m.Version, m.StateModelName, m.NodeNames(), len(m.GraphHash))
 
 	b2 := durable.NewManifestBuilder[OrderState]("broken")
 	b2.SetEntrypoint("a")
@@ -114,7 +115,7 @@ func ExampleRegistry() {
 func ExampleGraphManifest_ComputeHash() {
 	m := durable.GraphManifest{
 		GraphName: "data_pipeline", Version: "0.1.0", StateModelName: "PipelineState", Entrypoint: "extract",
-		Nodes: durable.NodeDefinitions{
+		Nodes: []durable.NodeDefinition{
 			{Name: "extract", HandlerName: "examples.data_pipeline.graph.extract", NextNode: "transform"},
 			{Name: "transform", HandlerName: "examples.data_pipeline.graph.transform", NextNode: "load"},
 			{Name: "load", HandlerName: "examples.data_pipeline.graph.load", Terminal: true},
@@ -127,7 +128,7 @@ func ExampleGraphManifest_ComputeHash() {
 }
 
 func ExampleStepInfoFrom() {
-	ctx := durable.WithStepInfo(context.Background(), durable.StepInfo{RunID: "run-7", Step: 3, Attempt: 2})
+	ctx := graphrun.WithStepInfo(context.Background(), durable.StepInfo{RunID: "run-7", Step: 3, Attempt: 2})
 	if info, ok := durable.StepInfoFrom(ctx); ok {
 		fmt.Println(info.IdempotencyKey(), info.Attempt)
 	}

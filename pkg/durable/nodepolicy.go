@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // RetryPolicy retries a node whose handler failed (returned an error, panicked or timed out),
 // with exponential back-off. Errors wrapped with NonRetryable, state validation errors and
-// route or event handler errors are never retried. A graph's policy is the engine's
-// (engine.GraphPolicy.Retry); a node's own (WithRetry) replaces it for that node.
+// route or event handler errors are never retried. A graph's policy is GraphPolicy.Retry
+// (WithPolicy, engine.Options.Policies); a node's own (WithRetry) replaces it for that node.
 type RetryPolicy struct {
 	// MaxAttempts counts all attempts, the first included; 0 or 1 means no retry.
 	MaxAttempts int
@@ -33,7 +35,7 @@ func (p RetryPolicy) validate() error {
 // where the run goes when the node fails. The zero value is the graph's defaults.
 type NodePolicy struct {
 	// Retry is the node's own retry policy (WithRetry); nil: the graph's
-	// (engine.GraphPolicy.Retry).
+	// (GraphPolicy.Retry).
 	Retry *RetryPolicy
 	// Timeout bounds each attempt of the node's handler (WithTimeout); 0: none.
 	Timeout time.Duration
@@ -42,34 +44,31 @@ type NodePolicy struct {
 	FailureNode string
 }
 
-// NodePolicies is an optional interface of a Graph: the engine asks it for each node's policy.
-// GraphRegistration implements it; a Graph without it runs every node under the graph's
-// defaults, except that a FailureNode in its manifest is still honoured.
-type NodePolicies interface {
-	// NodePolicy returns the policy of node (the zero NodePolicy for an unknown node).
-	NodePolicy(node string) NodePolicy
-}
+// NodePolicy returns the policy node was declared with (WithRetry, WithTimeout,
+// WithFailureRoute; the zero NodePolicy for an unknown node or the zero GraphRegistration).
+// The Retry it returns is the caller's copy.
+func (g GraphRegistration[S]) NodePolicy(node string) NodePolicy { return g.r.NodePolicy(node) }
 
-// NodePolicy implements NodePolicies.
-func (g GraphRegistration[S]) NodePolicy(node string) NodePolicy {
-	if g.r == nil {
+// NodePolicy implements graphrun.NodePolicies (GraphRegistration.NodePolicy).
+func (r *registration[S]) NodePolicy(node string) NodePolicy {
+	if r == nil {
 		return NodePolicy{}
 	}
-	p := g.r.policies[node]
+	p := r.policies[node]
 	if p.Retry != nil {
-		r := *p.Retry // the caller's copy
-		p.Retry = &r
+		retry := *p.Retry // the caller's copy
+		p.Retry = &retry
 	}
-	if n, ok := g.r.nodes[node]; ok {
+	if n, ok := r.nodes[node]; ok {
 		p.FailureNode = n.def.FailureNode
 	}
 	return p
 }
 
-var _ NodePolicies = GraphRegistration[struct{}]{}
+var _ graphrun.NodePolicies[NodePolicy] = (*registration[struct{}])(nil)
 
 // WithRetry gives the node its own retry policy, replacing the graph's
-// (engine.GraphPolicy.Retry) for this node; RetryPolicy{MaxAttempts: 1} turns retries off for
+// (GraphPolicy.Retry) for this node; RetryPolicy{MaxAttempts: 1} turns retries off for
 // it. The policy does not enter the graph hash. A negative field fails AddNode with
 // "retry policy of node '<name>' has a negative value".
 func WithRetry(p RetryPolicy) NodeOption {

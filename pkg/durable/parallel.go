@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ActionParallel fans the run out into branches that run at once, each one node visit with
@@ -50,10 +52,13 @@ func Parallel(join string, nodes ...string) RouteDecision {
 // Map returns a decision to visit node once per element of items (a slice or array), at
 // once, each branch with its element as its item (encoded as JSON, read back with
 // BranchItem), then to continue at join with their updates merged in item order, as
-// LangGraph's Send. An empty slice continues at join at once. items that are not a slice, or
-// whose elements do not encode as JSON, make the decision invalid: the run fails with the
-// reason.
-func Map(node string, items any, join string) RouteDecision {
+// LangGraph's Send. The join comes first, as in Parallel:
+//
+//	return durable.Map("summarize", "research", s.Topics), nil
+//
+// An empty slice continues at join at once. items that are not a slice, or whose elements do
+// not encode as JSON, make the decision invalid: the run fails with the reason.
+func Map(join, node string, items any) RouteDecision {
 	d := RouteDecision{Action: ActionParallel, JoinNode: join}
 	v := reflect.ValueOf(items)
 	if items == nil || (v.Kind() != reflect.Slice && v.Kind() != reflect.Array) {
@@ -147,18 +152,10 @@ type BranchInfo struct {
 	Item json.RawMessage
 }
 
-type branchInfoKey struct{}
-
-// WithBranch returns a context carrying info: the engine puts it in the context of a
-// branch's node handler.
-func WithBranch(ctx context.Context, info BranchInfo) context.Context {
-	return context.WithValue(ctx, branchInfoKey{}, info)
-}
-
 // BranchFrom returns the BranchInfo of the branch the handler runs in; false outside a
 // branch.
 func BranchFrom(ctx context.Context) (BranchInfo, bool) {
-	info, ok := ctx.Value(branchInfoKey{}).(BranchInfo)
+	info, ok := graphrun.Branch(ctx).(BranchInfo)
 	return info, ok
 }
 

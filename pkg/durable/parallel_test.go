@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 func TestParallel_Normalize(t *testing.T) {
@@ -33,10 +35,10 @@ func TestParallel_Normalize(t *testing.T) {
 		{"big item", RouteDecision{Action: ActionParallel, JoinNode: "j", Branches: []Branch{{Node: "a", Item: json.RawMessage(big)}}}, RouteDecision{},
 			"parallel branch 0 item of 32770 bytes is above the limit of 32768 bytes"},
 		{"too wide", RouteDecision{Action: ActionParallel, JoinNode: "j", Branches: many}, RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
-		{"map of no slice", Map("a", 3, "j"), RouteDecision{}, "durable.Map needs a slice of items, got int"},
-		{"map of nil", Map("a", nil, "j"), RouteDecision{}, "durable.Map needs a slice of items, got <nil>"},
-		{"map of bad item", Map("a", []any{1, func() {}}, "j"), RouteDecision{}, "encode item 1 of durable.Map: json: unsupported type: func()"},
-		{"map too wide", Map("a", make([]int, MaxBranches+1), "j"), RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
+		{"map of no slice", Map("j", "a", 3), RouteDecision{}, "durable.Map needs a slice of items, got int"},
+		{"map of nil", Map("j", "a", nil), RouteDecision{}, "durable.Map needs a slice of items, got <nil>"},
+		{"map of bad item", Map("j", "a", []any{1, func() {}}), RouteDecision{}, "encode item 1 of durable.Map: json: unsupported type: func()"},
+		{"map too wide", Map("j", "a", make([]int, MaxBranches+1)), RouteDecision{}, "parallel fan-out of 257 branches is above the limit of 256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,9 +57,9 @@ func TestParallel_Normalize(t *testing.T) {
 }
 
 func TestMap_OneBranchPerItem(t *testing.T) {
-	d, err := Map("work", []struct {
+	d, err := Map("join", "work", []struct {
 		ID int `json:"id"`
-	}{{1}, {2}}, "join").normalize()
+	}{{1}, {2}}).normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestMap_OneBranchPerItem(t *testing.T) {
 }
 
 func TestParallel_JSONForm(t *testing.T) {
-	d, _ := Map("w", []int{1, 2}, "j").WithNote("fan").normalize()
+	d, _ := Map("j", "w", []int{1, 2}).WithNote("fan").normalize()
 	raw, err := json.Marshal(d)
 	want := `{"action":"parallel","next_node":null,"event_name":null,"resume_node":null,"note":"fan","join_node":"j","branches":[{"node":"w","item":1},{"node":"w","item":2}]}`
 	if err != nil || string(raw) != want {
@@ -90,43 +92,45 @@ func TestParallel_JSONForm(t *testing.T) {
 }
 
 func TestStateUpdate(t *testing.T) {
-	got, err := StateUpdate(json.RawMessage(`{"a":1,"b":[1, 2],"c":"x"}`), json.RawMessage(`{"a":1,"b":[1,2,3],"c":"x","d":{}}`))
+	got, err := stateUpdate(json.RawMessage(`{"a":1,"b":[1, 2],"c":"x"}`), json.RawMessage(`{"a":1,"b":[1,2,3],"c":"x","d":{}}`))
 	if err != nil || string(got) != `{"b":[1,2,3],"d":{}}` {
 		t.Fatalf("StateUpdate = %s, %v", got, err)
 	}
-	if got, err := StateUpdate(json.RawMessage(`{"a":1}`), json.RawMessage(`{"a":1}`)); err != nil || string(got) != `{}` {
+	if got, err := stateUpdate(json.RawMessage(`{"a":1}`), json.RawMessage(`{"a":1}`)); err != nil || string(got) != `{}` {
 		t.Fatalf("no change = %s, %v", got, err)
 	}
-	if _, err := StateUpdate(json.RawMessage(`[]`), json.RawMessage(`{}`)); err == nil {
+	if _, err := stateUpdate(json.RawMessage(`[]`), json.RawMessage(`{}`)); err == nil {
 		t.Fatal("a list is no state")
 	}
 }
 
 func TestJoinBranches(t *testing.T) {
 	base := json.RawMessage(`{"list":["a"],"map":{"x":1},"one":0,"two":""}`)
-	res := func(i int, u string) BranchResult { return BranchResult{Index: i, Update: json.RawMessage(u)} }
+	res := func(i int, u string) graphrun.BranchResult {
+		return graphrun.BranchResult{Index: i, Update: json.RawMessage(u)}
+	}
 	reducers := map[string]Reducer{"list": Append, "map": MergeKeys}
 	tests := []struct {
 		name    string
-		results []BranchResult
+		results []graphrun.BranchResult
 		want    string
 		wantErr string
 	}{
 		{"nothing", nil, `{"list":["a"],"map":{"x":1},"one":0,"two":""}`, ""},
-		{"fields of their own", []BranchResult{res(1, `{"two":"b"}`), res(0, `{"one":7}`)}, `{"list":["a"],"map":{"x":1},"one":7,"two":"b"}`, ""},
+		{"fields of their own", []graphrun.BranchResult{res(1, `{"two":"b"}`), res(0, `{"one":7}`)}, `{"list":["a"],"map":{"x":1},"one":7,"two":"b"}`, ""},
 		{"append in index order, whole lists and new elements alike",
-			[]BranchResult{res(2, `{"list":["c"]}`), res(0, `{"list":["a","b"]}`), res(1, `{"list":["a","x","y"]}`)},
+			[]graphrun.BranchResult{res(2, `{"list":["c"]}`), res(0, `{"list":["a","b"]}`), res(1, `{"list":["a","x","y"]}`)},
 			`{"list":["a","b","x","y","c"],"map":{"x":1},"one":0,"two":""}`, ""},
 		{"merge keys, later branch wins, nothing deleted",
-			[]BranchResult{res(1, `{"map":{"x":1,"z":3}}`), res(0, `{"map":{"y":2,"z":9}}`), res(2, `{"map":{}}`)},
+			[]graphrun.BranchResult{res(1, `{"map":{"x":1,"z":3}}`), res(0, `{"map":{"y":2,"z":9}}`), res(2, `{"map":{}}`)},
 			`{"list":["a"],"map":{"x":1,"y":2,"z":3},"one":0,"two":""}`, ""},
-		{"new field", []BranchResult{res(0, `{"new":true}`)}, `{"list":["a"],"map":{"x":1},"one":0,"two":"","new":true}`, ""},
-		{"conflict", []BranchResult{res(3, `{"one":1}`), res(1, `{"one":2}`), res(2, `{"two":"z"}`)}, "",
+		{"new field", []graphrun.BranchResult{res(0, `{"new":true}`)}, `{"list":["a"],"map":{"x":1},"one":0,"two":"","new":true}`, ""},
+		{"conflict", []graphrun.BranchResult{res(3, `{"one":1}`), res(1, `{"one":2}`), res(2, `{"two":"z"}`)}, "",
 			"branches 1 and 3 both update field 'one', which has no reducer (declare one with ManifestBuilder.Reduce)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := JoinBranches(base, tt.results, reducers)
+			got, err := joinBranches(base, tt.results, reducers)
 			if tt.wantErr != "" {
 				var ce *BranchConflictError
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrBranchConflict) || !errors.As(err, &ce) {
@@ -143,14 +147,14 @@ func TestJoinBranches(t *testing.T) {
 
 func TestJoinBranches_ReducerFailures(t *testing.T) {
 	base := json.RawMessage(`{"a":1}`)
-	results := []BranchResult{{Index: 0, Update: json.RawMessage(`{"a":2}`)}}
+	results := []graphrun.BranchResult{{Index: 0, Update: json.RawMessage(`{"a":2}`)}}
 	for name, r := range map[string]Reducer{
 		"error":   ReducerFunc(func(json.RawMessage, []json.RawMessage) (json.RawMessage, error) { return nil, errors.New("no") }),
 		"panic":   ReducerFunc(func(json.RawMessage, []json.RawMessage) (json.RawMessage, error) { panic("boom") }),
 		"invalid": ReducerFunc(func(json.RawMessage, []json.RawMessage) (json.RawMessage, error) { return json.RawMessage("{"), nil }),
 		"append":  Append, // 1 is no list
 	} {
-		_, err := JoinBranches(base, results, map[string]Reducer{"a": r})
+		_, err := joinBranches(base, results, map[string]Reducer{"a": r})
 		var re *ReducerError
 		if !errors.As(err, &re) || re.Field != "a" || !strings.HasPrefix(err.Error(), "reducer of field 'a': ") {
 			t.Errorf("%s: %v", name, err)
@@ -165,7 +169,7 @@ func TestJoinBranches_ReducerFailures(t *testing.T) {
 		}
 		return json.Marshal(total)
 	})
-	got, err := JoinBranches(base, append(results, BranchResult{Index: 1, Update: json.RawMessage(`{"a":5}`)}), map[string]Reducer{"a": sum})
+	got, err := joinBranches(base, append(results, graphrun.BranchResult{Index: 1, Update: json.RawMessage(`{"a":5}`)}), map[string]Reducer{"a": sum})
 	if err != nil || string(got) != `{"a":8}` {
 		t.Fatalf("custom reducer: %s, %v", got, err)
 	}
@@ -268,11 +272,11 @@ func TestGraphRegistration_Join_ValidatesMergedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := json.RawMessage(`{"items":["a"],"seen":{},"count":0}`)
-	got, err := g.Join(t.Context(), base, []BranchResult{{Index: 1, Update: json.RawMessage(`{"items":["a","c"]}`)}, {Index: 0, Update: json.RawMessage(`{"items":["a","b"],"count":2}`)}})
+	got, err := g.r.Join(t.Context(), base, []graphrun.BranchResult{{Index: 1, Update: json.RawMessage(`{"items":["a","c"]}`)}, {Index: 0, Update: json.RawMessage(`{"items":["a","b"],"count":2}`)}})
 	if err != nil || string(got) != `{"items":["a","b","c"],"seen":{},"count":2}` {
 		t.Fatalf("Join = %s, %v", got, err)
 	}
-	_, err = g.Join(t.Context(), base, []BranchResult{{Index: 0, Update: json.RawMessage(`{"count":-1}`)}})
+	_, err = g.r.Join(t.Context(), base, []graphrun.BranchResult{{Index: 0, Update: json.RawMessage(`{"count":-1}`)}})
 	if !errors.Is(err, ErrInvalidState) {
 		t.Fatalf("an invalid merged state: %v", err)
 	}
@@ -305,7 +309,7 @@ func TestBranchContext(t *testing.T) {
 	if _, err := BranchItem[int](ctx); !errors.Is(err, ErrNotInBranch) {
 		t.Fatalf("outside a branch: %v", err)
 	}
-	ctx = WithBranch(ctx, BranchInfo{Index: 2, Count: 3, Node: "n", Item: json.RawMessage(`{"k":5}`)})
+	ctx = graphrun.WithBranch(ctx, BranchInfo{Index: 2, Count: 3, Node: "n", Item: json.RawMessage(`{"k":5}`)})
 	v, err := BranchItem[struct{ K int }](ctx)
 	if err != nil || v.K != 5 {
 		t.Fatalf("item %+v, %v", v, err)

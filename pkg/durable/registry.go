@@ -176,13 +176,3 @@ func (r *Registry) list(internal bool) []Graph {
 	}
 	return out
 }
-
-// Fragments returns the public fragment of every graph Public returns, in the same order.
-func (r *Registry) Fragments() []ManifestFragment {
-	graphs := r.Public()
-	out := make([]ManifestFragment, len(graphs))
-	for i, g := range graphs {
-		out[i] = g.Manifest().fragment()
-	}
-	return out
-}

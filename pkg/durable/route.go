@@ -38,7 +38,7 @@ type RouteDecision struct {
 	// Note is free text kept for every action.
 	Note string
 	// Timeout, for ActionWaitForEvent only, bounds the wait (see Within); 0 leaves it to the
-	// engine's default (engine.GraphPolicy.WaitTimeout). It is a runtime value: it does not
+	// graph's policy (GraphPolicy.WaitTimeout). It is a runtime value: it does not
 	// enter the graph hash and is not part of the decision's JSON form.
 	Timeout time.Duration
 	// TimeoutNode, for ActionWaitForEvent with a Timeout only, is where the run continues when
@@ -78,7 +78,7 @@ func WaitForEvent(eventName, resumeNode string) RouteDecision {
 // Within returns a copy of the wait d bounded by timeout: when no matching event arrives
 // within it, the run continues at timeoutNode (whose handlers see StepInfo.TimedOutWaitingFor),
 // or fails when timeoutNode is empty and the graph's policy names no WaitTimeoutNode. It
-// overrides engine.GraphPolicy.WaitTimeout for this wait:
+// overrides GraphPolicy.WaitTimeout for this wait:
 //
 //	return durable.WaitForEvent("approval", "decide").Within(72*time.Hour, "expire"), nil
 func (d RouteDecision) Within(timeout time.Duration, timeoutNode string) RouteDecision {

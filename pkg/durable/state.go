@@ -13,13 +13,6 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/internal/jsonenc"
 )
 
-// Update is a shallow state update returned by node and event handlers: its top-level keys
-// overwrite the state fields with the same JSON name. A key that names no state field fails
-// the step with "validate state <Model>: field '<key>': unknown field in update" (a typo such
-// as "stauts" is never dropped silently). Prefer the typed forms (AddStep, OnEvent), which
-// return the new state and cannot misspell a field.
-type Update = map[string]any
-
 // unknownUpdateKey is the StateError reason of an update key that names no state field.
 const unknownUpdateKey = "unknown field in update"
 

@@ -9,16 +9,6 @@ import (
 	"strings"
 )
 
-// StateChecker is implemented by graphs that can validate a state object without running
-// a handler: the engine checks a run's initial state with it at start. GraphRegistration
-// implements it.
-type StateChecker interface {
-	// CheckState validates state against the model with the rules of a step (unknown keys
-	// dropped, defaults filled, lax integers, Validate). Errors: a *StateErrors listing
-	// every problem.
-	CheckState(state json.RawMessage) error
-}
-
 // StateIssue is one problem of a state object.
 type StateIssue struct {
 	// Field is the JSON name of the offending field, or "" for the whole state (not an
@@ -53,13 +43,13 @@ func (e *StateErrors) Error() string {
 // Unwrap returns ErrInvalidState.
 func (e *StateErrors) Unwrap() error { return ErrInvalidState }
 
-// CheckState implements StateChecker.
-func (g GraphRegistration[S]) CheckState(state json.RawMessage) error {
-	if g.r == nil {
+// CheckState implements graphrun.StateChecker.
+func (r *registration[S]) CheckState(state json.RawMessage) error {
+	if r == nil {
 		return errNotBuilt
 	}
 	var s S
-	return g.r.schema.check(state, &s)
+	return r.schema.check(state, &s)
 }
 
 // check is decode that reports every field problem instead of the first one.

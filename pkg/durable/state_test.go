@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 type record struct {
@@ -177,7 +179,7 @@ func TestStepInfo_Context_RoundTripsAndKeys(t *testing.T) {
 	if _, ok := StepInfoFrom(context.Background()); ok {
 		t.Fatal("StepInfoFrom(background) ok = true")
 	}
-	ctx := WithStepInfo(t.Context(), StepInfo{RunID: "run-1", Step: 7, Attempt: 2})
+	ctx := graphrun.WithStepInfo(t.Context(), StepInfo{RunID: "run-1", Step: 7, Attempt: 2})
 	info, ok := StepInfoFrom(ctx)
 	if !ok || info.Attempt != 2 || info.IdempotencyKey() != "run-1:1:7" {
 		t.Fatalf("StepInfoFrom = %+v, %v; key %q", info, ok, info.IdempotencyKey())
@@ -188,8 +190,8 @@ func TestStepInfo_Context_BehavesLikeWithValue(t *testing.T) {
 	t.Parallel()
 	type otherKey struct{}
 	parent, cancel := context.WithCancelCause(context.WithValue(t.Context(), otherKey{}, "outer"))
-	ctx := WithStepInfo(parent, StepInfo{RunID: "run-1", Step: 1})
-	inner := WithStepInfo(context.WithValue(ctx, otherKey{}, "inner"), StepInfo{RunID: "run-1", Step: 2})
+	ctx := graphrun.WithStepInfo(parent, StepInfo{RunID: "run-1", Step: 1})
+	inner := graphrun.WithStepInfo(context.WithValue(ctx, otherKey{}, "inner"), StepInfo{RunID: "run-1", Step: 2})
 	if info, ok := StepInfoFrom(inner); !ok || info.Step != 2 {
 		t.Fatalf("StepInfoFrom(inner) = %+v, %v; want step 2", info, ok)
 	}

@@ -32,14 +32,21 @@ type typedHandler struct {
 	fn any // the user's function
 }
 
-// AddStep adds a node whose handler returns the new state (StepFunc). Options (per-node
-// policies included), checks and errors are those of AddNode; the default handler name is the
-// node's ("node:<name>"), so a graph built with AddStep hashes like its AddNode twin with the
-// same names. The "already registered to a different callable" check compares fn, not the
-// adapter around it.
+// AddStep adds a node whose handler returns the new state (StepFunc). Checks, in order, with
+// their exact errors (wrapping ErrInvalidGraph): "duplicate node name '<name>'", "callable
+// cannot be None", "handler name '<h>' already registered to a different callable" (it
+// compares fn, not the adapter around it), "route handler name '<r>' already registered to a
+// different callable", "terminal nodes cannot define next_node or route_handler_name", then
+// the per-node policy checks of WithRetry and WithTimeout. A failed AddStep changes nothing,
+// and Build reports the first such error again so that an unchecked error cannot produce a
+// graph.
+//
+// A handler given no name is named after its node, "node:<name>" (a route handler
+// "route:<name>"): see names.go. A graph built with AddStep hashes like its AddNode twin with
+// the same names.
 func (b *ManifestBuilder[S]) AddStep(name string, fn StepFunc[S], opts ...NodeOption) error {
 	if fn == nil {
-		return b.AddNode(name, nil, opts...)
+		return b.addNode(name, nil, nil, opts...)
 	}
 	adapter := func(ctx context.Context, s S) (any, error) {
 		old, err := b.fieldJSON(&s)
@@ -86,10 +93,10 @@ func WithDecide[S any](fn DecideFunc[S]) NodeOption {
 // "decode payload of event '<event>': <reason>".
 func OnEvent[S, P any](b *ManifestBuilder[S], eventName string, fn EventStepFunc[S, P]) error {
 	if fn == nil {
-		return b.AddEventHandler(eventName, nil)
+		return b.addEventHandler(eventName, nil)
 	}
 	decode := payloadDecoder[P](eventName)
-	if err := b.AddEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
+	if err := b.addEventHandler(eventName, func(ctx context.Context, s S, payload json.RawMessage) (any, error) {
 		var p P
 		if err := decode(payload, &p); err != nil {
 			return nil, fmt.Errorf("decode payload of event '%s': %w", eventName, err)

@@ -154,8 +154,8 @@ func TestTypedHandlers_SameHistoryAndHashAsMapTwin(t *testing.T) {
 	}
 	tr, th := runTicket(t, typed)
 	mr, mh := runTicket(t, mapped)
-	if tr.Status != engine.StatusCompleted || mr.Status != engine.StatusCompleted {
-		t.Fatalf("status typed %s, map %s; want Completed", tr.Status, mr.Status)
+	if tr.RuntimeStatus != engine.StatusCompleted || mr.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status typed %s, map %s; want Completed", tr.RuntimeStatus, mr.RuntimeStatus)
 	}
 	if string(tr.Output) != string(mr.Output) {
 		t.Fatalf("output typed %s\nmap %s", tr.Output, mr.Output)
@@ -215,8 +215,8 @@ func TestUpdate_UnknownKeyFailsTheRunNamingIt(t *testing.T) {
 	runToQuiet(t, eng, q)
 	run, err := eng.GetRun(t.Context(), "r")
 	must(t, err)
-	if run.Status != engine.StatusFailed || !strings.Contains(string(run.Output), "field 'stauts': unknown field in update") {
-		t.Fatalf("run %s output %s; want Failed naming 'stauts'", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(string(run.Output), "field 'stauts': unknown field in update") {
+		t.Fatalf("run %s output %s; want Failed naming 'stauts'", run.RuntimeStatus, run.Output)
 	}
 }
 

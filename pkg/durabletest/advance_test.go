@@ -8,7 +8,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 type expense struct {
@@ -63,12 +62,12 @@ func expenseGraph(t testing.TB, failures int) durable.GraphRegistration[expense]
 // TestKit_Advance_FiresEveryTimerDueInOrder (issue #21): one Advance fires the retry
 // back-offs (1 s, then 2 s, the second scheduled while advancing) and the wait's own timeout.
 func TestKit_Advance_FiresEveryTimerDueInOrder(t *testing.T) {
-	kit := durabletest.New(t, expenseGraph(t, 2), durabletest.Options{Policy: engine.GraphPolicy{
-		Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second},
+	kit := durabletest.New(t, expenseGraph(t, 2), durabletest.Options{Policy: durable.GraphPolicy{
+		Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second},
 	}})
 	start := kit.Now()
-	if run := kit.Start("e1", expense{Amount: 5}); run.Status != engine.StatusRunning {
-		t.Fatalf("after start: %s", run.Status)
+	if run := kit.Start("e1", expense{Amount: 5}); run.RuntimeStatus != durabletest.StatusRunning {
+		t.Fatalf("after start: %s", run.RuntimeStatus)
 	}
 	kit.Advance(3 * time.Second) // both back-offs
 	if ev, ok := kit.Run("e1").WaitingFor(); !ok || ev != "approval" {
@@ -86,7 +85,7 @@ func TestKit_Advance_FiresEveryTimerDueInOrder(t *testing.T) {
 // TestKit_Within_OverridesThePolicy: the decision's timeout wins over GraphPolicy, and an
 // event in time goes to the resume node, which was not reached by a timeout.
 func TestKit_Within_OverridesThePolicy(t *testing.T) {
-	kit := durabletest.New(t, expenseGraph(t, 0), durabletest.Options{Policy: engine.GraphPolicy{WaitTimeout: time.Hour}})
+	kit := durabletest.New(t, expenseGraph(t, 0), durabletest.Options{Policy: durable.GraphPolicy{WaitTimeout: time.Hour}})
 	kit.Start("late", expense{})
 	kit.Advance(2 * time.Hour)
 	if _, ok := kit.Run("late").WaitingFor(); !ok {
@@ -103,8 +102,8 @@ func TestKit_Within_OverridesThePolicy(t *testing.T) {
 // applied when the run reaches the wait.
 func TestKit_StartPending_EventBeforeTheWait(t *testing.T) {
 	kit := durabletest.New(t, expenseGraph(t, 0), durabletest.Options{})
-	if run := kit.StartPending("e1", expense{Amount: 1}); run.Status != engine.StatusPending {
-		t.Fatalf("StartPending: %s, want Pending", run.Status)
+	if run := kit.StartPending("e1", expense{Amount: 1}); run.RuntimeStatus != durabletest.StatusPending {
+		t.Fatalf("StartPending: %s, want Pending", run.RuntimeStatus)
 	}
 	kit.Send("e1", "approval", verdict{OK: false})
 	if got := kit.Final("e1"); got.Outcome != "rejected" {
@@ -142,7 +141,7 @@ func TestKit_PolicyTimeoutNode_ToldByStepInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kit := durabletest.New(t, g, durabletest.Options{Policy: engine.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "expire"}})
+	kit := durabletest.New(t, g, durabletest.Options{Policy: durable.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "expire"}})
 	kit.Start("p1", expense{})
 	kit.Advance(time.Hour)
 	if got := kit.Final("p1"); got.Outcome != "via timeout of approval" {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 type tally struct {
@@ -31,7 +30,7 @@ func tallyGraph(t testing.TB, ran *[]int, mu *sync.Mutex) durable.GraphRegistrat
 			for i := range items {
 				items[i] = i
 			}
-			return durable.Map("count", items, "sum"), nil
+			return durable.Map("sum", "count", items), nil
 		}))
 	_ = b.AddStep("count", func(ctx context.Context, s tally) (tally, error) {
 		i, err := durable.BranchItem[int](ctx)
@@ -97,7 +96,7 @@ func TestKit_Faults_BranchRetriedAndJoinedWithReducers(t *testing.T) {
 	var mu sync.Mutex
 	kit := durabletest.New(t, tallyGraph(t, &ran, &mu), durabletest.Options{
 		Faults: map[string]int{"count": 2},
-		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
 	})
 	kit.Start("t1", tally{N: 4})
 	kit.Advance(time.Minute)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 type trip struct {
@@ -70,8 +69,8 @@ func TestKit_ChildRuns(t *testing.T) {
 	kit := durabletest.New(t, tripGraph(t), durabletest.Options{Graphs: []durable.Graph{hotelGraph(t)}})
 	run := kit.Start("t1", trip{City: "Lyon"})
 	p, _ := run.Progress()
-	if run.Status != engine.StatusRunning || !strings.HasPrefix(p.WaitingForChild, engine.ChildRunPrefix) {
-		t.Fatalf("parent %s, progress %+v", run.Status, p)
+	if run.RuntimeStatus != durabletest.StatusRunning || !strings.HasPrefix(p.WaitingForChild, durabletest.ChildRunPrefix) {
+		t.Fatalf("parent %s, progress %+v", run.RuntimeStatus, p)
 	}
 	child := kit.Run(p.WaitingForChild)
 	if ev, _ := child.WaitingFor(); ev != "confirm" || child.ParentInstanceID != "t1" {
@@ -91,7 +90,7 @@ func TestKit_ChildRuns(t *testing.T) {
 	kit.Advance(25 * time.Hour)
 	run = kit.Run("t2")
 	want := "orchestrator failed: child run '" + p.WaitingForChild + "' of graph 'hotels' failed: orchestrator failed: wait for event 'confirm' timed out after 24h0m0s"
-	if run.Status != engine.StatusFailed || run.FailureMessage() != want {
-		t.Fatalf("parent %s %q\nwant %q", run.Status, run.FailureMessage(), want)
+	if run.RuntimeStatus != durabletest.StatusFailed || run.FailureMessage() != want {
+		t.Fatalf("parent %s %q\nwant %q", run.RuntimeStatus, run.FailureMessage(), want)
 	}
 }

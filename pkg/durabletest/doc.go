@@ -17,6 +17,11 @@
 //
 //	if _, err := kit.TryStart("r2", MyState{}); !errors.Is(err, durable.ErrInvalidState) { t.Fatal(err) }
 //
+// What a test reads of a run is named here too (run.go): the Run, its statuses (StatusCompleted,
+// ...), the kinds of history rows (HistoryNodeCompleted, ...) and the refusals of a start, so a
+// graph's tests import durable and durabletest only. RecordEmits collects what a handler emits
+// (durable.Emit) in a unit test of the handler alone.
+//
 // It is for tests, not for running graphs in production (use engine.Engine with a real
 // backend); it is not a storage conformance suite (see pkg/engine/enginetest).
 package durabletest

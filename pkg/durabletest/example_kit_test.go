@@ -9,7 +9,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // Start drives the new run until it waits or finishes and returns its status, so a test can
@@ -19,8 +18,8 @@ func ExampleKit_Start() {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
 
 	run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}) // approved: no wait
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s", run.Status)
+	if run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("status %s", run.RuntimeStatus)
 	}
 	run = kit.Start("t2", Ticket{Subject: "refund"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
@@ -39,7 +38,7 @@ func ExampleKit_Run() {
 		t.Fatalf("progress %+v", p)
 	}
 	kit.Send("t1", "approval", Approval{OK: true})
-	if got := kit.Run("t1").Status; got != engine.StatusCompleted {
+	if got := kit.Run("t1").RuntimeStatus; got != durabletest.StatusCompleted {
 		t.Fatalf("status %s", got)
 	}
 }
@@ -48,8 +47,8 @@ func ExampleKit_Run() {
 // so the examples' claims are checked.
 func TestKit_StartAndRun(t *testing.T) {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
-	if run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}); run.Status != engine.StatusCompleted {
-		t.Fatalf("approved ticket: status %s", run.Status)
+	if run := kit.Start("t1", Ticket{Subject: "refund", Approved: true}); run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("approved ticket: status %s", run.RuntimeStatus)
 	}
 	run := kit.Start("t2", Ticket{Subject: "refund"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
@@ -60,7 +59,7 @@ func TestKit_StartAndRun(t *testing.T) {
 		t.Fatalf("progress %+v, %v", p, ok)
 	}
 	kit.Send("t2", "approval", Approval{OK: true})
-	if got := kit.Run("t2").Status; got != engine.StatusCompleted {
+	if got := kit.Run("t2").RuntimeStatus; got != durabletest.StatusCompleted {
 		t.Fatalf("status %s", got)
 	}
 }
@@ -107,26 +106,26 @@ func TestKit_TryStart_RefusedStartDoesNotFailTheTest(t *testing.T) {
 	tb := &fatalRecorder{TB: t}
 	kit := durabletest.New(tb, ticketGraph(), durabletest.Options{})
 	kit.Start("waiting", Ticket{Subject: "refund"})
-	var exists *engine.RunExistsError
+	var exists *durabletest.RunExistsError
 	var invalid *durable.StateErrors
 	tests := []struct {
 		name  string
-		start func() (engine.Run, error)
+		start func() (durabletest.Run, error)
 		want  func(error) bool
 	}{
-		{"Validate refuses the typed state", func() (engine.Run, error) { return kit.TryStart("r1", Ticket{}) },
+		{"Validate refuses the typed state", func() (durabletest.Run, error) { return kit.TryStart("r1", Ticket{}) },
 			func(err error) bool { return errors.Is(err, durable.ErrInvalidState) }},
-		{"a field of the wrong type", func() (engine.Run, error) { return kit.TryStartJSON("r2", `{"subject": 42}`) },
+		{"a field of the wrong type", func() (durabletest.Run, error) { return kit.TryStartJSON("r2", `{"subject": 42}`) },
 			func(err error) bool { return errors.As(err, &invalid) && invalid.Issues[0].Field == "subject" }},
-		{"not an object", func() (engine.Run, error) { return kit.TryStartJSON("r3", `[1]`) },
-			func(err error) bool { return errors.Is(err, engine.ErrInvalidRunInput) }},
-		{"an invalid instance id", func() (engine.Run, error) { return kit.TryStart("a/b", Ticket{Subject: "refund"}) },
-			func(err error) bool { return errors.Is(err, engine.ErrInvalidInstanceID) }},
-		{"an unfinished run with that id", func() (engine.Run, error) { return kit.TryStart("waiting", Ticket{Subject: "again"}) },
+		{"not an object", func() (durabletest.Run, error) { return kit.TryStartJSON("r3", `[1]`) },
+			func(err error) bool { return errors.Is(err, durabletest.ErrInvalidRunInput) }},
+		{"an invalid instance id", func() (durabletest.Run, error) { return kit.TryStart("a/b", Ticket{Subject: "refund"}) },
+			func(err error) bool { return errors.Is(err, durabletest.ErrInvalidInstanceID) }},
+		{"an unfinished run with that id", func() (durabletest.Run, error) { return kit.TryStart("waiting", Ticket{Subject: "again"}) },
 			func(err error) bool { return errors.As(err, &exists) }},
 	}
 	for _, tt := range tests {
-		var run engine.Run
+		var run durabletest.Run
 		var err error
 		tb.on(func() { run, err = tt.start() })
 		if len(tb.failures) > 0 {
@@ -136,15 +135,15 @@ func TestKit_TryStart_RefusedStartDoesNotFailTheTest(t *testing.T) {
 			t.Errorf("%s: run %q, err %v", tt.name, run.InstanceID, err)
 		}
 	}
-	if _, err := kit.Engine().GetRun(t.Context(), "r1"); !errors.Is(err, engine.ErrRunNotFound) {
+	if _, err := kit.Engine().GetRun(t.Context(), "r1"); !errors.Is(err, durabletest.ErrRunNotFound) {
 		t.Errorf("a refused start left run r1 behind: %v", err)
 	}
-	if run := kit.Run("waiting"); run.Status != engine.StatusRunning {
-		t.Errorf("the refused restart changed the waiting run: %s", run.Status)
+	if run := kit.Run("waiting"); run.RuntimeStatus != durabletest.StatusRunning {
+		t.Errorf("the refused restart changed the waiting run: %s", run.RuntimeStatus)
 	}
 	run, err := kit.TryStart("r1", Ticket{Subject: "refund", Approved: true})
-	if err != nil || run.Status != engine.StatusCompleted {
-		t.Fatalf("an accepted TryStart: %s, %v; want it driven to Completed", run.Status, err)
+	if err != nil || run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("an accepted TryStart: %s, %v; want it driven to Completed", run.RuntimeStatus, err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 type Ticket struct {
@@ -68,7 +67,7 @@ func TestTicket(t *testing.T) {
 // TestTicket_Timeout moves the fake clock past a wait timeout.
 func TestTicket_Timeout(t *testing.T) {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
-		Policy: engine.GraphPolicy{WaitTimeout: 24 * time.Hour, WaitTimeoutNode: "close"},
+		Policy: durable.GraphPolicy{WaitTimeout: 24 * time.Hour, WaitTimeoutNode: "close"},
 	})
 	kit.Start("t2", Ticket{Subject: "refund"})
 	kit.Advance(24 * time.Hour)
@@ -84,7 +83,7 @@ func TestTicket_Timeout(t *testing.T) {
 func ExampleNew() {
 	var t *testing.T // your test's t
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
-		Policy: engine.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "close"},
+		Policy: durable.GraphPolicy{WaitTimeout: time.Hour, WaitTimeoutNode: "close"},
 	})
 	run := kit.Start("t1", Ticket{Subject: "refund"})
 	if ev, _ := run.WaitingFor(); ev != "approval" {
@@ -100,7 +99,7 @@ func ExampleNew() {
 func ExampleOptions_faults() {
 	var t *testing.T // your test's t
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
-		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Second}},
+		Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Second}},
 		Faults: map[string]int{"triage": 1},
 	})
 	kit.Start("t1", Ticket{Subject: "refund", Approved: true})
@@ -113,7 +112,7 @@ func ExampleOptions_faults() {
 func ExampleKit_Advance() {
 	var t *testing.T // your test's t
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
-		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
 		Faults: map[string]int{"triage": 2},
 	})
 	kit.Start("t1", Ticket{Subject: "refund", Approved: true})
@@ -138,7 +137,7 @@ func ExampleKit_StartPending() {
 // TestKit_AdvanceAndStartPending_Examples runs the two examples' bodies with a real t.
 func TestKit_AdvanceAndStartPending_Examples(t *testing.T) {
 	kit := durabletest.New(t, ticketGraph(), durabletest.Options{
-		Policy: engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
 		Faults: map[string]int{"triage": 2},
 	})
 	kit.Start("t1", Ticket{Subject: "refund", Approved: true})

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ErrInjected is the cause of a failure injected by Options.Faults.
@@ -39,28 +40,28 @@ func (g *faultyGraph) ExecuteNode(ctx context.Context, node string, state json.R
 
 func cloneFaults(m map[string]int) map[string]int { return maps.Clone(m) }
 
-// CheckEvent checks events as the wrapped graph does (durable.EventChecker).
+// CheckEvent checks events as the wrapped graph does (graphrun.EventChecker).
 func (g *faultyGraph) CheckEvent(event string, payload json.RawMessage) error {
-	if c, ok := g.Graph.(durable.EventChecker); ok {
+	if c, ok := graphrun.Of(g.Graph).(graphrun.EventChecker); ok {
 		return c.CheckEvent(event, payload)
 	}
 	return nil
 }
 
-// NodePolicy forwards the wrapped graph's per-node policies (durable.NodePolicies), so that a
+// NodePolicy forwards the wrapped graph's per-node policies (graphrun.NodePolicies), so that a
 // node's retry policy, timeout and failure route hold under injected faults.
 func (g *faultyGraph) NodePolicy(node string) durable.NodePolicy {
-	if p, ok := g.Graph.(durable.NodePolicies); ok {
+	if p, ok := graphrun.Of(g.Graph).(graphrun.NodePolicies[durable.NodePolicy]); ok {
 		return p.NodePolicy(node)
 	}
 	return durable.NodePolicy{}
 }
 
-// Join joins a fan-out's branches as the wrapped graph does (durable.BranchGraph), else with
-// durable.JoinBranches.
-func (g *faultyGraph) Join(ctx context.Context, base json.RawMessage, results []durable.BranchResult) (json.RawMessage, error) {
-	if bg, ok := g.Graph.(durable.BranchGraph); ok {
+// Join joins a fan-out's branches as the wrapped graph does (graphrun.Joiner), else with
+// graphrun.JoinBranches.
+func (g *faultyGraph) Join(ctx context.Context, base json.RawMessage, results []graphrun.BranchResult) (json.RawMessage, error) {
+	if bg, ok := graphrun.Of(g.Graph).(graphrun.Joiner); ok {
 		return bg.Join(ctx, base, results)
 	}
-	return durable.JoinBranches(base, results, nil)
+	return graphrun.JoinBranches(base, results)
 }

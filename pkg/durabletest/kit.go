@@ -25,8 +25,9 @@ const maxItems = 100000
 // Options configures a Kit. The zero value is valid: no policy, the clock at
 // 2025-01-01T00:00:00Z, no faults, logs to slog.Default().
 type Options struct {
-	// Policy is the graph's engine policy: wait timeout, retry, max steps.
-	Policy engine.GraphPolicy
+	// Policy is the operator's policy of the graph (wait timeout, retry, max steps), as
+	// engine.Options.Policies: each field set overrides the graph's own (durable.WithPolicy).
+	Policy durable.GraphPolicy
 	// Start is the fake clock's start (default 2025-01-01T00:00:00Z).
 	Start time.Time
 	// Faults makes node handlers fail transiently: node name → how many of its first
@@ -128,7 +129,7 @@ func (k *Kit[S]) Now() time.Time { return k.clock.Now() }
 // Start starts run id with input as its initial state and drives it until it waits or
 // finishes. It returns the run's status. A start the engine refuses fails the test; TryStart
 // returns it.
-func (k *Kit[S]) Start(id string, input S) engine.Run {
+func (k *Kit[S]) Start(id string, input S) Run {
 	k.t.Helper()
 	run, err := k.TryStart(id, input)
 	if err != nil {
@@ -139,7 +140,7 @@ func (k *Kit[S]) Start(id string, input S) engine.Run {
 
 // StartJSON is Start with the initial state as JSON text (a partial object takes the model's
 // defaults, as over HTTP).
-func (k *Kit[S]) StartJSON(id, input string) engine.Run {
+func (k *Kit[S]) StartJSON(id, input string) Run {
 	k.t.Helper()
 	run, err := k.TryStartJSON(id, input)
 	if err != nil {
@@ -151,23 +152,23 @@ func (k *Kit[S]) StartJSON(id, input string) engine.Run {
 // TryStart is Start for a start the test expects to be refused: it returns the refusal
 // instead of failing the test, and then starts nothing. The error wraps the engine's reason:
 // durable.ErrInvalidState for an invalid initial state (input's Validate, or a
-// *durable.StateErrors listing the fields from TryStartJSON), *engine.RunExistsError for an
-// unfinished run with that id, engine.ErrInvalidInstanceID, engine.ErrInvalidRunInput. An
+// *durable.StateErrors listing the fields from TryStartJSON), *RunExistsError for an
+// unfinished run with that id, ErrInvalidInstanceID, ErrInvalidRunInput. An
 // accepted start is driven as by Start.
-func (k *Kit[S]) TryStart(id string, input S) (engine.Run, error) {
+func (k *Kit[S]) TryStart(id string, input S) (Run, error) {
 	k.t.Helper()
 	raw, err := k.graph.EncodeState(input)
 	if err != nil {
-		return engine.Run{}, fmt.Errorf("start %s: %w", id, err)
+		return Run{}, fmt.Errorf("start %s: %w", id, err)
 	}
 	return k.TryStartJSON(id, string(raw))
 }
 
 // TryStartJSON is TryStart with the initial state as JSON text, as StartJSON.
-func (k *Kit[S]) TryStartJSON(id, input string) (engine.Run, error) {
+func (k *Kit[S]) TryStartJSON(id, input string) (Run, error) {
 	k.t.Helper()
 	if err := k.startJSON(id, input); err != nil {
-		return engine.Run{}, err
+		return Run{}, err
 	}
 	k.Drive()
 	return k.Run(id), nil
@@ -178,7 +179,7 @@ func (k *Kit[S]) TryStartJSON(id, input string) (engine.Run, error) {
 //
 //	kit.StartPending("r1", S{})
 //	kit.Send("r1", "approval", Approval{OK: true}) // the event before the wait
-func (k *Kit[S]) StartPending(id string, input S) engine.Run {
+func (k *Kit[S]) StartPending(id string, input S) Run {
 	k.t.Helper()
 	raw, err := k.graph.EncodeState(input)
 	if err != nil {
@@ -202,7 +203,7 @@ func (k *Kit[S]) startJSON(id, input string) error {
 
 // Send raises event on run id with payload encoded as JSON (nil sends null; a
 // json.RawMessage is sent as is) and drives the run. It returns the run's status.
-func (k *Kit[S]) Send(id, event string, payload any) engine.Run {
+func (k *Kit[S]) Send(id, event string, payload any) Run {
 	k.t.Helper()
 	raw, ok := payload.(json.RawMessage)
 	if !ok {
@@ -219,7 +220,7 @@ func (k *Kit[S]) Send(id, event string, payload any) engine.Run {
 }
 
 // Cancel cancels run id with reason.
-func (k *Kit[S]) Cancel(id, reason string) engine.Run {
+func (k *Kit[S]) Cancel(id, reason string) Run {
 	k.t.Helper()
 	if err := k.eng.CancelRun(context.Background(), id, reason); err != nil {
 		k.t.Fatalf("durabletest: cancel %s: %v", id, err)
@@ -279,7 +280,7 @@ func (k *Kit[S]) Drive() {
 }
 
 // Run returns run id's status.
-func (k *Kit[S]) Run(id string) engine.Run {
+func (k *Kit[S]) Run(id string) Run {
 	k.t.Helper()
 	r, err := k.eng.GetRun(context.Background(), id)
 	if err != nil {
@@ -300,9 +301,9 @@ func (k *Kit[S]) Final(id string) S {
 }
 
 // History returns every history row of run id, oldest first.
-func (k *Kit[S]) History(id string) []engine.HistoryEvent {
+func (k *Kit[S]) History(id string) []HistoryEvent {
 	k.t.Helper()
-	var out []engine.HistoryEvent
+	var out []HistoryEvent
 	token := ""
 	for {
 		page, err := k.eng.History(context.Background(), id, token, 1000)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // Reminder is the state of reminderGraph.
@@ -51,8 +50,8 @@ func TestKit_Advance_FiresSleeps(t *testing.T) {
 	kit := durabletest.New(t, reminderGraph(24*time.Hour), durabletest.Options{})
 	kit.Start("r1", Reminder{})
 	kit.Advance(24*time.Hour - time.Second)
-	if got := kit.Visits("r1"); len(got) != 1 || kit.Run("r1").Status != engine.StatusRunning {
-		t.Fatalf("a second before the first sleep ends: visits %v, %s", got, kit.Run("r1").Status)
+	if got := kit.Visits("r1"); len(got) != 1 || kit.Run("r1").RuntimeStatus != durabletest.StatusRunning {
+		t.Fatalf("a second before the first sleep ends: visits %v, %s", got, kit.Run("r1").RuntimeStatus)
 	}
 	kit.Advance(24*time.Hour + time.Second)
 	if got := kit.Final("r1"); len(got.Sent) != 3 {
@@ -60,7 +59,7 @@ func TestKit_Advance_FiresSleeps(t *testing.T) {
 	}
 	var kinds []string
 	for _, ev := range kit.History("r1") {
-		if ev.Type == engine.HistorySleepStarted {
+		if ev.Type == durabletest.HistorySleepStarted {
 			kinds = append(kinds, string(ev.Data))
 		}
 	}

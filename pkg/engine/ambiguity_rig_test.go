@@ -161,8 +161,8 @@ func assertStatus(t testing.TB, r *rig, id string, want engine.RunStatus) engine
 	if err != nil {
 		t.Fatalf("GetRun(%s): %v", id, err)
 	}
-	if run.Status != want {
-		t.Fatalf("run %s is %s (output %s), want %s", id, run.Status, run.Output, want)
+	if run.RuntimeStatus != want {
+		t.Fatalf("run %s is %s (output %s), want %s", id, run.RuntimeStatus, run.Output, want)
 	}
 	return run
 }

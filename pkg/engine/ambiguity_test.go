@@ -294,7 +294,7 @@ func TestEngine_AmbiguousQueueDelete_ItemNotRedelivered(t *testing.T) {
 	}
 	ids := []string{r.start(t, "data_pipeline", "", pipelineInput), r.start(t, "data_pipeline", "", pipelineInput)}
 	for _, id := range ids {
-		r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() })
+		r.waitFor(t, id, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 		assertPipelineDone(t, r, id)
 	}
 	// The deleted items are gone: nothing comes back after the visibility timeout.

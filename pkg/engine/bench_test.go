@@ -62,8 +62,8 @@ func benchChain(b *testing.B, runs int) {
 		}
 		<-finished
 		for _, id := range ids {
-			if run, err := e.WaitRun(context.Background(), id, func(r engine.Run) bool { return r.Status.Finished() }); err != nil || run.Status != engine.StatusCompleted {
-				b.Fatalf("run %s: %s %v", id, run.Status, err)
+			if run, err := e.WaitRun(context.Background(), id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() }); err != nil || run.RuntimeStatus != engine.StatusCompleted {
+				b.Fatalf("run %s: %s %v", id, run.RuntimeStatus, err)
 			}
 		}
 		elapsed += time.Since(t0)
@@ -118,8 +118,8 @@ func BenchmarkEngine_StepCost_At10_vs_At1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r, err := e.WaitRun(context.Background(), run.InstanceID, func(r engine.Run) bool { return r.Status.Finished() }); err != nil || r.Status != engine.StatusCompleted {
-			b.Fatalf("long run: %s %s %v", r.Status, r.Output, err)
+		if r, err := e.WaitRun(context.Background(), run.InstanceID, func(r engine.Run) bool { return r.RuntimeStatus.Finished() }); err != nil || r.RuntimeStatus != engine.StatusCompleted {
+			b.Fatalf("long run: %s %s %v", r.RuntimeStatus, r.Output, err)
 		}
 		_ = e.Close()
 		early += stamps[110].Sub(stamps[10])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Parallel branches (durable.Parallel, durable.Map): a node's route fans the run out into
@@ -37,7 +38,7 @@ import (
 // or its own branch failed, enqueues the run's plain work item: the join.
 //
 // The join is that plain item meeting a head with an open region: it reads the completion
-// rows, merges the results in branch index order (durable.BranchGraph: the graph's reducers;
+// rows, merges the results in branch index order (graphrun.Joiner: the graph's reducers;
 // two branches that update a field with no reducer fail the run), and commits once — the
 // head (state, step, the region closed) with a branches_joined row and the fence's delete —
 // then goes on in-process with the join node. A failed branch fails the run there
@@ -345,7 +346,7 @@ func (e *Engine) joinStep(ctx context.Context, sc *stepCtx, h *head) (outcome, b
 	if !complete {
 		return nil, false, nil
 	}
-	results := make([]durable.BranchResult, len(rows))
+	results := make([]graphrun.BranchResult, len(rows))
 	for i, r := range rows {
 		data, err := e.readSpilled(ctx, str(r.Properties, pData), str(r.Properties, pData+refSuffix))
 		if err != nil {
@@ -357,17 +358,17 @@ func (e *Engine) joinStep(ctx context.Context, sc *stepCtx, h *head) (outcome, b
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			return nil, false, fmt.Errorf("decode branch %d of run %s: %w", i, h.runID, err)
 		}
-		results[i] = durable.BranchResult{Index: i, Node: str(r.Properties, pHistNode), Update: c.Result}
+		results[i] = graphrun.BranchResult{Index: i, Node: str(r.Properties, pHistNode), Update: c.Result}
 	}
 	state, err := e.loadState(ctx, h)
 	if err != nil {
 		return nil, false, err
 	}
 	var merged json.RawMessage
-	if bg, ok := sc.g.(durable.BranchGraph); ok {
-		merged, err = bg.Join(durable.WithStepInfo(ctx, stepInfo(h)), state, results)
+	if bg, ok := graphrun.Of(sc.g).(graphrun.Joiner); ok {
+		merged, err = bg.Join(graphrun.WithStepInfo(ctx, stepInfo(h)), state, results)
 	} else {
-		merged, err = durable.JoinBranches(state, results, nil)
+		merged, err = graphrun.JoinBranches(state, results)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

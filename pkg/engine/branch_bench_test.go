@@ -65,8 +65,8 @@ func benchWidth(b *testing.B, runs, width int, work time.Duration, sequential bo
 			ids[i] = run.InstanceID
 		}
 		for _, id := range ids {
-			if run, err := e.WaitRun(context.Background(), id, func(r engine.Run) bool { return r.Status.Finished() }); err != nil || run.Status != engine.StatusCompleted {
-				b.Fatalf("run %s: %s %v", id, run.Status, err)
+			if run, err := e.WaitRun(context.Background(), id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() }); err != nil || run.RuntimeStatus != engine.StatusCompleted {
+				b.Fatalf("run %s: %s %v", id, run.RuntimeStatus, err)
 			}
 		}
 		elapsed += time.Since(t0)

@@ -33,8 +33,8 @@ func TestEngine_FanOut_CancelStopsOutstandingBranches(t *testing.T) {
 	}
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusTerminated || calls.Load() != 0 {
-		t.Fatalf("status %s, %d branches ran after the cancel", run.Status, calls.Load())
+	if run.RuntimeStatus != engine.StatusTerminated || calls.Load() != 0 {
+		t.Fatalf("status %s, %d branches ran after the cancel", run.RuntimeStatus, calls.Load())
 	}
 	for _, ev := range r.history(t, id) {
 		if strings.HasPrefix(ev.Type, "branch_") {
@@ -117,8 +117,8 @@ func TestEngine_FanOut_BranchInFlightDuringCancel(t *testing.T) {
 	}
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusTerminated {
-		t.Fatalf("status %s", run.Status)
+	if run.RuntimeStatus != engine.StatusTerminated {
+		t.Fatalf("status %s", run.RuntimeStatus)
 	}
 	for _, ev := range r.history(t, id) {
 		if strings.HasPrefix(ev.Type, "branch_") {

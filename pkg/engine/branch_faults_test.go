@@ -77,8 +77,8 @@ func TestEngine_FanOut_FailingBranchEnqueue_RedeliveryPutsThemBack(t *testing.T)
 	}
 	id := r.start(t, "fan", "", fanInput(6))
 	r.drive(t) // the fan-out item stays in flight (its handling failed)
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-		t.Fatalf("after the failed enqueue: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("after the failed enqueue: %s", run.RuntimeStatus)
 	}
 	// Its redelivery meets the fan-out committed and puts back the branches not done.
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 2); err != nil {
@@ -104,8 +104,8 @@ func TestEngine_FanOut_LostJoinEnqueue_BranchRedeliveryEnqueuesIt(t *testing.T) 
 	}
 	id := r.start(t, "fan", "", fanInput(3))
 	r.drive(t)
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning || !failed.Load() {
-		t.Fatalf("after the lost join: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning || !failed.Load() {
+		t.Fatalf("after the lost join: %s", run.RuntimeStatus)
 	}
 	// The last branch's item comes back: its branch is committed, so it only enqueues the join.
 	if err := r.e.HandleWorkItem(t.Context(), lastBranch, 2); err != nil {
@@ -156,7 +156,7 @@ func TestEngine_FanOut_PoisonedBranch_RescuedOnceThenFails(t *testing.T) {
 	_ = r.queue.Delete(t.Context(), branches[0])
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "branch 1 of 2 (node 'work'): ran out of deliveries 2 times") {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "branch 1 of 2 (node 'work'): ran out of deliveries 2 times") {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 }

@@ -97,7 +97,7 @@ func TestEngine_FanOut_EmittedEventsAndTheFeedHorizon(t *testing.T) {
 			t.Fatalf("after the join, row %d: %q, want prefix %q (all: %q)", i, got[i], want[i], got)
 		}
 	}
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s", run.RuntimeStatus)
 	}
 }

@@ -25,7 +25,7 @@ func policyFanGraph(t testing.TB, work durable.NodeFunc[fanState], opts ...durab
 		}
 	}
 	must(b.AddNode("plan", func(context.Context, fanState) (any, error) { return nil, nil },
-		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("work", s.Items, "sum"), nil })))
+		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("sum", "work", s.Items), nil })))
 	must(b.AddNode("work", work, append([]durable.NodeOption{durable.WithNext("sum")}, opts...)...))
 	must(b.AddNode("sum", func(context.Context, fanState) (any, error) { return durable.Update{"note": "joined"}, nil }, durable.Terminal()))
 	must(b.AddNode("rescue", func(ctx context.Context, _ fanState) (any, error) {
@@ -55,8 +55,8 @@ func TestEngine_FanOut_FailedBranchTakesFailureRoute(t *testing.T) {
 	id := r.start(t, "fanpol", "", fanInput(3))
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s, want Completed through the failure route", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s, want Completed through the failure route", run.RuntimeStatus, run.Output)
 	}
 	if !strings.Contains(string(run.Output), "rescued work: branch 2 of 3 (node 'work'): source gone") {
 		t.Fatalf("output %s", run.Output)
@@ -105,8 +105,8 @@ func TestEngine_FanOut_BranchUsesItsNodePolicy(t *testing.T) {
 			}
 			r.drive(t)
 			run, _ := r.e.GetRun(t.Context(), id)
-			if run.Status != tc.status || calls.Load() != tc.calls {
-				t.Fatalf("status %s after %d calls (output %s), want %s after %d", run.Status, calls.Load(), run.Output, tc.status, tc.calls)
+			if run.RuntimeStatus != tc.status || calls.Load() != tc.calls {
+				t.Fatalf("status %s after %d calls (output %s), want %s after %d", run.RuntimeStatus, calls.Load(), run.Output, tc.status, tc.calls)
 			}
 		})
 	}

@@ -42,7 +42,7 @@ func fanGraph(t testing.TB, name string, work durable.NodeFunc[fanState]) durabl
 		}
 	}
 	must(b.AddNode("plan", func(context.Context, fanState) (any, error) { return nil, nil }, durable.WithHandlerName("test.fan.plan"),
-		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("work", s.Items, "sum"), nil }),
+		durable.WithRoute(func(_ context.Context, s fanState) (any, error) { return durable.Map("sum", "work", s.Items), nil }),
 		durable.WithRouteName("test.fan.route")))
 	must(b.AddNode("work", work, durable.WithHandlerName("test.fan.work"), durable.WithNext("sum")))
 	must(b.AddNode("sum", func(_ context.Context, s fanState) (any, error) {
@@ -109,8 +109,8 @@ func assertFanDoneOn(t testing.TB, e *engine.Engine, id string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	if got := stateOf(t, run); !reflect.DeepEqual(got, wantFan(n)) {
 		t.Fatalf("final state %v\nwant        %v", got, wantFan(n))
@@ -259,8 +259,8 @@ func TestEngine_FanOut_WidthLimit(t *testing.T) {
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
 	want := fmt.Sprintf("resolve_route failed: parallel fan-out of %d branches is above the limit of %d", durable.MaxBranches+1, durable.MaxBranches)
-	if run.Status != engine.StatusFailed || outputString(t, run) != want {
-		t.Fatalf("status %s output %s, want %q", run.Status, run.Output, want)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != want {
+		t.Fatalf("status %s output %s, want %q", run.RuntimeStatus, run.Output, want)
 	}
 	wide := r.start(t, "fan", "wide", fanInput(durable.MaxBranches))
 	r.drive(t)
@@ -296,8 +296,8 @@ func TestEngine_FanOut_SameFieldWithoutReducer_FailsRun(t *testing.T) {
 	r.driveOrder(t, func(n int) int { return n - 1 })
 	run, _ := r.e.GetRun(t.Context(), id)
 	want := "orchestrator failed: join at 'end': branches 0 and 2 both update field 'note', which has no reducer (declare one with ManifestBuilder.Reduce)"
-	if run.Status != engine.StatusFailed || outputString(t, run) != want {
-		t.Fatalf("status %s output %s\nwant %q", run.Status, run.Output, want)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != want {
+		t.Fatalf("status %s output %s\nwant %q", run.RuntimeStatus, run.Output, want)
 	}
 }
 
@@ -315,8 +315,8 @@ func TestEngine_FanOut_FailedBranchFailsRun(t *testing.T) {
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
 	want := "execute_node failed: branch 1 of 4 (node 'work'): boom"
-	if run.Status != engine.StatusFailed || outputString(t, run) != want {
-		t.Fatalf("status %s output %s, want %q", run.Status, run.Output, want)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != want {
+		t.Fatalf("status %s output %s, want %q", run.RuntimeStatus, run.Output, want)
 	}
 	var failed int
 	for _, ev := range r.history(t, id) {

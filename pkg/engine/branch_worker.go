@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // A fan-out's branch workers (see branch.go for the scheme): run one branch's node, commit its
@@ -85,7 +86,7 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	}
 	info := stepInfo(h)
 	info.Attempt, info.Branch = int(it.Attempt)+1, int(b.index)+1
-	bctx, emitter := durable.WithEmitter(durable.WithBranch(durable.WithStepInfo(ctx, info),
+	bctx, emitter := graphrun.WithEmitter(graphrun.WithBranch(graphrun.WithStepInfo(ctx, info),
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
 	pol := sc.nodePolicy(b.node)
 	newState, err := executeNode(bctx, sc.g, b.node, pol.Timeout, state)
@@ -93,7 +94,7 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	failed := false
 	if err == nil {
 		var update json.RawMessage
-		if update, err = durable.StateUpdate(state, newState); err == nil {
+		if update, err = graphrun.StateUpdate(state, newState); err == nil {
 			data = branchData(b, it.Attempt, "result", string(update))
 		}
 	}
@@ -149,7 +150,7 @@ func (e *Engine) branchHead(ctx context.Context, it branchWork) (*head, bool, er
 // commitBranch stores branch b's completion row (failed: branch_failed) with data, in one
 // batch with the fence's merge. It reports whether the branch's completion is stored (this
 // commit's or a duplicate's); false with no error when the region was closed meanwhile.
-func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []durable.EmittedEvent) (bool, error) {
+func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt int64, failed bool, data string, emitted []graphrun.EmittedEvent) (bool, error) {
 	id := newWriteID()
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()

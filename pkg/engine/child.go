@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Child runs. A route may start a run of another registered graph, the child
@@ -246,7 +247,7 @@ func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage)
 	if err == nil {
 		input, err = normalizeObject(c.Input)
 	}
-	if sc, ok := g.(durable.StateChecker); ok && err == nil {
+	if sc, ok := graphrun.Of(g).(graphrun.StateChecker); ok && err == nil {
 		err = sc.CheckState(input)
 	}
 	if err != nil {

@@ -88,7 +88,7 @@ func TestIntegrationChildRuns_OnAzureStorage(t *testing.T) {
 		defer cancel()
 		run, err := e.WaitRun(wctx, id, done)
 		if err != nil {
-			t.Fatalf("WaitRun(%s): %v (%s %s)", id, err, run.Status, run.CustomStatus)
+			t.Fatalf("WaitRun(%s): %v (%s %s)", id, err, run.RuntimeStatus, run.CustomStatus)
 		}
 		return run
 	}
@@ -101,9 +101,9 @@ func TestIntegrationChildRuns_OnAzureStorage(t *testing.T) {
 	}
 
 	start("az-p1", "kid")
-	run := wait("az-p1", func(r engine.Run) bool { return r.Status.Finished() })
-	if run.Status != engine.StatusCompleted || len(run.ChildInstanceIDs) != 1 || lostStart.Load() == 0 || lostNotice.Load() == 0 {
-		t.Fatalf("parent %s %s, children %v; faults fired: start %d, notice %d", run.Status, run.Output, run.ChildInstanceIDs, lostStart.Load(), lostNotice.Load())
+	run := wait("az-p1", func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
+	if run.RuntimeStatus != engine.StatusCompleted || len(run.ChildInstanceIDs) != 1 || lostStart.Load() == 0 || lostNotice.Load() == 0 {
+		t.Fatalf("parent %s %s, children %v; faults fired: start %d, notice %d", run.RuntimeStatus, run.Output, run.ChildInstanceIDs, lostStart.Load(), lostNotice.Load())
 	}
 	var out struct {
 		State parentState `json:"state"`
@@ -112,7 +112,7 @@ func TestIntegrationChildRuns_OnAzureStorage(t *testing.T) {
 	if err := json.Unmarshal(run.Output, &out); err != nil || out.State.Kid == nil || out.State.Kid.N != 4 || out.State.Seen != kid {
 		t.Fatalf("parent output %s", run.Output)
 	}
-	if child, err := e.GetRun(ctx, kid); err != nil || child.Status != engine.StatusCompleted || child.ParentInstanceID != "az-p1" {
+	if child, err := e.GetRun(ctx, kid); err != nil || child.RuntimeStatus != engine.StatusCompleted || child.ParentInstanceID != "az-p1" {
 		t.Fatalf("child %+v, %v", child, err)
 	}
 	page, err := e.ListRuns(ctx, engine.RunQuery{GraphName: "kid"})
@@ -133,8 +133,8 @@ func TestIntegrationChildRuns_OnAzureStorage(t *testing.T) {
 	if err := e.CancelRun(ctx, "az-p2", "stop"); err != nil {
 		t.Fatal(err)
 	}
-	if child := wait(p.WaitingForChild, func(r engine.Run) bool { return r.Status.Finished() }); child.Status != engine.StatusTerminated {
-		t.Fatalf("child after the parent's cancel: %s", child.Status)
+	if child := wait(p.WaitingForChild, func(r engine.Run) bool { return r.RuntimeStatus.Finished() }); child.RuntimeStatus != engine.StatusTerminated {
+		t.Fatalf("child after the parent's cancel: %s", child.RuntimeStatus)
 	}
 	for _, id := range []string{"az-p1", "az-p2"} {
 		if err := e.PurgeRun(ctx, id); err != nil {

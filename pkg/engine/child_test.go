@@ -394,7 +394,7 @@ func TestEngine_ChildRun_DuplicateDeliveries_OneChild(t *testing.T) {
 		ids = append(ids, startParent(t, r, id, "kid", "kid"))
 	}
 	for _, id := range ids {
-		r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() })
+		r.waitFor(t, id, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 		assertParentResumed(t, r, id)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // The step of a run that waits for its child run (child.go): whatever woke it, it reads the
@@ -120,9 +121,9 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 }
 
 // setField sets field of state to value through g, the run's graph
-// (durable.ChildOutputSetter), or as a member of the state object for a graph without it.
+// (graphrun.ChildOutputSetter), or as a member of the state object for a graph without it.
 func setField(ctx context.Context, g durable.Graph, state json.RawMessage, field string, value json.RawMessage) (json.RawMessage, error) {
-	if s, ok := g.(durable.ChildOutputSetter); ok {
+	if s, ok := graphrun.Of(g).(graphrun.ChildOutputSetter); ok {
 		return s.SetStateField(ctx, state, field, value)
 	}
 	var m map[string]json.RawMessage

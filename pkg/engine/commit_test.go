@@ -25,8 +25,8 @@ func TestEngine_LargeValues_SpillToPayloadStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusCompleted || stateOf(t, run)["pad"] != pad || stateOf(t, run)["n"] != 2.0 {
-		t.Fatalf("status %s, output of %d bytes", run.Status, len(run.Output))
+	if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["pad"] != pad || stateOf(t, run)["n"] != 2.0 {
+		t.Fatalf("status %s, output of %d bytes", run.RuntimeStatus, len(run.Output))
 	}
 	var initial map[string]any
 	if err := json.Unmarshal(run.Input.InitialState, &initial); err != nil || initial["pad"] != pad {
@@ -56,8 +56,8 @@ func TestEngine_LargeValues_SpillToPayloadStore(t *testing.T) {
 	}
 	r.drive(t)
 	run, _ = r.e.GetRun(t.Context(), sid)
-	if run.Status != engine.StatusCompleted || !strings.HasSuffix(stateOf(t, run)["final_response"].(string), reviewer+".") {
-		t.Fatalf("large event: status %s", run.Status)
+	if run.RuntimeStatus != engine.StatusCompleted || !strings.HasSuffix(stateOf(t, run)["final_response"].(string), reviewer+".") {
+		t.Fatalf("large event: status %s", run.RuntimeStatus)
 	}
 	if err := r.e.PurgeRun(t.Context(), id); err != nil {
 		t.Fatal(err)
@@ -120,8 +120,8 @@ func TestEngine_NoETagStore_EventLandsAfterCommit_RunNotStalled(t *testing.T) {
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s: the successful commit was taken for a lost one and the run stalled", run.Status)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s: the successful commit was taken for a lost one and the run stalled", run.RuntimeStatus)
 	}
 }
 
@@ -145,8 +145,8 @@ func TestEngine_RouteEventNameTooLargeForProperty_FailsOnFirstAttempt(t *testing
 	id := r.start(t, "huge", "", `{}`)
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusFailed || !strings.HasPrefix(outputString(t, run), "orchestrator failed: step result too large to store: ") || routes.Load() != 1 {
-		t.Fatalf("status %s output %s after %d route runs, want a clear failure on the first", run.Status, run.Output, routes.Load())
+	if run.RuntimeStatus != engine.StatusFailed || !strings.HasPrefix(outputString(t, run), "orchestrator failed: step result too large to store: ") || routes.Load() != 1 {
+		t.Fatalf("status %s output %s after %d route runs, want a clear failure on the first", run.RuntimeStatus, run.Output, routes.Load())
 	}
 }
 

@@ -56,8 +56,8 @@ func TestEngine_Dispatcher_BatchReachesEveryFreeWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if run := r.waitFor(t, id, nil); run.Status != engine.StatusCompleted {
-			t.Fatalf("run %s: status %s output %s", id, run.Status, run.Output)
+		if run := r.waitFor(t, id, nil); run.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("run %s: status %s output %s", id, run.RuntimeStatus, run.Output)
 		}
 	}
 	if got := r.counts.Received.Load(); got != runs {

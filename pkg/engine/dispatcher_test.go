@@ -28,8 +28,8 @@ func TestEngine_SlowStepLongerThanVisibility_KeptHiddenNotPoisoned(t *testing.T)
 	time.Sleep(1500 * time.Millisecond) // several visibility timeouts
 	close(release)
 	run := r.waitFor(t, id, nil)
-	if run.Status != engine.StatusCompleted || entered.Load() != 1 {
-		t.Fatalf("status %s output %s, handler entered %d times: a healthy slow step was redelivered", run.Status, run.Output, entered.Load())
+	if run.RuntimeStatus != engine.StatusCompleted || entered.Load() != 1 {
+		t.Fatalf("status %s output %s, handler entered %d times: a healthy slow step was redelivered", run.RuntimeStatus, run.Output, entered.Load())
 	}
 }
 
@@ -45,7 +45,7 @@ func TestEngine_FailedHandlings_DoNotCountTowardsPoison(t *testing.T) {
 		return nil
 	}
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
-	if run := r.waitFor(t, id, nil); run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s: storage errors were counted as poison deliveries", run.Status, run.Output)
+	if run := r.waitFor(t, id, nil); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s: storage errors were counted as poison deliveries", run.RuntimeStatus, run.Output)
 	}
 }

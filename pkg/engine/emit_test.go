@@ -231,8 +231,8 @@ func TestEngine_Emit_ExactlyOnce(t *testing.T) {
 		r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"emits": {Retry: engine.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}}}},
 			true, chainGraph(t, "emits", 3, flaky))
 		id := r.start(t, "emits", "", `{}`)
-		if run := r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() }); run.Status != engine.StatusCompleted {
-			t.Fatalf("run %s: %s", run.Status, run.Output)
+		if run := r.waitFor(t, id, func(run engine.Run) bool { return run.RuntimeStatus.Finished() }); run.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("run %s: %s", run.RuntimeStatus, run.Output)
 		}
 		if got := strings.Join(customRows(t, r, id), " "); got != wantEmitted(1, 2, 1) {
 			t.Fatalf("custom rows:\n%s\nwant\n%s", got, wantEmitted(1, 2, 1))
@@ -269,7 +269,7 @@ func TestEngine_Emit_EventHandlerEmits(t *testing.T) {
 	if err := r.e.RaiseEvent(t.Context(), id, "go", json.RawMessage(`{"k":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() })
+	r.waitFor(t, id, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 	var types []string
 	for _, ev := range r.history(t, id) {
 		types = append(types, ev.Type+":"+ev.Node)

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // HistoryCustom is the type of the history row (and feed item) of an event a handler emitted
@@ -12,7 +12,7 @@ import (
 const HistoryCustom = "custom"
 
 // Emitted events. A step's handlers (node and route of a visit, or an event handler) run with
-// a fresh durable.Emitter in their context (stepContext). What they emitted travels in the
+// a fresh graphrun.Emitter in their context (stepContext). What they emitted travels in the
 // step's outcome and is written by the step's own commit, one custom row per event before the
 // step's rows, in the same batch: no storage operation of its own (a document above the inline
 // limit spills to the payload store, as a large state does). The outcome is built once per
@@ -24,14 +24,14 @@ const HistoryCustom = "custom"
 
 // stepContext returns the context a step's handlers run in: ctx with the step's StepInfo and
 // a fresh Emitter, whose events the step's outcome carries.
-func stepContext(ctx context.Context, h *head) (context.Context, *durable.Emitter) {
-	return durable.WithEmitter(durable.WithStepInfo(ctx, stepInfo(h)))
+func stepContext(ctx context.Context, h *head) (context.Context, *graphrun.Emitter) {
+	return graphrun.WithEmitter(graphrun.WithStepInfo(ctx, stepInfo(h)))
 }
 
 // emittedRows returns rows with the custom rows of evs, the events a step's handlers emitted,
 // in front: the handlers emitted them before their step completed. They belong to the node
 // of the step's first row (node when it has none).
-func emittedRows(rows []histRow, evs []durable.EmittedEvent, node string) []histRow {
+func emittedRows(rows []histRow, evs []graphrun.EmittedEvent, node string) []histRow {
 	if len(evs) == 0 {
 		return rows
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ErrInvalidEventPayload reports a non-empty event payload that is not valid JSON.
@@ -54,7 +55,7 @@ func dedupKey(gen int64, key string) string {
 // it is logged and Sweep dispatches the run (a due row written before the batch says so).
 // The event is checked against the run's graph version before it is stored: a name the
 // version has no handler for is an *UnknownEventError, a payload its typed handler refuses a
-// *durable.EventPayloadError (see durable.EventChecker; unknown keys are not refused). A
+// *durable.EventPayloadError (see graphrun.EventChecker; unknown keys are not refused). A
 // process that does not have the run's version cannot check it and stores nothing: a
 // *VersionUnavailableError, to be sent again (during a rolling deploy, to an instance that
 // has the version). The events of an internal graph (durable.Registry.RegisterInternal),
@@ -258,7 +259,7 @@ func (e *Engine) checkEvent(h *head, event string, payload json.RawMessage) erro
 // *durable.EventPayloadError.
 func checkGraphEvent(g durable.Graph, h *head, event string, payload json.RawMessage) error {
 	var err error
-	if c, ok := g.(durable.EventChecker); ok {
+	if c, ok := graphrun.Of(g).(graphrun.EventChecker); ok {
 		err = c.CheckEvent(event, payload)
 	} else if !slices.Contains(g.Manifest().EventHandlerNames, event) {
 		err = durable.ErrUnknownEvent

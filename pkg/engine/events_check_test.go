@@ -86,8 +86,8 @@ func TestEngine_RaiseEvent_CheckedAgainstTheRunsGraph(t *testing.T) {
 	}
 	r.drive(t)
 	run := r.wait(t, id)
-	if st := stateOf(t, run); run.Status != engine.StatusCompleted || st["approved"] != true || st["reviewer"] != "r" {
-		t.Fatalf("run %s %s, want completed with the approval", run.Status, run.Output)
+	if st := stateOf(t, run); run.RuntimeStatus != engine.StatusCompleted || st["approved"] != true || st["reviewer"] != "r" {
+		t.Fatalf("run %s %s, want completed with the approval", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -148,7 +148,7 @@ func mustEngine(t *testing.T, opts engine.Options) *engine.Engine {
 }
 
 // uncheckedGraph is a graph version that checks no event payload (it does not implement
-// durable.EventChecker): a process of an older release, which stored events it could not
+// graphrun.EventChecker): a process of an older release, which stored events it could not
 // check.
 type uncheckedGraph struct{ durable.Graph }
 
@@ -175,8 +175,8 @@ func TestEngine_UncheckedEvent_RefusedWhenApplied_RunKeepsWaiting(t *testing.T) 
 			}
 			r.drive(t)
 			run := r.wait(t, id)
-			if cs := string(run.CustomStatus); run.Status != engine.StatusRunning || !strings.Contains(cs, `"waiting_for_event":"approval"`) {
-				t.Fatalf("after the refused event: %s %s %s, want still waiting for approval", run.Status, run.Output, cs)
+			if cs := string(run.CustomStatus); run.RuntimeStatus != engine.StatusRunning || !strings.Contains(cs, `"waiting_for_event":"approval"`) {
+				t.Fatalf("after the refused event: %s %s %s, want still waiting for approval", run.RuntimeStatus, run.Output, cs)
 			}
 			var refused []engine.HistoryEvent
 			for _, h := range r.history(t, id) {
@@ -192,8 +192,8 @@ func TestEngine_UncheckedEvent_RefusedWhenApplied_RunKeepsWaiting(t *testing.T) 
 				clk.advance(2 * time.Hour)
 				r.drive(t)
 				run := r.wait(t, id)
-				if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "wait for event 'approval' timed out") {
-					t.Fatalf("after the deadline: %s %s, want the wait timed out", run.Status, run.Output)
+				if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "wait for event 'approval' timed out") {
+					t.Fatalf("after the deadline: %s %s, want the wait timed out", run.RuntimeStatus, run.Output)
 				}
 				return
 			}
@@ -201,8 +201,8 @@ func TestEngine_UncheckedEvent_RefusedWhenApplied_RunKeepsWaiting(t *testing.T) 
 				t.Fatal(err)
 			}
 			r.drive(t)
-			if run := r.wait(t, id); run.Status != engine.StatusCompleted || stateOf(t, run)["reviewer"] != "r" {
-				t.Fatalf("%s %s, want completed with the valid approval", run.Status, run.Output)
+			if run := r.wait(t, id); run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["reviewer"] != "r" {
+				t.Fatalf("%s %s, want completed with the valid approval", run.RuntimeStatus, run.Output)
 			}
 		})
 	}

@@ -30,7 +30,7 @@ func ExampleNew() {
 	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
 		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
 	run, _ = e.WaitRun(ctx, run.InstanceID, nil)
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 	// Output: Completed
 }
 
@@ -57,11 +57,11 @@ func ExampleEngine_HandleWorkItem() {
 	}
 	trigger()
 	waiting, _ := e.GetRun(ctx, run.InstanceID)
-	fmt.Println(waiting.Status, string(waiting.CustomStatus))
+	fmt.Println(waiting.RuntimeStatus, string(waiting.CustomStatus))
 	_ = e.RaiseEvent(ctx, run.InstanceID, "approval", json.RawMessage(`{"approved":true,"reviewer":"ana"}`))
 	trigger()
 	done, _ := e.GetRun(ctx, run.InstanceID)
-	fmt.Println(done.Status)
+	fmt.Println(done.RuntimeStatus)
 	// Output:
 	// Running {"graph_name":"support_agent","graph_version":"0.1.0","graph_hash":"af183f226f37e6fc","current_node":"classify_request","waiting_for_event":"approval","resume_node":"draft_reply"}
 	// Completed
@@ -90,7 +90,7 @@ func ExampleEngine_Start() {
 	ctx := context.Background()
 	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
 		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 
 	if err := e.Start(ctx); err != nil {
 		fmt.Println(err)
@@ -98,7 +98,7 @@ func ExampleEngine_Start() {
 	}
 	defer e.Close()
 	run, _ = e.WaitRun(ctx, "run-1", nil)
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 	// Output:
 	// Pending
 	// Completed
@@ -114,7 +114,7 @@ func ExampleEngine_StartRun() {
 
 	run, err := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-1",
 		Input: json.RawMessage(`{"source_url":"https://example.com/data"}`)})
-	fmt.Println(run.InstanceID, run.Status, run.GraphVersion, err)
+	fmt.Println(run.InstanceID, run.RuntimeStatus, run.GraphVersion, err)
 
 	_, err = e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", InstanceID: "run-2", Input: json.RawMessage(`{}`)})
 	fmt.Println(errors.Is(err, durable.ErrInvalidState))

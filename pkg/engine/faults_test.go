@@ -43,8 +43,8 @@ func assertPipelineDone(t *testing.T, r *rig, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusCompleted || string(run.Output) != pipelineFinal {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted || string(run.Output) != pipelineFinal {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	got := strings.Join(checkHistory(t, r.history(t, id)), " ")
 	want := "run_started:extract node_completed:extract route_resolved:extract node_completed:transform route_resolved:transform " +
@@ -60,8 +60,8 @@ func TestEngine_CrashAfterActivityBeforeCommit_RedeliveryCompletesOnce(t *testin
 	r.fstore.BeforeSubmit = once("transform")
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t) // the item fails at the transform commit and stays in the queue (invisible)
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-		t.Fatalf("after the crash: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("after the crash: %s", run.RuntimeStatus)
 	}
 	msgs, err := r.queue.Receive(t.Context(), 1, time.Minute)
 	if len(msgs) != 0 || err != nil || r.queue.Len() != 1 {
@@ -98,15 +98,15 @@ func TestEngine_CrashAfterCommitBeforeNextStep_RedeliveryCarriesCurrentStep(t *t
 	}
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
 	r.drive(t) // the item's handling fails after the commit: the message stays in the queue
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-		t.Fatalf("after the crash: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("after the crash: %s", run.RuntimeStatus)
 	}
 	// A first delivery of a passed step is a duplicate and is dropped...
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 1); err != nil {
 		t.Fatal(err)
 	}
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-		t.Fatalf("a duplicate moved the run: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("a duplicate moved the run: %s", run.RuntimeStatus)
 	}
 	// ...but the redelivery of the dead worker's item carries the run's current step.
 	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 1), 2); err != nil {
@@ -196,8 +196,8 @@ func TestEngine_TwoWorkersOneRun_OneCommitWins(t *testing.T) {
 		}
 	}
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted || stateOf(t, run)["n"] != 3.0 {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["n"] != 3.0 {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	got := strings.Join(checkHistory(t, r.history(t, id)), " ")
 	want := "run_started:n0 node_completed:n0 route_resolved:n0 node_completed:n1 route_resolved:n1 node_completed:n2 route_resolved:n2 run_completed:n2"
@@ -248,8 +248,8 @@ func TestEngine_CancelDuringStep_DiscardsResult(t *testing.T) {
 	close(release)
 	<-done
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusTerminated || outputString(t, run) != "stop" {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusTerminated || outputString(t, run) != "stop" {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	if got := strings.Join(checkHistory(t, r.history(t, id)), " "); got != "run_started:n0 run_terminated:n0" {
 		t.Fatalf("history = %s: the in-flight step must not commit", got)
@@ -272,8 +272,8 @@ func TestEngine_EventDuringStep_RebasesInsteadOfDropping(t *testing.T) {
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted || !strings.HasSuffix(stateOf(t, run)["final_response"].(string), "Reviewer: r.") {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted || !strings.HasSuffix(stateOf(t, run)["final_response"].(string), "Reviewer: r.") {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	rows := checkHistory(t, r.history(t, id))
 	if strings.Count(strings.Join(rows, " "), "node_completed:classify_request") != 1 {

@@ -262,7 +262,7 @@ func TestEngine_Feed_WaitIgnoresOtherRuns(t *testing.T) {
 	}
 	for range 3 {
 		busy := r.start(t, "busy", "", `{"limit":30}`)
-		r.waitFor(t, busy, func(run engine.Run) bool { return run.Status.Finished() })
+		r.waitFor(t, busy, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 	}
 	<-done
 	if reads.Load() != 2 {
@@ -274,7 +274,7 @@ func TestEngine_Feed_FinishedRunAnswersAtOnce(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "data_pipeline", "", `{"source_url":"https://example.com/data"}`)
-	r.waitFor(t, id, func(run engine.Run) bool { return run.Status.Finished() })
+	r.waitFor(t, id, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 	_, last := feedAll(t, r.e, id, 0)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

@@ -154,7 +154,7 @@ func skewedEngine(t *testing.T, r *rig, clk *fakeClock, skew time.Duration, opts
 func assertNeverStored(t *testing.T, r *rig, id string) {
 	t.Helper()
 	if run, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
-		t.Fatalf("GetRun(%s) = %s, %v: want not found", id, run.Status, err)
+		t.Fatalf("GetRun(%s) = %s, %v: want not found", id, run.RuntimeStatus, err)
 	}
 	if got := listIDs(t, r, engine.RunQuery{}); len(got) != 0 {
 		t.Fatalf("listed: %v", got)

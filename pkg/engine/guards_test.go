@@ -42,16 +42,16 @@ func TestEngine_WaitTimeout_FailsOrRoutes(t *testing.T) {
 			r := newRig(t, engine.Options{Clock: clock, Policies: map[string]engine.GraphPolicy{"support_agent": tt.policy}}, false)
 			id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
 			r.drive(t) // the wait's timer is a delayed message, invisible until the deadline
-			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-				t.Fatalf("before the deadline: %s", run.Status)
+			if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+				t.Fatalf("before the deadline: %s", run.RuntimeStatus)
 			}
 			now.Add(int64(time.Hour + time.Second))
 			if n := r.drive(t); n != 1 {
 				t.Fatalf("after the deadline %d items were handled, want the timer", n)
 			}
 			run, _ := r.e.GetRun(t.Context(), id)
-			if run.Status != tt.status {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != tt.status {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			tt.check(t, run)
 		})
@@ -62,9 +62,9 @@ func TestEngine_WaitTimeout_EmbeddedTimerFires(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, engine.Options{PollInterval: time.Hour,
 		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 30 * time.Millisecond, WaitTimeoutNode: "draft_reply"}}}, true)
-	run := r.waitFor(t, r.start(t, "support_agent", "", `{"user_message":"refund"}`), func(r engine.Run) bool { return r.Status.Finished() })
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	run := r.waitFor(t, r.start(t, "support_agent", "", `{"user_message":"refund"}`), func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -76,10 +76,10 @@ func TestEngine_EventBeforeTimeout_CancelsTimeout(t *testing.T) {
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", []byte(`{"approved":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
+	run := r.waitFor(t, id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	time.Sleep(80 * time.Millisecond) // the timer item arrives and must be dropped as stale
-	if again, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || again.Status != engine.StatusCompleted {
-		t.Fatalf("status %s then %s", run.Status, again.Status)
+	if again, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted || again.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s then %s", run.RuntimeStatus, again.RuntimeStatus)
 	}
 }
 
@@ -113,9 +113,9 @@ func TestEngine_RetryPolicy_BacksOffThenSucceedsOrFails(t *testing.T) {
 			policy := engine.GraphPolicy{Retry: engine.RetryPolicy{MaxAttempts: tt.attempts, InitialBackoff: 5 * time.Millisecond}}
 			r := newRig(t, engine.Options{Policies: map[string]engine.GraphPolicy{"flaky": policy}}, true, chainGraph(t, "flaky", 1, flaky))
 			id := r.start(t, "flaky", "", `{}`)
-			run := r.waitFor(t, id, func(r engine.Run) bool { return r.Status.Finished() })
-			if run.Status != tt.status {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			run := r.waitFor(t, id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
+			if run.RuntimeStatus != tt.status {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			if tt.status == engine.StatusFailed && outputString(t, run) != "execute_node failed: flaky failure" {
 				t.Errorf("output %s", run.Output)
@@ -158,8 +158,8 @@ func TestEngine_WaitTimeoutCommitRacesAcceptedEvent_EventWins(t *testing.T) {
 		t.Fatal("the timeout never tried to commit")
 	}
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s: an accepted event lost to the timeout", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s: an accepted event lost to the timeout", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -186,8 +186,8 @@ func TestEngine_EarlyWaitTimeoutMessage_ReEnqueuedWithRemainingDelay(t *testing.
 	clk.advance(31 * time.Minute)
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "timed out") {
-		t.Fatalf("status %s output %s: the early timer was dropped", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "timed out") {
+		t.Fatalf("status %s output %s: the early timer was dropped", run.RuntimeStatus, run.Output)
 	}
 }
 

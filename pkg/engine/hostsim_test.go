@@ -123,7 +123,7 @@ func TestEngine_OutageLongerThanDeliveryBudget_HostRescuesEveryRunWithinBound(t 
 	for h.elapsed < outageEnd+bound && len(done) < len(ids) {
 		h.step()
 		for _, id := range ids {
-			if run, err := r.e.GetRun(ctx, id); err == nil && run.Status.Finished() {
+			if run, err := r.e.GetRun(ctx, id); err == nil && run.RuntimeStatus.Finished() {
 				if _, ok := done[id]; !ok {
 					done[id] = h.elapsed - outageEnd
 				}
@@ -135,9 +135,9 @@ func TestEngine_OutageLongerThanDeliveryBudget_HostRescuesEveryRunWithinBound(t 
 		took, ok := done[id]
 		switch {
 		case !ok:
-			t.Errorf("run %s not finished %v after the outage (bound %v): %s %s", id, bound, bound, run.Status, run.CustomStatus)
-		case run.Status != engine.StatusCompleted:
-			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
+			t.Errorf("run %s not finished %v after the outage (bound %v): %s %s", id, bound, bound, run.RuntimeStatus, run.CustomStatus)
+		case run.RuntimeStatus != engine.StatusCompleted:
+			t.Errorf("run %s: %s %s", id, run.RuntimeStatus, run.Output)
 		default:
 			t.Logf("run %s finished %v after the outage", id, took)
 		}

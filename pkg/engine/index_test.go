@@ -165,7 +165,7 @@ func TestEngine_ListRuns_RepairsStatusLostByACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Runs) != 1 || page.Runs[0].Status != engine.StatusCompleted {
+	if len(page.Runs) != 1 || page.Runs[0].RuntimeStatus != engine.StatusCompleted {
 		t.Fatalf("list = %+v, want the completed run", page.Runs)
 	}
 	if got := listIDs(t, r, engine.RunQuery{Status: engine.StatusCompleted}); strings.Join(got, ",") != "c" {

@@ -261,8 +261,8 @@ func interleave(t *testing.T, seed int64, actions int) {
 		checkQuiescentRun(t, r, seed, id, inc)
 	}
 	for _, id := range ids {
-		if run, err := r.e.GetRun(ctx, id); err == nil && !run.Status.Finished() {
-			t.Errorf("seed %d run %s: still %s after quiescence", seed, id, run.Status)
+		if run, err := r.e.GetRun(ctx, id); err == nil && !run.RuntimeStatus.Finished() {
+			t.Errorf("seed %d run %s: still %s after quiescence", seed, id, run.RuntimeStatus)
 		}
 		enginetest.CheckNoOrphanRows(t, r.store, r.e, id)
 	}
@@ -314,7 +314,7 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 		t.Errorf("seed %d run %s: %d events accepted (%d raises failed, %d of them landed late), %d stored: %v",
 			seed, id, inc.accepted, inc.maybe, inc.lateLanded, received, rows)
 	}
-	switch run.Status {
+	switch run.RuntimeStatus {
 	case engine.StatusCompleted:
 		if inc.graph == "data_pipeline" && string(run.Output) != pipelineFinal {
 			t.Errorf("seed %d run %s: output %s differs from a sequential run's", seed, id, run.Output)
@@ -328,7 +328,7 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 			t.Errorf("seed %d run %s failed: %s", seed, id, out)
 		}
 	default:
-		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.Status, rows)
+		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.RuntimeStatus, rows)
 	}
 }
 
@@ -371,7 +371,7 @@ func checkQuiescentFan(t *testing.T, r *rig, seed int64, id string, run engine.R
 	if received != inc.accepted {
 		t.Errorf("seed %d run %s: %d events accepted, %d stored", seed, id, inc.accepted, received)
 	}
-	switch run.Status {
+	switch run.RuntimeStatus {
 	case engine.StatusCompleted:
 		assertFanDone(t, r, id, interleaveFanWidth)
 	case engine.StatusTerminated:
@@ -380,7 +380,7 @@ func checkQuiescentFan(t *testing.T, r *rig, seed int64, id string, run engine.R
 			t.Errorf("seed %d run %s failed: %s", seed, id, out)
 		}
 	default:
-		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.Status, rows)
+		t.Errorf("seed %d run %s: still %s after quiescence: %v", seed, id, run.RuntimeStatus, rows)
 	}
 }
 
@@ -440,14 +440,14 @@ func checkQuiescentParent(t *testing.T, r *rig, seed int64, id string, run engin
 	if received != inc.accepted+inc.lateLanded {
 		t.Errorf("seed %d run %s: %d events accepted (%d landed late), %d stored", seed, id, inc.accepted, inc.lateLanded, received)
 	}
-	switch run.Status {
+	switch run.RuntimeStatus {
 	case engine.StatusCompleted:
 		if len(run.ChildInstanceIDs) != 1 || counts[engine.HistoryChildCompleted] != 1 {
 			t.Fatalf("seed %d run %s: completed with children %v and %d child_completed rows", seed, id, run.ChildInstanceIDs, counts[engine.HistoryChildCompleted])
 		}
 		child, err := r.e.GetRun(context.Background(), run.ChildInstanceIDs[0])
-		if err != nil || child.Status != engine.StatusCompleted {
-			t.Fatalf("seed %d run %s: child %s: %v %v", seed, id, run.ChildInstanceIDs[0], child.Status, err)
+		if err != nil || child.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("seed %d run %s: child %s: %v %v", seed, id, run.ChildInstanceIDs[0], child.RuntimeStatus, err)
 		}
 		st := stateOf(t, run)
 		if c, _ := st["child"].(map[string]any); fmt.Sprint(c["n"]) != "3" || fmt.Sprint(st["n"]) != "1" {
@@ -459,11 +459,11 @@ func checkQuiescentParent(t *testing.T, r *rig, seed int64, id string, run engin
 			t.Errorf("seed %d run %s failed: %s", seed, id, out)
 		}
 	default:
-		t.Errorf("seed %d run %s: still %s after quiescence", seed, id, run.Status)
+		t.Errorf("seed %d run %s: still %s after quiescence", seed, id, run.RuntimeStatus)
 	}
 	for _, cid := range run.ChildInstanceIDs {
-		if child, err := r.e.GetRun(context.Background(), cid); err == nil && !child.Status.Finished() {
-			t.Errorf("seed %d run %s: child %s still %s after quiescence", seed, id, cid, child.Status)
+		if child, err := r.e.GetRun(context.Background(), cid); err == nil && !child.RuntimeStatus.Finished() {
+			t.Errorf("seed %d run %s: child %s still %s after quiescence", seed, id, cid, child.RuntimeStatus)
 		}
 	}
 }

@@ -81,8 +81,8 @@ func TestEngine_StepKillingItsWorker_FailsRunAtMaxStepStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
-		t.Fatalf("status %s output %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
+		t.Fatalf("status %s output %s, want Failed: %s", run.RuntimeStatus, run.Output, killedFiveTimes)
 	}
 	if n := entered.Load(); n != 5 {
 		t.Errorf("the node started %d times, want 5", n)
@@ -134,8 +134,8 @@ func TestEngine_WorkerKilledMidStep_StillCountedAmongStorageErrors(t *testing.T)
 		t.Fatal(err)
 	}
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "was started 3 times") {
-		t.Fatalf("status %s output %s, want Failed after 3 starts", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "was started 3 times") {
+		t.Fatalf("status %s output %s, want Failed after 3 starts", run.RuntimeStatus, run.Output)
 	}
 	if n := entered.Load(); n != 3 {
 		t.Errorf("the node started %d times, want 3", n)
@@ -183,8 +183,8 @@ func TestEngine_StorageErrors_NeverCountTowardsPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s: storage errors were counted as poison", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s: storage errors were counted as poison", run.RuntimeStatus, run.Output)
 	}
 	if n := entered.Load(); n < 11 {
 		t.Errorf("the node ran %d times; the faults after it did not strike", n)

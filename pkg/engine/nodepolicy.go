@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Per-node policies (durable.WithRetry, durable.WithTimeout, durable.WithFailureRoute): how a
@@ -30,9 +31,9 @@ const HistoryNodeFailed = "node_failed"
 const maxFailureBytes = 4 << 10
 
 // nodePolicy returns the policy of node in g: g's own when it implements
-// durable.NodePolicies, else only the failure route its manifest declares.
+// graphrun.NodePolicies, else only the failure route its manifest declares.
 func nodePolicy(g durable.Graph, node string) durable.NodePolicy {
-	if np, ok := g.(durable.NodePolicies); ok {
+	if np, ok := graphrun.Of(g).(graphrun.NodePolicies[durable.NodePolicy]); ok {
 		return np.NodePolicy(node)
 	}
 	for _, n := range g.Manifest().Nodes {
@@ -155,7 +156,7 @@ func executeNode(ctx context.Context, g durable.Graph, node string, timeout time
 	go func() {
 		var r result
 		defer func() { done <- r }()
-		defer durable.RecoverHandler("node", node, &r.err) // a custom Graph's panic must not crash the process
+		defer graphrun.RecoverHandler("node", node, &r.err) // a custom Graph's panic must not crash the process
 		r.state, r.err = g.ExecuteNode(tctx, node, state)
 	}()
 	select {

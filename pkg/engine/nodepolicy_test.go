@@ -77,7 +77,7 @@ func settle(t *testing.T, r *rig, clk *fakeClock, id string) engine.Run {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status.Finished() {
+		if run.RuntimeStatus.Finished() {
 			return run
 		}
 		clk.advance(time.Hour)
@@ -124,8 +124,8 @@ func TestEngine_NodeRetryPolicy_ReplacesTheGraphsForItsNode(t *testing.T) {
 				policyGraph(t, "pol", h, opts...))
 			id := r.start(t, "pol", "", `{}`)
 			run := settle(t, r, clk, id)
-			if run.Status != tt.status {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != tt.status {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			if got := strings.Count(historyTypes(t, r, id), engine.HistoryNodeRetryScheduled); got != tt.retries {
 				t.Errorf("%d retries, want %d", got, tt.retries)
@@ -147,8 +147,8 @@ func TestEngine_NonRetryable_FailsAtOnceUnderAnyPolicy(t *testing.T) {
 		policyGraph(t, "nr", h, durable.WithRetry(durable.RetryPolicy{MaxAttempts: 5})))
 	id := r.start(t, "nr", "", `{}`)
 	run := settle(t, r, clk, id)
-	if run.Status != engine.StatusFailed || outputString(t, run) != "execute_node failed: card declined (1)" {
-		t.Fatalf("status %s output %s, want failed with the handler's message unchanged", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != "execute_node failed: card declined (1)" {
+		t.Fatalf("status %s output %s, want failed with the handler's message unchanged", run.RuntimeStatus, run.Output)
 	}
 	if n := len(seen()); n != 1 {
 		t.Errorf("the handler ran %d times, want once", n)
@@ -178,8 +178,8 @@ func TestEngine_FailureRoute_ContinuesAtTheFailureNodeWhichSeesTheFailure(t *tes
 				policyGraph(t, "fr", h, durable.WithRetry(tt.retry), durable.WithFailureRoute("fallback")))
 			id := r.start(t, "fr", "", `{"n":7}`)
 			run := settle(t, r, clk, id)
-			if run.Status != engine.StatusCompleted {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != engine.StatusCompleted {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			want := fmt.Sprintf("down %d", tt.calls)
 			// fallback saw the failure; done, reached from fallback, no longer does; the
@@ -231,8 +231,8 @@ func TestEngine_FailureRoute_NotTakenForRouteErrors(t *testing.T) {
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
 	id := r.start(t, "rf", "", `{}`)
-	if run := settle(t, r, clk, id); run.Status != engine.StatusFailed || outputString(t, run) != "resolve_route failed: route broke" {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run := settle(t, r, clk, id); run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != "resolve_route failed: route broke" {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -280,8 +280,8 @@ func TestEngine_NodeTimeout_BoundsEachAttempt(t *testing.T) {
 				policyGraph(t, "to", h, durable.WithTimeout(20*time.Millisecond), durable.WithRetry(durable.RetryPolicy{MaxAttempts: 2})))
 			id := r.start(t, "to", "", `{}`)
 			run := settle(t, r, clk, id)
-			if run.Status != engine.StatusCompleted || stateOf(t, run)["pad"] != "done:none" {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["pad"] != "done:none" {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			var retry engine.HistoryEvent
 			for _, ev := range r.history(t, id) {
@@ -306,8 +306,8 @@ func TestEngine_NodeTimeout_NoRetryFailsTheRunNamingTheTimeout(t *testing.T) {
 	r := newRig(t, engine.Options{Clock: clk.now}, false, policyGraph(t, "to1", h, durable.WithTimeout(time.Millisecond)))
 	id := r.start(t, "to1", "", `{}`)
 	run := settle(t, r, clk, id)
-	if run.Status != engine.StatusFailed || outputString(t, run) != "execute_node failed: node 'work' timed out after 1ms: context deadline exceeded" {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != "execute_node failed: node 'work' timed out after 1ms: context deadline exceeded" {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -344,8 +344,8 @@ func TestEngine_FailureRoute_FailureNodeRetriesStillSeeIt(t *testing.T) {
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
 	id := r.start(t, "keep", "", `{}`)
-	if run := settle(t, r, clk, id); run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run := settle(t, r, clk, id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -364,8 +364,8 @@ func TestEngine_FailureRoute_CustomGraphWithoutNodePolicies_UsesItsManifest(t *t
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
 	id := r.start(t, "cg", "", `{}`)
-	if run := settle(t, r, clk, id); run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run := settle(t, r, clk, id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	if got := historyTypes(t, r, id); !strings.Contains(got, engine.HistoryNodeFailed) {
 		t.Errorf("history %s", got)
@@ -381,8 +381,8 @@ func TestEngine_FailureRoute_LongErrorIsCutOnTheHead(t *testing.T) {
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, policyGraph(t, "long", h, durable.WithFailureRoute("fallback")))
 	id := r.start(t, "long", "", `{}`)
-	if run := settle(t, r, clk, id); run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run := settle(t, r, clk, id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	for _, ev := range r.history(t, id) {
 		switch {
@@ -424,8 +424,8 @@ func TestEngine_NodeTimeout_CustomGraphPanicFailsTheRun(t *testing.T) {
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, g)
 	id := r.start(t, "panicky", "", `{}`)
-	if run := settle(t, r, clk, id); run.Status != engine.StatusFailed || outputString(t, run) != "execute_node failed: node handler panicked: custom graph broke" {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run := settle(t, r, clk, id); run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != "execute_node failed: node handler panicked: custom graph broke" {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -448,8 +448,8 @@ func TestEngine_FailureRoute_LoopEndsAtMaxSteps(t *testing.T) {
 	r := newRig(t, engine.Options{Clock: clk.now, MaxSteps: 3}, false, g)
 	id := r.start(t, "loop", "", `{}`)
 	run := settle(t, r, clk, id)
-	if run.Status != engine.StatusFailed || !strings.Contains(outputString(t, run), "max steps exceeded") {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "max steps exceeded") {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	if n := strings.Count(historyTypes(t, r, id), engine.HistoryNodeFailed); n != 3 {
 		t.Errorf("%d node_failed rows, want 3", n)

@@ -29,7 +29,8 @@ type Options struct {
 	// MaxSteps bounds node visits per run (default 1000); GraphPolicy.MaxSteps overrides it
 	// per graph.
 	MaxSteps int
-	// Policies holds per-graph guards by graph name.
+	// Policies holds the operator's per-graph guards by graph name: each field set overrides
+	// the graph's own (durable.WithPolicy) for every version of the graph.
 	Policies map[string]GraphPolicy
 
 	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS); one
@@ -95,21 +96,32 @@ type Options struct {
 // DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
 
-// GraphPolicy holds the guards of one graph (a step bound, a wait timeout, retries), which the
-// Python durable package did not have (docs/lineage.md).
-type GraphPolicy struct {
-	// MaxSteps bounds node visits per run of this graph (0: Options.MaxSteps).
-	MaxSteps int
-	// WaitTimeout bounds every wait_for_event of this graph that carries no timeout of its
-	// own (durable.RouteDecision.Within); 0: wait forever, as the contract.
-	WaitTimeout time.Duration
-	// WaitTimeoutNode is where a timed-out wait continues when the wait names no timeout node
-	// of its own; empty fails the run with "orchestrator failed: wait for event '<e>' timed
-	// out after <d>". The node's handlers see durable.StepInfo.TimedOutWaitingFor.
-	WaitTimeoutNode string
-	// Retry retries failing node handlers (default: no retry). A node's own
-	// policy (durable.WithRetry) replaces it for that node.
-	Retry RetryPolicy
+// GraphPolicy holds the guards of one graph: it is durable.GraphPolicy, which a graph
+// declares with durable.WithPolicy; Options.Policies overrides it (policyOf).
+type GraphPolicy = durable.GraphPolicy
+
+// policyOf returns the guards of a run of g: g's own (durable.WithPolicy), each field
+// overridden by the operator's (Options.Policies[name]) when that field is set there (not
+// zero). A nil g, or a Graph with no Policy method, runs under the operator's alone.
+func policyOf(g durable.Graph, operator GraphPolicy) GraphPolicy {
+	own, ok := g.(interface{ Policy() GraphPolicy })
+	if !ok {
+		return operator
+	}
+	p := own.Policy()
+	if operator.MaxSteps != 0 {
+		p.MaxSteps = operator.MaxSteps
+	}
+	if operator.WaitTimeout != 0 {
+		p.WaitTimeout = operator.WaitTimeout
+	}
+	if operator.WaitTimeoutNode != "" {
+		p.WaitTimeoutNode = operator.WaitTimeoutNode
+	}
+	if operator.Retry != (RetryPolicy{}) {
+		p.Retry = operator.Retry
+	}
+	return p
 }
 
 // RetryPolicy retries a node whose handler failed, with exponential back-off: it is

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Step outcomes. A step's activities (a node visit, an applied event, a join…) produce an
@@ -71,7 +72,7 @@ type commitBuilder struct {
 	rows    []histRow
 	// emitted are the events the step's handlers emitted, written before the step's rows
 	// (emitted.go); emitNode is their node when the step writes no row.
-	emitted  []durable.EmittedEvent
+	emitted  []graphrun.EmittedEvent
 	emitNode string
 	// ops is the batch, filled once the rows are final (opWriter.addOps).
 	ops    []Op
@@ -90,7 +91,7 @@ func (c *commitBuilder) setState(s json.RawMessage) {
 }
 
 // emit records the events the step's handlers emitted at node.
-func (c *commitBuilder) emit(evs []durable.EmittedEvent, node string) {
+func (c *commitBuilder) emit(evs []graphrun.EmittedEvent, node string) {
 	c.emitted, c.emitNode = evs, node
 }
 
@@ -137,7 +138,7 @@ type visited struct {
 	node     string
 	state    json.RawMessage
 	decision durable.RouteDecision
-	emitted  []durable.EmittedEvent // written before the step's rows (emitted.go)
+	emitted  []graphrun.EmittedEvent // written before the step's rows (emitted.go)
 }
 
 func (v *visited) stepNode() string { return v.node }
@@ -241,7 +242,7 @@ type eventApplied struct {
 	event    string
 	inboxRow string
 	inboxSeq int64
-	emitted  []durable.EmittedEvent
+	emitted  []graphrun.EmittedEvent
 }
 
 func (o *eventApplied) stepNode() string { return "" }
@@ -331,7 +332,7 @@ type runFailed struct {
 	node  string
 	state json.RawMessage // the node's new state, when it completed before its route failed
 	// emitted: the events the completed node's handlers emitted.
-	emitted    []durable.EmittedEvent
+	emitted    []graphrun.EmittedEvent
 	name       string // fixed internal name of the failing step kind
 	msg        string // "<kind> failed: <cause>", kind being execute_node, resolve_route, apply_event or orchestrator
 	keepCustom bool   // orchestrator failures keep the last custom status

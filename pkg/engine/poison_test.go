@@ -103,11 +103,11 @@ func TestEngine_RepairPass_SettlesPoisonQueue(t *testing.T) {
 	for _, id := range []string{needed, movedOn} {
 		assertPipelineDone(t, r, id)
 	}
-	if run, _ := r.e.GetRun(ctx, killed); run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
-		t.Errorf("killed run: %s %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
+	if run, _ := r.e.GetRun(ctx, killed); run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
+		t.Errorf("killed run: %s %s, want Failed: %s", run.RuntimeStatus, run.Output, killedFiveTimes)
 	}
-	if run, _ := r.e.GetRun(ctx, waiting); run.Status != engine.StatusRunning || !strings.Contains(string(run.CustomStatus), `"waiting_for_event":"approval"`) {
-		t.Errorf("waiting run: %s %s, want still waiting", run.Status, run.CustomStatus)
+	if run, _ := r.e.GetRun(ctx, waiting); run.RuntimeStatus != engine.StatusRunning || !strings.Contains(string(run.CustomStatus), `"waiting_for_event":"approval"`) {
+		t.Errorf("waiting run: %s %s, want still waiting", run.RuntimeStatus, run.CustomStatus)
 	}
 }
 
@@ -163,8 +163,8 @@ func TestEngine_EmbeddedDispatcher_PoisonMovedRescuedThenKillLimit(t *testing.T)
 		Concurrency: 8, Logger: testLoggerTo(logs)}, true, dyingGraph(t, &die, &entered))
 	id := r.start(t, "dying", "", `{}`)
 	run := r.waitFor(t, id, nil)
-	if run.Status != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
-		t.Fatalf("status %s output %s, want Failed: %s", run.Status, run.Output, killedFiveTimes)
+	if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != killedFiveTimes {
+		t.Fatalf("status %s output %s, want Failed: %s", run.RuntimeStatus, run.Output, killedFiveTimes)
 	}
 	if n := entered.Load(); n != 5 {
 		t.Errorf("the node started %d times, want 5", n)
@@ -220,8 +220,8 @@ func TestEngine_EmbeddedDispatcher_OutageLongerThanBudget_RunsComplete(t *testin
 	ended := time.Now()
 	for _, id := range ids {
 		run := r.waitFor(t, id, nil)
-		if run.Status != engine.StatusCompleted {
-			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
+		if run.RuntimeStatus != engine.StatusCompleted {
+			t.Errorf("run %s: %s %s", id, run.RuntimeStatus, run.Output)
 		}
 	}
 	// Liveness bound of the embedded engine: max(VisibilityTimeout + PollInterval,
@@ -316,8 +316,8 @@ func TestEngine_CommitAndReleaseFail_NeverPoison(t *testing.T) {
 				t.Fatal(err)
 			}
 			run, _ := r.e.GetRun(t.Context(), id)
-			if run.Status != engine.StatusCompleted {
-				t.Fatalf("status %s output %s: failed handlings were counted as deaths", run.Status, run.Output)
+			if run.RuntimeStatus != engine.StatusCompleted {
+				t.Fatalf("status %s output %s: failed handlings were counted as deaths", run.RuntimeStatus, run.Output)
 			}
 			if n := entered.Load(); n != failed+1 {
 				t.Errorf("the node ran %d times, want %d: every delivery must have reached its commit", n, failed+1)
@@ -362,7 +362,7 @@ func TestEngine_HalfTheWritesFail_NoRunFailsAsPoison(t *testing.T) {
 	pq := poisonOf(t, r)
 	finished := func() bool {
 		for _, id := range ids {
-			if run, err := r.e.GetRun(ctx, id); err != nil || !run.Status.Finished() {
+			if run, err := r.e.GetRun(ctx, id); err != nil || !run.RuntimeStatus.Finished() {
 				return false
 			}
 		}
@@ -404,9 +404,9 @@ func TestEngine_HalfTheWritesFail_NoRunFailsAsPoison(t *testing.T) {
 	t.Logf("%d writes failed", failed)
 	failedRuns := 0
 	for _, id := range ids {
-		if run, _ := r.e.GetRun(ctx, id); run.Status != engine.StatusCompleted {
+		if run, _ := r.e.GetRun(ctx, id); run.RuntimeStatus != engine.StatusCompleted {
 			failedRuns++
-			t.Errorf("run %s: %s %s", id, run.Status, run.Output)
+			t.Errorf("run %s: %s %s", id, run.RuntimeStatus, run.Output)
 			continue
 		}
 		assertPipelineDone(t, r, id)

@@ -73,8 +73,8 @@ func TestEngine_PurgeRacingStartOfSameID_NewRunKeepsItsPayloads(t *testing.T) {
 		t.Fatalf("the new run lost its payloads to the purge: %v", err)
 	}
 	r.drive(t)
-	if run := r.waitFor(t, "x", nil); run.Status != engine.StatusCompleted {
-		t.Fatalf("new run: %s %s", run.Status, run.Output)
+	if run := r.waitFor(t, "x", nil); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("new run: %s %s", run.RuntimeStatus, run.Output)
 	}
 }
 
@@ -106,8 +106,8 @@ func TestEngine_PurgeThenRestart_KeysAndWorkItemsNeverCollide(t *testing.T) {
 	if err := r.e.HandleWorkItem(t.Context(), oldItem, 1); err != nil {
 		t.Fatal(err)
 	}
-	if run, _ := r.e.GetRun(t.Context(), "reused"); run.Status != engine.StatusPending || visits.Load() != 1 {
-		t.Fatalf("the purged run's work item drove the new run: status %s, %d visits", run.Status, visits.Load())
+	if run, _ := r.e.GetRun(t.Context(), "reused"); run.RuntimeStatus != engine.StatusPending || visits.Load() != 1 {
+		t.Fatalf("the purged run's work item drove the new run: status %s, %d visits", run.RuntimeStatus, visits.Load())
 	}
 	r.drive(t)
 	first, second := <-keys, <-keys

@@ -49,7 +49,7 @@ func (e *Engine) toRun(ctx context.Context, h *head) (Run, error) {
 // run converts a head whose spilled values are inline (a fresh start) into a Run.
 func (h *head) run() Run {
 	r := Run{
-		InstanceID: h.runID, Status: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
+		InstanceID: h.runID, RuntimeStatus: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
 		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"), ParentInstanceID: h.parent,
 	}
 	if h.awaitVersion && h.active() {

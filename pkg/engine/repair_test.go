@@ -45,8 +45,8 @@ func TestEngine_EventStoredWakeEnqueueFails_AcceptedAndRepaired(t *testing.T) {
 	}
 	r.drive(t)
 	run, _ := r.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("status %s", run.Status)
+	if run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s", run.RuntimeStatus)
 	}
 	if n := strings.Count(strings.Join(checkHistory(t, r.history(t, id)), " "), engine.HistoryEventReceived); n != 1 {
 		t.Fatalf("%d events stored for one idempotency key", n)
@@ -155,8 +155,8 @@ func TestEngine_RepairPass_TouchesNoHistoryRow(t *testing.T) {
 		t.Errorf("repair read %d heads, want the lost run's and at most 64 walked", heads)
 	}
 	r.drive(t)
-	if run, _ := r.e.GetRun(t.Context(), lost); run.Status != engine.StatusCompleted {
-		t.Fatalf("repaired run: %s", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), lost); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("repaired run: %s", run.RuntimeStatus)
 	}
 	rec.queries = nil
 	if n, _ := e.Sweep(t.Context()); n != 0 || len(rec.queries) != idle {

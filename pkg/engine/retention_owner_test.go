@@ -219,7 +219,7 @@ func TestEngine_Budget_StepPastTheBudget_FailsTheRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch run.Status {
+		switch run.RuntimeStatus {
 		case engine.StatusFailed:
 			failed++
 			if !strings.Contains(string(run.Output), "memory budget") {
@@ -227,7 +227,7 @@ func TestEngine_Budget_StepPastTheBudget_FailsTheRun(t *testing.T) {
 			}
 		case engine.StatusCompleted:
 		default:
-			t.Fatalf("run %s is %s, want finished", id, run.Status)
+			t.Fatalf("run %s is %s, want finished", id, run.RuntimeStatus)
 		}
 	}
 	if failed == 0 {

@@ -23,7 +23,7 @@ func countRuns(t *testing.T, e *engine.Engine) map[engine.RunStatus]int {
 			t.Fatal(err)
 		}
 		for _, r := range page.Runs {
-			out[r.Status]++
+			out[r.RuntimeStatus]++
 		}
 		if page.ContinuationToken == "" {
 			return out

@@ -232,7 +232,7 @@ func (r *rig) waitFor(t testing.TB, id string, done func(engine.Run) bool) engin
 	defer cancel()
 	run, err := r.e.WaitRun(ctx, id, done)
 	if err != nil {
-		t.Fatalf("WaitRun(%s): %v (last status %s, custom %s)", id, err, run.Status, run.CustomStatus)
+		t.Fatalf("WaitRun(%s): %v (last status %s, custom %s)", id, err, run.RuntimeStatus, run.CustomStatus)
 	}
 	return run
 }

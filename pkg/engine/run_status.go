@@ -63,7 +63,7 @@ func (r Run) Progress() (p RunProgress, ok bool) {
 
 // WaitingFor returns the event a Running run waits for, and false when it does not wait.
 func (r Run) WaitingFor() (event string, ok bool) {
-	if r.Status != StatusRunning {
+	if r.RuntimeStatus != StatusRunning {
 		return "", false
 	}
 	p, _ := r.Progress()
@@ -73,7 +73,7 @@ func (r Run) WaitingFor() (event string, ok bool) {
 // WaitingForVersion returns the graph hash an unfinished run waits for: its version is not
 // registered on the process that last picked it up. ok is false otherwise.
 func (r Run) WaitingForVersion() (graphHash string, ok bool) {
-	if r.Status.Finished() {
+	if r.RuntimeStatus.Finished() {
 		return "", false
 	}
 	p, _ := r.Progress()
@@ -83,7 +83,7 @@ func (r Run) WaitingForVersion() (graphHash string, ok bool) {
 // FailureMessage returns the failure text of a Failed run, or the reason of a Terminated
 // one; "" otherwise.
 func (r Run) FailureMessage() string {
-	if r.Status != StatusFailed && r.Status != StatusTerminated {
+	if r.RuntimeStatus != StatusFailed && r.RuntimeStatus != StatusTerminated {
 		return ""
 	}
 	var s string
@@ -97,8 +97,8 @@ func (r Run) FailureMessage() string {
 // return an error wrapping ErrRunNotCompleted (use FailureMessage for a failure's text).
 func DecodeOutput[S any](r Run) (RunResult[S], error) {
 	var out RunResult[S]
-	if r.Status != StatusCompleted {
-		return out, fmt.Errorf("decode output of run %s (status %s): %w", r.InstanceID, r.Status, ErrRunNotCompleted)
+	if r.RuntimeStatus != StatusCompleted {
+		return out, fmt.Errorf("decode output of run %s (status %s): %w", r.InstanceID, r.RuntimeStatus, ErrRunNotCompleted)
 	}
 	if err := json.Unmarshal(r.Output, &out); err != nil {
 		return out, fmt.Errorf("decode output of run %s: %w", r.InstanceID, err)

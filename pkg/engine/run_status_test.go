@@ -28,7 +28,7 @@ func ExampleDecodeOutput() {
 	p, _ := run.Progress()
 	fmt.Println(event, p.CurrentNode, "->", p.ResumeNode)
 	_ = e.RaiseEvent(ctx, run.InstanceID, "approval", json.RawMessage(`{"approved":true,"reviewer":"ana"}`))
-	run, _ = e.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.Status.Finished() })
+	run, _ = e.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	out, _ := engine.DecodeOutput[examples.SupportState](run)
 	fmt.Println(out.FinalNode, *out.State.Reviewer)
 	// Output:
@@ -38,22 +38,22 @@ func ExampleDecodeOutput() {
 
 func TestRun_TypedAccessors(t *testing.T) {
 	t.Parallel()
-	failed := engine.Run{InstanceID: "f", Status: engine.StatusFailed, Output: json.RawMessage(`"execute_node failed: boom"`)}
+	failed := engine.Run{InstanceID: "f", RuntimeStatus: engine.StatusFailed, Output: json.RawMessage(`"execute_node failed: boom"`)}
 	if got := failed.FailureMessage(); got != "execute_node failed: boom" {
 		t.Fatalf("FailureMessage = %q", got)
 	}
 	if _, err := engine.DecodeOutput[examples.SupportState](failed); !errors.Is(err, engine.ErrRunNotCompleted) {
 		t.Fatalf("DecodeOutput of a failed run: %v", err)
 	}
-	pending := engine.Run{Status: engine.StatusPending, CustomStatus: json.RawMessage("null")}
+	pending := engine.Run{RuntimeStatus: engine.StatusPending, CustomStatus: json.RawMessage("null")}
 	if _, ok := pending.Progress(); ok {
 		t.Fatal("Progress of a pending run reports ok")
 	}
-	executing := engine.Run{Status: engine.StatusRunning, CustomStatus: json.RawMessage(`{"graph_name":"g","graph_version":"1","graph_hash":"h","current_node":"n"}`)}
+	executing := engine.Run{RuntimeStatus: engine.StatusRunning, CustomStatus: json.RawMessage(`{"graph_name":"g","graph_version":"1","graph_hash":"h","current_node":"n"}`)}
 	if ev, ok := executing.WaitingFor(); ok || ev != "" {
 		t.Fatalf("WaitingFor of an executing run = %q, %v", ev, ok)
 	}
-	done := engine.Run{Status: engine.StatusCompleted, Output: json.RawMessage(`{"graph_name":"g","graph_version":"1","graph_hash":"h","final_node":"end","state":{"user_message":"m","tags":["a"]}}`)}
+	done := engine.Run{RuntimeStatus: engine.StatusCompleted, Output: json.RawMessage(`{"graph_name":"g","graph_version":"1","graph_hash":"h","final_node":"end","state":{"user_message":"m","tags":["a"]}}`)}
 	s, err := engine.DecodeState[examples.SupportState](done)
 	if err != nil || s.UserMessage != "m" || len(s.Tags) != 1 {
 		t.Fatalf("DecodeState = %+v, %v", s, err)

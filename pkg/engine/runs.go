@@ -65,8 +65,8 @@ type RunInput struct {
 type Run struct {
 	// InstanceID is the run's id.
 	InstanceID string
-	// Status is the run's runtime status.
-	Status RunStatus
+	// RuntimeStatus is the run's runtime status.
+	RuntimeStatus RunStatus
 	// CustomStatus is null while Pending; then the 4-key object of the current visit, or 6
 	// keys while waiting for an event. A run whose graph version is
 	// not registered on the process that picked it up has two keys more, Pending included:

@@ -33,8 +33,8 @@ func TestEngine_Status_PendingThenRunningDuringFirstVisit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusPending || string(run.CustomStatus) != "null" && run.CustomStatus != nil {
-		t.Fatalf("before a worker: status %s, custom %s; want Pending, null", run.Status, run.CustomStatus)
+	if run.RuntimeStatus != engine.StatusPending || string(run.CustomStatus) != "null" && run.CustomStatus != nil {
+		t.Fatalf("before a worker: status %s, custom %s; want Pending, null", run.RuntimeStatus, run.CustomStatus)
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); r.drive(t) }()
@@ -45,13 +45,13 @@ func TestEngine_Status_PendingThenRunningDuringFirstVisit(t *testing.T) {
 	}
 	var custom map[string]any
 	_ = json.Unmarshal(run.CustomStatus, &custom)
-	if run.Status != engine.StatusRunning || custom["current_node"] != "n0" || custom["graph_name"] != "gated" {
-		t.Fatalf("during the first visit: status %s, custom %s; want Running at n0", run.Status, run.CustomStatus)
+	if run.RuntimeStatus != engine.StatusRunning || custom["current_node"] != "n0" || custom["graph_name"] != "gated" {
+		t.Fatalf("during the first visit: status %s, custom %s; want Running at n0", run.RuntimeStatus, run.CustomStatus)
 	}
 	close(release)
 	<-done
-	if run := r.wait(t, id); run.Status != engine.StatusCompleted {
-		t.Fatalf("final status %s", run.Status)
+	if run := r.wait(t, id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("final status %s", run.RuntimeStatus)
 	}
 }
 
@@ -70,8 +70,8 @@ func TestEngine_IdempotencyKey_DistinctForReplacedRun(t *testing.T) {
 	for range 2 {
 		r.start(t, "keyed", "reused", `{}`)
 		r.drive(t)
-		if run := r.wait(t, "reused"); run.Status != engine.StatusCompleted {
-			t.Fatalf("status %s", run.Status)
+		if run := r.wait(t, "reused"); run.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("status %s", run.RuntimeStatus)
 		}
 	}
 	first, second := <-keys, <-keys
@@ -159,20 +159,20 @@ func TestEngine_WaitRun_DefaultWaitsForFinished(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
-	if run := r.waitFor(t, id, engine.RunSettled); run.Status != engine.StatusRunning {
-		t.Fatalf("settled at %s, want Running (waiting)", run.Status)
+	if run := r.waitFor(t, id, engine.RunSettled); run.RuntimeStatus != engine.StatusRunning {
+		t.Fatalf("settled at %s, want Running (waiting)", run.RuntimeStatus)
 	}
 	// Nothing wakes the run: WaitRun(nil) must keep waiting until its context ends.
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	if run, err := r.e.WaitRun(ctx, id, nil); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("WaitRun(nil) returned a %s run (err %v) while the run waits for an event", run.Status, err)
+		t.Fatalf("WaitRun(nil) returned a %s run (err %v) while the run waits for an event", run.RuntimeStatus, err)
 	}
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	if run := r.waitFor(t, id, nil); run.Status != engine.StatusCompleted {
-		t.Fatalf("WaitRun(nil) returned a %s run, want the finished one", run.Status)
+	if run := r.waitFor(t, id, nil); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("WaitRun(nil) returned a %s run, want the finished one", run.RuntimeStatus)
 	}
 }
 

@@ -58,8 +58,8 @@ func TestEngine_Sleep_ContinuesAtTheWakeTimeNotBefore(t *testing.T) {
 			id := r.start(t, "sl", "", `{}`)
 			r.drive(t)
 			run, _ := r.e.GetRun(t.Context(), id)
-			if run.Status != engine.StatusRunning {
-				t.Fatalf("after the sleep decision: %s", run.Status)
+			if run.RuntimeStatus != engine.StatusRunning {
+				t.Fatalf("after the sleep decision: %s", run.RuntimeStatus)
 			}
 			var started engine.HistoryEvent
 			for _, ev := range r.history(t, id) {
@@ -75,15 +75,15 @@ func TestEngine_Sleep_ContinuesAtTheWakeTimeNotBefore(t *testing.T) {
 			for clk.now().Add(time.Hour).Before(tt.until) {
 				clk.advance(time.Hour)
 				r.drive(t)
-				if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-					t.Fatalf("%s before the wake time: %s", tt.until.Sub(clk.now()), run.Status)
+				if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+					t.Fatalf("%s before the wake time: %s", tt.until.Sub(clk.now()), run.RuntimeStatus)
 				}
 			}
 			clk.ns.Store(tt.until.UnixNano())
 			r.drive(t)
 			run, _ = r.e.GetRun(t.Context(), id)
-			if run.Status != engine.StatusCompleted || stateOf(t, run)["n"] != float64(1) {
-				t.Fatalf("at the wake time: %s %s", run.Status, run.Output)
+			if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["n"] != float64(1) {
+				t.Fatalf("at the wake time: %s %s", run.RuntimeStatus, run.Output)
 			}
 			if got := strings.Join(checkHistory(t, r.history(t, id)), " "); got !=
 				"run_started:nap node_completed:nap route_resolved:nap sleep_started:nap node_completed:wake route_resolved:wake run_completed:wake" {
@@ -107,8 +107,8 @@ func TestEngine_Sleep_InThePastOrZeroContinuesAtOnce(t *testing.T) {
 			if n := r.drive(t); n != 1 {
 				t.Errorf("%d work items, want the run to go on in the same one", n)
 			}
-			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted {
-				t.Fatalf("status %s: the clock did not move, the run should not wait", run.Status)
+			if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted {
+				t.Fatalf("status %s: the clock did not move, the run should not wait", run.RuntimeStatus)
 			}
 		})
 	}
@@ -130,8 +130,8 @@ func TestEngine_Sleep_EventsWaitInTheInboxAndCancelEndsIt(t *testing.T) {
 	}
 	clk.advance(time.Hour)
 	r.drive(t)
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || stateOf(t, run)["n"] != float64(1) {
-		t.Fatalf("status %s output %s: the event must not be applied without a wait", run.Status, run.Output)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["n"] != float64(1) {
+		t.Fatalf("status %s output %s: the event must not be applied without a wait", run.RuntimeStatus, run.Output)
 	}
 
 	id = r.start(t, "sle", "", `{}`)
@@ -141,8 +141,8 @@ func TestEngine_Sleep_EventsWaitInTheInboxAndCancelEndsIt(t *testing.T) {
 	}
 	clk.advance(2 * time.Hour)
 	r.drive(t)
-	if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusTerminated {
-		t.Fatalf("status %s after a cancel during the sleep", run.Status)
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusTerminated {
+		t.Fatalf("status %s after a cancel during the sleep", run.RuntimeStatus)
 	}
 }
 
@@ -166,8 +166,8 @@ func TestEngine_Sleep_InvalidDecisionFailsTheRun(t *testing.T) {
 			id := r.start(t, "slx", "", `{}`)
 			r.drive(t)
 			run, _ := r.e.GetRun(t.Context(), id)
-			if run.Status != engine.StatusFailed || outputString(t, run) != tt.want {
-				t.Fatalf("status %s output %s, want %q", run.Status, run.Output, tt.want)
+			if run.RuntimeStatus != engine.StatusFailed || outputString(t, run) != tt.want {
+				t.Fatalf("status %s output %s, want %q", run.RuntimeStatus, run.Output, tt.want)
 			}
 		})
 	}

@@ -20,8 +20,8 @@ func TestEngine_DataPipeline_CompletesWithSpecOutput(t *testing.T) {
 	r := newRig(t, engine.Options{}, true)
 	id := r.start(t, "data_pipeline", "", `{"source_url": "https://example.com/data"}`)
 	run := r.wait(t, id)
-	if run.Status != engine.StatusCompleted || string(run.Output) != pipelineFinal {
-		t.Fatalf("status %s output %s", run.Status, run.Output)
+	if run.RuntimeStatus != engine.StatusCompleted || string(run.Output) != pipelineFinal {
+		t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 	}
 	wantCustom := `{"graph_name":"data_pipeline","graph_version":"0.1.0","graph_hash":"6135ea2aa13d431c","current_node":"load"}`
 	if string(run.CustomStatus) != wantCustom {
@@ -52,8 +52,8 @@ func TestEngine_ContentClassifier_RoutesByCategory(t *testing.T) {
 		id := r.start(t, "content_classifier", "", string(in))
 		run := r.wait(t, id)
 		s := stateOf(t, run)
-		if run.Status != engine.StatusCompleted || s["category"] != tt.category || s["sentiment"] != tt.sentiment {
-			t.Errorf("%q: status %s state %v", tt.text, run.Status, s)
+		if run.RuntimeStatus != engine.StatusCompleted || s["category"] != tt.category || s["sentiment"] != tt.sentiment {
+			t.Errorf("%q: status %s state %v", tt.text, run.RuntimeStatus, s)
 		}
 		nodes := checkHistory(t, r.history(t, id))
 		if !strings.Contains(strings.Join(nodes, " "), "node_completed:"+tt.handler) {
@@ -88,8 +88,8 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 			r := newRig(t, engine.Options{}, false)
 			in, _ := json.Marshal(map[string]string{"user_message": tt.message})
 			id := r.start(t, "support_agent", "", string(in))
-			if run, _ := r.e.GetRun(t.Context(), id); run.Status != engine.StatusPending || string(run.CustomStatus) != "null" {
-				t.Fatalf("before the first visit: %s custom %s", run.Status, run.CustomStatus)
+			if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusPending || string(run.CustomStatus) != "null" {
+				t.Fatalf("before the first visit: %s custom %s", run.RuntimeStatus, run.CustomStatus)
 			}
 			for _, ev := range tt.early {
 				if err := r.e.RaiseEvent(t.Context(), id, ev[0], json.RawMessage(ev[1])); err != nil {
@@ -99,8 +99,8 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 			r.drive(t)
 			for _, ev := range tt.events {
 				run, _ := r.e.GetRun(t.Context(), id)
-				if string(run.CustomStatus) != supportWaiting || run.Status != engine.StatusRunning {
-					t.Fatalf("before event: %s custom %s, want waiting", run.Status, run.CustomStatus)
+				if string(run.CustomStatus) != supportWaiting || run.RuntimeStatus != engine.StatusRunning {
+					t.Fatalf("before event: %s custom %s, want waiting", run.RuntimeStatus, run.CustomStatus)
 				}
 				if err := r.e.RaiseEvent(t.Context(), id, ev[0], json.RawMessage(ev[1])); err != nil {
 					t.Fatal(err)
@@ -112,8 +112,8 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.wantWait {
-				if run.Status != engine.StatusRunning || string(run.CustomStatus) != supportWaiting {
-					t.Fatalf("status %s custom %s, want still waiting", run.Status, run.CustomStatus)
+				if run.RuntimeStatus != engine.StatusRunning || string(run.CustomStatus) != supportWaiting {
+					t.Fatalf("status %s custom %s, want still waiting", run.RuntimeStatus, run.CustomStatus)
 				}
 				// The right name still completes it; the other events stay in the inbox.
 				if err := r.e.RaiseEvent(t.Context(), id, "approval", json.RawMessage(`{"approved":true}`)); err != nil {
@@ -121,13 +121,13 @@ func TestEngine_SupportAgent_FollowsSpec(t *testing.T) {
 				}
 				r.drive(t)
 				run, _ = r.e.GetRun(t.Context(), id)
-				if run.Status != engine.StatusCompleted {
-					t.Fatalf("after the right event: %s", run.Status)
+				if run.RuntimeStatus != engine.StatusCompleted {
+					t.Fatalf("after the right event: %s", run.RuntimeStatus)
 				}
 				return
 			}
-			if run.Status != engine.StatusCompleted || stateOf(t, run)["final_response"] != tt.wantFinal {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["final_response"] != tt.wantFinal {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 		})
 	}
@@ -142,8 +142,8 @@ func TestEngine_CancelWhileWaiting_TerminatesWithReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := r.wait(t, id)
-	if run.Status != engine.StatusTerminated || outputString(t, run) != "customer withdrew" || string(run.CustomStatus) != supportWaiting {
-		t.Fatalf("status %s output %s custom %s", run.Status, run.Output, run.CustomStatus)
+	if run.RuntimeStatus != engine.StatusTerminated || outputString(t, run) != "customer withdrew" || string(run.CustomStatus) != supportWaiting {
+		t.Fatalf("status %s output %s custom %s", run.RuntimeStatus, run.Output, run.CustomStatus)
 	}
 	var finished *engine.RunFinishedError
 	if err := r.e.RaiseEvent(t.Context(), id, "approval", nil); !errors.As(err, &finished) || finished.Status != engine.StatusTerminated {
@@ -212,8 +212,8 @@ func TestEngine_MaxSteps_FailsWithSpecMessage(t *testing.T) {
 			r := newRig(t, tt.opts, true, loopGraph(t, "looper"))
 			in, _ := json.Marshal(map[string]int{"limit": tt.limit})
 			run := r.wait(t, r.start(t, "looper", "", string(in)))
-			if run.Status != tt.status {
-				t.Fatalf("status %s output %s", run.Status, run.Output)
+			if run.RuntimeStatus != tt.status {
+				t.Fatalf("status %s output %s", run.RuntimeStatus, run.Output)
 			}
 			if tt.output != "" && outputString(t, run) != tt.output {
 				t.Errorf("output %s, want %q", run.Output, tt.output)
@@ -299,8 +299,8 @@ func TestEngine_StartRun_Semantics(t *testing.T) {
 	r.start(t, "data_pipeline", id, `{"source_url":"u"}`)
 	r.drive(t)
 	run, _ := r.e.GetRun(ctx, id)
-	if run.Status != engine.StatusCompleted || run.GraphName != "data_pipeline" {
-		t.Fatalf("replacement: %s %s", run.Status, run.GraphName)
+	if run.RuntimeStatus != engine.StatusCompleted || run.GraphName != "data_pipeline" {
+		t.Fatalf("replacement: %s %s", run.RuntimeStatus, run.GraphName)
 	}
 	rows := checkHistory(t, r.history(t, id))
 	if rows[0] != "run_started:extract" || len(rows) != 8 {

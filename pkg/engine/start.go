@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // ErrInvalidRunInput reports a start whose input or metadata is truthy but not a JSON object.
@@ -61,7 +61,7 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 
 // StartRun implements Runs. It pins the run to the latest registration of the graph,
 // validates the input against the graph's state model (when the graph can: a
-// durable.StateChecker), writes its head (Pending) and run_started row in one batch and
+// graphrun.StateChecker), writes its head (Pending) and run_started row in one batch and
 // dispatches its first step. A finished run with the same id is replaced atomically (a new
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
@@ -105,7 +105,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 	if err != nil {
 		return Run{}, err
 	}
-	if c, ok := g.(durable.StateChecker); ok {
+	if c, ok := graphrun.Of(g).(graphrun.StateChecker); ok {
 		if err := c.CheckState(input); err != nil {
 			return Run{}, err
 		}

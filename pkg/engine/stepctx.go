@@ -12,7 +12,7 @@ import (
 // a registry only adds versions, so the value holds for every step of the handling.
 type stepCtx struct {
 	g   durable.Graph
-	pol GraphPolicy // the graph's guards (Options.Policies)
+	pol GraphPolicy // the graph's guards (policyOf: its own, overridden by Options.Policies)
 	// maxSteps is the node visits a run of the graph may make.
 	maxSteps int64
 }
@@ -24,7 +24,7 @@ func (e *Engine) stepCtxOf(h *head) (*stepCtx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errVersionUnavailable, err)
 	}
-	sc := &stepCtx{g: g, pol: e.opts.Policies[h.graph], maxSteps: int64(e.opts.MaxSteps)}
+	sc := &stepCtx{g: g, pol: policyOf(g, e.opts.Policies[h.graph]), maxSteps: int64(e.opts.MaxSteps)}
 	if sc.pol.MaxSteps > 0 {
 		sc.maxSteps = int64(sc.pol.MaxSteps)
 	}
@@ -32,7 +32,7 @@ func (e *Engine) stepCtxOf(h *head) (*stepCtx, error) {
 }
 
 // nodePolicy returns the policy of node: the graph's own when it implements
-// durable.NodePolicies, else only the failure route its manifest declares (nodepolicy.go).
+// graphrun.NodePolicies, else only the failure route its manifest declares (nodepolicy.go).
 func (sc *stepCtx) nodePolicy(node string) durable.NodePolicy { return nodePolicy(sc.g, node) }
 
 // retry returns the retry policy of a node whose policy is np: the node's own

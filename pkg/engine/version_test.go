@@ -50,8 +50,8 @@ func TestEngine_Redeploy_OldRunsFinishOnTheirVersionOrWaitForIt(t *testing.T) {
 	}
 	first.drive(t)
 	for i := range 4 {
-		if run, _ := first.e.GetRun(t.Context(), fmt.Sprintf("old%d", i)); run.Status != engine.StatusRunning {
-			t.Fatalf("old%d: %s, want waiting", i, run.Status)
+		if run, _ := first.e.GetRun(t.Context(), fmt.Sprintf("old%d", i)); run.RuntimeStatus != engine.StatusRunning {
+			t.Fatalf("old%d: %s, want waiting", i, run.RuntimeStatus)
 		}
 	}
 	first.start(t, "approvals", "unstarted", `{}`) // its work item is still queued at the redeploy
@@ -69,11 +69,11 @@ func TestEngine_Redeploy_OldRunsFinishOnTheirVersionOrWaitForIt(t *testing.T) {
 		run, _ := both.e.GetRun(t.Context(), id)
 		switch {
 		case want == "":
-			if run.Status != engine.StatusRunning {
-				t.Fatalf("%s: %s, want waiting on v1", id, run.Status)
+			if run.RuntimeStatus != engine.StatusRunning {
+				t.Fatalf("%s: %s, want waiting on v1", id, run.RuntimeStatus)
 			}
-		case run.Status != engine.StatusCompleted || stateOf(t, run)["result"] != want:
-			t.Fatalf("%s: %s %s, want completed on %s", id, run.Status, run.Output, want)
+		case run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["result"] != want:
+			t.Fatalf("%s: %s %s, want completed on %s", id, run.RuntimeStatus, run.Output, want)
 		}
 	}
 
@@ -97,8 +97,8 @@ func TestEngine_Redeploy_OldRunsFinishOnTheirVersionOrWaitForIt(t *testing.T) {
 	}
 	for id, want := range map[string]engine.RunStatus{"old2": engine.StatusRunning, "unstarted": engine.StatusRunning, "pending": engine.StatusPending, "old3": engine.StatusRunning} {
 		run, err := only2.e.GetRun(t.Context(), id)
-		if err != nil || run.Status != want {
-			t.Fatalf("%s: %s %v, want %s", id, run.Status, err, want)
+		if err != nil || run.RuntimeStatus != want {
+			t.Fatalf("%s: %s %v, want %s", id, run.RuntimeStatus, err, want)
 		}
 		hash, waits := run.WaitingForVersion()
 		if id == "old3" { // waiting for an event that did not come: nothing looked at it
@@ -129,8 +129,8 @@ func TestEngine_Redeploy_OldRunsFinishOnTheirVersionOrWaitForIt(t *testing.T) {
 	back.drive(t)
 	for _, id := range []string{"old2", "unstarted", "pending"} {
 		run, _ := back.e.GetRun(t.Context(), id)
-		if run.Status != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" || run.GraphVersion != "1" {
-			t.Fatalf("%s: %s %s, want completed on v1", id, run.Status, run.Output)
+		if run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" || run.GraphVersion != "1" {
+			t.Fatalf("%s: %s %s, want completed on v1", id, run.RuntimeStatus, run.Output)
 		}
 		if _, waits := run.WaitingForVersion(); waits || strings.Contains(string(run.CustomStatus), "waiting_for_version") {
 			t.Fatalf("%s: finished run still says it waits for its version: %s", id, run.CustomStatus)
@@ -164,8 +164,8 @@ func TestEngine_VersionUnavailable_NoPoisonNoUserCode(t *testing.T) {
 		t.Errorf("%d table writes while parked, want 0 after the first mark", w)
 	}
 	run, _ := only2.e.GetRun(t.Context(), id)
-	if run.Status != engine.StatusPending {
-		t.Fatalf("status %s after 10 deliveries, want Pending", run.Status)
+	if run.RuntimeStatus != engine.StatusPending {
+		t.Fatalf("status %s after 10 deliveries, want Pending", run.RuntimeStatus)
 	}
 	if _, waits := run.WaitingForVersion(); !waits {
 		t.Fatalf("custom status %s", run.CustomStatus)
@@ -206,8 +206,8 @@ func TestEngine_ParkedRun_EventsAddNoWorkItems(t *testing.T) {
 	back := first.deploy(t, clk.now, v2, durable.Previous(v1))
 	clk.advance(10 * time.Minute)
 	back.drive(t)
-	if run, _ := back.e.GetRun(t.Context(), id); run.Status != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" {
-		t.Fatalf("%s %s, want completed on v1", run.Status, run.Output)
+	if run, _ := back.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted || stateOf(t, run)["result"] != "v1" {
+		t.Fatalf("%s %s, want completed on v1", run.RuntimeStatus, run.Output)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // RunSettled reports whether a run is finished or waiting for an event: the points where a
 // caller that started it can stop watching.
 func RunSettled(r Run) bool {
-	if r.Status.Finished() {
+	if r.RuntimeStatus.Finished() {
 		return true
 	}
 	if len(r.CustomStatus) == 0 {
@@ -25,7 +25,7 @@ func RunSettled(r Run) bool {
 
 // runFinished reports whether a run is finished (Completed, Failed or Terminated): the
 // default condition of WaitRun.
-func runFinished(r Run) bool { return r.Status.Finished() }
+func runFinished(r Run) bool { return r.RuntimeStatus.Finished() }
 
 // WaitRun polls a run until done(run) holds and returns it. nil waits for a finished run
 // (Completed, Failed or Terminated); pass RunSettled to stop at a wait for an event too. Changes made

@@ -130,8 +130,8 @@ func TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget(t *test
 			})
 			for _, id := range admitted {
 				run, err := e.app.Engine.WaitRun(t.Context(), id, engine.RunSettled)
-				if err != nil || run.Status != engine.StatusRunning || run.CustomStatus == nil {
-					t.Fatalf("admitted run %s: %v %s %s, want waiting", id, err, run.Status, run.CustomStatus)
+				if err != nil || run.RuntimeStatus != engine.StatusRunning || run.CustomStatus == nil {
+					t.Fatalf("admitted run %s: %v %s %s, want waiting", id, err, run.RuntimeStatus, run.CustomStatus)
 				}
 			}
 			if used := b.Used(); used > peak.Load() {
@@ -358,7 +358,7 @@ func waitFinished(t *testing.T, app *exampleapp.App, id string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	run, err := app.Engine.WaitRun(ctx, id, nil)
-	if err != nil || !run.Status.Finished() {
-		t.Errorf("run %s: %v %s, want finished", id, err, run.Status)
+	if err != nil || !run.RuntimeStatus.Finished() {
+		t.Errorf("run %s: %v %s, want finished", id, err, run.RuntimeStatus)
 	}
 }

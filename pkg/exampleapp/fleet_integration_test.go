@@ -101,10 +101,10 @@ func oracle(t *testing.T, runs []*fleetRun) {
 			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		run, err := eng.WaitRun(wctx, r.id, func(r engine.Run) bool { return r.Status.Finished() })
+		run, err := eng.WaitRun(wctx, r.id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 		cancel()
-		if err != nil || run.Status != engine.StatusCompleted {
-			t.Fatalf("oracle %s: %v %v", r.id, run.Status, err)
+		if err != nil || run.RuntimeStatus != engine.StatusCompleted {
+			t.Fatalf("oracle %s: %v %v", r.id, run.RuntimeStatus, err)
 		}
 		if err := json.Unmarshal(run.Output, &r.wantOutput); err != nil {
 			t.Fatal(err)

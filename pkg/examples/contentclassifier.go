@@ -36,12 +36,12 @@ func ContentClassifier() (durable.GraphRegistration[ContentState], error) {
 	b := durable.NewManifestBuilder[ContentState]("content_classifier",
 		durable.WithMetadata(map[string]any{"example": true, "profile": "routing"}))
 	b.SetEntrypoint("classify")
-	_ = b.AddNode("classify", classifyContent, durable.WithHandlerName(classifierPrefix+"classify"),
-		durable.WithRoute(routeContent), durable.WithRouteName(classifierPrefix+"route_after_classify"))
-	_ = b.AddNode("handle_question", respond(questionResponse), durable.WithHandlerName(classifierPrefix+"handle_question"), durable.WithNext("summarize"))
-	_ = b.AddNode("handle_complaint", respond(complaintResponse), durable.WithHandlerName(classifierPrefix+"handle_complaint"), durable.WithNext("summarize"))
-	_ = b.AddNode("handle_feedback", respond(feedbackResponse), durable.WithHandlerName(classifierPrefix+"handle_feedback"), durable.WithNext("summarize"))
-	_ = b.AddNode("summarize", summarizeContent, durable.WithHandlerName(classifierPrefix+"summarize"), durable.Terminal())
+	_ = b.AddStep("classify", classifyContent, durable.WithHandlerName(classifierPrefix+"classify"),
+		durable.WithDecide(routeContent), durable.WithRouteName(classifierPrefix+"route_after_classify"))
+	_ = b.AddStep("handle_question", respond(questionResponse), durable.WithHandlerName(classifierPrefix+"handle_question"), durable.WithNext("summarize"))
+	_ = b.AddStep("handle_complaint", respond(complaintResponse), durable.WithHandlerName(classifierPrefix+"handle_complaint"), durable.WithNext("summarize"))
+	_ = b.AddStep("handle_feedback", respond(feedbackResponse), durable.WithHandlerName(classifierPrefix+"handle_feedback"), durable.WithNext("summarize"))
+	_ = b.AddStep("summarize", summarizeContent, durable.WithHandlerName(classifierPrefix+"summarize"), durable.Terminal())
 	return b.Build()
 }
 
@@ -66,7 +66,7 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-func classifyContent(_ context.Context, s ContentState) (any, error) {
+func classifyContent(_ context.Context, s ContentState) (ContentState, error) {
 	lower := strings.ToLower(s.Text)
 	category := "feedback"
 	switch {
@@ -82,7 +82,8 @@ func classifyContent(_ context.Context, s ContentState) (any, error) {
 	} else if anyWord(words, positiveWords) {
 		sentiment = "positive"
 	}
-	return durable.Update{"category": category, "sentiment": sentiment}, nil
+	s.Category, s.Sentiment = &category, &sentiment
+	return s, nil
 }
 
 func anyWord(words []string, set map[string]bool) bool {
@@ -94,7 +95,7 @@ func anyWord(words []string, set map[string]bool) bool {
 	return false
 }
 
-func routeContent(_ context.Context, s ContentState) (any, error) {
+func routeContent(_ context.Context, s ContentState) (durable.RouteDecision, error) {
 	switch pyStr(s.Category, "") {
 	case "question":
 		return durable.Next("handle_question"), nil
@@ -104,17 +105,21 @@ func routeContent(_ context.Context, s ContentState) (any, error) {
 	return durable.Next("handle_feedback"), nil
 }
 
-// respond returns a node handler setting the response. Each call site gets its own handler
-// name; the closures share code, which the builder accepts because names differ.
-func respond(text string) durable.NodeFunc[ContentState] {
-	return func(context.Context, ContentState) (any, error) {
-		return durable.Update{"response": text}, nil
+// respond returns a step setting the response. Each call site gets its own handler name; the
+// closures share code, which the builder accepts because names differ.
+func respond(text string) durable.StepFunc[ContentState] {
+	return func(_ context.Context, s ContentState) (ContentState, error) {
+		response := text // the state's own copy
+		s.Response = &response
+		return s, nil
 	}
 }
 
-func summarizeContent(_ context.Context, s ContentState) (any, error) {
-	return durable.Update{"summary": "Category: " + pyStr(s.Category, "None") +
-		" | Sentiment: " + pyStr(s.Sentiment, "None") + " | Response: " + pyStr(s.Response, "None")}, nil
+func summarizeContent(_ context.Context, s ContentState) (ContentState, error) {
+	summary := "Category: " + pyStr(s.Category, "None") +
+		" | Sentiment: " + pyStr(s.Sentiment, "None") + " | Response: " + pyStr(s.Response, "None")
+	s.Summary = &summary
+	return s, nil
 }
 
 // pyStr dereferences an optional string, returning none for nil (Python f-strings print None).

@@ -31,10 +31,10 @@ func DataPipeline() (durable.GraphRegistration[PipelineState], error) {
 	b := durable.NewManifestBuilder[PipelineState]("data_pipeline",
 		durable.WithMetadata(map[string]any{"example": true, "profile": "etl"}))
 	b.SetEntrypoint("extract")
-	_ = b.AddNode("extract", pipelineExtract, durable.WithHandlerName(pipelinePrefix+"extract"), durable.WithNext("transform"))
-	_ = b.AddNode("transform", pipelineTransform, durable.WithHandlerName(pipelinePrefix+"transform"), durable.WithNext("load"))
-	_ = b.AddNode("load", pipelineLoad, durable.WithHandlerName(pipelinePrefix+"load"), durable.Terminal())
-	return b.Build() // Build reports any AddNode error
+	_ = b.AddStep("extract", pipelineExtract, durable.WithHandlerName(pipelinePrefix+"extract"), durable.WithNext("transform"))
+	_ = b.AddStep("transform", pipelineTransform, durable.WithHandlerName(pipelinePrefix+"transform"), durable.WithNext("load"))
+	_ = b.AddStep("load", pipelineLoad, durable.WithHandlerName(pipelinePrefix+"load"), durable.Terminal())
+	return b.Build() // Build reports any AddStep error
 }
 
 // MustDataPipeline is DataPipeline for package initialisation; it panics on error.
@@ -42,34 +42,34 @@ func MustDataPipeline() durable.GraphRegistration[PipelineState] {
 	return must(DataPipeline())
 }
 
-func pipelineExtract(context.Context, PipelineState) (any, error) {
-	return durable.Update{
-		"raw_records": []map[string]any{
-			{"id": 1, "name": "  Alice  ", "score": "85"},
-			{"id": 2, "name": "  Bob  ", "score": "92"},
-			{"id": 3, "name": "  Carol  ", "score": "78"},
-		},
-		"record_count": 3,
-	}, nil
+func pipelineExtract(_ context.Context, s PipelineState) (PipelineState, error) {
+	s.RawRecords = []map[string]any{
+		{"id": 1, "name": "  Alice  ", "score": "85"},
+		{"id": 2, "name": "  Bob  ", "score": "92"},
+		{"id": 3, "name": "  Carol  ", "score": "78"},
+	}
+	s.RecordCount = 3
+	return s, nil
 }
 
-func pipelineTransform(_ context.Context, s PipelineState) (any, error) {
+func pipelineTransform(_ context.Context, s PipelineState) (PipelineState, error) {
 	out := make([]map[string]any, 0, len(s.RawRecords))
 	for i, r := range s.RawRecords {
 		name, _ := r["name"].(string)
 		score, err := pyInt(r["score"])
 		if err != nil {
-			return nil, fmt.Errorf("transform record %d: %w", i, err)
+			return s, fmt.Errorf("transform record %d: %w", i, err)
 		}
 		out = append(out, map[string]any{"id": r["id"], "name": strings.TrimSpace(name), "score": score})
 	}
-	return durable.Update{"transformed_records": out}, nil
+	s.TransformedRecords = out
+	return s, nil
 }
 
-func pipelineLoad(_ context.Context, s PipelineState) (any, error) {
-	return durable.Update{
-		"load_result": fmt.Sprintf("Loaded %d records to %s/output", len(s.TransformedRecords), s.SourceURL),
-	}, nil
+func pipelineLoad(_ context.Context, s PipelineState) (PipelineState, error) {
+	result := fmt.Sprintf("Loaded %d records to %s/output", len(s.TransformedRecords), s.SourceURL)
+	s.LoadResult = &result
+	return s, nil
 }
 
 // pyInt converts like Python's int(): integer strings (surrounding whitespace allowed) and

@@ -14,7 +14,7 @@ func ExampleAll() {
 	}
 	for _, g := range graphs {
 		m := g.Manifest()
-		fmt.Println(m.GraphName, m.GraphHash == "", m.Nodes.Names())
+		fmt.Println(m.GraphName, m.GraphHash == "", m.NodeNames())
 	}
 	// Output:
 	// data_pipeline false [extract transform load]

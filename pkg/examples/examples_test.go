@@ -86,13 +86,13 @@ func TestAll_FourGraphs_InOrder(t *testing.T) {
 	if strings.Join(names, ",") != "data_pipeline,content_classifier,support_agent,research_agent" {
 		t.Fatalf("All() names = %v", names)
 	}
-	frag, _ := json.Marshal(r.Fragments()[2])
+	frag, _ := json.Marshal(fragmentOf(r.Public()[2].Manifest()))
 	want := `{"graph_name":"support_agent","version":"0.1.0","graph_hash":"af183f226f37e6fc","entrypoint":"classify_request","state_model_name":"SupportState","nodes":["classify_request","draft_reply","finalize_reply"],"events":["approval"]}`
 	if string(frag) != want {
 		t.Fatalf("fragment = %s, want %s", frag, want)
 	}
 	// research_agent's hash is pinned: a change of its topology is a new version.
-	frag, _ = json.Marshal(r.Fragments()[3])
+	frag, _ = json.Marshal(fragmentOf(r.Public()[3].Manifest()))
 	want = `{"graph_name":"research_agent","version":"0.1.0","graph_hash":"f808bdc33d582085","entrypoint":"plan","state_model_name":"ResearchState","nodes":["plan","search","draft","review","publish","escalate"],"events":["approval"]}`
 	if string(frag) != want {
 		t.Fatalf("fragment = %s, want %s", frag, want)
@@ -233,4 +233,18 @@ func TestSupportAgent_BadReviewerType_FailsEvent(t *testing.T) {
 	if err == nil || err.Error() != "validate state SupportState: field 'reviewer': expected string, got JSON number" {
 		t.Fatalf("ApplyEvent error = %v", err)
 	}
+}
+
+// fragmentOf is the public summary of m the runs API shows (GET /api/graphs, health), fields in
+// wire order.
+func fragmentOf(m durable.GraphManifest) any {
+	return struct {
+		GraphName      string   `json:"graph_name"`
+		Version        string   `json:"version"`
+		GraphHash      string   `json:"graph_hash"`
+		Entrypoint     string   `json:"entrypoint"`
+		StateModelName string   `json:"state_model_name"`
+		Nodes          []string `json:"nodes"`
+		Events         []string `json:"events"`
+	}{m.GraphName, m.Version, m.GraphHash, m.Entrypoint, m.StateModelName, m.NodeNames(), m.EventHandlerNames}
 }

@@ -143,7 +143,7 @@ func planResearch(_ context.Context, s ResearchState) (ResearchState, error) {
 
 // fanOutSearches visits search once per source, all at once, and joins at draft.
 func fanOutSearches(_ context.Context, s ResearchState) (durable.RouteDecision, error) {
-	return durable.Map("search", s.Sources, "draft"), nil
+	return durable.Map("draft", "search", s.Sources), nil
 }
 
 // searchSource searches the branch's source (its item) and adds one finding. The branch at

@@ -11,7 +11,6 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/durabletest"
-	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
 // These tests drive research_agent on the real engine through the durabletest kit, with no
@@ -29,8 +28,8 @@ func researchKit(t *testing.T, seed int64) *durabletest.Kit[ResearchState] {
 func startResearch(t *testing.T, kit *durabletest.Kit[ResearchState], id string) {
 	t.Helper()
 	run := kit.Start(id, ResearchState{Question: "Is Go fast?", Sources: researchSources})
-	if _, waiting := run.WaitingFor(); waiting || run.Status != engine.StatusRunning {
-		t.Fatalf("before the flaky branch's retry: %s, waiting %v; want Running at the fan-out", run.Status, waiting)
+	if _, waiting := run.WaitingFor(); waiting || run.RuntimeStatus != durabletest.StatusRunning {
+		t.Fatalf("before the flaky branch's retry: %s, waiting %v; want Running at the fan-out", run.RuntimeStatus, waiting)
 	}
 	kit.Advance(999 * time.Millisecond)
 	if _, waiting := kit.Run(id).WaitingFor(); waiting {
@@ -38,13 +37,13 @@ func startResearch(t *testing.T, kit *durabletest.Kit[ResearchState], id string)
 	}
 	kit.Advance(time.Millisecond)
 	if ev, ok := kit.Run(id).WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("after the retry: waiting for %q (%v), status %s", ev, ok, kit.Run(id).Status)
+		t.Fatalf("after the retry: waiting for %q (%v), status %s", ev, ok, kit.Run(id).RuntimeStatus)
 	}
 }
 
 // historyRows returns the rows of type typ.
-func historyRows(h []engine.HistoryEvent, typ string) []engine.HistoryEvent {
-	var out []engine.HistoryEvent
+func historyRows(h []durabletest.HistoryEvent, typ string) []durabletest.HistoryEvent {
+	var out []durabletest.HistoryEvent
 	for _, e := range h {
 		if e.Type == typ {
 			out = append(out, e)
@@ -54,9 +53,9 @@ func historyRows(h []engine.HistoryEvent, typ string) []engine.HistoryEvent {
 }
 
 // joinedState decodes the state of the last branches_joined row.
-func joinedState(t *testing.T, h []engine.HistoryEvent) ResearchState {
+func joinedState(t *testing.T, h []durabletest.HistoryEvent) ResearchState {
 	t.Helper()
-	rows := historyRows(h, engine.HistoryBranchesJoined)
+	rows := historyRows(h, durabletest.HistoryBranchesJoined)
 	if len(rows) == 0 {
 		t.Fatalf("no branches_joined row: %v", historyTypes(h))
 	}
@@ -91,8 +90,8 @@ func TestKit_ResearchAgent_FansOutRetriesJoinsInOrderAndPublishes(t *testing.T) 
 		if got := findingSources(joinedState(t, h).Findings); !slices.Equal(got, researchSources) {
 			t.Fatalf("seed %d: findings of sources %v, want %v", seed, got, researchSources)
 		}
-		branches := historyRows(h, engine.HistoryBranchCompleted)
-		if len(branches) != 3 || len(historyRows(h, engine.HistoryBranchFailed)) != 0 {
+		branches := historyRows(h, durabletest.HistoryBranchCompleted)
+		if len(branches) != 3 || len(historyRows(h, durabletest.HistoryBranchFailed)) != 0 {
 			t.Fatalf("seed %d: history %v, want 3 branch_completed", seed, historyTypes(h))
 		}
 		for i, b := range branches {
@@ -113,7 +112,7 @@ func TestKit_ResearchAgent_FansOutRetriesJoinsInOrderAndPublishes(t *testing.T) 
 			}
 		}
 		var searched []string
-		for _, c := range historyRows(h, engine.HistoryCustom) {
+		for _, c := range historyRows(h, durabletest.HistoryCustom) {
 			var d struct {
 				Name string `json:"name"`
 				Data struct {
@@ -134,8 +133,8 @@ func TestKit_ResearchAgent_FansOutRetriesJoinsInOrderAndPublishes(t *testing.T) 
 		}
 
 		run := kit.Send("r1", "approval", Approval{Approved: true, Reviewer: "ana"})
-		if run.Status != engine.StatusCompleted {
-			t.Fatalf("seed %d: after approval: %s %s", seed, run.Status, run.Output)
+		if run.RuntimeStatus != durabletest.StatusCompleted {
+			t.Fatalf("seed %d: after approval: %s %s", seed, run.RuntimeStatus, run.Output)
 		}
 		final := kit.Final("r1")
 		if !slices.Equal(findingSources(final.Findings), researchSources) || final.Revisions != 0 || final.Escalated ||
@@ -163,19 +162,19 @@ func TestKit_ResearchAgent_EscalatesAfterTheReviewWindow(t *testing.T) {
 		t.Fatalf("after the review window: visits %v, waiting for %q %v", kit.Visits("r2"), ev, ok)
 	}
 	h := kit.History("r2")
-	timedOut := historyRows(h, engine.HistoryWaitTimedOut)
+	timedOut := historyRows(h, durabletest.HistoryWaitTimedOut)
 	if len(timedOut) != 1 || !strings.Contains(string(timedOut[0].Data), `"next_node":"escalate"`) {
 		t.Fatalf("wait_timed_out rows %v", timedOut)
 	}
-	if c := historyRows(h, engine.HistoryCustom); len(c) != 4 || c[3].Name != "escalated" || c[3].Node != "escalate" {
+	if c := historyRows(h, durabletest.HistoryCustom); len(c) != 4 || c[3].Name != "escalated" || c[3].Node != "escalate" {
 		t.Fatalf("custom rows %v, want 3 searched and escalated", c)
 	}
 	kit.Advance(10 * ReviewWindow) // the escalated wait has no deadline of its own
 	if ev, ok := kit.Run("r2").WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("the escalated wait ended: %q %v, status %s", ev, ok, kit.Run("r2").Status)
+		t.Fatalf("the escalated wait ended: %q %v, status %s", ev, ok, kit.Run("r2").RuntimeStatus)
 	}
-	if run := kit.Send("r2", "approval", Approval{Approved: true, Reviewer: "lead"}); run.Status != engine.StatusCompleted {
-		t.Fatalf("after the late approval: %s %s", run.Status, run.Output)
+	if run := kit.Send("r2", "approval", Approval{Approved: true, Reviewer: "lead"}); run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("after the late approval: %s %s", run.RuntimeStatus, run.Output)
 	}
 	if final := kit.Final("r2"); !final.Escalated || !strings.HasSuffix(final.Published, "\nApproved by lead.") {
 		t.Fatalf("final %+v", final)
@@ -191,10 +190,10 @@ func TestKit_ResearchAgent_RejectionsReviseThenEnd(t *testing.T) {
 	startResearch(t, kit, "r3")
 	run := kit.Send("r3", "approval", Approval{Approved: false, Reviewer: "bob"})
 	if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
-		t.Fatalf("after a rejection: %s, waiting for %q %v", run.Status, ev, ok)
+		t.Fatalf("after a rejection: %s, waiting for %q %v", run.RuntimeStatus, ev, ok)
 	}
-	if run := kit.Send("r3", "approval", Approval{Approved: true, Reviewer: "bob"}); run.Status != engine.StatusCompleted {
-		t.Fatalf("after the approval of the revision: %s", run.Status)
+	if run := kit.Send("r3", "approval", Approval{Approved: true, Reviewer: "bob"}); run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("after the approval of the revision: %s", run.RuntimeStatus)
 	}
 	final := kit.Final("r3")
 	if final.Revisions != 1 || !strings.Contains(final.Draft, "(revision 1)") || !strings.HasPrefix(final.Published, final.Draft) {
@@ -208,11 +207,11 @@ func TestKit_ResearchAgent_RejectionsReviseThenEnd(t *testing.T) {
 	for i := range MaxRevisions + 1 {
 		run = kit.Send("r4", "approval", Approval{Approved: false, Reviewer: "bob"})
 		if _, waiting := run.WaitingFor(); waiting != (i < MaxRevisions) {
-			t.Fatalf("rejection %d: %s, waiting %v", i+1, run.Status, waiting)
+			t.Fatalf("rejection %d: %s, waiting %v", i+1, run.RuntimeStatus, waiting)
 		}
 	}
-	if run.Status != engine.StatusCompleted {
-		t.Fatalf("after %d rejections: %s", MaxRevisions+1, run.Status)
+	if run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("after %d rejections: %s", MaxRevisions+1, run.RuntimeStatus)
 	}
 	final = kit.Final("r4")
 	if final.Revisions != MaxRevisions+1 || final.Published != "" || final.Approved == nil || *final.Approved {
@@ -240,7 +239,7 @@ func TestKit_ResearchAgent_RefusesBadStarts(t *testing.T) {
 			t.Errorf("start %d %s: %v, want ErrInvalidState", i, in, err)
 		}
 	}
-	if _, err := kit.Engine().GetRun(t.Context(), "bad"); !errors.Is(err, engine.ErrRunNotFound) {
+	if _, err := kit.Engine().GetRun(t.Context(), "bad"); !errors.Is(err, durabletest.ErrRunNotFound) {
 		t.Fatalf("a refused start stored a run: %v", err)
 	}
 	startResearch(t, kit, "r5")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // event is an external event posted to a run in the step loop.
@@ -41,7 +42,7 @@ func runSteps(t *testing.T, g durable.Graph, input string, events ...event) runR
 		}
 		res.visits = append(res.visits, node)
 		var err error
-		stepCtx := durable.WithStepInfo(ctx, durable.StepInfo{RunID: "test-run", Step: int64(visit), Attempt: 1})
+		stepCtx := graphrun.WithStepInfo(ctx, durable.StepInfo{RunID: "test-run", Step: int64(visit), Attempt: 1})
 		if state, err = g.ExecuteNode(stepCtx, node, state); err != nil {
 			t.Fatalf("execute_node failed: node=%s: %v", node, err)
 		}

@@ -43,10 +43,13 @@ func SupportAgent() (durable.GraphRegistration[SupportState], error) {
 	b := durable.NewManifestBuilder[SupportState]("support_agent",
 		durable.WithMetadata(map[string]any{"example": true, "profile": "approval"}))
 	b.SetEntrypoint("classify_request")
-	_ = b.AddNode("classify_request", classifyRequest, durable.WithHandlerName(supportPrefix+"classify_request"),
-		durable.WithRoute(routeSupport), durable.WithRouteName(supportPrefix+"route_after_classify"))
-	_ = b.AddNode("draft_reply", draftReply, durable.WithHandlerName(supportPrefix+"draft_reply"), durable.WithNext("finalize_reply"))
-	_ = b.AddNode("finalize_reply", finalizeReply, durable.WithHandlerName(supportPrefix+"finalize_reply"), durable.Terminal())
+	_ = b.AddStep("classify_request", classifyRequest, durable.WithHandlerName(supportPrefix+"classify_request"),
+		durable.WithDecide(routeSupport), durable.WithRouteName(supportPrefix+"route_after_classify"))
+	_ = b.AddStep("draft_reply", draftReply, durable.WithHandlerName(supportPrefix+"draft_reply"), durable.WithNext("finalize_reply"))
+	_ = b.AddStep("finalize_reply", finalizeReply, durable.WithHandlerName(supportPrefix+"finalize_reply"), durable.Terminal())
+	// The approval keeps the map-of-updates form (durable.AddEventHandler, update.go): it
+	// ports a handler that reads any JSON body with Python's truthiness, which a typed
+	// payload (durable.OnEvent) would refuse before the event is stored.
 	_ = b.AddEventHandler("approval", mergeApprovalEvent)
 	return b.Build()
 }
@@ -56,7 +59,7 @@ func MustSupportAgent() durable.GraphRegistration[SupportState] {
 	return must(SupportAgent())
 }
 
-func classifyRequest(_ context.Context, s SupportState) (any, error) {
+func classifyRequest(_ context.Context, s SupportState) (SupportState, error) {
 	text := strings.ToLower(s.UserMessage)
 	tag := "general"
 	if strings.Contains(text, "refund") {
@@ -64,13 +67,12 @@ func classifyRequest(_ context.Context, s SupportState) (any, error) {
 	}
 	tags := append(slices.Clone(s.Tags), tag)
 	slices.Sort(tags)
-	return durable.Update{
-		"tags":        slices.Compact(tags),
-		"needs_human": strings.Contains(text, "refund") || strings.Contains(text, "legal"),
-	}, nil
+	s.Tags = slices.Compact(tags)
+	s.NeedsHuman = strings.Contains(text, "refund") || strings.Contains(text, "legal")
+	return s, nil
 }
 
-func routeSupport(_ context.Context, s SupportState) (any, error) {
+func routeSupport(_ context.Context, s SupportState) (durable.RouteDecision, error) {
 	if s.NeedsHuman && (s.Approved == nil || !*s.Approved) {
 		return durable.WaitForEvent("approval", "draft_reply").WithNote("awaiting human approval"), nil
 	}
@@ -115,7 +117,7 @@ func truthy(raw json.RawMessage) bool {
 	return true
 }
 
-func draftReply(_ context.Context, s SupportState) (any, error) {
+func draftReply(_ context.Context, s SupportState) (SupportState, error) {
 	draft := generalReply
 	switch {
 	case s.NeedsHuman && (s.Approved == nil || !*s.Approved):
@@ -123,13 +125,16 @@ func draftReply(_ context.Context, s SupportState) (any, error) {
 	case slices.Contains(s.Tags, "refund"):
 		draft = refundReply
 	}
-	return durable.Update{"draft_response": draft}, nil
+	s.DraftResponse = &draft
+	return s, nil
 }
 
-func finalizeReply(_ context.Context, s SupportState) (any, error) {
+func finalizeReply(_ context.Context, s SupportState) (SupportState, error) {
 	final := pyStr(s.DraftResponse, "")
 	if r := pyStr(s.Reviewer, ""); r != "" {
 		final += " Reviewer: " + r + "."
 	}
-	return durable.Update{"final_response": strings.TrimSpace(final)}, nil
+	final = strings.TrimSpace(final)
+	s.FinalResponse = &final
+	return s, nil
 }

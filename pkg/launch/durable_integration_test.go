@@ -78,12 +78,12 @@ func TestIntegrationDurable_LargeStateSpillsToBlobs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	run, err := eng.WaitRun(ctx, "big", func(r engine.Run) bool { return r.Status.Finished() })
+	run, err := eng.WaitRun(ctx, "big", func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != engine.StatusCompleted || len(run.Output) < 1<<20 {
-		t.Fatalf("run: %s with %d bytes of output, want Completed with more than 1 MiB", run.Status, len(run.Output))
+	if run.RuntimeStatus != engine.StatusCompleted || len(run.Output) < 1<<20 {
+		t.Fatalf("run: %s with %d bytes of output, want Completed with more than 1 MiB", run.RuntimeStatus, len(run.Output))
 	}
 	var out struct {
 		State growState `json:"state"`

@@ -61,9 +61,9 @@ func ExampleAssemble() {
 	fmt.Println(res.StatusCode, strings.TrimSpace(string(body)))
 
 	run, _ := a.Engine.StartRun(ctx, engine.StartRunRequest{GraphName: "orders", InstanceID: "o-1", Input: []byte(`{"item":"book"}`)})
-	run, _ = a.Engine.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.Status.Finished() })
+	run, _ = a.Engine.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	out, _ := engine.DecodeOutput[order](run)
-	fmt.Println(run.Status, out.State.Done)
+	fmt.Println(run.RuntimeStatus, out.State.Done)
 	// Output:
 	// 200 {"output":{"reply":"hi"}}
 	// Completed true

@@ -68,16 +68,16 @@ func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 		defer cancel()
 		run, err := eng.WaitRun(ctx, id, done)
 		if err != nil {
-			t.Fatalf("%s: %v (last %s %s)", id, err, run.Status, run.CustomStatus)
+			t.Fatalf("%s: %v (last %s %s)", id, err, run.RuntimeStatus, run.CustomStatus)
 		}
 		return run
 	}
 	waiting := func(r engine.Run) bool { _, ok := r.WaitingFor(); return ok }
 	finishedOn := func(eng *engine.Engine, id, version string) {
 		t.Helper()
-		run := waitFor(eng, id, func(r engine.Run) bool { return r.Status.Finished() })
-		if run.Status != engine.StatusCompleted || run.GraphVersion != version {
-			t.Fatalf("%s: %s on version %s (%s), want Completed on %s", id, run.Status, run.GraphVersion, run.Output, version)
+		run := waitFor(eng, id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
+		if run.RuntimeStatus != engine.StatusCompleted || run.GraphVersion != version {
+			t.Fatalf("%s: %s on version %s (%s), want Completed on %s", id, run.RuntimeStatus, run.GraphVersion, run.Output, version)
 		}
 	}
 
@@ -143,8 +143,8 @@ func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 	}
 	for _, id := range []string{ids[2], "late"} {
 		run := waitFor(onlyV2, id, func(r engine.Run) bool { _, ok := r.WaitingForVersion(); return ok })
-		if hash, _ := run.WaitingForVersion(); hash != h1 || run.Status.Finished() {
-			t.Fatalf("%s: %s, custom status %s; want unfinished, waiting for %s", id, run.Status, run.CustomStatus, h1)
+		if hash, _ := run.WaitingForVersion(); hash != h1 || run.RuntimeStatus.Finished() {
+			t.Fatalf("%s: %s, custom status %s; want unfinished, waiting for %s", id, run.RuntimeStatus, run.CustomStatus, h1)
 		}
 	}
 	_ = onlyV2.Close()
@@ -158,8 +158,8 @@ func TestIntegrationDurable_Redeploy_OldRunsFinishOnTheirVersion(t *testing.T) {
 	}
 	finishedOn(back, "late", "1")
 	for _, id := range ids[3:] {
-		if run, _ := back.GetRun(t.Context(), id); run.Status != engine.StatusRunning {
-			t.Fatalf("%s: %s, want still waiting for its event", id, run.Status)
+		if run, _ := back.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusRunning {
+			t.Fatalf("%s: %s, want still waiting for its event", id, run.RuntimeStatus)
 		}
 	}
 }

@@ -45,10 +45,10 @@ func TestEmbeddedDefault_LoadLoop_RowCountBounded(t *testing.T) {
 		}
 		for _, id := range ids {
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			run, err := e.WaitRun(wctx, id, func(r engine.Run) bool { return r.Status.Finished() })
+			run, err := e.WaitRun(wctx, id, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 			cancel()
 			if err != nil {
-				t.Fatalf("run %s: %v (%s)", id, err, run.Status)
+				t.Fatalf("run %s: %v (%s)", id, err, run.RuntimeStatus)
 			}
 		}
 		if _, err := e.Sweep(ctx); err != nil {

@@ -27,7 +27,7 @@ func Example() {
 	defer e.Close()
 	run, _ := e.StartRun(ctx, engine.StartRunRequest{GraphName: "data_pipeline", Input: json.RawMessage(`{"source_url":"s"}`)})
 	run, _ = e.WaitRun(ctx, run.InstanceID, nil)
-	fmt.Println(run.Status)
+	fmt.Println(run.RuntimeStatus)
 	// Output: Completed
 }
 

@@ -161,7 +161,7 @@ func (a *Assistants) resume(ctx context.Context, tid string, payload json.RawMes
 	var waitErr error
 	applied := false
 	run, err = a.eng.WaitRun(ctx, id, func(r engine.Run) bool {
-		if r.Status.Finished() || waitErr != nil {
+		if r.RuntimeStatus.Finished() || waitErr != nil {
 			return true
 		}
 		if applied || !engine.RunSettled(r) {
@@ -265,7 +265,7 @@ func decorate(st *platform.DurableState, run engine.Run, rows []engine.HistoryEv
 	if len(st.Values) == 0 {
 		st.Values = json.RawMessage("{}")
 	}
-	if run.Status == engine.StatusFailed || run.Status == engine.StatusTerminated {
+	if run.RuntimeStatus == engine.StatusFailed || run.RuntimeStatus == engine.StatusTerminated {
 		st.Failed = run.FailureMessage()
 	}
 	p, ok := run.Progress()

@@ -150,8 +150,8 @@ func (b *Backend) execute(ctx context.Context, s state) (any, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		r, err := eng.WaitRun(ctx, s.RunID, func(r engine.Run) bool { return r.Status == engine.StatusTerminated })
-		if err == nil && r.Status == engine.StatusTerminated {
+		r, err := eng.WaitRun(ctx, s.RunID, func(r engine.Run) bool { return r.RuntimeStatus == engine.StatusTerminated })
+		if err == nil && r.RuntimeStatus == engine.StatusTerminated {
 			cancel()
 		}
 	}()
@@ -188,7 +188,7 @@ func toPlatform(r engine.Run) (platform.Run, bool) {
 		return platform.Run{}, false
 	}
 	run.UpdatedAt = r.UpdatedAt.UTC()
-	switch r.Status {
+	switch r.RuntimeStatus {
 	case engine.StatusPending:
 		run.Status = platform.RunPending
 	case engine.StatusRunning:

@@ -120,7 +120,7 @@ func checkEchoStreams(t *testing.T, tr, other hosttest.Transport, eng *engine.En
 func checkPurged(t *testing.T, eng *engine.Engine, runID string) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := eng.WaitRun(ctx, runID, func(r engine.Run) bool { return r.Status.Finished() }); err != nil {
+	if _, err := eng.WaitRun(ctx, runID, func(r engine.Run) bool { return r.RuntimeStatus.Finished() }); err != nil {
 		t.Fatal(err)
 	}
 	page, err := eng.History(ctx, runID, "", 4)

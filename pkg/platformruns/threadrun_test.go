@@ -93,8 +93,8 @@ func TestAssistants_ForeignRunAtThreadID_NotAdopted(t *testing.T) {
 				t.Fatal(err)
 			}
 			run, err := e.GetRun(ctx, tc.runID)
-			if err != nil || run.Status != engine.StatusRunning {
-				t.Errorf("deleting thread %q ended a run not started for it: %+v %v", tid, run.Status, err)
+			if err != nil || run.RuntimeStatus != engine.StatusRunning {
+				t.Errorf("deleting thread %q ended a run not started for it: %+v %v", tid, run.RuntimeStatus, err)
 			}
 		})
 	}
@@ -109,6 +109,6 @@ func waitWaiting(t *testing.T, e *engine.Engine, id string) {
 		t.Fatal(err)
 	}
 	if _, ok := run.WaitingFor(); !ok {
-		t.Fatalf("run %s does not wait: %s", id, run.Status)
+		t.Fatalf("run %s does not wait: %s", id, run.RuntimeStatus)
 	}
 }

@@ -57,7 +57,7 @@ func currentNode(r engine.Run) string {
 
 // handedOff reports whether a run has executed: it is finished, or in its hand-off node.
 func handedOff(r engine.Run) bool {
-	return r.Status.Finished() || strings.HasPrefix(currentNode(r), handoffPrefix)
+	return r.RuntimeStatus.Finished() || strings.HasPrefix(currentNode(r), handoffPrefix)
 }
 
 // waitTurn checks whether the run's turn has come: no run of its thread created before it is

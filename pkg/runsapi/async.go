@@ -8,6 +8,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Names of the one-node durable graph that runs a hosted graph asynchronously.
@@ -40,7 +41,7 @@ func NewAsyncGraph(name string, g host.InvocableGraph) (durable.Graph, error) {
 	}
 	m := durable.GraphManifest{
 		GraphName: name, Version: durable.DefaultVersion, StateModelName: asyncStateModelName, Entrypoint: AsyncNodeName,
-		Nodes:             durable.NodeDefinitions{{Name: AsyncNodeName, HandlerName: asyncHandlerName, Terminal: true}},
+		Nodes:             []durable.NodeDefinition{{Name: AsyncNodeName, HandlerName: asyncHandlerName, Terminal: true}},
 		EventHandlerNames: []string{}, Metadata: map[string]any{"async_mode": true},
 	}
 	hash, err := m.ComputeHash()
@@ -74,7 +75,7 @@ func (a *asyncGraph) ExecuteNode(ctx context.Context, node string, state json.Ra
 			req.Config.ThreadID = info.RunID
 		}
 	}
-	defer durable.RecoverHandler("node", node, &err)
+	defer graphrun.RecoverHandler("node", node, &err)
 	result, err := a.graph.Invoke(ctx, req)
 	if err != nil {
 		return nil, &durable.HandlerError{Kind: "node", Name: node, Err: err}

@@ -48,7 +48,7 @@ func ExampleNewAsyncGraph() {
 		Input: json.RawMessage(`{"text": "durable runs survive restarts"}`)})
 	run, _ = eng.WaitRun(ctx, run.InstanceID, nil)
 	out, _ := engine.DecodeOutput[json.RawMessage](run)
-	fmt.Println(run.Status, out.FinalNode, string(out.State))
+	fmt.Println(run.RuntimeStatus, out.FinalNode, string(out.State))
 	// Output: Completed invoke {"input":{"text":"durable runs survive restarts"},"output":{"words":4}}
 }
 

@@ -156,7 +156,7 @@ func TestIntegrationFeed_EmittedEvents_ExactlyOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(msgs) == 0 {
-			if got, _ := eng.GetRun(t.Context(), id); got.Status.Finished() {
+			if got, _ := eng.GetRun(t.Context(), id); got.RuntimeStatus.Finished() {
 				break
 			}
 			time.Sleep(200 * time.Millisecond) // the crashed item comes back after its visibility timeout

@@ -9,6 +9,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // DefaultInProcessMaxSteps bounds the node visits of one in-process run.
@@ -91,7 +92,7 @@ func (p *InProcessGraph) run(ctx context.Context, req host.Request, emit func(an
 		if visit > p.maxSteps {
 			return res, fmt.Errorf("run %s in process: max steps exceeded: graph '%s' made %d node visits without completing", m.GraphName, m.GraphName, p.maxSteps)
 		}
-		stepCtx := durable.WithStepInfo(ctx, durable.StepInfo{RunID: "inprocess:" + runID, Step: int64(visit), Attempt: 1})
+		stepCtx := graphrun.WithStepInfo(ctx, durable.StepInfo{RunID: "inprocess:" + runID, Step: int64(visit), Attempt: 1})
 		next, err := p.graph.ExecuteNode(stepCtx, node, state)
 		if err != nil {
 			return res, fmt.Errorf("execute node %s of %s: %w", node, m.GraphName, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
@@ -20,7 +21,7 @@ const (
 // Response bodies of the graph routes, fields in wire order.
 type (
 	graphListBody struct {
-		Graphs []durable.ManifestFragment `json:"graphs"`
+		Graphs []manifestFragment `json:"graphs"`
 	}
 	// graphEventBody describes one event the graph takes; PayloadSchema is the JSON Schema of
 	// a typed handler's payload (durable.OnEvent), null for an untyped one (any JSON value).
@@ -54,7 +55,7 @@ func (s *Service) manifestFunctions(auth funchost.AuthLevel) []funchost.HTTPFunc
 
 // listGraphs serves GET /api/graphs: the public fragment of every durable graph.
 func (s *Service) listGraphs(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, graphListBody{Graphs: s.reg.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, graphListBody{Graphs: fragments(s.reg)}, s.logger)
 	return nil
 }
 
@@ -81,7 +82,7 @@ func (s *Service) getManifest(w http.ResponseWriter, r *http.Request) error {
 	}
 	m := g.Manifest()
 	out := graphManifestBody{GraphName: name, Latest: m.GraphHash == latest.Manifest().GraphHash, Manifest: m, Events: make([]graphEventBody, 0, len(m.EventHandlerNames))}
-	typer, _ := g.(durable.EventPayloadTyper)
+	typer, _ := graphrun.Of(g).(graphrun.EventPayloadTyper[durable.EventPayload])
 	for _, event := range m.EventHandlerNames {
 		e := graphEventBody{EventName: event}
 		if typer != nil {

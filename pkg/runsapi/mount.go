@@ -95,7 +95,7 @@ func Mount(svc *Service, h *host.GraphHostApp, opts MountOptions) error {
 			return fmt.Errorf("%w: %w", ErrMount, err)
 		}
 	}
-	if err := h.AddHealthDetails(healthDetailsKey, func() any { return svc.reg.Fragments() }); err != nil {
+	if err := h.AddHealthDetails(healthDetailsKey, func() any { return fragments(svc.reg) }); err != nil {
 		return fmt.Errorf("%w: %w", ErrMount, err)
 	}
 	h.AddOpenAPI(func(doc *openapi.Document) {

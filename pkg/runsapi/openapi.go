@@ -3,7 +3,6 @@ package runsapi
 import (
 	"strings"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
@@ -14,9 +13,9 @@ const openAPITitle = "funcgraph durable runtime"
 // vendor key x-afdg-graphs (kept for its clients; parity: docs/lineage.md) holding one
 // manifest fragment per graph.
 type registeredGraphsSchema struct {
-	Type   string                     `json:"type"`
-	Items  *openapi.Schema            `json:"items"`
-	Graphs []durable.ManifestFragment `json:"x-afdg-graphs"`
+	Type   string             `json:"type"`
+	Items  *openapi.Schema    `json:"items"`
+	Graphs []manifestFragment `json:"x-afdg-graphs"`
 }
 
 // openAPIDocument returns the document served at GET /api/openapi.json when the service

@@ -164,7 +164,7 @@ func (s *Service) openAPISchemas() openapi.Object {
 
 // registeredGraphs is components.schemas.RegisteredGraphs.
 func (s *Service) registeredGraphs() registeredGraphsSchema {
-	return registeredGraphsSchema{Type: "array", Items: &openapi.Schema{Type: "object"}, Graphs: s.reg.Fragments()}
+	return registeredGraphsSchema{Type: "array", Items: &openapi.Schema{Type: "object"}, Graphs: fragments(s.reg)}
 }
 
 // graphInputSchemas returns one JSON Schema per registered graph with a Go state model,

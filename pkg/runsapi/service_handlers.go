@@ -71,8 +71,8 @@ type (
 		ContinuationToken *string            `json:"continuation_token"`
 	}
 	healthBody struct {
-		OK               bool                       `json:"ok"`
-		RegisteredGraphs []durable.ManifestFragment `json:"registered_graphs"`
+		OK               bool               `json:"ok"`
+		RegisteredGraphs []manifestFragment `json:"registered_graphs"`
 	}
 )
 
@@ -148,7 +148,7 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	apiWriteJSON(w, http.StatusOK, runStatusBody{
-		InstanceID: run.InstanceID, RuntimeStatus: run.Status, CustomStatus: run.CustomStatus,
+		InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
 	}, s.logger)
 	return nil
@@ -192,8 +192,8 @@ func (s *Service) sendEvent(w http.ResponseWriter, r *http.Request) error {
 		switch {
 		case gerr != nil:
 			return gerr
-		case run.Status.Finished():
-			return &engine.RunFinishedError{InstanceID: id, Status: run.Status}
+		case run.RuntimeStatus.Finished():
+			return &engine.RunFinishedError{InstanceID: id, Status: run.RuntimeStatus}
 		}
 	}
 	if err != nil {
@@ -276,7 +276,7 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 	out := runListBody{Runs: make([]runSummary, len(list.Runs)), ContinuationToken: token}
 	for i, run := range list.Runs {
 		out.Runs[i] = runSummary{
-			InstanceID: run.InstanceID, RuntimeStatus: run.Status, GraphName: run.GraphName,
+			InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, GraphName: run.GraphName,
 			GraphVersion: run.GraphVersion, GraphHash: run.GraphHash,
 			CreatedAt: apiTime(run.CreatedAt), LastUpdatedAt: apiTime(run.UpdatedAt),
 		}
@@ -344,7 +344,7 @@ func (s *Service) purgeRun(w http.ResponseWriter, r *http.Request) error {
 
 // health serves GET /api/health when the service runs alone.
 func (s *Service) health(w http.ResponseWriter, _ *http.Request) error {
-	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: s.reg.Fragments()}, s.logger)
+	apiWriteJSON(w, http.StatusOK, healthBody{OK: true, RegisteredGraphs: fragments(s.reg)}, s.logger)
 	return nil
 }
 

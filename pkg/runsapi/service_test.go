@@ -39,7 +39,7 @@ func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []hosttest.
 }
 
 func pendingRun(id string) engine.Run {
-	return engine.Run{InstanceID: id, Status: engine.StatusPending,
+	return engine.Run{InstanceID: id, RuntimeStatus: engine.StatusPending,
 		Input: engine.RunInput{GraphName: "data_pipeline", GraphHash: "6135ea2aa13d431c", InitialState: json.RawMessage(`{}`), Metadata: json.RawMessage(`{}`)}}
 }
 
@@ -137,7 +137,7 @@ func TestService_StartRun_FakeRuns_PassesDecodedRequest(t *testing.T) {
 }
 
 func TestService_RunEndpoints_FakeRuns_SpecResponses(t *testing.T) {
-	done := engine.Run{InstanceID: "done", Status: engine.StatusCompleted,
+	done := engine.Run{InstanceID: "done", RuntimeStatus: engine.StatusCompleted,
 		CustomStatus: json.RawMessage(`{"graph_name":"g","graph_version":"0.1.0","graph_hash":"h","current_node":"n"}`),
 		Input:        engine.RunInput{GraphName: "g", GraphHash: "h", InitialState: json.RawMessage(`{"a":"é"}`), Metadata: json.RawMessage(`{}`)},
 		Output:       json.RawMessage(`{"graph_name":"g","graph_version":"0.1.0","graph_hash":"h","final_node":"n","state":{"a":"é"}}`)}

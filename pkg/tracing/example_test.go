@@ -35,7 +35,7 @@ func ExampleNewEngineObserver() {
 	ctx := context.Background()
 	_ = eng.Start(ctx)
 	run, _ := eng.StartRun(ctx, engine.StartRunRequest{GraphName: "count", InstanceID: "c1"})
-	_, _ = eng.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.Status.Finished() })
+	_, _ = eng.WaitRun(ctx, run.InstanceID, func(r engine.Run) bool { return r.RuntimeStatus.Finished() })
 	_ = eng.Close() // the worker returns after its observer calls, so every span has ended
 	for _, s := range exp.GetSpans() {
 		fmt.Println(s.Name)

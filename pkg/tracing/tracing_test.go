@@ -172,8 +172,8 @@ func TestTracing_DurableRunWithAnEvent_OneTraceAcrossTwoWorkers(t *testing.T) {
 	if n := handleAll(w2); n != 1 {
 		t.Fatalf("worker 2 handled %d items, want 1", n)
 	}
-	if run, _ := w1.GetRun(t.Context(), "r1"); run.Status != engine.StatusCompleted {
-		t.Fatalf("run %s", run.Status)
+	if run, _ := w1.GetRun(t.Context(), "r1"); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("run %s", run.RuntimeStatus)
 	}
 
 	spans := byName(exp.GetSpans())

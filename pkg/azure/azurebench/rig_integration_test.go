@@ -252,8 +252,8 @@ func (r *azureRig) run(b testing.TB, graph, input string) (string, opsRun) {
 func (r *azureRig) check(b testing.TB, id string) {
 	b.Helper()
 	got, err := r.e.GetRun(context.Background(), id)
-	if err != nil || got.Status != engine.StatusCompleted {
-		b.Fatalf("run %s: %s %s %v", id, got.Status, got.Output, err)
+	if err != nil || got.RuntimeStatus != engine.StatusCompleted {
+		b.Fatalf("run %s: %s %s %v", id, got.RuntimeStatus, got.Output, err)
 	}
 }
 

@@ -153,8 +153,8 @@ func checkWaiting(b *testing.B, r *azureRig, ids []string) {
 					return
 				}
 				run, err := r.e.GetRun(context.Background(), ids[i])
-				if err != nil || run.Status.Finished() || !engine.RunSettled(run) {
-					b.Errorf("run %s is not waiting: %s %s %v", ids[i], run.Status, run.CustomStatus, err)
+				if err != nil || run.RuntimeStatus.Finished() || !engine.RunSettled(run) {
+					b.Errorf("run %s is not waiting: %s %s %v", ids[i], run.RuntimeStatus, run.CustomStatus, err)
 					return
 				}
 			}

@@ -191,8 +191,8 @@ func (r *rig) assertRun(t *testing.T, id string, want engine.RunStatus) engine.R
 	if err != nil {
 		t.Fatalf("GetRun(%s): %v", id, err)
 	}
-	if run.Status != want {
-		t.Fatalf("run %s is %s (output %s), want %s", id, run.Status, run.Output, want)
+	if run.RuntimeStatus != want {
+		t.Fatalf("run %s is %s (output %s), want %s", id, run.RuntimeStatus, run.Output, want)
 	}
 	return run
 }

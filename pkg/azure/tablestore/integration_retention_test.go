@@ -75,8 +75,8 @@ func TestIntegrationRetention_MaxAge_PurgesOnlyOldFinishedRuns(t *testing.T) {
 	for _, id := range []string{"old-waiting", "new-0"} {
 		if run, err := e.GetRun(ctx, id); err != nil {
 			t.Errorf("%s: %v, want kept", id, err)
-		} else if id == "old-waiting" && run.Status.Finished() {
-			t.Errorf("old-waiting: %s, want waiting", run.Status)
+		} else if id == "old-waiting" && run.RuntimeStatus.Finished() {
+			t.Errorf("old-waiting: %s, want waiting", run.RuntimeStatus)
 		}
 	}
 	list, err := e.ListRuns(ctx, engine.RunQuery{})
