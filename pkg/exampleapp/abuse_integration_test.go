@@ -79,6 +79,7 @@ func call(ctx context.Context, client *http.Client, tr hosttest.Transport, metho
 // for is refused with a 404 before anything is stored; once one approval finishes the run,
 // the rest are 409s.)
 func TestIntegrationAbuse_ConcurrentEventsOneRun(t *testing.T) {
+	t.Parallel() // slow, and independent of the package's other tests (its own app, storage prefix and ports)
 	const n = 800
 	tr := azureApp(t)[0]
 	// The client's timeout only keeps a hung request from hanging the test: 800 writers of one

@@ -13,6 +13,7 @@ import (
 // execution would; handler re-executions are allowed and reported; no step is committed twice
 // and no accepted event is lost.
 func TestIntegrationFleet_SurvivesKill9(t *testing.T) {
+	t.Parallel() // slow, and independent of the package's other tests (its own app, storage prefix and ports)
 	const seed = 42
 	runs := fleetRuns(t, 200, seed)
 	f := newFleet(t, 2, "FUNCGRAPH_VISIBILITY_TIMEOUT=3s")

@@ -317,6 +317,7 @@ func testQueues(maxDequeueCount int) map[string]any {
 // kill, which sends the message to the poison queue at maxDequeueCount (5), is settled by the
 // fg_repair pass instead of looping or vanishing there.
 func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
+	t.Parallel() // slow, and independent of the package's other tests (its own app, storage prefix and ports)
 	bin := buildSlowApp(t)
 	dir := t.TempDir()
 	a := startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: 2 * time.Second,

@@ -25,6 +25,7 @@ import (
 // fg_repair pass puts every item back and every run completes, gap-free, within a few repair
 // periods: none stranded in the poison queue, none failed as poison.
 func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *testing.T) {
+	t.Parallel() // slow, and independent of the package's other tests (its own app, storage prefix and ports)
 	bin := buildSlowApp(t)
 	direct := azuritetest.ConnectionString(t)
 	proxies, err := faultproxy.StartSet(direct, &faultproxy.Options{Seed: 18})
