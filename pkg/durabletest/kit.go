@@ -36,7 +36,7 @@ type Options struct {
 	// error, and a node's failure route (durable.WithFailureRoute) takes them.
 	Faults map[string]int
 	// Logger receives the engine's logs; nil means slog.Default(). Pass
-	// hosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
+	// funchosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
 	Logger *slog.Logger
 	// Engine is the base of the engine's options (MaxSteps, InlineLimit, ...). Registry,
 	// storage, Clock, Logger and Policies are set by the kit.

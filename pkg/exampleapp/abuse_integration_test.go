@@ -15,20 +15,20 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
 // azureApp serves the example app in process on Azurite (runs, threads and checkpoints in
 // Azure Tables, Queues and Blobs under a prefix of its own) through both transports.
-func azureApp(t *testing.T) []hosttest.Transport {
+func azureApp(t *testing.T) []funchosttest.Transport {
 	t.Helper()
 	return azureAppWith(t, nil)
 }
 
 // azureAppWith is azureApp with more settings, as the app reads them from its environment.
-func azureAppWith(t *testing.T, settings map[string]string) []hosttest.Transport {
+func azureAppWith(t *testing.T, settings map[string]string) []funchosttest.Transport {
 	t.Helper()
 	env := map[string]string{
 		launch.EnvStorage:       azuritetest.ConnectionString(t),
@@ -54,11 +54,11 @@ func azureAppWith(t *testing.T, settings map[string]string) []hosttest.Transport
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	return hosttest.Transports(t, app.FunctionApp)
+	return funchosttest.Transports(t, app.FunctionApp)
 }
 
 // call sends one request with the function key and returns status, Retry-After and body.
-func call(ctx context.Context, client *http.Client, tr hosttest.Transport, method, path, body string) (int, string, string, error) {
+func call(ctx context.Context, client *http.Client, tr funchosttest.Transport, method, path, body string) (int, string, string, error) {
 	req, err := http.NewRequestWithContext(ctx, method, tr.BaseURL+path, strings.NewReader(body))
 	if err != nil {
 		return 0, "", "", err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/launch"
@@ -25,7 +25,7 @@ import (
 type embedded struct {
 	app      *exampleapp.App
 	settings launch.Settings
-	tr       hosttest.Transport
+	tr       funchosttest.Transport
 }
 
 // embeddedApps returns, for each transport, a fresh example app on the embedded default with
@@ -60,7 +60,7 @@ func embeddedApps(t *testing.T, env map[string]string, isolated bool) []embedded
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = app.Close() })
-		out = append(out, embedded{app: app, settings: s, tr: hosttest.Transports(t, app.FunctionApp)[i]})
+		out = append(out, embedded{app: app, settings: s, tr: funchosttest.Transports(t, app.FunctionApp)[i]})
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // TestBuild_FunctionsFolder_MatchesGenerated fails when the committed functions/ folder differs
@@ -44,7 +44,7 @@ func TestBuild_StartServeClose(t *testing.T) {
 			_ = app.Close()
 		}
 	})
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp) {
 		t.Run(tr.Name, func(t *testing.T) {
 			do := func(method, path, body string) (int, string) {
 				req, _ := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))

@@ -19,7 +19,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 
@@ -33,7 +33,7 @@ const functionsKey = "functions-key"
 // functionsApp is a binary under the emulated host.
 type functionsApp struct {
 	t    *testing.T
-	e    *hosttest.Emulator
+	e    *funchosttest.Emulator
 	logs *logBuffer
 	env  map[string]string // the app settings the emulator was given (and the staged prefix)
 }
@@ -125,7 +125,7 @@ func startFunctionsAppWith(t *testing.T, bin string, o functionsOptions) *functi
 		o.edit(root)
 	}
 	logs := &logBuffer{}
-	e, err := hosttest.Start(t.Context(), hosttest.Options{
+	e, err := funchosttest.Start(t.Context(), funchosttest.Options{
 		AppRoot: root, Env: full,
 		Keys:            funchost.Keys{HostFunction: map[string]string{"default": functionsKey}},
 		FunctionTimeout: o.functionTimeout, Logf: logs.logf,

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
@@ -22,7 +22,7 @@ func TestIntegrationIsolation_ThreadRunMapping_BothTransports(t *testing.T) {
 
 // isolatedAzureApp is azureApp with per-user isolation on, the identity header believed from
 // loopback.
-func isolatedAzureApp(t *testing.T) []hosttest.Transport {
+func isolatedAzureApp(t *testing.T) []funchosttest.Transport {
 	t.Helper()
 	env := map[string]string{
 		launch.EnvStorage:           azuritetest.ConnectionString(t),
@@ -47,5 +47,5 @@ func isolatedAzureApp(t *testing.T) []hosttest.Transport {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	return hosttest.Transports(t, app.FunctionApp)
+	return funchosttest.Transports(t, app.FunctionApp)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // TestIsolation_ThreadRunMapping_BothTransports replays the mapping attacks on a durable
@@ -24,7 +24,7 @@ func TestIsolation_ThreadRunMapping_BothTransports(t *testing.T) {
 
 // threadRunMappingCases runs the mapping attacks against an app served with isolation, the
 // identity taken from X-MS-CLIENT-PRINCIPAL-ID.
-func threadRunMappingCases(t *testing.T, trs []hosttest.Transport) {
+func threadRunMappingCases(t *testing.T, trs []funchosttest.Transport) {
 	for _, tr := range trs {
 		t.Run(tr.Name, func(t *testing.T) {
 			key := tr.FunctionKey

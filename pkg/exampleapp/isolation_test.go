@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // isolatedApp serves the example app with per-user isolation through both transports; the
 // standalone server believes X-MS-CLIENT-PRINCIPAL-ID from loopback.
-func isolatedApp(t *testing.T) []hosttest.Transport {
+func isolatedApp(t *testing.T) []funchosttest.Transport {
 	t.Helper()
 	iso, err := isolation.New(isolation.Config{IdentityHeader: isolation.PrincipalIDHeader,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
@@ -26,7 +26,7 @@ func isolatedApp(t *testing.T) []hosttest.Transport {
 }
 
 // doAs sends a request as identity id ("" none) with key.
-func doAs(t *testing.T, tr hosttest.Transport, id, key, method, path, body string) (int, string) {
+func doAs(t *testing.T, tr funchosttest.Transport, id, key, method, path, body string) (int, string) {
 	t.Helper()
 	h := []string{"x-functions-key", key}
 	if id != "" {
@@ -121,7 +121,7 @@ func TestIsolation_HostingAndVersions_BothTransports(t *testing.T) {
 
 // asIdentity sends requests through tr as an identity with the function key, or with the
 // master key and no identity for "".
-func asIdentity(tr hosttest.Transport) runsapitest.As {
+func asIdentity(tr funchosttest.Transport) runsapitest.As {
 	return func(t *testing.T, id, method, path, body string) runsapitest.Response {
 		t.Helper()
 		if id == "" {

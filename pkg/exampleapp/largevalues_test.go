@@ -9,18 +9,18 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // do sends one request with the function key and returns status and body.
-func do(t *testing.T, tr hosttest.Transport, method, path, body string) (int, string) {
+func do(t *testing.T, tr funchosttest.Transport, method, path, body string) (int, string) {
 	t.Helper()
 	return doHeaders(t, tr, method, path, body, "x-functions-key", tr.FunctionKey)
 }
 
 // doHeaders sends one request with the given header name/value pairs and returns status and
 // body.
-func doHeaders(t *testing.T, tr hosttest.Transport, method, path, body string, headers ...string) (int, string) {
+func doHeaders(t *testing.T, tr funchosttest.Transport, method, path, body string, headers ...string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, tr.BaseURL+path, strings.NewReader(body))
 	if err != nil {
@@ -44,7 +44,7 @@ func doHeaders(t *testing.T, tr hosttest.Transport, method, path, body string, h
 // checkLargeThreadValues sends a 400 KB message to echo_agent on a platform thread: the run
 // answers 200 and the thread is then idle with the whole conversation as its values, on
 // whatever store the app keeps its threads in.
-func checkLargeThreadValues(t *testing.T, tr hosttest.Transport) {
+func checkLargeThreadValues(t *testing.T, tr funchosttest.Transport) {
 	t.Helper()
 	status, body := do(t, tr, "POST", "/api/threads", `{}`)
 	var th struct {
@@ -83,14 +83,14 @@ func checkLargeThreadValues(t *testing.T, tr hosttest.Transport) {
 
 // memoryApp serves the example app in process on the in-memory stores through both
 // transports, for the life of the test.
-func memoryApp(t *testing.T) []hosttest.Transport {
+func memoryApp(t *testing.T) []funchosttest.Transport {
 	t.Helper()
 	return serveApp(t, exampleapp.Config{})
 }
 
 // serveApp serves the example app built from cfg (its logs discarded) through both
 // transports, for the life of the test.
-func serveApp(t *testing.T, cfg exampleapp.Config) []hosttest.Transport {
+func serveApp(t *testing.T, cfg exampleapp.Config) []funchosttest.Transport {
 	t.Helper()
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	app, err := exampleapp.Build(cfg)
@@ -101,7 +101,7 @@ func serveApp(t *testing.T, cfg exampleapp.Config) []hosttest.Transport {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	return hosttest.Transports(t, app.FunctionApp)
+	return funchosttest.Transports(t, app.FunctionApp)
 }
 
 func TestExampleApp_LargeThreadValues_InMemory(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -22,7 +22,7 @@ func TestLaunch_MaxWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	tr := hosttest.Transports(t, app.FunctionApp)[0]
+	tr := funchosttest.Transports(t, app.FunctionApp)[0]
 	status, body := do(t, tr, "POST", "/api/runs/wait",
 		`{"assistant_id":"echo_agent","input":{"messages":[]},"config":{"configurable":{"delay_ms":5000}}}`)
 	if status != 504 || !strings.Contains(body, "within 0.3 s") {

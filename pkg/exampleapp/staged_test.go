@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -25,7 +25,7 @@ func TestStage_PublishFolder_AsCoreToolsAndTheHostReadIt(t *testing.T) {
 	}
 	err := launch.Run(t.Context(), exampleapp.Launch, launch.Options{
 		Args:   []string{"stage", "--target", "publish", "--out", dist, "--exe", "funcgraph"},
-		Getenv: func(string) string { return "" }, Logger: hosttest.TestLogger(t),
+		Getenv: func(string) string { return "" }, Logger: funchosttest.TestLogger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestStage_PublishFolder_AsCoreToolsAndTheHostReadIt(t *testing.T) {
 	for name := range app.FunctionApp.FunctionJSONs() {
 		functions = append(functions, name)
 	}
-	if problems := hosttest.CheckPublishFolder(dist, functions); len(problems) > 0 {
+	if problems := funchosttest.CheckPublishFolder(dist, functions); len(problems) > 0 {
 		t.Fatalf("dist/ would not deploy:\n%v", problems)
 	}
 
@@ -57,7 +57,7 @@ func TestStage_PublishFolder_AsCoreToolsAndTheHostReadIt(t *testing.T) {
 		if err := breakIt(broken); err != nil {
 			t.Fatal(err)
 		}
-		if problems := hosttest.CheckPublishFolder(broken, functions); len(problems) == 0 {
+		if problems := funchosttest.CheckPublishFolder(broken, functions); len(problems) == 0 {
 			t.Errorf("without %s the check found nothing", what)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // The load-and-abuse test: the bad requests of items 1–5 sent concurrently with normal traffic,
@@ -20,9 +20,9 @@ import (
 // not time.
 func TestEdge_LoadAndAbuse(t *testing.T) {
 	const workers, perWorker = 8, 25
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
-			emulated := tr.Name == hosttest.TransportEmulatedHost
+			emulated := tr.Name == funchosttest.TransportEmulatedHost
 			type abuse struct {
 				name   string
 				status int

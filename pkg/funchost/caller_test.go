@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // TestCallerLevel_BothTransports_KeyLevelAndSource checks what a handler learns about its
@@ -27,8 +27,8 @@ func TestCallerLevel_BothTransports_KeyLevelAndSource(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tr := range hosttest.Transports(t, app) {
-		src := map[string]string{hosttest.TransportStandalone: "standalone", hosttest.TransportEmulatedHost: "host"}[tr.Name]
+	for _, tr := range funchosttest.Transports(t, app) {
+		src := map[string]string{funchosttest.TransportStandalone: "standalone", funchosttest.TransportEmulatedHost: "host"}[tr.Name]
 		for _, tc := range []struct {
 			route, key, want string
 		}{

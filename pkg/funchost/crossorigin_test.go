@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // crossSiteBody is the refusal of a browser's cross-site request, in the hosting shape.
@@ -38,13 +38,13 @@ func send(t *testing.T, method, url, body string, headers ...string) (int, strin
 
 // crossSiteTransports are the edge app behind the standalone server, the emulated host in its
 // default JSON mode and the emulated host forwarding requests, each allowing allowed.
-func crossSiteTransports(t *testing.T, allowed ...string) []hosttest.Transport {
+func crossSiteTransports(t *testing.T, allowed ...string) []funchosttest.Transport {
 	t.Helper()
 	cfg := funchost.ServerConfig{AllowedOrigins: allowed}
-	trs := hosttest.TransportsConfig(t, edgeApp(t), cfg)
+	trs := funchosttest.TransportsConfig(t, edgeApp(t), cfg)
 	forwarding := true
-	emu := hosttest.StartApp(t, edgeApp(t), hosttest.Options{ForwardingOverride: &forwarding, HandlerServer: cfg})
-	return append(trs, hosttest.Transport{Name: "emulated-host-forwarding", BaseURL: emu.URL()})
+	emu := funchosttest.StartApp(t, edgeApp(t), funchosttest.Options{ForwardingOverride: &forwarding, HandlerServer: cfg})
+	return append(trs, funchosttest.Transport{Name: "emulated-host-forwarding", BaseURL: emu.URL()})
 }
 
 // A browser's cross-site request that may change state is refused 403 before any handler

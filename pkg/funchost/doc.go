@@ -25,5 +25,5 @@
 //
 // It is not a graph host: the package knows nothing of graphs, and the hosting and durable
 // packages register their functions on a FunctionApp. Nor is it a host emulator for tests
-// (package hosttest).
+// (package funchosttest).
 package funchost

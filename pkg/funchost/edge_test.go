@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // routeCap is the body cap of the test app's "capped" route, which (like the hosting routes)
@@ -76,7 +76,7 @@ func dial(t testing.TB, baseURL string) net.Conn {
 // Item 1: a rejected `Expect: 100-continue` request gets its final status at once, without a
 // 100 and without waiting for the body; an accepted one gets 100 Continue, then its answer.
 func TestEdge_ExpectContinue_RejectionAnswersAtOnce(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			for _, tc := range []struct {
 				name, path string
@@ -89,7 +89,7 @@ func TestEdge_ExpectContinue_RejectionAnswersAtOnce(t *testing.T) {
 				{"over the route's cap", "/api/capped", routeCap + 1, 413},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					if tr.Name == hosttest.TransportEmulatedHost && tc.length == routeCap+1 {
+					if tr.Name == funchosttest.TransportEmulatedHost && tc.length == routeCap+1 {
 						t.Skip("the host reads the whole body before invoking; the route's cap answers after it")
 					}
 					conn := dial(t, tr.BaseURL)
@@ -122,7 +122,7 @@ func TestEdge_ExpectContinue_RejectionAnswersAtOnce(t *testing.T) {
 // Item 2: a rejection of a request whose body is not read still reaches a client that sends
 // its whole body before reading and asked for `Connection: close`, every time.
 func TestEdge_RejectionWithUnreadBody_ReachesTheClient(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			cases := []struct {
 				name, path string
@@ -153,7 +153,7 @@ func TestEdge_RejectionWithUnreadBody_ReachesTheClient(t *testing.T) {
 
 // Item 3: a malformed chunked body is a 400 with a clear JSON message, not a 500.
 func TestEdge_MalformedChunkedBody_Is400(t *testing.T) {
-	trs := hosttest.Transports(t, edgeApp(t))
+	trs := funchosttest.Transports(t, edgeApp(t))
 	conn := dial(t, trs[0].BaseURL) // the host drops chunked bodies (no Content-Length)
 	fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n")
 	got := readResponse(t, conn, bufio.NewReader(conn))
@@ -167,7 +167,7 @@ func TestEdge_MalformedChunkedBody_Is400(t *testing.T) {
 // Content-Length over the server's cap is a 413 with a JSON body on the standalone server (the
 // host's own 413 has an empty body).
 func TestEdge_OverLimitBodies_StopAtTheCap(t *testing.T) {
-	trs := hosttest.Transports(t, edgeApp(t))
+	trs := funchosttest.Transports(t, edgeApp(t))
 	conn := dial(t, trs[0].BaseURL)
 	go func() {
 		fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -189,7 +189,7 @@ func TestEdge_OverLimitBodies_StopAtTheCap(t *testing.T) {
 		fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", funchost.DefaultMaxRequestBodyBytes+1)
 		got := readResponse(t, conn, bufio.NewReader(conn))
 		want := fmt.Sprintf(`{"error":"error","detail":"Request body too large: %d bytes (max %d bytes)"}`, funchost.DefaultMaxRequestBodyBytes+1, funchost.DefaultMaxRequestBodyBytes)
-		if tr.Name == hosttest.TransportEmulatedHost {
+		if tr.Name == funchosttest.TransportEmulatedHost {
 			want = ""
 		}
 		if got.status != 413 || got.body != want {
@@ -201,7 +201,7 @@ func TestEdge_OverLimitBodies_StopAtTheCap(t *testing.T) {
 // Item 7: an empty x-functions-key header means no key (code is not read then), and `?Code=`
 // is matched case-insensitively; on both transports.
 func TestEdge_Keys_EmptyHeaderAndCodeCase(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			for _, tc := range []struct {
 				name   string

@@ -1,6 +1,6 @@
 package funchost
 
-// This file exports the few host rules that a host emulator (package hosttest) needs and that
+// This file exports the few host rules that a host emulator (package funchosttest) needs and that
 // it must not re-implement: name ordering, route prefix stripping and key resolution.
 
 // KeyLevel is what a presented key is worth to the host.

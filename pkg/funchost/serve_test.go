@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // serveTest runs a funchost.Server for h with cfg and returns its base URL and a stop function
 // that cancels the serve context and returns Serve's result.
 func serveTest(t *testing.T, cfg funchost.ServerConfig, h http.Handler) (string, func() error) {
 	t.Helper()
-	srv, err := funchost.NewServer(cfg, h, hosttest.TestLogger(t))
+	srv, err := funchost.NewServer(cfg, h, funchosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // smuggled is a whole request hidden after a broken body: it must never be answered.
@@ -43,7 +43,7 @@ func expectClosed(t *testing.T, conn net.Conn, status int) {
 // A malformed chunked body and a body over the route's cap end their connection; the request
 // hidden behind them is never served. Through both servers.
 func TestEdge_BrokenBody_EndsTheConnection(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			t.Run("malformed chunk size", func(t *testing.T) {
 				conn := dial(t, tr.BaseURL)
@@ -71,8 +71,8 @@ func TestEdge_BrokenBody_EndsTheConnection(t *testing.T) {
 // chunkedStatus is the first answer to a chunked body: the handler's status on the
 // standalone server; 200 through the emulated host, which (as the Functions host does) hands
 // the function an empty body when no Content-Length came. Either way the connection ends.
-func chunkedStatus(tr hosttest.Transport, standalone int) int {
-	if tr.Name == hosttest.TransportEmulatedHost {
+func chunkedStatus(tr funchosttest.Transport, standalone int) int {
+	if tr.Name == funchosttest.TransportEmulatedHost {
 		return http.StatusOK
 	}
 	return standalone
@@ -81,8 +81,8 @@ func chunkedStatus(tr hosttest.Transport, standalone int) int {
 // A body whose read times out answers 408 and ends its connection; the bytes that arrive
 // later are never parsed as a request.
 func TestEdge_BodyReadTimeout_EndsTheConnection(t *testing.T) {
-	base := hosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
-		edgeApp(t).Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)}))
+	base := funchosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
+		edgeApp(t).Standalone(funchost.StandaloneOptions{Logger: funchosttest.TestLogger(t)}))
 	conn := dial(t, base)
 	fmt.Fprintf(conn, "POST /api/capped HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
 	go func() {
@@ -95,7 +95,7 @@ func TestEdge_BodyReadTimeout_EndsTheConnection(t *testing.T) {
 // A request whose body was read to its end keeps its connection: the next request on it is
 // served (keep-alive is not lost to the rule above).
 func TestEdge_CompleteBody_KeepsTheConnection(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			conn := dial(t, tr.BaseURL)
 			br := bufio.NewReader(conn)
@@ -103,7 +103,7 @@ func TestEdge_CompleteBody_KeepsTheConnection(t *testing.T) {
 				"POST /api/capped HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
 				"POST /api/capped HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok",
 			}
-			if tr.Name == hosttest.TransportStandalone { // the host drops chunked bodies
+			if tr.Name == funchosttest.TransportStandalone { // the host drops chunked bodies
 				reqs = append(reqs, "POST /api/capped HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", reqs[0])
 			}
 			for i, req := range reqs {
@@ -129,7 +129,7 @@ func TestEdge_CompleteBody_KeepsTheConnection(t *testing.T) {
 // read. Through both servers, with the fields in either order. (A length, then a chunked
 // request, on one connection, stay alive: TestEdge_CompleteBody_KeepsTheConnection.)
 func TestEdge_ContentLengthAndChunked_EndsTheConnection(t *testing.T) {
-	for _, tr := range hosttest.Transports(t, edgeApp(t)) {
+	for _, tr := range funchosttest.Transports(t, edgeApp(t)) {
 		t.Run(tr.Name, func(t *testing.T) {
 			for name, fields := range map[string]string{
 				"length first":  "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n",

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // stallSeed seeds the slow reader's pauses and read sizes.
@@ -111,7 +111,7 @@ func stallApp(t *testing.T, results chan<- handlerResult) *funchost.FunctionApp 
 func serveStall(t *testing.T, app *funchost.FunctionApp) string {
 	t.Helper()
 	srv, err := funchost.NewServer(funchost.ServerConfig{WriteStallTimeout: stallTimeout, ShutdownTimeout: time.Second},
-		app.Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)}), hosttest.TestLogger(t))
+		app.Standalone(funchost.StandaloneOptions{Logger: funchosttest.TestLogger(t)}), funchosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // Items 3 and 5 on the hosting routes: a malformed chunked body is a 400 with a clear detail
@@ -18,7 +18,7 @@ import (
 // message. Chunked bodies reach only the standalone server (the host drops them).
 func TestInvoke_BrokenAndOversizedChunkedBodies(t *testing.T) {
 	app := testApp(t, Options{MaxRequestBodyBytes: 1024}, map[string]InvocableGraph{"g": &fakeInvoker{}}, nil)
-	tr := hosttest.Transports(t, app.FunctionApp())[0]
+	tr := funchosttest.Transports(t, app.FunctionApp())[0]
 	send := func(chunks string) (int, string) {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(tr.BaseURL, "http://"))
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 type orderIn struct {
@@ -60,7 +60,7 @@ func TestFunc_TypedInputAndClientErrors_BothTransports(t *testing.T) {
 		{"other error is 500", "/api/graphs/order/invoke", `{"input":{"item":"fail"}}`, 500, errBody("Graph execution failed")},
 		{"stream client error", "/api/graphs/stream/stream", `{"input":{}}`, 429, errBody("Slow down")},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			t.Run(tr.Name+"/"+tt.name, func(t *testing.T) {
 				got := call(t, tr, http.MethodPost, tt.path, tt.body, tr.FunctionKey)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/version"
 )
 
@@ -46,7 +46,7 @@ func TestHealth_Routes_BothTransports(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+			for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 				method, key := "GET", ""
 				switch tt.key {
 				case "fn":

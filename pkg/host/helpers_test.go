@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // fakeInvoker is an invoke-only graph made of func fields.
@@ -110,7 +110,7 @@ func (o *recordingObserver) reset() {
 func testApp(t *testing.T, opts Options, graphs map[string]InvocableGraph, regOpts map[string]RegisterOptions) *GraphHostApp {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = hosttest.TestLogger(t)
+		opts.Logger = funchosttest.TestLogger(t)
 	}
 	a, err := New(opts)
 	if err != nil {
@@ -132,20 +132,20 @@ type response struct {
 }
 
 // call sends a request through a transport; key "" sends no key.
-func call(t testing.TB, tr hosttest.Transport, method, path, body, key string) response {
+func call(t testing.TB, tr funchosttest.Transport, method, path, body, key string) response {
 	t.Helper()
 	return callHeaders(t, tr, method, path, body, key)
 }
 
 // callHeaders is call with more headers, as name/value pairs.
-func callHeaders(t testing.TB, tr hosttest.Transport, method, path, body, key string, headers ...string) response {
+func callHeaders(t testing.TB, tr funchosttest.Transport, method, path, body, key string, headers ...string) response {
 	t.Helper()
 	return callCtx(context.Background(), t, tr, method, path, body, key, headers...)
 }
 
 // callWithin is call with a deadline: a request still unanswered after d fails the test
 // with why, at once, instead of hanging the package until its timeout.
-func callWithin(t testing.TB, d time.Duration, why string, tr hosttest.Transport, method, path, body, key string) response {
+func callWithin(t testing.TB, d time.Duration, why string, tr funchosttest.Transport, method, path, body, key string) response {
 	t.Helper()
 	ctx, cancel := context.WithTimeoutCause(context.Background(), d, fmt.Errorf("no answer within %v: %s", d, why))
 	defer cancel()
@@ -153,7 +153,7 @@ func callWithin(t testing.TB, d time.Duration, why string, tr hosttest.Transport
 }
 
 // callCtx is callHeaders under ctx; a request that ctx ends fails the test with its cause.
-func callCtx(ctx context.Context, t testing.TB, tr hosttest.Transport, method, path, body, key string, headers ...string) response {
+func callCtx(ctx context.Context, t testing.TB, tr funchosttest.Transport, method, path, body, key string, headers ...string) response {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // invokeGraphs are the graphs of the invoke contract tests.
@@ -123,7 +123,7 @@ func TestInvoke_Contract_BothTransports(t *testing.T) {
 		{name: "per-graph anonymous override", graph: "open", body: `{"input":{"o":1}}`, noKey: true, status: 200,
 			want: `{"output":{"o":1}}`, events: []string{"started", "completed"}},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			t.Run(tr.Name+"/"+tt.name, func(t *testing.T) {
 				obs.reset()
@@ -132,7 +132,7 @@ func TestInvoke_Contract_BothTransports(t *testing.T) {
 					key = ""
 				}
 				got := call(t, tr, "POST", "/api/graphs/"+tt.graph+"/invoke", tt.body, key)
-				if tt.onHost != nil && tr.Name == hosttest.TransportEmulatedHost {
+				if tt.onHost != nil && tr.Name == funchosttest.TransportEmulatedHost {
 					tt.status, tt.want, tt.events = tt.onHost.status, tt.onHost.body, []string{"started", "completed"}
 				}
 				if got.status != tt.status {

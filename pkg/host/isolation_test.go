@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -48,7 +48,7 @@ func (m *mapOwners) owner(tid string) (any, bool) {
 // isoApp serves a checkpointed graph "chat" (it holds state for thread "legacy" only) and a
 // plain graph "plain" with isolation on (X-MS-CLIENT-PRINCIPAL-ID believed from 127.0.0.1
 // standalone) through both transports; owners nil means no thread record.
-func isoApp(t *testing.T, owners ThreadOwners) []hosttest.Transport {
+func isoApp(t *testing.T, owners ThreadOwners) []funchosttest.Transport {
 	t.Helper()
 	iso, err := isolation.New(isolation.Config{IdentityHeader: isolation.PrincipalIDHeader,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
@@ -65,11 +65,11 @@ func isoApp(t *testing.T, owners ThreadOwners) []hosttest.Transport {
 	if owners != nil {
 		a.SetIsolation(iso, owners)
 	}
-	return hosttest.Transports(t, a.FunctionApp())
+	return funchosttest.Transports(t, a.FunctionApp())
 }
 
 // callAs sends a request as identity id ("" none) with key.
-func callAs(t *testing.T, tr hosttest.Transport, id, key, method, path, body string) response {
+func callAs(t *testing.T, tr funchosttest.Transport, id, key, method, path, body string) response {
 	t.Helper()
 	if id == "" {
 		return callHeaders(t, tr, method, path, body, key)
@@ -179,10 +179,10 @@ func TestIsolation_Hosting_UntrustedPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := testApp(t, Options{Isolation: iso}, map[string]InvocableGraph{"plain": &fakeGraph{}}, nil)
-	for _, tr := range hosttest.Transports(t, a.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, a.FunctionApp()) {
 		r := callAs(t, tr, "alice", tr.FunctionKey, "POST", "/api/graphs/plain/invoke", `{"input":{}}`)
 		want := 200
-		if tr.Name == hosttest.TransportStandalone {
+		if tr.Name == funchosttest.TransportStandalone {
 			want = 403
 		}
 		if r.status != want || (want == 403 && r.body != errBody(msgUntrustedProxy)) {
@@ -195,7 +195,7 @@ func TestIsolation_Hosting_UntrustedPeer(t *testing.T) {
 // thread id is anyone's.
 func TestIsolation_Hosting_Off(t *testing.T) {
 	a := testApp(t, Options{}, map[string]InvocableGraph{"chat": &fakeGraph{fakeInvoker: fakeInvoker{checkpointer: true}}}, nil)
-	for _, tr := range hosttest.Transports(t, a.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, a.FunctionApp()) {
 		for _, id := range []string{"", "alice"} {
 			if r := callAs(t, tr, id, tr.FunctionKey, "POST", "/api/graphs/chat/invoke", threaded("t1")); r.status != 200 {
 				t.Errorf("%s as %q: %d %s", tr.Name, id, r.status, r.body)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 )
 
@@ -53,7 +53,7 @@ func TestInvoke_ConcurrentRequests_SameThreadConflictsOtherThreadsRun(t *testing
 			ga, gb := newGate(), newGate()
 			app := testApp(t, Options{}, map[string]InvocableGraph{"a": ga, "b": gb}, nil)
 			gates := map[string]*gate{"a": ga, "b": gb}
-			for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+			for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 				t.Run(tr.Name, func(t *testing.T) {
 					ga.release, gb.release = make(chan struct{}), make(chan struct{})
 					split := func(s string) (string, string) { return s[:1], s[2:] }
@@ -151,7 +151,7 @@ func TestInvoke_LockLifecycle_ReleasedOnEveryPath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := &countingLock{ThreadLock: lock.NewInProcessThreadLock()}
 			app := testApp(t, Options{ThreadLock: cl}, map[string]InvocableGraph{"g": tt.graph}, nil)
-			for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+			for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 				for range 2 { // a second call proves the first released
 					got := call(t, tr, "POST", "/api/graphs/g/invoke", invokeBody("t1"), tr.FunctionKey)
 					if got.status != tt.wantStatus {
@@ -172,7 +172,7 @@ func TestInvoke_LockBackendError_500NothingHeld(t *testing.T) {
 	cl := &countingLock{ThreadLock: lock.NewInProcessThreadLock(), err: errors.New("storage down")}
 	obs := &recordingObserver{}
 	app := testApp(t, Options{ThreadLock: cl, Observer: obs}, map[string]InvocableGraph{"g": &fakeInvoker{checkpointer: true}}, nil)
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		obs.reset()
 		got := call(t, tr, "POST", "/api/graphs/g/invoke", invokeBody("t1"), tr.FunctionKey)
 		if got.status != 500 || got.body != errBody("Graph execution failed") {
@@ -202,7 +202,7 @@ func TestInvoke_LockLost_CancelsGraphContext(t *testing.T) {
 		return nil, ctx.Err()
 	}}
 	app := testApp(t, Options{ThreadLock: ll}, map[string]InvocableGraph{"g": g}, nil)
-	tr := hosttest.Transports(t, app.FunctionApp())[0]
+	tr := funchosttest.Transports(t, app.FunctionApp())[0]
 	got := call(t, tr, "POST", "/api/graphs/g/invoke", invokeBody("t1"), tr.FunctionKey)
 	if got.status != 500 {
 		t.Fatalf("status %d", got.status)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 func TestObserver_RunContext_CarriesRunFields(t *testing.T) {
@@ -19,7 +19,7 @@ func TestObserver_RunContext_CarriesRunFields(t *testing.T) {
 	app := testApp(t, Options{Observer: obs}, map[string]InvocableGraph{"g": &fakeGraph{fakeInvoker: fakeInvoker{checkpointer: true}}}, nil)
 	hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
 	seen := map[string]bool{}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, endpoint := range []string{EndpointInvoke, EndpointStream} {
 			obs.reset()
 			body := `{"input":{"secret":"input"},"config":{"configurable":{"thread_id":"t9"}},"stream_mode":"updates"}`
@@ -75,7 +75,7 @@ func TestObserver_Panics_DoNotChangeOutcome(t *testing.T) {
 		{"fail", invokeBody("t1"), 500},
 		{"ok", `{"input":1}`, 422},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			if got := call(t, tr, "POST", "/api/graphs/"+tt.graph+"/invoke", tt.body, tr.FunctionKey); got.status != tt.status {
 				t.Fatalf("%s %s: %d, want %d", tr.Name, tt.graph, got.status, tt.status)
@@ -120,7 +120,7 @@ func TestLoggingObserver_Records_NamesLevelsAndFields(t *testing.T) {
 		"ok":   &fakeInvoker{},
 		"fail": &fakeInvoker{invoke: func(context.Context, Request) (any, error) { return nil, errors.New("secret text") }},
 	}, nil)
-	tr := hosttest.Transports(t, app.FunctionApp())[0]
+	tr := funchosttest.Transports(t, app.FunctionApp())[0]
 	call(t, tr, "POST", "/api/graphs/ok/invoke", `{"input":{"secret":"input"}}`, tr.FunctionKey)
 	call(t, tr, "POST", "/api/graphs/fail/invoke", `{"input":{}}`, tr.FunctionKey)
 	call(t, tr, "POST", "/api/graphs/ok/invoke", `{"input":[]}`, tr.FunctionKey)

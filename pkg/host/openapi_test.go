@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
 
@@ -25,7 +25,7 @@ func TestOpenAPI_Document_ListsRoutesModelsAndExtensions(t *testing.T) {
 	app.AddOpenAPI(func(doc *openapi.Document) {
 		doc.AddSchema("RegisteredGraphs", map[string]any{"type": "array"})
 	})
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		if got := call(t, tr, "GET", "/api/openapi.json", "", ""); got.status != 401 {
 			t.Fatalf("%s: without key %d, want 401 (app level)", tr.Name, got.status)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 func TestState_Contract_BothTransports(t *testing.T) {
@@ -48,7 +48,7 @@ func TestState_Contract_BothTransports(t *testing.T) {
 		{"quote in thread id", "g", "it's", 404, errBody(`Thread "it's" not found`)},
 		{"graph without state has no route", "stateless", "known", 404, ""},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			t.Run(tr.Name+"/"+tt.name, func(t *testing.T) {
 				got := call(t, tr, "GET", "/api/graphs/"+tt.graph+"/threads/"+url.PathEscape(tt.tid)+"/state", "", tr.FunctionKey)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // dataFrame renders one data frame around a json.dumps-style payload.
@@ -121,7 +121,7 @@ func TestStream_Contract_BothTransports(t *testing.T) {
 		{name: "depth limit", graph: "two", body: `{"input":` + nest(32, "{}") + `}`, status: 400,
 			want: errBody("Input exceeds maximum nesting depth of 32"), events: []string{"rejected:invalid_request"}},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			t.Run(tr.Name+"/"+tt.name, func(t *testing.T) {
 				obs.reset()
@@ -164,7 +164,7 @@ func TestStream_Contract_BothTransports(t *testing.T) {
 
 func TestStream_DisabledRoute_HostAnswers404(t *testing.T) {
 	app := testApp(t, Options{}, map[string]InvocableGraph{"g": &fakeGraph{}}, map[string]RegisterOptions{"g": {NoStream: true}})
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		got := call(t, tr, "POST", "/api/graphs/g/stream", `{"input":{}}`, tr.FunctionKey)
 		if got.status != 404 || got.body != "" {
 			t.Fatalf("%s: %d %q", tr.Name, got.status, got.body)

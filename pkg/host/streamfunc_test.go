@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 type progress struct {
@@ -43,7 +43,7 @@ func TestStreamFunc_TypedStreamAndSame422_BothTransports(t *testing.T) {
 		{"invoke answers the last chunk", "/api/graphs/count/invoke", `{"input":{"item":"tea","count":3}}`, 200, `{"output":{"step":"tea","n":3}}`},
 		{"invoke decode failure is 422", "/api/graphs/count/invoke", `{"input":{"count":"two"}}`, 422, bad},
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		for _, tt := range tests {
 			t.Run(tr.Name+"/"+tt.name, func(t *testing.T) {
 				got := call(t, tr, http.MethodPost, tt.path, tt.body, tr.FunctionKey)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
@@ -116,11 +116,11 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 	// connection the still-running handler holds, and that request would hang.
 	const answerWithin = 20 * time.Second
 	hung := "the host's connection to the handler is still held by a run past its bound (the early reply must say Connection: close)"
-	call := func(t *testing.T, tr hosttest.Transport, method, path, body, key string) response {
+	call := func(t *testing.T, tr funchosttest.Transport, method, path, body, key string) response {
 		t.Helper()
 		return callWithin(t, answerWithin, hung, tr, method, path, body, key)
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		t.Run(tr.Name+"/invoke", func(t *testing.T) {
 			key, tid := tr.Name+"-invoke", tr.Name+"-t1"
 			body := `{"input":{"gate":"` + key + `"},"config":{"configurable":{"thread_id":"` + tid + `"}}}`
@@ -138,7 +138,7 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 			}
 			g.open(key)
 			g.open("open")
-			hosttest.Eventually(t, "the first run ends and frees its thread", func() bool {
+			funchosttest.Eventually(t, "the first run ends and frees its thread", func() bool {
 				return call(t, tr, http.MethodPost, "/api/graphs/slow/invoke", other, tr.FunctionKey).status == http.StatusOK
 			})
 		})
@@ -155,7 +155,7 @@ func TestWait_PastTheBound_AnswersAndRunGoesOn_BothTransports(t *testing.T) {
 			g.open(key)
 		})
 	}
-	hosttest.Eventually(t, "every run that passed the bound is observed completed", func() bool {
+	funchosttest.Eventually(t, "every run that passed the bound is observed completed", func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
 		started, completed := 0, 0

@@ -13,8 +13,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -109,7 +109,7 @@ func (checkpointedEcho) HasCheckpointer() bool { return true }
 // the stores would not keep) is refused 507 on each by its declared length, and an unpadded
 // one is served.
 func TestAssemble_PassesMemoryBudgetToEveryRoute(t *testing.T) {
-	s, err := FromEnv(t.Context(), func(k string) string { return map[string]string{envMemoryBudget: "4MiB"}[k] }, ModeServe, hosttest.TestLogger(t))
+	s, err := FromEnv(t.Context(), func(k string) string { return map[string]string{envMemoryBudget: "4MiB"}[k] }, ModeServe, funchosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
@@ -39,7 +39,7 @@ func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := hosttest.ParseHostConfig(data)
+	cfg, err := funchosttest.ParseHostConfig(data)
 	if err != nil {
 		t.Fatalf("the host would not read it: %v", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
 func TestFromEnv_UserIsolation(t *testing.T) {
@@ -31,7 +31,7 @@ func TestFromEnv_UserIsolation(t *testing.T) {
 		"host on Azure without Easy Auth": {ModeCustomHandler, map[string]string{envUserIsolation: "on", envSiteName: "app"}, false, envAuthEnabled + "=True"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, err := FromEnv(t.Context(), func(k string) string { return tc.env[k] }, tc.mode, hosttest.TestLogger(t))
+			s, err := FromEnv(t.Context(), func(k string) string { return tc.env[k] }, tc.mode, funchosttest.TestLogger(t))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("FromEnv error = %v, want one naming %q", err, tc.wantErr)
@@ -53,7 +53,7 @@ func isolatedSettings(t *testing.T) Settings {
 	t.Helper()
 	s, err := FromEnv(t.Context(), func(k string) string {
 		return map[string]string{envUserIsolation: "on", envIdentityHeader: "X-User", envTrustedProxies: "127.0.0.1"}[k]
-	}, ModeServe, hosttest.TestLogger(t))
+	}, ModeServe, funchosttest.TestLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestAssemble_PassesIsolationToPlatformAndRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	for _, tr := range hosttest.Transports(t, a.Host.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, a.Host.FunctionApp()) {
 		for _, path := range []string{"/api/threads/search", "/api/runs"} {
 			method := map[string]string{"/api/threads/search": "POST", "/api/runs": "GET"}[path]
 			req := newKeyRequest(t, method, tr.BaseURL+path, tr.FunctionKey)
@@ -108,7 +108,7 @@ func TestAssemble_IsolationScopesHostingWithoutPlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	for _, tr := range hosttest.Transports(t, a.Host.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, a.Host.FunctionApp()) {
 		for body, want := range map[string]int{
 			`{"input":{"a":1}}`: 200,
 			`{"input":{"a":1},"config":{"configurable":{"thread_id":"t1"}}}`: 403,
@@ -124,7 +124,7 @@ func TestAssemble_IsolationScopesHostingWithoutPlatform(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = res.Body.Close()
-			if tr.Name == hosttest.TransportEmulatedHost {
+			if tr.Name == funchosttest.TransportEmulatedHost {
 				want = 401 // under the host only App Service's header is an identity
 			}
 			if res.StatusCode != want {

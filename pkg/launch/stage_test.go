@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -59,7 +59,7 @@ func TestRun_Stage_LocalFolder(t *testing.T) {
 	if wantHost, _ := launch.HostJSON("myapp", "api"); string(host) != string(wantHost) {
 		t.Errorf("host.json =\n%s", host)
 	}
-	f, err := hosttest.ReadFolder(dir, nil)
+	f, err := funchosttest.ReadFolder(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

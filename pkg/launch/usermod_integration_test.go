@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 
@@ -26,7 +26,7 @@ func TestIntegrationStage_UserModule_LocalFolderServes(t *testing.T) {
 	// FUNCGRAPH_WORK_QUEUE then names another queue, and the app refuses to start.
 	var logs strings.Builder
 	var mu sync.Mutex
-	e, err := hosttest.Start(t.Context(), hosttest.Options{
+	e, err := funchosttest.Start(t.Context(), funchosttest.Options{
 		AppRoot: local,
 		Env:     map[string]string{"AzureWebJobsStorage": azuritetest.ConnectionString(t), "FUNCGRAPH_STORAGE_PREFIX": azuritetest.UniqueName("u")},
 		Logf: func(format string, args ...any) {
@@ -46,7 +46,7 @@ func TestIntegrationStage_UserModule_LocalFolderServes(t *testing.T) {
 		t.Fatalf("start failed without the mismatch message: %v\n%s", err, logs.String())
 	}
 
-	e, err = hosttest.Start(t.Context(), hosttest.Options{
+	e, err = funchosttest.Start(t.Context(), funchosttest.Options{
 		AppRoot: local,
 		Env:     map[string]string{"AzureWebJobsStorage": azuritetest.ConnectionString(t)},
 		Keys:    funchost.Keys{HostFunction: map[string]string{"default": "user-key"}},

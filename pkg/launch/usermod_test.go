@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
@@ -76,11 +76,11 @@ var userFunctions = []string{"fg_shout_invoke", "fg_health", "start_graph_run", 
 func TestStage_UserModule_BothFolders(t *testing.T) {
 	local, dist := stageUserModule(t)
 
-	if problems := hosttest.CheckPublishFolder(dist, userFunctions); len(problems) > 0 {
+	if problems := funchosttest.CheckPublishFolder(dist, userFunctions); len(problems) > 0 {
 		t.Errorf("dist/ would not deploy:\n%s", strings.Join(problems, "\n"))
 	}
 
-	f, err := hosttest.ReadFolder(local, nil)
+	f, err := funchosttest.ReadFolder(local, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

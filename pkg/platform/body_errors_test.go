@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -59,7 +59,7 @@ var bodyRoutes = []string{"/api/threads", "/api/assistants/search", "/api/thread
 // funchost message, never a logged 500.
 func TestPlatform_BodyErrors_AnsweredLikeHostingRoutes(t *testing.T) {
 	app, errs := bodyErrorApp(t)
-	base := hosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
+	base := funchosttest.Serve(t, funchost.ServerConfig{BodyReadTimeout: 300 * time.Millisecond, ShutdownTimeout: time.Second},
 		app.Standalone(funchost.StandaloneOptions{Logger: slog.New(slog.DiscardHandler)}))
 	addr := strings.TrimPrefix(base, "http://")
 	send := func(head, body string, pause time.Duration, rest string) (int, string) {
@@ -111,7 +111,7 @@ func TestPlatform_BodyErrors_AnsweredLikeHostingRoutes(t *testing.T) {
 // Through both transports, a body over the cap is the same 400 on every platform route.
 func TestPlatform_BodyOverCap_SameOnBothTransports(t *testing.T) {
 	app, errs := bodyErrorApp(t)
-	for _, tr := range hosttest.Transports(t, app) {
+	for _, tr := range funchosttest.Transports(t, app) {
 		t.Run(tr.Name, func(t *testing.T) {
 			for _, path := range bodyRoutes {
 				if r := do(t, tr, "POST", path, strings.Repeat(" ", 2000)); r.status != 400 || r.body != detail("Request body too large: 2000 bytes (max 1024 bytes)") {

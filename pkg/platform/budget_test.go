@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
@@ -33,7 +33,7 @@ func (s fullOnValues) Release(ctx context.Context, id string, status threads.Sta
 // A run whose output the thread store has no room for still ends: the thread is released in
 // error without the values, never left busy, and takes the next run.
 func TestRuns_OutputPastTheStoreBudget_ThreadReleasedInError(t *testing.T) {
-	app, err := host.New(host.Options{PlatformCompat: true, Logger: hosttest.TestLogger(t)})
+	app, err := host.New(host.Options{PlatformCompat: true, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestRuns_OutputPastTheStoreBudget_ThreadReleasedInError(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		t.Run(tr.Name, func(t *testing.T) {
 			tid := "full-" + tr.Name
 			for i := range 2 {
@@ -88,7 +88,7 @@ func TestCreates_PastTheMemoryBudget_Refused507Unread(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, host.Options{AuthLevel: funchost.AuthAnonymous, MemoryBudget: b}, nil)
-	h := f.svc.app.FunctionApp().Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)})
+	h := f.svc.app.FunctionApp().Standalone(funchost.StandaloneOptions{Logger: funchosttest.TestLogger(t)})
 	send := func(path, body string) (int, string, int32) {
 		var reads atomic.Int32
 		r := httptest.NewRequest("POST", path, countedBody{strings.NewReader(body), &reads})

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -129,13 +129,13 @@ type fixture struct {
 	svc   *Service
 	store *threads.Memory
 	chat  *memGraph
-	trs   []hosttest.Transport
+	trs   []funchosttest.Transport
 }
 
 func newFixture(t *testing.T, opts host.Options, configure func(*memGraph)) *fixture {
 	t.Helper()
 	opts.PlatformCompat = true
-	opts.Logger = hosttest.TestLogger(t)
+	opts.Logger = funchosttest.TestLogger(t)
 	app, err := host.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func newFixture(t *testing.T, opts host.Options, configure func(*memGraph)) *fix
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	return &fixture{svc: svc, store: store, chat: chat, trs: hosttest.Transports(t, app.FunctionApp())}
+	return &fixture{svc: svc, store: store, chat: chat, trs: funchosttest.Transports(t, app.FunctionApp())}
 }
 
 type resp struct {
@@ -167,13 +167,13 @@ type resp struct {
 	body   string
 }
 
-func do(t testing.TB, tr hosttest.Transport, method, path, body string) resp {
+func do(t testing.TB, tr funchosttest.Transport, method, path, body string) resp {
 	t.Helper()
 	return doHeaders(t, tr, method, path, body, "x-functions-key", tr.FunctionKey)
 }
 
 // doHeaders is do with the request headers given as name/value pairs (no key unless given).
-func doHeaders(t testing.TB, tr hosttest.Transport, method, path, body string, headers ...string) resp {
+func doHeaders(t testing.TB, tr funchosttest.Transport, method, path, body string, headers ...string) resp {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -204,7 +204,7 @@ func detail(msg string) string {
 }
 
 // newThread creates a thread through the API and returns its id.
-func newThread(t *testing.T, tr hosttest.Transport, body string) string {
+func newThread(t *testing.T, tr funchosttest.Transport, body string) string {
 	t.Helper()
 	r := do(t, tr, "POST", "/api/threads", body)
 	if r.status != 200 {

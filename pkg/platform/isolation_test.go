@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // isoFixture serves the platform routes with isolation on through both transports; the
 // standalone server believes X-MS-CLIENT-PRINCIPAL-ID from the given proxies.
-func isoFixture(t *testing.T, proxies ...string) []hosttest.Transport {
+func isoFixture(t *testing.T, proxies ...string) []funchosttest.Transport {
 	t.Helper()
 	var cfg isolation.Config
 	cfg.IdentityHeader = isolation.PrincipalIDHeader
@@ -30,9 +30,9 @@ func isoFixture(t *testing.T, proxies ...string) []hosttest.Transport {
 
 // isoServe serves the graph "chat" and the platform routes (threads in memory) through both
 // transports, with isolation hostIso on the hosting app and platIso on the platform routes.
-func isoServe(t *testing.T, hostIso, platIso *isolation.Isolation) []hosttest.Transport {
+func isoServe(t *testing.T, hostIso, platIso *isolation.Isolation) []funchosttest.Transport {
 	t.Helper()
-	app, err := host.New(host.Options{PlatformCompat: true, Isolation: hostIso, Logger: hosttest.TestLogger(t)})
+	app, err := host.New(host.Options{PlatformCompat: true, Isolation: hostIso, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,13 +44,13 @@ func isoServe(t *testing.T, hostIso, platIso *isolation.Isolation) []hosttest.Tr
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	return hosttest.Transports(t, app.FunctionApp())
+	return funchosttest.Transports(t, app.FunctionApp())
 }
 
 // user is a caller: an identity (sent as App Service Authentication sends it) and a key.
 type user struct{ id, key string }
 
-func (u user) do(t *testing.T, tr hosttest.Transport, method, path, body string) resp {
+func (u user) do(t *testing.T, tr funchosttest.Transport, method, path, body string) resp {
 	t.Helper()
 	h := []string{"x-functions-key", u.key}
 	if u.id != "" {
@@ -61,8 +61,8 @@ func (u user) do(t *testing.T, tr hosttest.Transport, method, path, body string)
 
 // owner is the owner a transport records for identity id: qualified by the identity
 // provider under the host, the header's value standalone.
-func owner(tr hosttest.Transport, id string) string {
-	if tr.Name == hosttest.TransportEmulatedHost {
+func owner(tr funchosttest.Transport, id string) string {
+	if tr.Name == funchosttest.TransportEmulatedHost {
 		return "aad:" + id
 	}
 	return id
@@ -212,7 +212,7 @@ func TestIsolation_UntrustedPeer_BothTransports(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			alice, admin := user{"alice", tr.FunctionKey}, user{"", tr.MasterKey}
 			r := alice.do(t, tr, "POST", "/api/threads", `{}`)
-			if tr.Name == hosttest.TransportStandalone {
+			if tr.Name == funchosttest.TransportStandalone {
 				if r.status != 403 || r.body != detail("Forbidden: the identity header is only accepted from a trusted proxy") {
 					t.Errorf("spoofed identity: %d %s, want 403", r.status, r.body)
 				}

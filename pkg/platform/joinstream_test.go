@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // startRun creates a background run and returns its path, /api/threads/<tid>/runs/<rid>.
-func startRun(t *testing.T, tr hosttest.Transport, tid, body string) (string, string) {
+func startRun(t *testing.T, tr funchosttest.Transport, tid, body string) (string, string) {
 	t.Helper()
 	r := do(t, tr, "POST", "/api/threads/"+tid+"/runs", body)
 	var run runBody
@@ -145,7 +145,7 @@ func readAll(rd *bufio.Reader, got *string) {
 }
 
 // openJoin opens GET <path>/stream and returns its body's reader.
-func openJoin(t *testing.T, ctx context.Context, tr hosttest.Transport, path string) *bufio.Reader {
+func openJoin(t *testing.T, ctx context.Context, tr funchosttest.Transport, path string) *bufio.Reader {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, "GET", tr.BaseURL+path, nil)
 	req.Header.Set("x-functions-key", tr.FunctionKey)
@@ -235,8 +235,8 @@ func TestJoinStream_FromAnotherInstance_BothTransports(t *testing.T) {
 	store := threads.NewMemory()
 	c := &chatter{}
 	var shared *LocalRuns
-	mount := func(backend func(RunExecutor) (RunBackend, error)) []hosttest.Transport {
-		app, err := host.New(host.Options{PlatformCompat: true, Logger: hosttest.TestLogger(t)})
+	mount := func(backend func(RunExecutor) (RunBackend, error)) []funchosttest.Transport {
+		app, err := host.New(host.Options{PlatformCompat: true, Logger: funchosttest.TestLogger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestJoinStream_FromAnotherInstance_BothTransports(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = svc.Close() })
-		return hosttest.Transports(t, app.FunctionApp())
+		return funchosttest.Transports(t, app.FunctionApp())
 	}
 	runner := mount(func(exec RunExecutor) (RunBackend, error) {
 		shared = NewLocalRuns(exec, LocalRunsOptions{})

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -52,7 +52,7 @@ func TestLocalRuns_Wake_StartsTheWaitingRunAtOnce(t *testing.T) {
 // Through the routes' service: a background run queued behind a blocking run that holds the
 // thread starts when that run releases the thread.
 func TestService_ReleasedThread_WakesTheQueuedRun(t *testing.T) {
-	app, err := host.New(host.Options{PlatformCompat: true, Logger: hosttest.TestLogger(t)})
+	app, err := host.New(host.Options{PlatformCompat: true, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -66,7 +66,7 @@ func TestRuns_IfNotExists_BothTransports(t *testing.T) {
 				if r := do(t, tr, "POST", path, `{"assistant_id":"chat","if_not_exists":"create"}`); r.status != 200 {
 					t.Fatalf("%s with if_not_exists create: %d %s", route, r.status, r.body)
 				}
-				hosttest.Eventually(t, "the created thread is idle and bound", func() bool {
+				funchosttest.Eventually(t, "the created thread is idle and bound", func() bool {
 					th, err := f.store.Get(t.Context(), tid)
 					return err == nil && th.Status == threads.StatusIdle && th.AssistantID == "chat"
 				})

@@ -5,15 +5,15 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
 // Mount registers the timer-triggered sweep; a tick moves threads busy for longer than the
 // age to error and leaves fresher ones busy.
 func TestMount_StaleLockTimer(t *testing.T) {
-	app, err := host.New(host.Options{Logger: hosttest.TestLogger(t), PlatformCompat: true})
+	app, err := host.New(host.Options{Logger: funchosttest.TestLogger(t), PlatformCompat: true})
 	if err != nil {
 		t.Fatal(err)
 	}

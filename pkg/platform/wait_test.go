@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestWait_PastTheBound_BothTransports(t *testing.T) {
 	const bound = 300 * time.Millisecond
 	gates := map[string]chan struct{}{}
-	for _, tr := range []string{hosttest.TransportStandalone, hosttest.TransportEmulatedHost} {
+	for _, tr := range []string{funchosttest.TransportStandalone, funchosttest.TransportEmulatedHost} {
 		for _, k := range []string{"wait", "threadless", "stream", "join", "cancel"} {
 			gates[tr+"-"+k] = make(chan struct{})
 		}
@@ -58,7 +58,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 		}
 	})
 	msg := apierror.WaitExceededMessage(bound)
-	threadStatus := func(t *testing.T, tr hosttest.Transport, tid string) (string, string) {
+	threadStatus := func(t *testing.T, tr funchosttest.Transport, tid string) (string, string) {
 		var th struct {
 			Status string          `json:"status"`
 			Values json.RawMessage `json:"values"`
@@ -87,7 +87,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 			}
 			close(gates[key])
 			want := `{"done": {"gate": "` + key + `"}}`
-			hosttest.Eventually(t, "the run ends and stores its output", func() bool {
+			funchosttest.Eventually(t, "the run ends and stores its output", func() bool {
 				st, values := threadStatus(t, tr, tid)
 				return st == "idle" && values == want
 			})
@@ -113,7 +113,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				t.Fatalf("got %d %q, want 200 %q", r.status, r.body, want)
 			}
 			close(gates[key])
-			hosttest.Eventually(t, "the stream run ends and frees its thread", func() bool {
+			funchosttest.Eventually(t, "the stream run ends and frees its thread", func() bool {
 				st, _ := threadStatus(t, tr, tid)
 				return st == "idle"
 			})
@@ -131,7 +131,7 @@ func TestWait_PastTheBound_BothTransports(t *testing.T) {
 				method := "GET"
 				if route == "cancel" {
 					path, location, method = base+"/"+run.RunID+"/cancel?wait=1", base+"/"+run.RunID, "POST"
-					hosttest.Eventually(t, "the run starts", func() bool {
+					funchosttest.Eventually(t, "the run starts", func() bool {
 						return strings.Contains(do(t, tr, "GET", base+"/"+run.RunID, "").body, `"status": "running"`)
 					})
 				}

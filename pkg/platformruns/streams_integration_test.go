@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
@@ -47,8 +47,8 @@ func azureInstance(t *testing.T, prefix string) *exampleapp.App {
 func TestIntegrationStreams_TwoInstancesOnAzure_BothTransports(t *testing.T) {
 	prefix := azuritetest.UniqueName("js")
 	a, b := azureInstance(t, prefix), azureInstance(t, prefix)
-	others := hosttest.Transports(t, b.FunctionApp)
-	for i, tr := range hosttest.Transports(t, a.FunctionApp) {
+	others := funchosttest.Transports(t, b.FunctionApp)
+	for i, tr := range funchosttest.Transports(t, a.FunctionApp) {
 		t.Run(tr.Name, func(t *testing.T) { checkEchoStreams(t, tr, others[i], a.Engine) })
 	}
 }

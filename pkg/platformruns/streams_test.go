@@ -12,12 +12,12 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // call sends one request with the function key (and headers as name/value pairs) and returns
 // the status and body.
-func call(t *testing.T, tr hosttest.Transport, method, path, body string, headers ...string) (int, string) {
+func call(t *testing.T, tr funchosttest.Transport, method, path, body string, headers ...string) (int, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -40,7 +40,7 @@ func call(t *testing.T, tr hosttest.Transport, method, path, body string, header
 	return res.StatusCode, string(b)
 }
 
-func newPlatformThread(t *testing.T, tr hosttest.Transport) string {
+func newPlatformThread(t *testing.T, tr funchosttest.Transport) string {
 	t.Helper()
 	status, body := call(t, tr, "POST", "/api/threads", "{}")
 	var th struct {
@@ -67,7 +67,7 @@ func echoPair(id, role, content string) string {
 // run's stream joined after it, from the start and after a Last-Event-ID (and, with eng, its
 // chunks purged with its durable run); a join of a run still going on (a second instance's,
 // when other is set: the run executes wherever the engine's work lands).
-func checkEchoStreams(t *testing.T, tr, other hosttest.Transport, eng *engine.Engine) {
+func checkEchoStreams(t *testing.T, tr, other funchosttest.Transport, eng *engine.Engine) {
 	tid := newPlatformThread(t, tr)
 	status, body := call(t, tr, "POST", "/api/threads/"+tid+"/runs/stream",
 		`{"assistant_id":"echo_agent","input":{"messages":[{"role":"user","content":"hi"}]},"stream_mode":"messages-tuple"}`)
@@ -90,7 +90,7 @@ func checkEchoStreams(t *testing.T, tr, other hosttest.Transport, eng *engine.En
 	values := `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hi"}, {"role": "user", "content": "bg"}, {"role": "assistant", "content": "bg"}]}`
 	rest := echoPair("3", "user", "bg") + echoPair("4", "assistant", "bg") + echoEnd
 	want := "id: 1\nevent: metadata\ndata: {\"run_id\": \"" + run.RunID + "\"}\n\nid: 2\nevent: values\ndata: " + values + "\n\n" + rest
-	for _, j := range []hosttest.Transport{tr, other} {
+	for _, j := range []funchosttest.Transport{tr, other} {
 		if status, body := call(t, j, "GET", path+"/stream", ""); status != 200 || body != want {
 			t.Fatalf("%s: join stream: %d %q\nwant %q", j.Name, status, body, want)
 		}
@@ -163,7 +163,7 @@ func TestStreams_ExampleApp_InMemory_BothTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = app.Close() })
-	for _, tr := range hosttest.Transports(t, app.FunctionApp) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp) {
 		t.Run(tr.Name, func(t *testing.T) { checkEchoStreams(t, tr, tr, app.Engine) })
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
-	app, err := host.New(host.Options{AuthLevel: funchost.AuthAnonymous, Logger: hosttest.TestLogger(t)})
+	app, err := host.New(host.Options{AuthLevel: funchost.AuthAnonymous, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestInProcessGraph_HostedExamples_InvokeAndStream(t *testing.T) {
 		}
 	}
 	support := examples.MustSupportAgent().Manifest().GraphHash
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		t.Run(tr.Name, func(t *testing.T) {
 			tests := []struct {
 				name, path, body string

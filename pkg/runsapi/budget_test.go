@@ -11,7 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -47,7 +47,7 @@ func TestStartRun_PastTheMemoryBudget_Refused507Unread(t *testing.T) {
 		return pendingRun("r"), nil
 	}}
 	svc, err := runsapi.NewService(runsapi.Options{Runs: runs, Registry: runsapitest.Registry(t, examples.All),
-		Logger: hosttest.TestLogger(t), MaxRequestBodyBytes: 1024, MemoryBudget: b})
+		Logger: funchosttest.TestLogger(t), MaxRequestBodyBytes: 1024, MemoryBudget: b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestStartRun_PastTheMemoryBudget_Refused507Unread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := app.Standalone(funchost.StandaloneOptions{Logger: hosttest.TestLogger(t)})
+	h := app.Standalone(funchost.StandaloneOptions{Logger: funchosttest.TestLogger(t)})
 	start := func(graph, body string, declared int64) (int, string, int32) {
 		var reads atomic.Int32
 		r := httptest.NewRequest("POST", "/api/graphs/"+graph+"/runs", watchedBody{strings.NewReader(body), &reads})

@@ -10,8 +10,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
@@ -52,7 +52,7 @@ func familyGraphs(t *testing.T) []durable.Graph {
 }
 
 // statusOf reads a run's status body as a map.
-func statusOf(t *testing.T, tr hosttest.Transport, id, key string) (int, map[string]any) {
+func statusOf(t *testing.T, tr funchosttest.Transport, id, key string) (int, map[string]any) {
 	t.Helper()
 	r := as(t, tr, "alice", key, "GET", "/api/runs/"+id, "")
 	var m map[string]any

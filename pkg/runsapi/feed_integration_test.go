@@ -18,7 +18,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/internal/faultproxy"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -63,7 +63,7 @@ func azureEngine(t *testing.T, proxies *faultproxy.Set, opts engine.Options, ext
 			t.Fatal(err)
 		}
 	}
-	opts.Registry, opts.Store, opts.Queue, opts.Payloads, opts.Logger = reg, store, queue, payloads, hosttest.TestLogger(t)
+	opts.Registry, opts.Store, opts.Queue, opts.Payloads, opts.Logger = reg, store, queue, payloads, funchosttest.TestLogger(t)
 	eng, err := engine.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestIntegrationFeed_SupportAgent_BothTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &watchedFeeds{Engine: eng, waiting: map[string]chan struct{}{}}
-	svc, err := runsapi.NewService(runsapi.Options{Runs: w, Registry: eng.Options().Registry, Logger: hosttest.TestLogger(t)})
+	svc, err := runsapi.NewService(runsapi.Options{Runs: w, Registry: eng.Options().Registry, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestIntegrationFeed_SupportAgent_BothTransports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range hosttest.Transports(t, app) {
+	for _, tr := range funchosttest.Transports(t, app) {
 		t.Run(tr.Name, func(t *testing.T) {
 			id := runsapitest.UniqueID(tr, "feed")
 			runsapitest.Start(t, tr, "support_agent", id, `{"user_message": "I want a refund for invoice 42"}`)

@@ -16,8 +16,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
@@ -52,7 +52,7 @@ func (w *watchedFeeds) Feed(ctx context.Context, id string, q engine.FeedQuery) 
 
 // serveFeeds serves the runs API over a started in-memory engine, watched, through both
 // transports; the registry holds the examples and extra.
-func serveFeeds(t *testing.T, api runsapi.Options, extra ...durable.Graph) (*watchedFeeds, []hosttest.Transport) {
+func serveFeeds(t *testing.T, api runsapi.Options, extra ...durable.Graph) (*watchedFeeds, []funchosttest.Transport) {
 	t.Helper()
 	reg := runsapitest.Registry(t, examples.All)
 	for _, g := range extra {
@@ -60,7 +60,7 @@ func serveFeeds(t *testing.T, api runsapi.Options, extra ...durable.Graph) (*wat
 			t.Fatal(err)
 		}
 	}
-	logger := hosttest.TestLogger(t)
+	logger := funchosttest.TestLogger(t)
 	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: logger, MaxSteps: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func serveFeeds(t *testing.T, api runsapi.Options, extra ...durable.Graph) (*wat
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, hosttest.Transports(t, app)
+	return w, funchosttest.Transports(t, app)
 }
 
 // TestFeed_SupportAgent_BothTransports: a support_agent run's feed from 0 lists its ordered
@@ -95,7 +95,7 @@ func TestFeed_SupportAgent_BothTransports(t *testing.T) {
 			runsapitest.Start(t, tr, "support_agent", id, `{"user_message": "I want a refund for invoice 42"}`)
 			runsapitest.Poll(t, tr, id, runsapitest.Waiting)
 			responses := runsapitest.CheckFeedFollowsApproval(t, tr, id, func() { <-w.signal(id) })
-			if tr.Name == hosttest.TransportStandalone && responses != 1 {
+			if tr.Name == funchosttest.TransportStandalone && responses != 1 {
 				t.Fatalf("the stream took %d responses from the standalone server, want one", responses)
 			}
 		})
@@ -353,7 +353,7 @@ func TestFeed_MaxWait(t *testing.T) {
 	if got["200"] == nil || got["400"] == nil || got["404"] == nil || doc.Components.Schemas["RunFeed"] == nil || doc.Components.Schemas["FeedItem"] == nil {
 		t.Fatalf("openapi.json documents the feed as %v (schemas RunFeed %s)", got, doc.Components.Schemas["RunFeed"])
 	}
-	tr := hosttest.Transports(t, h.FunctionApp())[0]
+	tr := funchosttest.Transports(t, h.FunctionApp())[0]
 	runsapitest.Call(t, tr, "GET", "/api/runs/x/feed?wait=8", "").Expect(t, "wait above the app's bound", 400,
 		`{"error": "invalid query parameter 'wait': want a number of seconds from 0 to 7"}`)
 	runsapitest.Call(t, tr, "GET", "/api/runs/x/feed?wait=7", "").Expect(t, "wait at the bound", 404, `{"error": "instance not found"}`)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -18,7 +18,7 @@ import (
 
 // serveIsolated serves the runs API over a started in-memory engine through both
 // transports, with isolation iso (nil: off).
-func serveIsolated(t *testing.T, iso *isolation.Isolation) []hosttest.Transport {
+func serveIsolated(t *testing.T, iso *isolation.Isolation) []funchosttest.Transport {
 	t.Helper()
 	_, trs := serveRunsWith(t, engine.Options{Registry: runsapitest.Registry(t, examples.All), Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore()},
 		runsapi.Options{AuthLevel: "function", Isolation: iso})
@@ -35,7 +35,7 @@ func newIsolation(t *testing.T, proxy string) *isolation.Isolation {
 }
 
 // as sends a request as identity id ("" none) with key.
-func as(t *testing.T, tr hosttest.Transport, id, key, method, path, body string) runsapitest.Response {
+func as(t *testing.T, tr funchosttest.Transport, id, key, method, path, body string) runsapitest.Response {
 	t.Helper()
 	h := []string{"x-functions-key", key}
 	if id != "" {
@@ -75,7 +75,7 @@ func TestIsolation_Runs_TwoUsers_BothTransports(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			key := tr.FunctionKey
 			ownerOf := func(id string) string {
-				if tr.Name == hosttest.TransportEmulatedHost {
+				if tr.Name == funchosttest.TransportEmulatedHost {
 					return "aad:" + id
 				}
 				return id
@@ -135,7 +135,7 @@ func TestIsolation_Runs_UntrustedPeer_BothTransports(t *testing.T) {
 	for _, tr := range serveIsolated(t, newIsolation(t, "192.0.2.0/24")) {
 		t.Run(tr.Name, func(t *testing.T) {
 			r := as(t, tr, "alice", tr.FunctionKey, "GET", "/api/runs", "")
-			if tr.Name == hosttest.TransportStandalone {
+			if tr.Name == funchosttest.TransportStandalone {
 				r.Expect(t, "spoofed identity", 403, `{"error": "forbidden: the identity header is only accepted from a trusted proxy"}`)
 			} else {
 				r.Expect(t, "host identity", 200, "")

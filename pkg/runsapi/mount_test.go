@@ -10,8 +10,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/platformruns"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
@@ -30,7 +30,7 @@ type noRuns struct{ engine.Runs }
 // durable graphs, data_pipeline also served in-process, on one function app.
 func mountedApp(t *testing.T) (*host.GraphHostApp, *runsapi.Service) {
 	t.Helper()
-	logger := hosttest.TestLogger(t)
+	logger := funchosttest.TestLogger(t)
 	h, err := host.New(host.Options{AuthLevel: funchost.AuthAnonymous, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func mountedApp(t *testing.T) (*host.GraphHostApp, *runsapi.Service) {
 
 func TestMount_OneApp_BothKindsOfGraph(t *testing.T) {
 	h, _ := mountedApp(t)
-	for _, tr := range hosttest.Transports(t, h.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, h.FunctionApp()) {
 		t.Run(tr.Name, func(t *testing.T) {
 			res := runsapitest.Call(t, tr, "GET", "/api/health", "")
 			if res.Status != 200 || res.Body != `{"status":"ok"}` {

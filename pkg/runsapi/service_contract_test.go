@@ -8,7 +8,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
@@ -76,7 +76,7 @@ func testGraphs(t *testing.T) []durable.Graph {
 
 // serveEngine serves the service over a real engine on the memory backend through both
 // transports. The registry holds the three examples and the test graphs.
-func serveEngine(t *testing.T) []hosttest.Transport {
+func serveEngine(t *testing.T) []funchosttest.Transport {
 	t.Helper()
 	reg := runsapitest.Registry(t, examples.All)
 	for _, g := range testGraphs(t) {
@@ -93,16 +93,16 @@ func serveEngine(t *testing.T) []hosttest.Transport {
 
 // serveRuns serves the service through both transports over a started engine built from
 // opts (registry and storage set; the logger is the test's), closed when the test ends.
-func serveRuns(t *testing.T, opts engine.Options) (*engine.Engine, []hosttest.Transport) {
+func serveRuns(t *testing.T, opts engine.Options) (*engine.Engine, []funchosttest.Transport) {
 	t.Helper()
 	return serveRunsWith(t, opts, runsapi.Options{})
 }
 
 // serveRunsWith is serveRuns with the service's options api (Runs, Registry and Logger are
 // filled in).
-func serveRunsWith(t *testing.T, opts engine.Options, api runsapi.Options) (*engine.Engine, []hosttest.Transport) {
+func serveRunsWith(t *testing.T, opts engine.Options, api runsapi.Options) (*engine.Engine, []funchosttest.Transport) {
 	t.Helper()
-	opts.Logger = hosttest.TestLogger(t)
+	opts.Logger = funchosttest.TestLogger(t)
 	eng, err := engine.New(opts)
 	if err != nil {
 		t.Fatalf("NewEngine: %v", err)
@@ -120,7 +120,7 @@ func serveRunsWith(t *testing.T, opts engine.Options, api runsapi.Options) (*eng
 	if err != nil {
 		t.Fatalf("FunctionApp: %v", err)
 	}
-	return eng, hosttest.Transports(t, app)
+	return eng, funchosttest.Transports(t, app)
 }
 
 func quote(s string) string {

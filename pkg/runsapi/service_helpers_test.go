@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // fakeRuns is a func-field fake of engine.Runs; a nil field fails the call.
@@ -77,6 +77,6 @@ func (f *fakeRuns) PurgeRun(ctx context.Context, id string) error {
 var _ engine.Runs = (*fakeRuns)(nil)
 
 // hostOf returns the host:port of a transport's base URL.
-func hostOf(tr hosttest.Transport) string { return strings.TrimPrefix(tr.BaseURL, "http://") }
+func hostOf(tr funchosttest.Transport) string { return strings.TrimPrefix(tr.BaseURL, "http://") }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

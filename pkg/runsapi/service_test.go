@@ -14,19 +14,19 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
 
 // serveFake serves a service over fake runs through both transports.
-func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []hosttest.Transport {
+func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []funchosttest.Transport {
 	t.Helper()
 	opts.Runs = runs
 	if opts.Registry == nil {
 		opts.Registry = runsapitest.Registry(t, examples.All)
 	}
-	opts.Logger = hosttest.TestLogger(t)
+	opts.Logger = funchosttest.TestLogger(t)
 	svc, err := runsapi.NewService(opts)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
@@ -35,7 +35,7 @@ func serveFake(t *testing.T, runs engine.Runs, opts runsapi.Options) []hosttest.
 	if err != nil {
 		t.Fatalf("FunctionApp: %v", err)
 	}
-	return hosttest.Transports(t, app)
+	return funchosttest.Transports(t, app)
 }
 
 func pendingRun(id string) engine.Run {

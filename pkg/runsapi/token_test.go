@@ -8,7 +8,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
@@ -16,7 +16,7 @@ import (
 
 // instanceOver serves the runs API of a started engine over store, queue and payloads, as one
 // instance of an app among others on the same storage.
-func instanceOver(t *testing.T, store *memory.Store, queue *memory.Queue, payloads *memory.PayloadStore) []hosttest.Transport {
+func instanceOver(t *testing.T, store *memory.Store, queue *memory.Queue, payloads *memory.PayloadStore) []funchosttest.Transport {
 	t.Helper()
 	_, trs := serveRunsWith(t, engine.Options{Registry: runsapitest.Registry(t, examples.All), Store: store, Queue: queue, Payloads: payloads},
 		runsapi.Options{AuthLevel: "function"})
@@ -64,7 +64,7 @@ func TestToken_SharedByTheFleet_MintedOnesRefused_BothTransports(t *testing.T) {
 	elsewhere := instanceOver(t, memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore())
 	for i, tr := range first {
 		t.Run(tr.Name, func(t *testing.T) {
-			call := func(tr hosttest.Transport, path string) runsapitest.Response {
+			call := func(tr funchosttest.Transport, path string) runsapitest.Response {
 				return runsapitest.Call(t, tr, "GET", path, "", "x-functions-key", tr.FunctionKey)
 			}
 			a, b := runsapitest.UniqueID(tr, "token-a"), runsapitest.UniqueID(tr, "token-b")

@@ -9,7 +9,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 	"github.com/funcgraph/funcgraph/pkg/runsapi/runsapitest"
 )
@@ -22,7 +22,7 @@ type sharedStorage struct {
 }
 
 // deploy serves the runs API over a started engine on st with the given graphs registered.
-func (st sharedStorage) deploy(t *testing.T, gs ...durable.Graph) (*engine.Engine, []hosttest.Transport) {
+func (st sharedStorage) deploy(t *testing.T, gs ...durable.Graph) (*engine.Engine, []funchosttest.Transport) {
 	t.Helper()
 	reg := durable.NewRegistry()
 	for _, g := range gs {
@@ -114,7 +114,7 @@ func TestService_GraphVersions_OperatorSeesWhenAnOldVersionCanGo(t *testing.T) {
 }
 
 // listed returns the instance ids GET /api/runs?<query> lists on its first page.
-func listed(t *testing.T, tr hosttest.Transport, query string) []string {
+func listed(t *testing.T, tr funchosttest.Transport, query string) []string {
 	t.Helper()
 	res := runsapitest.Call(t, tr, "GET", "/api/runs?"+query, "")
 	var body struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/blobcheckpoint"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint/checkpointtest"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 )
 
@@ -27,7 +27,7 @@ func open(t *testing.T) (*blobcheckpoint.Saver, *container.Client) {
 		t.Fatal(err)
 	}
 	name := azuritetest.UniqueName("cp")
-	s, err := blobcheckpoint.Open(t.Context(), clients, blobcheckpoint.Options{Container: name, Logger: hosttest.TestLogger(t)})
+	s, err := blobcheckpoint.Open(t.Context(), clients, blobcheckpoint.Options{Container: name, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

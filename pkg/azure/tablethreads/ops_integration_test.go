@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
@@ -68,7 +68,7 @@ func newOpsRig(t *testing.T) *opsRig {
 	}
 	r := &opsRig{ops: ops, table: azuritetest.UniqueName("threads")}
 	r.index = r.table + "index"
-	if r.s, err = Open(t.Context(), clients, Options{Table: r.table, Logger: hosttest.TestLogger(t)}); err != nil {
+	if r.s, err = Open(t.Context(), clients, Options{Table: r.table, Logger: funchosttest.TestLogger(t)}); err != nil {
 		t.Fatal(err)
 	}
 	return r

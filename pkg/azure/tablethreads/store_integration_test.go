@@ -10,7 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/azure"
 	"github.com/funcgraph/funcgraph/pkg/azure/tablethreads"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads/threadstest"
@@ -22,7 +22,7 @@ func TestStore_Conformance_Integration(t *testing.T) {
 		t.Fatal(err)
 	}
 	threadstest.RunStoreTests(t, func(t *testing.T) threads.Store {
-		s, err := tablethreads.Open(t.Context(), clients, tablethreads.Options{Table: azuritetest.UniqueName("threads"), Logger: hosttest.TestLogger(t)})
+		s, err := tablethreads.Open(t.Context(), clients, tablethreads.Options{Table: azuritetest.UniqueName("threads"), Logger: funchosttest.TestLogger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestStore_ValuesSpillToBlobs_Integration(t *testing.T) {
 		t.Fatal(err)
 	}
 	table, container := azuritetest.UniqueName("threads"), azuritetest.UniqueName("values-")
-	s, err := tablethreads.Open(ctx, clients, tablethreads.Options{Table: table, Container: container, Logger: hosttest.TestLogger(t)})
+	s, err := tablethreads.Open(ctx, clients, tablethreads.Options{Table: table, Container: container, Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

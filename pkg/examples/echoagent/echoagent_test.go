@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
 )
 
-func do(t *testing.T, tr hosttest.Transport, method, path, body string) (int, string, string) {
+func do(t *testing.T, tr funchosttest.Transport, method, path, body string) (int, string, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, tr.BaseURL+path, strings.NewReader(body))
 	if err != nil {
@@ -32,14 +32,14 @@ func do(t *testing.T, tr hosttest.Transport, method, path, body string) (int, st
 }
 
 func TestEchoAgent_Conversation_BothTransports(t *testing.T) {
-	app, err := host.New(host.Options{Logger: hosttest.TestLogger(t)})
+	app, err := host.New(host.Options{Logger: funchosttest.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := app.Register(echoagent.New(echoagent.Options{MaxMessages: 4}), echoagent.Name, host.RegisterOptions{Description: "Echo"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range hosttest.Transports(t, app.FunctionApp()) {
+	for _, tr := range funchosttest.Transports(t, app.FunctionApp()) {
 		tid := "thread-" + tr.Name
 		steps := []struct {
 			name, method, path, body string

@@ -1,5 +1,5 @@
 // Package runsapitest calls the runs HTTP API (package runsapi) in tests, through the
-// transports of package hosttest: one request and its answer, starting a run and polling its
+// transports of package funchosttest: one request and its answer, starting a run and polling its
 // status, the exact bodies the contract prescribes for the example graphs, and scenarios
 // every app that serves the API must pass (CheckScopedListings). The tests of runsapi and of
 // the apps that mount it share it.
@@ -16,7 +16,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 )
 
@@ -28,7 +28,7 @@ type Response struct {
 }
 
 // Call sends one request through a transport. headers are name/value pairs.
-func Call(t *testing.T, tr hosttest.Transport, method, path, body string, headers ...string) Response {
+func Call(t *testing.T, tr funchosttest.Transport, method, path, body string, headers ...string) Response {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -101,7 +101,7 @@ func (s StatusView) WaitingFor() string {
 
 // Poll GETs the run's status every 10 ms until done reports true (at most 15 s) and returns
 // the last response.
-func Poll(t *testing.T, tr hosttest.Transport, id string, done func(StatusView) bool) Response {
+func Poll(t *testing.T, tr funchosttest.Transport, id string, done func(StatusView) bool) Response {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -132,7 +132,7 @@ func Finished(v StatusView) bool {
 func Waiting(v StatusView) bool { return v.RuntimeStatus == "Running" && v.WaitingFor() != "" }
 
 // Start posts a start request with an explicit instance id and checks the 202.
-func Start(t *testing.T, tr hosttest.Transport, graph, id, input string) {
+func Start(t *testing.T, tr funchosttest.Transport, graph, id, input string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"instance_id": %q, "input": %s}`, id, input)
 	res := Call(t, tr, "POST", "/api/graphs/"+graph+"/runs", body)
@@ -144,7 +144,7 @@ func Start(t *testing.T, tr hosttest.Transport, graph, id, input string) {
 }
 
 // UniqueID names a run per transport and case, so both transports share nothing.
-func UniqueID(tr hosttest.Transport, name string) string {
+func UniqueID(tr funchosttest.Transport, name string) string {
 	return tr.Name + "-" + strings.ReplaceAll(name, " ", "-")
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // FeedItem is one decoded item of GET /api/runs/{instance_id}/feed.
@@ -35,7 +35,7 @@ type FeedView struct {
 // Feed GETs the run's feed with query (e.g. "after=3&wait=0"), checks the 200 and that the
 // items' seq strictly increase after the query's position, and decodes it. headers are
 // name/value pairs.
-func Feed(t *testing.T, tr hosttest.Transport, id, query string, headers ...string) FeedView {
+func Feed(t *testing.T, tr funchosttest.Transport, id, query string, headers ...string) FeedView {
 	t.Helper()
 	res := Call(t, tr, "GET", "/api/runs/"+id+"/feed?"+query, "", headers...)
 	if res.Status != 200 {
@@ -73,7 +73,7 @@ type Frame struct {
 // EventSource does (under the Functions host a response is one long poll). It returns the
 // frames after lastEventID, the end frame last, and how many responses it took; each frame's
 // id must be above the last one's.
-func ReadEventStream(t *testing.T, tr hosttest.Transport, id string, lastEventID int64, headers ...string) ([]Frame, int) {
+func ReadEventStream(t *testing.T, tr funchosttest.Transport, id string, lastEventID int64, headers ...string) ([]Frame, int) {
 	t.Helper()
 	var out []Frame
 	last := lastEventID
@@ -156,7 +156,7 @@ func readFrames(res *http.Response) ([]Frame, error) {
 // newer items well before its bound; the event stream from the wait_started frame sends only
 // the newer frames, in order, and ends when the run has completed. It returns how many
 // responses the stream took.
-func CheckFeedFollowsApproval(t *testing.T, tr hosttest.Transport, id string, inFlight func(), headers ...string) int {
+func CheckFeedFollowsApproval(t *testing.T, tr funchosttest.Transport, id string, inFlight func(), headers ...string) int {
 	t.Helper()
 	first := Feed(t, tr, id, "after=0&wait=0", headers...)
 	if first.InstanceID != id || first.RuntimeStatus != "Running" || len(first.Items) == 0 {
@@ -242,7 +242,7 @@ func CheckFeedFollowsApproval(t *testing.T, tr hosttest.Transport, id string, in
 
 // getJSON GETs path and decodes a 200's JSON body into v; it never stops the test, so it can
 // run on another goroutine.
-func getJSON(t *testing.T, tr hosttest.Transport, path string, v any, headers ...string) error {
+func getJSON(t *testing.T, tr funchosttest.Transport, path string, v any, headers ...string) error {
 	req, err := http.NewRequestWithContext(t.Context(), "GET", tr.BaseURL+path, nil)
 	if err != nil {
 		return err

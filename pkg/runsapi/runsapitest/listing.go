@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/hosttest"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 )
 
 // As sends one request as an identity through a transport; "" sends the master key and no
@@ -68,7 +68,7 @@ func pageAll(t *testing.T, as As, identity, query string) (ids []string, pages [
 // another identity, and one minted without the service's key — an unkeyed
 // checksum, a wrong MAC, random bytes — is refused with BadToken. Identities and run ids are
 // unique per transport, so both transports may share one app.
-func CheckScopedListings(t *testing.T, tr hosttest.Transport, as As) {
+func CheckScopedListings(t *testing.T, tr funchosttest.Transport, as As) {
 	t.Helper()
 	owner, other, nobody := UniqueID(tr, "lister"), UniqueID(tr, "other-lister"), UniqueID(tr, "no-runs")
 	start := func(who, graph, id, input string) {
