@@ -95,14 +95,21 @@ run-azurite: build $(AZURITE)
 ## unit tests, the run inspector in headless Chromium, a short fuzz pass, then integration tests
 ## against Azurite. What the later steps install (Chromium, Azurite and the npm packages of the
 ## browser and SDK tests) downloads in the background while the Go checks use the CPU (prefetch;
-## its log is $(TOOLS)/prefetch.log).
+## its log is $(TOOLS)/prefetch.log), and the fuzz pass runs beside the browser and integration
+## tests, which leave much of the CPU idle.
 test: tidy-check
 	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
 	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
 	$(MAKE) --no-print-directory vet bench-check lint unit; rc=$$?; \
 	if ! wait $$pf; then echo "prefetch failed:"; cat $(TOOLS)/prefetch.log; exit 1; fi; \
 	if [ $$rc != 0 ]; then exit $$rc; fi; \
-	$(MAKE) --no-print-directory inspector-test fuzz-short integration
+	$(MAKE) --no-print-directory build; \
+	echo "fuzz-short (in the background, beside the browser and integration tests, which wait on Azurite and the browser more than they compute; its output follows theirs)"; \
+	$(MAKE) --no-print-directory fuzz-short > $(TOOLS)/fuzz-short.log 2>&1 & fz=$$!; \
+	$(MAKE) --no-print-directory inspector-test integration; rc=$$?; \
+	wait $$fz; frc=$$?; cat $(TOOLS)/fuzz-short.log; \
+	if [ $$frc != 0 ]; then echo "fuzz-short failed"; exit $$frc; fi; \
+	exit $$rc
 
 ## prefetch: install what the browser, SDK and Azurite steps need (each once; kept in $(TOOLS)).
 prefetch: browser-install $(AZURITE) $(SDKTEST_DEPS) $(INSPECTORTEST_DEPS)
@@ -146,9 +153,11 @@ bench-check:
 
 ## unit: the race-enabled unit tests, then without the race detector the one test that fills
 ## the embedded default's whole memory budget (under -race it fills a budget a quarter the size).
+## go test's own vet pass is off here and in integration: `make vet` runs all of vet's checks
+## (a superset of go test's) on the same packages, with and without the integration tag.
 unit:
-	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -run '^TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget$$' ./pkg/exampleapp/
+	$(GO) test -race -vet=off -count=1 -timeout 20m ./...
+	$(GO) test -vet=off -count=1 -run '^TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget$$' ./pkg/exampleapp/
 
 # A brief run of every fuzz target (longer: make fuzz FUZZTIME=5m).
 fuzz-short:
@@ -223,7 +232,7 @@ endef
 # their own (HTTPS with OAuth, for identity-based settings) start FUNCGRAPH_TEST_AZURITE_BIN.
 integration: $(AZURITE) build
 	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
-	  $(GO) test -race -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
+	  $(GO) test -race -vet=off -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
 	@$(MAKE) --no-print-directory platform-sdk-test
 
 ## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
