@@ -46,10 +46,11 @@ import (
 // fan-out worker died before it enqueued every branch, or its enqueue failed) enqueues the
 // branches that have no completion row again; duplicates are settled by the insert.
 //
-// A branch handler error is retried under the graph's retry policy (GraphPolicy.Retry): the
-// branch enqueues its item again with the attempt raised, after the back-off. A branch item
-// that runs out of deliveries twice (its worker died each time, see poison.go) fails its
-// branch.
+// A branch handler error is retried under the node's or the graph's retry policy: the branch
+// records the failed attempt and its back-off in its progress row, then enqueues its item
+// again after the back-off. The progress row also holds the branch's hold and the deaths
+// counted against it, judged as a step's are: a branch started MaxStepStarts times without
+// completing fails (branch_progress.go).
 //
 // Cost, steady state (table T, queue Q): the fan-out 1 T (one batch) + N Q enqueues; per
 // branch 1 T head read, 1 T batch, 1 T query, and its message's receive and delete; the join
@@ -75,10 +76,6 @@ const (
 // BranchSlots is the number of history sequence numbers a fan-out reserves per branch: slot
 // 0 for the branch's completion row, the others for the events it emits.
 const BranchSlots = 8
-
-// maxBranchRescues is how often a branch's item may run out of deliveries before its branch
-// fails: its worker died every time.
-const maxBranchRescues = 2
 
 // branchRef identifies one branch of a head's open region.
 type branchRef struct {
@@ -292,7 +289,9 @@ func (e *Engine) awaitBranches(ctx context.Context, h *head) (done bool, err err
 		if have[int64(i)] {
 			continue
 		}
-		if err := e.dispatchBranch(ctx, branchItem(h, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0), 0); err != nil {
+		bw := branchItem(h, branchRef{index: int64(i), node: b.Node, item: b.Item}, 0)
+		bw.Resent = true // its progress says which attempt runs, and when
+		if err := e.dispatchBranch(ctx, bw, 0); err != nil {
 			return false, err
 		}
 		n++

@@ -15,16 +15,18 @@ import (
 // completion row without touching the run's head, and enqueue the join when it is due.
 
 // branchWork is the queue message of one branch of a fan-out: its run's work item (the
-// fan-out's step) plus, in the JSON, "br":<index>, "ba":<attempt> (failed attempts, omitted
-// when 0), "bn":"<node>", "bi":<item> (omitted when none) and "bk":<rescues> (how often it ran
-// out of deliveries, omitted when 0). decodeWorkItem (workitem.go) reads it.
+// fan-out's step) plus, in the JSON, "br":<index>, "ba":<attempt> (the failed attempts when
+// it was sent: a retry's message; omitted when 0), "bn":"<node>", "bi":<item> (omitted when
+// none) and "bs":1 (sent again by a put-back or a rescue; omitted otherwise).
+// decodeWorkItem (workitem_codec.go) reads it. The message only wakes the branch: its
+// progress row decides which attempt runs, and when (branch_progress.go).
 type branchWork struct {
 	workItem
 	Index   int64
 	Attempt int64
 	Node    string
 	Item    rawJSON
-	Rescues int64
+	Resent  bool
 }
 
 // encodeBranchWork returns the JSON of bw.
@@ -42,9 +44,8 @@ func encodeBranchWork(bw branchWork) []byte {
 		b = append(b, `,"bi":`...)
 		b = append(b, bw.Item...)
 	}
-	if bw.Rescues > 0 {
-		b = append(b, `,"bk":`...)
-		b = append(b, itoa(bw.Rescues)...)
+	if bw.Resent {
+		b = append(b, `,"bs":1`...)
 	}
 	return append(b, '}')
 }
@@ -59,8 +60,12 @@ func (bw *branchWork) ref() branchRef {
 	return branchRef{index: bw.Index, node: bw.Node, item: json.RawMessage(bw.Item)}
 }
 
-// processBranch runs a branch's work item: check the run still waits for this branch, run
-// its node, commit its completion row, and enqueue the join once every branch is there.
+// processBranch runs a branch's work item: check the run still waits for this branch, settle
+// a redelivery whose branch committed, begin the attempt its progress names (back to the
+// queue while it backs off; failed past the kill limit; a hold taken when it may be a
+// restart), run its node, then commit its completion row and enqueue the join once every
+// branch is there — or, for a handler error under the retry policy, record the failed
+// attempt and enqueue the next after its back-off.
 func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount int64) error {
 	h, ok, err := e.branchHead(ctx, it)
 	if err != nil || !ok {
@@ -71,21 +76,54 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 		return e.awaitBranchVersion(ctx, h, it) // not this process's version: no user code
 	}
 	b := it.ref()
-	slot := histKey(h.gen, h.slotSeq(b.index))
-	if dequeueCount > 1 || it.Retry > 0 || it.Rescues > 0 {
-		// A redelivery: its branch may have committed before its worker died.
-		if _, err := e.store.Get(ctx, h.runID, slot); err == nil {
+	redelivered := dequeueCount > 1 || it.Retry > 0
+	var p branchProgress
+	if redelivered || it.Attempt > 0 || it.Resent {
+		// Not the fan-out's first delivery: the branch may have committed, or moved on to a
+		// later attempt, before this message came.
+		if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
 			return e.afterBranch(ctx, h, b.index, false)
 		} else if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
 		}
+		if p, err = e.readProgress(ctx, h, b.index); err != nil {
+			return err
+		}
 	}
+	st, err := e.beginBranch(ctx, h, b.index, p, redelivered)
+	switch {
+	case err != nil:
+		return err // storage errors never count towards poison
+	case st.wait > 0:
+		next := branchItem(h, b, st.progress.attempt)
+		next.Trace = it.Trace
+		return e.dispatchBranch(context.WithoutCancel(ctx), next, st.wait)
+	case st.starts > 0:
+		return e.failBranchPoison(ctx, h, b, st)
+	}
+	if st.hold != nil {
+		defer e.holds.abandon(st.hold.id) // a handling taken down mid-branch is a death: its lease judges it
+	}
+	settled, err := e.runBranch(ctx, sc, h, it, st)
+	if st.hold != nil && !settled {
+		e.releaseBranchHold(ctx, h, b.index, st.hold, err) // an error return is not a death
+	} else if st.hold != nil {
+		e.holds.finish(st.hold.id, true)
+	}
+	return err
+}
+
+// runBranch runs one attempt of it's branch under st and settles it: its completion row, or
+// its next attempt recorded and enqueued. It reports whether the attempt was settled (its
+// hold no longer matters); false with an error for a handling that failed, to be redelivered.
+func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchWork, st branchStart) (bool, error) {
+	b, p := it.ref(), st.progress
 	state, err := e.loadState(ctx, h)
 	if err != nil {
-		return err
+		return false, err
 	}
 	info := stepInfo(h)
-	info.Attempt, info.Branch = int(it.Attempt)+1, int(b.index)+1
+	info.Attempt, info.Branch = st.attempt(), int(b.index)+1
 	bctx, emitter := graphrun.WithEmitter(graphrun.WithBranch(graphrun.WithStepInfo(ctx, info),
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
 	pol := sc.nodePolicy(b.node)
@@ -95,29 +133,45 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	if err == nil {
 		var update json.RawMessage
 		if update, err = graphrun.StateUpdate(state, newState); err == nil {
-			data = branchData(b, it.Attempt, "result", string(update))
+			data = branchData(b, p.attempt, "result", string(update))
 		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("execute branch %d of run %s: %w", b.index, h.runID, ctx.Err())
+			return false, fmt.Errorf("execute branch %d of run %s: %w", b.index, h.runID, ctx.Err())
 		}
 		e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+b.node,
-			"run_id", h.runID, "branch", b.index, "attempt", it.Attempt+1, "error", err.Error())
+			"run_id", h.runID, "branch", b.index, "attempt", p.attempt+1, "error", err.Error())
 		var herr *durable.HandlerError
-		if retry := sc.retry(pol); errors.As(err, &herr) && !durable.IsNonRetryable(err) && it.Attempt+1 < int64(retry.MaxAttempts) {
-			next := branchItem(h, b, it.Attempt+1)
+		if retry := sc.retry(pol); errors.As(err, &herr) && !durable.IsNonRetryable(err) && p.attempt+1 < int64(retry.MaxAttempts) {
+			delay := backoff(retry, p.attempt+2)
+			stored, err := e.retryBranch(context.WithoutCancel(ctx), h, b.index, p, delay)
+			if err != nil {
+				return false, err
+			}
+			next := branchItem(h, b, stored.attempt)
 			next.Trace = it.Trace
-			return e.dispatchBranch(context.WithoutCancel(ctx), next, backoff(retry, it.Attempt+2))
+			return true, e.dispatchBranch(context.WithoutCancel(ctx), next, max(time.Duration(stored.notBefore-e.clock().UnixNano()), 0))
 		}
 		failed = true
-		data = branchData(b, it.Attempt, "error", jstr(err.Error()))
+		data = branchData(b, p.attempt, "error", jstr(err.Error()))
 	}
-	stored, err := e.commitBranch(ctx, h, b, it.Attempt, failed, data, emitter.Events())
+	stored, err := e.commitBranch(ctx, h, b, p.attempt, failed, data, emitter.Events())
+	if err != nil || !stored {
+		return err == nil, err
+	}
+	return true, e.afterBranch(ctx, h, b.index, failed)
+}
+
+// failBranchPoison fails branch b, started st.starts times without completing.
+func (e *Engine) failBranchPoison(ctx context.Context, h *head, b branchRef, st branchStart) error {
+	cause := branchPoisonCause(st.starts)
+	e.log.Error("branch failed: graph="+h.graph+" hash="+h.hash+" node="+b.node, "run_id", h.runID, "branch", b.index, "error", cause)
+	stored, err := e.commitBranch(ctx, h, b, st.progress.attempt, true, branchData(b, st.progress.attempt, "error", jstr(cause)), nil)
 	if err != nil || !stored {
 		return err
 	}
-	return e.afterBranch(ctx, h, b.index, failed)
+	return e.afterBranch(ctx, h, b.index, true)
 }
 
 // branchData is the data of a branch's completion row, with the member key:value last.
@@ -251,9 +305,10 @@ func (e *Engine) awaitBranchVersion(ctx context.Context, h *head, it branchWork)
 	return e.dispatchBranch(context.WithoutCancel(ctx), it, delay)
 }
 
-// rescueBranch settles a branch item found on the poison queue: its branch is still to run
-// (no completion row), so it goes back on the queue once; the second time its deliveries run
-// out, the branch fails.
+// rescueBranch settles a branch item found on the poison queue as rescue (poison.go) does a
+// run's: a branch that committed only enqueues the join; one whose deaths reach the kill
+// limit fails; otherwise a fresh item goes back on the queue (after its back-off, if one is
+// still ahead). Deliveries that ran out on storage errors alone count nothing.
 func (e *Engine) rescueBranch(ctx context.Context, it branchWork) (bool, error) {
 	h, ok, err := e.branchHead(ctx, it)
 	if err != nil || !ok {
@@ -265,17 +320,28 @@ func (e *Engine) rescueBranch(ctx context.Context, it branchWork) (bool, error) 
 	} else if !errors.Is(err, ErrNotFound) {
 		return false, err
 	}
-	if it.Rescues+1 < maxBranchRescues {
-		it.Rescues++
-		it.Retry = 0
-		return true, e.dispatchBranch(ctx, it, 0)
-	}
-	cause := fmt.Sprintf("ran out of deliveries %d times without completing: its worker died or timed out each time", it.Rescues+1)
-	stored, err := e.commitBranch(ctx, h, b, it.Attempt, true, branchData(b, it.Attempt, "error", jstr(cause)), nil)
-	if err != nil || !stored {
+	p, err := e.readProgress(ctx, h, b.index)
+	if err != nil {
 		return false, err
 	}
-	return true, e.afterBranch(ctx, h, b.index, true)
+	now := e.clock().UnixNano()
+	var delay time.Duration
+	if p.notBefore > now {
+		delay = time.Duration(p.notBefore - now)
+	} else if died := e.leaseDied(p.holder, p.holdUntil, now); died && e.overKillLimit(p.restarts+1) || e.overKillLimit(p.restarts) {
+		starts := p.restarts + 1
+		if died {
+			starts++
+		}
+		return true, e.failBranchPoison(ctx, h, b, branchStart{progress: p, starts: starts})
+	}
+	next := branchItem(h, b, p.attempt)
+	next.Trace, next.Resent = it.Trace, true
+	if err := e.dispatchBranch(ctx, next, delay); err != nil {
+		return false, err
+	}
+	e.log.Info("repair put a poisoned branch back on the queue", "run_id", h.runID, "step", h.step, "branch", b.index, "restarts", p.restarts)
+	return true, nil
 }
 
 // rawJSON is a JSON value kept as its text, so that a work item stays comparable.

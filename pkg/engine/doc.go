@@ -65,6 +65,7 @@ package engine
 //	branch.go          a fan-out: its region of history, its branches dispatched (fannedOut)
 //	                   and joined (joined)
 //	branch_worker.go   one branch's work item: its handler run and its completion row
+//	branch_progress.go a branch's progress row: its attempt, back-off, hold and deaths
 //	child.go           child runs: started by a decision (childStarted), resumed when they
 //	                   finish (childResumed)
 //	child_wait.go      the step of a run waiting for its child run: reads the child's head,

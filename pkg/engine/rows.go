@@ -12,6 +12,10 @@ import (
 //	"r"                        the run head: status, graph pin, current node, counters, state
 //	"h<gen:6>-<seq:16>"        history rows of generation gen, append-only, in order
 //	"i<gen:6>-<seq:16>"        inbox rows (events raised and not yet consumed)
+//	"j<gen:6>-<seq:16>-<nonce>" the fence of an open fan-out's region (branch.go)
+//	"k<gen:6>-<seq:16>-<nonce>" a branch's progress: its attempt, back-off and hold
+//	                           (branch_progress.go)
+//	"l<gen:6>-<step:16>"       the link to a child run started at step (child.go)
 //	"n<nonce>"                 the claim of the start with that nonce, written with its head;
 //	                           marked Fenced when a reader settled that start (fence.go)
 //

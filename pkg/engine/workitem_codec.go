@@ -52,7 +52,7 @@ type wireItem struct {
 	BranchAttempt int64   `json:"ba,omitempty"`
 	BranchNode    string  `json:"bn,omitempty"`
 	BranchItem    rawJSON `json:"bi,omitempty"`
-	BranchRescues int64   `json:"bk,omitempty"`
+	BranchResent  int64   `json:"bs,omitempty"`
 }
 
 // decodeWorkItem decodes a queue message, raw JSON or its base64 form: a run's work item, or
@@ -80,7 +80,7 @@ func decodeWorkItem(body []byte) (it workItem, branch *branchWork, err error) {
 		return w.workItem, nil, nil
 	}
 	return w.workItem, &branchWork{workItem: w.workItem, Index: *w.Branch, Attempt: w.BranchAttempt, Node: w.BranchNode,
-		Item: w.BranchItem, Rescues: w.BranchRescues}, nil
+		Item: w.BranchItem, Resent: w.BranchResent == 1}, nil
 }
 
 // valid reports whether a decoded message is a work item: its run members in range, and its
@@ -91,9 +91,9 @@ func (w *wireItem) valid() bool {
 		return false
 	}
 	if w.Branch == nil {
-		return w.BranchAttempt == 0 && w.BranchNode == "" && w.BranchItem == "" && w.BranchRescues == 0
+		return w.BranchAttempt == 0 && w.BranchNode == "" && w.BranchItem == "" && w.BranchResent == 0
 	}
-	return *w.Branch >= 0 && *w.Branch < durable.MaxBranches && w.BranchNode != "" && w.BranchAttempt >= 0 && w.BranchRescues >= 0
+	return *w.Branch >= 0 && *w.Branch < durable.MaxBranches && w.BranchNode != "" && w.BranchAttempt >= 0 && (w.BranchResent == 0 || w.BranchResent == 1)
 }
 
 // parseWorkItem reads body when it has exactly the form encodeWorkItem writes — its keys in

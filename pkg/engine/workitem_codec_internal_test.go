@@ -8,9 +8,9 @@ import "testing"
 func FuzzDecodeWorkItem(f *testing.F) {
 	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":0}`))
 	f.Add(encodeWorkItem(workItem{V: 1, RunID: "run 1", Gen: 2, Step: 3, Nonce: "n", Retry: 4, Trace: "00-4bf9-01 k=v", VersionWaits: 5}))
-	f.Add(encodeBranchWork(branchWork{workItem: workItem{V: 1, RunID: "r", Gen: 1, Step: 2, Nonce: "n"}, Index: 3, Attempt: 1, Node: "search", Item: `{"q":"x"}`, Rescues: 2}))
+	f.Add(encodeBranchWork(branchWork{workItem: workItem{V: 1, RunID: "r", Gen: 1, Step: 2, Nonce: "n"}, Index: 3, Attempt: 1, Node: "search", Item: `{"q":"x"}`, Resent: true}))
 	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":0,"br":0,"bn":"a"}`))
-	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":2,"nonce":"n","br":3,"ba":1,"bn":"search","bi":{"q":"x"},"bk":2}`))
+	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":2,"nonce":"n","br":3,"ba":1,"bn":"search","bi":{"q":"x"},"bs":1}`))
 	f.Add([]byte(`eyJ2IjoxLCJydW5faWQiOiJyIiwiZ2VuIjoxLCJzdGVwIjowfQ==`))
 	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":0,"ba":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -61,12 +61,12 @@ func TestWorkItem_TraceIsOptional(t *testing.T) {
 	}
 }
 
-// A branch's work item carries its index, attempt, node, item and rescues, and decodes back
+// A branch's work item carries its index, attempt, node, item and resent mark, and decodes back
 // to them; items with inconsistent branch members are refused.
 func TestWorkItem_BranchMembers(t *testing.T) {
 	t.Parallel()
 	want := branchWork{workItem: workItem{V: 1, RunID: "r", Gen: 2, Step: 5, Nonce: "n"}, Index: 3, Attempt: 2, Node: "wörk \"x\"",
-		Item: rawJSON(`{"k":[1,"\u00e9"]}`), Rescues: 1}
+		Item: rawJSON(`{"k":[1,"\u00e9"]}`), Resent: true}
 	body := encodeBranchWork(want)
 	_, got, err := decodeWorkItem(body)
 	if err != nil || got == nil || got.Index != 3 {
@@ -86,6 +86,8 @@ func TestWorkItem_BranchMembers(t *testing.T) {
 		`{"v":1,"run_id":"r","gen":1,"step":1,"br":1,"bn":"w","ba":-1}`,
 		`{"v":1,"run_id":"r","gen":1,"step":1,"bn":"w"}`,
 		`{"v":1,"run_id":"r","gen":1,"step":1,"ba":1}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"br":1,"bn":"w","bs":2}`,
+		`{"v":1,"run_id":"r","gen":1,"step":1,"bs":1}`,
 	} {
 		if it, br, err := decodeWorkItem([]byte(body)); err == nil {
 			t.Errorf("decode(%s) = %+v %+v, want refused", body, it, br)

@@ -37,6 +37,9 @@ func (o *Outage) Begin() { o.down.Store(true) }
 // End brings storage back.
 func (o *Outage) End() { o.down.Store(false) }
 
+// Down reports whether storage is down.
+func (o *Outage) Down() bool { return o.down.Load() }
+
 // fail returns ErrUnavailable when op fails now.
 func (o *Outage) fail(op string) error {
 	if o.down.Load() && (o.Affects == nil || o.Affects(op)) {
