@@ -53,7 +53,7 @@ import (
 // completing fails (branch_progress.go).
 //
 // Cost, steady state (table T, queue Q): the fan-out 1 T (one batch) + N Q enqueues; per
-// branch 1 T head read, 1 T batch, 1 T query, and its message's receive and delete; the join
+// branch 1 T head read, 1 T progress read (branch_progress.go), 1 T batch, 1 T query, and its message's receive and delete; the join
 // 1 Q message (enqueued by the last branch), 1 T head read, 1 T query and 1 T batch; then the
 // join node's visit as any step. A branch's query reads pages of gapPage rows up to the first
 // branch still missing: one page, but for the last branches of a fan-out wider than gapPage.

@@ -27,12 +27,11 @@ import (
 //     once it was started MaxStepStarts times without completing, with the same error a
 //     step gets; storage errors alone never get it there.
 //
-// A branch's first delivery (the fan-out's own message, delivered once) does not read it:
-// no other message of the branch can have written it yet, but for a put-back or a rescue
-// delivered before it, which can only make the branch run once more, early. Every other
-// message (a redelivery, a retry, a put-back, a rescue) reads it first. Nothing deletes the
-// row while its run lives: a fan-out's rows go with the run's (purge, and the clean-up of a
-// replaced run's generations).
+// Every delivery of a branch reads it (one point read; not found, for a branch on its first
+// attempt that nothing held): a copy of the fan-out's own message, enqueued twice by a
+// retried request, is delivered as a first delivery too. Nothing deletes the row while its
+// run lives: a fan-out's rows go with the run's (purge, and the clean-up of a replaced run's
+// generations).
 //
 // The row never decides whether the branch completed: its completion row does (branch.go).
 

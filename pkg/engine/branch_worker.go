@@ -77,18 +77,17 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	}
 	b := it.ref()
 	redelivered := dequeueCount > 1 || it.Retry > 0
-	var p branchProgress
 	if redelivered || it.Attempt > 0 || it.Resent {
-		// Not the fan-out's first delivery: the branch may have committed, or moved on to a
-		// later attempt, before this message came.
+		// Not the fan-out's first message: the branch may have committed before it came.
 		if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
 			return e.afterBranch(ctx, h, b.index, false)
 		} else if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
 		}
-		if p, err = e.readProgress(ctx, h, b.index); err != nil {
-			return err
-		}
+	}
+	p, err := e.readProgress(ctx, h, b.index) // whatever the message says, the row decides
+	if err != nil {
+		return err
 	}
 	st, err := e.beginBranch(ctx, h, b.index, p, redelivered)
 	switch {
