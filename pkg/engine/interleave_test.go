@@ -72,9 +72,33 @@ func interleave(t *testing.T, seed int64, actions int) {
 		keyOwners[info.IdempotencyKey()] = owner
 		return durable.Update{"n": s.N + 1}, nil
 	})
+	// The fan-out's branch 1 fails its first call and is retried after a back-off; no call of
+	// it may start while its progress row says the back-off runs (clocks only schedule: an
+	// instance 2 min ahead, or this worker's 30 s behind, may move it by that much).
+	var rig *rig
+	var flakyMu sync.Mutex
+	flakyCalls := map[string]int{}
+	flaky := func(ctx context.Context, s fanState) (any, error) {
+		info, _ := durable.StepInfoFrom(ctx)
+		if b, _ := durable.BranchFrom(ctx); b.Index == 1 {
+			checkNoBackOffRuns(t, rig, seed, info.RunID, clk.now().Add(interleaveSkewSlack))
+			flakyMu.Lock()
+			key := info.RunID + "/" + info.Nonce
+			flakyCalls[key]++
+			first := flakyCalls[key] == 1
+			flakyMu.Unlock()
+			if first {
+				return nil, errors.New("flaky source")
+			}
+		}
+		return fanWork(ctx, s)
+	}
 	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute,
-		Policies: map[string]engine.GraphPolicy{"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"}}}, false, keyed,
-		fanGraph(t, "fan", nil), fuzzParentGraph(t))
+		Policies: map[string]engine.GraphPolicy{
+			"support_agent": {WaitTimeout: 10 * time.Minute, WaitTimeoutNode: "draft_reply"},
+			"fan":           {Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: 5 * time.Minute, MaxBackoff: 5 * time.Minute}},
+		}}, false, keyed, fanGraph(t, "fan", flaky), fuzzParentGraph(t))
+	rig = r
 	engine.SetSweepParallel(r.e, 1)
 	faults := true
 	chance := func(p float64) bool { return faults && rng.Float64() < p }
@@ -170,7 +194,11 @@ func interleave(t *testing.T, seed int64, actions int) {
 			clk.advance(-30 * time.Second)
 			defer clk.advance(30 * time.Second)
 		}
-		if r.e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount) == nil {
+		e := r.e
+		if n := rng.IntN(8); n < len(others) { // an instance whose clock runs 2 min ahead or behind
+			e = others[n]
+		}
+		if e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount) == nil {
 			_ = r.fqueue.Delete(ctx, msgs[0])
 		}
 		return true
@@ -334,6 +362,26 @@ func checkQuiescentRun(t *testing.T, r *rig, seed int64, id string, inc *incarna
 
 // interleaveFanWidth is the width of the fan-out runs of the interleaving fuzz.
 const interleaveFanWidth = 4
+
+// interleaveSkewSlack is how early a timer may fire in the interleaving fuzz: an instance
+// 2 min ahead, and a worker 30 s behind.
+const interleaveSkewSlack = 2*time.Minute + 30*time.Second
+
+// checkNoBackOffRuns fails the test when a branch of run id starts while its progress row
+// (read from the store itself, without faults) says its back-off lasts past now.
+func checkNoBackOffRuns(t *testing.T, r *rig, seed int64, id string, now time.Time) {
+	t.Helper()
+	page, err := r.store.Query(context.Background(), engine.Query{PartitionKey: id, RowKeyFrom: "k", RowKeyTo: "l"})
+	if err != nil {
+		t.Errorf("seed %d run %s: read branch progress: %v", seed, id, err)
+		return
+	}
+	for _, ent := range page.Entities {
+		if nb, _ := ent.Properties["NotBefore"].(int64); nb > now.UnixNano() {
+			t.Errorf("seed %d run %s: a branch started %v before its back-off ended (%s)", seed, id, time.Unix(0, nb).Sub(now), ent.RowKey)
+		}
+	}
+}
 
 // checkQuiescentFan checks a quiescent fan-out run: its history in order (with the gaps of
 // its branch region), each visit and each branch's completion at most once, and the joined
