@@ -337,6 +337,12 @@ func (s *stateSchema) merge(cur reflect.Value, ptr any, result any) error {
 		cur.Set(rv.Elem())
 		return s.finish(cur, ptr)
 	}
+	switch result.(type) {
+	case RouteDecision, *RouteDecision:
+		// Child runs, fan-outs, waits and sleeps are a route's to decide (WithRoute); a
+		// fan-out's branch visits its node only, and follows no route.
+		return newError(ErrUnsupportedResult, fmt.Sprintf("unsupported state merge result: %T (a node handler returns a state update; return decisions from the node's route, WithRoute)", result))
+	}
 	return newError(ErrUnsupportedResult, fmt.Sprintf("unsupported state merge result: %T", result))
 }
 

@@ -137,6 +137,8 @@ func TestStateSchema_Merge_FollowsSection5(t *testing.T) {
 		{"string result", "x", "", "unsupported state merge result: string"},
 		{"raw list", json.RawMessage(`[1]`), "", "unsupported state merge result: json.RawMessage"},
 		{"other struct", record{}, "", "unsupported state merge result: durable.record"},
+		{"route decision", StartChild("billing", nil, "ship"), "", "unsupported state merge result: durable.RouteDecision (a node handler returns a state update; return decisions from the node's route, WithRoute)"},
+		{"route decision pointer", &RouteDecision{}, "", "unsupported state merge result: *durable.RouteDecision (a node handler returns a state update; return decisions from the node's route, WithRoute)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
