@@ -4,8 +4,11 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +29,7 @@ type azureFanRig struct {
 	counts *enginetest.OpCounts
 	fqueue *enginetest.FaultQueue
 	fstore *enginetest.FaultStore
+	queue  engine.WorkQueue // the engine's queue, for a manual rig's test to deliver from
 
 	mu   sync.Mutex
 	runs map[string]*runOps // by partition: the run's own operations; guarded by mu
@@ -54,6 +58,22 @@ func (r *azureFanRig) opsOf(pk string) runOps {
 
 func newAzureFanRig(t *testing.T, concurrency int) *azureFanRig {
 	t.Helper()
+	return newAzureFanRigWith(t, azureFanConfig{concurrency: concurrency})
+}
+
+// azureFanConfig shapes an azureFanRig: its fan graph's branch handler (nil: fanWork), its
+// engine's extra options, and whether its embedded dispatcher runs (manual: the test hands
+// each message to HandleWorkItem itself, through queue).
+type azureFanConfig struct {
+	concurrency int
+	work        durable.NodeFunc[fanState]
+	opts        engine.Options
+	manual      bool
+}
+
+func newAzureFanRigWith(t *testing.T, c azureFanConfig) *azureFanRig {
+	t.Helper()
+	concurrency := c.concurrency
 	env := map[string]string{launch.EnvStorage: azuritetest.ConnectionString(t), launch.EnvStoragePrefix: azuritetest.UniqueName("fan")}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := launch.FromEnv(context.Background(), func(k string) string { return env[k] }, launch.ModeServe, logger)
@@ -64,7 +84,7 @@ func newAzureFanRig(t *testing.T, concurrency int) *azureFanRig {
 		t.Fatal("FromEnv picked the in-memory backends")
 	}
 	reg := durable.NewRegistry()
-	if err := reg.Register(fanGraph(t, "fan", nil)); err != nil {
+	if err := reg.Register(fanGraph(t, "fan", c.work)); err != nil {
 		t.Fatal(err)
 	}
 	r := &azureFanRig{counts: &enginetest.OpCounts{}, raw: s.Durable.Store, runs: map[string]*runOps{}}
@@ -85,12 +105,17 @@ func newAzureFanRig(t *testing.T, concurrency int) *azureFanRig {
 	}
 	d.Store, d.Queue = r.fstore, r.fqueue
 	d.Payloads = enginetest.CountingPayloads{PayloadStore: s.Durable.Payloads, Counts: r.counts}
-	opts := d.EngineOptions(engine.Options{Registry: reg, Logger: logger, SweepInterval: -1, PollInterval: 20 * time.Millisecond, Concurrency: concurrency})
+	o := c.opts
+	o.Registry, o.Logger, o.SweepInterval, o.PollInterval, o.Concurrency = reg, logger, -1, 20*time.Millisecond, concurrency
+	opts := d.EngineOptions(o)
 	if r.e, err = engine.New(opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.e.Start(context.Background()); err != nil {
-		t.Fatal(err)
+	r.queue = r.fqueue
+	if !c.manual {
+		if err := r.e.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		_ = r.e.Close()
@@ -174,4 +199,83 @@ func TestIntegrationFanOut_Azure_DuplicatesAndLostReplies(t *testing.T) {
 	r.fstore.LoseReply = commitsBranch
 	id := r.run(t, 10)
 	assertFanDoneOn(t, r.e, id, 10)
+}
+
+// TestIntegrationFanOut_Azure_RetriedBranchRedeliveredAndPutBack: on the Azure backends, a
+// branch whose handler fails twice under MaxAttempts 3, whose every message comes back once
+// after it was handled (a lost delete), and whose fan-out's own item comes back too (putting
+// the branches back), runs as attempts [1 2 3], each after its back-off: its attempt and
+// back-off are in its progress row, not in its messages.
+func TestIntegrationFanOut_Azure_RetriedBranchRedeliveredAndPutBack(t *testing.T) {
+	t.Parallel()
+	const backoff = time.Second
+	var mu sync.Mutex
+	var attempts []int
+	var ranAt []time.Time
+	r := newAzureFanRigWith(t, azureFanConfig{concurrency: 1, manual: true,
+		opts: engine.Options{Policies: map[string]engine.GraphPolicy{"fan": {Retry: engine.RetryPolicy{MaxAttempts: 3, InitialBackoff: backoff, MaxBackoff: backoff}}}},
+		work: func(ctx context.Context, s fanState) (any, error) {
+			if b, _ := durable.BranchFrom(ctx); b.Index == 0 {
+				info, _ := durable.StepInfoFrom(ctx)
+				mu.Lock()
+				attempts = append(attempts, info.Attempt)
+				ranAt = append(ranAt, time.Now())
+				n := len(attempts)
+				mu.Unlock()
+				if n <= 2 {
+					return nil, errors.New("flaky source")
+				}
+			}
+			return fanWork(ctx, s)
+		}})
+	ctx := context.Background()
+	run, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "fan", Input: []byte(fanInput(3))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := r.e.GetRun(ctx, run.InstanceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.RuntimeStatus.Finished() {
+			if got.RuntimeStatus != engine.StatusCompleted {
+				t.Fatalf("status %s output %s", got.RuntimeStatus, got.Output)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run not finished: %s", got.RuntimeStatus)
+		}
+		msgs, err := r.queue.Receive(ctx, 1, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		m := msgs[0]
+		if err := r.e.HandleWorkItem(ctx, m.Body, m.DequeueCount); err != nil {
+			continue // back after its visibility timeout
+		}
+		if key := string(m.Body); !seen[key] && (strings.Contains(key, `"br":0,`) || !strings.Contains(key, `"br":`)) {
+			seen[key] = true // its delete is lost: it comes back once, after a second
+			continue
+		}
+		_ = r.queue.Delete(ctx, m)
+	}
+	assertFanDoneOn(t, r.e, run.InstanceID, 3)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(attempts, []int{1, 2, 3}) {
+		t.Fatalf("branch 0 ran as attempts %v, want [1 2 3]", attempts)
+	}
+	for i := 1; i < len(ranAt); i++ {
+		if d := ranAt[i].Sub(ranAt[i-1]); d < backoff-100*time.Millisecond {
+			t.Errorf("attempt %d ran %v after attempt %d, within its back-off of %v", i+1, d, i, backoff)
+		}
+	}
 }

@@ -131,12 +131,12 @@ type branchStart struct {
 // that may have run the handler and died (deaths).
 func (st branchStart) attempt() int { return int(st.progress.attempt+st.progress.deaths) + 1 }
 
-// beginBranch starts a delivery of branch i of h's region from its progress p (as read;
-// redelivered: the delivery may be a restart): a back-off not over yet sends it back to the
+// beginBranch starts a delivery of branch i of h's region (its message it) from its progress
+// p (as read; redelivered: the delivery may be a restart): a back-off not over yet sends it back to the
 // queue; a hold past its lease counts as a death; past the kill limit the branch fails; a
 // start that may be a restart takes a hold first. The progress it returns is the one the
 // attempt runs under.
-func (e *Engine) beginBranch(ctx context.Context, h *head, i int64, p branchProgress, redelivered bool) (branchStart, error) {
+func (e *Engine) beginBranch(ctx context.Context, h *head, i int64, p branchProgress, it branchWork, redelivered bool) (branchStart, error) {
 	for range maxRebase {
 		now := e.clock().UnixNano()
 		if p.notBefore > now {
@@ -155,9 +155,11 @@ func (e *Engine) beginBranch(ctx context.Context, h *head, i int64, p branchProg
 		hd := &hold{id: newWriteID(), runID: h.runID}
 		next := p
 		next.restarts, next.deaths = p.restarts+died, p.deaths+died
-		if redelivered && p.holder == "" {
-			// The start before held nothing (a first delivery does not take a hold): that it
-			// died is inferred, for StepInfo.Attempt only (the kill limit counts holds).
+		if redelivered && p.holder == "" && it.Attempt == p.attempt {
+			// The start before, of this very attempt, held nothing (a first delivery does not
+			// take a hold): that it died is inferred, for StepInfo.Attempt only (the kill limit
+			// counts holds). A message of an attempt that failed since came back for another
+			// reason (a lost delete).
 			next.deaths++
 		}
 		next.holder, next.holdUntil = hd.id, now+int64(e.opts.StepLease)

@@ -89,7 +89,7 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	if err != nil {
 		return err
 	}
-	st, err := e.beginBranch(ctx, h, b.index, p, redelivered)
+	st, err := e.beginBranch(ctx, h, b.index, p, it, redelivered)
 	switch {
 	case err != nil:
 		return err // storage errors never count towards poison
