@@ -1,27 +1,37 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
-	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
 )
 
 // Parallel branches (durable.Parallel, durable.Map): a node's route fans the run out into
 // branches, one node visit each, that run at once wherever the fleet has capacity and join
 // at a named node.
 //
+// The decision. A Graph that is not a GraphRegistration may return any decision, so the
+// visit checks it before anything of it is committed (fanOut): at most durable.MaxBranches
+// branches (the highest index a branch item carries, workitem_codec.go), each with a node and
+// an item of valid JSON of at most durable.MaxBranchItemBytes, and a join node; else the run
+// fails at the route. A fan-out is 1 + N node visits under MaxSteps (the fan-out's node and
+// each branch, completed or failed): one whose branches would pass the budget fails the run
+// with the max-steps error, before any branch runs.
+//
 // Storage. The fan-out is one step commit, one batch: the head (which now names the join
 // node and the open region below), the visit's node_completed and route_resolved rows (the
 // decision lists the branches), a branches_started row, and a fence row. The commit reserves
 // a region of history sequence numbers, BranchSlots per branch: slot 0 of branch i (at
 // BranchBase + i×BranchSlots) takes its completion row, branch_completed (item, attempt and
-// result: the state fields its node changed) or branch_failed (item, attempt and error);
-// slots 1..BranchSlots-1 are kept for the events the branch emits. The head's HistSeq moves
-// past the region, so later rows (events received, the join) follow it, and the history
-// has gaps where slots stay unused.
+// result: the state fields its node changed) or branch_failed (item, attempt, error, and
+// "handler": true when the error is the node handler's own); slots 1..BranchSlots-1 are kept
+// for the events the branch emits (durable.MaxEmitsPerBranch). The head's HistSeq moves past
+// the region, so later rows (events received, the join) follow it, and the history has gaps
+// where slots stay unused.
 //
 // Each branch is its own work item ("br":<index>, "ba":<attempt>, its node and item in the
 // message), enqueued by the fan-out's worker once the commit is stored. A branch worker
@@ -34,30 +44,48 @@ import (
 // The fence makes a late branch harmless: the commit that closes the region (the join, a
 // failure or a cancel) deletes it, so a branch that commits afterwards fails as a whole — a
 // run purged and restarted under the same id never sees a stale branch row. After its
-// commit a branch reads the region's completion rows (one query) and, when all are there
-// or its own branch failed, enqueues the run's plain work item: the join.
+// commit a branch checks whether every branch of the region has settled (afterBranch) and,
+// when all have, enqueues the run's plain work item: the join.
 //
 // The join is that plain item meeting a head with an open region: it reads the completion
-// rows, merges the results in branch index order (graphrun.Joiner: the graph's reducers;
-// two branches that update a field with no reducer fail the run), and commits once — the
-// head (state, step, the region closed) with a branches_joined row and the fence's delete —
-// then goes on in-process with the join node. A failed branch fails the run there
-// (branchFailed). A plain item that meets an incomplete region without a failure (the
-// fan-out worker died before it enqueued every branch, or its enqueue failed) enqueues the
-// branches that have no completion row again; duplicates are settled by the insert.
+// rows and, once every branch has settled, commits once — the head (state, step, the region
+// closed) with its rows and the fence's delete — then goes on in-process. With no branch
+// failed it merges the results in branch index order (graphrun.Joiner: the graph's reducers;
+// two branches that update a field with no reducer fail the run), writes a branches_joined
+// row and goes on with the join node. With branches failed it takes one failure
+// (branchFailed): the lowest-index branch whose failure is not its handler's own error (a
+// result that does not fit the state model or cannot be stored, an item that ran out of
+// deliveries) fails the run, as the same node's failure as a step does; else the
+// lowest-index failed branch takes its node's failure route, or fails the run when it has
+// none. The join waits for every branch, failed ones included, so that the outcome and the
+// history are the same in whatever order the branches finish: a failure taken as soon as it
+// is stored would depend on which sibling failed first, its failure node could run beside
+// siblings still running their handlers, and the visits counted would depend on how many had
+// run. The price is that a failure waits for its slowest sibling, as a success does; a
+// node's timeout (durable.WithTimeout) bounds that wait. A plain item that meets an incomplete
+// region (the fan-out worker died before it enqueued every branch, or its enqueue failed)
+// enqueues the branches that have no completion row again; duplicates are settled by the
+// insert.
 //
 // A branch handler error is retried under the node's or the graph's retry policy: the branch
 // records the failed attempt and its back-off in its progress row, then enqueues its item
 // again after the back-off. The progress row also holds the branch's hold and the deaths
 // counted against it, judged as a step's are: a branch started MaxStepStarts times without
-// completing fails (branch_progress.go).
+// completing fails (branch_progress.go). The retries of a branch are attempts of its one
+// visit.
 //
 // Cost, steady state (table T, queue Q): the fan-out 1 T (one batch) + N Q enqueues; per
-// branch 1 T head read, 1 T progress read (branch_progress.go), 1 T batch, 1 T query, and its message's receive and delete; the join
-// 1 Q message (enqueued by the last branch), 1 T head read, 1 T query and 1 T batch; then the
-// join node's visit as any step. A branch's query reads pages of gapPage rows up to the first
-// branch still missing: one page, but for the last branches of a fan-out wider than gapPage.
-// The width limit is durable.MaxBranches (256) branches per fan-out.
+// branch 1 T head read, 1 T progress read (branch_progress.go), 1 T batch, its completion
+// check, and its message's receive and delete; the join 1 Q message (enqueued by the branch that settled last), 1 T head read,
+// 1 T query (pages of up to 1 000 rows) and 1 T batch; then the join node's visit as any
+// step. A branch's completion check looks for a branch still missing next to its own, on
+// both sides, in windows that double (1, 2, 4 … branches after it, then as many before it, in
+// turn), and stops at the first window with a branch missing: when the nearest missing
+// branch is d branches away, it reads at most about 4d rows in about 2·log2(d) queries. In
+// index order (as a queue hands branches out) a check is 1 query that reads no row; in
+// reverse order 2 queries and 1 row; in a random order a few rows and 2–3 queries on
+// average; the check that finds every branch settled reads all N rows, in about log2(N)
+// queries. The width limit is durable.MaxBranches (256) branches per fan-out.
 
 // History row types of a fan-out.
 const (
@@ -67,7 +95,9 @@ const (
 	// "attempt", "result"}, result being the state fields its node changed.
 	HistoryBranchCompleted = "branch_completed"
 	// HistoryBranchFailed is one branch's failure: {"index", "node", "item", "attempt",
-	// "error"}.
+	// "error"}, and "handler": true when the error is the node handler's own (its error, panic
+	// or timeout: a *durable.HandlerError), the only failure that may take the node's failure
+	// route.
 	HistoryBranchFailed = "branch_failed"
 	// HistoryBranchesJoined is the join: {"join_node", "count", "state"}.
 	HistoryBranchesJoined = "branches_joined"
@@ -94,6 +124,49 @@ func (h *head) slotSeq(i int64) int64 { return h.branchBase + i*BranchSlots }
 // run's rows (purged with them) and names the nonce, so that a run that reuses the id never
 // shares it.
 func fenceKey(gen, base int64, nonce string) string { return seqKey('j', gen, base) + "-" + nonce }
+
+// fanOut is the outcome of visit v of h, whose route fans the run out: the fan-out, unless
+// its decision is one the branch items cannot carry (checkFanOut: the run fails at the route)
+// or its branches would take the run past its MaxSteps (the run fails with the max-steps
+// error). Either failure keeps the node's completion, as a route's failure does.
+func (e *Engine) fanOut(sc *stepCtx, h *head, v visited) outcome {
+	var o *runFailed
+	if err := checkFanOut(v.decision); err != nil {
+		e.log.Warn("resolve_route failed: graph="+h.graph+" hash="+h.hash+" node="+h.node,
+			"run_id", h.runID, "step", h.step+1, "error", err.Error())
+		o = failure("resolve_route", ResolveRouteName, err.Error())
+	} else if h.visits+1+int64(len(v.decision.Branches)) > sc.maxSteps {
+		o = e.maxStepsExceeded(sc, h)
+	} else {
+		return &fannedOut{v}
+	}
+	o.node, o.state, o.emitted = h.node, v.state, v.emitted
+	return o
+}
+
+// checkFanOut checks a fan-out decision as durable.Parallel and durable.Map make them: a join
+// node, at most durable.MaxBranches branches, each with a node and an item of valid JSON of
+// at most durable.MaxBranchItemBytes. The messages are durable's own.
+func checkFanOut(d durable.RouteDecision) error {
+	switch {
+	case d.JoinNode == "":
+		return errors.New("action 'parallel' requires join_node")
+	case len(d.Branches) > durable.MaxBranches:
+		return fmt.Errorf("parallel fan-out of %d branches is above the limit of %d", len(d.Branches), durable.MaxBranches)
+	}
+	for i, b := range d.Branches {
+		item := bytes.TrimSpace(b.Item)
+		switch {
+		case b.Node == "":
+			return fmt.Errorf("parallel branch %d requires a node", i)
+		case len(item) > 0 && !json.Valid(item):
+			return fmt.Errorf("parallel branch %d item is not valid JSON", i)
+		case len(item) > durable.MaxBranchItemBytes:
+			return fmt.Errorf("parallel branch %d item of %d bytes is above the limit of %d bytes", i, len(item), durable.MaxBranchItemBytes)
+		}
+	}
+	return nil
+}
 
 // fannedOut is a visit whose route fans the run out: the run continues at the join node once
 // the branches complete (at once when there are none). Its commit reserves the region and
@@ -210,59 +283,6 @@ func branchItem(h *head, b branchRef, attempt int64) branchWork {
 	return branchWork{workItem: itemOf(h), Index: b.index, Attempt: attempt, Node: b.node, Item: rawJSON(b.item)}
 }
 
-// gapPage is the page size of a branch's completion check: pages of a few rows, so that a
-// check that meets a missing branch early (most checks, until the last branches finish)
-// reads few rows, not every completed branch's result.
-const gapPage = 32
-
-// completionRows reads the completion rows of h's region in index order. With stopAtGap it
-// stops at the first branch without one (enough to tell the region incomplete), reading
-// pages of gapPage rows.
-func (e *Engine) completionRows(ctx context.Context, h *head, stopAtGap bool) ([]Entity, error) {
-	return e.completionRange(ctx, h, 0, h.branchCount, stopAtGap)
-}
-
-// completionRange is completionRows for the branches from..to-1.
-func (e *Engine) completionRange(ctx context.Context, h *head, from, to int64, stopAtGap bool) ([]Entity, error) {
-	q := Query{PartitionKey: h.runID, RowKeyFrom: histKey(h.gen, h.slotSeq(from)), RowKeyTo: histKey(h.gen, h.slotSeq(to)),
-		Where: []Cond{{Property: pType, Op: CondGe, Value: "branch_"}, {Property: pType, Op: CondLt, Value: "branch`"}}}
-	if stopAtGap {
-		q.Limit = gapPage
-	}
-	var out []Entity
-	for {
-		page, err := e.store.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("read branches of run %s: %w", h.runID, err)
-		}
-		for _, ent := range page.Entities {
-			seq := parseSeq(ent.RowKey)
-			if (seq-h.branchBase)%BranchSlots != 0 {
-				continue
-			}
-			if stopAtGap && seq != h.slotSeq(from+int64(len(out))) {
-				return out, nil
-			}
-			out = append(out, ent)
-		}
-		if page.Continuation == "" {
-			return out, nil
-		}
-		q.Continuation = page.Continuation
-	}
-}
-
-// regionState sums up completion rows: the lowest failed branch (nil: none) and whether
-// every branch has completed.
-func regionState(h *head, rows []Entity) (failed *Entity, complete bool) {
-	for i := range rows {
-		if rows[i].Properties[pType] == HistoryBranchFailed {
-			return &rows[i], false
-		}
-	}
-	return nil, int64(len(rows)) == h.branchCount
-}
-
 // awaitBranches handles a run's plain work item that meets an open region, before the step
 // starts: it reports done when there is nothing to join yet, after putting the branches
 // without a completion row back on the queue (their items were lost, or are duplicated
@@ -315,88 +335,6 @@ func (e *Engine) regionBranches(ctx context.Context, h *head) ([]durable.Branch,
 		return nil, fmt.Errorf("decode fan-out of run %s: %d branches, %v", h.runID, len(d.Branches), err)
 	}
 	return d.Branches, nil
-}
-
-// joinStep computes the join of h's open region: nothing (ready false) while a branch has
-// neither completed nor failed, else the outcome to commit: the merged state, or the run's
-// failure (a failed branch, or a merge that fails).
-func (e *Engine) joinStep(ctx context.Context, sc *stepCtx, h *head) (outcome, bool, error) {
-	rows := h.branchRows
-	if rows == nil {
-		var err error
-		if rows, err = e.completionRows(ctx, h, false); err != nil {
-			return nil, false, err
-		}
-	}
-	failed, complete := regionState(h, rows)
-	if failed != nil {
-		data, err := e.readSpilled(ctx, str(failed.Properties, pData), str(failed.Properties, pData+refSuffix))
-		if err != nil {
-			return nil, false, fmt.Errorf("read failed branch of run %s: %w", h.runID, err)
-		}
-		var f struct {
-			Index int64  `json:"index"`
-			Node  string `json:"node"`
-			Error string `json:"error"`
-		}
-		_ = json.Unmarshal([]byte(data), &f)
-		return e.branchFailed(sc, h, f.Index, f.Node, f.Error), true, nil
-	}
-	if !complete {
-		return nil, false, nil
-	}
-	results := make([]graphrun.BranchResult, len(rows))
-	for i, r := range rows {
-		data, err := e.readSpilled(ctx, str(r.Properties, pData), str(r.Properties, pData+refSuffix))
-		if err != nil {
-			return nil, false, fmt.Errorf("read branch %d of run %s: %w", i, h.runID, err)
-		}
-		var c struct {
-			Result json.RawMessage `json:"result"`
-		}
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return nil, false, fmt.Errorf("decode branch %d of run %s: %w", i, h.runID, err)
-		}
-		results[i] = graphrun.BranchResult{Index: i, Node: str(r.Properties, pHistNode), Update: c.Result}
-	}
-	state, err := e.loadState(ctx, h)
-	if err != nil {
-		return nil, false, err
-	}
-	var merged json.RawMessage
-	if bg, ok := graphrun.Of(sc.g).(graphrun.Joiner); ok {
-		merged, err = bg.Join(graphrun.WithStepInfo(ctx, stepInfo(h)), state, results)
-	} else {
-		merged, err = graphrun.JoinBranches(state, results)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, fmt.Errorf("join branches of run %s: %w", h.runID, ctx.Err())
-		}
-		cause := fmt.Sprintf("join at '%s': %v", h.node, err)
-		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
-		o := failure("orchestrator", OrchestratorName, cause)
-		o.node = h.node
-		return o, true, nil
-	}
-	return &joined{node: h.node, state: merged}, true, nil
-}
-
-// branchFailed is the outcome of a join that found branch index (visiting node) failed with
-// cause: the branch node's failure route (durable.WithFailureRoute) when it has one — the run
-// continues there with the state of the fan-out, the failure in StepInfo.Failure — else the
-// run fails.
-func (e *Engine) branchFailed(sc *stepCtx, h *head, index int64, node, cause string) outcome {
-	msg := fmt.Sprintf("branch %d of %d (node '%s'): %s", index, h.branchCount, node, cause)
-	if to := sc.nodePolicy(node).FailureNode; to != "" {
-		e.log.Warn("branch failed, taking its failure route: graph="+h.graph+" hash="+h.hash+" node="+node,
-			"run_id", h.runID, "failure_node", to, "error", msg)
-		return &failureRouted{node: node, to: to, err: msg}
-	}
-	e.log.Warn("execute_node failed: graph="+h.graph+" hash="+h.hash+" node="+node, "run_id", h.runID, "error", msg)
-	o := failure("execute_node", ExecuteNodeName, msg)
-	o.node = node
-	return o
 }
 
 // parallelDecisionJSON is the data of a fan-out's route_resolved row: the decision's five

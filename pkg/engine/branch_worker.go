@@ -153,7 +153,7 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 			return true, e.dispatchBranch(context.WithoutCancel(ctx), next, max(time.Duration(stored.notBefore-e.clock().UnixNano()), 0))
 		}
 		failed = true
-		data = branchData(b, p.attempt, "error", jstr(err.Error()))
+		data = failedBranchData(b, p.attempt, err) // branch_join.go
 	}
 	stored, err := e.commitBranch(ctx, h, b, p.attempt, failed, data, emitter.Events())
 	if err != nil || !stored {
@@ -270,28 +270,6 @@ func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt
 			return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
 		}
 	}
-}
-
-// afterBranch enqueues the join of h's region when branch index, just settled, failed, or
-// when every branch has completed. It checks the branches after index first, then those
-// before: when branches finish in index order (as a queue hands them out), the next one is
-// the one missing, and the check reads one short page.
-func (e *Engine) afterBranch(ctx context.Context, h *head, index int64, failed bool) error {
-	if !failed {
-		for _, r := range [2][2]int64{{index + 1, h.branchCount}, {0, index}} {
-			if r[0] >= r[1] {
-				continue
-			}
-			rows, err := e.completionRange(ctx, h, r[0], r[1], true)
-			if err != nil {
-				return err
-			}
-			if int64(len(rows)) != r[1]-r[0] {
-				return nil // a branch still runs
-			}
-		}
-	}
-	return e.dispatch(context.WithoutCancel(ctx), h, 0)
 }
 
 // awaitBranchVersion puts a branch item back on the queue after a back-off: this process

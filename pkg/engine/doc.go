@@ -62,9 +62,11 @@ package engine
 //	nodepolicy.go      a node's policy: its timeout, retries (retryScheduled) and failure
 //	                   route (failureRouted)
 //	sleep.go           a run that sleeps (slept)
-//	branch.go          a fan-out: its region of history, its branches dispatched (fannedOut)
-//	                   and joined (joined)
+//	branch.go          a fan-out: its decision checked (fanOut), its region of history, its
+//	                   branches dispatched (fannedOut) and joined (joined)
 //	branch_worker.go   one branch's work item: its handler run and its completion row
+//	branch_join.go     a fan-out's join: each branch's check that all have settled, the
+//	                   merge, or the failure the join takes (branchFailed)
 //	branch_progress.go a branch's progress row: its attempt, back-off, hold and deaths
 //	child.go           child runs: started by a decision (childStarted), resumed when they
 //	                   finish (childResumed)

@@ -55,7 +55,7 @@ func nodeFailed(sc *stepCtx, h *head, pol durable.NodePolicy, err error) outcome
 		}
 	}
 	if handlerFailed && pol.FailureNode != "" {
-		return &failureRouted{node: h.node, to: pol.FailureNode, err: err.Error()}
+		return &failureRouted{node: h.node, to: pol.FailureNode, err: err.Error(), visits: 1}
 	}
 	o := failure("execute_node", ExecuteNodeName, err.Error())
 	o.node = h.node
@@ -90,9 +90,12 @@ func (o *retryScheduled) rebase(_ context.Context, _ *Engine, base, fresh *head)
 
 // failureRouted is a node that failed for good (or a fan-out's branch that did) and whose
 // failure route the run takes: the step is done, the run continues at the failure node to,
-// which will see the failure.
+// which will see the failure. visits is the node visits the step ends (MaxSteps): 1, the
+// failed node's, or a fan-out's branches (branchFailed: the fan-out's own visit was counted
+// when it committed).
 type failureRouted struct {
 	node, to, err string
+	visits        int64
 }
 
 func (o *failureRouted) stepNode() string { return o.node }
@@ -100,7 +103,7 @@ func (o *failureRouted) stepNode() string { return o.node }
 func (o *failureRouted) apply(c *commitBuilder) {
 	n := c.n
 	n.step++
-	n.visits++
+	n.visits += o.visits
 	n.timedOut = ""
 	n.attempt, n.notBefore = 0, 0
 	n.status = StatusRunning

@@ -26,8 +26,9 @@ type Options struct {
 	// read it, never route decisions.
 	Clock func() time.Time
 
-	// MaxSteps bounds node visits per run (default 1000); GraphPolicy.MaxSteps overrides it
-	// per graph.
+	// MaxSteps bounds node visits per run (default 1000), a fan-out's branches included (a
+	// fan-out that would pass it is refused before it commits); GraphPolicy.MaxSteps overrides
+	// it per graph.
 	MaxSteps int
 	// Policies holds the operator's per-graph guards by graph name: each field set overrides
 	// the graph's own (durable.WithPolicy) for every version of the graph.

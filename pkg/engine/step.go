@@ -112,11 +112,17 @@ func (e *Engine) logStep(n *head, o outcome) {
 // visit runs one node visit: max-steps guard, execute node, resolve route. User code runs
 // only inside ExecuteNode and ResolveRoute. The error result is for infrastructure failures
 // (storage, shutdown), which leave the work item to be retried.
+//
+// MaxSteps bounds a run's node visits (head visits). A visit is one node visit that ends for
+// good: a step's node that completed (whatever its route then decides), or that failed and
+// takes its failure route, and each branch of a fan-out, completed or failed. Its retries are
+// attempts of the one visit (MaxAttempts bounds them); an applied event, a wait that timed
+// out, a join and a child's completion visit no node. The guard runs before a node's handler
+// does, and a fan-out counts its branches before it commits (fanOut, branch.go), so a run
+// never makes more than MaxSteps visits.
 func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, error) {
 	if h.visits+1 > sc.maxSteps {
-		cause := fmt.Sprintf("max steps exceeded: graph '%s' made %d node visits without completing", h.graph, sc.maxSteps)
-		e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
-		return failure("orchestrator", OrchestratorName, cause), nil
+		return e.maxStepsExceeded(sc, h), nil
 	}
 	state, err := e.loadState(ctx, h)
 	if err != nil {
@@ -155,11 +161,18 @@ func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, erro
 	case durable.ActionSleep:
 		return &slept{v}, nil // sleep.go
 	case durable.ActionParallel:
-		return &fannedOut{v}, nil // branch.go
+		return e.fanOut(sc, h, v), nil // branch.go
 	case durable.ActionChild:
 		return e.childVisit(h, v), nil // child.go
 	}
 	return &v, nil
+}
+
+// maxStepsExceeded is the run's failure at its MaxSteps.
+func (e *Engine) maxStepsExceeded(sc *stepCtx, h *head) *runFailed {
+	cause := fmt.Sprintf("max steps exceeded: graph '%s' made %d node visits without completing", h.graph, sc.maxSteps)
+	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
+	return failure("orchestrator", OrchestratorName, cause)
 }
 
 // waitStarted is the outcome of visit v, whose route waits for an event: with the wait's

@@ -13,7 +13,8 @@ import (
 type stepCtx struct {
 	g   durable.Graph
 	pol GraphPolicy // the graph's guards (policyOf: its own, overridden by Options.Policies)
-	// maxSteps is the node visits a run of the graph may make.
+	// maxSteps is the node visits a run of the graph may make (what a visit is: visit,
+	// step.go).
 	maxSteps int64
 }
 
