@@ -115,3 +115,53 @@ func TestEngine_HoldJudgedByTheStore_DeathsCountedWhateverTheSkew(t *testing.T) 
 		})
 	}
 }
+
+// A start that finds another instance's hold and cannot read the store's time counts nothing:
+// its delivery fails with the error, before the node runs. Nine such deliveries alternate
+// with the other instance's, whose commits and releases fail; once storage is whole the run
+// completes, none of it counted as a death.
+func TestEngine_HoldJudgedByTheStore_StoreTimeUnreadable_NoDeath(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	var die atomic.Bool
+	var entered atomic.Int32
+	r := newRig(t, engine.Options{Clock: clk.now}, false, dyingGraph(t, &die, &entered))
+	other := r.deploy(t, clk.now, dyingGraph(t, &die, &entered))
+	engines := []*engine.Engine{r.e, other.e}
+	var faulty atomic.Bool
+	var clockReads atomic.Int32
+	faulty.Store(true)
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if !faulty.Load() {
+			return nil
+		}
+		if ops[0].Entity.PartitionKey == "§repair" && ops[0].Entity.RowKey == "0clock" {
+			clockReads.Add(1)
+			return enginetest.ErrInjected
+		}
+		if releasesHold(ops) || commitsNode(ops, "n0") {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	id := r.start(t, "dying", "", `{}`)
+	item := encodeItemAt(id, 1, 0)
+	const failed = 9
+	for count := int64(1); count <= failed; count++ {
+		if err := engines[int(count)%2].HandleWorkItem(t.Context(), item, count); err == nil {
+			run, _ := r.e.GetRun(t.Context(), id)
+			t.Fatalf("delivery %d succeeded despite the faults: %s %s", count, run.RuntimeStatus, run.Output)
+		}
+		clk.advance(30 * time.Second)
+	}
+	if clockReads.Load() == 0 {
+		t.Fatal("no start read the store's time: the scenario tests nothing")
+	}
+	faulty.Store(false)
+	if err := engines[0].HandleWorkItem(t.Context(), item, failed+1); err != nil {
+		t.Fatal(err)
+	}
+	if run, _ := r.e.GetRun(t.Context(), id); run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("status %s output %s: a start that could not judge a hold counted it as a death", run.RuntimeStatus, run.Output)
+	}
+}
