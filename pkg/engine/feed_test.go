@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
@@ -314,4 +315,54 @@ func TestEngine_Feed_Errors(t *testing.T) {
 	if _, err := r.e.Feed(ctx, id, engine.FeedQuery{After: 100, Wait: time.Hour}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait: %v", err)
 	}
+}
+
+// One feed answer ends after the item whose data reaches FeedPageBytes (4 MiB), far below
+// FeedPageSize items: a step that emitted six events of 900 KiB is read in two answers, the
+// first ending with the fifth event (4.5 MiB), the second going on with the sixth.
+func TestEngine_Feed_PageEndsAfterTheItemThatReachesItsByteBound(t *testing.T) {
+	t.Parallel()
+	const events, size = 6, 900 << 10
+	blob := strings.Repeat("x", size)
+	g := chainGraph(t, "bulky", 2, func(ctx context.Context, s counterState) (any, error) {
+		if s.N == 0 {
+			for range events {
+				if err := durable.Emit(ctx, "bulk", blob); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return durable.Update{"n": s.N + 1}, nil
+	})
+	r := newRig(t, engine.Options{}, false, g)
+	id := r.start(t, "bulky", "", `{}`)
+	r.drive(t)
+	page, err := r.e.Feed(t.Context(), id, engine.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes, customs := 0, 0
+	for _, it := range page.Items {
+		bytes += len(it.Data)
+		if it.Type == engine.HistoryCustom {
+			customs++
+		}
+	}
+	last := page.Items[len(page.Items)-1]
+	if customs != 5 || last.Type != engine.HistoryCustom || page.NextAfter != last.Sequence || page.End {
+		t.Fatalf("first answer: %d items, %d bytes, %d emitted events, last %s at %d, next_after %d, end %v; want it to end with the fifth event",
+			len(page.Items), bytes, customs, last.Type, last.Sequence, page.NextAfter, page.End)
+	}
+	if bytes-len(last.Data) >= engine.FeedPageBytes || bytes < engine.FeedPageBytes {
+		t.Fatalf("first answer holds %d bytes: the item before its last already reached %d, or none did", bytes, engine.FeedPageBytes)
+	}
+	rest, err := r.e.Feed(t.Context(), id, engine.FeedQuery{After: page.NextAfter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest.Items) == 0 || rest.Items[0].Type != engine.HistoryCustom || rest.Items[0].Sequence != last.Sequence+1 {
+		t.Fatalf("second answer starts with %+v, want the sixth event", rest.Items[:min(1, len(rest.Items))])
+	}
+	items, _ := feedAll(t, r.e, id, 0)
+	sameEvents(t, items, r.history(t, id))
 }
