@@ -21,7 +21,8 @@ import (
 //     end of the back-off), and the hold and the deaths of the attempt cleared;
 //   - a start that may be a restart (a redelivered item, or a row that holds a hold or
 //     counted deaths) takes a hold (Holder, HoldUntil), judged by the next start as a step's
-//     is: past its lease, unreleased and not this engine's own, it counts as a death
+//     is: past its lease by the store's time (the row's Timestamp against the store's clock,
+//     hold.go), unreleased and not this engine's own, it counts as a death
 //     (Restarts; Deaths counts all of the branch's starts that may have run its handler
 //     and died, for StepInfo.Attempt). The branch fails
 //     once it was started MaxStepStarts times without completing, with the same error a
@@ -52,6 +53,7 @@ type branchProgress struct {
 	holder    string
 	holdUntil int64
 	writeID   string
+	written   time.Time // the store's Timestamp of the row: what its hold's lease is judged by
 }
 
 // props returns the row's properties as p says.
@@ -72,7 +74,7 @@ func (e *Engine) readProgress(ctx context.Context, h *head, i int64) (branchProg
 	p := ent.Properties
 	return branchProgress{exists: true, etag: ent.ETag, attempt: i64(p, pAttempt), notBefore: i64(p, pNotBefore),
 		restarts: i64(p, pRestarts), deaths: i64(p, pDeaths), holder: str(p, pHolder), holdUntil: i64(p, pHoldUntil),
-		writeID: str(p, pWriteID)}, nil
+		writeID: str(p, pWriteID), written: ent.Timestamp}, nil
 }
 
 // errProgressMoved reports a progress write that met a row another writer changed: the
@@ -113,10 +115,10 @@ func (e *Engine) writeProgress(ctx context.Context, h *head, i int64, cur, next 
 	return fresh, errProgressMoved
 }
 
-// leaseDied reports whether a hold (holder, its lease ending at holdUntil) counts as a death
-// at now: held, past its lease, and not one of this engine's own handlings' holds.
-func (e *Engine) leaseDied(holder string, holdUntil, now int64) bool {
-	return holder != "" && now >= holdUntil && !e.holds.knows(holder)
+// branchDied reports whether the hold on the progress p counts as a death: held, not one of
+// this engine's own handlings' holds, and past its lease by the store's time (leaseOver).
+func (e *Engine) branchDied(ctx context.Context, p branchProgress) (bool, error) {
+	return e.leaseOver(ctx, p.holder, e.opts.StepLease, p.written)
 }
 
 // branchStart is what beginBranch settled for one delivery of a branch.
@@ -143,7 +145,9 @@ func (e *Engine) beginBranch(ctx context.Context, h *head, i int64, p branchProg
 			return branchStart{progress: p, wait: time.Duration(p.notBefore - now)}, nil
 		}
 		died := int64(0)
-		if e.leaseDied(p.holder, p.holdUntil, now) {
+		if over, err := e.branchDied(ctx, p); err != nil {
+			return branchStart{}, err // storage errors never count towards poison
+		} else if over {
 			died = 1
 		}
 		if e.overKillLimit(p.restarts + died) {

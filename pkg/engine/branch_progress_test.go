@@ -267,10 +267,13 @@ func TestEngine_FanOut_BranchCommitAndReleaseFail_NeverPoison(t *testing.T) {
 		engines      int
 		gap          time.Duration
 		releaseFails bool
+		skew         time.Duration // of the second engine's clock
 	}{
-		{"one engine, release fails, items back past the lease", 1, 2 * engine.DefaultVisibilityTimeout, true},
-		{"two engines, release fails, items back within the lease", 2, 30 * time.Second, true},
-		{"two engines, release works, items back past the lease", 2, 2 * engine.DefaultVisibilityTimeout, false},
+		{"one engine, release fails, items back past the lease", 1, 2 * engine.DefaultVisibilityTimeout, true, 0},
+		{"two engines, release fails, items back within the lease", 2, 30 * time.Second, true, 0},
+		{"two engines, release works, items back past the lease", 2, 2 * engine.DefaultVisibilityTimeout, false, 0},
+		{"two engines, one 2 min ahead, release fails, items back within the lease", 2, 30 * time.Second, true, 2 * time.Minute},
+		{"two engines, one 2 min behind, release fails, items back within the lease", 2, 30 * time.Second, true, -2 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -279,7 +282,7 @@ func TestEngine_FanOut_BranchCommitAndReleaseFail_NeverPoison(t *testing.T) {
 			r := newRig(t, engine.Options{Clock: clk.now, MaxStepStarts: 2}, false, countingFan(t, &calls, nil))
 			engines := []*engine.Engine{r.e}
 			if tc.engines == 2 {
-				engines = append(engines, r.deploy(t, clk.now, countingFan(t, &calls, nil)).e)
+				engines = append(engines, r.deploy(t, func() time.Time { return clk.now().Add(tc.skew) }, countingFan(t, &calls, nil)).e)
 			}
 			id := r.start(t, "fan", "", fanInput(2))
 			body := takeBranchMessage(t, r, 1)
@@ -512,5 +515,45 @@ func TestEngine_FanOut_BranchRedeliveredAfterACrash_AttemptGrows(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(seen, []int{1, 2, 3}) {
 		t.Fatalf("branch 1 ran as attempts %v, want [1 2 3]", seen)
+	}
+}
+
+// A branch whose worker is killed in it at every start fails at the kill limit whatever the
+// skew between the instances that judge its holds: each death's hold is past its lease by the
+// store's time when the next start, on the other instance, meets it.
+func TestEngine_FanOut_BranchDeathsCountedWhateverTheSkew(t *testing.T) {
+	t.Parallel()
+	for _, skew := range []time.Duration{2 * time.Minute, -2 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
+			clk := newFakeClock()
+			var starts atomic.Int32
+			dying := func(ctx context.Context, s fanState) (any, error) {
+				if info, _ := durable.BranchFrom(ctx); info.Index == 1 {
+					starts.Add(1)
+					runtime.Goexit()
+				}
+				return fanWork(ctx, s)
+			}
+			r := newRig(t, engine.Options{Clock: clk.now}, false, fanGraph(t, "fan", dying))
+			other := r.deploy(t, func() time.Time { return clk.now().Add(skew) }, fanGraph(t, "fan", dying))
+			rigs := []*rig{r, other}
+			id := r.start(t, "fan", "", fanInput(2))
+			body := takeBranchMessage(t, r, 1)
+			for count := int64(1); count <= 5; count++ {
+				if died, err := deliverDying(rigs[int(count)%2], body, count); !died {
+					t.Fatalf("delivery %d returned (%v) instead of dying in the node", count, err)
+				}
+				clk.advance(r.e.Options().VisibilityTimeout)
+			}
+			if died, err := deliverDying(rigs[0], body, 6); died || err != nil {
+				t.Fatalf("the sixth delivery died %v (err %v): deaths went uncounted", died, err)
+			}
+			r.drive(t)
+			run, _ := r.e.GetRun(t.Context(), id)
+			if run.RuntimeStatus != engine.StatusFailed || !strings.Contains(outputString(t, run), "started 5 times without completing") || starts.Load() != 5 {
+				t.Fatalf("%d starts, status %s output %s", starts.Load(), run.RuntimeStatus, run.Output)
+			}
+		})
 	}
 }

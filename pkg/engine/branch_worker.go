@@ -305,12 +305,16 @@ func (e *Engine) rescueBranch(ctx context.Context, it branchWork) (bool, error) 
 	var delay time.Duration
 	if p.notBefore > now {
 		delay = time.Duration(p.notBefore - now)
-	} else if died := e.leaseDied(p.holder, p.holdUntil, now); died && e.overKillLimit(p.restarts+1) || e.overKillLimit(p.restarts) {
-		starts := p.restarts + 1
-		if died {
-			starts++
+	} else {
+		deaths := p.restarts
+		if over, err := e.branchDied(ctx, p); err != nil {
+			return false, err
+		} else if over {
+			deaths++
 		}
-		return true, e.failBranchPoison(ctx, h, b, branchStart{progress: p, starts: starts})
+		if e.overKillLimit(deaths) {
+			return true, e.failBranchPoison(ctx, h, b, branchStart{progress: p, starts: deaths + 1})
+		}
 	}
 	next := branchItem(h, b, p.attempt)
 	next.Trace, next.Resent = it.Trace, true

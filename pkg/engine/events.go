@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
@@ -52,7 +51,11 @@ func dedupKey(gen int64, key string) string {
 // the event_received row it would have written, stamped with this call's write id.
 //
 // Once the batch is stored the event is accepted (nil): should the wake-up enqueue fail,
-// it is logged and Sweep dispatches the run (a due row written before the batch says so).
+// it is logged and Sweep dispatches the run (a due row says so: written before the batch, or
+// again once the batch is stored when the row may have been settled by the repair pass
+// meanwhile). Only when that row cannot be written either does the raise of a stored event
+// return an error: nothing else would wake the run. A retry with the same idempotency key
+// then enqueues the wake-up without storing the event again.
 // The event is checked against the run's graph version before it is stored: a name the
 // version has no handler for is an *UnknownEventError, a payload its typed handler refuses a
 // *durable.EventPayloadError (see graphrun.EventChecker; unknown keys are not refused). A
@@ -86,10 +89,12 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		opt(&o)
 	}
 	var (
-		due   dueRow
-		dueAt time.Time // when this call began writing due (its row landed later)
-		sp    spills
-		id    = newWriteID() // this request's event, recognised if its answer is lost
+		due dueRow
+		// dueAttempt is the attempt that wrote due, after its head read: due is sure to be
+		// there for that attempt's batch only (see wakeOrRecord).
+		dueAttempt int
+		sp         spills
+		id         = newWriteID() // this request's event, recognised if its answer is lost
 	)
 	defer func() { e.release(ctx, &sp, nil) }()
 	for attempt := range maxHeadRetries {
@@ -103,7 +108,17 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		}
 		if o.key != "" && attempt == 0 {
 			if _, err := e.store.Get(ctx, instanceID, dedupKey(h.gen, o.key)); err == nil {
-				return nil // stored by an earlier call with this key
+				// Stored by an earlier call with this key. That call may have answered an error
+				// because it could not wake the run (wakeOrRecord): while the run waits for the
+				// event unwoken, this one enqueues the wake-up (a second item for one step is
+				// dropped). Should that fail, the earlier call's due row, if it answered
+				// success, still stands.
+				if h.waiting == eventName && h.runnable && !h.awaitVersion && h.active() {
+					if err := e.dispatch(ctx, h, 0); err != nil {
+						e.log.Warn("raise event again: wake-up dispatch failed", "run_id", instanceID, "event", eventName, "error", err.Error())
+					}
+				}
+				return nil
 			} else if !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 			}
@@ -121,7 +136,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		match := h.waiting == eventName
 		if match && (due.rowKey == "" || due.step != h.step) {
 			e.clearDue(ctx, due)
-			dueAt = e.clock()
+			dueAttempt = attempt
 			if due, err = e.writeDue(ctx, h, dueEvent); err != nil {
 				return fmt.Errorf("raise event %q run=%s: %w", eventName, instanceID, err)
 			}
@@ -169,16 +184,12 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 			e.clearDue(ctx, due)
 			return nil // a concurrent call with this key stored it
 		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
-			// Another writer changed the head, or removed it: read it again. That writer may be
-			// the repair pass fencing a late batch (fence.go), which then deletes the due row:
-			// a retry that matches the wait writes a new one. The pass removes only due rows
-			// RepairAfter old by the store's clock, and this one landed after dueAt: while less
-			// than half of that has passed since, the row is still there, and many writers
-			// contending for the head do not each add a delete and an insert per attempt.
-			if due.rowKey != "" && e.clock().Sub(dueAt) >= e.opts.RepairAfter/2 {
-				e.clearDue(ctx, due)
-				due = dueRow{}
-			}
+			// Another writer changed the head, or removed it: read it again. The due row is
+			// kept for the retry, so writers contending for the head do not each add a delete
+			// and an insert per attempt; whether it is still there by then, only the store can
+			// tell (that writer may be the repair pass fencing this late batch, which then
+			// deletes the row), so a retry that stores the event and cannot enqueue its
+			// wake-up records a new one (wakeOrRecord).
 			continue
 		case err != nil:
 			if !refused(err) {
@@ -197,16 +208,39 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 			e.clearDue(ctx, due)
 			return nil
 		}
-		if err := e.dispatch(ctx, h, 0); err != nil {
-			// Accepted all the same: the due row makes Sweep dispatch the run.
-			e.log.Warn("raise event: wake-up dispatch failed; left to the repair pass", "run_id", instanceID, "event", eventName, "error", err.Error())
-			return nil
-		}
-		e.clearDue(ctx, due)
-		return nil
+		return e.wakeOrRecord(ctx, h, eventName, due, dueAttempt == attempt)
 	}
 	e.clearDue(ctx, due)
 	return fmt.Errorf("raise event %q run=%s: head keeps changing: %w", eventName, instanceID, ErrConflict)
+}
+
+// wakeOrRecord wakes h's run for the event eventName its raise has just stored: it enqueues
+// the run's work item and deletes the due row due. When the enqueue fails, the event is
+// accepted all the same as long as a due row makes the repair pass dispatch the run. due
+// serves if it was written after the head read the stored batch was conditioned on (fresh):
+// the pass deletes an event's due row only after fencing the head with an If-Match merge, and
+// a fence after that read would have failed the batch. A due row written by an earlier
+// attempt may be gone — a pass may have fenced that attempt's late batch and deleted it —
+// and no clock can tell: a new due row is written, after the event was stored, so the pass
+// that meets it finds the run runnable and dispatches it. When that write fails too, nothing
+// will wake the run, and the raise returns an error although the event is stored.
+func (e *Engine) wakeOrRecord(ctx context.Context, h *head, eventName string, due dueRow, fresh bool) error {
+	err := e.dispatch(ctx, h, 0)
+	if err == nil {
+		e.clearDue(ctx, due)
+		return nil
+	}
+	if !fresh {
+		if _, werr := e.writeDue(ctx, h, dueEvent); werr != nil {
+			// The old row, should it still be there, is kept: it may yet wake the run.
+			return fmt.Errorf("raise event %q run=%s: the event is stored, but its wake-up could not be enqueued (%v) nor left to the repair pass: %w",
+				eventName, h.runID, err, werr)
+		}
+		e.clearDue(ctx, due)
+	}
+	// Accepted all the same: the due row makes Sweep dispatch the run.
+	e.log.Warn("raise event: wake-up dispatch failed; left to the repair pass", "run_id", h.runID, "event", eventName, "error", err.Error())
+	return nil
 }
 
 // UnknownEventError is an event raised on a run whose graph version has no handler for it.

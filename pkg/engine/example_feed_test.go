@@ -29,15 +29,16 @@ func ExampleEngine_Feed() {
 		_ = e.RaiseEvent(ctx, run.InstanceID, "approval", json.RawMessage(`{"approved":true,"reviewer":"ann"}`))
 	}()
 	var after int64
+	var feedRun string // the run after is a position in: a new start of the id is another run
 	for {
-		page, err := e.Feed(ctx, run.InstanceID, engine.FeedQuery{After: after, Wait: 20 * time.Second})
+		page, err := e.Feed(ctx, run.InstanceID, engine.FeedQuery{After: after, Run: feedRun, Wait: 20 * time.Second})
 		if err != nil {
 			panic(err)
 		}
 		for _, it := range page.Items {
 			fmt.Println(it.Sequence, it.Type, it.Node)
 		}
-		after = page.NextAfter
+		after, feedRun = page.NextAfter, page.Run
 		if page.End {
 			break
 		}

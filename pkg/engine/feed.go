@@ -17,6 +17,11 @@ import (
 // notifier, by run), and a point read of the head every Options.FeedPollInterval sees a change
 // another instance made. So a waiting client costs one head read per second of waiting (at the
 // default interval), and nothing while the run is finished or the client reads what is there.
+//
+// A position is one run's: a new start of the id (replacing the finished run, or after a
+// purge) numbers its rows from 1 again. Each answer names its run (FeedPage.Run, the run's
+// nonce), and a query that names a run the id no longer holds is refused, so a client's
+// position is never taken for another run's.
 
 // Feed limits.
 const (
@@ -35,6 +40,10 @@ const (
 type FeedQuery struct {
 	// After is the sequence number of the last item the client has; 0 reads from the start.
 	After int64
+	// Run is the run After is a position in: FeedPage.Run of the answer it came from. A
+	// query naming a run the id no longer holds is refused (ErrFeedRunReplaced). "" takes
+	// After in the run the id holds when the query is read (a client starting out).
+	Run string
 	// Wait is how long to wait for a newer item when there is none and the run is
 	// unfinished; 0 answers at once.
 	Wait time.Duration
@@ -46,6 +55,9 @@ type FeedQuery struct {
 type FeedPage struct {
 	// Status is the run's status when the page was read.
 	Status RunStatus
+	// Run names the run of the id the page is of (an opaque token, the same for every page
+	// of one run): the FeedQuery.Run of the next query.
+	Run string
 	// Items are the run's history rows after the query's After, oldest first, with
 	// strictly increasing Sequence (gaps are allowed), HistoryCustom rows included.
 	Items []HistoryEvent
@@ -62,15 +74,23 @@ type FeedPage struct {
 type RunFeeder interface {
 	// Feed returns the run's history rows after q.After, waiting up to q.Wait for one when
 	// there is none and the run is unfinished. Errors: ErrRunNotFound, ErrInvalidQuery for a
-	// negative After or Wait, the context's error when it ends while waiting.
+	// negative After or Wait, ErrFeedRunReplaced (an ErrInvalidQuery) when q.Run is not the
+	// run the id holds, the context's error when it ends while waiting.
 	Feed(ctx context.Context, instanceID string, q FeedQuery) (FeedPage, error)
 }
 
+// ErrFeedRunReplaced is Feed's answer to a query whose position is in a run the id no longer
+// holds (FeedQuery.Run): that run was replaced by a new start of the id, or purged and the id
+// started again, and the new run numbers its rows from 1. Read the new run from After 0 with
+// no Run. It wraps ErrInvalidQuery.
+var ErrFeedRunReplaced = fmt.Errorf("%w: the feed position is in another run of this instance id", ErrInvalidQuery)
+
 var _ RunFeeder = (*Engine)(nil)
 
-// Feed implements RunFeeder. It answers as soon as the current generation of the run has rows
-// after q.After (sequence numbers restart at 1 when a finished run is replaced by a new start
-// with the same id), and at once for a finished run.
+// Feed implements RunFeeder. It answers as soon as the run has rows after q.After, and at once
+// for a finished run. Sequence numbers restart at 1 when a finished run is replaced by a new
+// start with the same id: a query is read in the run q.Run names (or, for "", the run the id
+// holds at its first read), and refused once the id holds another.
 func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (FeedPage, error) {
 	if !ValidInstanceID(instanceID) {
 		return FeedPage{}, ErrRunNotFound
@@ -92,7 +112,7 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 		defer watch.stop()
 		deadline = time.Now().Add(q.Wait)
 	}
-	after := q.After
+	after, run := q.After, q.Run
 	for {
 		var changed <-chan struct{}
 		if watch != nil {
@@ -102,7 +122,13 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 		if err != nil {
 			return FeedPage{}, runLookupError(err)
 		}
-		page := FeedPage{Status: h.status, NextAfter: after, End: !h.active()}
+		if run == "" {
+			run = h.nonce
+		}
+		if h.nonce != run {
+			return FeedPage{}, fmt.Errorf("feed run=%s after=%d: %w", instanceID, after, ErrFeedRunReplaced)
+		}
+		page := FeedPage{Status: h.status, Run: run, NextAfter: after, End: !h.active()}
 		if end := feedHorizon(h); end > after {
 			if page, err = e.feedPage(ctx, h, after, end, limit); err != nil {
 				return FeedPage{}, err
@@ -135,7 +161,7 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 // feed may show, feedHorizon): one query of at most limit rows (another only when the store
 // answers with a short page and a continuation).
 func (e *Engine) feedPage(ctx context.Context, h *head, after, end int64, limit int) (FeedPage, error) {
-	page := FeedPage{Status: h.status, NextAfter: after}
+	page := FeedPage{Status: h.status, Run: h.nonce, NextAfter: after}
 	q := Query{PartitionKey: h.runID, RowKeyFrom: histKey(h.gen, after+1), RowKeyTo: histKey(h.gen, end+1), Limit: limit}
 	size := 0
 	for {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 )
 
@@ -313,5 +314,159 @@ func TestEngine_Feed_Errors(t *testing.T) {
 	cancel()
 	if _, err := r.e.Feed(ctx, id, engine.FeedQuery{After: 100, Wait: time.Hour}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait: %v", err)
+	}
+}
+
+// One feed answer ends after the item whose data reaches FeedPageBytes (4 MiB), far below
+// FeedPageSize items: a step that emitted six events of 900 KiB is read in two answers, the
+// first ending with the fifth event (4.5 MiB), the second going on with the sixth.
+func TestEngine_Feed_PageEndsAfterTheItemThatReachesItsByteBound(t *testing.T) {
+	t.Parallel()
+	const events, size = 6, 900 << 10
+	blob := strings.Repeat("x", size)
+	g := chainGraph(t, "bulky", 2, func(ctx context.Context, s counterState) (any, error) {
+		if s.N == 0 {
+			for range events {
+				if err := durable.Emit(ctx, "bulk", blob); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return durable.Update{"n": s.N + 1}, nil
+	})
+	r := newRig(t, engine.Options{}, false, g)
+	id := r.start(t, "bulky", "", `{}`)
+	r.drive(t)
+	page, err := r.e.Feed(t.Context(), id, engine.FeedQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes, customs := 0, 0
+	for _, it := range page.Items {
+		bytes += len(it.Data)
+		if it.Type == engine.HistoryCustom {
+			customs++
+		}
+	}
+	last := page.Items[len(page.Items)-1]
+	if customs != 5 || last.Type != engine.HistoryCustom || page.NextAfter != last.Sequence || page.End {
+		t.Fatalf("first answer: %d items, %d bytes, %d emitted events, last %s at %d, next_after %d, end %v; want it to end with the fifth event",
+			len(page.Items), bytes, customs, last.Type, last.Sequence, page.NextAfter, page.End)
+	}
+	if bytes-len(last.Data) >= engine.FeedPageBytes || bytes < engine.FeedPageBytes {
+		t.Fatalf("first answer holds %d bytes: the item before its last already reached %d, or none did", bytes, engine.FeedPageBytes)
+	}
+	rest, err := r.e.Feed(t.Context(), id, engine.FeedQuery{After: page.NextAfter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest.Items) == 0 || rest.Items[0].Type != engine.HistoryCustom || rest.Items[0].Sequence != last.Sequence+1 {
+		t.Fatalf("second answer starts with %+v, want the sixth event", rest.Items[:min(1, len(rest.Items))])
+	}
+	items, _ := feedAll(t, r.e, id, 0)
+	sameEvents(t, items, r.history(t, id))
+}
+
+// A feed position belongs to one run of its id: an answer names its run (FeedPage.Run), and a
+// position of a run that was replaced by a new start of the id — or purged, and the id started
+// again — is refused (ErrFeedRunReplaced, an ErrInvalidQuery), never taken for the new run,
+// whose sequence numbers start again at 1. From After 0 and no Run the new run is read whole;
+// its own positions work.
+func TestEngine_Feed_PositionOfAnotherRunOfTheIDRefused(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"replaced", "purged"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, engine.Options{}, false)
+			id := r.start(t, "data_pipeline", "again", pipelineInput)
+			r.drive(t)
+			items, old := feedAll(t, r.e, id, 0)
+			if old.Run == "" || len(items) < 4 {
+				t.Fatalf("the first run's feed: %d items, run %q", len(items), old.Run)
+			}
+			mid, err := r.e.Feed(t.Context(), id, engine.FeedQuery{After: 2})
+			if err != nil || mid.Run != old.Run {
+				t.Fatalf("a page of the first run names run %q (%v), another %q", mid.Run, err, old.Run)
+			}
+			if how == "purged" {
+				if err := r.e.PurgeRun(t.Context(), id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.start(t, "data_pipeline", id, pipelineInput)
+			r.drive(t)
+			for _, q := range []engine.FeedQuery{{After: 2, Run: old.Run}, {After: 0, Run: old.Run}, {After: 2, Run: old.Run, Wait: time.Hour}} {
+				page, err := r.e.Feed(t.Context(), id, q)
+				if !errors.Is(err, engine.ErrFeedRunReplaced) || !errors.Is(err, engine.ErrInvalidQuery) {
+					t.Fatalf("Feed(%+v) after the run was %s = %d items, %v; want ErrFeedRunReplaced", q, how, len(page.Items), err)
+				}
+			}
+			again, last := feedAll(t, r.e, id, 0)
+			if last.Run == "" || last.Run == old.Run {
+				t.Fatalf("the new run's feed names run %q, the old one's %q", last.Run, old.Run)
+			}
+			sameEvents(t, again, r.history(t, id))
+			page, err := r.e.Feed(t.Context(), id, engine.FeedQuery{After: 2, Run: last.Run})
+			if err != nil || len(page.Items) == 0 || page.Items[0].Sequence != 3 || page.Run != last.Run {
+				t.Fatalf("the new run's own position: %+v, %v", page, err)
+			}
+		})
+	}
+}
+
+// gatedGets holds every read of one run's head after the first n until gate is closed.
+type gatedGets struct {
+	engine.Store
+	id    string
+	n     int64
+	reads *atomic.Int64
+	gate  chan struct{}
+}
+
+func (s gatedGets) Get(ctx context.Context, pk, rk string) (engine.Entity, error) {
+	if pk == s.id && rk == "r" && s.reads.Add(1) > s.n {
+		<-s.gate
+	}
+	return s.Store.Get(ctx, pk, rk)
+}
+
+// A feed that waits, with no Run named, stays in the run it first read: when the run ends
+// and a new start of the id replaces it between two of its polls, the feed refuses to go on
+// in the new run (ErrFeedRunReplaced) instead of answering the new run's rows as if they
+// followed the old position.
+func TestEngine_Feed_WaitingFeedStaysInItsRun(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	id := r.start(t, "support_agent", "", `{"user_message":"refund"}`)
+	r.drive(t)
+	_, last := feedAll(t, r.e, id, 0)
+	var reads atomic.Int64
+	gate := make(chan struct{})
+	other, err := engine.New(engine.Options{Registry: r.reg, Store: gatedGets{r.fstore, id, 1, &reads, gate}, Queue: r.fqueue, Payloads: r.payloads,
+		Logger: quiet, FeedPollInterval: 10 * time.Millisecond, SweepInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	done := make(chan error, 1)
+	go func() {
+		page, err := other.Feed(context.Background(), id, engine.FeedQuery{After: last.NextAfter, Wait: 15 * time.Second})
+		if err == nil {
+			err = fmt.Errorf("answered %d items, end %v, run %q (the old run's %q)", len(page.Items), page.End, page.Run, last.Run)
+		}
+		done <- err
+	}()
+	for reads.Load() < 2 { // the feed read the head, waited, and its poll is held
+		time.Sleep(time.Millisecond)
+	}
+	if err := r.e.CancelRun(t.Context(), id, "replaced"); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	r.start(t, "data_pipeline", id, pipelineInput) // more rows than the old run had
+	r.drive(t)
+	close(gate)
+	if err := <-done; !errors.Is(err, engine.ErrFeedRunReplaced) {
+		t.Fatalf("the waiting feed after its run was replaced: %v, want ErrFeedRunReplaced", err)
 	}
 }

@@ -41,7 +41,8 @@ import (
 // table service sets on every write, against the store's time read back from a row the pass
 // touches, storeClock), is past Options.RepairAfter. A fast clock, a slow one, or a pass that
 // runs late can then only make a start or event slower to repair, or fail a start that was
-// still in flight with a retryable error — never lose a run or an event.
+// still in flight with a retryable error — never lose a run or an event. A step's hold is
+// judged the same way: its lease against the store's time (leaseOver, hold.go).
 
 // Fence properties.
 const (
@@ -187,6 +188,7 @@ func (c *storeClock) older(ctx context.Context, written time.Time, d time.Durati
 
 // storeNow returns the store's current time: it merges a tick into the clock row (inserting
 // it the first time) and reads back the row's Timestamp, which the store sets. Cost: 2 T.
+// Errors: the store's, and a store that sets no timestamps.
 func (e *Engine) storeNow(ctx context.Context) (time.Time, error) {
 	op := Op{Kind: OpMerge, IfMatch: ETagAny, Entity: Entity{PartitionKey: repairPartition, RowKey: clockRow, Properties: map[string]any{"Tick": newNonce()}}}
 	_, err := e.store.Submit(ctx, []Op{op})

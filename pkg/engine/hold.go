@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // A step's hold: which start of the current step runs it, and until when its claim stands.
@@ -13,24 +14,29 @@ import (
 //
 // A start that may be a restart (a redelivered work item, or a head that already holds a
 // hold or counted deaths) writes a hold with its begin merge, before any user code runs:
-// Holder, a random id, and HoldUntil, now + Options.StepLease. Every commit clears both. A
-// start that ends without a commit — an error, a wait that needs nothing, a dropped step —
-// releases its hold (releaseHold): a merge of the head that clears it, recognised by the
-// holder's id, so a conflict or a lost reply is settled by reading the head again. A
-// release that cannot be written leaves the hold behind; this engine remembers it
+// Holder, a random id, and HoldUntil, now + Options.StepLease by its own clock. Every commit
+// clears both. A start that ends without a commit — an error, a wait that needs nothing, a
+// dropped step — releases its hold (releaseHold): a merge of the head that clears it,
+// recognised by the holder's id, so a conflict or a lost reply is settled by reading the head
+// again. A release that cannot be written leaves the hold behind; this engine remembers it
 // (holdBook) and never counts it, and any other engine counts it only once its lease is
 // over.
 //
-// The next start that finds a hold judges it (holdDied): unreleased, past its lease, and
-// not known to this engine as one of its own handlings that is running or ended with an
+// The next start that finds a hold judges it (deaths, leaseOver): unreleased, past its lease,
+// and not known to this engine as one of its own handlings that is running or ended with an
 // error, it was left by a worker that died holding the step — crashed, killed, or timed
 // out — and counts as one death (Restarts). The lease is what a live holder may take:
 // the embedded dispatcher redelivers an item only after its visibility timeout, so
 // VisibilityTimeout/2 leaves a dead worker's hold expired when its item comes back; under
 // the Functions host a handling lives at most functionTimeout, and launch sets the lease to
-// it. Leases are judged on the judging worker's clock against the holder's; a wrong
-// judgement (clock skew against a lease of minutes) can only count or spare one start,
-// never decide what a write did.
+// it. The lease is judged by the store's time, never by a local clock (which may be minutes
+// off the holder's): the head's Timestamp, set by the store when it wrote the hold, against
+// the store's time read back from a row the judge touches (storeNow). HoldUntil, the end of
+// the lease by the holder's own clock, is what the holder meant; no judge reads it. A head
+// written again since the hold (an event stored while the step ran) only makes the hold look
+// younger: a judgement can spare a dead holder, never count a live one, and it never decides
+// what a write did. The store's time costs 2 T, paid only by a start that finds a hold this
+// engine does not know; a first delivery with a clean head reads and writes nothing more.
 
 // begin starts h's current step: it judges the hold a previous start left on the head (a
 // death when its lease is over), fails the run past the kill limit, and writes one head
@@ -41,8 +47,10 @@ import (
 // is done, as when the run moved on or failed as poison) and the hold taken (nil: none).
 func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *hold, error) {
 	for range maxRebase {
-		now := e.clock().UnixNano()
-		deaths := e.deaths(h, now)
+		deaths, err := e.deaths(ctx, h)
+		if err != nil {
+			return nil, nil, err // an error, never a death
+		}
 		if e.overKillLimit(deaths) {
 			return nil, nil, e.failPoison(ctx, h, deaths+1)
 		}
@@ -54,7 +62,7 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 		var hd *hold
 		if takes {
 			hd = &hold{id: newWriteID(), runID: h.runID}
-			o.hold, o.holdUntil, o.deaths = hd.id, now+int64(e.opts.StepLease), deaths-h.restarts
+			o.hold, o.holdUntil, o.deaths = hd.id, e.clock().UnixNano()+int64(e.opts.StepLease), deaths-h.restarts
 			e.holds.start(hd.id)
 			if o.deaths > 0 {
 				e.log.Warn("a start of the step died holding it", "run_id", h.runID, "step", h.step+1, "node", h.node,
@@ -193,20 +201,42 @@ func (b *holdBook) knows(id string) bool {
 	return ok
 }
 
-// holdDied reports whether the hold on h counts as a death at now (unix nanos): its holder
-// neither committed nor released it, its lease is over, and it is not one of this engine's
-// own holds.
-func (e *Engine) holdDied(h *head, now int64) bool {
-	return h.holder != "" && now >= h.holdUntil && !e.holds.knows(h.holder)
+// leaseOver reports whether the lease of a hold is over, judged by the store: holder names the
+// hold, lease is how long its holder may take, and written is the Timestamp the store set on
+// the row that carries the hold when it last wrote it (the hold's own write, or a later one
+// that kept the hold). The lease is over when written is at least lease old by the store's
+// time (storeNow); no local clock takes part. Since a later write of the row only makes the
+// hold look younger, a wrong judgement spares a dead holder, never counts a live one.
+//
+// It reports false, reading nothing, for no hold (holder ""), for a hold this engine knows as
+// one of its own handlings' (holdBook: running, or ended without a commit and not released),
+// and for a row without a Timestamp (no store judgement to be had: nothing counts). Otherwise
+// it reads the store's time: 2 T, so call it only where a hold was found. Errors: the store's
+// time could not be read; the caller counts nothing and ends its handling with the error
+// (storage errors are never deaths).
+func (e *Engine) leaseOver(ctx context.Context, holder string, lease time.Duration, written time.Time) (bool, error) {
+	if holder == "" || written.IsZero() || e.holds.knows(holder) {
+		return false, nil
+	}
+	now, err := e.storeNow(ctx)
+	if err != nil {
+		return false, fmt.Errorf("judge the lease of a hold: %w", err)
+	}
+	return now.Sub(written) >= lease, nil
 }
 
-// deaths returns the deaths counted against h's current step at now: those recorded on the
-// head plus its hold, when the hold counts.
-func (e *Engine) deaths(h *head, now int64) int64 {
-	if e.holdDied(h, now) {
-		return h.restarts + 1
+// deaths returns the deaths counted against h's current step: those recorded on the head,
+// plus one for its hold when the hold's lease (Options.StepLease) is over by the store's time
+// (leaseOver, on the head's Timestamp). Errors: leaseOver's.
+func (e *Engine) deaths(ctx context.Context, h *head) (int64, error) {
+	over, err := e.leaseOver(ctx, h.holder, e.opts.StepLease, h.stamp)
+	if err != nil {
+		return 0, err
 	}
-	return h.restarts
+	if over {
+		return h.restarts + 1, nil
+	}
+	return h.restarts, nil
 }
 
 // overKillLimit reports whether a step with deaths deaths was started MaxStepStarts times

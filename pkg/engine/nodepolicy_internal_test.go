@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
@@ -43,5 +45,37 @@ func TestExecuteNode_TimeoutAndStepContext(t *testing.T) {
 	var herr *durable.HandlerError
 	if !errors.As(err, &herr) || !errors.Is(err, context.DeadlineExceeded) || herr.Name != "n" {
 		t.Fatalf("executeNode past its deadline = %v, want a timed-out attempt of n", err)
+	}
+}
+
+// TestNodeFailureJSON_CutsLongMessagesAtARuneBoundary: a message over maxFailureBytes is cut
+// to its longest prefix that fits and ends on a whole character, whatever the width of the
+// character the limit falls in; a message that fits is kept whole.
+func TestNodeFailureJSON_CutsLongMessagesAtARuneBoundary(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, msg string
+		want      int // the bytes kept
+	}{
+		{"fits", strings.Repeat("é", maxFailureBytes/2), maxFailureBytes},
+		{"ascii", strings.Repeat("x", maxFailureBytes+1), maxFailureBytes},
+		{"limit on a character's start", strings.Repeat("é", maxFailureBytes), maxFailureBytes},
+		{"limit in a 2-byte character", "x" + strings.Repeat("é", maxFailureBytes), maxFailureBytes - 1},
+		{"limit at a 3-byte character's second byte", strings.Repeat("€", maxFailureBytes), maxFailureBytes - 1},
+		{"limit at a 3-byte character's last byte", "xx" + strings.Repeat("€", maxFailureBytes), maxFailureBytes - 2},
+		{"limit at a 4-byte character's second byte", "xxx" + strings.Repeat("😀", maxFailureBytes), maxFailureBytes - 1},
+		{"limit at a 4-byte character's last byte", "x" + strings.Repeat("😀", maxFailureBytes), maxFailureBytes - 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var f durable.NodeFailure
+			if err := json.Unmarshal([]byte(nodeFailureJSON("work", tt.msg)), &f); err != nil {
+				t.Fatal(err)
+			}
+			if f.Node != "work" || len(f.Error) != tt.want || !strings.HasPrefix(tt.msg, f.Error) || !utf8.ValidString(f.Error) {
+				t.Errorf("kept %d bytes (a prefix: %v, valid UTF-8: %v), want the first %d",
+					len(f.Error), strings.HasPrefix(tt.msg, f.Error), utf8.ValidString(f.Error), tt.want)
+			}
+		})
 	}
 }

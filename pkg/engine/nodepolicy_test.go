@@ -376,7 +376,7 @@ func TestEngine_FailureRoute_CustomGraphWithoutNodePolicies_UsesItsManifest(t *t
 // StepInfo.Failure; the history row keeps the whole message.
 func TestEngine_FailureRoute_LongErrorIsCutOnTheHead(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("é", 20000) // 40000 bytes
+	long := "x" + strings.Repeat("é", 20000) // 40001 bytes: the 4096th is the first of an é's two
 	h, _ := failing(1, func(int) error { return errors.New(long) })
 	clk := newFakeClock()
 	r := newRig(t, engine.Options{Clock: clk.now}, false, policyGraph(t, "long", h, durable.WithFailureRoute("fallback")))
@@ -399,8 +399,9 @@ func TestEngine_FailureRoute_LongErrorIsCutOnTheHead(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen := strings.TrimPrefix(d.State.Pad, "fallback:work|")
-			if len(seen) != 4096 || !strings.HasPrefix(long, seen) {
-				t.Errorf("fallback saw %d bytes of the error, want its first 4096", len(seen))
+			if len(seen) != 4095 || !strings.HasPrefix(long, seen) {
+				t.Errorf("fallback saw %d bytes of the error (%q…), want its first 4095: the 4 KiB cut, back to a whole character",
+					len(seen), seen[:min(len(seen), 8)])
 			}
 		}
 	}
@@ -453,5 +454,75 @@ func TestEngine_FailureRoute_LoopEndsAtMaxSteps(t *testing.T) {
 	}
 	if n := strings.Count(historyTypes(t, r, id), engine.HistoryNodeFailed); n != 3 {
 		t.Errorf("%d node_failed rows, want 3", n)
+	}
+}
+
+// uncancelledStore passes every call on without the caller's cancellation, as a request
+// already sent lands whatever becomes of its caller: what a handling writes after its context
+// ended is then kept out of storage only by the engine's own checks.
+type uncancelledStore struct{ engine.Store }
+
+func (s uncancelledStore) Get(ctx context.Context, pk, rk string) (engine.Entity, error) {
+	return s.Store.Get(context.WithoutCancel(ctx), pk, rk)
+}
+
+func (s uncancelledStore) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
+	return s.Store.Submit(context.WithoutCancel(ctx), ops)
+}
+
+func (s uncancelledStore) Query(ctx context.Context, q engine.Query) (engine.Page, error) {
+	return s.Store.Query(context.WithoutCancel(ctx), q)
+}
+
+// A shutdown while a timed node runs is the step's infrastructure stopping, not the node
+// timing out, nor failing: the handling returns the context's error, nothing is committed (no
+// retry, no failure) even by a store that would still write, and the next delivery runs the
+// node's first attempt again.
+func TestEngine_NodeTimeout_ShutdownDuringTheNodeIsNoTimeout(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var shutdown context.CancelFunc // guarded by mu; the first call cancels its handling
+	var attempts []int              // guarded by mu
+	h := func(ctx context.Context, s counterState) (any, error) {
+		info, _ := durable.StepInfoFrom(ctx)
+		mu.Lock()
+		attempts = append(attempts, info.Attempt)
+		stop := shutdown
+		shutdown = nil
+		mu.Unlock()
+		if stop != nil {
+			stop() // the process shuts down while the node runs
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return durable.Update{"n": s.N + 1}, nil
+	}
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false,
+		policyGraph(t, "timed", h, durable.WithTimeout(time.Hour), durable.WithRetry(durable.RetryPolicy{MaxAttempts: 3})))
+	r.fstore.Store = uncancelledStore{r.fstore.Store}
+	id := r.start(t, "timed", "", `{}`)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	mu.Lock()
+	shutdown = cancel
+	mu.Unlock()
+	if err := r.e.HandleWorkItem(ctx, encodeItemAt(id, 1, 0), 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the handling shut down mid-node returned %v, want context.Canceled", err)
+	}
+	if got, want := historyTypes(t, r, id), "run_started"; got != want {
+		t.Fatalf("history after the shutdown: %s, want %s: the shutdown was committed as the node's outcome", got, want)
+	}
+	if err := r.e.HandleWorkItem(t.Context(), encodeItemAt(id, 1, 0), 2); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	if run := assertStatus(t, r, id, engine.StatusCompleted); stateOf(t, run)["n"] != 1.0 {
+		t.Fatalf("output %s", run.Output)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(attempts) != "[1 1]" {
+		t.Errorf("the node ran as attempts %v, want [1 1]: a shutdown is no failed attempt", attempts)
 	}
 }

@@ -106,8 +106,14 @@ func (e *Engine) rescue(ctx context.Context, m Message) (bool, error) {
 		return false, nil
 	case h.waiting != "" && !h.runnable && h.waitDeadline > now && h.pending == 0:
 		delay = time.Duration(h.waitDeadline - now)
-	case e.overKillLimit(e.deaths(h, now)):
-		return false, e.failPoison(ctx, h, e.deaths(h, now)+1)
+	default:
+		deaths, err := e.deaths(ctx, h)
+		if err != nil {
+			return false, err
+		}
+		if e.overKillLimit(deaths) {
+			return false, e.failPoison(ctx, h, deaths+1)
+		}
 	}
 	if err := e.dispatchItem(ctx, itemOf(h), delay); err != nil {
 		return false, err

@@ -70,7 +70,8 @@ import (
 //     plus for each poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at
 //     most 1 Q enqueue;
 //   - a redelivered item that starts a step: +1 T (its hold, workitem.go), +1 T more to
-//     release it when the handling ends without a commit.
+//     release it when the handling ends without a commit, +2 T to read the store's time when
+//     it finds a hold this engine does not know (hold.go).
 
 // dueShards is the number of due index partitions (spreading intent writes).
 const dueShards = 8

@@ -128,6 +128,8 @@ func publicError(err error) error {
 		return errEventBodyNotJSON
 	case errors.As(err, &query):
 		return apierror.New(apierror.ErrBadRequest, query.Error())
+	case errors.Is(err, engine.ErrFeedRunReplaced):
+		return errFeedRunReplaced
 	case errors.Is(err, engine.ErrInvalidQuery):
 		// The service checks every other parameter first, so what storage refuses is the token.
 		return apierror.New(apierror.ErrBadRequest, errBadToken.Error())

@@ -25,7 +25,12 @@ import (
 // engine.FeedPageSize), at once when there are some or the run is finished, else once the run
 // moves or `wait` seconds have passed (default DefaultFeedWait, at most the service's MaxWait).
 //
-// Event-stream form (Accept: text/event-stream): the same items as frames `id: <seq>`,
+// A position is one run's (engine.FeedQuery.Run): a JSON answer names its run (`run`), which
+// the next request sends back with `after`, and a frame's id is `<seq>.<run>`. A position in a
+// run the id no longer holds (replaced by a new start, or purged and started again) is
+// answered 409; `after` without `run` is a position in the run the id holds now.
+//
+// Event-stream form (Accept: text/event-stream): the same items as frames `id: <seq>.<run>`,
 // `event: <type>`, `data: <item>`, resuming after Last-Event-ID (or `after`), and an `end`
 // frame once the run is finished and every item is sent. Served by funcgraph's own server
 // (`serve`), each frame is flushed as the run writes it, until the run finishes or the client
@@ -61,6 +66,7 @@ type (
 	feedBody struct {
 		InstanceID    string           `json:"instance_id"`
 		RuntimeStatus engine.RunStatus `json:"runtime_status"`
+		Run           string           `json:"run"`
 		Items         []feedItemBody   `json:"items"`
 		NextAfter     int64            `json:"next_after"`
 	}
@@ -70,26 +76,35 @@ type (
 )
 
 // errBadLastEventID answers a Last-Event-ID header that is no frame id of a feed.
-var errBadLastEventID = apierror.New(apierror.ErrBadRequest, "invalid header 'Last-Event-ID': want the id of a frame of this feed, an integer of 0 or more")
+var errBadLastEventID = apierror.New(apierror.ErrBadRequest, "invalid header 'Last-Event-ID': want the id of a frame of this feed (<seq>.<run>), or an integer of 0 or more")
+
+// errFeedRunReplaced answers a position in a run the id no longer holds
+// (engine.ErrFeedRunReplaced).
+var errFeedRunReplaced = apierror.New(apierror.ErrConflict,
+	"the feed position is in another run of this instance id, which was replaced or purged: read the feed again from after=0 without run")
+
+// maxFeedRunLen bounds the run parameter: a run's token is 12 characters.
+const maxFeedRunLen = 64
 
 // feedFunction is the feed route.
 func (s *Service) feedFunction(auth funchost.AuthLevel) funchost.HTTPFunction {
 	return funchost.HTTPFunction{Name: FuncGetRunFeed, Methods: []string{http.MethodGet}, Route: "runs/{instance_id}/feed", AuthLevel: auth,
 		Handler: s.handle(s.isolate(s.getFeed)), Doc: funchost.RouteDoc{Summary: "Follow a run: its history after a position, waiting for more", Tags: []string{"runs"},
-			Description: fmt.Sprintf("Query: after (the last seq the client has, default 0), wait (seconds to wait when nothing is newer and the run is unfinished, default %d, at most the app's wait bound). "+
-				"At most %d items an answer; follow with after=next_after. With Accept: text/event-stream the items are Server-Sent Events (id: seq, event: type, data: the item, then event: end once the run is finished), "+
+			Description: fmt.Sprintf("Query: after (the last seq the client has, default 0), run (the run of the answer after came from; a run the id no longer holds is a 409), wait (seconds to wait when nothing is newer and the run is unfinished, default %d, at most the app's wait bound). "+
+				"At most %d items an answer; follow with after=next_after&run=run. With Accept: text/event-stream the items are Server-Sent Events (id: seq.run, event: type, data: the item, then event: end once the run is finished), "+
 				"resuming after Last-Event-ID; under the Functions host each response is one long poll and the client reconnects.", int(DefaultFeedWait.Seconds()), engine.FeedPageSize),
-			Response: openapi.Ref("RunFeed"), Errors: routeErrors(400, 404)}}
+			Response: openapi.Ref("RunFeed"), Errors: routeErrors(400, 404, 409)}}
 }
 
-// feedQuery is a feed request's position and wait.
+// feedQuery is a feed request's position (after, in run; "": the run the id holds) and wait.
 type feedQuery struct {
 	after int64
+	run   string
 	wait  time.Duration
 }
 
-// parseFeedQuery reads after, wait and Last-Event-ID (which, when sent, takes the place of
-// after). wait is at most the service's MaxWait.
+// parseFeedQuery reads after, run, wait and Last-Event-ID (which, when sent, takes the place
+// of after, and of run when it names one). wait is at most the service's MaxWait.
 func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
 	q := feedQuery{wait: min(DefaultFeedWait, s.maxWait)}
 	values := r.URL.Query()
@@ -100,6 +115,12 @@ func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
 		}
 		q.after = n
 	}
+	if v := strings.TrimSpace(values.Get("run")); v != "" {
+		if !validFeedRun(v) {
+			return feedQuery{}, &apiQueryError{"run", "want the run of an answer of this feed"}
+		}
+		q.run = v
+	}
 	if v := strings.TrimSpace(values.Get("wait")); v != "" {
 		secs, err := strconv.ParseFloat(v, 64)
 		if err != nil || !plainNumber(v) || math.IsNaN(secs) || secs < 0 || secs > s.maxWait.Seconds() {
@@ -108,13 +129,37 @@ func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
 		q.wait = time.Duration(secs * float64(time.Second))
 	}
 	if v := strings.TrimSpace(r.Header.Get(lastEventIDHeader)); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
+		seq, run, hasRun := strings.Cut(v, ".")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if err != nil || n < 0 || hasRun && !validFeedRun(run) {
 			return feedQuery{}, errBadLastEventID
 		}
 		q.after = n
+		if hasRun {
+			q.run = run
+		}
 	}
 	return q, nil
+}
+
+// validFeedRun reports whether v can be the run of a feed answer: letters and digits, at most
+// maxFeedRunLen.
+func validFeedRun(v string) bool {
+	if v == "" || len(v) > maxFeedRunLen {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// feedFrameID is the id of the frame of item seq of run: what the client sends back as
+// Last-Event-ID.
+func feedFrameID(seq int64, run string) string {
+	return strconv.FormatInt(seq, 10) + "." + run
 }
 
 // plainNumber reports whether v is digits with at most one decimal point: what wait accepts
@@ -164,11 +209,11 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 	if wantsEventStream(r) {
 		return s.streamFeed(w, r, feeder, id, q)
 	}
-	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Wait: q.wait})
+	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run, Wait: q.wait})
 	if err != nil {
 		return clientGone(ctx, err)
 	}
-	out := feedBody{InstanceID: id, RuntimeStatus: page.Status, Items: make([]feedItemBody, len(page.Items)), NextAfter: page.NextAfter}
+	out := feedBody{InstanceID: id, RuntimeStatus: page.Status, Run: page.Run, Items: make([]feedItemBody, len(page.Items)), NextAfter: page.NextAfter}
 	for i, e := range page.Items {
 		out.Items[i] = feedItem(e)
 	}
@@ -200,7 +245,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	ctx := r.Context()
 	if funchost.RequestSource(ctx) == funchost.SourceHost {
 		// Under the Functions host the response goes out whole: one long poll.
-		page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Wait: q.wait})
+		page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run, Wait: q.wait})
 		if err != nil {
 			return clientGone(ctx, err)
 		}
@@ -212,7 +257,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		_, _ = w.Write(body)
 		return nil
 	}
-	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after})
+	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run})
 	if err != nil {
 		return clientGone(ctx, err)
 	}
@@ -231,7 +276,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		if page.End {
 			return nil
 		}
-		page, err = feeder.Feed(ctx, id, engine.FeedQuery{After: page.NextAfter, Wait: feedKeepAlive})
+		page, err = feeder.Feed(ctx, id, engine.FeedQuery{After: page.NextAfter, Run: page.Run, Wait: feedKeepAlive})
 		if err != nil {
 			if clientGone(ctx, err) == nil {
 				return nil
@@ -254,7 +299,7 @@ func (s *Service) appendFeedFrames(dst []byte, page engine.FeedPage) []byte {
 			s.logger.Error("encode durable feed item", "seq", e.Sequence, "error", err)
 			data = apierror.Runs.Internal()
 		}
-		dst = sse.AppendEvent(dst, e.Sequence, e.Type, data)
+		dst = sse.AppendEventID(dst, feedFrameID(e.Sequence, page.Run), e.Type, data)
 	}
 	if page.End {
 		end, _ := pyjson.Marshal(feedEndBody{RuntimeStatus: page.Status})

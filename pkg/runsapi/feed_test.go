@@ -151,7 +151,8 @@ func TestFeed_EventStream_Host_IsALongPoll(t *testing.T) {
 		t.Fatalf("%d %q %v", res.Status, res.Body, res.Header)
 	}
 	res = runsapitest.Call(t, tr, "GET", "/api/runs/"+id+"/feed?after=1&wait=0", "", "Accept", "text/event-stream")
-	if !strings.HasPrefix(res.Body, "retry: 500\n\nid: 2\nevent: node_completed\ndata: {\"seq\": 2, ") || strings.Contains(res.Body, "event: end") {
+	run := runsapitest.Feed(t, tr, id, "wait=0").Run
+	if !strings.HasPrefix(res.Body, "retry: 500\n\nid: 2."+run+"\nevent: node_completed\ndata: {\"seq\": 2, ") || strings.Contains(res.Body, "event: end") {
 		t.Fatalf("frames after 1: %q", res.Body)
 	}
 }
@@ -164,7 +165,8 @@ func TestFeed_Errors_BothTransports(t *testing.T) {
 			runsapitest.Start(t, tr, "data_pipeline", id, `{"source_url": "u"}`)
 			badAfter := `{"error": "invalid query parameter 'after': want the seq of an item of this feed, an integer of 0 or more"}`
 			badWait := `{"error": "invalid query parameter 'wait': want a number of seconds from 0 to 30"}`
-			badLast := `{"error": "invalid header 'Last-Event-ID': want the id of a frame of this feed, an integer of 0 or more"}`
+			badLast := `{"error": "invalid header 'Last-Event-ID': want the id of a frame of this feed (<seq>.<run>), or an integer of 0 or more"}`
+			badRun := `{"error": "invalid query parameter 'run': want the run of an answer of this feed"}`
 			notFound := `{"error": "instance not found"}`
 			for _, tt := range []struct {
 				path    string
@@ -183,9 +185,54 @@ func TestFeed_Errors_BothTransports(t *testing.T) {
 				{"/api/runs/" + id + "/feed?wait=NaN", nil, 400, badWait},
 				{"/api/runs/" + id + "/feed?wait=abc", nil, 400, badWait},
 				{"/api/runs/" + id + "/feed?wait=5", []string{"Last-Event-ID", "seven"}, 400, badLast},
+				{"/api/runs/" + id + "/feed?wait=5", []string{"Last-Event-ID", "7."}, 400, badLast},
+				{"/api/runs/" + id + "/feed?wait=5", []string{"Last-Event-ID", "7.a-b"}, 400, badLast},
+				{"/api/runs/" + id + "/feed?wait=5", []string{"Last-Event-ID", ".abc"}, 400, badLast},
+				{"/api/runs/" + id + "/feed?run=a-b", nil, 400, badRun},
+				{"/api/runs/" + id + "/feed?run=" + strings.Repeat("a", 65), nil, 400, badRun},
 				{"/api/runs/nope/feed?after=-1", nil, 400, badAfter}, // parameters first, as for history
 			} {
 				runsapitest.Call(t, tr, "GET", tt.path, "", tt.headers...).Expect(t, tt.path, tt.status, tt.body)
+			}
+		})
+	}
+}
+
+// TestFeed_PositionOfAReplacedRun_Conflict_BothTransports: an answer names its run, and a
+// position in a run the id no longer holds — replaced by a new start of the id — is answered
+// 409, as JSON and as an event stream resuming from a frame's id; the new run is read from
+// after=0, and its own positions work.
+func TestFeed_PositionOfAReplacedRun_Conflict_BothTransports(t *testing.T) {
+	_, trs := serveFeeds(t, runsapi.Options{})
+	for _, tr := range trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			id := runsapitest.UniqueID(tr, "replaced")
+			runsapitest.Start(t, tr, "data_pipeline", id, `{"source_url": "u"}`)
+			runsapitest.Poll(t, tr, id, runsapitest.Finished)
+			old := runsapitest.Feed(t, tr, id, "")
+			frames, _ := runsapitest.ReadEventStream(t, tr, id, 2)
+			if old.Run == "" || frames[0].Run != old.Run {
+				t.Fatalf("the answer names run %q, its frames %q", old.Run, frames[0].Run)
+			}
+			runsapitest.Start(t, tr, "data_pipeline", id, `{"source_url": "u"}`) // replaces the finished run
+			runsapitest.Poll(t, tr, id, runsapitest.Finished)
+			replaced := `{"error": "the feed position is in another run of this instance id, which was replaced or purged: read the feed again from after=0 without run"}`
+			for _, tt := range []struct {
+				path    string
+				headers []string
+			}{
+				{fmt.Sprintf("/api/runs/%s/feed?after=%d&run=%s", id, old.NextAfter, old.Run), nil},
+				{fmt.Sprintf("/api/runs/%s/feed?after=0&run=%s&wait=5", id, old.Run), nil},
+				{fmt.Sprintf("/api/runs/%s/feed", id), []string{"Accept", "text/event-stream", "Last-Event-ID", fmt.Sprintf("2.%s", old.Run)}},
+			} {
+				runsapitest.Call(t, tr, "GET", tt.path, "", tt.headers...).Expect(t, tt.path, 409, replaced)
+			}
+			fresh := runsapitest.Feed(t, tr, id, "after=0")
+			if fresh.Run == "" || fresh.Run == old.Run || len(fresh.Items) == 0 || fresh.Items[0].Seq != 1 {
+				t.Fatalf("the new run's feed: run %q (the old %q), %d items", fresh.Run, old.Run, len(fresh.Items))
+			}
+			if v := runsapitest.Feed(t, tr, id, "after=2&run="+fresh.Run); len(v.Items) == 0 || v.Items[0].Seq != 3 || v.Run != fresh.Run {
+				t.Fatalf("the new run's own position: %+v", v)
 			}
 		})
 	}

@@ -95,8 +95,9 @@ func bodySchemas() openapi.Object {
 			{Key: "timestamp", Value: oasSchema{"type": "string", "format": "date-time"}},
 			{Key: "data", Value: oasAnyValue("The row's data; {name, data} for a custom item.")},
 		})},
-		{Key: "RunFeed", Value: oasObj([]string{"instance_id", "runtime_status", "items", "next_after"}, openapi.Object{
+		{Key: "RunFeed", Value: oasObj([]string{"instance_id", "runtime_status", "run", "items", "next_after"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
+			{Key: "run", Value: oasSchema{"type": "string", "description": "The run of the id the answer is of (a new start of the id is another run): send it back as run with after."}},
 			{Key: "items", Value: oasArrayOf(openapi.Ref("FeedItem"))},
 			{Key: "next_after", Value: oasSchema{"type": "integer", "description": "The after of the next request. A finished run's feed has ended once an answer holds no items."}},
 		})},

@@ -176,9 +176,9 @@ func (o Options) withDefaults() Options {
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
 //     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
 //
-//   - GET /api/runs/{id}/feed?after=<seq>&wait=<seconds> (when Runs is an engine.RunFeeder,
+//   - GET /api/runs/{id}/feed?after=<seq>&run=<run>&wait=<seconds> (when Runs is an engine.RunFeeder,
 //     as the engine is) reads the history after a position and waits for the run to move:
-//     200 {"instance_id", "runtime_status", "items": [{"seq", "type", "name", "node",
+//     200 {"instance_id", "runtime_status", "run", "items": [{"seq", "type", "name", "node",
 //     "timestamp", "data"}...], "next_after"}, or the same items as Server-Sent Events for
 //     Accept: text/event-stream (feed.go).
 //

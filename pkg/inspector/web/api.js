@@ -80,8 +80,9 @@ const runsApi = {
   listRuns: (query) => apiCall("GET", "runs", { query }),
   getRun: (id) => apiCall("GET", `runs/${enc(id)}`),
   history: (id, token) => apiCall("GET", `runs/${enc(id)}/history`, { query: { limit: 1000, continuation_token: token } }),
-  // feed answers the run's history after seq `after`, waiting up to `wait` seconds for more.
-  feed: (id, after, wait, signal) => apiCall("GET", `runs/${enc(id)}/feed`, { query: { after, wait }, signal }),
+  // feed answers the run's history after seq `after` of `run` (an earlier answer's run; ""
+  // for the run the id holds), waiting up to `wait` seconds for more.
+  feed: (id, after, run, wait, signal) => apiCall("GET", `runs/${enc(id)}/feed`, { query: { after, run, wait }, signal }),
   startRun: (graph, body) => apiCall("POST", `graphs/${enc(graph)}/runs`, { body }),
   sendEvent: (id, event, body) => apiCall("POST", `runs/${enc(id)}/events/${enc(event)}`, { body }),
   cancel: (id, reason) => apiCall("POST", `runs/${enc(id)}/cancel`, { body: JSON.stringify(reason === "" ? {} : { reason }) }),

@@ -28,6 +28,7 @@ async function showRun(id, view) {
   let run = null;
   const events = [];
   let after = 0;
+  let feedRun = ""; // the run `after` is a position in: a new start of the id is another run
   let painted = "";
   const paint = async (force) => {
     if (!view.live()) return;
@@ -55,9 +56,21 @@ async function showRun(id, view) {
   // are read).
   let ended = false;
   const read = async (wait) => {
-    const f = await runsApi.feed(id, after, wait, view.signal);
+    let f;
+    try {
+      f = await runsApi.feed(id, after, feedRun, wait, view.signal);
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 409 || !feedRun) throw e;
+      // The id holds another run now (a new start replaced this one, or it was purged and
+      // started again): follow that one from its start.
+      events.length = 0;
+      after = 0;
+      feedRun = "";
+      return { moved: true, status: null };
+    }
     events.push(...f.items.map(feedEvent));
     after = f.next_after;
+    feedRun = f.run;
     ended = f.items.length === 0 && FINISHED.has(f.runtime_status);
     return { moved: f.items.length > 0, status: f.runtime_status };
   };

@@ -166,6 +166,9 @@ func TestAppendEvent_FrameWithID(t *testing.T) {
 	if want := "xid: 42\nevent: custom\ndata: {\"a\": 1}\n\n"; got != want {
 		t.Fatalf("AppendEvent = %q, want %q", got, want)
 	}
+	if got, want := string(sse.AppendEventID([]byte("x"), "42.r1", "custom", []byte(`{"a": 1}`))), "xid: 42.r1\nevent: custom\ndata: {\"a\": 1}\n\n"; got != want {
+		t.Fatalf("AppendEventID = %q, want %q", got, want)
+	}
 	if got := sse.RetryFrame(500); got != "retry: 500\n\n" {
 		t.Fatalf("RetryFrame = %q", got)
 	}

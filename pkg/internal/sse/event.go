@@ -10,6 +10,13 @@ func AppendEvent(dst []byte, id int64, event string, data []byte) []byte {
 	return append(append(dst, data...), "\n\n"...)
 }
 
+// AppendEventID is AppendEvent with an id of any form; id must hold no line break.
+func AppendEventID(dst []byte, id, event string, data []byte) []byte {
+	dst = append(append(dst, "id: "...), id...)
+	dst = append(append(append(dst, "\nevent: "...), event...), "\ndata: "...)
+	return append(append(dst, data...), "\n\n"...)
+}
+
 // KeepAliveFrame is a comment frame: clients ignore it, and it keeps an idle stream's
 // connection from looking dead to proxies.
 const KeepAliveFrame = ": keep-alive\n\n"

@@ -28,6 +28,7 @@ type FeedItem struct {
 type FeedView struct {
 	InstanceID    string     `json:"instance_id"`
 	RuntimeStatus string     `json:"runtime_status"`
+	Run           string     `json:"run"`
 	Items         []FeedItem `json:"items"`
 	NextAfter     int64      `json:"next_after"`
 }
@@ -62,28 +63,31 @@ func checkSeqs(t *testing.T, items []FeedItem, after int64) {
 
 // Frame is one Server-Sent Event of a feed.
 type Frame struct {
-	// ID is the frame's id (a seq); -1 when it has none (the end and error frames).
+	// ID is the seq of the frame's id (`<seq>.<run>`); -1 when it has none (the end and error
+	// frames).
 	ID int64
+	// Run is the run of the frame's id ("" for none).
+	Run string
 	// Event and Data are the frame's event name and data.
 	Event, Data string
 }
 
 // ReadEventStream follows the run's feed as Server-Sent Events from lastEventID until its
 // end frame, reconnecting with Last-Event-ID each time a response ends without it, as an
-// EventSource does (under the Functions host a response is one long poll). It returns the
-// frames after lastEventID, the end frame last, and how many responses it took; each frame's
-// id must be above the last one's.
+// EventSource does (under the Functions host a response is one long poll): the last frame's id
+// as it came. It returns the frames after lastEventID, the end frame last, and how many
+// responses it took; each frame's seq must be above the last one's, in one run.
 func ReadEventStream(t *testing.T, tr funchosttest.Transport, id string, lastEventID int64, headers ...string) ([]Frame, int) {
 	t.Helper()
 	var out []Frame
-	last := lastEventID
+	last, lastID, run := lastEventID, strconv.FormatInt(lastEventID, 10), ""
 	for responses := 1; responses <= 200; responses++ {
 		req, err := http.NewRequestWithContext(t.Context(), "GET", tr.BaseURL+"/api/runs/"+id+"/feed", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(last, 10))
+		req.Header.Set("Last-Event-ID", lastID)
 		for i := 0; i+1 < len(headers); i += 2 {
 			req.Header.Set(headers[i], headers[i+1])
 		}
@@ -108,8 +112,10 @@ func ReadEventStream(t *testing.T, tr funchosttest.Transport, id string, lastEve
 				t.Fatalf("feed stream of %s: error frame %s", id, f.Data)
 			case f.ID <= last:
 				t.Fatalf("frame id %d after %d: ids must strictly increase (%+v)", f.ID, last, f)
+			case f.Run == "" || run != "" && f.Run != run:
+				t.Fatalf("frame %+v: want the id of a frame of run %q", f, run)
 			}
-			last = f.ID
+			last, lastID, run = f.ID, strconv.FormatInt(f.ID, 10)+"."+f.Run, f.Run
 			out = append(out, f)
 		}
 	}
@@ -132,11 +138,12 @@ func readFrames(res *http.Response) ([]Frame, error) {
 			}
 			f = Frame{ID: -1}
 		case strings.HasPrefix(line, "id: "):
-			n, err := strconv.ParseInt(line[4:], 10, 64)
+			seq, run, _ := strings.Cut(line[4:], ".")
+			n, err := strconv.ParseInt(seq, 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("bad id line %q", line)
 			}
-			f.ID = n
+			f.ID, f.Run = n, run
 		case strings.HasPrefix(line, "event: "):
 			f.Event = line[7:]
 		case strings.HasPrefix(line, "data: "):
@@ -159,7 +166,7 @@ func readFrames(res *http.Response) ([]Frame, error) {
 func CheckFeedFollowsApproval(t *testing.T, tr funchosttest.Transport, id string, inFlight func(), headers ...string) int {
 	t.Helper()
 	first := Feed(t, tr, id, "after=0&wait=0", headers...)
-	if first.InstanceID != id || first.RuntimeStatus != "Running" || len(first.Items) == 0 {
+	if first.InstanceID != id || first.RuntimeStatus != "Running" || len(first.Items) == 0 || first.Run == "" {
 		t.Fatalf("feed from 0: %+v", first)
 	}
 	last := first.Items[len(first.Items)-1]
@@ -190,7 +197,7 @@ func CheckFeedFollowsApproval(t *testing.T, tr funchosttest.Transport, id string
 	start := time.Now()
 	go func() {
 		var a answer
-		a.err = getJSON(t, tr, fmt.Sprintf("/api/runs/%s/feed?after=%d&wait=15", id, first.NextAfter), &a.view, headers...)
+		a.err = getJSON(t, tr, fmt.Sprintf("/api/runs/%s/feed?after=%d&run=%s&wait=15", id, first.NextAfter, first.Run), &a.view, headers...)
 		a.took = time.Since(start)
 		answered <- a
 	}()
@@ -228,7 +235,7 @@ func CheckFeedFollowsApproval(t *testing.T, tr funchosttest.Transport, id string
 	var types []string
 	for _, f := range frames[:len(frames)-1] {
 		var it FeedItem
-		if err := json.Unmarshal([]byte(f.Data), &it); err != nil || it.Seq != f.ID || it.Type != f.Event {
+		if err := json.Unmarshal([]byte(f.Data), &it); err != nil || it.Seq != f.ID || it.Type != f.Event || f.Run != first.Run {
 			t.Fatalf("frame %+v does not carry its item (%v)", f, err)
 		}
 		types = append(types, f.Event)
