@@ -7,9 +7,12 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +33,7 @@ type azureFanRig struct {
 	fqueue *enginetest.FaultQueue
 	fstore *enginetest.FaultStore
 	queue  engine.WorkQueue // the engine's queue, for a manual rig's test to deliver from
+	other  *engine.Engine   // a second instance on the same storage (azureFanConfig.skew), or nil
 
 	mu   sync.Mutex
 	runs map[string]*runOps // by partition: the run's own operations; guarded by mu
@@ -69,6 +73,9 @@ type azureFanConfig struct {
 	work        durable.NodeFunc[fanState]
 	opts        engine.Options
 	manual      bool
+	// skew, when set, adds a second instance (other) on the same storage whose clock is off
+	// by skew; it runs no dispatcher.
+	skew time.Duration
 }
 
 func newAzureFanRigWith(t *testing.T, c azureFanConfig) *azureFanRig {
@@ -112,6 +119,14 @@ func newAzureFanRigWith(t *testing.T, c azureFanConfig) *azureFanRig {
 		t.Fatal(err)
 	}
 	r.queue = r.fqueue
+	if c.skew != 0 {
+		o2 := opts
+		o2.Clock = func() time.Time { return time.Now().Add(c.skew) }
+		if r.other, err = engine.New(o2); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.other.Close() })
+	}
 	if !c.manual {
 		if err := r.e.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -280,5 +295,143 @@ func TestIntegrationFanOut_Azure_RetriedBranchRedeliveredAndPutBack(t *testing.T
 		if d := ranAt[i].Sub(ranAt[i-1]); d < backoff-100*time.Millisecond {
 			t.Errorf("attempt %d ran %v after attempt %d, within its back-off of %v", i+1, d, i, backoff)
 		}
+	}
+}
+
+// takeAzureBranchMessage hands the rig's messages to its engine until branch index's is at the
+// front, and takes that one off the queue.
+func takeAzureBranchMessage(t *testing.T, r *azureFanRig, index int) []byte {
+	t.Helper()
+	ctx := context.Background()
+	mark := `"br":` + strconv.Itoa(index) + `,`
+	for range 100 {
+		msgs, err := r.queue.Receive(ctx, 1, time.Minute)
+		if err != nil || len(msgs) == 0 {
+			t.Fatalf("no message of branch %d (%v)", index, err)
+		}
+		_ = r.queue.Delete(ctx, msgs[0])
+		if strings.Contains(string(msgs[0].Body), mark) {
+			return msgs[0].Body
+		}
+		if err := r.e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("no message of branch %d", index)
+	return nil
+}
+
+// TestIntegrationFanOut_Azure_SkewedInstances: on the Azure backends, two instances whose
+// clocks are 2 min apart judge a branch's holds by the table service's time (its Timestamps):
+// nine deliveries whose commit and release fail on storage errors alone, alternating between
+// them, never fail the branch as poison; a branch whose worker dies at every start still fails
+// at the kill limit.
+func TestIntegrationFanOut_Azure_SkewedInstances(t *testing.T) {
+	t.Parallel()
+	for _, skew := range []time.Duration{2 * time.Minute, -2 * time.Minute} {
+		t.Run("storage errors "+skew.String(), func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			r := newAzureFanRigWith(t, azureFanConfig{concurrency: 1, manual: true, skew: skew,
+				opts: engine.Options{StepLease: 20 * time.Second, MaxStepStarts: 2},
+				work: func(ctx context.Context, s fanState) (any, error) {
+					if b, _ := durable.BranchFrom(ctx); b.Index == 1 {
+						calls.Add(1)
+					}
+					return fanWork(ctx, s)
+				}})
+			ctx := context.Background()
+			run, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "fan", Input: []byte(fanInput(2))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := takeAzureBranchMessage(t, r, 1)
+			var faulty atomic.Bool
+			faulty.Store(true)
+			r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+				r.count(ops[0].Entity.PartitionKey, func(o *runOps) { o.batches++ })
+				if faulty.Load() && (commitsBranch(ops) || releasesBranchHold(ops)) {
+					return enginetest.ErrInjected
+				}
+				return nil
+			}
+			engines := []*engine.Engine{r.e, r.other}
+			for count := int64(1); count <= 9; count++ {
+				if err := engines[count%2].HandleWorkItem(ctx, body, count); err == nil {
+					t.Fatalf("delivery %d succeeded despite the faults", count)
+				}
+			}
+			faulty.Store(false)
+			if err := r.e.HandleWorkItem(ctx, body, 10); err != nil {
+				t.Fatal(err)
+			}
+			for range 20 {
+				msgs, _ := r.queue.Receive(ctx, 1, time.Minute)
+				if len(msgs) == 0 {
+					break
+				}
+				if err := r.e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
+					_ = r.queue.Delete(ctx, msgs[0])
+				}
+			}
+			got, _ := r.e.GetRun(ctx, run.InstanceID)
+			if got.RuntimeStatus != engine.StatusCompleted || calls.Load() != 10 {
+				t.Fatalf("status %s output %s after %d calls: failed handlings were counted as deaths", got.RuntimeStatus, got.Output, calls.Load())
+			}
+		})
+		t.Run("deaths "+skew.String(), func(t *testing.T) {
+			t.Parallel()
+			const lease = time.Second
+			var starts atomic.Int32
+			r := newAzureFanRigWith(t, azureFanConfig{concurrency: 1, manual: true, skew: skew,
+				opts: engine.Options{StepLease: lease, MaxStepStarts: 3},
+				work: func(ctx context.Context, s fanState) (any, error) {
+					if b, _ := durable.BranchFrom(ctx); b.Index == 1 {
+						starts.Add(1)
+						runtime.Goexit() // the worker is killed mid-node
+					}
+					return fanWork(ctx, s)
+				}})
+			ctx := context.Background()
+			run, err := r.e.StartRun(ctx, engine.StartRunRequest{GraphName: "fan", Input: []byte(fanInput(2))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := takeAzureBranchMessage(t, r, 1)
+			engines := []*engine.Engine{r.e, r.other}
+			deliver := func(count int64) (died bool) {
+				exited := make(chan struct{})
+				ok := make(chan struct{}, 1)
+				go func() {
+					defer close(exited)
+					_ = engines[count%2].HandleWorkItem(ctx, body, count)
+					ok <- struct{}{}
+				}()
+				<-exited
+				return len(ok) == 0
+			}
+			for count := int64(1); count <= 3; count++ {
+				if !deliver(count) {
+					t.Fatalf("delivery %d returned instead of dying in the node", count)
+				}
+				time.Sleep(lease + 200*time.Millisecond) // past the lease by the service's time too
+			}
+			if deliver(4) {
+				t.Fatal("the fourth delivery started the branch again: deaths went uncounted")
+			}
+			for range 20 {
+				msgs, _ := r.queue.Receive(ctx, 1, time.Minute)
+				if len(msgs) == 0 {
+					break
+				}
+				if err := r.e.HandleWorkItem(ctx, msgs[0].Body, msgs[0].DequeueCount); err == nil {
+					_ = r.queue.Delete(ctx, msgs[0])
+				}
+			}
+			got, _ := r.e.GetRun(ctx, run.InstanceID)
+			if got.RuntimeStatus != engine.StatusFailed || !strings.Contains(string(got.Output), "started 3 times without completing") || starts.Load() != 3 {
+				t.Fatalf("%d starts, status %s output %s", starts.Load(), got.RuntimeStatus, got.Output)
+			}
+		})
 	}
 }
