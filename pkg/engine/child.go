@@ -38,7 +38,8 @@ import (
 //     has no handler of that name. Whatever wakes the parent, its notice or its
 //     recheck timer, it point-reads the child's head and believes only that: a completed
 //     child resumes it (one batch: child_completed history row, the child's final state in
-//     the Into field, the notice consumed), a failed or terminated child fails it. A notice
+//     the Into field, the notice consumed); a failed or terminated child sends it along the
+//     failure route of the node that started the child (childFailed), or fails it. A notice
 //     that never came (the child's worker died after its last commit) is made up for by the
 //     recheck, due RepairAfter after the start, then every half of the child's age, at
 //     least hourly.
@@ -212,17 +213,65 @@ func (o *childResumed) addOps(c *commitBuilder) {
 // rebase re-reads, when the commit is rebased on fresh (a head that events changed), whether
 // the child's notice is among the new events, so the commit consumes it.
 func (o *childResumed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
-	if o.inboxRow != "" || fresh.pending <= base.pending {
+	return rebaseNotice(ctx, e, base, fresh, o.child, &o.inboxRow)
+}
+
+// rebaseNotice sets *inboxRow, when it is "" and fresh holds more events than base, to the
+// inbox row of child's notice among them.
+func rebaseNotice(ctx context.Context, e *Engine, base, fresh *head, child string, inboxRow *string) error {
+	if *inboxRow != "" || fresh.pending <= base.pending {
 		return nil
 	}
-	ev, found, err := e.findEvent(ctx, fresh, o.child)
+	ev, found, err := e.findEvent(ctx, fresh, child)
 	if err != nil {
 		return err
 	}
 	if found {
-		o.inboxRow = ev.RowKey
+		*inboxRow = ev.RowKey
 	}
 	return nil
+}
+
+// childFailed is a run whose child run failed or was terminated, taking the failure route of
+// the node that started it (to): the wait ends, a node_failed row records the cause, and the
+// failure node sees it (StepInfo.Failure), as after a handler's failure. A child's notice
+// stored as an event (inboxRow, by an earlier version of the engine) is consumed.
+type childFailed struct {
+	node, to, cause string
+	child           string // the child's id
+	inboxRow        string
+}
+
+func (o *childFailed) stepNode() string { return o.node }
+
+func (o *childFailed) apply(c *commitBuilder) {
+	n, base := c.n, c.base
+	n.step++
+	n.timedOut, n.childDone = "", ""
+	n.attempt, n.notBefore = 0, 0
+	n.waiting, n.resume, n.waitDeadline = "", "", 0
+	n.waitTimeout, n.timeoutNode = 0, ""
+	if o.inboxRow != "" {
+		n.pending--
+	}
+	n.status = StatusRunning
+	n.node = o.to
+	n.failure = nodeFailureJSON(o.node, o.cause)
+	n.custom = customStatus(base, o.to)
+	n.runnable = true
+	c.row(HistoryNodeFailed, OrchestratorName, o.node, jsonObject("error", jstr(o.cause), "failure_node", jstr(o.to)))
+}
+
+// addOps consumes the child's notice.
+func (o *childFailed) addOps(c *commitBuilder) {
+	if o.inboxRow != "" {
+		c.ops = append(c.ops, inboxDelete(c.base.runID, o.inboxRow))
+	}
+}
+
+// rebase re-reads whether the child's notice is among the new events (childResumed.rebase).
+func (o *childFailed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
+	return rebaseNotice(ctx, e, base, fresh, o.child, &o.inboxRow)
 }
 
 // childWaitingStatus returns the custom status of a run waiting for a child run after node.
@@ -281,8 +330,8 @@ func childRefused(err error) bool {
 
 // failChild is the outcome of a step whose child run could not start or did not complete: the
 // run fails with "orchestrator failed: <cause>" at node, keeping state (the node's new state;
-// nil when the node did not run). It is the one place where a failure route of node would
-// send the run on instead.
+// nil when the node did not run). A child that failed or was terminated takes the node's
+// failure route instead, when it has one (childLost).
 func (e *Engine) failChild(h *head, node string, state json.RawMessage, cause string) *runFailed {
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 	o := failure("orchestrator", OrchestratorName, cause)

@@ -82,7 +82,8 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		if ch.status == StatusTerminated {
 			verb = "was terminated"
 		}
-		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
+		o, err := e.childLost(ctx, sc, h, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg))
+		return o, false, err
 	}
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -118,6 +119,26 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		o.inboxRow = ev.RowKey
 	}
 	return o, false, nil
+}
+
+// childLost is the outcome of h's wait whose child run failed or was terminated (cause): the
+// failure route of the node that started the child, consuming the child's notice if it came
+// as an event, else the run's failure.
+func (e *Engine) childLost(ctx context.Context, sc *stepCtx, h *head, cause string) (outcome, error) {
+	to := sc.nodePolicy(h.node).FailureNode
+	if to == "" {
+		return e.failChild(h, h.node, nil, cause), nil
+	}
+	e.log.Warn("child run did not complete: taking the failure route", "run_id", h.runID, "child_id", h.waiting, "node", h.node, "failure_node", to)
+	o := &childFailed{node: h.node, to: to, cause: cause, child: h.waiting}
+	ev, found, err := e.findEvent(ctx, h, h.waiting)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		o.inboxRow = ev.RowKey
+	}
+	return o, nil
 }
 
 // setField sets field of state to value through g, the run's graph
