@@ -31,14 +31,13 @@ import (
 //     parent waiting with its recheck timer on the queue (or its work item to come back); the
 //     recheck finds no child and starts it from the link row. A child is therefore started
 //     only after its parent stored the wait, and only once.
-//   - Finishing. The commit that finishes a child (and a cancel of it) raises the event
-//     named after the child's id on its parent, only while the parent waits for it
-//     (RaiseEvent's notice option, in its batch conditioned on the parent's head: one notice
-//     per wait); the event wakes the parent. Nobody else can raise it: the parent's graph
-//     has no handler of that name. Whatever wakes the parent, its notice or its
-//     recheck timer, it point-reads the child's head and believes only that: a completed
-//     child resumes it (one batch: child_completed history row, the child's final state in
-//     the Into field, the notice consumed); a failed or terminated child sends it along the
+//   - Finishing. The commit that finishes a child (and a cancel of it) notifies its parent,
+//     only while the parent waits for it (notifyParent, child_links.go: a child_finished
+//     history row and the head made runnable, in one batch conditioned on the parent's head:
+//     one notice per wait), and the parent's work item wakes it. Whatever wakes the parent,
+//     its notice or its recheck timer, it point-reads the child's head and believes only
+//     that: a completed child resumes it (one batch: child_completed history row, the child's
+//     final state in the Into field); a failed or terminated child sends it along the
 //     failure route of the node that started the child (childFailed), or fails it. A notice
 //     that never came (the child's worker died after its last commit) is made up for by the
 //     recheck, due RepairAfter after the start, then every half of the child's age, at
@@ -49,8 +48,8 @@ import (
 //     a child that was never started.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
-// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is an event that wakes (4
-// T + 1 Q); the resuming step reads the child's head and the link row (and the output
+// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is 4
+// T (the parent's head read, a due row written and deleted, the batch) + 1 Q; the resuming step reads the child's head and the link row (and the output
 // payload of a large one) before its one batch; each recheck while the child runs is 1 Q and
 // 1 T read. A status read of a run that started children adds one query of its link rows.
 const (
@@ -62,6 +61,11 @@ const (
 	// HistoryChildCompleted is the history row of the step that resumed a run after its child
 	// completed: data {"child_instance_id", "into", "state"}.
 	HistoryChildCompleted = "child_completed"
+	// HistoryChildFinished is the history row of a child run's notice to its parent that it
+	// finished (completed, failed or was terminated), which wakes the parent to read the
+	// child: data {"child_instance_id", "runtime_status"}. At most one per wait; none when the
+	// parent's recheck read the child first.
+	HistoryChildFinished = "child_finished"
 	// MaxListedChildren bounds Run.ChildInstanceIDs.
 	MaxListedChildren = 100
 )
@@ -177,12 +181,10 @@ func (o *childStarted) proceed(ctx context.Context, e *Engine, n *head) (*head, 
 }
 
 // childResumed is a run resuming after its child completed: the child's final state is in
-// the Into field, and the run continues at the resume node, consuming the child's notice
-// (inboxRow, "" when it has not come).
+// the Into field, and the run continues at the resume node.
 type childResumed struct {
 	node, child, into string
 	state             json.RawMessage
-	inboxRow          string
 }
 
 func (o *childResumed) stepNode() string { return o.node }
@@ -194,52 +196,17 @@ func (o *childResumed) apply(c *commitBuilder) {
 	n.node, n.childDone = base.resume, o.child
 	n.waiting, n.resume, n.waitDeadline = "", "", 0
 	n.waitTimeout, n.timeoutNode = 0, ""
-	if o.inboxRow != "" {
-		n.pending--
-	}
 	n.custom = customStatus(base, base.resume)
 	n.runnable = true
 	c.row(HistoryChildCompleted, OrchestratorName, base.resume, jsonObject(
 		"child_instance_id", jstr(o.child), "into", jnull(o.into), "state", n.stateJSON))
 }
 
-// addOps consumes the child's notice.
-func (o *childResumed) addOps(c *commitBuilder) {
-	if o.inboxRow != "" {
-		c.ops = append(c.ops, inboxDelete(c.base.runID, o.inboxRow))
-	}
-}
-
-// rebase re-reads, when the commit is rebased on fresh (a head that events changed), whether
-// the child's notice is among the new events, so the commit consumes it.
-func (o *childResumed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
-	return rebaseNotice(ctx, e, base, fresh, o.child, &o.inboxRow)
-}
-
-// rebaseNotice sets *inboxRow, when it is "" and fresh holds more events than base, to the
-// inbox row of child's notice among them.
-func rebaseNotice(ctx context.Context, e *Engine, base, fresh *head, child string, inboxRow *string) error {
-	if *inboxRow != "" || fresh.pending <= base.pending {
-		return nil
-	}
-	ev, found, err := e.findEvent(ctx, fresh, child)
-	if err != nil {
-		return err
-	}
-	if found {
-		*inboxRow = ev.RowKey
-	}
-	return nil
-}
-
 // childFailed is a run whose child run failed or was terminated, taking the failure route of
 // the node that started it (to): the wait ends, a node_failed row records the cause, and the
-// failure node sees it (StepInfo.Failure), as after a handler's failure. A child's notice
-// stored as an event (inboxRow, by an earlier version of the engine) is consumed.
+// failure node sees it (StepInfo.Failure), as after a handler's failure.
 type childFailed struct {
 	node, to, cause string
-	child           string // the child's id
-	inboxRow        string
 }
 
 func (o *childFailed) stepNode() string { return o.node }
@@ -251,27 +218,12 @@ func (o *childFailed) apply(c *commitBuilder) {
 	n.attempt, n.notBefore = 0, 0
 	n.waiting, n.resume, n.waitDeadline = "", "", 0
 	n.waitTimeout, n.timeoutNode = 0, ""
-	if o.inboxRow != "" {
-		n.pending--
-	}
 	n.status = StatusRunning
 	n.node = o.to
 	n.failure = nodeFailureJSON(o.node, o.cause)
 	n.custom = customStatus(base, o.to)
 	n.runnable = true
 	c.row(HistoryNodeFailed, OrchestratorName, o.node, jsonObject("error", jstr(o.cause), "failure_node", jstr(o.to)))
-}
-
-// addOps consumes the child's notice.
-func (o *childFailed) addOps(c *commitBuilder) {
-	if o.inboxRow != "" {
-		c.ops = append(c.ops, inboxDelete(c.base.runID, o.inboxRow))
-	}
-}
-
-// rebase re-reads whether the child's notice is among the new events (childResumed.rebase).
-func (o *childFailed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
-	return rebaseNotice(ctx, e, base, fresh, o.child, &o.inboxRow)
 }
 
 // childWaitingStatus returns the custom status of a run waiting for a child run after node.

@@ -124,11 +124,40 @@ func TestEngine_ChildRun_ChildFails_TakesTheNodesFailureRoute(t *testing.T) {
 				t.Fatalf("the rescue node saw %q\nwant %q", got, want)
 			}
 			rows := strings.Join(checkHistory(t, r.history(t, id)), " ")
-			want := "run_started:spawn node_completed:spawn route_resolved:spawn child_started:spawn event_received:spawn " +
+			want := "run_started:spawn node_completed:spawn route_resolved:spawn child_started:spawn " + engine.HistoryChildFinished + ":spawn " +
 				"node_failed:spawn node_completed:rescue route_resolved:rescue run_completed:rescue"
 			if rows != want {
 				t.Fatalf("history %s\nwant    %s", rows, want)
 			}
 		})
+	}
+}
+
+func TestEngine_ChildRun_Notice_IsAChildFinishedRowNotAnEvent(t *testing.T) {
+	t.Parallel()
+	r, _ := newChildRig(t, engine.Options{})
+	id := startParent(t, r, "p-notice", "kid_wait", "kid")
+	r.drive(t)
+	kid := kidOf(t, r, id)
+	if err := r.e.RaiseEvent(t.Context(), kid, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	var notices []engine.HistoryEvent
+	for _, ev := range r.history(t, id) {
+		if ev.Type == engine.HistoryEventReceived {
+			t.Fatalf("the child's notice is an event_received row: %+v %s", ev, ev.Data)
+		}
+		if ev.Type == engine.HistoryChildFinished {
+			notices = append(notices, ev)
+		}
+	}
+	want := `{"child_instance_id":"` + kid + `","runtime_status":"Completed"}`
+	if len(notices) != 1 || string(notices[0].Data) != want || notices[0].Name != "orchestrator" || notices[0].Node != "prep" {
+		t.Fatalf("notices %+v, want one %s row with %s", notices, engine.HistoryChildFinished, want)
+	}
+	if ent, err := r.store.Get(t.Context(), id, "r"); err != nil || ent.Properties["InboxSeq"] != int64(0) {
+		t.Fatalf("the parent's inbox was used: %v %v", ent.Properties["InboxSeq"], err)
 	}
 }

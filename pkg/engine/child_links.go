@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -10,22 +9,92 @@ import (
 // The family of a child run (child.go): its notice to its parent, and how cancel, purge and a
 // status read reach from a run to its parent or its children.
 
-// notifyParent tells the parent of n, a child run that just finished, by raising the event
-// named after the child's id on it, only while the parent waits for it: the conditional batch
-// of RaiseEvent stores it at most once per wait, and a parent that went on meanwhile (its
-// recheck read the child) gets nothing. Best effort: a parent whose notice is lost reads the
-// child at its next recheck. A run without a parent is left alone.
+// notifyParent wakes the parent of n, a child run that just finished, while the parent waits
+// for it: one batch conditioned on the parent's head marks it runnable and appends a
+// child_finished history row, then the parent's work item is enqueued. A parent that no
+// longer waits for this child (its recheck read the child first and went on; it finished;
+// another run holds its id) gets nothing; one already runnable (an earlier try of this batch
+// landed although its answer was lost) gets only the work item. The notice stores nothing in
+// the parent's inbox: the parent's wait believes the child's head, never the notice.
+//
+// A due row written before each try of the batch (an event's, repair.go) makes the repair pass
+// dispatch the parent should the enqueue fail or the worker die first, or fence a batch that
+// never landed. Best effort beyond that: a parent whose notice is lost reads the child at its
+// next recheck. A run without a parent is left alone.
 func (e *Engine) notifyParent(ctx context.Context, n *head) {
 	if n.parent == "" {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	payload := jsonObject("child_instance_id", jstr(n.runID), "runtime_status", jstr(string(n.status)))
-	err := e.RaiseEvent(ctx, n.parent, n.runID, json.RawMessage(payload), func(o *eventOptions) { o.notice = true })
-	var finished *RunFinishedError
-	if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
-		e.log.Warn("notify parent run: left to its recheck", "run_id", n.runID, "parent_id", n.parent, "error", err.Error())
+	id := newWriteID() // every try's: a try whose answer was lost is recognised by its row
+	data := jsonObject("child_instance_id", jstr(n.runID), "runtime_status", jstr(string(n.status)))
+	var due dueRow
+	keep := false // the due row stays for the repair pass
+	defer func() {
+		if !keep {
+			e.clearDue(ctx, due)
+		}
+	}()
+	warn := func(msg string, err error) {
+		e.log.Warn("notify parent run: "+msg, "run_id", n.runID, "parent_id", n.parent, "error", err.Error())
 	}
+	for range maxHeadRetries {
+		p, err := e.getHead(ctx, n.parent)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return
+		case err != nil:
+			keep = true
+			warn("read the parent; left to its recheck", err)
+			return
+		case p.nonce != n.parentNonce || !p.active() || p.waiting != n.runID:
+			return // no longer the parent waiting for this child: nothing to wake
+		}
+		e.clearDue(ctx, due)
+		if due, err = e.writeDue(ctx, p, dueEvent); err != nil {
+			warn("left to its recheck", err)
+			return
+		}
+		if !p.runnable {
+			now := e.clock()
+			ops := []Op{{Kind: OpMerge, IfMatch: p.etag, Entity: Entity{PartitionKey: p.runID, RowKey: headRowKey, Properties: map[string]any{
+				pRunnable: true, pHistSeq: p.histSeq + 1, pUpdated: now, pWriteID: id,
+			}}}}
+			ops = historyOps(ops, p.runID, p.gen, p.histSeq, p.step, now, id, []histRow{{typ: HistoryChildFinished, name: OrchestratorName, node: p.node, data: data}})
+			_, err = e.store.Submit(ctx, ops)
+			if err != nil && !refused(err) {
+				// Unknown outcome (a conflict included): its child_finished row says whether it
+				// is stored.
+				_, landed, rerr := e.resolveWrite(ctx, p.runID, p.gen, p.nonce, p.histSeq+1, id)
+				if rerr != nil {
+					keep = true
+					warn("outcome unknown; left to the repair pass", rerr)
+					return
+				}
+				if landed {
+					err = nil
+				}
+			}
+			switch {
+			case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+				continue // the head changed: read it again
+			case err != nil:
+				keep = !refused(err) // not stored, as far as a read can tell: the repair pass fences it
+				warn("left to its recheck", err)
+				return
+			}
+			e.changes.notify(p.runID)
+		}
+		if p.awaitVersion {
+			return // parked for its graph version: its parked work item takes the wake-up up
+		}
+		if err := e.dispatch(ctx, p, 0); err != nil {
+			keep = true
+			warn("wake-up dispatch failed; left to the repair pass", err)
+		}
+		return
+	}
+	warn("left to its recheck", fmt.Errorf("head keeps changing: %w", ErrConflict))
 }
 
 // cancelled reaches the family of h, a run just cancelled: its parent hears of it (the

@@ -65,8 +65,8 @@ func (e *Engine) recheck(ctx context.Context, h *head, since time.Time) error {
 }
 
 // childFinished resumes h after its finished child ch: a completed child's final state goes
-// into the Into field and the run continues at the resume node, consuming the child's notice
-// if it came; a failed or terminated child fails the run.
+// into the Into field and the run continues at the resume node; a failed or terminated child
+// sends the run along its node's failure route, or fails it (childLost).
 func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *head) (outcome, bool, error) {
 	id := h.waiting
 	out, err := e.readSpilled(ctx, ch.outputJSON, ch.outputRef)
@@ -82,8 +82,7 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		if ch.status == StatusTerminated {
 			verb = "was terminated"
 		}
-		o, err := e.childLost(ctx, sc, h, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg))
-		return o, false, err
+		return e.childLost(sc, h, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
 	}
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -110,35 +109,18 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed, but its final state does not fit state field '%s': %v", id, l.into, err)), false, nil
 		}
 	}
-	o := &childResumed{node: h.node, child: id, into: l.into, state: state}
-	ev, found, err := e.findEvent(ctx, h, id)
-	if err != nil {
-		return nil, false, err
-	}
-	if found {
-		o.inboxRow = ev.RowKey
-	}
-	return o, false, nil
+	return &childResumed{node: h.node, child: id, into: l.into, state: state}, false, nil
 }
 
 // childLost is the outcome of h's wait whose child run failed or was terminated (cause): the
-// failure route of the node that started the child, consuming the child's notice if it came
-// as an event, else the run's failure.
-func (e *Engine) childLost(ctx context.Context, sc *stepCtx, h *head, cause string) (outcome, error) {
+// failure route of the node that started the child, else the run's failure.
+func (e *Engine) childLost(sc *stepCtx, h *head, cause string) outcome {
 	to := sc.nodePolicy(h.node).FailureNode
 	if to == "" {
-		return e.failChild(h, h.node, nil, cause), nil
+		return e.failChild(h, h.node, nil, cause)
 	}
 	e.log.Warn("child run did not complete: taking the failure route", "run_id", h.runID, "child_id", h.waiting, "node", h.node, "failure_node", to)
-	o := &childFailed{node: h.node, to: to, cause: cause, child: h.waiting}
-	ev, found, err := e.findEvent(ctx, h, h.waiting)
-	if err != nil {
-		return nil, err
-	}
-	if found {
-		o.inboxRow = ev.RowKey
-	}
-	return o, nil
+	return &childFailed{node: h.node, to: to, cause: cause}
 }
 
 // setField sets field of state to value through g, the run's graph
