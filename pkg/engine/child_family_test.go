@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/engine/enginetest"
 )
 
 // famState is the state of the family graphs: a run starts kids children one after the
@@ -160,4 +163,40 @@ func TestEngine_ChildRun_Notice_IsAChildFinishedRowNotAnEvent(t *testing.T) {
 	if ent, err := r.store.Get(t.Context(), id, "r"); err != nil || ent.Properties["InboxSeq"] != int64(0) {
 		t.Fatalf("the parent's inbox was used: %v %v", ent.Properties["InboxSeq"], err)
 	}
+}
+
+func TestEngine_ChildRun_RecheckOnAnInstanceWithoutTheChildsGraph_ParksTheParent(t *testing.T) {
+	t.Parallel()
+	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute, MaxStepStarts: 2})
+	// The first start of the child fails: the parent waits for its recheck.
+	var starts atomic.Int32
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if insertsHistory(engine.HistoryRunStarted)(ops) && strings.HasPrefix(ops[0].Entity.PartitionKey, engine.ChildRunPrefix) && starts.Add(1) == 1 {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	id := startParent(t, r, "p-roll", "kid", "kid")
+	r.drive(t)
+	// A rolling deploy: the instance that picks up the rechecks has the parent's graph but not
+	// the child's.
+	old := r.deploy(t, clk.now, parentGraph(t, "parent"))
+	for range 4 {
+		clk.advance(5 * time.Minute)
+		if old.drive(t) == 0 {
+			t.Fatal("no recheck reached the instance without the child's graph")
+		}
+		run := assertStatus(t, r, id, engine.StatusRunning)
+		if p, ok := run.Progress(); !ok || p.WaitingForChild == "" {
+			t.Fatalf("parent status %s", run.CustomStatus)
+		}
+	}
+	if ent, err := r.store.Get(t.Context(), id, "r"); err != nil || ent.Properties["Restarts"] != int64(0) {
+		t.Fatalf("the parked recheck counted deaths: %v %v", ent.Properties["Restarts"], err)
+	}
+	// An instance with the child's graph picks the run up again.
+	clk.advance(5 * time.Minute)
+	r.drive(t)
+	sweepLater(t, r, clk) // the failed start's due and index rows
+	assertParentResumed(t, r, id)
 }

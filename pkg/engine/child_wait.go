@@ -35,7 +35,11 @@ func (e *Engine) childWait(ctx context.Context, sc *stepCtx, h *head) (o outcome
 }
 
 // childMissing starts the child h waits for, which has no head: the worker that stored the
-// wait died before starting it (a child is never purged while its parent waits for it).
+// wait died before starting it (a child is never purged while its parent waits for it). A
+// process that does not register the child's graph (a rolling deploy: the one that stored the
+// wait did) parks the parent as a run whose own version is missing is parked (version.go):
+// its work item goes back on the queue with the version back-off, reckoned from the time the
+// wait was stored; nothing is written, nothing fails and no death is counted.
 func (e *Engine) childMissing(ctx context.Context, h *head) (outcome, bool, error) {
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -43,6 +47,12 @@ func (e *Engine) childMissing(ctx context.Context, h *head) (outcome, bool, erro
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if _, err := e.reg.Latest(l.graph); errors.Is(err, durable.ErrUnknownGraph) {
+		d := parkedBackoff(e.clock().Sub(l.time))
+		e.log.Warn("child run's graph is not registered on this process: its parent waits for a process that has it", "run_id", h.runID,
+			"child_id", h.waiting, "graph", l.graph, "retry_in", d.String())
+		return nil, true, e.dispatch(context.WithoutCancel(ctx), h, d)
 	}
 	if err := e.startChild(ctx, h, l.graph, l.input); err != nil {
 		if childRefused(err) {
@@ -137,10 +147,12 @@ func setField(ctx context.Context, g durable.Graph, state json.RawMessage, field
 	return json.Marshal(m)
 }
 
-// link is a child's link row: what its parent started it with.
+// link is a child's link row: what its parent started it with, and when its parent stored
+// the wait (by the clock of the process that did).
 type link struct {
 	graph, into string
 	input       json.RawMessage
+	time        time.Time
 }
 
 // readLink reads the link row of the child h waits for. Errors: ErrNotFound (wrapped).
@@ -154,5 +166,6 @@ func (e *Engine) readLink(ctx context.Context, h *head) (link, error) {
 	if err != nil {
 		return link{}, fmt.Errorf("read child input of run %s: %w", h.runID, err)
 	}
-	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in)}, nil
+	at, _ := p[pTime].(time.Time)
+	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in), time: at}, nil
 }
