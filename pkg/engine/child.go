@@ -42,10 +42,29 @@ import (
 //     that never came (the child's worker died after its last commit) is made up for by the
 //     recheck, due RepairAfter after the start, then every half of the child's age, at
 //     least hourly.
-//   - Reaching the family (child_links.go). Cancelling a parent cancels the child it waits
-//     for; purging a parent purges its children first. A finished child its parent still
-//     waits for is never purged (*ChildAwaitedError): the parent would take its absence for
-//     a child that was never started.
+//   - Reaching the family (child_links.go). Cancelling a parent cancels the chain of children
+//     it waits for, one run after the other; purging a parent purges the runs below it first,
+//     depth first. Neither recurses. A finished child its parent still waits for is never
+//     purged (*ChildAwaitedError): the parent would take its absence for a child that was
+//     never started.
+//   - Bounding the family. A family is a run started directly (its root) and every run
+//     started below it. Each head keeps its place: Depth (0 on the root), Root (the root's
+//     id; "" on the root) and Family, the number of the family's runs that had started as
+//     far as the run knows — a child starts with its parent's count plus one (itself), and a
+//     parent that goes on after its child (resumed, or along a failure route) takes the
+//     child's count, which holds everything started below the child (for a child that failed
+//     or was cancelled while it waited for a child of its own, the largest count along that
+//     chain of waits: chainFamily). A run starts a child only at a step of its own, while
+//     every ancestor waits for it, so a family's runs start one at a time and the count the
+//     starting run holds is the number started so far. Before the step that would start a
+//     child commits, checkChild refuses it when the child would be deeper than MaxChildDepth
+//     or the family's runs would pass MaxFamilyRuns (familyBound): the step fails as a node
+//     failure, taking the node's failure route, if any. Storage decides the count as it does
+//     the rest: it is carried by the child's insert-only start and by the If-Match commits of
+//     the parent's steps, so a crash or a duplicate delivery starts the same child with the
+//     same count, or loses its commit. What it misses: a start that races a cancel of the
+//     chain above it, and the starts of a child a lost cancel left running (see cancelled);
+//     such a run keeps counting on its own chain, bounded by both limits.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
 // of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is 4
@@ -116,20 +135,55 @@ func (e *childTakenError) Error() string {
 	return fmt.Sprintf("instance id '%s' is taken by another run", e.id)
 }
 
-// childLink ties a starting child run to its parent (startRun).
-type childLink struct{ parent, nonce string }
+// childLink ties a starting child run to its parent (startRun), and places it in the
+// parent's family: one level deeper, the same root, one run more.
+type childLink struct {
+	parent, nonce string
+	depth         int64
+	root          string
+	family        int64
+}
+
+// linkTo returns the link of a child that h starts.
+func linkTo(h *head) *childLink {
+	return &childLink{parent: h.runID, nonce: h.nonce, depth: h.depth + 1, root: h.familyRoot(), family: h.familyRuns() + 1}
+}
 
 // tie records the link on the child's head; nil ties nothing.
 func (l *childLink) tie(h *head) {
 	if l != nil {
 		h.parent, h.parentNonce = l.parent, l.nonce
+		h.depth, h.root, h.family = l.depth, l.root, l.family
 	}
 }
+
+// familyRoot returns the id of the root run of h's family (h's own for a root).
+func (h *head) familyRoot() string {
+	if h.root != "" {
+		return h.root
+	}
+	return h.runID
+}
+
+// familyRuns returns how many runs of h's family had started as far as h knows, h included.
+func (h *head) familyRuns() int64 { return max(h.family, 1) }
 
 // childWait reports whether h waits for a child run: its awaited name is the id of the child
 // its current step started. No event can carry that name: it holds the run's nonce.
 func (h *head) childWait() bool {
 	return strings.HasPrefix(h.waiting, ChildRunPrefix) && h.waiting == ChildInstanceID(h.runID, h.gen, h.nonce, h.step)
+}
+
+// awaited returns the child run h waits for, or waited for when it finished (a failure or a
+// cancel ends the run at the step after its wait, which keeps the child's id), or "".
+func (h *head) awaited() string {
+	switch {
+	case h.childWait():
+		return h.waiting
+	case !h.active() && strings.HasPrefix(h.waiting, ChildRunPrefix) && h.waiting == ChildInstanceID(h.runID, h.gen, h.nonce, h.step-1):
+		return h.waiting
+	}
+	return ""
 }
 
 // linkKey is the row key of the link row of the child that step of generation gen started.
@@ -146,7 +200,7 @@ type childStarted struct {
 // childVisit is the outcome of visit v of h, whose route starts a child run: the run's
 // failure when the child cannot start (checkChild).
 func (e *Engine) childVisit(h *head, v visited) outcome {
-	if f, bad := e.checkChild(h, v.decision.Child, v.state); bad {
+	if f, bad := e.checkChild(h, &v); bad {
 		return f
 	}
 	return &childStarted{visited: v, recheck: e.opts.RepairAfter}
@@ -185,6 +239,7 @@ func (o *childStarted) proceed(ctx context.Context, e *Engine, n *head) (*head, 
 type childResumed struct {
 	node, child, into string
 	state             json.RawMessage
+	family            int64 // the family's runs the child knew of (child.go)
 }
 
 func (o *childResumed) stepNode() string { return o.node }
@@ -194,6 +249,7 @@ func (o *childResumed) apply(c *commitBuilder) {
 	n.step++
 	c.setState(o.state)
 	n.node, n.childDone = base.resume, o.child
+	n.family = max(n.family, o.family)
 	n.waiting, n.resume, n.waitDeadline = "", "", 0
 	n.waitTimeout, n.timeoutNode = 0, ""
 	n.custom = customStatus(base, base.resume)
@@ -202,11 +258,16 @@ func (o *childResumed) apply(c *commitBuilder) {
 		"child_instance_id", jstr(o.child), "into", jnull(o.into), "state", n.stateJSON))
 }
 
-// childFailed is a run whose child run failed or was terminated, taking the failure route of
-// the node that started it (to): the wait ends, a node_failed row records the cause, and the
-// failure node sees it (StepInfo.Failure), as after a handler's failure.
+// childFailed is a run taking the failure route (to) of the node that started a child run,
+// as after a handler's failure: its child failed or was terminated (the wait ends, and the
+// run learns of the family's runs the child knew of), or the child would pass its family's
+// bounds (state holds what the node produced, a visit that counts). A node_failed row records
+// the cause, and the failure node sees it (StepInfo.Failure).
 type childFailed struct {
 	node, to, cause string
+	family          int64
+	state           json.RawMessage // the visit's, when the child was refused before its start
+	emitted         []graphrun.EmittedEvent
 }
 
 func (o *childFailed) stepNode() string { return o.node }
@@ -214,6 +275,13 @@ func (o *childFailed) stepNode() string { return o.node }
 func (o *childFailed) apply(c *commitBuilder) {
 	n, base := c.n, c.base
 	n.step++
+	if o.state != nil {
+		n.visits++
+		c.setState(o.state)
+		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, jsonObject("state", n.stateJSON))
+		c.emit(o.emitted, o.node)
+	}
+	n.family = max(n.family, o.family)
 	n.timedOut, n.childDone = "", ""
 	n.attempt, n.notBefore = 0, 0
 	n.waiting, n.resume, n.waitDeadline = "", "", 0
@@ -236,10 +304,13 @@ func childWaitingStatus(h *head, node, child, resume string) string {
 	return string(append(b, '}'))
 }
 
-// checkChild checks a child run a visit of h decided to start before the visit commits: its
-// graph registered, its input a valid initial state of it. A child that cannot start fails
-// the run at this step (failChild), with state, the state the node produced.
-func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage) (outcome, bool) {
+// checkChild checks a child run visit v of h decided to start before the visit commits: its
+// graph registered, its input a valid initial state of it, and its family within its bounds
+// (familyBound). A child that cannot start fails the run at this step (failChild), keeping the
+// state the node produced; one past its family's bounds takes the node's failure route
+// instead, when it has one.
+func (e *Engine) checkChild(h *head, v *visited) (outcome, bool) {
+	c := v.decision.Child
 	g, err := e.reg.Latest(c.Graph)
 	if err == nil && !ValidGraphName(g.Manifest().GraphName) {
 		err = ErrInvalidGraphName
@@ -252,9 +323,44 @@ func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage)
 		err = sc.CheckState(input)
 	}
 	if err != nil {
-		return e.failChild(h, h.node, state, startCause(c.Graph, err)), true
+		f := e.failChild(h, h.node, v.state, startCause(c.Graph, err))
+		f.emitted = v.emitted
+		return f, true
+	}
+	if cause := e.familyBound(h, c.Graph); cause != "" {
+		if to := e.failureNode(h, h.node); to != "" {
+			e.log.Warn("child run refused: taking the failure route", "run_id", h.runID, "node", h.node, "failure_node", to, "error", cause)
+			return &childFailed{node: h.node, to: to, cause: cause, state: v.state, emitted: v.emitted}, true
+		}
+		f := e.failChild(h, h.node, v.state, cause)
+		f.emitted = v.emitted
+		return f, true
 	}
 	return nil, false
+}
+
+// familyBound returns why h may not start a child run of graph — the child would be deeper
+// than Options.MaxChildDepth, or its family would pass Options.MaxFamilyRuns — or "". It reads
+// only h: the depth and the count h's start and steps stored.
+func (e *Engine) familyBound(h *head, graph string) string {
+	if depth := h.depth + 1; depth > int64(e.opts.MaxChildDepth) {
+		return fmt.Sprintf("cannot start child run of graph '%s': it would be %d levels below its family's root run '%s', past the limit of %d (MaxChildDepth)",
+			graph, depth, h.familyRoot(), e.opts.MaxChildDepth)
+	}
+	if runs := h.familyRuns(); runs >= int64(e.opts.MaxFamilyRuns) {
+		return fmt.Sprintf("cannot start child run of graph '%s': its family (root run '%s') has started %d runs, the limit (MaxFamilyRuns)",
+			graph, h.familyRoot(), runs)
+	}
+	return ""
+}
+
+// failureNode returns the failure route of node in the graph version of h's run ("": none).
+func (e *Engine) failureNode(h *head, node string) string {
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return ""
+	}
+	return nodePolicy(g, node).FailureNode
 }
 
 // startCause is the failure of a parent whose child run of graph could not start with err.
@@ -317,7 +423,7 @@ func (e *Engine) startChild(ctx context.Context, h *head, graph string, input js
 		meta = append(meta, MetadataOwnerKey, jstr(h.owner))
 	}
 	_, err := e.startRun(ctx, StartRunRequest{GraphName: graph, InstanceID: h.waiting, Input: input, Metadata: json.RawMessage(jsonObject(meta...))},
-		&childLink{parent: h.runID, nonce: h.nonce})
+		linkTo(h))
 	if err != nil {
 		return err
 	}

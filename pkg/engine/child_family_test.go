@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,19 +15,23 @@ import (
 )
 
 // famState is the state of the family graphs: a run starts kids children one after the
-// other, each of graph child with grand_kids children of its own.
+// other, each of graph child, while levels is not 0; each child gets kids and levels - 1 (a
+// negative levels never ends). With hold, a run that starts no more children waits for "go"
+// before it completes.
 type famState struct {
-	N         int    `json:"n"`          // children started and finished so far
-	Kids      int    `json:"kids"`       // children to start
-	Child     string `json:"child"`      // their graph ("" for the run's own)
-	GrandKids int    `json:"grand_kids"` // the kids each child starts
-	Seen      string `json:"seen"`       // the failure the rescue node saw: "<node>|<error>"
+	N        int    `json:"n"`    // children started and finished so far
+	Kids     int    `json:"kids"` // children to start
+	Levels   int    `json:"levels"`
+	Child    string `json:"child"` // the children's graph ("" for the run's own)
+	Hold     bool   `json:"hold"`
+	Released bool   `json:"released"`
+	Seen     string `json:"seen"` // the failure the rescue node saw: "<node>|<error>"
 }
 
-// famGraph builds name: "spawn" starts a child of s.Child (name when empty) with
-// {"kids": s.GrandKids, "grand_kids": s.GrandKids} while n < kids, resuming at "spawned",
-// which adds 1 to n and goes back to "spawn"; once n reaches kids the run completes. With
-// routed, spawn's failure route is "rescue", which records the failure it sees and completes.
+// famGraph builds name: "spawn" starts a child (resuming at "spawned", which adds 1 to n and
+// goes back to "spawn") until n reaches kids, then completes (or, with hold, waits for "go"
+// and goes back to "spawn" released). With routed, spawn's failure route is "rescue", which
+// records the failure it sees and completes.
 func famGraph(t testing.TB, name string, routed bool) durable.GraphRegistration[famState] {
 	t.Helper()
 	must := func(err error) {
@@ -37,14 +42,17 @@ func famGraph(t testing.TB, name string, routed bool) durable.GraphRegistration[
 	b := durable.NewManifestBuilder[famState](name)
 	b.SetEntrypoint("spawn")
 	route := func(_ context.Context, s famState) (any, error) {
-		if s.N >= s.Kids {
+		if s.Levels == 0 || s.N >= s.Kids {
+			if s.Hold && !s.Released {
+				return durable.WaitForEvent("go", "spawn"), nil
+			}
 			return "__complete__", nil
 		}
 		child := s.Child
 		if child == "" {
 			child = name
 		}
-		return durable.StartChild(child, famState{Kids: s.GrandKids, GrandKids: s.GrandKids}, "spawned"), nil
+		return durable.StartChild(child, famState{Kids: s.Kids, Levels: s.Levels - 1, Hold: s.Hold}, "spawned"), nil
 	}
 	opts := []durable.NodeOption{durable.WithHandlerName("test." + name + ".spawn"), durable.WithRoute(route), durable.WithRouteName("test." + name + ".route")}
 	if routed {
@@ -53,6 +61,9 @@ func famGraph(t testing.TB, name string, routed bool) durable.GraphRegistration[
 	must(b.AddNode("spawn", func(context.Context, famState) (any, error) { return nil, nil }, opts...))
 	must(b.AddNode("spawned", func(_ context.Context, s famState) (any, error) { return durable.Update{"n": s.N + 1}, nil },
 		durable.WithHandlerName("test."+name+".spawned"), durable.WithNext("spawn")))
+	must(b.AddEventHandler("go", func(context.Context, famState, json.RawMessage) (any, error) {
+		return durable.Update{"released": true}, nil
+	}))
 	if routed {
 		rescue := func(ctx context.Context, _ famState) (any, error) {
 			info, _ := durable.StepInfoFrom(ctx)
@@ -113,7 +124,7 @@ func TestEngine_ChildRun_ChildFails_TakesTheNodesFailureRoute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r, _ := newFamilyRig(t, engine.Options{})
-			id := startFam(t, r, "fam_routed", "fr-"+tt.name, famState{Kids: 1, Child: tt.child})
+			id := startFam(t, r, "fam_routed", "fr-"+tt.name, famState{Kids: 1, Levels: 1, Child: tt.child})
 			r.drive(t)
 			kid := kidOf(t, r, id)
 			if tt.cancel {
@@ -199,4 +210,203 @@ func TestEngine_ChildRun_RecheckOnAnInstanceWithoutTheChildsGraph_ParksTheParent
 	r.drive(t)
 	sweepLater(t, r, clk) // the failed start's due and index rows
 	assertParentResumed(t, r, id)
+}
+
+// familyRuns returns the ids of the runs of graph.
+func familyRuns(t testing.TB, r *rig, graph string) []string {
+	t.Helper()
+	var ids []string
+	q := engine.RunQuery{GraphName: graph, Limit: 1000}
+	for {
+		page, err := r.e.ListRuns(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range page.Runs {
+			ids = append(ids, run.InstanceID)
+		}
+		if q.ContinuationToken = page.ContinuationToken; q.ContinuationToken == "" {
+			return ids
+		}
+	}
+}
+
+func TestEngine_ChildRun_RunThatStartsItselfAsAChild_StopsAtTheDepthLimit(t *testing.T) {
+	t.Parallel()
+	r, _ := newFamilyRig(t, engine.Options{})
+	id := startFam(t, r, "fam", "selfish", famState{Kids: 1, Levels: -1})
+	r.drive(t)
+	// The root and 8 levels of children; the deepest could not start a ninth.
+	if runs := familyRuns(t, r, "fam"); len(runs) != 1+engine.DefaultMaxChildDepth {
+		t.Fatalf("%d runs in the family, want %d", len(runs), 1+engine.DefaultMaxChildDepth)
+	}
+	msg := outputString(t, assertStatus(t, r, id, engine.StatusFailed))
+	want := "cannot start child run of graph 'fam': it would be 9 levels below its family's root run 'selfish', past the limit of 8 (MaxChildDepth)"
+	if !strings.HasPrefix(msg, "orchestrator failed: child run '") || !strings.HasSuffix(msg, "failed: orchestrator failed: "+want) {
+		t.Fatalf("root failure %q\nwant it to end with %q", msg, want)
+	}
+}
+
+func TestEngine_ChildRun_FamilyPastMaxFamilyRuns_TheStartFails(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		copies int // deliveries of every work item
+	}{
+		{"every item once", 1},
+		{"every item twice", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, _ := newFamilyRig(t, engine.Options{MaxFamilyRuns: 6})
+			r.fqueue.OnEnqueue = func([]byte) (int, error) { return tt.copies, nil }
+			// The root starts two children one after the other, each of which starts two: 7
+			// runs. The second child's second child would be the seventh.
+			id := startFam(t, r, "fam", "fam-total", famState{Kids: 2, Levels: 2})
+			r.drive(t)
+			if runs := familyRuns(t, r, "fam"); len(runs) != 6 {
+				t.Fatalf("%d runs in the family, want 6", len(runs))
+			}
+			msg := outputString(t, assertStatus(t, r, id, engine.StatusFailed))
+			want := "failed: orchestrator failed: cannot start child run of graph 'fam': its family (root run 'fam-total') has started 6 runs, the limit (MaxFamilyRuns)"
+			if !strings.HasPrefix(msg, "orchestrator failed: child run '") || !strings.HasSuffix(msg, want) {
+				t.Fatalf("root failure %q\nwant it to end with %q", msg, want)
+			}
+		})
+	}
+}
+
+func TestEngine_ChildRun_PastTheDepthLimit_TakesTheNodesFailureRoute(t *testing.T) {
+	t.Parallel()
+	r, _ := newFamilyRig(t, engine.Options{MaxChildDepth: 2})
+	id := startFam(t, r, "fam_routed", "deep", famState{Kids: 1, Levels: -1})
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	runs := familyRuns(t, r, "fam_routed")
+	if len(runs) != 3 {
+		t.Fatalf("%d runs in the family, want 3", len(runs))
+	}
+	var deepest engine.Run
+	for _, rid := range runs {
+		run := assertStatus(t, r, rid, engine.StatusCompleted)
+		if strings.Count(rid, engine.ChildRunPrefix) == 2 {
+			deepest = run
+		}
+	}
+	want := "spawn|cannot start child run of graph 'fam_routed': it would be 3 levels below its family's root run 'deep', past the limit of 2 (MaxChildDepth)"
+	if got := famOf(t, deepest).Seen; got != want {
+		t.Fatalf("the deepest run's rescue saw %q\nwant %q", got, want)
+	}
+	rows := strings.Join(checkHistory(t, r.history(t, deepest.InstanceID)), " ")
+	if want := "run_started:spawn node_completed:spawn node_failed:spawn node_completed:rescue route_resolved:rescue run_completed:rescue"; rows != want {
+		t.Fatalf("history of the deepest run %s\nwant %s", rows, want)
+	}
+}
+
+func TestEngine_Options_FamilyBounds(t *testing.T) {
+	t.Parallel()
+	r, _ := newFamilyRig(t, engine.Options{})
+	if o := r.e.Options(); o.MaxChildDepth != engine.DefaultMaxChildDepth || o.MaxFamilyRuns != engine.DefaultMaxFamilyRuns {
+		t.Fatalf("defaults %d, %d", o.MaxChildDepth, o.MaxFamilyRuns)
+	}
+	for _, o := range []engine.Options{{MaxChildDepth: -1}, {MaxFamilyRuns: -1}} {
+		o.Registry, o.Store, o.Queue, o.Payloads = r.reg, r.store, r.queue, r.payloads
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "max child depth and max family runs must not be negative") {
+			t.Fatalf("Validate(%d, %d) = %v", o.MaxChildDepth, o.MaxFamilyRuns, err)
+		}
+	}
+}
+
+// familyCount reads the count of its family's runs a run's head keeps.
+func familyCount(t testing.TB, r *rig, id string) int64 {
+	t.Helper()
+	ent, err := r.store.Get(context.Background(), id, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := ent.Properties["Family"].(int64)
+	return n
+}
+
+// TestEngine_ChildRun_ChildCancelledMidChain_ItsParentCountsTheChainBelowIt: a child cancelled
+// while its own child runs does not know of that one's start; the parent that goes on along
+// its failure route counts it from the chain of waits below the child.
+func TestEngine_ChildRun_ChildCancelledMidChain_ItsParentCountsTheChainBelowIt(t *testing.T) {
+	t.Parallel()
+	r, _ := newFamilyRig(t, engine.Options{})
+	id := startFam(t, r, "fam_routed", "mid", famState{Kids: 1, Levels: 2, Hold: true})
+	r.drive(t)
+	kid := kidOf(t, r, id)
+	grandKid := kidOf(t, r, kid)
+	if got := []int64{familyCount(t, r, id), familyCount(t, r, kid), familyCount(t, r, grandKid)}; got[0] != 0 || got[1] != 2 || got[2] != 3 {
+		t.Fatalf("family counts of the chain %v, want [0 2 3]", got)
+	}
+	if err := r.e.CancelRun(t.Context(), kid, "enough"); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	assertStatus(t, r, grandKid, engine.StatusTerminated)
+	assertStatus(t, r, id, engine.StatusCompleted) // along its failure route
+	if n := familyCount(t, r, id); n != 3 {
+		t.Fatalf("the root counts %d runs of its family, want 3", n)
+	}
+}
+
+func TestEngine_ChildRun_DeepFamily_CancelAndPurgeReachEveryRun(t *testing.T) {
+	t.Parallel()
+	const depth = 30
+	r, _ := newFamilyRig(t, engine.Options{MaxChildDepth: depth})
+	id := startFam(t, r, "fam", "deep-chain", famState{Kids: 1, Levels: depth, Hold: true})
+	r.drive(t)
+	runs := familyRuns(t, r, "fam")
+	if len(runs) != depth+1 {
+		t.Fatalf("%d runs in the chain, want %d", len(runs), depth+1)
+	}
+	if err := r.e.CancelRun(t.Context(), id, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	r.drive(t)
+	for _, rid := range runs {
+		run := assertStatus(t, r, rid, engine.StatusTerminated)
+		want := "stop"
+		if rid != id {
+			want = "parent run '" + run.ParentInstanceID + "' was cancelled: stop"
+		}
+		if got := outputString(t, run); got != want {
+			t.Fatalf("run %s: reason %q, want %q", rid, got, want)
+		}
+	}
+	if err := r.e.PurgeRun(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	for _, rid := range runs {
+		if _, err := r.e.GetRun(t.Context(), rid); !errors.Is(err, engine.ErrRunNotFound) {
+			t.Fatalf("run %s after the purge: %v", rid, err)
+		}
+		enginetest.CheckNoOrphanRows(t, r.store, r.e, rid)
+	}
+}
+
+func TestEngine_ChildRun_WideFamily_PurgeOfTheRootPurgesEveryRun(t *testing.T) {
+	t.Parallel()
+	r, clk := newFamilyRig(t, engine.Options{})
+	// 1 + 3 + 9 runs, all completed.
+	id := startFam(t, r, "fam", "wide", famState{Kids: 3, Levels: 2})
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	runs := familyRuns(t, r, "fam")
+	if len(runs) != 13 {
+		t.Fatalf("%d runs in the family, want 13", len(runs))
+	}
+	if err := r.e.PurgeRun(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	sweepLater(t, r, clk)
+	for _, rid := range runs {
+		if _, err := r.e.GetRun(t.Context(), rid); !errors.Is(err, engine.ErrRunNotFound) {
+			t.Fatalf("run %s after the purge: %v", rid, err)
+		}
+		enginetest.CheckNoOrphanRows(t, r.store, r.e, rid)
+	}
 }

@@ -92,7 +92,11 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		if ch.status == StatusTerminated {
 			verb = "was terminated"
 		}
-		return e.childLost(sc, h, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
+		family, err := e.chainFamily(ctx, ch)
+		if err != nil {
+			return nil, false, err
+		}
+		return e.childLost(sc, h, family, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
 	}
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -119,18 +123,46 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed, but its final state does not fit state field '%s': %v", id, l.into, err)), false, nil
 		}
 	}
-	return &childResumed{node: h.node, child: id, into: l.into, state: state}, false, nil
+	return &childResumed{node: h.node, child: id, into: l.into, state: state, family: ch.familyRuns()}, false, nil
 }
 
-// childLost is the outcome of h's wait whose child run failed or was terminated (cause): the
-// failure route of the node that started the child, else the run's failure.
-func (e *Engine) childLost(sc *stepCtx, h *head, cause string) outcome {
+// childLost is the outcome of h's wait whose child run failed or was terminated (cause), its
+// chain having started family runs of the family: the failure route of the node that started
+// the child, else the run's failure.
+func (e *Engine) childLost(sc *stepCtx, h *head, family int64, cause string) outcome {
 	to := sc.nodePolicy(h.node).FailureNode
 	if to == "" {
 		return e.failChild(h, h.node, nil, cause)
 	}
 	e.log.Warn("child run did not complete: taking the failure route", "run_id", h.runID, "child_id", h.waiting, "node", h.node, "failure_node", to)
-	return &childFailed{node: h.node, to: to, cause: cause}
+	return &childFailed{node: h.node, to: to, cause: cause, family: family}
+}
+
+// chainFamily returns how many runs of its family ch, a child run that failed or was
+// terminated, and the chain of children below it had started: a run that fails or is
+// cancelled while it waits for a child keeps the wait (awaited), and the runs started below
+// it are counted on that child's head, and so on down the chain, the deepest knowing most.
+// It reads at most MaxChildDepth heads; a run of the chain that is gone ends it.
+func (e *Engine) chainFamily(ctx context.Context, ch *head) (int64, error) {
+	n := ch.familyRuns()
+	for range e.opts.MaxChildDepth {
+		id := ch.awaited()
+		if id == "" {
+			break
+		}
+		next, err := e.getHead(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read the family of child run %s: %w", ch.runID, err)
+		}
+		if next.parent != ch.runID || next.parentNonce != ch.nonce {
+			break
+		}
+		n, ch = max(n, next.familyRuns()), next
+	}
+	return n, nil
 }
 
 // setField sets field of state to value through g, the run's graph
