@@ -410,3 +410,66 @@ func TestEngine_ChildRun_WideFamily_PurgeOfTheRootPurgesEveryRun(t *testing.T) {
 		enginetest.CheckNoOrphanRows(t, r.store, r.e, rid)
 	}
 }
+
+func TestEngine_ChildRun_IDTakenByAnotherRun_CancelAndPurgeOfTheParentLeaveItAlone(t *testing.T) {
+	t.Parallel()
+	r, _ := newChildRig(t, engine.Options{RepairAfter: time.Minute})
+	var taken, started atomic.Bool
+	var foreign string
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		switch {
+		case insertsHistory(engine.HistoryChildStarted)(ops) && taken.CompareAndSwap(false, true):
+			// Just before the parent's commit, another run takes the child's id.
+			for _, op := range ops {
+				if op.Entity.Properties["Type"] == engine.HistoryChildStarted {
+					var d struct {
+						ID string `json:"child_instance_id"`
+					}
+					_ = json.Unmarshal([]byte(op.Entity.Properties["Data"].(string)), &d)
+					foreign = d.ID
+					if _, err := r.e.StartRun(context.Background(), engine.StartRunRequest{GraphName: "kid_wait", InstanceID: d.ID}); err != nil {
+						return err
+					}
+					started.Store(true)
+				}
+			}
+		case started.Load() && insertsHistory(engine.HistoryRunStarted)(ops) && ops[0].Entity.PartitionKey == foreign:
+			return enginetest.ErrInjected // the child's own start fails: the parent waits for its recheck
+		}
+		return nil
+	}
+	id := startParent(t, r, "p-taken-cancel", "kid", "kid")
+	r.drive(t)
+	if p, ok := assertStatus(t, r, id, engine.StatusRunning).Progress(); !ok || p.WaitingForChild != foreign {
+		t.Fatalf("parent waits for %q, want %q", p.WaitingForChild, foreign)
+	}
+	assertStatus(t, r, foreign, engine.StatusRunning)
+	if err := r.e.CancelRun(t.Context(), id, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	assertStatus(t, r, foreign, engine.StatusRunning)
+	if err := r.e.PurgeRun(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	assertStatus(t, r, foreign, engine.StatusRunning)
+}
+
+func TestEngine_ChildRun_PurgeOfAParentOfManyChildren_ReadsEveryPageOfItsLinks(t *testing.T) {
+	t.Parallel()
+	r, clk := newFamilyRig(t, engine.Options{})
+	const kids = 101 // more than one page of link rows
+	id := startFam(t, r, "fam", "many", famState{Kids: kids, Levels: 1})
+	r.drive(t)
+	assertStatus(t, r, id, engine.StatusCompleted)
+	runs := familyRuns(t, r, "fam")
+	if len(runs) != kids+1 {
+		t.Fatalf("%d runs in the family, want %d", len(runs), kids+1)
+	}
+	if err := r.e.PurgeRun(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	sweepLater(t, r, clk)
+	if left := familyRuns(t, r, "fam"); len(left) != 0 {
+		t.Fatalf("%d runs left after the purge, e.g. %s", len(left), left[0])
+	}
+}

@@ -32,9 +32,13 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 }
 
 // purgeRows deletes the rows and payloads of h, a finished run, as PurgeRun does once its
-// family is purged. Errors: *RunNotFinishedError (restarted meanwhile).
+// family is purged. Errors: *RunNotFinishedError (h is not finished, or its id was started
+// again meanwhile).
 func (e *Engine) purgeRows(ctx context.Context, h *head) error {
 	instanceID := h.runID
+	if !h.status.Finished() {
+		return &RunNotFinishedError{InstanceID: instanceID, Status: h.status}
+	}
 	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
