@@ -67,10 +67,13 @@ import (
 //     such a run keeps counting on its own chain, bounded by both limits.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
-// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is 4
-// T (the parent's head read, a due row written and deleted, the batch) + 1 Q; the resuming step reads the child's head and the link row (and the output
-// payload of a large one) before its one batch; each recheck while the child runs is 1 Q and
-// 1 T read. A status read of a run that started children adds one query of its link rows.
+// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is
+// 4 T (the parent's head read, a due row written and deleted, the batch) + 1 Q; the resuming
+// step reads the child's head and the link row (and the output payload of a large one) before
+// its one batch (and one read per run of the chain below a child that failed or was cancelled
+// while it waited for its own, when the run takes its failure route); each recheck while the child runs is 1 Q and 1 T read. The
+// family's bounds cost nothing: they live in the heads the steps write anyway. A status read
+// of a run that started children adds one query of its link rows.
 const (
 	// ChildRunPrefix starts the instance id of every child run (ChildInstanceID).
 	ChildRunPrefix = "child~"
@@ -388,8 +391,9 @@ func childRefused(err error) bool {
 
 // failChild is the outcome of a step whose child run could not start or did not complete: the
 // run fails with "orchestrator failed: <cause>" at node, keeping state (the node's new state;
-// nil when the node did not run). A child that failed or was terminated takes the node's
-// failure route instead, when it has one (childLost).
+// nil when the node did not run). A child that failed or was terminated (childLost), or that
+// would pass its family's bounds (checkChild), takes the node's failure route instead, when
+// it has one.
 func (e *Engine) failChild(h *head, node string, state json.RawMessage, cause string) *runFailed {
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 	o := failure("orchestrator", OrchestratorName, cause)

@@ -92,11 +92,8 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		if ch.status == StatusTerminated {
 			verb = "was terminated"
 		}
-		family, err := e.chainFamily(ctx, ch)
-		if err != nil {
-			return nil, false, err
-		}
-		return e.childLost(sc, h, family, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
+		o, err := e.childLost(ctx, sc, h, ch, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg))
+		return o, false, err
 	}
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -126,16 +123,20 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 	return &childResumed{node: h.node, child: id, into: l.into, state: state, family: ch.familyRuns()}, false, nil
 }
 
-// childLost is the outcome of h's wait whose child run failed or was terminated (cause), its
-// chain having started family runs of the family: the failure route of the node that started
-// the child, else the run's failure.
-func (e *Engine) childLost(sc *stepCtx, h *head, family int64, cause string) outcome {
+// childLost is the outcome of h's wait whose child run ch failed or was terminated (cause):
+// the failure route of the node that started the child, counting what the child's chain
+// started (chainFamily), else the run's failure.
+func (e *Engine) childLost(ctx context.Context, sc *stepCtx, h, ch *head, cause string) (outcome, error) {
 	to := sc.nodePolicy(h.node).FailureNode
 	if to == "" {
-		return e.failChild(h, h.node, nil, cause)
+		return e.failChild(h, h.node, nil, cause), nil
+	}
+	family, err := e.chainFamily(ctx, ch)
+	if err != nil {
+		return nil, err
 	}
 	e.log.Warn("child run did not complete: taking the failure route", "run_id", h.runID, "child_id", h.waiting, "node", h.node, "failure_node", to)
-	return &childFailed{node: h.node, to: to, cause: cause, family: family}
+	return &childFailed{node: h.node, to: to, cause: cause, family: family}, nil
 }
 
 // chainFamily returns how many runs of its family ch, a child run that failed or was
