@@ -104,7 +104,7 @@ func TestExampleStartChild_Kit(t *testing.T) {
 	for _, ev := range kit.History("o1") {
 		kinds = append(kinds, ev.Type+":"+ev.Node)
 	}
-	want := "run_started:bill node_completed:bill route_resolved:bill child_started:bill event_received:bill child_completed:ship " +
+	want := "run_started:bill node_completed:bill route_resolved:bill child_started:bill child_finished:bill child_completed:ship " +
 		"node_completed:ship route_resolved:ship run_completed:ship"
 	if strings.Join(kinds, " ") != want {
 		t.Fatalf("history %v\nwant %s", kinds, want)

@@ -44,6 +44,7 @@ const (
 	HistoryBranchFailed       = engine.HistoryBranchFailed
 	HistoryBranchesJoined     = engine.HistoryBranchesJoined
 	HistoryChildStarted       = engine.HistoryChildStarted
+	HistoryChildFinished      = engine.HistoryChildFinished
 	HistoryChildCompleted     = engine.HistoryChildCompleted
 	HistoryCustom             = engine.HistoryCustom
 	HistoryRunCompleted       = engine.HistoryRunCompleted

@@ -111,6 +111,9 @@ func insertsInbox(ops []engine.Op) bool {
 	return false
 }
 
+// notifies picks the batch of a child's notice to its parent (child_links.go).
+func notifies(ops []engine.Op) bool { return insertsHistory(engine.HistoryChildFinished)(ops) }
+
 // beginsRun picks the head merge that makes a Pending run Running (no history row).
 func beginsRun(ops []engine.Op) bool {
 	return len(ops) == 1 && ops[0].Kind == engine.OpMerge && ops[0].Entity.RowKey == "r" && ops[0].Entity.Properties["Status"] == string(engine.StatusRunning)

@@ -10,11 +10,23 @@ import (
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row, after an event_not_applied row per event its inbox still holds: unapplied.go). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
-// reading its run_terminated row: a cancel that landed succeeds. The run's parent and the
-// child it waits for hear of it (child_links.go).
+// reading its run_terminated row: a cancel that landed succeeds. The chain of children the
+// run waits for is cancelled too, then its parent hears of it (child_links.go).
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
+	h, err := e.cancelOne(ctx, instanceID, reason, nil)
+	if err != nil {
+		return err
+	}
+	e.cancelled(ctx, h, reason) // its child and parent runs (child_links.go)
+	return nil
+}
+
+// cancelOne cancels run instanceID alone, as CancelRun does, and returns its head as it was
+// before the cancel but for its status. With parent, a run of that id that is not parent's
+// child is not cancelled (ErrRunNotFound).
+func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head) (*head, error) {
 	if !ValidInstanceID(instanceID) {
-		return ErrRunNotFound
+		return nil, ErrRunNotFound
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -22,16 +34,19 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 	for range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
-			return runLookupError(err)
+			return nil, runLookupError(err)
+		}
+		if parent != nil && (h.parent != parent.runID || h.parentNonce != parent.nonce) {
+			return nil, ErrRunNotFound
 		}
 		if !h.active() {
-			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
+			return nil, &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
 		var rows []histRow
 		if h.pending > 0 { // the events it never applied (unapplied.go)
 			evs, more, err := e.inboxEvents(ctx, h)
 			if err != nil {
-				return fmt.Errorf("cancel run=%s: %w", instanceID, err)
+				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 			}
 			rows = notAppliedRows(rows, evs, more, h.node)
 		}
@@ -45,7 +60,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, rows)
 		ops = closeRegionOps(ops, h) // outstanding branches do nothing (branch.go)
 		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
-			return err
+			return nil, err
 		}
 		_, err = e.store.Submit(ctx, ops)
 		if err != nil && !refused(err) {
@@ -54,7 +69,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
 			if rerr != nil {
 				sp.keep() // the write may have landed
-				return fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
+				return nil, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
 			}
 			if landed {
 				e.log.Info("cancel stored although its answer was an error", "run_id", instanceID, "error", err.Error())
@@ -68,7 +83,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 			if !refused(err) {
 				sp.keep() // not stored as far as a read can tell; keep its payloads should it land
 			}
-			return fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
 		e.release(ctx, &sp, ops)
 		h.status = StatusTerminated
@@ -76,8 +91,7 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
-		e.cancelled(ctx, h, reason) // its parent and child runs (child_links.go)
-		return nil
+		return h, nil
 	}
-	return fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
+	return nil, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
 }

@@ -31,27 +31,49 @@ import (
 //     parent waiting with its recheck timer on the queue (or its work item to come back); the
 //     recheck finds no child and starts it from the link row. A child is therefore started
 //     only after its parent stored the wait, and only once.
-//   - Finishing. The commit that finishes a child (and a cancel of it) raises the event
-//     named after the child's id on its parent, only while the parent waits for it
-//     (RaiseEvent's notice option, in its batch conditioned on the parent's head: one notice
-//     per wait); the event wakes the parent. Nobody else can raise it: the parent's graph
-//     has no handler of that name. Whatever wakes the parent, its notice or its
-//     recheck timer, it point-reads the child's head and believes only that: a completed
-//     child resumes it (one batch: child_completed history row, the child's final state in
-//     the Into field, the notice consumed), a failed or terminated child fails it. A notice
+//   - Finishing. The commit that finishes a child (and a cancel of it) notifies its parent,
+//     only while the parent waits for it (notifyParent, child_links.go: a child_finished
+//     history row and the head made runnable, in one batch conditioned on the parent's head:
+//     one notice per wait), and the parent's work item wakes it. Whatever wakes the parent,
+//     its notice or its recheck timer, it point-reads the child's head and believes only
+//     that: a completed child resumes it (one batch: child_completed history row, the child's
+//     final state in the Into field); a failed or terminated child sends it along the
+//     failure route of the node that started the child (childFailed), or fails it. A notice
 //     that never came (the child's worker died after its last commit) is made up for by the
 //     recheck, due RepairAfter after the start, then every half of the child's age, at
 //     least hourly.
-//   - Reaching the family (child_links.go). Cancelling a parent cancels the child it waits
-//     for; purging a parent purges its children first. A finished child its parent still
-//     waits for is never purged (*ChildAwaitedError): the parent would take its absence for
-//     a child that was never started.
+//   - Reaching the family (child_links.go). Cancelling a parent cancels the chain of children
+//     it waits for, one run after the other; purging a parent purges the runs below it first,
+//     depth first. Neither recurses. A finished child its parent still waits for is never
+//     purged (*ChildAwaitedError): the parent would take its absence for a child that was
+//     never started.
+//   - Bounding the family. A family is a run started directly (its root) and every run
+//     started below it. Each head keeps its place: Depth (0 on the root), Root (the root's
+//     id; "" on the root) and Family, the number of the family's runs that had started as
+//     far as the run knows — a child starts with its parent's count plus one (itself), and a
+//     parent that goes on after its child (resumed, or along a failure route) takes the
+//     child's count, which holds everything started below the child (for a child that failed
+//     or was cancelled while it waited for a child of its own, the largest count along that
+//     chain of waits: chainFamily). A run starts a child only at a step of its own, while
+//     every ancestor waits for it, so a family's runs start one at a time and the count the
+//     starting run holds is the number started so far. Before the step that would start a
+//     child commits, checkChild refuses it when the child would be deeper than MaxChildDepth
+//     or the family's runs would pass MaxFamilyRuns (familyBound): the step fails as a node
+//     failure, taking the node's failure route, if any. Storage decides the count as it does
+//     the rest: it is carried by the child's insert-only start and by the If-Match commits of
+//     the parent's steps, so a crash or a duplicate delivery starts the same child with the
+//     same count, or loses its commit. What it misses: a start that races a cancel of the
+//     chain above it, and the starts of a child a lost cancel left running (see cancelled);
+//     such a run keeps counting on its own chain, bounded by both limits.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
-// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is an event that wakes (4
-// T + 1 Q); the resuming step reads the child's head and the link row (and the output
-// payload of a large one) before its one batch; each recheck while the child runs is 1 Q and
-// 1 T read. A status read of a run that started children adds one query of its link rows.
+// of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is
+// 4 T (the parent's head read, a due row written and deleted, the batch) + 1 Q; the resuming
+// step reads the child's head and the link row (and the output payload of a large one) before
+// its one batch (and one read per run of the chain below a child that failed or was cancelled
+// while it waited for its own, when the run takes its failure route); each recheck while the child runs is 1 Q and 1 T read. The
+// family's bounds cost nothing: they live in the heads the steps write anyway. A status read
+// of a run that started children adds one query of its link rows.
 const (
 	// ChildRunPrefix starts the instance id of every child run (ChildInstanceID).
 	ChildRunPrefix = "child~"
@@ -61,6 +83,11 @@ const (
 	// HistoryChildCompleted is the history row of the step that resumed a run after its child
 	// completed: data {"child_instance_id", "into", "state"}.
 	HistoryChildCompleted = "child_completed"
+	// HistoryChildFinished is the history row of a child run's notice to its parent that it
+	// finished (completed, failed or was terminated), which wakes the parent to read the
+	// child: data {"child_instance_id", "runtime_status"}. At most one per wait; none when the
+	// parent's recheck read the child first.
+	HistoryChildFinished = "child_finished"
 	// MaxListedChildren bounds Run.ChildInstanceIDs.
 	MaxListedChildren = 100
 )
@@ -111,20 +138,55 @@ func (e *childTakenError) Error() string {
 	return fmt.Sprintf("instance id '%s' is taken by another run", e.id)
 }
 
-// childLink ties a starting child run to its parent (startRun).
-type childLink struct{ parent, nonce string }
+// childLink ties a starting child run to its parent (startRun), and places it in the
+// parent's family: one level deeper, the same root, one run more.
+type childLink struct {
+	parent, nonce string
+	depth         int64
+	root          string
+	family        int64
+}
+
+// linkTo returns the link of a child that h starts.
+func linkTo(h *head) *childLink {
+	return &childLink{parent: h.runID, nonce: h.nonce, depth: h.depth + 1, root: h.familyRoot(), family: h.familyRuns() + 1}
+}
 
 // tie records the link on the child's head; nil ties nothing.
 func (l *childLink) tie(h *head) {
 	if l != nil {
 		h.parent, h.parentNonce = l.parent, l.nonce
+		h.depth, h.root, h.family = l.depth, l.root, l.family
 	}
 }
+
+// familyRoot returns the id of the root run of h's family (h's own for a root).
+func (h *head) familyRoot() string {
+	if h.root != "" {
+		return h.root
+	}
+	return h.runID
+}
+
+// familyRuns returns how many runs of h's family had started as far as h knows, h included.
+func (h *head) familyRuns() int64 { return max(h.family, 1) }
 
 // childWait reports whether h waits for a child run: its awaited name is the id of the child
 // its current step started. No event can carry that name: it holds the run's nonce.
 func (h *head) childWait() bool {
 	return strings.HasPrefix(h.waiting, ChildRunPrefix) && h.waiting == ChildInstanceID(h.runID, h.gen, h.nonce, h.step)
+}
+
+// awaited returns the child run h waits for, or waited for when it finished (a failure or a
+// cancel ends the run at the step after its wait, which keeps the child's id), or "".
+func (h *head) awaited() string {
+	switch {
+	case h.childWait():
+		return h.waiting
+	case !h.active() && strings.HasPrefix(h.waiting, ChildRunPrefix) && h.waiting == ChildInstanceID(h.runID, h.gen, h.nonce, h.step-1):
+		return h.waiting
+	}
+	return ""
 }
 
 // linkKey is the row key of the link row of the child that step of generation gen started.
@@ -141,7 +203,7 @@ type childStarted struct {
 // childVisit is the outcome of visit v of h, whose route starts a child run: the run's
 // failure when the child cannot start (checkChild).
 func (e *Engine) childVisit(h *head, v visited) outcome {
-	if f, bad := e.checkChild(h, v.decision.Child, v.state); bad {
+	if f, bad := e.checkChild(h, &v); bad {
 		return f
 	}
 	return &childStarted{visited: v, recheck: e.opts.RepairAfter}
@@ -176,12 +238,11 @@ func (o *childStarted) proceed(ctx context.Context, e *Engine, n *head) (*head, 
 }
 
 // childResumed is a run resuming after its child completed: the child's final state is in
-// the Into field, and the run continues at the resume node, consuming the child's notice
-// (inboxRow, "" when it has not come).
+// the Into field, and the run continues at the resume node.
 type childResumed struct {
 	node, child, into string
 	state             json.RawMessage
-	inboxRow          string
+	family            int64 // the family's runs the child knew of (child.go)
 }
 
 func (o *childResumed) stepNode() string { return o.node }
@@ -191,38 +252,49 @@ func (o *childResumed) apply(c *commitBuilder) {
 	n.step++
 	c.setState(o.state)
 	n.node, n.childDone = base.resume, o.child
+	n.family = max(n.family, o.family)
 	n.waiting, n.resume, n.waitDeadline = "", "", 0
 	n.waitTimeout, n.timeoutNode = 0, ""
-	if o.inboxRow != "" {
-		n.pending--
-	}
 	n.custom = customStatus(base, base.resume)
 	n.runnable = true
 	c.row(HistoryChildCompleted, OrchestratorName, base.resume, jsonObject(
 		"child_instance_id", jstr(o.child), "into", jnull(o.into), "state", n.stateJSON))
 }
 
-// addOps consumes the child's notice.
-func (o *childResumed) addOps(c *commitBuilder) {
-	if o.inboxRow != "" {
-		c.ops = append(c.ops, inboxDelete(c.base.runID, o.inboxRow))
-	}
+// childFailed is a run taking the failure route (to) of the node that started a child run,
+// as after a handler's failure: its child failed or was terminated (the wait ends, and the
+// run learns of the family's runs the child knew of), or the child would pass its family's
+// bounds (state holds what the node produced, a visit that counts). A node_failed row records
+// the cause, and the failure node sees it (StepInfo.Failure).
+type childFailed struct {
+	node, to, cause string
+	family          int64
+	state           json.RawMessage // the visit's, when the child was refused before its start
+	emitted         []graphrun.EmittedEvent
 }
 
-// rebase re-reads, when the commit is rebased on fresh (a head that events changed), whether
-// the child's notice is among the new events, so the commit consumes it.
-func (o *childResumed) rebase(ctx context.Context, e *Engine, base, fresh *head) error {
-	if o.inboxRow != "" || fresh.pending <= base.pending {
-		return nil
+func (o *childFailed) stepNode() string { return o.node }
+
+func (o *childFailed) apply(c *commitBuilder) {
+	n, base := c.n, c.base
+	n.step++
+	if o.state != nil {
+		n.visits++
+		c.setState(o.state)
+		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, jsonObject("state", n.stateJSON))
+		c.emit(o.emitted, o.node)
 	}
-	ev, found, err := e.findEvent(ctx, fresh, o.child)
-	if err != nil {
-		return err
-	}
-	if found {
-		o.inboxRow = ev.RowKey
-	}
-	return nil
+	n.family = max(n.family, o.family)
+	n.timedOut, n.childDone = "", ""
+	n.attempt, n.notBefore = 0, 0
+	n.waiting, n.resume, n.waitDeadline = "", "", 0
+	n.waitTimeout, n.timeoutNode = 0, ""
+	n.status = StatusRunning
+	n.node = o.to
+	n.failure = nodeFailureJSON(o.node, o.cause)
+	n.custom = customStatus(base, o.to)
+	n.runnable = true
+	c.row(HistoryNodeFailed, OrchestratorName, o.node, jsonObject("error", jstr(o.cause), "failure_node", jstr(o.to)))
 }
 
 // childWaitingStatus returns the custom status of a run waiting for a child run after node.
@@ -235,10 +307,13 @@ func childWaitingStatus(h *head, node, child, resume string) string {
 	return string(append(b, '}'))
 }
 
-// checkChild checks a child run a visit of h decided to start before the visit commits: its
-// graph registered, its input a valid initial state of it. A child that cannot start fails
-// the run at this step (failChild), with state, the state the node produced.
-func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage) (outcome, bool) {
+// checkChild checks a child run visit v of h decided to start before the visit commits: its
+// graph registered, its input a valid initial state of it, and its family within its bounds
+// (familyBound). A child that cannot start fails the run at this step (failChild), keeping the
+// state the node produced; one past its family's bounds takes the node's failure route
+// instead, when it has one.
+func (e *Engine) checkChild(h *head, v *visited) (outcome, bool) {
+	c := v.decision.Child
 	g, err := e.reg.Latest(c.Graph)
 	if err == nil && !ValidGraphName(g.Manifest().GraphName) {
 		err = ErrInvalidGraphName
@@ -251,9 +326,44 @@ func (e *Engine) checkChild(h *head, c *durable.ChildRun, state json.RawMessage)
 		err = sc.CheckState(input)
 	}
 	if err != nil {
-		return e.failChild(h, h.node, state, startCause(c.Graph, err)), true
+		f := e.failChild(h, h.node, v.state, startCause(c.Graph, err))
+		f.emitted = v.emitted
+		return f, true
+	}
+	if cause := e.familyBound(h, c.Graph); cause != "" {
+		if to := e.failureNode(h, h.node); to != "" {
+			e.log.Warn("child run refused: taking the failure route", "run_id", h.runID, "node", h.node, "failure_node", to, "error", cause)
+			return &childFailed{node: h.node, to: to, cause: cause, state: v.state, emitted: v.emitted}, true
+		}
+		f := e.failChild(h, h.node, v.state, cause)
+		f.emitted = v.emitted
+		return f, true
 	}
 	return nil, false
+}
+
+// familyBound returns why h may not start a child run of graph — the child would be deeper
+// than Options.MaxChildDepth, or its family would pass Options.MaxFamilyRuns — or "". It reads
+// only h: the depth and the count h's start and steps stored.
+func (e *Engine) familyBound(h *head, graph string) string {
+	if depth := h.depth + 1; depth > int64(e.opts.MaxChildDepth) {
+		return fmt.Sprintf("cannot start child run of graph '%s': it would be %d levels below its family's root run '%s', past the limit of %d (MaxChildDepth)",
+			graph, depth, h.familyRoot(), e.opts.MaxChildDepth)
+	}
+	if runs := h.familyRuns(); runs >= int64(e.opts.MaxFamilyRuns) {
+		return fmt.Sprintf("cannot start child run of graph '%s': its family (root run '%s') has started %d runs, the limit (MaxFamilyRuns)",
+			graph, h.familyRoot(), runs)
+	}
+	return ""
+}
+
+// failureNode returns the failure route of node in the graph version of h's run ("": none).
+func (e *Engine) failureNode(h *head, node string) string {
+	g, err := e.reg.Lookup(h.graph, h.hash)
+	if err != nil {
+		return ""
+	}
+	return nodePolicy(g, node).FailureNode
 }
 
 // startCause is the failure of a parent whose child run of graph could not start with err.
@@ -281,8 +391,9 @@ func childRefused(err error) bool {
 
 // failChild is the outcome of a step whose child run could not start or did not complete: the
 // run fails with "orchestrator failed: <cause>" at node, keeping state (the node's new state;
-// nil when the node did not run). It is the one place where a failure route of node would
-// send the run on instead.
+// nil when the node did not run). A child that failed or was terminated (childLost), or that
+// would pass its family's bounds (checkChild), takes the node's failure route instead, when
+// it has one.
 func (e *Engine) failChild(h *head, node string, state json.RawMessage, cause string) *runFailed {
 	e.log.Warn("orchestrator failed: graph="+h.graph+" hash="+h.hash, "run_id", h.runID, "error", cause)
 	o := failure("orchestrator", OrchestratorName, cause)
@@ -316,7 +427,7 @@ func (e *Engine) startChild(ctx context.Context, h *head, graph string, input js
 		meta = append(meta, MetadataOwnerKey, jstr(h.owner))
 	}
 	_, err := e.startRun(ctx, StartRunRequest{GraphName: graph, InstanceID: h.waiting, Input: input, Metadata: json.RawMessage(jsonObject(meta...))},
-		&childLink{parent: h.runID, nonce: h.nonce})
+		linkTo(h))
 	if err != nil {
 		return err
 	}

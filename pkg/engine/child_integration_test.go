@@ -60,7 +60,7 @@ func TestIntegrationChildRuns_OnAzureStorage(t *testing.T) {
 			return insertsHistory(engine.HistoryRunStarted)(ops) && strings.HasPrefix(ops[0].Entity.PartitionKey, engine.ChildRunPrefix) && lostStart.Add(1) == 1
 		},
 		BeforeSubmit: func(ops []engine.Op) error {
-			if insertsInbox(ops) && ops[0].Entity.PartitionKey == "az-p1" && lostNotice.Add(1) == 1 {
+			if notifies(ops) && ops[0].Entity.PartitionKey == "az-p1" && lostNotice.Add(1) == 1 {
 				return enginetest.ErrInjected
 			}
 			return nil

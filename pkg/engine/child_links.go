@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -10,43 +9,125 @@ import (
 // The family of a child run (child.go): its notice to its parent, and how cancel, purge and a
 // status read reach from a run to its parent or its children.
 
-// notifyParent tells the parent of n, a child run that just finished, by raising the event
-// named after the child's id on it, only while the parent waits for it: the conditional batch
-// of RaiseEvent stores it at most once per wait, and a parent that went on meanwhile (its
-// recheck read the child) gets nothing. Best effort: a parent whose notice is lost reads the
-// child at its next recheck. A run without a parent is left alone.
+// notifyParent wakes the parent of n, a child run that just finished, while the parent waits
+// for it: one batch conditioned on the parent's head marks it runnable and appends a
+// child_finished history row, then the parent's work item is enqueued. A parent that no
+// longer waits for this child (its recheck read the child first and went on; it finished;
+// another run holds its id) gets nothing; one already runnable (an earlier try of this batch
+// landed although its answer was lost) gets only the work item. The notice stores nothing in
+// the parent's inbox: the parent's wait believes the child's head, never the notice.
+//
+// A due row written before each try of the batch (an event's, repair.go) makes the repair pass
+// dispatch the parent should the enqueue fail or the worker die first, or fence a batch that
+// never landed. Best effort beyond that: a parent whose notice is lost reads the child at its
+// next recheck. A run without a parent is left alone.
 func (e *Engine) notifyParent(ctx context.Context, n *head) {
 	if n.parent == "" {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	payload := jsonObject("child_instance_id", jstr(n.runID), "runtime_status", jstr(string(n.status)))
-	err := e.RaiseEvent(ctx, n.parent, n.runID, json.RawMessage(payload), func(o *eventOptions) { o.notice = true })
-	var finished *RunFinishedError
-	if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
-		e.log.Warn("notify parent run: left to its recheck", "run_id", n.runID, "parent_id", n.parent, "error", err.Error())
+	id := newWriteID() // every try's: a try whose answer was lost is recognised by its row
+	data := jsonObject("child_instance_id", jstr(n.runID), "runtime_status", jstr(string(n.status)))
+	var due dueRow
+	keep := false // the due row stays for the repair pass
+	defer func() {
+		if !keep {
+			e.clearDue(ctx, due)
+		}
+	}()
+	warn := func(msg string, err error) {
+		e.log.Warn("notify parent run: "+msg, "run_id", n.runID, "parent_id", n.parent, "error", err.Error())
 	}
-}
-
-// cancelled reaches the family of h, a run just cancelled: its parent hears of it (the
-// parent then fails), and the child it waited for is cancelled too. Best effort: a worker
-// that dies before the child's cancel leaves the child to run to its end, its notice then
-// meeting a finished parent; purging the parent cancels it.
-func (e *Engine) cancelled(ctx context.Context, h *head, reason string) {
-	e.notifyParent(ctx, h)
-	if !h.childWait() {
+	for range maxHeadRetries {
+		p, err := e.getHead(ctx, n.parent)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return
+		case err != nil:
+			keep = true
+			warn("read the parent; left to its recheck", err)
+			return
+		case p.nonce != n.parentNonce || !p.active() || p.waiting != n.runID:
+			return // no longer the parent waiting for this child: nothing to wake
+		}
+		e.clearDue(ctx, due)
+		if due, err = e.writeDue(ctx, p, dueEvent); err != nil {
+			warn("left to its recheck", err)
+			return
+		}
+		if !p.runnable {
+			now := e.clock()
+			ops := []Op{{Kind: OpMerge, IfMatch: p.etag, Entity: Entity{PartitionKey: p.runID, RowKey: headRowKey, Properties: map[string]any{
+				pRunnable: true, pHistSeq: p.histSeq + 1, pUpdated: now, pWriteID: id,
+			}}}}
+			ops = historyOps(ops, p.runID, p.gen, p.histSeq, p.step, now, id, []histRow{{typ: HistoryChildFinished, name: OrchestratorName, node: p.node, data: data}})
+			_, err = e.store.Submit(ctx, ops)
+			if err != nil && !refused(err) {
+				// Unknown outcome (a conflict included): its child_finished row says whether it
+				// is stored.
+				_, landed, rerr := e.resolveWrite(ctx, p.runID, p.gen, p.nonce, p.histSeq+1, id)
+				if rerr != nil {
+					keep = true
+					warn("outcome unknown; left to the repair pass", rerr)
+					return
+				}
+				if landed {
+					err = nil
+				}
+			}
+			switch {
+			case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+				continue // the head changed: read it again
+			case err != nil:
+				keep = !refused(err) // not stored, as far as a read can tell: the repair pass fences it
+				warn("left to its recheck", err)
+				return
+			}
+			e.changes.notify(p.runID)
+		}
+		if p.awaitVersion {
+			return // parked for its graph version: its parked work item takes the wake-up up
+		}
+		if err := e.dispatch(ctx, p, 0); err != nil {
+			keep = true
+			warn("wake-up dispatch failed; left to the repair pass", err)
+		}
 		return
 	}
-	err := e.CancelRun(context.WithoutCancel(ctx), h.waiting, fmt.Sprintf("parent run '%s' was cancelled: %s", h.runID, reason))
-	var finished *RunFinishedError
-	if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
-		e.log.Warn("cancel child run", "run_id", h.runID, "child_id", h.waiting, "error", err.Error())
+	warn("left to its recheck", fmt.Errorf("head keeps changing: %w", ErrConflict))
+}
+
+// cancelled reaches the family of h, a run just cancelled for reason: the child it waits for
+// is cancelled, then that child's, down the chain of waits, in a loop that reads and writes
+// one run at a time (a family's chain is at most MaxChildDepth long); then h's parent hears of
+// it, once the runs below are cancelled, so that a parent going on along its failure route
+// counts what they started (chainFamily). Each child's reason names its parent and h's
+// reason. Best effort: a worker that dies before the end of the chain leaves the rest to run
+// to their end, their notices then meeting a finished parent; purging h cancels them.
+func (e *Engine) cancelled(ctx context.Context, h *head, reason string) {
+	ctx = context.WithoutCancel(ctx)
+	for p := h; p.childWait(); {
+		ch, err := e.cancelOne(ctx, p.waiting, fmt.Sprintf("parent run '%s' was cancelled: %s", p.runID, reason), p)
+		var finished *RunFinishedError
+		if err != nil {
+			if !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
+				e.log.Warn("cancel child run", "run_id", p.runID, "child_id", p.waiting, "error", err.Error())
+			}
+			break
+		}
+		p = ch
 	}
+	e.notifyParent(ctx, h)
 }
 
 // purgeFamily runs before h, a finished run, is purged: a child its parent still waits for
-// is refused (*ChildAwaitedError), and a parent's children are purged first, any still active
-// cancelled before. It reads nothing for a run that is neither.
+// is refused (*ChildAwaitedError), and the runs below h are purged first, each one's children
+// before it, any still active cancelled first. The walk is depth first, in a loop over a
+// stack of the runs on the way down (familyFrame: at most the family's depth, never a
+// recursion), each reading its link rows a page at a time. What it purged stays purged: a
+// purge cut short (an error, a deadline) leaves the rest of the family to the next purge of
+// h, which passes over the children already gone (one read each). It reads nothing for a run
+// that is neither a child nor a parent.
 func (e *Engine) purgeFamily(ctx context.Context, h *head) error {
 	if h.parent != "" {
 		p, err := e.getHead(ctx, h.parent)
@@ -58,51 +139,89 @@ func (e *Engine) purgeFamily(ctx context.Context, h *head) error {
 			return &ChildAwaitedError{InstanceID: h.runID, Status: h.status, ParentInstanceID: h.parent}
 		}
 	}
-	if h.children == 0 {
-		return nil
-	}
-	from, to := genRange('l', h.gen)
-	q := Query{PartitionKey: h.runID, RowKeyFrom: from, RowKeyTo: to}
-	for {
-		page, err := e.store.Query(ctx, q)
-		if err != nil {
-			return fmt.Errorf("purge run %s: list its child runs: %w", h.runID, err)
+	stack := []*familyFrame{{h: h}}
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		ch, err := e.nextChild(ctx, f)
+		switch {
+		case err != nil:
+			return fmt.Errorf("purge run %s: %w", h.runID, err)
+		case ch != nil:
+			stack = append(stack, &familyFrame{h: ch})
+			continue
 		}
-		for _, ent := range page.Entities {
-			if err := e.purgeChild(ctx, h, str(ent.Properties, pChild)); err != nil {
-				return fmt.Errorf("purge run %s: %w", h.runID, err)
-			}
-		}
-		if page.Continuation == "" {
+		stack = stack[:len(stack)-1]
+		if f.h == h {
 			return nil
 		}
-		q.Continuation = page.Continuation
-	}
-}
-
-// purgeChild purges child id of h (cancelling it first while active); a run of that id that
-// is not h's child, or none, is left alone.
-func (e *Engine) purgeChild(ctx context.Context, h *head, id string) error {
-	ch, err := e.getHead(ctx, id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	case ch.parent != h.runID || ch.parentNonce != h.nonce:
-		return nil
-	}
-	var finished *RunFinishedError
-	if ch.active() {
-		err := e.CancelRun(ctx, id, fmt.Sprintf("parent run '%s' was purged", h.runID))
-		if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
-			return fmt.Errorf("cancel child run %s: %w", id, err)
+		if err := e.purgeRows(ctx, f.h); err != nil && !errors.Is(err, ErrRunNotFound) {
+			return fmt.Errorf("purge run %s: purge child run %s: %w", h.runID, f.h.runID, err)
 		}
 	}
-	if err := e.PurgeRun(ctx, id); err != nil && !errors.Is(err, ErrRunNotFound) {
-		return fmt.Errorf("purge child run %s: %w", id, err)
-	}
 	return nil
+}
+
+// familyFrame is a run of a family being purged (purgeFamily), and how far the walk of its
+// link rows has come.
+type familyFrame struct {
+	h    *head
+	ids  []string // children read from the link rows and not yet taken
+	q    Query
+	read bool // the first page is read
+}
+
+// familyPage bounds the link rows one query of a family's purge reads (they hold the
+// children's inputs).
+const familyPage = 100
+
+// nextChild returns the next child of f.h to purge, finished — an active one is cancelled
+// first (its own children are then met as the walk goes down) — or nil once none is left. A
+// link whose child is gone, or whose id another run holds, is passed over.
+func (e *Engine) nextChild(ctx context.Context, f *familyFrame) (*head, error) {
+	for {
+		if len(f.ids) == 0 {
+			if f.h.children == 0 || f.read && f.q.Continuation == "" {
+				return nil, nil
+			}
+			if !f.read {
+				from, to := genRange('l', f.h.gen)
+				f.q = Query{PartitionKey: f.h.runID, RowKeyFrom: from, RowKeyTo: to, Limit: familyPage}
+			}
+			page, err := e.store.Query(ctx, f.q)
+			if err != nil {
+				return nil, fmt.Errorf("list the child runs of run %s: %w", f.h.runID, err)
+			}
+			f.read, f.q.Continuation = true, page.Continuation
+			for _, ent := range page.Entities {
+				f.ids = append(f.ids, str(ent.Properties, pChild))
+			}
+			continue
+		}
+		id := f.ids[0]
+		f.ids = f.ids[1:]
+		ch, err := e.getHead(ctx, id)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return nil, err
+		case ch.parent != f.h.runID || ch.parentNonce != f.h.nonce:
+			continue
+		case !ch.active():
+			return ch, nil
+		}
+		var finished *RunFinishedError
+		_, err = e.cancelOne(ctx, id, fmt.Sprintf("parent run '%s' was purged", f.h.runID), f.h)
+		if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
+			return nil, fmt.Errorf("cancel child run %s: %w", id, err)
+		}
+		if ch, err = e.getHead(ctx, id); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		return ch, nil
+	}
 }
 
 // withChildren adds to r, the status of h, the ids of the first MaxListedChildren child runs

@@ -155,9 +155,9 @@ func assertParentResumed(t testing.TB, r *rig, parent string) {
 		t.Fatalf("parent state %v", st)
 	}
 	rows := strings.Join(checkHistory(t, r.history(t, parent)), " ")
-	want := "run_started:prep node_completed:prep route_resolved:prep child_started:prep event_received:prep child_completed:after " +
+	want := "run_started:prep node_completed:prep route_resolved:prep child_started:prep child_finished:prep child_completed:after " +
 		"node_completed:after route_resolved:after run_completed:after"
-	if rows != want && rows != strings.Replace(want, "event_received:prep ", "", 1) {
+	if rows != want && rows != strings.Replace(want, "child_finished:prep ", "", 1) {
 		t.Fatalf("parent history = %s", rows)
 	}
 	child := assertStatus(t, r, kid, engine.StatusCompleted)
@@ -289,7 +289,7 @@ func TestEngine_ChildRun_LostNotice_RecheckResumesParent(t *testing.T) {
 	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
 	// Every notice to the parent is lost (its event batch fails).
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-lost" {
+		if notifies(ops) && ops[0].Entity.PartitionKey == "p-lost" {
 			return enginetest.ErrInjected
 		}
 		return nil
@@ -357,7 +357,7 @@ func TestEngine_ChildRun_AmbiguousWrites_ExactlyOnce(t *testing.T) {
 		{"the child's last commit", func(ops []engine.Op) bool {
 			return insertsHistory(engine.HistoryRunCompleted)(ops) && strings.HasPrefix(ops[0].Entity.PartitionKey, engine.ChildRunPrefix)
 		}},
-		{"the notice to the parent", insertsInbox},
+		{"the notice to the parent", notifies},
 		{"the parent's resume", insertsHistory(engine.HistoryChildCompleted)},
 	}
 	for _, tt := range tests {
@@ -449,7 +449,7 @@ func TestEngine_ChildRun_Purge(t *testing.T) {
 	r, clk := newChildRig(t, engine.Options{})
 	// A finished child whose parent still waits for it stays.
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-purge" {
+		if notifies(ops) && ops[0].Entity.PartitionKey == "p-purge" {
 			return enginetest.ErrInjected // its notice is lost: the parent waits for its recheck
 		}
 		return nil
@@ -679,7 +679,7 @@ func TestEngine_ChildRun_NoticeAfterTheParentWentOn_IsDropped(t *testing.T) {
 	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
 	var fired atomic.Bool
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
-		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-late" && fired.CompareAndSwap(false, true) {
+		if notifies(ops) && ops[0].Entity.PartitionKey == "p-late" && fired.CompareAndSwap(false, true) {
 			// The notice is slow: the parent's recheck reads the finished child first and
 			// goes on (to wait for "release").
 			clk.advance(time.Minute)
@@ -698,19 +698,19 @@ func TestEngine_ChildRun_NoticeAfterTheParentWentOn_IsDropped(t *testing.T) {
 	if ev, ok := assertStatus(t, r, id, engine.StatusRunning).WaitingFor(); !ok || ev != "release" {
 		t.Fatalf("parent waits for %q", ev)
 	}
-	if n := inboxRows(t, r, id); n != 0 || countHistory(t, r, id, engine.HistoryEventReceived) != 0 {
-		t.Fatalf("a late notice was stored: %d inbox rows", n)
+	if n := countHistory(t, r, id, engine.HistoryChildFinished); n != 0 {
+		t.Fatalf("a late notice was stored: %d %s rows", n, engine.HistoryChildFinished)
 	}
 }
 
-func TestEngine_ChildRun_NoticeDuringTheResume_IsConsumed(t *testing.T) {
+func TestEngine_ChildRun_NoticeDuringTheResume_ResumeRebasesPastIt(t *testing.T) {
 	t.Parallel()
 	r, clk := newChildRig(t, engine.Options{RepairAfter: time.Minute})
 	atCommit, noticed := make(chan struct{}), make(chan struct{})
 	var noticeHeld, resumeHeld, noticeLanded atomic.Bool
 	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
 		switch {
-		case insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeHeld.CompareAndSwap(false, true):
+		case notifies(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeHeld.CompareAndSwap(false, true):
 			// The notice waits until the parent's recheck, which found none, is about to
 			// commit the resume.
 			clk.advance(time.Minute)
@@ -727,7 +727,7 @@ func TestEngine_ChildRun_NoticeDuringTheResume_IsConsumed(t *testing.T) {
 		return nil
 	}
 	r.fstore.AfterSubmit = func(ops []engine.Op) error {
-		if insertsInbox(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeLanded.CompareAndSwap(false, true) {
+		if notifies(ops) && ops[0].Entity.PartitionKey == "p-mid" && noticeLanded.CompareAndSwap(false, true) {
 			close(noticed)
 		}
 		return nil
@@ -736,8 +736,8 @@ func TestEngine_ChildRun_NoticeDuringTheResume_IsConsumed(t *testing.T) {
 	id := r.start(t, "parent", "p-mid", string(in))
 	r.drive(t)
 	r.waitFor(t, id, func(run engine.Run) bool { _, ok := run.WaitingFor(); return ok })
-	if n := inboxRows(t, r, id); n != 0 {
-		t.Fatalf("the notice stored during the resume was left in the inbox (%d rows)", n)
+	if n := inboxRows(t, r, id); n != 0 || countHistory(t, r, id, engine.HistoryChildFinished) != 1 || countHistory(t, r, id, engine.HistoryChildCompleted) != 1 {
+		t.Fatalf("the notice stored during the resume: %d inbox rows, history %v", n, checkHistory(t, r.history(t, id)))
 	}
 	if err := r.e.RaiseEvent(t.Context(), id, "release", nil); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,11 @@ func (e *Engine) childWait(ctx context.Context, sc *stepCtx, h *head) (o outcome
 }
 
 // childMissing starts the child h waits for, which has no head: the worker that stored the
-// wait died before starting it (a child is never purged while its parent waits for it).
+// wait died before starting it (a child is never purged while its parent waits for it). A
+// process that does not register the child's graph (a rolling deploy: the one that stored the
+// wait did) parks the parent as a run whose own version is missing is parked (version.go):
+// its work item goes back on the queue with the version back-off, reckoned from the time the
+// wait was stored; nothing is written, nothing fails and no death is counted.
 func (e *Engine) childMissing(ctx context.Context, h *head) (outcome, bool, error) {
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -43,6 +47,12 @@ func (e *Engine) childMissing(ctx context.Context, h *head) (outcome, bool, erro
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if _, err := e.reg.Latest(l.graph); errors.Is(err, durable.ErrUnknownGraph) {
+		d := parkedBackoff(e.clock().Sub(l.time))
+		e.log.Warn("child run's graph is not registered on this process: its parent waits for a process that has it", "run_id", h.runID,
+			"child_id", h.waiting, "graph", l.graph, "retry_in", d.String())
+		return nil, true, e.dispatch(context.WithoutCancel(ctx), h, d)
 	}
 	if err := e.startChild(ctx, h, l.graph, l.input); err != nil {
 		if childRefused(err) {
@@ -65,8 +75,8 @@ func (e *Engine) recheck(ctx context.Context, h *head, since time.Time) error {
 }
 
 // childFinished resumes h after its finished child ch: a completed child's final state goes
-// into the Into field and the run continues at the resume node, consuming the child's notice
-// if it came; a failed or terminated child fails the run.
+// into the Into field and the run continues at the resume node; a failed or terminated child
+// sends the run along its node's failure route, or fails it (childLost).
 func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *head) (outcome, bool, error) {
 	id := h.waiting
 	out, err := e.readSpilled(ctx, ch.outputJSON, ch.outputRef)
@@ -82,7 +92,8 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 		if ch.status == StatusTerminated {
 			verb = "was terminated"
 		}
-		return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg)), false, nil
+		o, err := e.childLost(ctx, sc, h, ch, fmt.Sprintf("child run '%s' of graph '%s' %s: %s", id, ch.graph, verb, msg))
+		return o, false, err
 	}
 	l, err := e.readLink(ctx, h)
 	if errors.Is(err, ErrNotFound) {
@@ -109,15 +120,50 @@ func (e *Engine) childFinished(ctx context.Context, sc *stepCtx, h *head, ch *he
 			return e.failChild(h, h.node, nil, fmt.Sprintf("child run '%s' completed, but its final state does not fit state field '%s': %v", id, l.into, err)), false, nil
 		}
 	}
-	o := &childResumed{node: h.node, child: id, into: l.into, state: state}
-	ev, found, err := e.findEvent(ctx, h, id)
+	return &childResumed{node: h.node, child: id, into: l.into, state: state, family: ch.familyRuns()}, false, nil
+}
+
+// childLost is the outcome of h's wait whose child run ch failed or was terminated (cause):
+// the failure route of the node that started the child, counting what the child's chain
+// started (chainFamily), else the run's failure.
+func (e *Engine) childLost(ctx context.Context, sc *stepCtx, h, ch *head, cause string) (outcome, error) {
+	to := sc.nodePolicy(h.node).FailureNode
+	if to == "" {
+		return e.failChild(h, h.node, nil, cause), nil
+	}
+	family, err := e.chainFamily(ctx, ch)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if found {
-		o.inboxRow = ev.RowKey
+	e.log.Warn("child run did not complete: taking the failure route", "run_id", h.runID, "child_id", h.waiting, "node", h.node, "failure_node", to)
+	return &childFailed{node: h.node, to: to, cause: cause, family: family}, nil
+}
+
+// chainFamily returns how many runs of its family ch, a child run that failed or was
+// terminated, and the chain of children below it had started: a run that fails or is
+// cancelled while it waits for a child keeps the wait (awaited), and the runs started below
+// it are counted on that child's head, and so on down the chain, the deepest knowing most.
+// It reads at most MaxChildDepth heads; a run of the chain that is gone ends it.
+func (e *Engine) chainFamily(ctx context.Context, ch *head) (int64, error) {
+	n := ch.familyRuns()
+	for range e.opts.MaxChildDepth {
+		id := ch.awaited()
+		if id == "" {
+			break
+		}
+		next, err := e.getHead(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read the family of child run %s: %w", ch.runID, err)
+		}
+		if next.parent != ch.runID || next.parentNonce != ch.nonce {
+			break
+		}
+		n, ch = max(n, next.familyRuns()), next
 	}
-	return o, false, nil
+	return n, nil
 }
 
 // setField sets field of state to value through g, the run's graph
@@ -134,10 +180,12 @@ func setField(ctx context.Context, g durable.Graph, state json.RawMessage, field
 	return json.Marshal(m)
 }
 
-// link is a child's link row: what its parent started it with.
+// link is a child's link row: what its parent started it with, and when its parent stored
+// the wait (by the clock of the process that did).
 type link struct {
 	graph, into string
 	input       json.RawMessage
+	time        time.Time
 }
 
 // readLink reads the link row of the child h waits for. Errors: ErrNotFound (wrapped).
@@ -151,5 +199,6 @@ func (e *Engine) readLink(ctx context.Context, h *head) (link, error) {
 	if err != nil {
 		return link{}, fmt.Errorf("read child input of run %s: %w", h.runID, err)
 	}
-	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in)}, nil
+	at, _ := p[pTime].(time.Time)
+	return link{graph: str(p, pGraph), into: str(p, pInto), input: json.RawMessage(in), time: at}, nil
 }

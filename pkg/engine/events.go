@@ -22,9 +22,6 @@ type EventOption func(*eventOptions)
 
 type eventOptions struct {
 	key string
-	// notice marks the notice of a finished child run to its parent (child.go): stored,
-	// unchecked, only while the run waits for an event of that name (the child's id).
-	notice bool
 }
 
 // WithIdempotencyKey makes RaiseEvent store the event at most once per key and run: a retry
@@ -102,10 +99,6 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if err != nil {
 			return runLookupError(err)
 		}
-		if o.notice && h.waiting != eventName {
-			e.clearDue(ctx, due)
-			return nil // no longer the parent waiting for this child (child.go): nothing to wake
-		}
 		if o.key != "" && attempt == 0 {
 			if _, err := e.store.Get(ctx, instanceID, dedupKey(h.gen, o.key)); err == nil {
 				// Stored by an earlier call with this key. That call may have answered an error
@@ -126,7 +119,7 @@ func (e *Engine) RaiseEvent(ctx context.Context, instanceID, eventName string, p
 		if !h.active() {
 			return &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
-		if attempt == 0 && !o.notice {
+		if attempt == 0 {
 			if err := e.checkEvent(h, eventName, payload); err != nil {
 				return err
 			}

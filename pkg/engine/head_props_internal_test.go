@@ -64,10 +64,12 @@ func headCases() []headCase {
 		{"fanned out", step(func(h *head) { h.branchBase, h.branchCount, h.branchSpec = 8, 3, 7 })},
 		{"child parent", step(func(h *head) {
 			h.children, h.childDone, h.waiting = 2, "child~run-1~1.0a1b2c3d4e5f~2", "child~run-1~1.0a1b2c3d4e5f~3"
+			h.family = 4
 		})},
 		{"child", func() *head {
 			h := fresh()
 			h.runID, h.parent, h.parentNonce = "child~run-1~1.0a1b2c3d4e5f~2", "run-1", "0a1b2c3d4e5f"
+			h.depth, h.root, h.family = 2, "run-0", 3
 			return h
 		}()},
 		{"child of a parent without a nonce", func() *head {

@@ -155,7 +155,7 @@ func interleave(t *testing.T, seed int64, actions int) {
 	// landLate lets the held writes land, counting the events that did.
 	landLate := func() {
 		for _, b := range late.land(ctx) {
-			if b.err == nil && isEventBatch(b.ops) && !isChildNotice(b.ops) {
+			if b.err == nil && isEventBatch(b.ops) {
 				if inc := runs[b.ops[0].Entity.PartitionKey]; inc != nil {
 					inc.lateLanded++
 				}
@@ -514,16 +514,4 @@ func checkQuiescentParent(t *testing.T, r *rig, seed int64, id string, run engin
 			t.Errorf("seed %d run %s: child %s still %s after quiescence", seed, id, cid, child.RuntimeStatus)
 		}
 	}
-}
-
-// isChildNotice reports whether an event batch is a child run's notice to its parent (an event
-// named after the child's id): the engine's own, not a client's, so no check counts it.
-func isChildNotice(ops []engine.Op) bool {
-	for _, op := range ops {
-		if op.Entity.Properties["Type"] == engine.HistoryEventReceived {
-			name, _ := op.Entity.Properties["Name"].(string)
-			return strings.HasPrefix(name, engine.ChildRunPrefix)
-		}
-	}
-	return false
 }

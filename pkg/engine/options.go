@@ -92,7 +92,28 @@ type Options struct {
 	// Retention bounds the finished runs kept; Sweep purges the rest (retention.go). The
 	// zero value keeps every run.
 	Retention Retention
+
+	// MaxChildDepth bounds how deep child runs nest (default DefaultMaxChildDepth): a run
+	// started directly is at depth 0, its child at 1, and a step whose child would be deeper
+	// than this fails instead (taking its node's failure route, if any). It ends a graph that
+	// starts itself as a child, and bounds the chain a cancel walks.
+	MaxChildDepth int
+	// MaxFamilyRuns bounds the runs of one family (default DefaultMaxFamilyRuns): a run
+	// started directly and every run started below it, counted as they start; a step whose
+	// child would pass it fails instead (taking its node's failure route, if any). It bounds
+	// what a family's purge deletes. What is counted, and how, is in child.go.
+	MaxFamilyRuns int
 }
+
+// Defaults of the bounds of a family of child runs (Options.MaxChildDepth, MaxFamilyRuns).
+// Eight levels is more nesting than any agent graph we know of needs (a supervisor, its
+// agents, their tools: three), and keeps a runaway recursion to nine runs. A thousand runs
+// lets a run spend its whole default MaxSteps (1 000 visits) on starting children, and bounds
+// a family's purge to a thousand runs' rows.
+const (
+	DefaultMaxChildDepth = 8
+	DefaultMaxFamilyRuns = 1000
+)
 
 // DefaultVisibilityTimeout is the default Options.VisibilityTimeout.
 const DefaultVisibilityTimeout = 2 * time.Minute
@@ -156,6 +177,9 @@ func (o Options) Validate() error {
 	if o.MaxSteps < 0 || o.Concurrency < 0 || o.MaxDequeueCount < 0 || o.MaxStepStarts < 0 || o.InlineLimit < 0 {
 		errs = append(errs, errors.New("max steps, concurrency, max dequeue count, max step starts and inline limit must not be negative"))
 	}
+	if o.MaxChildDepth < 0 || o.MaxFamilyRuns < 0 {
+		errs = append(errs, errors.New("max child depth and max family runs must not be negative"))
+	}
 	if o.FeedPollInterval < 0 {
 		errs = append(errs, errors.New("feed poll interval must not be negative"))
 	}
@@ -215,5 +239,11 @@ func (o *Options) setDefaults() {
 	}
 	if o.InlineLimit == 0 {
 		o.InlineLimit = 30000
+	}
+	if o.MaxChildDepth == 0 {
+		o.MaxChildDepth = DefaultMaxChildDepth
+	}
+	if o.MaxFamilyRuns == 0 {
+		o.MaxFamilyRuns = DefaultMaxFamilyRuns
 	}
 }

@@ -21,7 +21,7 @@ import (
 //	nodepolicy.go  retryScheduled, failureRouted
 //	sleep.go       slept
 //	branch.go      fannedOut, joined
-//	child.go       childStarted, childResumed
+//	child.go       childStarted, childResumed, childFailed
 //	hold.go        begun
 //
 // An outcome may add to its commit through the optional interfaces below: batch operations

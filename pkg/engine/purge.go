@@ -28,13 +28,24 @@ func (e *Engine) PurgeRun(ctx context.Context, instanceID string) error {
 	if err := e.purgeFamily(ctx, h); err != nil { // its child runs first (child_links.go)
 		return err
 	}
+	return e.purgeRows(ctx, h)
+}
+
+// purgeRows deletes the rows and payloads of h, a finished run, as PurgeRun does once its
+// family is purged. Errors: *RunNotFinishedError (h is not finished, or its id was started
+// again meanwhile).
+func (e *Engine) purgeRows(ctx context.Context, h *head) error {
+	instanceID := h.runID
+	if !h.status.Finished() {
+		return &RunNotFinishedError{InstanceID: instanceID, Status: h.status}
+	}
 	if err := e.deleteRows(ctx, instanceID, h.gen+1); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
 	if err := e.deleteClaim(ctx, instanceID, h.nonce); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
-	_, err = e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey}}})
+	_, err := e.store.Submit(ctx, []Op{{Kind: OpDelete, IfMatch: h.etag, Entity: Entity{PartitionKey: instanceID, RowKey: headRowKey}}})
 	if err != nil && !refused(err) {
 		// Unknown outcome (a 404 or 412 included: the answer to a retry of a delete that
 		// landed): the head says.

@@ -19,7 +19,9 @@ import (
 // status says which version it waits for, and puts the work item back on the queue with a
 // back-off (versionRetryMin, doubling, at most versionRetryMax). A process that has the
 // version then picks the run up where it stopped, at most versionRetryMax after it is
-// deployed. No user code runs and nothing counts towards the poison limit meanwhile. The
+// deployed. No user code runs and nothing counts towards the poison limit meanwhile. A parent
+// whose child run was never started and whose child's graph is not registered here is parked
+// the same way, without the mark (childMissing, child_wait.go). The
 // worker's side, Engine.awaitVersion with its back-off (versionBackoff), is in workitem.go;
 // this file holds the rules.
 //
@@ -32,6 +34,14 @@ const (
 	versionRetryMin = 10 * time.Second
 	versionRetryMax = 5 * time.Minute
 )
+
+// parkedBackoff returns the delay before the next look at a run parked for d already, where
+// no count of looks is kept (a parent whose child's graph is not registered, child_wait.go):
+// about d, within versionRetryMin..versionRetryMax, which doubles the wait from look to look
+// as versionBackoff does.
+func parkedBackoff(d time.Duration) time.Duration {
+	return min(max(d, versionRetryMin), versionRetryMax)
+}
 
 // errVersionUnavailable reports a step whose run's graph version is not registered here.
 var errVersionUnavailable = errors.New("engine: graph version not registered on this process")

@@ -6,7 +6,7 @@ const EVENT_KIND = {
   node_retry_scheduled: "retry", run_completed: "end", run_failed: "failure", run_terminated: "end",
   branches_started: "fan-out", branch_completed: "branch", branch_failed: "failure", branches_joined: "join",
   custom: "emitted", node_failed: "failure", sleep_started: "wait", event_refused: "event",
-  event_not_applied: "event", child_started: "child", child_completed: "child",
+  event_not_applied: "event", child_started: "child", child_finished: "child", child_completed: "child",
 };
 
 // isBranch reports whether an event is one branch's completion or failure: the timeline draws
@@ -43,6 +43,7 @@ function eventSummary(e) {
     case "event_refused": return `event '${d.event_name || e.name}' refused` + (d.reason || d.error ? `: ${d.reason || d.error}` : "");
     case "event_not_applied": return `event '${d.event_name || e.name}' never applied`;
     case "child_started": return `child run ${d.child_instance_id} of ${d.graph_name} started, then ${d.resume_node}`;
+    case "child_finished": return `child run ${d.child_instance_id} finished (${d.runtime_status})`;
     case "child_completed": return `child run ${d.child_instance_id} completed` + (d.into ? ` into ${d.into}` : "");
     case "custom": return `node ${e.node} emitted '${e.name}': ${JSON.stringify(d.data).slice(0, 80)}`;
   }
