@@ -212,43 +212,12 @@ func (e *Engine) retryBranch(ctx context.Context, h *head, i int64, p branchProg
 }
 
 // releaseBranchHold clears hd from branch i's progress after its handling ended without
-// settling the branch, as releaseHold does for a step: a merge on the ETag hd was written
-// with; a conflict or an unknown outcome is settled by reading the row. A release that does
-// not land is left to its lease.
+// settling the branch, as releaseHold does for a step (releaseRowHold).
 func (e *Engine) releaseBranchHold(ctx context.Context, h *head, i int64, hd *hold, cause error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	etag := hd.etag
-	var err error
-	for range releaseAttempts {
-		if etag != "" {
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: etag, Entity: Entity{PartitionKey: h.runID, RowKey: progressKey(h, i),
-				Properties: map[string]any{pHolder: "", pHoldUntil: int64(0)}}}})
-			if err == nil {
-				e.holds.finish(hd.id, true)
-				return
-			}
-		}
-		p, rerr := e.readProgress(ctx, h, i)
-		if rerr != nil {
-			err = rerr
-			break
-		}
-		if p.holder != hd.id {
-			e.holds.finish(hd.id, true)
-			return
-		}
-		etag = p.etag
-	}
-	e.holds.finish(hd.id, false)
-	attrs := []any{"run_id", h.runID, "branch", i}
-	if err != nil {
-		attrs = append(attrs, "error", err.Error())
-	}
-	if cause != nil {
-		attrs = append(attrs, "cause", cause.Error())
-	}
-	e.log.Warn("release a branch's hold: left to its lease", attrs...)
+	e.releaseRowHold(ctx, hd, progressKey(h, i), "a branch's", cause, func(ctx context.Context) (bool, string, error) {
+		p, err := e.readProgress(ctx, h, i)
+		return err == nil && p.holder == hd.id, p.etag, err
+	}, "run_id", h.runID, "branch", i)
 }
 
 // branchPoisonCause is the failure of a branch started starts times without completing.

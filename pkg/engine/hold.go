@@ -253,39 +253,55 @@ func (e *Engine) overKillLimit(deaths int64) bool {
 // one that still does is merged again. A release that does not land is remembered (holdBook)
 // and logged: this engine will not count it, and others only past its lease.
 func (e *Engine) releaseHold(ctx context.Context, hd *hold, cause error) {
+	e.releaseRowHold(ctx, hd, headRowKey, "a step's", cause, func(ctx context.Context) (bool, string, error) {
+		h, err := e.getHead(ctx, hd.runID)
+		if errors.Is(err, ErrNotFound) {
+			return false, "", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return h.holder == hd.id && h.active(), h.etag, nil
+	}, "run_id", hd.runID)
+}
+
+// releaseRowHold clears hd from the row rowKey of its run's partition that carries it (what
+// names it in the log), as releaseHold says: holds reads the row again, reporting whether it
+// still carries hd and its ETag.
+func (e *Engine) releaseRowHold(ctx context.Context, hd *hold, rowKey, what string, cause error,
+	holds func(context.Context) (bool, string, error), attrs ...any) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	etag := hd.etag
 	var err error
 	for range releaseAttempts {
 		if etag != "" {
-			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: etag, Entity: Entity{PartitionKey: hd.runID, RowKey: headRowKey,
+			_, err = e.store.Submit(ctx, []Op{{Kind: OpMerge, IfMatch: etag, Entity: Entity{PartitionKey: hd.runID, RowKey: rowKey,
 				Properties: map[string]any{pHolder: "", pHoldUntil: int64(0)}}}})
 			if err == nil {
 				e.holds.finish(hd.id, true)
 				return
 			}
 		}
-		h, rerr := e.getHead(ctx, hd.runID)
-		if errors.Is(rerr, ErrNotFound) || rerr == nil && (h.holder != hd.id || !h.active()) {
-			e.holds.finish(hd.id, true)
-			return
-		}
+		still, fresh, rerr := holds(ctx)
 		if rerr != nil {
 			err = rerr
 			break
 		}
-		etag = h.etag
+		if !still {
+			e.holds.finish(hd.id, true)
+			return
+		}
+		etag = fresh
 	}
 	e.holds.finish(hd.id, false)
-	attrs := []any{"run_id", hd.runID}
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
 	}
 	if cause != nil {
 		attrs = append(attrs, "cause", cause.Error())
 	}
-	e.log.Warn("release a step's hold: left to its lease", attrs...)
+	e.log.Warn("release "+what+" hold: left to its lease", attrs...)
 }
 
 // releaseAttempts bounds the merges of one releaseHold.
