@@ -227,17 +227,20 @@ func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt
 						pData: jsonObject("name", jstr(ev.Name), "data", string(ev.Data)), pWriteID: id}}})
 			}
 		}
-		if err := e.spill(ctx, h.runID, h.nonce, ops, &sp); err != nil {
-			return false, err
+		err := e.spill(ctx, h.runID, h.nonce, ops, &sp)
+		if err == nil {
+			_, err = e.store.Submit(ctx, ops)
+		} else if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrStorageFull) {
+			return false, err // a payload whose put may have failed on a transport error: retried
 		}
-		_, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			e.release(ctx, &sp, ops)
 			e.changes.notify(h.runID)
 			return true, nil
 		}
 		if refused(err) && convert {
-			// The result cannot be stored: the branch fails, naming the limit.
+			// The result cannot be stored, in the batch or in the payload store (a store
+			// that is full refuses both alike): the branch fails, naming the limit.
 			e.release(ctx, &sp, nil)
 			failed = true
 			data = branchData(b, attempt, "error", jstr("branch result cannot be stored: "+err.Error()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // CancelRun implements Runs. Cancellation is hard termination, applied durably at once: the
@@ -12,6 +13,11 @@ import (
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
 // reading its run_terminated row: a cancel that landed succeeds. The chain of children the
 // run waits for is cancelled too, then its parent hears of it (child_links.go).
+//
+// A cancel always has room: one that a store with a budget refuses for want of it
+// (ErrStorageFull) is written again marked as making room (MakingRoom), which such a store
+// never refuses, with its reason cut to maxRoomReason bytes, so a full store can always be
+// freed and the cancel adds little to it. A purge deletes, which is never refused.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
 	h, err := e.cancelOne(ctx, instanceID, reason, nil)
 	if err != nil {
@@ -59,10 +65,18 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		}}}}
 		ops = historyOps(ops, instanceID, h.gen, h.histSeq, h.step+1, now, id, rows)
 		ops = closeRegionOps(ops, h) // outstanding branches do nothing (branch.go)
-		if err := e.spill(ctx, instanceID, h.nonce, ops, &sp); err != nil {
+		err = e.spill(ctx, instanceID, h.nonce, ops, &sp)
+		if err == nil {
+			_, err = e.store.Submit(ctx, ops)
+		} else if !errors.Is(err, ErrStorageFull) {
 			return nil, err
 		}
-		_, err = e.store.Submit(ctx, ops)
+		if errors.Is(err, ErrStorageFull) && !IsMakingRoom(ctx) {
+			e.release(ctx, &sp, nil)
+			e.log.Warn("cancel refused for want of room: written again as making room", "run_id", instanceID)
+			ctx, reason = MakingRoom(ctx), cutReason(reason)
+			continue
+		}
 		if err != nil && !refused(err) {
 			// Unknown outcome (a conflict included): its run_terminated row says whether
 			// this cancel is stored.
@@ -87,11 +101,26 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		}
 		e.release(ctx, &sp, ops)
 		h.status = StatusTerminated
-		e.indexSetStatus(ctx, h)
+		e.indexSetStatus(MakingRoom(ctx), h) // a status merged, the active rows deleted: it frees room
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
 		return h, nil
 	}
 	return nil, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
+}
+
+// maxRoomReason bounds, in bytes, the reason a cancel stores when it is written as making room.
+const maxRoomReason = 256
+
+// cutReason returns reason cut to maxRoomReason bytes at a character boundary, "…" marking a cut.
+func cutReason(reason string) string {
+	if len(reason) <= maxRoomReason {
+		return reason
+	}
+	n := maxRoomReason - len("…")
+	for n > 0 && !utf8.RuneStart(reason[n]) {
+		n--
+	}
+	return reason[:n] + "…"
 }

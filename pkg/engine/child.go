@@ -376,6 +376,8 @@ func startCause(graph string, err error) string {
 		return "cannot start child run: " + taken.Error()
 	case errors.Is(err, durable.ErrInvalidState):
 		return fmt.Sprintf("cannot start child run of graph '%s': invalid input: %v", graph, err)
+	case errors.Is(err, ErrStorageFull):
+		return fmt.Sprintf("cannot start child run of graph '%s': the run store is full (its memory budget)", graph)
 	case errors.Is(err, ErrInvalidRunInput):
 		return fmt.Sprintf("cannot start child run of graph '%s': its input must be a JSON object", graph)
 	}
@@ -417,7 +419,10 @@ func (e *Engine) childStarting(ctx context.Context, n *head, c *durable.ChildRun
 }
 
 // startChild starts the child h waits for, insert-only (startRun with a link). Its metadata
-// names the parent and carries the parent's owner, so the child is the same caller's run.
+// names the parent and carries the parent's owner, so the child is the same caller's run, and
+// its start is billed to that owner as new work (BilledTo): a store with a budget counts the
+// family's runs against the root owner's share and refuses a child past the room new work may
+// take, which fails the parent with the reason (childRefused) as any refused start.
 // Once the child is stored the parent is read again: a parent cancelled (or otherwise
 // finished, or purged) since it stored its wait found no child to cancel, so the child is
 // cancelled here.
@@ -426,7 +431,7 @@ func (e *Engine) startChild(ctx context.Context, h *head, graph string, input js
 	if h.owner != "" {
 		meta = append(meta, MetadataOwnerKey, jstr(h.owner))
 	}
-	_, err := e.startRun(ctx, StartRunRequest{GraphName: graph, InstanceID: h.waiting, Input: input, Metadata: json.RawMessage(jsonObject(meta...))},
+	_, err := e.startRun(BilledTo(ctx, h.owner), StartRunRequest{GraphName: graph, InstanceID: h.waiting, Input: input, Metadata: json.RawMessage(jsonObject(meta...))},
 		linkTo(h))
 	if err != nil {
 		return err

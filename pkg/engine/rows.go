@@ -155,3 +155,26 @@ func parseSeq(rk string) int64 {
 // the repair pass's due rows, whose keys begin with a digit). A store that accounts what
 // each run holds (memory.WithBudget) tells them apart by it.
 func RunRow(rowKey string) bool { return rowKey != "" && rowKey[0] >= 'a' && rowKey[0] <= 'z' }
+
+// RowRun returns the instance id of the run a row the engine keeps about many runs (not a
+// RunRow) is about, so that a store that accounts what each run holds can bill it to that
+// run: an index row's (group and owner rows included; its key ends in "_<run id>"), a due
+// row's (its Run property, which prop reads from the row). It is "" for the rows about no one
+// run (the repair pass's own). The answer is the same for every write of a row, its delete
+// included.
+func RowRun(rowKey string, prop func(name string) (any, bool)) string {
+	if len(rowKey) > indexKeyDigits+1 && rowKey[indexKeyDigits] == '_' {
+		return rowKey[indexKeyDigits+1:]
+	}
+	if prop != nil && rowKey != "" && rowKey[0] >= '0' && rowKey[0] <= '9' {
+		if v, ok := prop(pRun); ok {
+			if id, ok := v.(string); ok {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// indexKeyDigits is the length of an index row key's time part (index.go).
+const indexKeyDigits = 19

@@ -255,3 +255,38 @@ type RunAccounts interface {
 	// go, to leave room for its new work.
 	Crowded(owner string) bool
 }
+
+// What a store that accounts runs (RunAccounts) learns of a write from its context, besides
+// its rows: whom a run the engine starts on its own is for, and whether a write makes room.
+type (
+	billedKey struct{}
+	exemptKey struct{}
+)
+
+// BilledTo returns ctx marked as new work on behalf of owner ("" : no identity): the start of
+// a child run, which the dispatcher makes for its family's root, billed to the root's owner
+// (the owner its metadata carries) as that owner's own start would be. A store with a budget
+// accounts the run to owner and refuses it as new work, within the room new work may take.
+func BilledTo(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, billedKey{}, owner)
+}
+
+// BilledOwner returns the owner BilledTo put in ctx, and whether it did.
+func BilledOwner(ctx context.Context) (string, bool) {
+	o, ok := ctx.Value(billedKey{}).(string)
+	return o, ok
+}
+
+// MakingRoom returns ctx marked as the writes of a cancel or a purge: a store with a budget
+// accounts them but never refuses them with ErrStorageFull, so that a full store can always be
+// freed. The engine marks a cancel's writes only once the budget refused them, with the
+// reason cut short (cancelOne).
+func MakingRoom(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exemptKey{}, true)
+}
+
+// IsMakingRoom reports whether ctx is marked by MakingRoom.
+func IsMakingRoom(ctx context.Context) bool {
+	v, _ := ctx.Value(exemptKey{}).(bool)
+	return v
+}

@@ -106,25 +106,26 @@ func (b *Budget) UsedBy(owner string) int64 {
 func (b *Budget) Grow(ctx context.Context, owner string, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.grow(isNewWork(ctx), owner, true, n)
+	return b.grow(isNewWork(ctx), isExempt(ctx), owner, true, n)
 }
 
 // Charge accounts n more bytes (n < 0: fewer) to scope, an object a store keeps under one
 // name (e.g. "run/<id>"), on the identity the scope belongs to: the owner of ctx (NewWork)
 // when the scope first holds bytes, until it holds none again. scope "" is what the store
-// keeps for many objects (an index): it counts against the total only. Refusals as Grow's.
+// keeps for many objects (an index): it counts against the total only, as does a release
+// (n < 0) of a scope that holds nothing. Refusals as Grow's.
 func (b *Budget) Charge(ctx context.Context, scopeName string, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	newWork := isNewWork(ctx)
-	if scopeName == "" {
-		return b.grow(newWork, "", false, n)
-	}
+	newWork, exempt := isNewWork(ctx), isExempt(ctx)
 	sc, ok := b.scopes[scopeName]
+	if scopeName == "" || !ok && n < 0 {
+		return b.grow(newWork, exempt, "", false, n)
+	}
 	if !ok {
 		sc.owner = OwnerOf(ctx)
 	}
-	if err := b.grow(newWork, sc.owner, true, n); err != nil {
+	if err := b.grow(newWork, exempt, sc.owner, true, n); err != nil {
 		return err
 	}
 	sc.bytes += n
@@ -183,9 +184,9 @@ func (b *Budget) Admits(ctx context.Context, n int64) error {
 }
 
 // grow applies n to the total and, when account, to owner's account, unless it passes a
-// limit. b.mu must be held.
-func (b *Budget) grow(newWork bool, owner string, account bool, n int64) error {
-	if n > 0 {
+// limit (exempt: never refused). b.mu must be held.
+func (b *Budget) grow(newWork, exempt bool, owner string, account bool, n int64) error {
+	if n > 0 && !exempt {
 		if err := check(newWork, "", b.total, b.limits.Total, n); err != nil {
 			return err
 		}
@@ -235,6 +236,20 @@ func NewWork(ctx context.Context, owner string) context.Context {
 func OwnerOf(ctx context.Context) string {
 	w, _ := ctx.Value(workKey{}).(work)
 	return w.owner
+}
+
+type exemptKey struct{}
+
+// Exempt returns ctx marked as a write that makes room: a cancel of a run (its final status
+// and reason) and a purge's, which must land whatever the budget holds, or nobody could free
+// it. Its growth is accounted, to the scope's owner as any other, but never refused, so it may
+// take the stores past their limits by what it adds; a store keeps that small (a cancel's
+// reason is cut short when a write needs the exemption).
+func Exempt(ctx context.Context) context.Context { return context.WithValue(ctx, exemptKey{}, true) }
+
+func isExempt(ctx context.Context) bool {
+	v, _ := ctx.Value(exemptKey{}).(bool)
+	return v
 }
 
 func isNewWork(ctx context.Context) bool {

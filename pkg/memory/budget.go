@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // What a Store and a PayloadStore with a budget (WithBudget) account: the bytes of each
@@ -32,54 +33,108 @@ func payloadBytes(key string, n int) int64 { return int64(len(key)+n) + payloadO
 func runScope(runID string) string { return "run/" + runID }
 
 // charge encodes the new rows of ops on partition p (nil: not yet created) and accounts the
-// bytes they add or free: a run's own rows to its scope, the others (index and due rows, and
-// a new partition) to the total only. It returns the encoded rows (index of ops; "" for a
-// delete), or the refusal, with nothing accounted. The shard's lock is held, so the rows
-// read are the ones the batch replaces.
+// bytes they add or free, each to the scope of the run it belongs to: a run's own rows and
+// partition to its scope, and so are the rows the engine keeps about many runs, index and due
+// rows, billed to the run they name (engine.RowRun) — only the repair pass's own rows and the
+// index's partitions count against the total alone. So one identity's share bounds all it
+// makes the store hold. It returns the encoded rows (index of ops; "" for a delete), or the
+// refusal, with nothing accounted. The shard's lock is held, so the rows read are the ones
+// the batch replaces.
 func (s *Store) charge(ctx context.Context, pk string, p *partition, ops []engine.Op) ([]string, error) {
+	ctx = budgetContext(ctx)
 	datas := make([]string, len(ops))
-	var run, shared int64
+	var bills scopeBills
 	if p == nil {
-		shared += partitionBytes(pk)
+		bills.add(partitionScope(pk, ops), partitionBytes(pk))
 	}
 	for i, op := range ops {
 		rk := op.Entity.RowKey
 		var d int64
 		cur := p.lookup(rk)
+		c := s.codecOf(rk)
+		c.mu.Lock()
 		if cur != nil {
 			d -= rowBytes(cur.data)
 		}
 		if op.Kind != engine.OpDelete {
-			c := s.codecOf(rk)
-			c.mu.Lock()
 			if op.Kind == engine.OpMerge {
 				datas[i] = c.merge(rk, cur.enc(), op.Entity.Properties)
 			} else {
 				datas[i] = c.encode(rk, op.Entity.Properties)
 			}
-			c.mu.Unlock()
 			d += rowBytes(datas[i])
 		}
+		scope := ""
 		if engine.RunRow(rk) {
-			run += d
-		} else {
-			shared += d
+			scope = runScope(pk)
+		} else if id := engine.RowRun(rk, func(name string) (any, bool) {
+			if v, ok := op.Entity.Properties[name]; ok {
+				return v, true
+			}
+			if cur != nil {
+				return c.get(cur.enc(), name)
+			}
+			return nil, false
+		}); id != "" {
+			scope = runScope(id)
 		}
+		c.mu.Unlock()
+		bills.add(scope, d)
 	}
-	if run != 0 {
-		if err := s.budget.Charge(ctx, runScope(pk), run); err != nil {
-			return nil, refusal(err)
+	for i, b := range bills {
+		if b.n == 0 {
+			continue
 		}
-	}
-	if shared != 0 {
-		if err := s.budget.Charge(ctx, "", shared); err != nil {
-			if run != 0 {
-				_ = s.budget.Charge(ctx, runScope(pk), -run)
+		if err := s.budget.Charge(ctx, b.scope, b.n); err != nil {
+			for _, done := range bills[:i] {
+				_ = s.budget.Charge(ctx, done.scope, -done.n)
 			}
 			return nil, refusal(err)
 		}
 	}
 	return datas, nil
+}
+
+// scopeBills sums a batch's bytes per budget scope, in the order the scopes come ("" : the
+// total only). A batch is one partition: one scope, or a few for the index's rows.
+type scopeBills []struct {
+	scope string
+	n     int64
+}
+
+func (b *scopeBills) add(scope string, n int64) {
+	for i := range *b {
+		if (*b)[i].scope == scope {
+			(*b)[i].n += n
+			return
+		}
+	}
+	*b = append(*b, struct {
+		scope string
+		n     int64
+	}{scope, n})
+}
+
+// partitionScope is the scope partition pk counts against: its run's, for a run's partition
+// (a batch there holds only the run's own rows), else the total only ("").
+func partitionScope(pk string, ops []engine.Op) string {
+	if len(ops) > 0 && engine.RunRow(ops[0].Entity.RowKey) {
+		return runScope(pk)
+	}
+	return ""
+}
+
+// budgetContext returns ctx as the budget reads it: a start the engine bills to an owner
+// (engine.BilledTo) is that owner's new work, and a write that makes room
+// (engine.MakingRoom) is never refused.
+func budgetContext(ctx context.Context) context.Context {
+	if owner, ok := engine.BilledOwner(ctx); ok {
+		ctx = membudget.NewWork(ctx, owner)
+	}
+	if engine.IsMakingRoom(ctx) {
+		ctx = membudget.Exempt(ctx)
+	}
+	return ctx
 }
 
 // refusal is a budget's refusal as the engine's stores report it.

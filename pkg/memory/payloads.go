@@ -45,7 +45,7 @@ func (p *PayloadStore) Put(ctx context.Context, key string, data []byte) error {
 		if old, ok := p.data[key]; ok {
 			n -= payloadBytes(key, len(old))
 		}
-		if err := p.budget.Charge(ctx, runScope(payloadRun(key)), n); err != nil {
+		if err := p.budget.Charge(budgetContext(ctx), runScope(payloadRun(key)), n); err != nil {
 			return fmt.Errorf("put payload %s: %w", key, refusal(err))
 		}
 	}

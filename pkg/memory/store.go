@@ -299,7 +299,7 @@ func (s *Store) Submit(ctx context.Context, ops []engine.Op) ([]string, error) {
 		delete(sh.parts, pk)
 		sh.pkDirty = true
 		if s.budget != nil {
-			_ = s.budget.Charge(ctx, "", -partitionBytes(pk))
+			_ = s.budget.Charge(ctx, partitionScope(pk, ops), -partitionBytes(pk))
 		}
 	}
 	return etags, nil
