@@ -146,3 +146,34 @@ func TestIsolation_DroppedDurableThread_NoSideDoor_BothTransports(t *testing.T) 
 		})
 	}
 }
+
+// TestIsolation_ThreadBound_PerIdentity_BothTransports: the thread store's bound is per
+// identity: alice creating as many threads as the whole store holds drops her own oldest,
+// and bob's older thread stays his (200, not 404).
+func TestIsolation_ThreadBound_PerIdentity_BothTransports(t *testing.T) {
+	const bound = 40
+	trs, _ := isoServeStore(t, threads.NewBoundedMemory(bound))
+	for _, tr := range trs {
+		t.Run(tr.Name, func(t *testing.T) {
+			alice, bob := user{"alice", tr.FunctionKey}, user{"bob", tr.FunctionKey}
+			bobOld := "bob-old-" + tr.Name
+			if r := bob.do(t, tr, "POST", "/api/threads", `{"thread_id":"`+bobOld+`"}`); r.status != 200 {
+				t.Fatalf("bob create: %d %s", r.status, r.body)
+			}
+			for range bound {
+				if r := alice.do(t, tr, "POST", "/api/threads", `{}`); r.status != 200 {
+					t.Fatalf("alice create: %d %s", r.status, r.body)
+				}
+			}
+			if r := bob.do(t, tr, "POST", "/api/threads", `{}`); r.status != 200 {
+				t.Fatalf("bob's next create: %d %s", r.status, r.body)
+			}
+			if r := bob.do(t, tr, "GET", "/api/threads/"+bobOld, ""); r.status != 200 {
+				t.Errorf("bob's older thread after alice's load: %d %s, want 200", r.status, r.body)
+			}
+			if r := alice.do(t, tr, "POST", "/api/threads/count", `{}`); r.status != 200 || r.body != fmt.Sprint(bound/4) {
+				t.Errorf("alice's threads: %d %s, want her share %d", r.status, r.body, bound/4)
+			}
+		})
+	}
+}
