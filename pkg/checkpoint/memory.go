@@ -24,11 +24,12 @@ const (
 
 // MemoryOptions configures Memory. The zero value means the defaults.
 type MemoryOptions struct {
-	// MaxThreads bounds the threads kept; the least recently written thread is forgotten
-	// first. 0 means 1000.
+	// MaxThreads bounds the threads kept: past it a write forgets the least recently written
+	// thread of the owner holding the most threads (see Budget). 0 means 1000.
 	MaxThreads int
-	// MaxBytes bounds the bytes kept (values, writes and metadata): the least recently
-	// written other threads are forgotten while it is exceeded. 0 means 64 MiB.
+	// MaxBytes bounds the bytes kept (values, writes and metadata): while it is exceeded a
+	// write forgets the least recently written other thread of the owner holding the most
+	// bytes. 0 means 64 MiB.
 	MaxBytes int
 	// Now is the clock of the sweep's grace period; nil means time.Now.
 	Now func() time.Time
