@@ -22,14 +22,13 @@ const (
 // scope is the budget scope of a thread's checkpoints.
 func scope(threadID string) string { return "checkpoint/" + threadID }
 
-// owner returns the identity threadID's checkpoints count against ("" without a budget).
-// Called with m.mu held.
-func (m *Memory) owner(threadID string) string {
+// ownerOfScope returns the identity the budget accounts threadID's checkpoints to, and
+// whether it has an account for them. Called with m.mu held.
+func (m *Memory) ownerOfScope(threadID string) (string, bool) {
 	if m.opts.Budget == nil {
-		return ""
+		return "", false
 	}
-	owner, _ := m.opts.Budget.ScopeOwner(scope(threadID))
-	return owner
+	return m.opts.Budget.ScopeOwner(scope(threadID))
 }
 
 // reserve accounts est bytes more for threadID (and threadBytes when it holds nothing yet)

@@ -24,19 +24,24 @@ const (
 
 // MemoryOptions configures Memory. The zero value means the defaults.
 type MemoryOptions struct {
-	// MaxThreads bounds the threads kept; the least recently written thread is forgotten
-	// first. 0 means 1000.
+	// MaxThreads bounds the threads kept: past it a write forgets the least recently written
+	// thread of the owner holding the most threads (see Budget). 0 means 1000.
 	MaxThreads int
-	// MaxBytes bounds the bytes kept (values, writes and metadata): the least recently
-	// written other threads are forgotten while it is exceeded. 0 means 64 MiB.
+	// MaxBytes bounds the bytes kept (values, writes and metadata): while it is exceeded a
+	// write forgets the least recently written other thread of the owner holding the most
+	// bytes. 0 means 64 MiB.
 	MaxBytes int
 	// Now is the clock of the sweep's grace period; nil means time.Now.
 	Now func() time.Time
-	// Budget, when set, accounts what each thread holds (budget.go) to the identity of the
-	// write that created it (membudget.NewWork), and refuses a write that would pass its
-	// limits with ErrStorageFull (nothing written); MaxThreads and MaxBytes then forget only
-	// threads of the writer's own identity. Share it with the app's other in-memory stores
-	// (docs/limits.md#memory-budget).
+	// Budget, when set, accounts what each thread holds (budget.go) to its owner, and refuses
+	// a write that would pass its limits with ErrStorageFull (nothing written). Share it with
+	// the app's other in-memory stores (docs/limits.md#memory-budget).
+	//
+	// A thread's owner is the identity of the write that created it (membudget.NewWork; ""
+	// for none), budget or not. Past MaxThreads (or MaxBytes) a write forgets the least
+	// recently written thread of the owner holding the most threads (or bytes), the writer's
+	// own on a tie: one identity's load forgets its own threads, never those of an identity
+	// holding fewer.
 	Budget *membudget.Budget
 }
 
@@ -50,9 +55,14 @@ type Memory struct {
 	threads map[string]*memThread // guarded by mu
 	order   []string              // thread ids, least recently written first; guarded by mu
 	total   int                   // bytes of all threads; guarded by mu
+	owners  map[string]*ownerLoad // what each owner's threads hold; guarded by mu
 }
 
+// ownerLoad is what one owner's threads hold.
+type ownerLoad struct{ threads, bytes int }
+
 type memThread struct {
+	owner   string // the identity of the write that created it
 	ns      map[string]*memNS
 	bytes   int
 	items   int   // checkpoints, values and writes held
@@ -88,7 +98,7 @@ func NewMemory(opts MemoryOptions) *Memory {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Memory{opts: opts, threads: map[string]*memThread{}}
+	return &Memory{opts: opts, threads: map[string]*memThread{}, owners: map[string]*ownerLoad{}}
 }
 
 // Bytes returns the bytes kept, as MaxBytes counts them.
@@ -114,7 +124,7 @@ func (m *Memory) Put(ctx context.Context, threadID, ns string, cp Checkpoint, va
 	if err != nil {
 		return fmt.Errorf("put checkpoint: %w", err)
 	}
-	t, n := m.namespace(threadID, ns)
+	t, n := m.namespace(ctx, threadID, ns)
 	t.charged += held
 	now := m.opts.Now()
 	for ch, v := range values {
@@ -149,11 +159,15 @@ func (m *Memory) Put(ctx context.Context, threadID, ns string, cp Checkpoint, va
 
 // namespace returns the namespace, creating it and marking the thread most recently written.
 // Called with m.mu held.
-func (m *Memory) namespace(threadID, ns string) (*memThread, *memNS) {
+func (m *Memory) namespace(ctx context.Context, threadID, ns string) (*memThread, *memNS) {
 	t := m.threads[threadID]
 	if t == nil {
-		t = &memThread{ns: map[string]*memNS{}}
+		t = &memThread{ns: map[string]*memNS{}, owner: membudget.OwnerOf(ctx)}
+		if o, ok := m.ownerOfScope(threadID); ok {
+			t.owner = o // the budget's account decides when it has one
+		}
 		m.threads[threadID] = t
+		m.load(t.owner).threads++
 	} else {
 		m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == threadID })
 	}
@@ -169,19 +183,63 @@ func (m *Memory) namespace(threadID, ns string) (*memThread, *memNS) {
 func (m *Memory) grow(t *memThread, d int) {
 	t.bytes += d
 	m.total += d
+	m.load(t.owner).bytes += d
 }
 
-// evict forgets the least recently written threads other than keep while a bound is
-// exceeded; with a budget, only threads of keep's identity. Called with m.mu held.
-func (m *Memory) evict(ctx context.Context, keep string) {
-	owner := m.owner(keep)
-	for i := 0; i < len(m.order) && (len(m.order) > m.opts.MaxThreads || m.total > m.opts.MaxBytes); {
-		if m.order[i] == keep || m.owner(m.order[i]) != owner {
-			i++
-			continue
-		}
-		m.dropThread(ctx, m.order[i])
+// load returns owner's load, creating it. Called with m.mu held.
+func (m *Memory) load(owner string) *ownerLoad {
+	l := m.owners[owner]
+	if l == nil {
+		l = &ownerLoad{}
+		m.owners[owner] = l
 	}
+	return l
+}
+
+// evict forgets threads other than keep while a bound is exceeded: each time the least
+// recently written thread of the owner holding the most threads (past MaxThreads) or bytes
+// (past MaxBytes), keep's owner first on a tie, then the smallest name. It stops when only
+// keep is left to forget. Called with m.mu held.
+func (m *Memory) evict(ctx context.Context, keep string) {
+	for len(m.order) > m.opts.MaxThreads || m.total > m.opts.MaxBytes {
+		byThreads := len(m.order) > m.opts.MaxThreads
+		victim := m.heaviest(m.threads[keep].owner, keep, byThreads)
+		if victim == "" {
+			return
+		}
+		m.dropThread(ctx, victim)
+	}
+}
+
+// heaviest returns the least recently written thread, other than keep, of the owner holding
+// the most threads (byThreads) or bytes, with keepOwner first on a tie and then the smallest
+// name; "" when keep is the only thread. It scans the owners and the order once each.
+// Called with m.mu held.
+func (m *Memory) heaviest(keepOwner, keep string, byThreads bool) string {
+	best, found := "", false
+	var bestN int
+	for o, l := range m.owners {
+		n := l.bytes
+		if byThreads {
+			n = l.threads
+		}
+		if o == keepOwner && l.threads == 1 {
+			continue // its one thread is keep
+		}
+		better := !found || n > bestN || n == bestN && (o == keepOwner || best != keepOwner && o < best)
+		if better {
+			best, bestN, found = o, n, true
+		}
+	}
+	if !found {
+		return ""
+	}
+	for _, id := range m.order {
+		if id != keep && m.threads[id].owner == best {
+			return id
+		}
+	}
+	return ""
 }
 
 func (m *Memory) dropThread(ctx context.Context, threadID string) {
@@ -189,6 +247,12 @@ func (m *Memory) dropThread(ctx context.Context, threadID string) {
 		m.total -= t.bytes
 		m.release(ctx, threadID, t.charged)
 		delete(m.threads, threadID)
+		l := m.load(t.owner)
+		if l.threads--; l.threads == 0 {
+			delete(m.owners, t.owner)
+		} else {
+			l.bytes -= t.bytes
+		}
 	}
 	m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == threadID })
 }
@@ -208,7 +272,7 @@ func (m *Memory) PutWrites(ctx context.Context, ref Ref, writes []Write) error {
 	if err != nil {
 		return fmt.Errorf("put writes: %w", err)
 	}
-	t, n := m.namespace(ref.ThreadID, ref.NS)
+	t, n := m.namespace(ctx, ref.ThreadID, ref.NS)
 	t.charged += held
 	c := n.cps[ref.ID]
 	if c == nil {

@@ -159,9 +159,9 @@ func TestEmbeddedDefault_Isolation_OneIdentitysThreadsKeepAnothers(t *testing.T)
 			if code, body := doAs(t, e.tr, "alice", key, "POST", "/api/threads", `{"thread_id":"alice-thread"}`); code != 200 {
 				t.Fatalf("alice create thread: %d %s", code, body)
 			}
-			// eve's first threads fill the store to its bound directly, as her creates write
-			// them (owner eve, counted against her); the 50 past the bound go through the
-			// route, each dropping one of her own.
+			// eve's first threads go to the store directly, as her creates write them (owner
+			// eve, counted against her); the 50 after them go through the route. Past her
+			// share of the bound (a quarter) each drops one of her own.
 			ctx, now := membudget.NewWork(t.Context(), "eve"), time.Now()
 			for i := range threads.DefaultMemoryMaxThreads - 1 {
 				if err := e.settings.Threads.Create(ctx, threads.Thread{ThreadID: fmt.Sprint("eve-", i), CreatedAt: now, UpdatedAt: now,
@@ -175,8 +175,8 @@ func TestEmbeddedDefault_Isolation_OneIdentitysThreadsKeepAnothers(t *testing.T)
 					t.Errorf("eve create thread %d: %d %s", i, code, body)
 				}
 			})
-			if n, err := e.settings.Threads.Count(t.Context(), threads.Query{}); err != nil || n != threads.DefaultMemoryMaxThreads {
-				t.Fatalf("the store holds %d threads (%v), want its bound %d", n, err, threads.DefaultMemoryMaxThreads)
+			if n, err := e.settings.Threads.Count(t.Context(), threads.Query{}); err != nil || n != 1+threads.DefaultMemoryMaxThreads/4 {
+				t.Fatalf("the store holds %d threads (%v), want alice's and eve's share %d", n, err, threads.DefaultMemoryMaxThreads/4)
 			}
 			if code, body := doAs(t, e.tr, "alice", key, "GET", "/api/threads/alice-thread", ""); code != 200 {
 				t.Fatalf("alice's thread after eve's load: %d %s", code, body)

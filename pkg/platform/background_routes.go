@@ -13,6 +13,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 )
 
@@ -35,6 +36,7 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 		return RunError, nil
 	}
 	req.owner = s.threadOwner(t)
+	ctx = s.onBehalfOf(ctx, t)
 	l := s.openRunLog(ctx, run)
 	ctx, oc := withOutcome(ctx)
 	body, err := executeRun(ctx, g, req, tid, l)
@@ -55,6 +57,15 @@ func (s *Service) ExecuteRun(ctx context.Context, run Run) (RunStatus, error) {
 	l.end(status == RunError)
 	s.closeRunLog(l)
 	return status, nil
+}
+
+// onBehalfOf marks the context of a background run on thread t as its owner's work
+// (membudget.NewWork), as a request of the owner's is: the backend's workers run it outside
+// any request, yet what it stores in memory (checkpoints, its stream) counts against the
+// thread's owner, and the checkpointer's bounds forget that owner's oldest threads, not
+// anyone else's. A thread without an owner (isolation off, or the master key's) is nobody's.
+func (s *Service) onBehalfOf(ctx context.Context, t threads.Thread) context.Context {
+	return membudget.NewWork(ctx, s.threadOwner(t))
 }
 
 // executeRun runs a background run's graph, its events of the run's stream modes into l,

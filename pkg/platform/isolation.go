@@ -161,10 +161,19 @@ func (o hostingOwners) ThreadOwner(ctx context.Context, tid string) (any, error)
 }
 
 // CreateThread implements host.ThreadOwners: an idle thread whose metadata is {"owner":
-// owner}. An id the platform routes refuse ("." and "..") names no thread.
+// owner}. An id the platform routes refuse ("." and ".."), or one whose state a durable
+// assistant keeps (the hosting app checked its own graphs already; checkClaim), names no
+// thread.
 func (o hostingOwners) CreateThread(ctx context.Context, tid, owner string) (any, error) {
 	if err := validThreadID(tid); err != nil {
 		return nil, fmt.Errorf("create thread %q: %w", tid, host.ErrThreadNotFound)
+	}
+	if o.s.durable != nil {
+		if _, err := o.s.durable.State(ctx, tid); err == nil {
+			return nil, fmt.Errorf("create thread %q: state is kept for it: %w", tid, host.ErrThreadNotFound)
+		} else if !errors.Is(err, host.ErrThreadNotFound) {
+			return nil, fmt.Errorf("create thread %q: check for kept state: %w", tid, err)
+		}
 	}
 	_, err := o.s.newThread(ctx, tid, map[string]any{isolation.OwnerKey: owner})
 	if errors.Is(err, threads.ErrThreadExists) {

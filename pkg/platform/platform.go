@@ -18,9 +18,10 @@ import (
 // Options configures the platform routes. The zero value is valid.
 type Options struct {
 	// Threads stores thread records; nil means a new threads.NewBoundedMemory of
-	// threads.DefaultMemoryMaxThreads (one instance only; past the bound a creator's own
-	// least recently updated threads that are not busy are dropped). launch gives the
-	// embedded default's one, on its memory budget.
+	// threads.DefaultMemoryMaxThreads (one instance only; each identity keeps at most a
+	// quarter of them, and past either bound the least recently updated threads that are not
+	// busy of the creator, or of the identity holding the most, are dropped:
+	// threads.MemoryOptions). launch gives the embedded default's one, on its memory budget.
 	Threads threads.Store
 	// NewRunBackend builds the background-run backend from the executor the service
 	// provides; nil means NewLocalRuns with default options.

@@ -205,9 +205,13 @@ func (s *Service) runThread(ctx context.Context, tid string, req *RunRequest) (t
 	return t, false, storeError(err, tid)
 }
 
-// createMissing creates the thread of an if_not_exists create run; a concurrent create of the
-// same id is fine.
+// createMissing creates the thread of an if_not_exists create run, after the claim check of
+// every named thread id (checkClaim: 409 for an id whose state a graph still keeps); a
+// concurrent create of the same id is fine.
 func (s *Service) createMissing(ctx context.Context, tid string) (threads.Thread, error) {
+	if err := s.checkClaim(ctx, tid); err != nil {
+		return threads.Thread{}, err
+	}
 	t, err := s.newThread(ctx, tid, s.ownedMetadata(ctx, nil))
 	if errors.Is(err, threads.ErrThreadExists) {
 		return s.visibleThread(ctx, tid)

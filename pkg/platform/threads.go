@@ -107,9 +107,11 @@ func (s *Service) createThread(r *http.Request) (threads.Thread, error) {
 
 // checkClaim refuses a non-admin caller a thread id that has no record but whose state a
 // graph still keeps (a thread from before isolation was on, or one whose record went without
-// its state): it answers as for a taken id (409), so nobody takes over another's
-// conversation by naming it. With isolation off every caller is the same principal and may
-// pick the state up.
+// its state: deleted by an older release, or dropped by the bounded store): it answers as for
+// a taken id (409), so nobody takes over another's conversation by naming it. Every route
+// that creates a thread with a caller's id asks it (threads create, a run's if_not_exists
+// create; the hosting routes through hostingOwners.CreateThread). With isolation off every
+// caller is the same principal and may pick the state up.
 func (s *Service) checkClaim(ctx context.Context, tid string) error {
 	if s.iso == nil || s.caller(ctx).Admin {
 		return nil
@@ -117,14 +119,7 @@ func (s *Service) checkClaim(ctx context.Context, tid string) error {
 	if _, err := s.store.Get(ctx, tid); !errors.Is(err, threads.ErrThreadNotFound) {
 		return nil // the record decides (newThread answers a taken id)
 	}
-	held, err := s.app.HoldsThread(ctx, tid)
-	if err == nil && !held && s.durable != nil {
-		if _, derr := s.durable.State(ctx, tid); derr == nil {
-			held = true
-		} else if !errors.Is(derr, host.ErrThreadNotFound) {
-			err = derr
-		}
-	}
+	held, err := s.keepsState(ctx, tid)
 	switch {
 	case err != nil:
 		return fmt.Errorf("check thread %s for kept state: %w", tid, err)
@@ -132,6 +127,21 @@ func (s *Service) checkClaim(ctx context.Context, tid string) error {
 		return apierror.Newf(apierror.ErrConflict, "Thread %s already exists", repr(tid))
 	}
 	return nil
+}
+
+// keepsState reports whether a hosted graph or a durable assistant keeps state for thread
+// tid.
+func (s *Service) keepsState(ctx context.Context, tid string) (bool, error) {
+	held, err := s.app.HoldsThread(ctx, tid)
+	if err != nil || held || s.durable == nil {
+		return held, err
+	}
+	if _, err := s.durable.State(ctx, tid); err == nil {
+		return true, nil
+	} else if !errors.Is(err, host.ErrThreadNotFound) {
+		return false, err
+	}
+	return false, nil
 }
 
 // storeErrorPublic answers a record that does not fit the store as 422.

@@ -41,8 +41,8 @@ func owned(id, owner string, at time.Time, meta int) threads.Thread {
 	return threads.Thread{ThreadID: id, CreatedAt: at, UpdatedAt: at, Status: threads.StatusIdle, Metadata: m}
 }
 
-// Past the bound an owner's creates drop only its own oldest threads: 10 050 of eve's
-// threads leave alice's.
+// Past its share of the bound an owner's creates drop only its own oldest threads: 10 050 of
+// eve's threads leave alice's, and eve keeps a quarter of the bound.
 func TestLimitedMemory_PastTheBound_DropsOnlyTheCreatorsThreads(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -62,8 +62,8 @@ func TestLimitedMemory_PastTheBound_DropsOnlyTheCreatorsThreads(t *testing.T) {
 			t.Fatalf("alice-%d after eve's load: %v", i, err)
 		}
 	}
-	if n, _ := s.Count(ctx, threads.Query{}); n != threads.DefaultMemoryMaxThreads {
-		t.Fatalf("%d threads, want the bound %d", n, threads.DefaultMemoryMaxThreads)
+	if n, _ := s.Count(ctx, threads.Query{}); n != 3+threads.DefaultMemoryMaxThreads/4 {
+		t.Fatalf("%d threads, want alice's 3 and eve's share %d", n, threads.DefaultMemoryMaxThreads/4)
 	}
 	if _, err := s.Get(ctx, "eve-0"); !errors.Is(err, threads.ErrThreadNotFound) {
 		t.Fatalf("eve's oldest thread: %v, want dropped", err)

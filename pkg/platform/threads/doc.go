@@ -1,7 +1,8 @@
 // Package threads is the thread store contract of the LangGraph-Platform-compatible routes:
 // the Thread record, the Store interface with its errors, and Memory, the in-process twin
-// (NewMemory, NewBoundedMemory to cap the threads kept, or NewLimitedMemory to also hold them
-// to a byte budget shared with the other in-memory stores, package membudget).
+// (NewMemory, NewBoundedMemory to cap the threads kept, in total and per owner, or
+// NewLimitedMemory to also hold them to a byte budget shared with the other in-memory stores,
+// package membudget).
 //
 // A thread carries the platform's bookkeeping (status, bound assistant, metadata, last run
 // output); a graph's checkpoints live in the graph's own checkpointer, not here. The run lock

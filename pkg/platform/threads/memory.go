@@ -18,10 +18,12 @@ import (
 // (retention.go).
 type Memory struct {
 	maxThreads int               // 0: unbounded
+	perOwner   int               // bound of one named owner's threads; 0: none
 	budget     *membudget.Budget // nil: nothing accounted
 
 	mu      sync.Mutex
 	threads map[string]Thread // guarded by mu
+	index   *ownerIndex       // nil when unbounded; guarded by mu
 }
 
 var _ Store = (*Memory)(nil)
@@ -54,7 +56,7 @@ func (m *Memory) Create(ctx context.Context, t Thread) error {
 	if err := m.account(ctx, nil, &t); err != nil {
 		return fmt.Errorf("create thread: %w", err)
 	}
-	m.threads[t.ThreadID] = clone(t)
+	m.set(nil, clone(t))
 	return nil
 }
 
@@ -86,7 +88,7 @@ func (m *Memory) PatchMetadata(ctx context.Context, threadID string, metadata ma
 	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
 		return Thread{}, fmt.Errorf("patch thread: %w", err)
 	}
-	m.threads[threadID] = t
+	m.set(ptr(m.threads[threadID]), t)
 	return clone(t), nil
 }
 
@@ -99,7 +101,7 @@ func (m *Memory) Delete(ctx context.Context, threadID string) error {
 		return fmt.Errorf("delete thread %q: %w", threadID, ErrThreadNotFound)
 	}
 	_ = m.account(ctx, &t, nil)
-	delete(m.threads, threadID)
+	m.remove(t)
 	return nil
 }
 
@@ -151,7 +153,7 @@ func (m *Memory) Acquire(ctx context.Context, threadID, assistantID string, meta
 	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
 		return Thread{}, fmt.Errorf("acquire thread: %w", err)
 	}
-	m.threads[threadID] = t
+	m.set(ptr(m.threads[threadID]), t)
 	return clone(t), nil
 }
 
@@ -177,7 +179,7 @@ func (m *Memory) Release(ctx context.Context, threadID string, status Status, va
 	if err := m.account(ctx, ptr(m.threads[threadID]), &t); err != nil {
 		return fmt.Errorf("release thread: %w", err)
 	}
-	m.threads[threadID] = t
+	m.set(ptr(m.threads[threadID]), t)
 	return nil
 }
 
@@ -189,12 +191,29 @@ func (m *Memory) ResetStaleLocks(_ context.Context, olderThan time.Duration, to 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cutoff, n := now.Add(-olderThan), 0
-	for id, t := range m.threads {
+	for _, t := range m.threads {
 		if t.Status == StatusBusy && t.UpdatedAt.Before(cutoff) {
+			old := t
 			t.Status, t.UpdatedAt = to, now.UTC()
-			m.threads[id] = t
+			m.set(&old, t)
 			n++
 		}
 	}
 	return n, nil
+}
+
+// set stores t, which replaces old (nil: a new thread), keeping the index. m.mu must be held.
+func (m *Memory) set(old *Thread, t Thread) {
+	m.threads[t.ThreadID] = t
+	if m.index != nil {
+		m.index.reindex(old, &t)
+	}
+}
+
+// remove forgets t, keeping the index. m.mu must be held.
+func (m *Memory) remove(t Thread) {
+	delete(m.threads, t.ThreadID)
+	if m.index != nil {
+		m.index.reindex(&t, nil)
+	}
 }

@@ -14,11 +14,22 @@ const DefaultMemoryMaxThreads = 10000
 
 // MemoryOptions configures NewLimitedMemory. The zero value is NewBoundedMemory's default.
 type MemoryOptions struct {
-	// MaxThreads bounds the threads kept (0: DefaultMemoryMaxThreads). Creating a thread past
-	// it first drops the creator's own threads that are not busy, least recently updated
-	// first; another owner's threads are never dropped (the owner is metadata "owner", a
-	// string; threads without one are one owner's).
+	// MaxThreads bounds the threads kept, all owners together (0: DefaultMemoryMaxThreads).
+	// The owner of a thread is its metadata "owner", a string; threads without one are one
+	// owner's, "" (isolation off, or the master key's).
+	//
+	// Creating a thread first holds its owner to MaxThreadsPerOwner, by dropping that owner's
+	// own least recently updated thread that is not busy; then, while the store holds
+	// MaxThreads, it drops the least recently updated thread that is not busy of the owner
+	// with the most such threads (the creator's own on a tie). So a creator never loses a
+	// thread to another identity's load, unless it holds as many as anyone. A busy thread is
+	// never dropped: with nothing to drop the store grows past the bound. A creation costs
+	// O(log n) (index.go).
 	MaxThreads int
+	// MaxThreadsPerOwner bounds one named owner's threads (0: a quarter of MaxThreads, at
+	// least 1; the owner "" has only MaxThreads), as the memory budget's per-identity share
+	// is a quarter of its total by default.
+	MaxThreadsPerOwner int
 	// Budget, when set, accounts every thread's bytes (its metadata, values and id, with the
 	// cost of holding them) to its owner, and refuses a write that would pass its limits
 	// with ErrStorageFull (nothing written). Share it with the other in-memory stores of the
@@ -27,11 +38,9 @@ type MemoryOptions struct {
 }
 
 // NewBoundedMemory returns an empty in-memory store that keeps at most maxThreads threads
-// (maxThreads ≤ 0: DefaultMemoryMaxThreads). Creating a thread past the bound first drops
-// the creator's threads that are not busy, least recently updated first, until one fits; a
-// busy thread is never dropped, nor another owner's thread, so while the creator has no
-// thread to drop the store grows past the bound. A dropped thread reads as deleted
-// (ErrThreadNotFound).
+// (maxThreads ≤ 0: DefaultMemoryMaxThreads), and each named owner a quarter of them
+// (MemoryOptions). A dropped thread reads as deleted (ErrThreadNotFound); what graphs keep
+// for it stays, and the platform routes keep its id from being claimed by another identity.
 func NewBoundedMemory(maxThreads int) *Memory {
 	return NewLimitedMemory(MemoryOptions{MaxThreads: maxThreads})
 }
@@ -41,7 +50,11 @@ func NewLimitedMemory(opts MemoryOptions) *Memory {
 	if opts.MaxThreads <= 0 {
 		opts.MaxThreads = DefaultMemoryMaxThreads
 	}
-	return &Memory{threads: map[string]Thread{}, maxThreads: opts.MaxThreads, budget: opts.Budget}
+	if opts.MaxThreadsPerOwner <= 0 {
+		opts.MaxThreadsPerOwner = max(1, opts.MaxThreads/4)
+	}
+	return &Memory{threads: map[string]Thread{}, maxThreads: opts.MaxThreads, perOwner: opts.MaxThreadsPerOwner,
+		budget: opts.Budget, index: newOwnerIndex()}
 }
 
 // ownerOf returns the identity t's metadata names as its owner ("" for none).
@@ -50,27 +63,35 @@ func ownerOf(t Thread) string {
 	return owner
 }
 
-// makeRoom drops, while the store is full, owner's least recently updated thread that is not
-// busy. It scans every thread once per drop: creating past the bound costs O(threads), as a
-// search does. m.mu must be held.
+// makeRoom makes room for a new thread of owner: it drops owner's own least recently updated
+// threads that are not busy while a named owner holds its bound, then, while the store is
+// full, the least recently updated thread that is not busy of the owner holding the most
+// (owner's own on a tie). m.mu must be held.
 func (m *Memory) makeRoom(owner string) {
-	for m.maxThreads > 0 && len(m.threads) >= m.maxThreads {
-		victim, found := "", false
-		var oldest Thread
-		for id, t := range m.threads {
-			if t.Status == StatusBusy || ownerOf(t) != owner {
-				continue
-			}
-			if !found || t.UpdatedAt.Before(oldest.UpdatedAt) || t.UpdatedAt.Equal(oldest.UpdatedAt) && id < victim {
-				victim, oldest, found = id, t, true
-			}
+	if m.index == nil {
+		return
+	}
+	for owner != "" && m.index.count(owner) >= m.perOwner {
+		id, ok := m.index.oldestOf(owner)
+		if !ok {
+			break
 		}
-		if !found {
+		m.drop(id)
+	}
+	for len(m.threads) >= m.maxThreads {
+		id, ok := m.index.oldestOfHeaviest(owner)
+		if !ok {
 			return
 		}
-		_ = m.account(context.Background(), &oldest, nil)
-		delete(m.threads, victim)
+		m.drop(id)
 	}
+}
+
+// drop forgets thread id to make room. m.mu must be held.
+func (m *Memory) drop(id string) {
+	t := m.threads[id]
+	_ = m.account(context.Background(), &t, nil)
+	m.remove(t)
 }
 
 // threadOverhead is what a thread costs besides its bytes: its map entry, its record and the
