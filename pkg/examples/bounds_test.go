@@ -50,9 +50,10 @@ func TestExcerpt(t *testing.T) {
 	}
 }
 
-// TestKit_ResearchAgent_RefusesInputPastItsBounds: a question, a source or a reviewer one
-// byte past its bound is refused with a message naming the bound, and nothing is stored; at
-// the bound, each is taken (TestKit_ResearchAgent_DerivedTextIsBounded).
+// TestKit_ResearchAgent_RefusesInputPastItsBounds: a question, a source or a reviewer (in the
+// initial state or in an approval) one byte past its bound is refused with a message naming
+// the bound, and nothing is stored; at the bound, each is taken
+// (TestKit_ResearchAgent_DerivedTextIsBounded).
 func TestKit_ResearchAgent_RefusesInputPastItsBounds(t *testing.T) {
 	t.Parallel()
 	kit := researchKit(t, 0)
@@ -69,6 +70,8 @@ func TestKit_ResearchAgent_RefusesInputPastItsBounds(t *testing.T) {
 			fmt.Sprintf("question must be at most %d bytes, got %d", MaxQuestionBytes, 1<<20)},
 		{"source", ResearchState{Question: "q", Sources: long},
 			fmt.Sprintf("source 3 must be at most %d bytes, got %d", MaxSourceBytes, MaxSourceBytes+1)},
+		{"reviewer", ResearchState{Question: "q", Sources: researchSources, Reviewer: strings.Repeat("r", MaxReviewerBytes+1)},
+			fmt.Sprintf("reviewer must be at most %d bytes, got %d", MaxReviewerBytes, MaxReviewerBytes+1)},
 	} {
 		id := strings.ReplaceAll(tt.name, " ", "-")
 		if _, err := kit.TryStart(id, tt.input); !errors.Is(err, durable.ErrInvalidState) || !strings.Contains(err.Error(), tt.msg) {
