@@ -66,8 +66,10 @@ func pipelineTransform(_ context.Context, s PipelineState) (PipelineState, error
 	return s, nil
 }
 
+// pipelineLoad describes the load, quoting an excerpt of the source URL (a URL past
+// maxQuoteBytes is cut, so the result does not copy a large input).
 func pipelineLoad(_ context.Context, s PipelineState) (PipelineState, error) {
-	result := fmt.Sprintf("Loaded %d records to %s/output", len(s.TransformedRecords), s.SourceURL)
+	result := fmt.Sprintf("Loaded %d records to %s/output", len(s.TransformedRecords), excerpt(s.SourceURL, maxQuoteBytes))
 	s.LoadResult = &result
 	return s, nil
 }

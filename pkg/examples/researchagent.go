@@ -12,15 +12,15 @@ import (
 
 // ResearchState is the state model of the research_agent graph.
 type ResearchState struct {
-	// Question is what to research; required, not blank.
+	// Question is what to research; required, not blank, at most MaxQuestionBytes.
 	Question string `json:"question" durable:"required"`
 	// Sources are searched at once, one parallel branch each; required, 1 to MaxSources of
-	// them, none blank.
+	// them, none blank or longer than MaxSourceBytes.
 	Sources []string `json:"sources" durable:"required"`
 	// Findings holds one entry per source, in the order of Sources, whatever order the
 	// searches finished in (the Append reducer joins them in branch order).
 	Findings []Finding `json:"findings"`
-	// Draft is the answer drafted from the findings.
+	// Draft is the answer drafted from the findings; it quotes an excerpt of the question.
 	Draft string `json:"draft"`
 	// Approved and Reviewer are the reviewer's decision on the current draft (the "approval"
 	// event); Approved is null while the draft awaits it.
@@ -34,24 +34,42 @@ type ResearchState struct {
 	Published string `json:"published"`
 }
 
-// MaxSources bounds the sources of one research_agent run (each is a branch of the fan-out).
-const MaxSources = 16
+// Bounds of research_agent's input, in bytes.
+const (
+	// MaxSources bounds the sources of one research_agent run (each is a branch of the
+	// fan-out).
+	MaxSources = 16
+	// MaxQuestionBytes bounds the question: 4 KiB.
+	MaxQuestionBytes = 4 << 10
+	// MaxSourceBytes bounds each source's name.
+	MaxSourceBytes = 256
+	// MaxReviewerBytes bounds the reviewer's name of an "approval" event.
+	MaxReviewerBytes = 256
+)
 
-// Validate checks the question and the sources: every state of a run is checked, so a start
-// with a blank question, no source, more than MaxSources or a blank one is refused (400
-// "invalid initial state") before anything is stored.
+// Validate checks the question, the sources and the reviewer: every state of a run is
+// checked, so a start with a blank question or one past MaxQuestionBytes, no source, more
+// than MaxSources, a blank one or one past MaxSourceBytes is refused (400 "invalid initial
+// state") before anything is stored.
 func (s *ResearchState) Validate() error {
 	switch {
 	case strings.TrimSpace(s.Question) == "":
 		return errors.New("question must not be blank")
+	case len(s.Question) > MaxQuestionBytes:
+		return fmt.Errorf("question must be at most %d bytes, got %d", MaxQuestionBytes, len(s.Question))
 	case len(s.Sources) == 0:
 		return errors.New("sources must name at least one source")
 	case len(s.Sources) > MaxSources:
 		return fmt.Errorf("sources must name at most %d sources, got %d", MaxSources, len(s.Sources))
+	case len(s.Reviewer) > MaxReviewerBytes:
+		return fmt.Errorf("reviewer must be at most %d bytes, got %d", MaxReviewerBytes, len(s.Reviewer))
 	}
 	for i, src := range s.Sources {
-		if strings.TrimSpace(src) == "" {
+		switch {
+		case strings.TrimSpace(src) == "":
 			return fmt.Errorf("source %d is blank", i)
+		case len(src) > MaxSourceBytes:
+			return fmt.Errorf("source %d must be at most %d bytes, got %d", i, MaxSourceBytes, len(src))
 		}
 	}
 	return nil
@@ -61,7 +79,8 @@ func (s *ResearchState) Validate() error {
 type Finding struct {
 	// Source is the source searched.
 	Source string `json:"source"`
-	// Summary is what it said about the question.
+	// Summary is what it said about the question; it quotes an excerpt of the question, not
+	// all of it.
 	Summary string `json:"summary"`
 	// Attempts is how many attempts the search took.
 	Attempts int `json:"attempts"`
@@ -71,8 +90,16 @@ type Finding struct {
 type Approval struct {
 	// Approved is the reviewer's decision; required.
 	Approved bool `json:"approved" durable:"required"`
-	// Reviewer names who decided.
+	// Reviewer names who decided; at most MaxReviewerBytes.
 	Reviewer string `json:"reviewer"`
+}
+
+// Validate refuses a reviewer past MaxReviewerBytes: the event is a 400 and is not stored.
+func (a Approval) Validate() error {
+	if len(a.Reviewer) > MaxReviewerBytes {
+		return fmt.Errorf("reviewer must be at most %d bytes, got %d", MaxReviewerBytes, len(a.Reviewer))
+	}
+	return nil
 }
 
 // ReviewWindow is how long research_agent waits for the reviewer before it escalates.
@@ -146,9 +173,11 @@ func fanOutSearches(_ context.Context, s ResearchState) (durable.RouteDecision, 
 	return durable.Map("draft", "search", s.Sources), nil
 }
 
-// searchSource searches the branch's source (its item) and adds one finding. The branch at
-// FlakyBranch fails its first attempt (retried under the node's policy). It runs in a branch
-// only: called otherwise it fails for good (durable.NonRetryable).
+// searchSource searches the branch's source (its item) and adds one finding, whose summary
+// quotes excerpts of the source and the question: sixteen branches that each quoted the whole
+// question would multiply it by sixteen. The branch at FlakyBranch fails its first attempt
+// (retried under the node's policy). It runs in a branch only: called otherwise it fails for
+// good (durable.NonRetryable).
 func searchSource(ctx context.Context, s ResearchState) (ResearchState, error) {
 	source, err := durable.BranchItem[string](ctx)
 	if err != nil {
@@ -165,17 +194,18 @@ func searchSource(ctx context.Context, s ResearchState) (ResearchState, error) {
 	}
 	s.Findings = append(s.Findings, Finding{
 		Source:   source,
-		Summary:  fmt.Sprintf("%s: %d passages on %q", source, 2+len(source)%5, s.Question),
+		Summary:  fmt.Sprintf("%s: %d passages on %q", excerpt(source, maxQuoteBytes), 2+len(source)%5, excerpt(s.Question, maxQuoteBytes)),
 		Attempts: attempt,
 	})
 	return s, nil
 }
 
-// draftAnswer drafts an answer from the findings; the new draft awaits a decision. A child
-// run (a classifier of the draft, say) would start from here, before the wait.
+// draftAnswer drafts an answer from the findings, quoting an excerpt of the question and each
+// summary (bounded already); the new draft awaits a decision. A child run (a classifier of
+// the draft, say) would start from here, before the wait.
 func draftAnswer(_ context.Context, s ResearchState) (ResearchState, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Answer to %q", s.Question)
+	fmt.Fprintf(&b, "Answer to %q", excerpt(s.Question, maxQuoteBytes))
 	if s.Revisions > 0 {
 		fmt.Fprintf(&b, " (revision %d)", s.Revisions)
 	}
@@ -237,11 +267,11 @@ func decideReview(_ context.Context, s ResearchState) (durable.RouteDecision, er
 
 func approved(s ResearchState) bool { return s.Approved != nil && *s.Approved }
 
-// publish publishes the approved draft.
+// publish publishes the approved draft, signed with an excerpt of the reviewer's name.
 func publish(_ context.Context, s ResearchState) (ResearchState, error) {
 	s.Published = s.Draft
 	if s.Reviewer != "" {
-		s.Published += "\nApproved by " + s.Reviewer + "."
+		s.Published += "\nApproved by " + excerpt(s.Reviewer, maxQuoteBytes) + "."
 	}
 	return s, nil
 }
