@@ -141,7 +141,6 @@ func TestHistory_SlowReaders_BoundedPerIdentity(t *testing.T) {
 	}
 }
 
-
 // openStream opens the feed of run as who, event-stream form, and returns the response with
 // its body unread (the stream open), or its status and body when refused.
 func openStream(t *testing.T, tr funchosttest.Transport, who, run string) (*http.Response, string) {
