@@ -67,6 +67,7 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ConnState:         cfg.ConnState,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}}, nil
 }

@@ -3,6 +3,8 @@ package funchost
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 )
 
@@ -68,6 +70,10 @@ type ServerConfig struct {
 	// server hands the list to those handlers with each request; a handler served by another
 	// server allows no origin. Default none.
 	AllowedOrigins []string
+	// ConnState, if set, is called as net/http's Server.ConnState is: with each connection
+	// (whose RemoteAddr is the client's) when it changes state. It is how a listener that
+	// caps connections learns which ones are idle. Default none.
+	ConnState func(net.Conn, http.ConnState)
 }
 
 // DefaultServerConfig returns the configuration with every default filled in.

@@ -37,7 +37,8 @@
 // FUNCGRAPH_IDENTITY_HEADER, FUNCGRAPH_TRUSTED_PROXIES: off by default, checked at startup),
 // the server's timeouts and limits (FUNCGRAPH_READ_HEADER_TIMEOUT, FUNCGRAPH_BODY_READ_TIMEOUT,
 // FUNCGRAPH_IDLE_TIMEOUT, FUNCGRAPH_DRAIN_TIMEOUT, FUNCGRAPH_SHUTDOWN_TIMEOUT,
-// FUNCGRAPH_MAX_HEADER_BYTES, FUNCGRAPH_DRAIN_BODY_BYTES, FUNCTIONS_REQUEST_BODY_SIZE_LIMIT),
+// FUNCGRAPH_MAX_HEADER_BYTES, FUNCGRAPH_DRAIN_BODY_BYTES, FUNCTIONS_REQUEST_BODY_SIZE_LIMIT,
+// and under `serve` FUNCGRAPH_MAX_CONNECTIONS),
 // the keys, and FUNCGRAPH_TRACE_EXPORTER for the app to interpret. With storage configured it
 // opens every Azure store from one set of clients (package azure) and hands them to the app
 // in Settings: the engine's (Durable), the platform threads (Threads), a checkpointer

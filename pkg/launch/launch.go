@@ -111,7 +111,7 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 	}
 	logger := opts.Logger
 	if port := opts.Getenv(envCustomHandlerPort); port != "" {
-		return serve(ctx, build, opts, ModeCustomHandler, net.JoinHostPort("127.0.0.1", port), func(a *App) (http.Handler, error) {
+		return serve(ctx, build, opts, ModeCustomHandler, net.JoinHostPort("127.0.0.1", port), 0, func(a *App) (http.Handler, error) {
 			limit, err := bodyLimitFromEnv(opts.Getenv)
 			if err != nil {
 				return nil, err
@@ -129,7 +129,11 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 		if err := fs.Parse(opts.Args[1:]); err != nil {
 			return err
 		}
-		return serve(ctx, build, opts, ModeServe, *addr, func(a *App) (http.Handler, error) {
+		maxConns, err := maxConnectionsFromEnv(opts.Getenv)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, build, opts, ModeServe, *addr, maxConns, func(a *App) (http.Handler, error) {
 			keys, err := loadKeys(opts.Getenv)
 			if err != nil {
 				return nil, err
@@ -194,8 +198,9 @@ func buildApp(ctx context.Context, build Builder, opts Options, mode Mode) (*App
 }
 
 // serve builds the app, starts its background work, and serves handler(app) on addr until ctx
-// ends; then the server drains and the app closes.
-func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr string, handler func(*App) (http.Handler, error)) error {
+// ends; then the server drains and the app closes. maxConns, when not 0, caps the connections
+// held open (connLimit).
+func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr string, maxConns int, handler func(*App) (http.Handler, error)) error {
 	logger := opts.Logger
 	cfg, err := serverConfigFromEnv(opts.Getenv)
 	if err != nil {
@@ -219,11 +224,25 @@ func serve(ctx context.Context, build Builder, opts Options, mode Mode, addr str
 	if err := a.start(ctx); err != nil {
 		return errors.Join(fmt.Errorf("start app: %w", err), closeAll())
 	}
-	err = funchost.ServeConfig(ctx, cfg, addr, h, logger, func(l net.Addr) {
-		logger.Info("listening", "addr", l.String(), "api", "http://"+l.String()+"/"+a.FunctionApp.RoutePrefix())
-		if opts.OnListen != nil {
-			opts.OnListen(l)
-		}
-	})
-	return errors.Join(err, closeAll())
+	var limit *connLimit
+	if maxConns > 0 {
+		limit = newConnLimit(maxConns, logger)
+		cfg.ConnState = limit.connState
+	}
+	srv, err := funchost.NewServer(cfg, h, logger)
+	if err != nil {
+		return errors.Join(fmt.Errorf("serve: %w", err), closeAll())
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("serve: listen %s: %w", addr, err), closeAll())
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+"/"+a.FunctionApp.RoutePrefix())
+	if opts.OnListen != nil {
+		opts.OnListen(ln.Addr())
+	}
+	if limit != nil {
+		ln = limit.listener(ln)
+	}
+	return errors.Join(srv.Serve(ctx, ln), closeAll())
 }

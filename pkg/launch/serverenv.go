@@ -24,6 +24,8 @@ const (
 	// envAllowedOrigins lists the browser origins (comma-separated) whose cross-site
 	// requests may change state (funchost.ServerConfig.AllowedOrigins).
 	envAllowedOrigins = "FUNCGRAPH_ALLOWED_ORIGINS"
+	// envMaxConnections caps the connections `serve` holds open (connLimit).
+	envMaxConnections = "FUNCGRAPH_MAX_CONNECTIONS"
 	// envRequestBodyLimit is the Functions host's own request size setting, which the
 	// standalone server and the custom handler honour too.
 	envRequestBodyLimit = "FUNCTIONS_REQUEST_BODY_SIZE_LIMIT"
@@ -85,6 +87,19 @@ func bodyLimitFromEnv(getenv func(string) string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%s: want a positive number of bytes", envRequestBodyLimit)
+	}
+	return n, nil
+}
+
+// maxConnectionsFromEnv reads FUNCGRAPH_MAX_CONNECTIONS (unset: DefaultMaxConnections).
+func maxConnectionsFromEnv(getenv func(string) string) (int, error) {
+	v := strings.TrimSpace(getenv(envMaxConnections))
+	if v == "" {
+		return DefaultMaxConnections, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: want a positive number of connections", envMaxConnections)
 	}
 	return n, nil
 }

@@ -176,7 +176,7 @@ func (s *Service) handle(fn func(w http.ResponseWriter, r *http.Request) error) 
 		}
 		status, body := apierror.Runs.Reply(publicError(err))
 		switch {
-		case status == http.StatusServiceUnavailable:
+		case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", RetryAfterBusy)
 			s.logger.WarnContext(r.Context(), "durable request refused: retry later", "method", r.Method, "path", r.URL.Path, "error", err)
 		case status >= http.StatusInternalServerError:

@@ -15,6 +15,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/internal/sse"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
@@ -217,8 +218,7 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range page.Items {
 		out.Items[i] = feedItem(e)
 	}
-	apiWriteJSON(w, http.StatusOK, out, s.logger)
-	return nil
+	return s.writeHeld(w, r, http.StatusOK, out, historyBytes(page.Items))
 }
 
 // feedItem is the wire form of one item: a history row, its sequence number as seq.
@@ -243,15 +243,29 @@ func clientGone(ctx context.Context, err error) error {
 // is a 404 (JSON) before any frame is sent.
 func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engine.RunFeeder, id string, q feedQuery) error {
 	ctx := r.Context()
+	owner := membudget.OwnerOf(ctx)
+	closeStream, err := s.responses.OpenStream(owner)
+	if err != nil {
+		return err
+	}
+	defer closeStream()
 	if funchost.RequestSource(ctx) == funchost.SourceHost {
 		// Under the Functions host the response goes out whole: one long poll.
 		page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run, Wait: q.wait})
 		if err != nil {
 			return clientGone(ctx, err)
 		}
+		hold, err := s.responses.Hold(owner, historyBytes(page.Items))
+		if err != nil {
+			return err
+		}
+		defer hold.Release()
 		body := s.appendFeedFrames([]byte(sse.RetryFrame(feedRetryMillis)), page)
 		if len(page.Items) == 0 && !page.End {
 			body = append(body, sse.KeepAliveFrame...)
+		}
+		if err := hold.Grow(int64(len(body))); err != nil {
+			return err
 		}
 		writeEventStreamHeader(w)
 		_, _ = w.Write(body)
@@ -265,12 +279,30 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	rc := http.NewResponseController(w)
 	var buf []byte
 	for {
-		buf = s.appendFeedFrames(buf[:0], page)
-		if len(buf) == 0 && !page.End {
-			buf = append(buf, sse.KeepAliveFrame...)
+		hold, err := s.responses.Hold(owner, historyBytes(page.Items))
+		if err == nil {
+			buf = s.appendFeedFrames(buf[:0], page)
+			if len(buf) == 0 && !page.End {
+				buf = append(buf, sse.KeepAliveFrame...)
+			}
+			err = hold.Grow(int64(cap(buf)))
 		}
-		if _, err := w.Write(buf); err != nil {
+		if err != nil {
+			// No room for the next frames: the stream ends, and the client resumes from its
+			// Last-Event-ID.
+			hold.Release()
+			_, body := apierror.Runs.Reply(err)
+			_, _ = w.Write(append(append([]byte("event: error\ndata: "), body...), "\n\n"...))
+			_ = rc.Flush()
+			return nil
+		}
+		_, err = w.Write(buf)
+		hold.Release()
+		if err != nil {
 			return nil // the client left
+		}
+		if cap(buf) > 64<<10 {
+			buf = nil // a large page's buffer is not kept while the stream idles
 		}
 		_ = rc.Flush()
 		if page.End {

@@ -11,6 +11,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
@@ -96,6 +97,10 @@ type Options struct {
 	// refused 507 before its body is read; the stores account and refuse the writes either
 	// way.
 	MemoryBudget *membudget.Budget
+	// ResponseBudget bounds what the read routes' answers (status, listing, history, feed)
+	// hold while they are sent, and the feed's open event streams, per identity and in total
+	// (429 past a bound, holds.go); nil means a budget of the service's own with the defaults.
+	ResponseBudget *respbudget.Budget
 }
 
 // Validate reports options that cannot work (ErrInvalidServiceOptions).
@@ -242,6 +247,8 @@ type Service struct {
 	localTokenKey []byte
 	// maxWait is Options.MaxWait, or the bound Mount inherits (set before serving).
 	maxWait time.Duration
+	// responses is Options.ResponseBudget, or the service's own.
+	responses *respbudget.Budget
 }
 
 // NewService validates opts and returns the service. With anonymous auth it logs a warning.
@@ -251,7 +258,10 @@ func NewService(opts Options) (*Service, error) {
 	}
 	opts = opts.withDefaults()
 	s := &Service{opts: opts, runs: opts.Runs, reg: opts.Registry, logger: opts.Logger.With("component", "durable_api"), localTokenKey: newLocalTokenKey(),
-		maxWait: opts.MaxWait}
+		maxWait: opts.MaxWait, responses: opts.ResponseBudget}
+	if s.responses == nil {
+		s.responses = respbudget.New(respbudget.Limits{})
+	}
 	if s.maxWait == 0 {
 		s.maxWait = host.DefaultMaxWait
 	}

@@ -147,11 +147,10 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err := s.publicRun(r.Context(), run); err != nil {
 		return err
 	}
-	apiWriteJSON(w, http.StatusOK, runStatusBody{
+	return s.writeHeld(w, r, http.StatusOK, runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
-	}, s.logger)
-	return nil
+	}, 0)
 }
 
 // idempotencyKeyHeader names the optional request header of POST
@@ -281,8 +280,7 @@ func (s *Service) listRuns(w http.ResponseWriter, r *http.Request) error {
 			CreatedAt: apiTime(run.CreatedAt), LastUpdatedAt: apiTime(run.UpdatedAt),
 		}
 	}
-	apiWriteJSON(w, http.StatusOK, out, s.logger)
-	return nil
+	return s.writeHeld(w, r, http.StatusOK, out, int64(len(out.Runs))*runSummaryBytes)
 }
 
 // getHistory serves GET /api/runs/{instance_id}/history.
@@ -321,8 +319,7 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 			Timestamp: apiTime(e.Timestamp), Data: data,
 		}
 	}
-	apiWriteJSON(w, http.StatusOK, out, s.logger)
-	return nil
+	return s.writeHeld(w, r, http.StatusOK, out, historyBytes(h.Events))
 }
 
 // purgeRun serves DELETE /api/runs/{instance_id}.

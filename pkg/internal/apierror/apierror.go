@@ -13,19 +13,20 @@ import (
 // The kinds of failure, one per HTTP status that Status answers. An error of none of them is
 // a 500.
 var (
-	ErrBadRequest     = errors.New("bad request")            // 400
-	ErrUnauthorized   = errors.New("unauthorized")           // 401
-	ErrForbidden      = errors.New("forbidden")              // 403
-	ErrNotFound       = errors.New("not found")              // 404
-	ErrRequestTimeout = errors.New("request body timed out") // 408
-	ErrConflict       = errors.New("conflict")               // 409
-	ErrTooLarge       = errors.New("request body too large") // 413
-	ErrValidation     = errors.New("validation error")       // 422
-	ErrInternal       = errors.New("internal error")         // 500
-	ErrNotImplemented = errors.New("not implemented")        // 501
-	ErrBusy           = errors.New("busy, retry later")      // 503
-	ErrWaitExceeded   = errors.New("wait bound passed")      // 504
-	ErrStorageFull    = errors.New("insufficient storage")   // 507
+	ErrBadRequest      = errors.New("bad request")            // 400
+	ErrUnauthorized    = errors.New("unauthorized")           // 401
+	ErrForbidden       = errors.New("forbidden")              // 403
+	ErrNotFound        = errors.New("not found")              // 404
+	ErrRequestTimeout  = errors.New("request body timed out") // 408
+	ErrConflict        = errors.New("conflict")               // 409
+	ErrTooLarge        = errors.New("request body too large") // 413
+	ErrValidation      = errors.New("validation error")       // 422
+	ErrTooManyRequests = errors.New("too many requests")      // 429
+	ErrInternal        = errors.New("internal error")         // 500
+	ErrNotImplemented  = errors.New("not implemented")        // 501
+	ErrBusy            = errors.New("busy, retry later")      // 503
+	ErrWaitExceeded    = errors.New("wait bound passed")      // 504
+	ErrStorageFull     = errors.New("insufficient storage")   // 507
 )
 
 // Status is the one place where an error of the HTTP surfaces becomes an HTTP status: the
@@ -53,6 +54,8 @@ func Status(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrValidation):
 		return http.StatusUnprocessableEntity
+	case errors.Is(err, ErrTooManyRequests):
+		return http.StatusTooManyRequests
 	case errors.Is(err, ErrNotImplemented):
 		return http.StatusNotImplemented
 	case errors.Is(err, ErrBusy):
