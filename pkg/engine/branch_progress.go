@@ -134,10 +134,10 @@ type branchStart struct {
 func (st branchStart) attempt() int { return int(st.progress.attempt+st.progress.deaths) + 1 }
 
 // beginBranch starts a delivery of branch i of h's region (its message it) from its progress
-// p (as read; redelivered: the delivery may be a restart): a back-off not over yet sends it back to the
-// queue; a hold past its lease counts as a death; past the kill limit the branch fails; a
-// start that may be a restart takes a hold first. The progress it returns is the one the
-// attempt runs under.
+// p (as read; redelivered: the delivery may be a restart): a back-off not over yet sends it
+// back to the queue; a hold past its lease counts as a death; past the kill limit the branch
+// fails; a start that may be a restart takes a hold first. The progress it returns is the one
+// the attempt runs under.
 func (e *Engine) beginBranch(ctx context.Context, h *head, i int64, p branchProgress, it branchWork, redelivered bool) (branchStart, error) {
 	for range maxRebase {
 		now := e.clock().UnixNano()
