@@ -60,9 +60,8 @@ func (e *Engine) completionRange(ctx context.Context, h *head, from, to int64, s
 // failed), once branch index has: the branch that settles last enqueues it, whatever it and
 // the others did (the join waits for every branch). The one that does is the last whose
 // commit is stored: every other commit was stored before it, so before all of its reads.
-// Two branches settling at once may both enqueue it; the join's commit keeps one. The last
-// argument, whether branch index failed, does not matter.
-func (e *Engine) afterBranch(ctx context.Context, h *head, index int64, _ bool) error {
+// Two branches settling at once may both enqueue it; the join's commit keeps one.
+func (e *Engine) afterBranch(ctx context.Context, h *head, index int64) error {
 	settled, err := e.regionSettled(ctx, h, index)
 	if err != nil || !settled {
 		return err

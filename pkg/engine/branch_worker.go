@@ -80,7 +80,7 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 	if redelivered || it.Attempt > 0 || it.Resent {
 		// Not the fan-out's first message: the branch may have committed before it came.
 		if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
-			return e.afterBranch(ctx, h, b.index, false)
+			return e.afterBranch(ctx, h, b.index)
 		} else if !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
 		}
@@ -159,7 +159,7 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 	if err != nil || !stored {
 		return err == nil, err
 	}
-	return true, e.afterBranch(ctx, h, b.index, failed)
+	return true, e.afterBranch(ctx, h, b.index)
 }
 
 // failBranchPoison fails branch b, started st.starts times without completing.
@@ -170,7 +170,7 @@ func (e *Engine) failBranchPoison(ctx context.Context, h *head, b branchRef, st 
 	if err != nil || !stored {
 		return err
 	}
-	return e.afterBranch(ctx, h, b.index, true)
+	return e.afterBranch(ctx, h, b.index)
 }
 
 // branchData is the data of a branch's completion row, with the member key:value last.
@@ -296,7 +296,7 @@ func (e *Engine) rescueBranch(ctx context.Context, it branchWork) (bool, error) 
 	}
 	b := it.ref()
 	if _, err := e.store.Get(ctx, h.runID, histKey(h.gen, h.slotSeq(b.index))); err == nil {
-		return true, e.afterBranch(ctx, h, b.index, false)
+		return true, e.afterBranch(ctx, h, b.index)
 	} else if !errors.Is(err, ErrNotFound) {
 		return false, err
 	}
