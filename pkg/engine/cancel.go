@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 )
 
 // CancelRun implements Runs. Cancellation is hard termination, applied durably at once: the
@@ -118,9 +117,5 @@ func cutReason(reason string) string {
 	if len(reason) <= maxRoomReason {
 		return reason
 	}
-	n := maxRoomReason - len("…")
-	for n > 0 && !utf8.RuneStart(reason[n]) {
-		n--
-	}
-	return reason[:n] + "…"
+	return cutAtRune(reason, maxRoomReason-len("…")) + "…"
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
@@ -122,3 +123,14 @@ func appendJSONString(dst []byte, s string) []byte {
 
 // itoa returns n in decimal.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// cutAtRune returns s cut to at most n bytes, at a character boundary.
+func cutAtRune(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

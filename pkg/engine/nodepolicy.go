@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/internal/graphrun"
@@ -117,14 +116,7 @@ func (o *failureRouted) apply(c *commitBuilder) {
 // nodeFailureJSON returns the head's record of node failing with msg (msg cut to
 // maxFailureBytes at a rune boundary).
 func nodeFailureJSON(node, msg string) string {
-	if len(msg) > maxFailureBytes {
-		cut := maxFailureBytes
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut]
-	}
-	return jsonObject("node", jstr(node), "error", jstr(msg))
+	return jsonObject("node", jstr(node), "error", jstr(cutAtRune(msg, maxFailureBytes)))
 }
 
 // nodeFailureOf returns the failure recorded on h, or nil.
