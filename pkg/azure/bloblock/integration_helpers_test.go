@@ -118,7 +118,7 @@ func newManualLock(t testing.TB, c *container.Client, opts Options) *BlobLeaseTh
 		opts.LeaseDuration = 15 * time.Second
 	}
 	l := newAzuriteLock(t, c, opts)
-	l.renewEvery = time.Minute
+	l.renewEvery, l.renewTimeout = time.Minute, time.Minute
 	return l
 }
 

@@ -78,11 +78,11 @@ func TestIntegrationBlobLease_Renewal_MarksLost(t *testing.T) {
 				case renewDrop:
 					rule = p.proxy.Add(faultproxy.Rule{Name: "drop", Match: faultproxy.BlobLease("renew"), Fault: faultproxy.Drop})
 				case renewTimeout:
-					l.renewEvery = time.Nanosecond // no renewer runs: only renewAll reads it
+					l.renewTimeout = time.Nanosecond // no renewer runs: only renewAll reads it
 				}
 				before := renews.Load()
 				l.renewAll(t.Context())
-				l.renewEvery = time.Minute
+				l.renewTimeout = time.Minute
 				if rule != nil {
 					rule.Remove()
 					if rule.Fired() == 0 {
@@ -162,7 +162,9 @@ func TestIntegrationBlobLease_Renewal_IgnoresReleasedEntries(t *testing.T) {
 func TestIntegrationBlobLease_Close_ReleasesAndRefuses(t *testing.T) {
 	p := newProxiedContainer(t)
 	releases := p.count(faultproxy.BlobLease("release"))
-	l := newAzuriteLock(t, p.via, Options{LeaseDuration: 15 * time.Second, renewEvery: 50 * time.Millisecond})
+	// Renewals every 50 ms find the takeover soon; each may take 5 s, so that a loaded
+	// Azurite's slow answers do not mark a held lease lost.
+	l := newAzuriteLock(t, p.via, Options{LeaseDuration: 15 * time.Second, renewEvery: 50 * time.Millisecond, renewTimeout: 5 * time.Second})
 	threads := []string{"a", "b", "c"}
 	var toks []string
 	for _, th := range threads {

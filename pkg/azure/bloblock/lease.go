@@ -33,7 +33,10 @@ type BlobLeaseThreadLock struct {
 	seconds    int32         // lease duration sent to the service; -1 infinite
 	prefix     string        // marker blob prefix
 	renewEvery time.Duration // 0: no renewal
-	log        *slog.Logger
+	// renewTimeout bounds one renewal call: renewEvery, so that maxTransientFailures slow
+	// calls take about one lease duration.
+	renewTimeout time.Duration
+	log          *slog.Logger
 
 	stopRenewer context.CancelFunc // nil when there is no renewer
 	renewerDone chan struct{}      // closed when the renewer returns
@@ -109,6 +112,10 @@ func New(ctx context.Context, opts Options) (*BlobLeaseThreadLock, error) {
 		l.renewEvery = time.Duration(seconds) * time.Second / 3
 		if opts.renewEvery > 0 {
 			l.renewEvery = opts.renewEvery
+		}
+		l.renewTimeout = l.renewEvery
+		if opts.renewTimeout > 0 {
+			l.renewTimeout = opts.renewTimeout
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		l.stopRenewer = cancel

@@ -45,6 +45,9 @@ type Options struct {
 
 	// renewEvery overrides the renewal interval LeaseDuration/3 (for tests).
 	renewEvery time.Duration
+	// renewTimeout overrides the bound of one renewal call, renewEvery (for tests that renew
+	// often on a loaded machine).
+	renewTimeout time.Duration
 }
 
 // Validate reports whether the options can build a lock.

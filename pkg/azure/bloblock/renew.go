@@ -32,7 +32,7 @@ type renewal struct {
 }
 
 // renewAll renews every tracked, non-lost lease concurrently (at most renewPool at once),
-// each call bounded by one interval, then records the outcomes.
+// each call bounded by renewTimeout (one interval), then records the outcomes.
 func (l *BlobLeaseThreadLock) renewAll(ctx context.Context) {
 	l.mu.Lock()
 	round := make([]renewal, 0, len(l.entries))
@@ -56,7 +56,7 @@ func (l *BlobLeaseThreadLock) renewAll(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, l.renewEvery)
+			cctx, cancel := context.WithTimeout(ctx, l.renewTimeout)
 			defer cancel()
 			round[i].err = l.api.renew(cctx, round[i].e.blob, round[i].e.leaseID)
 		}()
