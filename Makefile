@@ -21,7 +21,9 @@ SDKTEST_DEPS := $(SDKTEST)/node_modules/.funcgraph-installed
 INSPECTORTEST := $(TOOLS)/inspectortest
 INSPECTORTEST_DEPS := $(INSPECTORTEST)/node_modules/.funcgraph-installed
 # Packages with integration tests (files tagged `integration`), so the run lists only real runs.
-INTEGRATION_PKGS ?= $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' pkg handler))))
+# pkg/exampleapp, the longest, is listed first so that go test starts it first.
+INTEGRATION_PKGS ?= $(filter ./pkg/exampleapp,$(INTEGRATION_ALL)) $(filter-out ./pkg/exampleapp,$(INTEGRATION_ALL))
+INTEGRATION_ALL = $(sort $(patsubst %/,./%,$(dir $(shell grep -rl --include='*_test.go' '^//go:build integration' pkg handler))))
 DEV_FUNCTION_KEY ?= dev-function-key
 DEV_MASTER_KEY   ?= dev-master-key
 TRACE            ?=
@@ -230,10 +232,21 @@ endef
 
 # integration runs the tagged integration tests against Azurite. Tests that need an Azurite of
 # their own (HTTPS with OAuth, for identity-based settings) start FUNCGRAPH_TEST_AZURITE_BIN.
-integration: $(AZURITE) build
-	@$(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
-	  $(GO) test -race -vet=off -count=1 -tags integration -run Integration $(INTEGRATION_PKGS)
-	@$(MAKE) --no-print-directory platform-sdk-test
+# The SDK tests (platform-sdk-test), which mostly wait on their servers, run beside them on an
+# Azurite of their own (SDK_AZURITE_*_PORT, data in $(TOOLS)/azurite-sdk); their output,
+# kept in $(TOOLS)/platform-sdk-test.log, follows that of the Go tests.
+SDK_AZURITE_BLOB_PORT  ?= 10110
+SDK_AZURITE_QUEUE_PORT ?= 10111
+SDK_AZURITE_TABLE_PORT ?= 10112
+integration: $(AZURITE) build $(SDKTEST_DEPS)
+	@echo "platform-sdk-test (in the background, on an Azurite of its own; its output follows the Go integration tests')"; \
+	$(MAKE) --no-print-directory platform-sdk-test AZURITE_DIR=$(TOOLS)/azurite-sdk AZURITE_BLOB_PORT=$(SDK_AZURITE_BLOB_PORT) \
+	  AZURITE_QUEUE_PORT=$(SDK_AZURITE_QUEUE_PORT) AZURITE_TABLE_PORT=$(SDK_AZURITE_TABLE_PORT) > $(TOOLS)/platform-sdk-test.log 2>&1 & sdk=$$!; \
+	( $(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
+	  $(GO) test -race -vet=off -count=1 -tags integration -run Integration $(INTEGRATION_PKGS) ); rc=$$?; \
+	wait $$sdk; src=$$?; echo "platform-sdk-test:"; cat $(TOOLS)/platform-sdk-test.log; \
+	if [ $$src != 0 ]; then echo "platform-sdk-test failed"; fi; \
+	if [ $$rc != 0 ]; then exit $$rc; fi; exit $$src
 
 ## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
 ## store, then on Azurite with a server restart (AzureWebJobsStorage: Azure threads, checkpoints, runs).
