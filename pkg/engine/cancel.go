@@ -10,26 +10,36 @@ import (
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row, after an event_not_applied row per event its inbox still holds: unapplied.go). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
-// reading its run_terminated row: a cancel that landed succeeds. The chain of children the
-// run waits for is cancelled too, then its parent hears of it (child_links.go).
+// reading its run_terminated row: a cancel that landed succeeds.
+//
+// The family goes on in the background, from storage (cancel_family.go): a run that waits for
+// a child records the intent to cancel it (a due row) before its batch, and once the batch has
+// landed puts a work item on the queue that cancels the child, whose own cancel records the
+// next intent, and so on down the chain of waits; the repair pass finishes a chain whose
+// worker died. So CancelRun answers after a bounded number of storage calls, whatever the
+// family's depth, and a process killed right after the answer still has the family
+// cancelled. The run's parent hears of the cancel once the chain below it is cancelled: at
+// once for a run that waits for no child, else from the chain's last step (child_links.go).
 //
 // A cancel always has room: one that a store with a budget refuses for want of it
 // (ErrStorageFull) is written again marked as making room (MakingRoom), which such a store
 // never refuses, with its reason cut to maxRoomReason bytes, so a full store can always be
 // freed and the cancel adds little to it. A purge deletes, which is never refused.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
-	h, err := e.cancelOne(ctx, instanceID, reason, nil)
+	h, err := e.cancelOne(ctx, instanceID, reason, nil, &familyCancel{})
 	if err != nil {
 		return err
 	}
-	e.cancelled(ctx, h, reason) // its child and parent runs (child_links.go)
+	e.cancelled(ctx, h) // its parent, unless its child's cancel goes on (child_links.go)
 	return nil
 }
 
 // cancelOne cancels run instanceID alone, as CancelRun does, and returns its head as it was
 // before the cancel but for its status. With parent, a run of that id that is not parent's
-// child is not cancelled (ErrRunNotFound).
-func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head) (*head, error) {
+// child is not cancelled (ErrRunNotFound). With fam, a run that waits for a child records the
+// intent to cancel it before its batch, and once the batch has landed its work item is on the
+// queue (cancel_family.go); without, the caller reaches the family itself (a purge).
+func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head, fam *familyCancel) (*head, error) {
 	if !ValidInstanceID(instanceID) {
 		return nil, ErrRunNotFound
 	}
@@ -47,10 +57,17 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		if !h.active() {
 			return nil, &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
+		var due dueRow // the intent to cancel h's child, written before the batch
+		if fam != nil && h.childWait() {
+			if due, err = e.writeCancelDue(ctx, h, fam); err != nil {
+				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			}
+		}
 		var rows []histRow
 		if h.pending > 0 { // the events it never applied (unapplied.go)
 			evs, more, err := e.inboxEvents(ctx, h)
 			if err != nil {
+				e.clearDue(ctx, due)
 				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 			}
 			rows = notAppliedRows(rows, evs, more, h.node)
@@ -68,9 +85,11 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		if err == nil {
 			_, err = e.store.Submit(ctx, ops)
 		} else if !errors.Is(err, ErrStorageFull) {
+			e.clearDue(ctx, due)
 			return nil, err
 		}
 		if errors.Is(err, ErrStorageFull) && !IsMakingRoom(ctx) {
+			e.clearDue(ctx, due)
 			e.release(ctx, &sp, nil)
 			e.log.Warn("cancel refused for want of room: written again as making room", "run_id", instanceID)
 			ctx, reason = MakingRoom(ctx), cutReason(reason)
@@ -81,13 +100,16 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			// this cancel is stored.
 			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
 			if rerr != nil {
-				sp.keep() // the write may have landed
+				sp.keep() // the write may have landed; so may the intent: its due row stays for the repair pass
 				return nil, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
 			}
 			if landed {
 				e.log.Info("cancel stored although its answer was an error", "run_id", instanceID, "error", err.Error())
 				err = nil
 			}
+		}
+		if err != nil {
+			e.clearDue(ctx, due) // not stored, as far as a read can tell
 		}
 		switch {
 		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
@@ -104,6 +126,9 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
+		if due.rowKey != "" {
+			e.dispatchCancel(ctx, h, due)
+		}
 		return h, nil
 	}
 	return nil, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)

@@ -78,8 +78,9 @@ const dueShards = 8
 
 // Due row kinds.
 const (
-	dueStart = "start" // the first work item of a start
-	dueEvent = "event" // the wake-up of an event that matched the wait
+	dueStart  = "start"  // the first work item of a start
+	dueEvent  = "event"  // the wake-up of an event that matched the wait
+	dueCancel = "cancel" // a cancel's intent to cancel its run's child (cancel_family.go)
 )
 
 // Due row properties. A start's row also names its graph, group (pGroup), owner (pOwner) and
@@ -120,7 +121,6 @@ func dueKeyAt(t time.Time) string {
 
 // writeDue records that h's next step must be on the queue by now + RepairAfter.
 func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, error) {
-	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	props := map[string]any{pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind}
 	if kind == dueStart {
 		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
@@ -131,6 +131,12 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 			props[pOwner] = h.owner
 		}
 	}
+	return e.writeDueProps(ctx, h, props)
+}
+
+// writeDueProps inserts a due row of h's run with props, due at now + RepairAfter.
+func (e *Engine) writeDueProps(ctx context.Context, h *head, props map[string]any) (dueRow, error) {
+	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
 	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
@@ -302,9 +308,12 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 		return false, err
 	}
 	var dispatched, settled bool
-	if str(ent.Properties, pKind) == dueStart {
+	switch str(ent.Properties, pKind) {
+	case dueStart:
 		dispatched, settled, err = e.repairStart(ctx, ent, h)
-	} else {
+	case dueCancel:
+		settled, err = e.cancelBelow(ctx, ent, h) // the step itself (cancel_family.go)
+	default:
 		dispatched, settled, err = e.repairEvent(ctx, ent, h)
 	}
 	if err != nil || !settled {
