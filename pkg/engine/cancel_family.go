@@ -34,10 +34,11 @@ import (
 //     row; the cancel still trying writes a new one. A row whose run or top is gone (purged:
 //     the purge reached the family) or is another run of the id is deleted.
 //
-// Cost: the cancel itself adds 1 T (the due row) and 1 Q to a run's cancel; each step is 1 Q
-// receive and delete, 4 T reads (the row, the run's head, the top's head, the child's head, and
-// the top's reason when it was spilled), the child's cancel, and 1 T to delete the row. The
-// chain's last step adds the parent's notice (4 T + 1 Q, child_links.go). Nothing scans.
+// Cost: the intent adds 1 T (the due row) and 1 Q to the cancel of a run that waits for a
+// child; each step is 1 Q receive and delete, 2 or 3 T reads (the row, the run's head, the
+// top's head when it is another run; +1 payload read for a spilled reason), the child's cancel
+// (its own intent included), and 1 T to delete the row. The chain's last step adds the top's
+// notice to its parent (4 T + 1 Q, child_links.go). Nothing scans.
 
 // Due row properties of a cancel's intent: the child to cancel (pChild), and the run the
 // cancel began at with its nonce.
