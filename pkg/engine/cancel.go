@@ -26,9 +26,12 @@ import (
 // never refuses, with its reason cut to maxRoomReason bytes, so a full store can always be
 // freed and the cancel adds little to it. A purge deletes, which is never refused.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
-	h, err := e.cancelOne(ctx, instanceID, reason, nil, &familyCancel{})
+	h, due, err := e.cancelOne(ctx, instanceID, reason, nil, &familyCancel{})
 	if err != nil {
 		return err
+	}
+	if due.rowKey != "" {
+		e.dispatchCancel(ctx, h, due) // its child's cancel, in the background (cancel_family.go)
 	}
 	e.cancelled(ctx, h) // its parent, unless its child's cancel goes on (child_links.go)
 	return nil
@@ -37,11 +40,11 @@ func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error
 // cancelOne cancels run instanceID alone, as CancelRun does, and returns its head as it was
 // before the cancel but for its status. With parent, a run of that id that is not parent's
 // child is not cancelled (ErrRunNotFound). With fam, a run that waits for a child records the
-// intent to cancel it before its batch, and once the batch has landed its work item is on the
-// queue (cancel_family.go); without, the caller reaches the family itself (a purge).
-func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head, fam *familyCancel) (*head, error) {
+// intent to cancel it before its batch (cancel_family.go) and returns it (due; zero: none), for
+// the caller to carry on; without, the caller reaches the family itself (a purge).
+func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head, fam *familyCancel) (_ *head, due dueRow, _ error) {
 	if !ValidInstanceID(instanceID) {
-		return nil, ErrRunNotFound
+		return nil, dueRow{}, ErrRunNotFound
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -49,18 +52,18 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 	for range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
-			return nil, runLookupError(err)
+			return nil, dueRow{}, runLookupError(err)
 		}
 		if parent != nil && (h.parent != parent.runID || h.parentNonce != parent.nonce) {
-			return nil, ErrRunNotFound
+			return nil, dueRow{}, ErrRunNotFound
 		}
 		if !h.active() {
-			return nil, &RunFinishedError{InstanceID: instanceID, Status: h.status}
+			return nil, dueRow{}, &RunFinishedError{InstanceID: instanceID, Status: h.status}
 		}
-		var due dueRow // the intent to cancel h's child, written before the batch
+		due = dueRow{} // the intent to cancel h's child, written before the batch
 		if fam != nil && h.childWait() {
 			if due, err = e.writeCancelDue(ctx, h, fam); err != nil {
-				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 			}
 		}
 		var rows []histRow
@@ -68,7 +71,7 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			evs, more, err := e.inboxEvents(ctx, h)
 			if err != nil {
 				e.clearDue(ctx, due)
-				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 			}
 			rows = notAppliedRows(rows, evs, more, h.node)
 		}
@@ -86,7 +89,7 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			_, err = e.store.Submit(ctx, ops)
 		} else if !errors.Is(err, ErrStorageFull) {
 			e.clearDue(ctx, due)
-			return nil, err
+			return nil, dueRow{}, err
 		}
 		if errors.Is(err, ErrStorageFull) && !IsMakingRoom(ctx) {
 			e.clearDue(ctx, due)
@@ -101,7 +104,7 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
 			if rerr != nil {
 				sp.keep() // the write may have landed; so may the intent: its due row stays for the repair pass
-				return nil, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
 			}
 			if landed {
 				e.log.Info("cancel stored although its answer was an error", "run_id", instanceID, "error", err.Error())
@@ -118,7 +121,7 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			if !refused(err) {
 				sp.keep() // not stored as far as a read can tell; keep its payloads should it land
 			}
-			return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
 		e.release(ctx, &sp, ops)
 		h.status = StatusTerminated
@@ -126,12 +129,9 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
-		if due.rowKey != "" {
-			e.dispatchCancel(ctx, h, due)
-		}
-		return h, nil
+		return h, due, nil
 	}
-	return nil, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
+	return nil, dueRow{}, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
 }
 
 // maxRoomReason bounds, in bytes, the reason a cancel stores when it is written as making room.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -47,8 +48,8 @@ func assertChainCancelled(t *testing.T, r *rig, runs []string, reason string) {
 func storageCalls(r *rig) int64 { return r.counts.Table() + r.counts.Queue() + r.counts.Payload() }
 
 // A cancel answers after a number of storage calls that does not grow with its family's depth:
-// the chain below is cancelled by work items, one run a step, and no timer or repair pass is
-// needed for it.
+// the chain below is cancelled by one work item, which walks it one intent at a time, and no
+// timer or repair pass is needed for it.
 func TestEngine_ChildRun_CancelOfADeepFamily_AnswersInCallsIndependentOfItsDepth(t *testing.T) {
 	t.Parallel()
 	calls := map[int]int64{}
@@ -61,8 +62,8 @@ func TestEngine_ChildRun_CancelOfADeepFamily_AnswersInCallsIndependentOfItsDepth
 		}
 		calls[depth] = storageCalls(r) - before
 		assertStatus(t, r, runs[0], engine.StatusTerminated)
-		if steps := r.drive(t); steps != depth {
-			t.Errorf("depth %d: %d work items handled after the cancel, want one a child", depth, steps)
+		if steps := r.drive(t); steps != 1 {
+			t.Errorf("depth %d: %d work items handled after the cancel, want one", depth, steps)
 		}
 		assertChainCancelled(t, r, runs, "stop")
 		if n := dueRows(t, r); n != 0 {
@@ -107,6 +108,29 @@ func TestEngine_ChildRun_CancelOfAFamily_StepsLost_TheRepairPassFinishesIt(t *te
 		if msg := outputString(t, assertStatus(t, r, runs[0], engine.StatusFailed)); !strings.Contains(msg, "child run '"+runs[1]+"' of graph 'fam' was terminated: enough") {
 			t.Fatalf("root failure %q", msg)
 		}
+		if n := dueRows(t, r); n != 0 {
+			t.Fatalf("%d due rows left", n)
+		}
+	})
+	t.Run("a step below the first fails", func(t *testing.T) {
+		t.Parallel()
+		r, _ := newFamilyRig(t, engine.Options{})
+		runs := startChain(t, r, "below", 4)
+		var failed atomic.Bool
+		r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+			if insertsHistory(engine.HistoryRunTerminated)(ops) && ops[0].Entity.PartitionKey == runs[3] && failed.CompareAndSwap(false, true) {
+				return enginetest.ErrInjected
+			}
+			return nil
+		}
+		if err := r.e.CancelRun(t.Context(), runs[0], "stop"); err != nil {
+			t.Fatal(err)
+		}
+		r.drive(t) // no timer, no repair pass: the failed step's own work item takes it up
+		if !failed.Load() {
+			t.Fatal("the fault never fired")
+		}
+		assertChainCancelled(t, r, runs, "stop")
 		if n := dueRows(t, r); n != 0 {
 			t.Fatalf("%d due rows left", n)
 		}

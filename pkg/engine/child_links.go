@@ -202,7 +202,7 @@ func (e *Engine) nextChild(ctx context.Context, f *familyFrame) (*head, error) {
 			return ch, nil
 		}
 		var finished *RunFinishedError
-		_, err = e.cancelOne(ctx, id, fmt.Sprintf("parent run '%s' was purged", f.h.runID), f.h, nil) // the walk goes down itself
+		_, _, err = e.cancelOne(ctx, id, fmt.Sprintf("parent run '%s' was purged", f.h.runID), f.h, nil) // the walk goes down itself
 		if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
 			return nil, fmt.Errorf("cancel child run %s: %w", id, err)
 		}

@@ -320,7 +320,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 	case dueStart:
 		dispatched, settled, err = e.repairStart(ctx, ent, h)
 	case dueCancel:
-		settled, err = e.cancelBelow(ctx, ent, h) // the step itself (cancel_family.go)
+		_, err = e.cancelBelow(ctx, ent, h) // the step itself, which deletes the rows it settles (cancel_family.go)
 	default:
 		dispatched, settled, err = e.repairEvent(ctx, ent, h)
 	}
