@@ -9,8 +9,8 @@ import (
 
 // The cancel of a family, in the background and from storage. A cancel (CancelRun) answers
 // once its own run is cancelled; the chain of child runs the run waits for (one child at a
-// time, a chain at most MaxChildDepth long) is cancelled after it, one run a step, each step
-// started from what storage holds:
+// time, a chain at most MaxChildDepth long) is cancelled after it, one run after the other,
+// each from what storage holds:
 //
 //   - The intent. The cancel of a run that waits for a child first writes a due row of kind
 //     "cancel" (repair.go) naming the run, its nonce, the child, and the top of the chain —

@@ -44,9 +44,9 @@ import (
 //     least hourly.
 //   - Reaching the family (child_links.go). Cancelling a parent cancels the chain of children
 //     it waits for, one run after the other, in the background: the cancel answers once the
-//     parent is cancelled, having stored the intent to cancel its child, and each child's
-//     cancel is a work item of its own that stores the next intent, the repair pass taking up
-//     one whose worker died (cancel_family.go). Purging a parent purges the runs below it
+//     parent is cancelled, having stored the intent to cancel its child; a work item then
+//     cancels the chain, each child's cancel storing the next intent before the one above it
+//     goes, the repair pass taking up one whose worker died (cancel_family.go). Purging a parent purges the runs below it
 //     first, depth first, inside its call. Neither recurses. A finished child its parent still waits for is never
 //     purged (*ChildAwaitedError): the parent would take its absence for a child that was
 //     never started.

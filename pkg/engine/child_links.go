@@ -100,13 +100,13 @@ func (e *Engine) notifyParent(ctx context.Context, n *head) {
 // cancelled tells the parent of h, a run just cancelled, of its end, once the runs below it
 // are cancelled, so that a parent going on along its failure route counts what they started
 // (chainFamily). A run that waited for a child has recorded the intent to cancel it
-// (cancelOne): the chain of waits below it is cancelled in the background, one run a step,
-// and the chain's last step tells h's parent (cancelBelow, cancel_family.go). A run that
+// (cancelOne): the chain of waits below it is cancelled in the background, one run after the
+// other, and the chain's end tells h's parent (cancelBelow, cancel_family.go). A run that
 // waited for no child has nothing below it to wait for: its parent hears of it at once. The
 // notice is part of the cancel: it has room as the cancel has (MakingRoom).
 func (e *Engine) cancelled(ctx context.Context, h *head) {
 	if h.childWait() {
-		return // its child's cancel goes on; the chain's last step tells the parent
+		return // its child's cancel goes on; the chain's end tells the parent
 	}
 	e.notifyParent(MakingRoom(ctx), h)
 }

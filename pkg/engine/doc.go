@@ -25,7 +25,7 @@ package engine
 // the list, but for two knots of files that call one another: a work item's files, from
 // workitem.go to cancel_family.go (a step commits, then dispatches the next item; a commit
 // that lost a race asks its outcome whether to rebuild on the fresh head; a branch's worker and
-// a child's wait commit steps of their own; a family's cancel cancels one run a step), and the
+// a child's wait commit steps of their own; a family's cancel goes down its chain), and the
 // listing's list.go, index.go, group.go and owner.go.
 //
 //	engine.go          Engine, New, Start, Close

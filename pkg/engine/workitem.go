@@ -73,7 +73,7 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 		return e.processBranch(e.obs.extract(ctx, br.Trace), *br, dequeueCount) // a fan-out's branch (branch_worker.go)
 	}
 	if it.Cancel != "" {
-		return e.cancelItem(ctx, it) // the cancel of a family, one run a step (cancel_family.go)
+		return e.cancelItem(ctx, it) // the cancel of a family, down its chain (cancel_family.go)
 	}
 	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }
