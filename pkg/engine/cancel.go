@@ -12,14 +12,14 @@ import (
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
 // reading its run_terminated row: a cancel that landed succeeds.
 //
-// The family goes on in the background, from storage (cancel_family.go): a run that waits for
-// a child records the intent to cancel it (a due row) before its batch, and once the batch has
+// The family goes on in the background, from storage (cancel_family.go): a run that waits for a
+// child records the intent to cancel it (a due row) before its batch, and once the batch has
 // landed puts a work item on the queue that cancels the child, whose own cancel records the
 // next intent, and so on down the chain of waits, one intent stored at a time; the repair pass
-// finishes a chain whose worker died. So CancelRun answers after a bounded number of storage calls, whatever the
-// family's depth, and a process killed right after the answer still has the family
-// cancelled. The run's parent hears of the cancel once the chain below it is cancelled: at
-// once for a run that waits for no child, else from the chain's last step (child_links.go).
+// finishes a chain whose worker died. So CancelRun answers after a bounded number of storage
+// calls, whatever the family's depth, and a process killed right after the answer still has the
+// family cancelled. The run's parent hears of the cancel once the chain below it is cancelled:
+// at once for a run that waits for no child, else from the chain's end (child_links.go).
 //
 // A cancel always has room: one that a store with a budget refuses for want of it
 // (ErrStorageFull) is written again marked as making room (MakingRoom), which such a store
