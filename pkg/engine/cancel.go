@@ -10,28 +10,41 @@ import (
 // head becomes Terminated with the reason as output (one batch with a run_terminated history
 // row, after an event_not_applied row per event its inbox still holds: unapplied.go). A step in flight then loses its conditional commit and its result is discarded;
 // queued work items are dropped as stale. A cancel whose answer is ambiguous is settled by
-// reading its run_terminated row: a cancel that landed succeeds. The chain of children the
-// run waits for is cancelled too, then its parent hears of it (child_links.go).
+// reading its run_terminated row: a cancel that landed succeeds.
+//
+// The family goes on in the background, from storage (cancel_family.go): a run that waits for a
+// child records the intent to cancel it (a due row) before its batch, and once the batch has
+// landed puts a work item on the queue that cancels the child, whose own cancel records the
+// next intent, and so on down the chain of waits, one intent stored at a time; the repair pass
+// finishes a chain whose worker died. So CancelRun answers after a bounded number of storage
+// calls, whatever the family's depth, and a process killed right after the answer still has the
+// family cancelled. The run's parent hears of the cancel once the chain below it is cancelled:
+// at once for a run that waits for no child, else from the chain's end (child_links.go).
 //
 // A cancel always has room: one that a store with a budget refuses for want of it
 // (ErrStorageFull) is written again marked as making room (MakingRoom), which such a store
 // never refuses, with its reason cut to maxRoomReason bytes, so a full store can always be
 // freed and the cancel adds little to it. A purge deletes, which is never refused.
 func (e *Engine) CancelRun(ctx context.Context, instanceID, reason string) error {
-	h, err := e.cancelOne(ctx, instanceID, reason, nil)
+	h, due, err := e.cancelOne(ctx, instanceID, reason, nil, &familyCancel{})
 	if err != nil {
 		return err
 	}
-	e.cancelled(ctx, h, reason) // its child and parent runs (child_links.go)
+	if due.rowKey != "" {
+		e.dispatchCancel(ctx, h, due) // its child's cancel, in the background (cancel_family.go)
+	}
+	e.cancelled(ctx, h) // its parent, unless its child's cancel goes on (child_links.go)
 	return nil
 }
 
 // cancelOne cancels run instanceID alone, as CancelRun does, and returns its head as it was
 // before the cancel but for its status. With parent, a run of that id that is not parent's
-// child is not cancelled (ErrRunNotFound).
-func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head) (*head, error) {
+// child is not cancelled (ErrRunNotFound). With fam, a run that waits for a child records the
+// intent to cancel it before its batch (cancel_family.go) and returns it (due; zero: none), for
+// the caller to carry on; without, the caller reaches the family itself (a purge).
+func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, parent *head, fam *familyCancel) (_ *head, due dueRow, _ error) {
 	if !ValidInstanceID(instanceID) {
-		return nil, ErrRunNotFound
+		return nil, dueRow{}, ErrRunNotFound
 	}
 	var sp spills
 	defer func() { e.release(ctx, &sp, nil) }()
@@ -39,19 +52,26 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 	for range maxHeadRetries {
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
-			return nil, runLookupError(err)
+			return nil, dueRow{}, runLookupError(err)
 		}
 		if parent != nil && (h.parent != parent.runID || h.parentNonce != parent.nonce) {
-			return nil, ErrRunNotFound
+			return nil, dueRow{}, ErrRunNotFound
 		}
 		if !h.active() {
-			return nil, &RunFinishedError{InstanceID: instanceID, Status: h.status}
+			return nil, dueRow{}, &RunFinishedError{InstanceID: instanceID, Status: h.status}
+		}
+		due = dueRow{} // the intent to cancel h's child, written before the batch
+		if fam != nil && h.childWait() {
+			if due, err = e.writeCancelDue(ctx, h, fam); err != nil {
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			}
 		}
 		var rows []histRow
 		if h.pending > 0 { // the events it never applied (unapplied.go)
 			evs, more, err := e.inboxEvents(ctx, h)
 			if err != nil {
-				return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+				e.clearDue(ctx, due)
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 			}
 			rows = notAppliedRows(rows, evs, more, h.node)
 		}
@@ -68,9 +88,11 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		if err == nil {
 			_, err = e.store.Submit(ctx, ops)
 		} else if !errors.Is(err, ErrStorageFull) {
-			return nil, err
+			e.clearDue(ctx, due)
+			return nil, dueRow{}, err
 		}
 		if errors.Is(err, ErrStorageFull) && !IsMakingRoom(ctx) {
+			e.clearDue(ctx, due)
 			e.release(ctx, &sp, nil)
 			e.log.Warn("cancel refused for want of room: written again as making room", "run_id", instanceID)
 			ctx, reason = MakingRoom(ctx), cutReason(reason)
@@ -81,13 +103,16 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			// this cancel is stored.
 			_, landed, rerr := e.resolveWrite(ctx, instanceID, h.gen, h.nonce, h.histSeq+1, id)
 			if rerr != nil {
-				sp.keep() // the write may have landed
-				return nil, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
+				sp.keep() // the write may have landed; so may the intent: its due row stays for the repair pass
+				return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w (outcome unknown: %v)", instanceID, err, rerr)
 			}
 			if landed {
 				e.log.Info("cancel stored although its answer was an error", "run_id", instanceID, "error", err.Error())
 				err = nil
 			}
+		}
+		if err != nil {
+			e.clearDue(ctx, due) // not stored, as far as a read can tell
 		}
 		switch {
 		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
@@ -96,7 +121,7 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 			if !refused(err) {
 				sp.keep() // not stored as far as a read can tell; keep its payloads should it land
 			}
-			return nil, fmt.Errorf("cancel run=%s: %w", instanceID, err)
+			return nil, dueRow{}, fmt.Errorf("cancel run=%s: %w", instanceID, err)
 		}
 		e.release(ctx, &sp, ops)
 		h.status = StatusTerminated
@@ -104,9 +129,9 @@ func (e *Engine) cancelOne(ctx context.Context, instanceID, reason string, paren
 		e.log.Info("run terminated", "run_id", instanceID, "graph", h.graph, "orchestrator", OrchestratorName)
 		e.observeCancelled(ctx, instanceID, h.graph)
 		e.changes.notify(instanceID)
-		return h, nil
+		return h, due, nil
 	}
-	return nil, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
+	return nil, dueRow{}, fmt.Errorf("cancel run=%s: head keeps changing: %w", instanceID, ErrConflict)
 }
 
 // maxRoomReason bounds, in bytes, the reason a cancel stores when it is written as making room.

@@ -43,8 +43,11 @@ import (
 //     recheck, due RepairAfter after the start, then every half of the child's age, at
 //     least hourly.
 //   - Reaching the family (child_links.go). Cancelling a parent cancels the chain of children
-//     it waits for, one run after the other; purging a parent purges the runs below it first,
-//     depth first. Neither recurses. A finished child its parent still waits for is never
+//     it waits for, one run after the other, in the background: the cancel answers once the
+//     parent is cancelled, having stored the intent to cancel its child; a work item then
+//     cancels the chain, each child's cancel storing the next intent before the one above it
+//     goes, the repair pass taking up one whose worker died (cancel_family.go). Purging a parent purges the runs below it
+//     first, depth first, inside its call. Neither recurses. A finished child its parent still waits for is never
 //     purged (*ChildAwaitedError): the parent would take its absence for a child that was
 //     never started.
 //   - Bounding the family. A family is a run started directly (its root) and every run
@@ -63,8 +66,8 @@ import (
 //     the rest: it is carried by the child's insert-only start and by the If-Match commits of
 //     the parent's steps, so a crash or a duplicate delivery starts the same child with the
 //     same count, or loses its commit. What it misses: a start that races a cancel of the
-//     chain above it, and the starts of a child a lost cancel left running (see cancelled);
-//     such a run keeps counting on its own chain, bounded by both limits.
+//     chain above it (a parent woken by its recheck before the chain below is cancelled, see
+//     cancelled); such a run keeps counting on its own chain, bounded by both limits.
 //
 // Cost, beyond an ordinary step: the starting step's batch carries two rows more; the start
 // of the child is a start (3 T + 1 Q, its index rows) and a read of the parent; its notice is

@@ -447,6 +447,7 @@ func TestEngine_ChildRun_IDTakenByAnotherRun_CancelAndPurgeOfTheParentLeaveItAlo
 	if err := r.e.CancelRun(t.Context(), id, "stop"); err != nil {
 		t.Fatal(err)
 	}
+	r.drive(t) // the cancel's step for the child it waited for
 	assertStatus(t, r, foreign, engine.StatusRunning)
 	if err := r.e.PurgeRun(t.Context(), id); err != nil {
 		t.Fatal(err)

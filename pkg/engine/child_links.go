@@ -97,27 +97,18 @@ func (e *Engine) notifyParent(ctx context.Context, n *head) {
 	warn("left to its recheck", fmt.Errorf("head keeps changing: %w", ErrConflict))
 }
 
-// cancelled reaches the family of h, a run just cancelled for reason: the child it waits for
-// is cancelled, then that child's, down the chain of waits, in a loop that reads and writes
-// one run at a time (a family's chain is at most MaxChildDepth long); then h's parent hears of
-// it, once the runs below are cancelled, so that a parent going on along its failure route
-// counts what they started (chainFamily). Each child's reason names its parent and h's
-// reason. Best effort: a worker that dies before the end of the chain leaves the rest to run
-// to their end, their notices then meeting a finished parent; purging h cancels them.
-func (e *Engine) cancelled(ctx context.Context, h *head, reason string) {
-	ctx = context.WithoutCancel(ctx)
-	for p := h; p.childWait(); {
-		ch, err := e.cancelOne(ctx, p.waiting, fmt.Sprintf("parent run '%s' was cancelled: %s", p.runID, reason), p)
-		var finished *RunFinishedError
-		if err != nil {
-			if !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
-				e.log.Warn("cancel child run", "run_id", p.runID, "child_id", p.waiting, "error", err.Error())
-			}
-			break
-		}
-		p = ch
+// cancelled tells the parent of h, a run just cancelled, of its end, once the runs below it
+// are cancelled, so that a parent going on along its failure route counts what they started
+// (chainFamily). A run that waited for a child has recorded the intent to cancel it
+// (cancelOne): the chain of waits below it is cancelled in the background, one run after the
+// other, and the chain's end tells h's parent (cancelBelow, cancel_family.go). A run that
+// waited for no child has nothing below it to wait for: its parent hears of it at once. The
+// notice is part of the cancel: it has room as the cancel has (MakingRoom).
+func (e *Engine) cancelled(ctx context.Context, h *head) {
+	if h.childWait() {
+		return // its child's cancel goes on; the chain's end tells the parent
 	}
-	e.notifyParent(ctx, h)
+	e.notifyParent(MakingRoom(ctx), h)
 }
 
 // purgeFamily runs before h, a finished run, is purged: a child its parent still waits for
@@ -211,7 +202,7 @@ func (e *Engine) nextChild(ctx context.Context, f *familyFrame) (*head, error) {
 			return ch, nil
 		}
 		var finished *RunFinishedError
-		_, err = e.cancelOne(ctx, id, fmt.Sprintf("parent run '%s' was purged", f.h.runID), f.h)
+		_, _, err = e.cancelOne(ctx, id, fmt.Sprintf("parent run '%s' was purged", f.h.runID), f.h, nil) // the walk goes down itself
 		if err != nil && !errors.Is(err, ErrRunNotFound) && !errors.As(err, &finished) {
 			return nil, fmt.Errorf("cancel child run %s: %w", id, err)
 		}

@@ -23,10 +23,10 @@ package engine
 
 // The files, in reading order (a test holds the list to the package's files). Calls go down
 // the list, but for two knots of files that call one another: a work item's files, from
-// workitem.go to child_links.go (a step commits, then dispatches the next item; a commit that
-// lost a race asks its outcome whether to rebuild on the fresh head; a branch's worker and a
-// child's wait commit steps of their own), and the listing's list.go, index.go, group.go and
-// owner.go.
+// workitem.go to cancel_family.go (a step commits, then dispatches the next item; a commit
+// that lost a race asks its outcome whether to rebuild on the fresh head; a branch's worker and
+// a child's wait commit steps of their own; a family's cancel goes down its chain), and the
+// listing's list.go, index.go, group.go and owner.go.
 //
 //	engine.go          Engine, New, Start, Close
 //	options.go         Options and the policies of graphs
@@ -73,6 +73,8 @@ package engine
 //	child_wait.go      the step of a run waiting for its child run: reads the child's head,
 //	                   starts a missing child, rechecks, resumes or fails
 //	child_links.go     a child's notice to its parent, and cancel and purge of a run's family
+//	cancel_family.go   the cancel of a family in the background: a cancel's intent to cancel
+//	                   its run's child (a due row), its work item, its step and its repair
 //	wait.go            WaitRun
 //	list.go            ListRuns: the index shards merged newest first, continuation tokens
 //	index.go           the run index: its partitions (a group's included), its rows, orphan

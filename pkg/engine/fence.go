@@ -48,7 +48,8 @@ import (
 const (
 	// pFenced marks a claim row a reader inserted to settle a start as never stored.
 	pFenced = "Fenced"
-	// pFence is the head property the fence of an event merges (the due row it settles).
+	// pFence is the head property the fence of an event or of a cancel's intent merges (the
+	// due row it settles).
 	// Nothing reads it; writing it changes the head's ETag.
 	pFence = "Fence"
 	// iNonce is the index rows' copy of the run's nonce: what a fencer names the start by.

@@ -26,15 +26,17 @@ import (
 // (poison.go), so no run is stranded there, and only the restart count kept on the run
 // (workitem.go) may fail it as poison.
 //
-// Only two writes are not backed by a work item yet: a start (the head is written, then
-// its first item enqueued) and an event that wakes a waiting run (the event is stored and
-// accepted, then the wake-up enqueued). For these an intent row goes to a small due index
-// first — partition "§due-<shard>", row key "<due time in ms, 15 digits>-<random>", the
-// run, its nonce and step — and is deleted once the item is on the queue. Sweep reads only
-// the rows already due by the local clock (a range query per shard), so it touches no
-// history row and its cost is independent of how many runs exist: at 1 000 or 1 000 000 runs
-// an idle pass costs dueShards queries that return nothing, plus the bounded walk of the
-// active index (reconcile.go).
+// Only three writes are not backed by a work item yet: a start (the head is written, then its
+// first item enqueued), an event that wakes a waiting run (the event is stored and accepted,
+// then the wake-up enqueued), and the cancel of a run that waits for a child (the cancel is
+// stored and answered, then the child's cancel enqueued). For these an intent row goes to a
+// small due index first — partition "§due-<shard>", row key "<due time in ms, 15
+// digits>-<random>", the run, its nonce and step — and is deleted once the item is on the
+// queue; a cancel's, once its step is done (cancel_family.go). Sweep reads only the rows
+// already due by the local clock (a range query per shard), so it touches no history row and
+// its cost is independent of how many runs exist: at 1 000 or 1 000 000 runs an idle pass costs
+// dueShards queries that return nothing, plus the bounded walk of the active index
+// (reconcile.go).
 //
 // The local clock only schedules: a due row is acted on once it is RepairAfter old by the
 // store's timestamps (storeClock), and what the pass concludes from a missing write it makes
@@ -61,11 +63,15 @@ import (
 //     insert that meets it, the head and the claim read back, the due row naming it (+4 T),
 //     and its index rows merged again;
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;
+//   - cancel: 2 T (head read, batch) and the run's index rows; +1 T (its intent) and 1 Q when
+//     the run waits for a child, whose cancel is a step of its own (cancel_family.go), else the
+//     parent's notice when it has one (4 T + 1 Q);
 //   - repair pass: dueShards T queries; 2 T to read the store's time when a row is due; for
-//     each due row RepairAfter old, 1 T head read, 1 T delete and at most 1 Q enqueue — or,
-//     for a start that never stored its head, 1 T fence (the claim insert) and 4 T deletes of
-//     its index rows (6 for a grouped run) and 1 payload prefix delete, or for an event whose
-//     batch has not landed 1 T merge; the walk of the active index: 2 T (cursor read and
+//     each due row RepairAfter old, 1 T head read, 1 T delete and at most 1 Q enqueue — or, for
+//     a start that never stored its head, 1 T fence (the claim insert) and 4 T deletes of its
+//     index rows (6 for a grouped run) and 1 payload prefix delete, or for an event whose batch
+//     has not landed 1 T merge, or for a cancel's intent its step (cancel_family.go) or, when
+//     its batch has not landed, 1 T merge; the walk of the active index: 2 T (cursor read and
 //     write), 1 T query and up to activePerPass head reads; 1 Q receive of the poison queue,
 //     plus for each poison message (at most poisonPerPass) 1 T head read, 1 Q delete and at
 //     most 1 Q enqueue;
@@ -78,8 +84,9 @@ const dueShards = 8
 
 // Due row kinds.
 const (
-	dueStart = "start" // the first work item of a start
-	dueEvent = "event" // the wake-up of an event that matched the wait
+	dueStart  = "start"  // the first work item of a start
+	dueEvent  = "event"  // the wake-up of an event that matched the wait
+	dueCancel = "cancel" // a cancel's intent to cancel its run's child (cancel_family.go)
 )
 
 // Due row properties. A start's row also names its graph, group (pGroup), owner (pOwner) and
@@ -120,7 +127,6 @@ func dueKeyAt(t time.Time) string {
 
 // writeDue records that h's next step must be on the queue by now + RepairAfter.
 func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, error) {
-	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	props := map[string]any{pRun: h.runID, pNonce: h.nonce, pStep: h.step, pKind: kind}
 	if kind == dueStart {
 		props[pGraph], props[pIndexRow] = h.graph, h.indexRef().rowKey
@@ -131,6 +137,12 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 			props[pOwner] = h.owner
 		}
 	}
+	return e.writeDueProps(ctx, h, props)
+}
+
+// writeDueProps inserts a due row of h's run with props, due at now + RepairAfter.
+func (e *Engine) writeDueProps(ctx context.Context, h *head, props map[string]any) (dueRow, error) {
+	d := dueRow{partition: duePartition(h.runID), rowKey: dueKeyAt(e.clock().Add(e.opts.RepairAfter)) + "-" + newNonce(), step: h.step}
 	_, err := e.store.Submit(ctx, []Op{{Kind: OpInsert, Entity: Entity{PartitionKey: d.partition, RowKey: d.rowKey, Properties: props}}})
 	if err != nil && !errors.Is(err, ErrConflict) { // its key is random: a conflict is the retry of this very insert
 		return dueRow{}, fmt.Errorf("write due row run=%s: %w", h.runID, err)
@@ -217,23 +229,24 @@ func (p *sweepPass) each(n int, f func(i int) error) (int, []error) {
 	return started, errs
 }
 
-// Sweep is the one periodic repair pass, and returns how many runs it dispatched. It
-// dispatches the runs whose start or waking event was stored but whose work item never
-// reached the queue (a failed enqueue, a crash in between), settles the starts that never
-// stored their head and the events whose batch did not land — fencing them first, so that a
-// late write fails instead of landing unnoticed (fence.go) —, settles the work items that ran
-// out of deliveries on the queue's poison queue (poison.go): back on the work queue if their
-// run still needs them, failing the run if its step keeps killing its worker, and walks a
-// bounded stretch of the active index to record the status of runs whose index row a failed
-// merge left "active" (reconcile.go). It reads only the due index rows whose time has come, at
-// most poisonPerPass poison messages and activePerPass active index rows — never a run's
-// history, never a scan — and leaves alone runs that progressed, are running a slow step or
-// are backing off. A duplicate dispatch is harmless: a work item that is no longer current is
-// dropped, and two workers on one step are settled by the conditional commit. Every part is
-// bounded (see "Bounds" in repair.go) and starts no new work past a budget of two minutes.
-// The embedded engine runs it every SweepInterval; under Functions, call it from a timer
-// trigger. With Options.Retention set, the pass then purges the finished runs past it (at
-// most Retention.PerPass, from the run index). Every part runs even when another fails.
+// Sweep is the one periodic repair pass, and returns how many runs it dispatched. It dispatches
+// the runs whose start or waking event was stored but whose work item never reached the queue
+// (a failed enqueue, a crash in between), settles the starts that never stored their head and
+// the events whose batch did not land — fencing them first, so that a late write fails instead
+// of landing unnoticed (fence.go) —, takes the steps of a family's cancel whose work item was
+// lost or whose worker died (cancel_family.go), settles the work items that ran out of
+// deliveries on the queue's poison queue (poison.go): back on the work queue if their run still
+// needs them, failing the run if its step keeps killing its worker, and walks a bounded stretch
+// of the active index to record the status of runs whose index row a failed merge left "active"
+// (reconcile.go). It reads only the due index rows whose time has come, at most poisonPerPass
+// poison messages and activePerPass active index rows — never a run's history, never a scan —
+// and leaves alone runs that progressed, are running a slow step or are backing off. A
+// duplicate dispatch is harmless: a work item that is no longer current is dropped, and two
+// workers on one step are settled by the conditional commit. Every part is bounded (see
+// "Bounds" in repair.go) and starts no new work past a budget of two minutes. The embedded
+// engine runs it every SweepInterval; under Functions, call it from a timer trigger. With
+// Options.Retention set, the pass then purges the finished runs past it (at most
+// Retention.PerPass, from the run index). Every part runs even when another fails.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	pass := e.newSweepPass()
 	n, err := e.sweepDue(ctx, pass)
@@ -286,7 +299,8 @@ func (e *Engine) sweepDue(ctx context.Context, pass *sweepPass) (int, error) {
 // are left for a later pass; the local clock only put them in the query): it dispatches the
 // run when the row's step is still undone and nobody took it up; a start that never stored
 // its head is fenced off and its rows removed, an event whose batch has not landed is fenced
-// off (fence.go); then the row is deleted. A row it leaves (a fence that met a change, a
+// off (fence.go); a cancel's intent has its step taken here (cancelBelow); then the row is
+// deleted. A row it leaves (a fence that met a change, a
 // start that landed meanwhile) is read again by the next pass. It returns whether it
 // dispatched the run.
 func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bool, error) {
@@ -302,9 +316,12 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 		return false, err
 	}
 	var dispatched, settled bool
-	if str(ent.Properties, pKind) == dueStart {
+	switch str(ent.Properties, pKind) {
+	case dueStart:
 		dispatched, settled, err = e.repairStart(ctx, ent, h)
-	} else {
+	case dueCancel:
+		_, err = e.cancelBelow(ctx, ent, h) // the step itself, which deletes the rows it settles (cancel_family.go)
+	default:
 		dispatched, settled, err = e.repairEvent(ctx, ent, h)
 	}
 	if err != nil || !settled {

@@ -12,7 +12,8 @@ import (
 //	{"v":1,"run_id":"<instance id>","gen":<generation>,"step":<step>,"nonce":"<run nonce>"}
 //
 // plus "retry":<n> on a copy re-enqueued after n failed handlings, and "vw":<n> on one put back
-// n times because the run's graph version is not registered (version.go). It asks: "if run_id is
+// n times because the run's graph version is not registered (version.go), and "cx":"<due row
+// key>" on the item of a cancel's intent (cancel_family.go). It asks: "if run_id is
 // still the run with this generation and nonce, at step step, run it". A fan-out's branch has
 // its own message, these members and its branch's (branchWork, branch_worker.go). Messages are
 // enqueued as raw JSON; a queue backend whose consumer is the Functions queue trigger
@@ -30,6 +31,9 @@ type workItem struct {
 	// VersionWaits counts how often this item was put back because the run's graph version
 	// was not registered (version.go); it sets the back-off.
 	VersionWaits int64 `json:"vw,omitempty"`
+	// Cancel, on the item of a cancel's intent to cancel its run's child, is the key of the
+	// intent's due row (cancel_family.go); the run is then finished, at step Step.
+	Cancel string `json:"cx,omitempty"`
 }
 
 // errInvalidWorkItem reports a queue message that is not a work item.
@@ -67,6 +71,9 @@ func (e *Engine) HandleWorkItem(ctx context.Context, body []byte, dequeueCount i
 	}
 	if br != nil {
 		return e.processBranch(e.obs.extract(ctx, br.Trace), *br, dequeueCount) // a fan-out's branch (branch_worker.go)
+	}
+	if it.Cancel != "" {
+		return e.cancelItem(ctx, it) // the cancel of a family, down its chain (cancel_family.go)
 	}
 	return e.process(e.obs.extract(ctx, it.Trace), it, dequeueCount)
 }

@@ -41,6 +41,10 @@ func appendWorkItem(b []byte, it workItem) []byte {
 		b = append(b, `,"vw":`...)
 		b = append(b, itoa(it.VersionWaits)...)
 	}
+	if it.Cancel != "" {
+		b = append(b, `,"cx":`...)
+		b = appendJSONString(b, it.Cancel)
+	}
 	return b
 }
 
@@ -83,17 +87,21 @@ func decodeWorkItem(body []byte) (it workItem, branch *branchWork, err error) {
 		Item: w.BranchItem, Resent: w.BranchResent == 1}, nil
 }
 
-// valid reports whether a decoded message is a work item: its run members in range, and its
-// branch members none (a run's step) or an index, a node and counters not below zero (a
-// branch's).
+// valid reports whether a decoded message is a work item: its run members in range, a cancel's
+// due row key of the form writeDueProps gives it, and its branch members none (a run's step
+// or a cancel's) or an index, a node and counters not below zero (a branch's, never a
+// cancel's).
 func (w *wireItem) valid() bool {
 	if w.V != 1 || !storableInstanceID(w.RunID) || w.Gen < 1 || w.Step < 0 || w.Retry < 0 || w.VersionWaits < 0 {
+		return false
+	}
+	if w.Cancel != "" && !validDueKey(w.Cancel) {
 		return false
 	}
 	if w.Branch == nil {
 		return w.BranchAttempt == 0 && w.BranchNode == "" && w.BranchItem == "" && w.BranchResent == 0
 	}
-	return *w.Branch >= 0 && *w.Branch < durable.MaxBranches && w.BranchNode != "" && w.BranchAttempt >= 0 && (w.BranchResent == 0 || w.BranchResent == 1)
+	return w.Cancel == "" && *w.Branch >= 0 && *w.Branch < durable.MaxBranches && w.BranchNode != "" && w.BranchAttempt >= 0 && (w.BranchResent == 0 || w.BranchResent == 1)
 }
 
 // parseWorkItem reads body when it has exactly the form encodeWorkItem writes — its keys in
@@ -113,10 +121,28 @@ func parseWorkItem(body []byte, it *workItem) bool {
 	ok = ok && (!p.lit(`,"retry":`) || p.int(&w.Retry))
 	ok = ok && (!p.lit(`,"tp":`) || p.str(&w.Trace))
 	ok = ok && (!p.lit(`,"vw":`) || p.int(&w.VersionWaits))
+	ok = ok && (!p.lit(`,"cx":`) || p.str(&w.Cancel))
 	if !ok || !p.lit("}") || len(p.b) != 0 {
 		return false
 	}
 	*it = w
+	return true
+}
+
+// validDueKey reports whether s has the form of a due row's key: 15 digits, '-', and 1 to 32
+// lowercase hex digits.
+func validDueKey(s string) bool {
+	if len(s) < 17 || len(s) > 48 || s[15] != '-' {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case i < 15 && c >= '0' && c <= '9', i == 15, i > 15 && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
+		default:
+			return false
+		}
+	}
 	return true
 }
 

@@ -13,6 +13,9 @@ func FuzzDecodeWorkItem(f *testing.F) {
 	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":2,"nonce":"n","br":3,"ba":1,"bn":"search","bi":{"q":"x"},"bs":1}`))
 	f.Add([]byte(`eyJ2IjoxLCJydW5faWQiOiJyIiwiZ2VuIjoxLCJzdGVwIjowfQ==`))
 	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":0,"ba":1}`))
+	f.Add(encodeWorkItem(workItem{V: 1, RunID: "r", Gen: 1, Step: 3, Nonce: "n", Retry: 1, Cancel: "001767225600000-0a1b2c3d4e5f"}))
+	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":2,"cx":"001767225600000-0a1b2c3d4e5f","br":0,"bn":"a"}`))
+	f.Add([]byte(`{"v":1,"run_id":"r","gen":1,"step":2,"cx":"not a key"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		it, br, err := decodeWorkItem(body)
 		if err != nil {
@@ -32,4 +35,25 @@ func FuzzDecodeWorkItem(f *testing.F) {
 			t.Fatalf("decode(%q) = %+v %+v; encoded %s, decoded again %+v %+v (%v)", body, it, br, again, it2, br2, err)
 		}
 	})
+}
+
+// The item of a cancel's intent names its due row; a key of another form, or a branch's item
+// that names one, is no work item.
+func TestDecodeWorkItem_CancelItem(t *testing.T) {
+	const key = "001767225600000-0a1b2c3d4e5f"
+	want := workItem{V: 1, RunID: "r", Gen: 1, Step: 3, Nonce: "n", Cancel: key}
+	for _, body := range [][]byte{encodeWorkItem(want), []byte(`{"cx":"` + key + `","v":1,"run_id":"r","gen":1,"step":3,"nonce":"n"}`)} {
+		if it, br, err := decodeWorkItem(body); err != nil || br != nil || it != want {
+			t.Fatalf("decode(%s) = %+v %v %v, want %+v", body, it, br, err, want)
+		}
+	}
+	for _, body := range []string{
+		`{"v":1,"run_id":"r","gen":1,"step":3,"cx":"stop"}`,
+		`{"v":1,"run_id":"r","gen":1,"step":3,"cx":"001767225600000-0A1B"}`,
+		`{"v":1,"run_id":"r","gen":1,"step":3,"cx":"` + key + `","br":0,"bn":"a"}`,
+	} {
+		if _, _, err := decodeWorkItem([]byte(body)); err == nil {
+			t.Errorf("decode(%s) accepted", body)
+		}
+	}
 }
