@@ -62,6 +62,15 @@ const (
 	TotalStreamsMessage    = "too many requests: the server holds the most event streams open it allows; retry later"
 )
 
+// RetryAfter is the Retry-After (seconds) of a 429 of the budget, on every surface.
+const RetryAfter = "1"
+
+// LoadEstimate is what a route reserves (Hold) before it loads an answer whose size it cannot
+// know yet (a thread's state, a search): an identity or a server whose answers already fill
+// their bound is refused before anything is loaded. The answer's own bytes are counted once
+// encoded.
+const LoadEstimate = 64 << 10
+
 // Budget counts what responses hold. The zero value is not usable: call New.
 type Budget struct {
 	limits Limits
@@ -81,7 +90,8 @@ func New(limits Limits) *Budget {
 // Limits returns the limits in effect, defaults filled in.
 func (b *Budget) Limits() Limits { return b.limits }
 
-// Hold is bytes a response holds, counted until Release.
+// Hold is bytes a response holds, counted until Release. The zero Hold counts nothing: its
+// methods do nothing.
 type Hold struct {
 	b     *Budget
 	owner string
@@ -96,9 +106,16 @@ func (b *Budget) Hold(owner string, n int64) (*Hold, error) {
 	return h, h.Grow(n)
 }
 
+// HoldIn is Hold into h, a Hold kept inside a larger value (no allocation). h must hold
+// nothing (its zero value, or released).
+func (b *Budget) HoldIn(h *Hold, owner string, n int64) error {
+	*h = Hold{b: b, owner: owner}
+	return h.Grow(n)
+}
+
 // Grow counts n more bytes, or refuses them as Hold does (what is held already stays held).
 func (h *Hold) Grow(n int64) error {
-	if h == nil || n <= 0 {
+	if h == nil || h.b == nil || n <= 0 {
 		return nil
 	}
 	b := h.b
@@ -120,21 +137,66 @@ func (h *Hold) Grow(n int64) error {
 	return nil
 }
 
-// Release stops counting what h holds. It may be called more than once.
-func (h *Hold) Release() {
-	if h == nil {
+// Add counts n more bytes whatever the bounds: an answer whose work is done (a graph run's
+// output) is sent, and what it holds is seen by the requests that follow, which the bounds
+// then refuse.
+func (h *Hold) Add(n int64) {
+	if h == nil || h.b == nil || n <= 0 {
 		return
 	}
 	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.bytes -= h.n
+	h.n += n
+	b.bytes += n
 	if h.owner != "" {
-		if b.bytesBy[h.owner] -= h.n; b.bytesBy[h.owner] <= 0 {
+		b.bytesBy[h.owner] += n
+	}
+}
+
+// Shrink stops counting n of the bytes h holds (at most all of them): the part of a body
+// already written, or a reservation that turned out larger than what it was for.
+func (h *Hold) Shrink(n int64) {
+	if h == nil || h.b == nil || n <= 0 {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.shrinkLocked(min(n, h.n))
+}
+
+// Held returns the bytes h counts.
+func (h *Hold) Held() int64 {
+	if h == nil || h.b == nil {
+		return 0
+	}
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	return h.n
+}
+
+// Release stops counting what h holds. It may be called more than once.
+func (h *Hold) Release() {
+	if h == nil || h.b == nil {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.shrinkLocked(h.n)
+}
+
+// shrinkLocked stops counting n of h's bytes; b.mu is held.
+func (h *Hold) shrinkLocked(n int64) {
+	b := h.b
+	b.bytes -= n
+	if h.owner != "" {
+		if b.bytesBy[h.owner] -= n; b.bytesBy[h.owner] <= 0 {
 			delete(b.bytesBy, h.owner)
 		}
 	}
-	h.n = 0
+	h.n -= n
 }
 
 // OpenStream counts an event stream of owner ("": counted in the total only) until the
@@ -172,4 +234,11 @@ func (b *Budget) Used() (bytes int64, streams int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.bytes, b.streams
+}
+
+// UsedBy returns the bytes held and the streams open by owner's responses.
+func (b *Budget) UsedBy(owner string) (bytes int64, streams int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bytesBy[owner], b.streamsBy[owner]
 }

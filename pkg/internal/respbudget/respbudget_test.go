@@ -63,3 +63,32 @@ func TestBudget_Bounds(t *testing.T) {
 		t.Fatalf("a's stream once one closed: %v", err)
 	}
 }
+
+// Add counts past the bounds (the next Hold is refused), Shrink gives back part of a hold,
+// never more than it holds, and UsedBy tells one owner's part.
+func TestHold_AddShrink(t *testing.T) {
+	b := respbudget.New(respbudget.Limits{BytesPerResponse: 100, BytesPerIdentity: 100, BytesTotal: 1000})
+	h, err := b.Hold("a", 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Add(80)
+	if used, _ := b.UsedBy("a"); used != 140 || h.Held() != 140 {
+		t.Fatalf("a holds %d (hold %d) after Add, want 140", used, h.Held())
+	}
+	if _, err := b.Hold("a", 1); err == nil || apierror.Status(err) != http.StatusTooManyRequests {
+		t.Fatalf("a's next hold past her bound: %v, want 429", err)
+	}
+	h.Shrink(100)
+	if used, _ := b.UsedBy("a"); used != 40 {
+		t.Fatalf("a holds %d after Shrink(100), want 40", used)
+	}
+	h.Shrink(1000)
+	if used, _ := b.Used(); used != 0 || h.Held() != 0 {
+		t.Fatalf("used %d (hold %d) after shrinking past what is held, want 0", used, h.Held())
+	}
+	h.Release()
+	if used, _ := b.Used(); used != 0 {
+		t.Fatalf("used %d after release, want 0", used)
+	}
+}
