@@ -77,7 +77,7 @@ func TestHistory_NoRoom_RefusedBeforeRowsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held.Add(respbudget.DefaultBytesPerIdentity-1<<20) // her slow readers' answers
+	held.Add(respbudget.DefaultBytesPerIdentity - 1<<20) // her slow readers' answers
 	defer held.Release()
 	get, loaded := pagedHistory(t, budget)
 	if w := get(""); w.Code != http.StatusTooManyRequests || loaded.Load() != 0 {
@@ -94,7 +94,7 @@ func TestHistory_RowsCountedAsTheyLoad_PageEndsAtTheRoomLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held.Add(respbudget.DefaultBytesPerIdentity-16<<20) // her slow readers' answers
+	held.Add(respbudget.DefaultBytesPerIdentity - 16<<20) // her slow readers' answers
 	defer held.Release()
 	get, _ := pagedHistory(t, budget)
 	var seqs []int64
