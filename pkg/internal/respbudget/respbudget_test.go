@@ -1,6 +1,7 @@
 package respbudget_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -90,5 +91,44 @@ func TestHold_AddShrink(t *testing.T) {
 	h.Release()
 	if used, _ := b.Used(); used != 0 {
 		t.Fatalf("used %d after release, want 0", used)
+	}
+}
+
+// HoldLoad gives an identity at most LoadsPerIdentity load slots at once: her next load
+// waits (here: its context ended, so it fails holding nothing) until one is Loaded, while
+// another identity loads; the total's slots bound every identity together.
+func TestHoldLoad_SlotsPerIdentityAndTotal(t *testing.T) {
+	b := respbudget.New(respbudget.Limits{LoadsPerIdentity: 1, LoadsTotal: 3})
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	var a1, a2, bob, c, e respbudget.Hold
+	if err := b.HoldLoad(t.Context(), &a1, "a", 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HoldLoad(t.Context(), &bob, "b", 10); err != nil {
+		t.Fatalf("b's load while a holds her slot: %v", err)
+	}
+	if err := b.HoldLoad(ended, &a2, "a", 10); err == nil {
+		t.Fatal("a's second load got a slot while her one was taken")
+	}
+	if used, _ := b.UsedBy("a"); used != 10 {
+		t.Fatalf("a holds %d after a load that got no slot, want 10", used)
+	}
+	a1.Loaded() // counted: her next load may start
+	if err := b.HoldLoad(ended, &a2, "a", 10); err != nil {
+		t.Fatalf("a's second load once her first was counted: %v", err)
+	}
+	if used, _ := b.UsedBy("a"); used != 20 {
+		t.Fatalf("a holds %d, want 20: Loaded keeps what is held", used)
+	}
+	if err := b.HoldLoad(ended, &e, "e", 10); err != nil { // the total's third slot
+		t.Fatalf("e's load with a total slot left: %v", err)
+	}
+	if err := b.HoldLoad(ended, &c, "c", 10); err == nil {
+		t.Fatal("c's load got a slot past the total's")
+	}
+	bob.Release()
+	if err := b.HoldLoad(ended, &c, "c", 10); err != nil {
+		t.Fatalf("c's load once b's was released: %v", err)
 	}
 }
