@@ -13,9 +13,12 @@ import (
 // master key's, and every caller's with isolation off, against the total only) from before it
 // is built to the end of its write:
 //
-//   - state reserves respbudget.LoadEstimate before the graph's state is read, and counts the
-//     encoded body once it is known; past a bound it answers 429 with Retry-After (413 for one
-//     answer past the bound of a response) before anything is sent.
+//   - state waits for one of the caller's load slots (respbudget.Budget.HoldLoad: a few of its
+//     answers of unknown size loaded and encoded at once) and reserves respbudget.LoadEstimate
+//     before the graph's state is read, and counts the encoded body once it is known; past a
+//     bound it answers 429 with Retry-After (413 for one answer past the bound of a response)
+//     before anything is sent. A burst of requests thus loads a few states at a time, and the
+//     rest find the bound reached before they load anything.
 //   - invoke and stream reserve respbudget.LoadEstimate before the request's body is read, so
 //     an identity whose answers fill its bound is refused 429 before its graph runs; a stream
 //     is also an open event stream, bounded per identity and in total (429). The run's answer
@@ -31,6 +34,7 @@ func writeHeldBody(w http.ResponseWriter, hold *respbudget.Hold, status int, con
 	if err := hold.Grow(int64(len(body))); err != nil {
 		return err
 	}
+	hold.Loaded() // counted: the next load may start
 	writeBody(w, status, contentType, body)
 	return nil
 }

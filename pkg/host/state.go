@@ -58,7 +58,8 @@ func (a *GraphHostApp) readThreadState(r *http.Request, g *hostedGraph, hold **r
 	if !ok { // unreachable over HTTP: the route exists only for stateful graphs
 		return nil, apierror.Newf(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
 	}
-	if *hold, err = a.responses().Hold(budgetOwner(caller), respbudget.LoadEstimate); err != nil {
+	*hold = new(respbudget.Hold) // a load slot and a reservation, before the state is read
+	if err := a.responses().HoldLoad(r.Context(), *hold, budgetOwner(caller), respbudget.LoadEstimate); err != nil {
 		return nil, err
 	}
 	var view StateView

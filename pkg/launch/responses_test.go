@@ -53,6 +53,7 @@ func TestResponseBudgetFromEnv_DefaultsAndSettings(t *testing.T) {
 			if tc.want != nil {
 				tc.want(&want)
 			}
+			want.LoadsPerIdentity, want.LoadsTotal = respbudget.DefaultLoadsPerIdentity, respbudget.DefaultLoadsTotal
 			if err != nil || b.Limits() != want {
 				t.Fatalf("limits = %+v, %v; want %+v", b.Limits(), err, want)
 			}

@@ -38,6 +38,7 @@ func (s *Service) writeHistory(w http.ResponseWriter, r *http.Request, states []
 		a.giveBack(valuesBytes(states[i].Values))
 		encoded[i], states[i] = b, threadStateBody{} // its encoding holds it now
 	}
+	a.loaded()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	sep := []byte("[")

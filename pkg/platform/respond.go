@@ -19,7 +19,10 @@ import (
 //   - A read route (a thread, its state and history, a search, a run, a join) reserves
 //     respbudget.LoadEstimate before it loads anything, and counts its encoded answer before
 //     sending it: past a bound it answers 429 with Retry-After (413 for one answer past the
-//     bound of a response), before anything is sent and with nothing changed.
+//     bound of a response), before anything is sent and with nothing changed. Those that load
+//     at once (all but the joins) first wait for one of the caller's load slots
+//     (respbudget.Budget.HoldLoad), so that a burst loads and encodes a few answers at a time
+//     and the rest find the bound reached before they load anything.
 //   - A route that changes something (creates, updates, runs) reserves the same before it
 //     reads its body (429 past a bound, nothing changed); its answer is then counted whatever
 //     the bounds, since its work is done: the requests that follow see it.
@@ -35,8 +38,12 @@ import (
 type answerMode uint8
 
 const (
-	// readAnswer reserves before the route runs and refuses an answer past a bound.
+	// readAnswer takes a load slot and reserves before the route runs
+	// (respbudget.Budget.HoldLoad), and refuses an answer past a bound.
 	readAnswer answerMode = iota
+	// joinAnswer is readAnswer without a load slot, for a route that waits for a run before
+	// it loads.
+	joinAnswer
 	// writeAnswer reserves before the route runs; its answer is counted, never refused.
 	writeAnswer
 	// freeAnswer is never refused (cancel, delete); its answer is counted.
@@ -60,7 +67,13 @@ func (s *Service) counted(h http.HandlerFunc, mode answerMode) http.HandlerFunc 
 		if mode != freeAnswer {
 			reserve = respbudget.LoadEstimate
 		}
-		if err := s.responses.HoldIn(&a.hold, membudget.OwnerOf(r.Context()), reserve); err != nil {
+		var err error
+		if mode == readAnswer {
+			err = s.responses.HoldLoad(r.Context(), &a.hold, membudget.OwnerOf(r.Context()), reserve)
+		} else {
+			err = s.responses.HoldIn(&a.hold, membudget.OwnerOf(r.Context()), reserve)
+		}
+		if err != nil {
 			writeError(w, err, s.logger)
 			return
 		}
@@ -80,7 +93,7 @@ func (a *answer) count(n int64) error {
 	if a == nil {
 		return nil
 	}
-	if a.mode == readAnswer {
+	if a.mode == readAnswer || a.mode == joinAnswer {
 		return a.hold.Grow(n)
 	}
 	a.hold.Add(n)
@@ -100,10 +113,12 @@ func (s *Service) writeJSON(w http.ResponseWriter, r *http.Request, status int, 
 
 // writeEncoded answers an encoded JSON body as writeJSON does.
 func (s *Service) writeEncoded(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	if err := answerOf(r.Context()).count(int64(len(body))); err != nil {
+	a := answerOf(r.Context())
+	if err := a.count(int64(len(body))); err != nil {
 		writeError(w, err, s.logger)
 		return
 	}
+	a.loaded()
 	apierror.WriteJSON(w, status, body)
 }
 
@@ -111,6 +126,13 @@ func (s *Service) writeEncoded(w http.ResponseWriter, r *http.Request, status in
 // refuses it (429) past the caller's or the total bound.
 func (s *Service) openStream(r *http.Request) (func(), error) {
 	return s.responses.OpenStream(membudget.OwnerOf(r.Context()))
+}
+
+// loaded frees the answer's load slot: it is counted, the next load may start.
+func (a *answer) loaded() {
+	if a != nil {
+		a.hold.Loaded()
+	}
 }
 
 // giveBack stops counting n bytes of the request's answer: a part already written, or one no
