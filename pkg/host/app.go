@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
@@ -44,6 +45,9 @@ func New(opts Options) (*GraphHostApp, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
+	if opts.ResponseBudget == nil {
+		opts.ResponseBudget = respbudget.New(respbudget.Limits{})
+	}
 	a := &GraphHostApp{
 		opts:        opts,
 		lim:         limits{maxBody: opts.MaxRequestBodyBytes, maxDepth: opts.MaxInputDepth, maxNodes: opts.MaxInputNodes},

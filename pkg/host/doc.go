@@ -17,6 +17,11 @@
 // StatefulGraph, Checkpointed and VersionedGraph. The HTTP contract (messages, status codes,
 // the order of checks, SSE framing and limits) is in docs/http-hosting.md.
 //
+// Every answer counts in the app's response budget while it is sent, against the caller's
+// identity and the total (Options.ResponseBudget, respond.go): past a bound a request is
+// refused 429 before its state is read or its graph runs, and a stream is one of the caller's
+// open event streams.
+//
 // Streams are buffered: the graph runs to completion and the whole SSE body is returned in one
 // response, because the custom-handler JSON protocol cannot stream. Auth levels are enforced by
 // the Functions host (function.json authLevel), not by this package.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 )
 
 // Request-level error kinds of the hosting routes, each a case of one apierror kind (which
@@ -35,13 +36,21 @@ func rejectReason(err error) RejectReason {
 		return ReasonLockError
 	case errors.Is(err, apierror.ErrStorageFull):
 		return ReasonStorageFull
+	case errors.Is(err, apierror.ErrTooManyRequests):
+		return ReasonTooManyRequests
 	default:
 		return ReasonInvalidRequest
 	}
 }
 
-// writeError answers err in the hosting shape: `{"error":"error","detail":"<message>"}`.
-func writeError(w http.ResponseWriter, err error) { apierror.Hosting.Write(w, err) }
+// writeError answers err in the hosting shape: `{"error":"error","detail":"<message>"}`; a 429
+// of the response budget carries Retry-After.
+func writeError(w http.ResponseWriter, err error) {
+	if apierror.Status(err) == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", respbudget.RetryAfter)
+	}
+	apierror.Hosting.Write(w, err)
+}
 
 // writeBody answers raw bytes with an explicit content type (custom-handler JSON mode never
 // sniffs one for us).

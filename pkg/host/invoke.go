@@ -16,6 +16,7 @@ import (
 // Options.MaxWait the request is answered 504 and the run goes on (waitExceeded).
 func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
 	iv := &invokeCall{a: a, g: g, rc: a.newRunContext(r, g, EndpointInvoke)}
+	defer iv.adm.free() // its answer's count, once written
 	if err := a.admit(r, g, invokeRequestKind, &iv.rc, &iv.adm); err != nil {
 		a.observer.rejected(r.Context(), &iv.rc, rejectReason(err))
 		writeError(w, err)
@@ -33,6 +34,7 @@ func (a *GraphHostApp) serveInvoke(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	if iv.err == nil {
+		iv.adm.hold.Add(int64(len(iv.body))) // the run is done: its answer is sent, counted
 		writeBody(w, http.StatusOK, "application/json", iv.body)
 		putOutput(iv.out, iv.body) // written: the response keeps no slice of it
 		return

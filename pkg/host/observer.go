@@ -53,6 +53,10 @@ const (
 	// (507, Options.MemoryBudget), or, under isolation, for the new thread's record. A
 	// product extension of the contract's reasons, like ReasonLockError.
 	ReasonStorageFull RejectReason = "storage_full"
+	// ReasonTooManyRequests: the caller's answers still being sent (or the server's) fill
+	// their bound of the response budget, or its event streams theirs (429,
+	// Options.ResponseBudget). A product extension of the contract's reasons.
+	ReasonTooManyRequests RejectReason = "too_many_requests"
 )
 
 // Endpoint names in a RunContext.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
@@ -85,6 +86,12 @@ type Options struct {
 	// platform routes that create threads and runs do the same. The stores account and
 	// refuse the writes either way.
 	MemoryBudget *membudget.Budget
+	// ResponseBudget counts what answers hold while they are sent, per identity and in total,
+	// and bounds the event streams open (respond.go; docs/limits.md#response-budget); nil
+	// means a budget of the app's own with the defaults. The platform routes and the runs API
+	// mounted on the app share it unless given their own (launch.Settings.ResponseBudget gives
+	// every surface of a server the same one).
+	ResponseBudget *respbudget.Budget
 }
 
 // ErrInvalidOptions is wrapped by New for options that cannot work.

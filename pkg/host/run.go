@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
@@ -41,11 +42,25 @@ func (a *GraphHostApp) newRunContext(r *http.Request, g *hostedGraph, endpoint s
 
 // admission is a request that passed every pre-execution check.
 type admission struct {
-	req     *runRequest // &request
-	owner   string      // the caller's identity under isolation ("" none, or the master key)
-	locked  bool
-	token   string
-	request runRequest
+	req   *runRequest // &request
+	owner string      // the caller's identity under isolation ("" none, or the master key)
+	// hold counts the run's answer against owner's share of the response budget (respond.go);
+	// closeStream, for a stream, ends its count of open event streams. The request's handler
+	// releases both once the answer is written (free).
+	hold        respbudget.Hold
+	closeStream func()
+	locked      bool
+	token       string
+	request     runRequest
+}
+
+// free stops counting the admission's answer and stream (respond.go); the request's handler
+// calls it once its answer is written, whether or not admit passed.
+func (adm *admission) free() {
+	adm.hold.Release()
+	if adm.closeStream != nil {
+		adm.closeStream()
+	}
 }
 
 // release frees the thread lock, if one was taken.
@@ -57,17 +72,25 @@ func (a *GraphHostApp) release(g *hostedGraph, adm *admission) {
 
 // admit runs checks 1–10 of the invoke contract: body size, JSON, request model, limits,
 // configurable and thread id, checkpointer thread id, version, and the thread lock (taken only
-// for graphs with a checkpointer), filling adm. Before the body is read, a checkpointed graph's
-// request is refused 507 when the memory budget cannot take it (Options.MemoryBudget). The caller must release the admission.
+// for graphs with a checkpointer), filling adm. Before the body is read, a request is refused
+// 429 when the caller's answers still being sent fill its share of the response budget (or a
+// stream its open streams; respond.go), and a checkpointed graph's 507 when the memory budget
+// cannot take it (Options.MemoryBudget). The caller must release the admission, and free it
+// once answered.
 func (a *GraphHostApp) admit(r *http.Request, g *hostedGraph, kind requestKind, rc *RunContext, adm *admission) error {
 	sc := a.scope.Load()
 	caller, err := sc.resolve(r)
 	if err != nil {
 		return err
 	}
-	adm.owner = caller.ID
-	if caller.Admin {
-		adm.owner = ""
+	adm.owner = budgetOwner(caller)
+	if err := a.responses().HoldIn(&adm.hold, adm.owner, respbudget.LoadEstimate); err != nil {
+		return err // the caller's answers still being sent fill its share: nothing is read
+	}
+	if kind == streamRequestKind {
+		if adm.closeStream, err = a.responses().OpenStream(adm.owner); err != nil {
+			return err
+		}
 	}
 	if rc.HasCheckpointer && a.opts.MemoryBudget != nil {
 		// Its run writes checkpoints: new work, refused unread when the budget has no room.

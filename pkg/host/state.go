@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 )
 
 // threadStateBody is the native state response. Fields are in contract order.
@@ -14,17 +15,28 @@ type threadStateBody struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
-// serveState answers GET graphs/<name>/threads/{thread_id}/state. No lock is taken.
+// serveState answers GET graphs/<name>/threads/{thread_id}/state. No lock is taken. The state
+// is counted against the caller's share of the response budget from before it is read to the
+// end of its write (respond.go).
 func (a *GraphHostApp) serveState(w http.ResponseWriter, r *http.Request, g *hostedGraph) {
-	body, err := a.threadState(r, g)
+	body, hold, err := a.threadState(r, g)
+	defer hold.Release()
+	if err == nil {
+		err = writeHeldBody(w, hold, http.StatusOK, "application/json", body)
+	}
 	if err != nil {
 		writeError(w, err)
-		return
 	}
-	writeBody(w, http.StatusOK, "application/json", body)
 }
 
-func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, error) {
+// threadState reads and encodes thread state, holding a reservation of the caller's share of
+// the response budget from before the read (returned, to release, even with an error).
+func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) (body []byte, hold *respbudget.Hold, err error) {
+	body, err = a.readThreadState(r, g, &hold)
+	return body, hold, err
+}
+
+func (a *GraphHostApp) readThreadState(r *http.Request, g *hostedGraph, hold **respbudget.Hold) ([]byte, error) {
 	sc := a.scope.Load()
 	caller, err := sc.resolve(r)
 	if err != nil {
@@ -45,6 +57,10 @@ func (a *GraphHostApp) threadState(r *http.Request, g *hostedGraph) ([]byte, err
 	sg, ok := g.graph.(StatefulGraph)
 	if !ok { // unreachable over HTTP: the route exists only for stateful graphs
 		return nil, apierror.Newf(errNotSupported, "Graph %s does not support state retrieval", pyRepr(g.name))
+	}
+	*hold = new(respbudget.Hold) // a load slot and a reservation, before the state is read
+	if err := a.responses().HoldLoad(r.Context(), *hold, budgetOwner(caller), respbudget.LoadEstimate); err != nil {
+		return nil, err
 	}
 	var view StateView
 	err = guard(func() error {

@@ -26,6 +26,7 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	adm := new(admission)
+	defer adm.free() // its answer's count and its stream's, once written
 	if err := a.admit(r, g, streamRequestKind, &rc, adm); err != nil {
 		a.observer.rejected(r.Context(), &rc, rejectReason(err))
 		writeError(w, err)
@@ -45,6 +46,7 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		a.logger.Warn("graph run passed the wait bound; answered without it", "graph", g.name,
 			"run_id", runID, "invocation_id", invocationID, "max_wait", a.opts.MaxWait)
 		frames := append(buf.Detach(), []byte(sse.WaitExceededFrame(a.opts.MaxWait)), []byte(endFrame))
+		adm.hold.Add(framesBytes(frames))
 		writeSSE(w, frames)
 		return
 	}
@@ -59,7 +61,18 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		buf.Append(sse.FailedFrame)
 	}
 	buf.Append(endFrame)
-	writeSSE(w, buf.Frames())
+	frames := buf.Frames()
+	adm.hold.Add(framesBytes(frames)) // the run is done: its frames are sent, counted
+	writeSSE(w, frames)
+}
+
+// framesBytes is the size of a stream's frames.
+func framesBytes(frames sse.Frames) int64 {
+	var n int64
+	for _, c := range frames {
+		n += int64(len(c))
+	}
+	return n
 }
 
 // endStream tells the observer (and the log) how a stream run ended: its failure, and whether

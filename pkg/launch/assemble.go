@@ -17,8 +17,9 @@ import (
 // it: Assemble takes every store from the Settings.
 type Spec struct {
 	// Host configures the hosting app. Unset, its Logger, LockBackendSetting, ThreadLock,
-	// MaxWait, Isolation and MemoryBudget come from the settings (the platform routes take
-	// the last two from it too); PlatformCompat is set when Platform is.
+	// MaxWait, Isolation, MemoryBudget and ResponseBudget come from the settings (the
+	// platform routes take the last three from it too, the runs API its ResponseBudget);
+	// PlatformCompat is set when Platform is.
 	Host host.Options
 	// Hosted lists the graphs served at /api/graphs/<name>/invoke, /stream and
 	// /threads/{thread_id}/state, in order.
@@ -88,6 +89,9 @@ func Assemble(s Settings, spec Spec) (*Assembly, error) {
 	}
 	if ho.MemoryBudget == nil {
 		ho.MemoryBudget = s.MemoryBudget
+	}
+	if ho.ResponseBudget == nil {
+		ho.ResponseBudget = s.ResponseBudget // the platform routes and the runs API share it
 	}
 	ho.PlatformCompat = ho.PlatformCompat || spec.Platform
 	h, err := host.New(ho)

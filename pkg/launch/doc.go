@@ -32,7 +32,10 @@
 // storage (AzureWebJobsStorage or its identity-based variants, FUNCGRAPH_STORAGE_PREFIX), the
 // engine's FUNCGRAPH_VISIBILITY_TIMEOUT, FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS,
 // the embedded default's memory budget (FUNCGRAPH_MEMORY_BUDGET,
-// FUNCGRAPH_MEMORY_BUDGET_PER_IDENTITY: Settings.MemoryBudget), the routes' wait bound (FUNCGRAPH_MAX_WAIT), the thread lock backend (GRAPH_LOCK_BACKEND,
+// FUNCGRAPH_MEMORY_BUDGET_PER_IDENTITY: Settings.MemoryBudget), the response budget every
+// surface shares (FUNCGRAPH_RESPONSE_BUDGET, FUNCGRAPH_RESPONSE_BUDGET_PER_IDENTITY,
+// FUNCGRAPH_RESPONSE_MAX_BYTES, FUNCGRAPH_MAX_STREAMS, FUNCGRAPH_MAX_STREAMS_PER_IDENTITY:
+// Settings.ResponseBudget), the routes' wait bound (FUNCGRAPH_MAX_WAIT), the thread lock backend (GRAPH_LOCK_BACKEND,
 // FUNCGRAPH_LOCK_CONTAINER), per-user isolation (FUNCGRAPH_USER_ISOLATION,
 // FUNCGRAPH_IDENTITY_HEADER, FUNCGRAPH_TRUSTED_PROXIES: off by default, checked at startup),
 // the server's timeouts and limits (FUNCGRAPH_READ_HEADER_TIMEOUT, FUNCGRAPH_BODY_READ_TIMEOUT,

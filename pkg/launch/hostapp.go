@@ -16,7 +16,8 @@ type DurableOptions struct {
 	// from the settings.
 	Engine engine.Options
 	// API configures the runs HTTP API; Runs and Registry are filled in. Its AuthLevel
-	// defaults to the hosting app's.
+	// defaults to the hosting app's, and so does its ResponseBudget (one budget for every
+	// route of the app).
 	API runsapi.Options
 	// Mount configures how the API mounts on the hosting app.
 	Mount runsapi.MountOptions
@@ -72,6 +73,9 @@ func MountDurable(st Durable, h *host.GraphHostApp, reg *durable.Registry, opts 
 	}
 	api := opts.API
 	api.Runs, api.Registry = eng, reg
+	if api.ResponseBudget == nil {
+		api.ResponseBudget = h.Options().ResponseBudget // one budget with the app's other routes
+	}
 	svc, err := runsapi.NewService(api)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/azure/bloblock"
 	"github.com/funcgraph/funcgraph/pkg/checkpoint"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
@@ -85,6 +86,14 @@ type Settings struct {
 	// the hosting routes, the platform routes and the runs API, which refuse new work it has
 	// no room for before reading the request's body.
 	MemoryBudget *membudget.Budget
+	// ResponseBudget counts what the answers of every surface hold while they are sent, per
+	// identity and in total, and bounds their open event streams, from
+	// FUNCGRAPH_RESPONSE_BUDGET, FUNCGRAPH_RESPONSE_BUDGET_PER_IDENTITY,
+	// FUNCGRAPH_RESPONSE_MAX_BYTES, FUNCGRAPH_MAX_STREAMS and
+	// FUNCGRAPH_MAX_STREAMS_PER_IDENTITY (responses.go). Assemble hands it to the hosting
+	// routes, which the platform routes and the runs API share it from: one budget for the
+	// server, whatever surface an answer comes from.
+	ResponseBudget *respbudget.Budget
 	// Azure holds the storage account's clients when AzureWebJobsStorage is configured and
 	// the app serves (nil otherwise): every store above and the thread lock are opened from
 	// them, and the app may open its own Azure stores from them too.
@@ -122,6 +131,9 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 		return Settings{}, err
 	}
 	if s.Isolation, err = isolationFromEnv(getenv, mode, logger); err != nil {
+		return Settings{}, err
+	}
+	if s.ResponseBudget, err = responseBudgetFromEnv(getenv); err != nil {
 		return Settings{}, err
 	}
 	az := azure.SettingsFrom(EnvStorage, getenv)

@@ -94,7 +94,7 @@ func (s *Service) serveAssistantsSearch(w http.ResponseWriter, r *http.Request) 
 	if len(found) > f.limit {
 		found = found[:f.limit]
 	}
-	writeJSON(w, http.StatusOK, found, s.logger)
+	s.writeJSON(w, r, http.StatusOK, found)
 }
 
 func (s *Service) serveAssistantsCount(w http.ResponseWriter, r *http.Request) {
@@ -103,14 +103,14 @@ func (s *Service) serveAssistantsCount(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, len(f.match(s.assistants())), s.logger)
+	s.writeJSON(w, r, http.StatusOK, len(f.match(s.assistants())))
 }
 
 func (s *Service) serveAssistantGet(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("assistant_id")
 	for _, a := range s.assistants() {
 		if a.AssistantID == id {
-			writeJSON(w, http.StatusOK, a, s.logger)
+			s.writeJSON(w, r, http.StatusOK, a)
 			return
 		}
 	}

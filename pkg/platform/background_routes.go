@@ -126,7 +126,7 @@ func (s *Service) serveRunCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Location", s.contentLocation(run.ThreadID, run.RunID))
-	writeJSON(w, http.StatusOK, wireRun(run), s.logger)
+	s.writeJSON(w, r, http.StatusOK, wireRun(run))
 }
 
 // createRun checks a background run like a threaded wait (thread, assistant, limits, the
@@ -197,7 +197,7 @@ func (s *Service) serveRunGet(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var run Run
 		if run, err = s.runs.Get(r.Context(), tid, rid); err == nil {
-			writeJSON(w, http.StatusOK, wireRun(run), s.logger)
+			s.writeJSON(w, r, http.StatusOK, wireRun(run))
 			return
 		}
 		err = runError(err, rid)
@@ -211,7 +211,7 @@ func (s *Service) serveRunList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, out, s.logger)
+	s.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (s *Service) listRuns(r *http.Request) ([]runBody, error) {
@@ -258,9 +258,7 @@ func (s *Service) serveRunJoin(w http.ResponseWriter, r *http.Request) {
 		if _, err = s.runs.Join(ctx, tid, rid); err == nil {
 			var t threads.Thread
 			if t, err = s.store.Get(r.Context(), tid); err == nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusOK)
-				_, _ = w.Write(rawOrEmpty(t.Values))
+				s.writeEncoded(w, r, http.StatusOK, rawOrEmpty(t.Values))
 				return
 			}
 			err = storeError(err, tid)

@@ -12,6 +12,11 @@
 // backend's optional RunStreams, so that a client joins it later from where it left off
 // (joinstream.go).
 //
+// Every answer counts in the hosting app's response budget while it is sent (shared with the
+// hosting routes and the runs API; respond.go): read routes are refused 429 past the caller's
+// or the total bound before they load anything, streams are bounded per identity and in total,
+// and a history page is written state by state.
+//
 // The HTTP contract (routes, messages, status codes, the order of checks, SSE framing) is in
 // docs/http-platform.md. Not for: the native invoke/stream/state routes (package
 // host) or durable runs (the durable engine).

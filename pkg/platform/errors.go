@@ -6,6 +6,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/pyjson"
 )
 
@@ -22,22 +23,16 @@ func graphFailure(err error) error {
 }
 
 // writeError answers err in the platform shape, `{"detail": "<message>"}`. Errors without a
-// public message are logged and answered with a generic text.
+// public message are logged and answered with a generic text; a 429 of the response budget
+// carries Retry-After.
 func writeError(w http.ResponseWriter, err error, logger *slog.Logger) {
 	if _, public := apierror.Message(err); !public {
 		logger.Error("platform request failed", "error", err)
 	}
-	apierror.Platform.Write(w, err)
-}
-
-// writeJSON answers v in the json.dumps style of the platform bodies.
-func writeJSON(w http.ResponseWriter, status int, v any, logger *slog.Logger) {
-	body, err := pyjson.Marshal(v)
-	if err != nil {
-		logger.Error("encode platform response", "error", err)
-		status, body = http.StatusInternalServerError, apierror.Platform.Internal()
+	if apierror.Status(err) == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", respbudget.RetryAfter)
 	}
-	apierror.WriteJSON(w, status, body)
+	apierror.Platform.Write(w, err)
 }
 
 // repr quotes s like Python's repr of a str.

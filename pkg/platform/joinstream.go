@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/internal/sse"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // How often a join checks the store for a run that executes elsewhere (or has not begun):
@@ -93,14 +95,19 @@ func (s *Service) serveRunStream(w http.ResponseWriter, r *http.Request) {
 			chunks, err = rs.RunStream(r.Context(), j.tid, j.rid)
 		}
 	}
+	var closeStream func()
+	if err == nil {
+		closeStream, err = s.openStream(r) // one of the caller's open event streams (respond.go)
+	}
 	if err != nil {
 		writeError(w, err, s.logger)
 		return
 	}
+	defer closeStream()
 	h := w.Header()
 	h.Set("Location", "/threads/"+url.PathEscape(j.tid)+"/runs/"+url.PathEscape(j.rid)+"/stream")
 	s.writeSSEHeader(w, j.tid, j.rid)
-	f := &follower{s: s, j: j, w: w, rc: http.NewResponseController(w), chunks: chunks}
+	f := &follower{s: s, j: j, w: w, rc: http.NewResponseController(w), chunks: chunks, owner: membudget.OwnerOf(r.Context())}
 	ctx, cancel := s.waitContext(r.Context())
 	defer cancel()
 	if f.follow(ctx) || r.Context().Err() == nil || !j.cancelOnDisconnect {
@@ -119,6 +126,7 @@ type follower struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	chunks StreamChunks
+	owner  string // whose share of the response budget its writes count against
 
 	last  int64 // the last id met
 	zeros int   // frames without id met after last
@@ -234,14 +242,25 @@ func (f *follower) send(fs []frame) bool {
 			break
 		}
 	}
-	f.write(out)
-	return ended
+	return !f.write(out) || ended
 }
 
-func (f *follower) write(b []byte) {
+// write sends b, counted against the caller's share of the response budget until written.
+// When the budget has no room for it, it sends an error frame instead and reports false: the
+// stream ends without its end frame, and the client joins again with Last-Event-ID.
+func (f *follower) write(b []byte) bool {
 	if len(b) == 0 {
-		return
+		return true
+	}
+	hold, err := f.s.responses.Hold(f.owner, int64(len(b)))
+	if err != nil {
+		msg, _ := apierror.Message(err)
+		_, _ = f.w.Write([]byte(sse.ErrorFrame(msg)))
+		_ = f.rc.Flush()
+		return false
 	}
 	_, _ = f.w.Write(b)
+	hold.Release()
 	_ = f.rc.Flush()
+	return true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
@@ -49,6 +50,11 @@ type Options struct {
 	// cannot take (its declared length past the room left for new work,
 	// membudget.Budget.Admits). The stores account and refuse the writes either way.
 	MemoryBudget *membudget.Budget
+	// ResponseBudget counts what the routes' answers hold while they are sent, per identity
+	// and in total, and bounds their open event streams (respond.go); nil means the app's
+	// host.Options.ResponseBudget, so that the hosting routes, these and the runs API share
+	// one.
+	ResponseBudget *respbudget.Budget
 }
 
 // ErrNotEnabled is returned by Mount for an app built without Options.PlatformCompat.
@@ -71,6 +77,7 @@ type Service struct {
 	durable   DurableAssistants
 	iso       *isolation.Isolation
 	budget    *membudget.Budget
+	responses *respbudget.Budget
 
 	liveMu sync.Mutex
 	live   map[string]*runLog // run id → the stream of a background run executing here; guarded by liveMu
@@ -106,6 +113,13 @@ func Mount(app *host.GraphHostApp, opts Options) (*Service, error) {
 	}
 	if s.budget == nil {
 		s.budget = ho.MemoryBudget
+	}
+	s.responses = opts.ResponseBudget
+	if s.responses == nil {
+		s.responses = ho.ResponseBudget
+	}
+	if s.responses == nil { // an app not built by host.New
+		s.responses = respbudget.New(respbudget.Limits{})
 	}
 	if s.store == nil {
 		s.store = threads.NewBoundedMemory(threads.DefaultMemoryMaxThreads)
@@ -172,40 +186,41 @@ type route struct {
 	name, method, path string
 	h                  http.HandlerFunc
 	summary            string
+	answer             answerMode // how its answer counts in the response budget (respond.go)
 }
 
 // functions returns the platform routes. Those that create a thread or a run are new work
-// for the memory budget (admitNew).
+// for the memory budget (admitNew); every answer counts in the response budget (counted).
 func (s *Service) functions(auth funchost.AuthLevel) []funchost.HTTPFunction {
 	routes := []route{
-		{"assistants_search", "POST", "assistants/search", s.serveAssistantsSearch, "Search assistants"},
-		{"assistants_count", "POST", "assistants/count", s.serveAssistantsCount, "Count assistants"},
-		{"assistants_get", "GET", "assistants/{assistant_id}", s.serveAssistantGet, "Get an assistant"},
-		{"threads_create", "POST", "threads", s.admitNew(s.serveThreadCreate), "Create a thread"},
-		{"threads_get", "GET", "threads/{thread_id}", s.serveThreadGet, "Get a thread"},
-		{"threads_patch", "PATCH", "threads/{thread_id}", s.serveThreadPatch, "Update a thread's metadata"},
-		{"threads_delete", "DELETE", "threads/{thread_id}", s.serveThreadDelete, "Delete a thread"},
-		{"threads_search", "POST", "threads/search", s.serveThreadsSearch, "Search threads"},
-		{"threads_count", "POST", "threads/count", s.serveThreadsCount, "Count threads"},
-		{"threads_state_get", "GET", "threads/{thread_id}/state", s.serveStateGet, "Get a thread's state"},
-		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state"},
-		{"threads_state_checkpoint", "POST", "threads/{thread_id}/state/checkpoint", s.serveStateAtCheckpoint, "Get a thread's state at a checkpoint"},
-		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history"},
-		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.admitNew(s.serveThreadRunWait), "Run on a thread and wait"},
-		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.admitNew(s.serveThreadRunStream), "Run on a thread, SSE"},
-		{"runs_create", "POST", "threads/{thread_id}/runs", s.admitNew(s.serveRunCreate), "Create a background run"},
-		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs"},
-		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run"},
-		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run"},
-		{"runs_join_stream", "GET", "threads/{thread_id}/runs/{run_id}/stream", s.serveRunStream, "Join a run's stream, SSE"},
-		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run"},
-		{"runs_stateless_wait", "POST", "runs/wait", s.admitNew(s.serveThreadlessWait), "Run without a thread and wait"},
-		{"runs_stateless_stream", "POST", "runs/stream", s.admitNew(s.serveThreadlessStream), "Run without a thread, SSE"},
+		{"assistants_search", "POST", "assistants/search", s.serveAssistantsSearch, "Search assistants", readAnswer},
+		{"assistants_count", "POST", "assistants/count", s.serveAssistantsCount, "Count assistants", readAnswer},
+		{"assistants_get", "GET", "assistants/{assistant_id}", s.serveAssistantGet, "Get an assistant", readAnswer},
+		{"threads_create", "POST", "threads", s.admitNew(s.serveThreadCreate), "Create a thread", writeAnswer},
+		{"threads_get", "GET", "threads/{thread_id}", s.serveThreadGet, "Get a thread", readAnswer},
+		{"threads_patch", "PATCH", "threads/{thread_id}", s.serveThreadPatch, "Update a thread's metadata", writeAnswer},
+		{"threads_delete", "DELETE", "threads/{thread_id}", s.serveThreadDelete, "Delete a thread", freeAnswer},
+		{"threads_search", "POST", "threads/search", s.serveThreadsSearch, "Search threads", readAnswer},
+		{"threads_count", "POST", "threads/count", s.serveThreadsCount, "Count threads", readAnswer},
+		{"threads_state_get", "GET", "threads/{thread_id}/state", s.serveStateGet, "Get a thread's state", readAnswer},
+		{"threads_state_update", "POST", "threads/{thread_id}/state", s.serveStateUpdate, "Update a thread's state", writeAnswer},
+		{"threads_state_checkpoint", "POST", "threads/{thread_id}/state/checkpoint", s.serveStateAtCheckpoint, "Get a thread's state at a checkpoint", readAnswer},
+		{"threads_history", "POST", "threads/{thread_id}/history", s.serveHistory, "A thread's state history", readAnswer},
+		{"runs_wait", "POST", "threads/{thread_id}/runs/wait", s.admitNew(s.serveThreadRunWait), "Run on a thread and wait", writeAnswer},
+		{"runs_stream", "POST", "threads/{thread_id}/runs/stream", s.admitNew(s.serveThreadRunStream), "Run on a thread, SSE", writeAnswer},
+		{"runs_create", "POST", "threads/{thread_id}/runs", s.admitNew(s.serveRunCreate), "Create a background run", writeAnswer},
+		{"runs_list", "GET", "threads/{thread_id}/runs", s.serveRunList, "List a thread's runs", readAnswer},
+		{"runs_get", "GET", "threads/{thread_id}/runs/{run_id}", s.serveRunGet, "Get a run", readAnswer},
+		{"runs_join", "GET", "threads/{thread_id}/runs/{run_id}/join", s.serveRunJoin, "Wait for a run", joinAnswer},
+		{"runs_join_stream", "GET", "threads/{thread_id}/runs/{run_id}/stream", s.serveRunStream, "Join a run's stream, SSE", joinAnswer},
+		{"runs_cancel", "POST", "threads/{thread_id}/runs/{run_id}/cancel", s.serveRunCancel, "Cancel a run", freeAnswer},
+		{"runs_stateless_wait", "POST", "runs/wait", s.admitNew(s.serveThreadlessWait), "Run without a thread and wait", writeAnswer},
+		{"runs_stateless_stream", "POST", "runs/stream", s.admitNew(s.serveThreadlessStream), "Run without a thread, SSE", writeAnswer},
 	}
 	fns := make([]funchost.HTTPFunction, 0, len(routes))
 	for _, r := range routes {
 		fns = append(fns, funchost.HTTPFunction{
-			Name: "fg_platform_" + r.name, Methods: []string{r.method}, Route: r.path, AuthLevel: auth, Handler: s.isolate(r.h),
+			Name: "fg_platform_" + r.name, Methods: []string{r.method}, Route: r.path, AuthLevel: auth, Handler: s.isolate(s.counted(r.h, r.answer)),
 			Doc: funchost.RouteDoc{Summary: r.summary, Tags: []string{"platform"}},
 		})
 	}

@@ -150,16 +150,14 @@ func (s *Service) runWait(w http.ResponseWriter, r *http.Request, g host.Invocab
 	case runErr != nil:
 		writeError(w, graphFailure(runErr), s.logger)
 	default:
-		s.writeWait(w, req.locationThread(tid), runID, body)
+		s.writeWait(w, r, req.locationThread(tid), runID, body)
 	}
 }
 
-func (s *Service) writeWait(w http.ResponseWriter, tid, runID string, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Location", s.contentLocation(tid, runID))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+// writeWait answers a wait run's output, counted in the request's answer (respond.go).
+func (s *Service) writeWait(w http.ResponseWriter, r *http.Request, tid, runID string, body []byte) {
+	w.Header().Set("Content-Location", s.contentLocation(tid, runID))
+	s.writeEncoded(w, r, http.StatusOK, body)
 }
 
 // admitThreaded runs the checks of a threaded run up to the run lock: thread id, parse chain,

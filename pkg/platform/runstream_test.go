@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/internal/respbudget"
 )
 
 // LocalRuns keeps streams within MaxStreamBytes: the streams of the oldest finished runs go
@@ -97,7 +99,7 @@ func TestFollower_SendsEachFrameOnce(t *testing.T) {
 		{"after 3", 3, "event: end\ndata: null\n\n"},
 	} {
 		w := httptest.NewRecorder()
-		f := &follower{j: &joinRequest{after: tc.after}, w: w, rc: http.NewResponseController(w)}
+		f := &follower{s: &Service{responses: respbudget.New(respbudget.Limits{})}, j: &joinRequest{after: tc.after}, w: w, rc: http.NewResponseController(w)}
 		if f.send(stored) {
 			t.Fatalf("%s: the stored frames have no end", tc.name)
 		}

@@ -154,8 +154,10 @@ func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.Strea
 	s.writeSSEHeader(w, req.locationThread(tid), runID)
 	rc := http.NewResponseController(w)
 	sent := 0
+	counted := answerOf(r.Context())
 	send := func(b []byte) {
 		sent += len(b)
+		_ = counted.count(int64(len(b))) // a run's route: its frames are counted, never refused
 		_, _ = w.Write(b)
 		_ = rc.Flush()
 	}
@@ -177,7 +179,15 @@ func (s *Service) runStream(w http.ResponseWriter, r *http.Request, g host.Strea
 	}
 }
 
+// serveThreadRunStream runs on a thread, streaming. The stream counts among the caller's open
+// event streams (respond.go): past a bound it is refused 429 before anything is read.
 func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
+	closeStream, err := s.openStream(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	defer closeStream()
 	tid, req, g, err := s.admitThreaded(r, true)
 	if err != nil {
 		writeError(w, err, s.logger)
@@ -192,7 +202,14 @@ func (s *Service) serveThreadRunStream(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// serveThreadlessStream runs without a thread, streaming; it counts as serveThreadRunStream.
 func (s *Service) serveThreadlessStream(w http.ResponseWriter, r *http.Request) {
+	closeStream, err := s.openStream(r)
+	if err != nil {
+		writeError(w, err, s.logger)
+		return
+	}
+	defer closeStream()
 	tid, req, g, err := s.admitThreadless(r, true)
 	if err != nil {
 		writeError(w, err, s.logger)

@@ -36,7 +36,7 @@ func (s *Service) serveStateGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, st, s.logger)
+	s.writeJSON(w, r, http.StatusOK, st)
 }
 
 func (s *Service) stateGet(r *http.Request) (threadStateBody, error) {
@@ -151,9 +151,9 @@ func (s *Service) serveStateUpdate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	s.writeJSON(w, r, http.StatusOK, struct {
 		Checkpoint checkpointBody `json:"checkpoint"`
-	}{checkpointOf(ref)}, s.logger)
+	}{checkpointOf(ref)})
 }
 
 func (s *Service) stateUpdate(r *http.Request) (CheckpointRef, error) {
@@ -244,7 +244,7 @@ func (s *Service) serveHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, out, s.logger)
+	s.writeHistory(w, r, out)
 }
 
 func (s *Service) history(r *http.Request) ([]threadStateBody, error) {

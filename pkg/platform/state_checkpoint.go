@@ -19,7 +19,7 @@ func (s *Service) serveStateAtCheckpoint(w http.ResponseWriter, r *http.Request)
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, st, s.logger)
+	s.writeJSON(w, r, http.StatusOK, st)
 }
 
 func (s *Service) stateAtCheckpoint(r *http.Request) (threadStateBody, error) {

@@ -57,7 +57,7 @@ func (s *Service) serveThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+	s.writeJSON(w, r, http.StatusOK, wireThread(t))
 }
 
 // createThread stores a new thread: with the caller's thread_id when given (if_exists
@@ -157,7 +157,7 @@ func (s *Service) serveThreadGet(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var t threads.Thread
 		if t, err = s.visibleThread(r.Context(), tid); err == nil {
-			writeJSON(w, http.StatusOK, s.withInterrupts(r, wireThread(t), t), s.logger)
+			s.writeJSON(w, r, http.StatusOK, s.withInterrupts(r, wireThread(t), t))
 			return
 		}
 	}
@@ -170,7 +170,7 @@ func (s *Service) serveThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, wireThread(t), s.logger)
+	s.writeJSON(w, r, http.StatusOK, wireThread(t))
 }
 
 func (s *Service) patchThread(r *http.Request) (threads.Thread, error) {
@@ -317,7 +317,7 @@ func (s *Service) serveThreadsSearch(w http.ResponseWriter, r *http.Request) {
 	for _, t := range found {
 		out = append(out, wireThread(t))
 	}
-	writeJSON(w, http.StatusOK, out, s.logger)
+	s.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (s *Service) serveThreadsCount(w http.ResponseWriter, r *http.Request) {
@@ -331,7 +331,7 @@ func (s *Service) serveThreadsCount(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, s.logger)
 		return
 	}
-	writeJSON(w, http.StatusOK, n, s.logger)
+	s.writeJSON(w, r, http.StatusOK, n)
 }
 
 // readMetadata reads the optional "metadata" object of a create or patch body (empty allowed).

@@ -63,5 +63,5 @@ func (s *Service) writePending(w http.ResponseWriter, r *http.Request, tid, rid,
 	h.Set("Location", location)
 	h.Set("Content-Location", s.contentLocation(tid, rid))
 	h.Set("Retry-After", retryAfterSeconds)
-	writeJSON(w, http.StatusAccepted, wireRun(run), s.logger)
+	s.writeJSON(w, r, http.StatusAccepted, wireRun(run))
 }

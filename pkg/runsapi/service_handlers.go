@@ -10,6 +10,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Response bodies of the run endpoints, fields in wire order.
@@ -300,7 +301,12 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.runs.History(r.Context(), id, token, limit)
+	hold, err := s.responses.Hold(membudget.OwnerOf(r.Context()), 0)
+	if err != nil {
+		return err
+	}
+	defer hold.Release()
+	h, err := s.loadHistory(r.Context(), hold, id, token, limit) // counted as its rows load
 	if err != nil {
 		return err
 	}
@@ -319,7 +325,7 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 			Timestamp: apiTime(e.Timestamp), Data: data,
 		}
 	}
-	return s.writeHeld(w, r, http.StatusOK, out, historyBytes(h.Events))
+	return s.writeSettled(w, r, hold, http.StatusOK, out)
 }
 
 // purgeRun serves DELETE /api/runs/{instance_id}.

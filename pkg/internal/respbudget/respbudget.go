@@ -6,6 +6,7 @@
 package respbudget
 
 import (
+	"context"
 	"sync"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
@@ -18,6 +19,10 @@ const (
 	DefaultBytesTotal         = 256 << 20
 	DefaultStreamsPerIdentity = 32
 	DefaultStreamsTotal       = 512
+	// DefaultLoadsPerIdentity and DefaultLoadsTotal bound the answers of unknown size being
+	// loaded and encoded at once (HoldLoad): one identity's, and every one's.
+	DefaultLoadsPerIdentity = 4
+	DefaultLoadsTotal       = 64
 )
 
 // Limits are the bounds of a Budget; a zero field takes its default.
@@ -32,6 +37,12 @@ type Limits struct {
 	StreamsPerIdentity int
 	// StreamsTotal bounds the event streams open together.
 	StreamsTotal int
+	// LoadsPerIdentity bounds one identity's answers of unknown size being loaded and encoded
+	// at once (HoldLoad); more wait their turn.
+	LoadsPerIdentity int
+	// LoadsTotal bounds every such answer being loaded and encoded at once (the master key's
+	// and those without identity only count here).
+	LoadsTotal int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -50,6 +61,12 @@ func (l Limits) withDefaults() Limits {
 	if l.StreamsTotal <= 0 {
 		l.StreamsTotal = DefaultStreamsTotal
 	}
+	if l.LoadsPerIdentity <= 0 {
+		l.LoadsPerIdentity = DefaultLoadsPerIdentity
+	}
+	if l.LoadsTotal <= 0 {
+		l.LoadsTotal = DefaultLoadsTotal
+	}
 	return l
 }
 
@@ -62,6 +79,15 @@ const (
 	TotalStreamsMessage    = "too many requests: the server holds the most event streams open it allows; retry later"
 )
 
+// RetryAfter is the Retry-After (seconds) of a 429 of the budget, on every surface.
+const RetryAfter = "1"
+
+// LoadEstimate is what a route reserves (Hold) before it loads an answer whose size it cannot
+// know yet (a thread's state, a search): an identity or a server whose answers already fill
+// their bound is refused before anything is loaded. The answer's own bytes are counted once
+// encoded.
+const LoadEstimate = 64 << 10
+
 // Budget counts what responses hold. The zero value is not usable: call New.
 type Budget struct {
 	limits Limits
@@ -71,21 +97,34 @@ type Budget struct {
 	bytesBy   map[string]int64
 	streams   int
 	streamsBy map[string]int
+	loadsBy   map[string]*loadSlots // an identity's load slots while any is held or awaited
+
+	loads chan struct{} // every load's slot
+}
+
+// loadSlots are one identity's load slots; users counts those holding or awaiting one.
+type loadSlots struct {
+	ch    chan struct{}
+	users int
 }
 
 // New returns a Budget with limits (zero fields: the defaults).
 func New(limits Limits) *Budget {
-	return &Budget{limits: limits.withDefaults(), bytesBy: map[string]int64{}, streamsBy: map[string]int{}}
+	l := limits.withDefaults()
+	return &Budget{limits: l, bytesBy: map[string]int64{}, streamsBy: map[string]int{}, loadsBy: map[string]*loadSlots{},
+		loads: make(chan struct{}, l.LoadsTotal)}
 }
 
 // Limits returns the limits in effect, defaults filled in.
 func (b *Budget) Limits() Limits { return b.limits }
 
-// Hold is bytes a response holds, counted until Release.
+// Hold is bytes a response holds, counted until Release. The zero Hold counts nothing: its
+// methods do nothing.
 type Hold struct {
-	b     *Budget
-	owner string
-	n     int64
+	b      *Budget
+	owner  string
+	n      int64
+	loaded func() // frees the load slot of HoldLoad; nil when none is held
 }
 
 // Hold counts n bytes of a response of owner ("": an admin or no identity, counted in the total
@@ -96,9 +135,105 @@ func (b *Budget) Hold(owner string, n int64) (*Hold, error) {
 	return h, h.Grow(n)
 }
 
+// HoldIn is Hold into h, a Hold kept inside a larger value (no allocation). h must hold
+// nothing (its zero value, or released).
+func (b *Budget) HoldIn(h *Hold, owner string, n int64) error {
+	*h = Hold{b: b, owner: owner}
+	return h.Grow(n)
+}
+
+// HoldLoad is HoldIn for an answer whose size is known only once it is loaded and encoded (a
+// thread's state, a search): it first waits for a load slot (Limits.LoadsPerIdentity of
+// owner's, LoadsTotal in all), so that a burst of requests cannot load and encode more
+// answers at once than that before the first are counted; later ones then find the bound
+// reached and are refused before they load anything. Call Loaded once the answer is counted
+// (before writing it); Release frees the slot too. It returns the context's error when ctx
+// ends while waiting, holding nothing.
+func (b *Budget) HoldLoad(ctx context.Context, h *Hold, owner string, n int64) error {
+	*h = Hold{b: b, owner: owner}
+	loaded, err := b.loadSlot(ctx, owner)
+	if err != nil {
+		return err
+	}
+	h.loaded = loaded
+	if err := h.Grow(n); err != nil {
+		h.Loaded()
+		return err
+	}
+	return nil
+}
+
+// loadSlot waits for a load slot of owner's ("": the total's only) and returns what frees it.
+func (b *Budget) loadSlot(ctx context.Context, owner string) (func(), error) {
+	var mine *loadSlots
+	if owner != "" {
+		b.mu.Lock()
+		if mine = b.loadsBy[owner]; mine == nil {
+			mine = &loadSlots{ch: make(chan struct{}, b.limits.LoadsPerIdentity)}
+			b.loadsBy[owner] = mine
+		}
+		mine.users++
+		b.mu.Unlock()
+	}
+	leave := func() {
+		if mine == nil {
+			return
+		}
+		b.mu.Lock()
+		if mine.users--; mine.users == 0 {
+			delete(b.loadsBy, owner)
+		}
+		b.mu.Unlock()
+	}
+	if mine != nil && !acquire(ctx, mine.ch) {
+		leave()
+		return nil, context.Cause(ctx)
+	}
+	if !acquire(ctx, b.loads) {
+		if mine != nil {
+			<-mine.ch
+		}
+		leave()
+		return nil, context.Cause(ctx)
+	}
+	return func() {
+		<-b.loads
+		if mine != nil {
+			<-mine.ch
+		}
+		leave()
+	}, nil
+}
+
+// acquire takes a slot of sem, at once when one is free, else waiting until one is or ctx
+// ends (false).
+func acquire(ctx context.Context, sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Loaded frees the load slot HoldLoad took (the answer is counted); what h holds stays held.
+// It may be called more than once, and on a Hold without a slot.
+func (h *Hold) Loaded() {
+	if h == nil || h.loaded == nil {
+		return
+	}
+	h.loaded()
+	h.loaded = nil
+}
+
 // Grow counts n more bytes, or refuses them as Hold does (what is held already stays held).
 func (h *Hold) Grow(n int64) error {
-	if h == nil || n <= 0 {
+	if h == nil || h.b == nil || n <= 0 {
 		return nil
 	}
 	b := h.b
@@ -120,21 +255,67 @@ func (h *Hold) Grow(n int64) error {
 	return nil
 }
 
-// Release stops counting what h holds. It may be called more than once.
-func (h *Hold) Release() {
-	if h == nil {
+// Add counts n more bytes whatever the bounds: an answer whose work is done (a graph run's
+// output) is sent, and what it holds is seen by the requests that follow, which the bounds
+// then refuse.
+func (h *Hold) Add(n int64) {
+	if h == nil || h.b == nil || n <= 0 {
 		return
 	}
 	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.bytes -= h.n
+	h.n += n
+	b.bytes += n
 	if h.owner != "" {
-		if b.bytesBy[h.owner] -= h.n; b.bytesBy[h.owner] <= 0 {
+		b.bytesBy[h.owner] += n
+	}
+}
+
+// Shrink stops counting n of the bytes h holds (at most all of them): the part of a body
+// already written, or a reservation that turned out larger than what it was for.
+func (h *Hold) Shrink(n int64) {
+	if h == nil || h.b == nil || n <= 0 {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.shrinkLocked(min(n, h.n))
+}
+
+// Held returns the bytes h counts.
+func (h *Hold) Held() int64 {
+	if h == nil || h.b == nil {
+		return 0
+	}
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	return h.n
+}
+
+// Release stops counting what h holds. It may be called more than once.
+func (h *Hold) Release() {
+	if h == nil || h.b == nil {
+		return
+	}
+	h.Loaded()
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.shrinkLocked(h.n)
+}
+
+// shrinkLocked stops counting n of h's bytes; b.mu is held.
+func (h *Hold) shrinkLocked(n int64) {
+	b := h.b
+	b.bytes -= n
+	if h.owner != "" {
+		if b.bytesBy[h.owner] -= n; b.bytesBy[h.owner] <= 0 {
 			delete(b.bytesBy, h.owner)
 		}
 	}
-	h.n = 0
+	h.n -= n
 }
 
 // OpenStream counts an event stream of owner ("": counted in the total only) until the
@@ -172,4 +353,11 @@ func (b *Budget) Used() (bytes int64, streams int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.bytes, b.streams
+}
+
+// UsedBy returns the bytes held and the streams open by owner's responses.
+func (b *Budget) UsedBy(owner string) (bytes int64, streams int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bytesBy[owner], b.streamsBy[owner]
 }
