@@ -112,9 +112,20 @@ func (app tenantApp) start(t *testing.T, who, graph, id, input string) (int, str
 // never settles (work retried for ever) fails the test after 30 s.
 func (app tenantApp) settled(t *testing.T, id string) engine.Run {
 	t.Helper()
+	return app.waitRun(t, id, engine.RunSettled)
+}
+
+// finished waits until run id is finished, as settled does.
+func (app tenantApp) finished(t *testing.T, id string) engine.Run {
+	t.Helper()
+	return app.waitRun(t, id, nil)
+}
+
+func (app tenantApp) waitRun(t *testing.T, id string, done func(engine.Run) bool) engine.Run {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	run, err := app.a.Engine.WaitRun(ctx, id, engine.RunSettled)
+	run, err := app.a.Engine.WaitRun(ctx, id, done)
 	if err != nil {
 		t.Fatalf("run %s never settled: %v (%s)", id, err, run.RuntimeStatus)
 	}
