@@ -85,7 +85,13 @@ var errProgressMoved = errors.New("branch progress changed")
 // else a merge on its ETag) and returns it as stored. A conflict, or an outcome left unknown,
 // is settled by reading the row: next's write id there means it landed; anything else is
 // errProgressMoved.
+//
+// A progress row is the bookkeeping of a branch the fan-out's commit admitted, a few hundred
+// bytes, one row per branch: it is written as making room (MakingRoom), so that a store that
+// holds all it may lets the branch run to its end (a result, or its failure) instead of
+// refusing its every start.
 func (e *Engine) writeProgress(ctx context.Context, h *head, i int64, cur, next branchProgress) (branchProgress, error) {
+	ctx = MakingRoom(ctx)
 	next.writeID = newWriteID()
 	op := Op{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: progressKey(h, i), Properties: next.props()}}
 	if cur.exists {

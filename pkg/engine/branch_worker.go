@@ -244,6 +244,7 @@ func (e *Engine) commitBranch(ctx context.Context, h *head, b branchRef, attempt
 			e.release(ctx, &sp, nil)
 			failed = true
 			data = branchData(b, attempt, "error", jstr("branch result cannot be stored: "+err.Error()))
+			ctx = failureRoom(ctx, err) // the failure is recorded however full the store is
 			continue
 		}
 		if refused(err) {

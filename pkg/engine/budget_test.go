@@ -307,3 +307,69 @@ func TestEngine_Retention_ChildRuns_CountAsTheirRootOwners(t *testing.T) {
 		t.Fatal("bob's run or its child purged by alice's families")
 	}
 }
+
+// TestEngine_Budget_TotalFull_RunsFailInsteadOfRetrying: once the runs already started have
+// used the last eighth too, a step's or a branch's result the store refuses is replaced by
+// its failure, which is written however full the store is: every work item settles (none
+// fails to be retried for as long as the store stays full) and every run finishes, past the
+// total by no more than the failures' few hundred bytes each.
+func TestEngine_Budget_TotalFull_RunsFailInsteadOfRetrying(t *testing.T) {
+	t.Parallel()
+	const total = 4 << 20
+	r := newBudgetRig(t, membudget.Limits{Total: total}, engine.Retention{})
+	q := `{"question":"` + strings.Repeat("q", 4<<10) + `","sources":[` + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("s", 250)+`",`, 16), ",") + `]}`
+	n := 0
+	for ; n < 10000; n++ {
+		if err := r.start("", "research_agent", fmt.Sprint("r-", n), q); err != nil {
+			break
+		}
+	}
+	// settled reports whether every run finished or waits for its approval.
+	settled := func() (finished int, ok bool) {
+		for i := range n {
+			run, err := r.e.GetRun(context.Background(), fmt.Sprint("r-", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, waiting := run.WaitingFor()
+			switch {
+			case run.RuntimeStatus == engine.StatusCompleted || run.RuntimeStatus == engine.StatusFailed:
+				finished++
+			case run.RuntimeStatus != engine.StatusRunning || !waiting:
+				return 0, false
+			}
+		}
+		return finished, true
+	}
+	failures, deliveries := 0, 0
+	deadline := time.Now().Add(20 * time.Second)
+	for deliveries < 20000 && time.Now().Before(deadline) {
+		msgs, err := r.queue.Receive(context.Background(), 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 { // drained, or what is left is a back-off's delayed item
+			if _, ok := settled(); ok {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		deliveries++
+		if err := r.e.HandleWorkItem(context.Background(), msgs[0].Body, msgs[0].DequeueCount); err != nil {
+			failures++
+			continue // redelivered at once (no visibility timeout here)
+		}
+		_ = r.queue.Delete(context.Background(), msgs[0])
+	}
+	finished, ok := settled()
+	if failures > 0 || !ok {
+		t.Fatalf("%d runs: %d of %d deliveries failed, every run settled: %v; want every work item settled", n, failures, deliveries, ok)
+	}
+	// A research run fans out over its 16 sources: at most a failure row per branch, and the
+	// run's, past the total.
+	if over := r.b.Used() - total; over > int64(n)*17*512 {
+		t.Fatalf("%d bytes past the total for %d runs, more than 17 failures of 512 bytes each", over, n)
+	}
+	t.Logf("%d runs started, %d finished, %d deliveries; %d bytes used of %d", n, finished, deliveries, r.b.Used(), total)
+}

@@ -47,6 +47,7 @@ func (e *Engine) commit(ctx context.Context, base *head, o *outcome) (*head, err
 			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {
 				stored = true
 				*o = e.unstorable(base, err)
+				ctx = failureRoom(ctx, err)
 				continue
 			}
 			e.release(ctx, &sp, nil)
@@ -64,6 +65,7 @@ func (e *Engine) commit(ctx context.Context, base *head, o *outcome) (*head, err
 			if !stored {
 				stored = true // convert once; a failure that cannot be stored is an infrastructure error
 				*o = e.unstorable(base, err)
+				ctx = failureRoom(ctx, err)
 				continue
 			}
 			return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
@@ -156,6 +158,17 @@ func (e *Engine) continueFrom(n, fresh *head) (*head, error) {
 	}
 	fresh.stateVal = n.stateVal
 	return fresh, nil
+}
+
+// failureRoom returns ctx for the write of the failure that replaces a result refused with
+// err: marked as making room (MakingRoom) when the store refused it for want of room, so that
+// a store holding all it may still records the failure, a few hundred bytes, and the run
+// ends, instead of its work item retrying for as long as the store stays full.
+func failureRoom(ctx context.Context, err error) context.Context {
+	if errors.Is(err, ErrStorageFull) {
+		return MakingRoom(ctx)
+	}
+	return ctx
 }
 
 // unstorable returns the outcome that replaces one whose commit the table refuses (a
