@@ -43,7 +43,7 @@ func RunLiveStoreTests(t *testing.T, newLiveStore func(t *testing.T) engine.Live
 		{"Limits_Rejected", liveLimits},
 		{"Append_PastMaxAppends_TooLarge", func(t *testing.T, s engine.LiveStore) { liveAppendCount(t, s, opts.MaxAppends) }},
 		{"DeletePrefix_DeletesOnlyPrefix", liveDeletePrefix},
-		{"ConcurrentAppenders_EveryRecordOnceInOrder", liveConcurrent},
+		{"ConcurrentAppenders_EveryRecordOnceInOrder", func(t *testing.T, s engine.LiveStore) { liveConcurrent(t, s, opts.MaxAppends) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,8 +306,10 @@ func liveDeletePrefix(t *testing.T, s engine.LiveStore) {
 // liveConcurrent has writers append their own records to one log, each retrying at the
 // log's new length after a conflict; record sizes come from a seeded source. Every record
 // ends up in the log once, each writer's in its order, and the log is exactly their bytes.
-func liveConcurrent(t *testing.T, s engine.LiveStore) {
-	const writers, records = 4, 8
+// The records fit in maxAppends appends.
+func liveConcurrent(t *testing.T, s engine.LiveStore, maxAppends int) {
+	const writers = 4
+	records := min(8, maxAppends/writers)
 	key := liveKey()
 	rng := rand.New(rand.NewPCG(41, 7))
 	sizes := make([][]int, writers)
