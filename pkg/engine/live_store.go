@@ -31,7 +31,7 @@ type LiveStore interface {
 	//     at to tell, so records should carry what identifies their writer;
 	//   - ErrNotFound: at > 0 and there is no log (it was deleted, or never written);
 	//   - ErrTooLarge (a *LimitError): data above MaxLiveAppendBytes, at+len(data) above
-	//     MaxLiveBytes, or the log holds MaxLiveAppends appends already;
+	//     MaxLiveBytes, or the log holds MaxLiveAppends appends already (whatever at);
 	//   - ErrInvalidEntity: a bad key, empty data, or at < 0;
 	//   - ErrStorageFull: a store with a budget holds all it may (memory.WithBudget).
 	//

@@ -56,10 +56,10 @@ func (s *LiveStore) Append(ctx context.Context, key string, at int64, data []byt
 	switch {
 	case l == nil && at > 0:
 		return 0, fmt.Errorf("append live %s at %d: %w", key, at, engine.ErrNotFound)
+	case l != nil && l.appends >= engine.MaxLiveAppends: // full at any offset, as a sealed blob is
+		return 0, fmt.Errorf("append live: %w", &engine.LimitError{Limit: "live appends", Key: key, Size: l.appends + 1, Max: engine.MaxLiveAppends})
 	case l != nil && int64(len(l.data)) != at:
 		return 0, fmt.Errorf("append live %s at %d: length %d: %w", key, at, len(l.data), engine.ErrConflict)
-	case l != nil && l.appends >= engine.MaxLiveAppends:
-		return 0, fmt.Errorf("append live: %w", &engine.LimitError{Limit: "live appends", Key: key, Size: l.appends + 1, Max: engine.MaxLiveAppends})
 	}
 	grown := append(l.bytes(), data...) // l's own bytes unchanged until it takes grown
 	if s.budget != nil {

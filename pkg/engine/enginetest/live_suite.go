@@ -272,6 +272,9 @@ func liveAppendCount(t *testing.T, s engine.LiveStore, maxAppends int) {
 	if !errors.Is(err, engine.ErrTooLarge) || !errors.As(err, &le) || le.Limit != "live appends" {
 		t.Fatalf("append %d: err = %v, want a live appends *LimitError", maxAppends+1, err)
 	}
+	if _, err := s.Append(ctxOf(t), key, 0, []byte{'!'}); !errors.Is(err, engine.ErrTooLarge) {
+		t.Fatalf("append at 0 of a full log: err = %v, want ErrTooLarge (a full log refuses at any offset)", err)
+	}
 	if n, err := s.Length(ctxOf(t), key); err != nil || n != int64(maxAppends) {
 		t.Fatalf("Length = %d, %v after a refused append; want %d", n, err, maxAppends)
 	}
