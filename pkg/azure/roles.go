@@ -18,7 +18,7 @@ const (
 	RoleQueueDataContributor = "Storage Queue Data Contributor"
 	// RoleBlobDataOwner is what the Functions host needs on AzureWebJobsStorage (its keys and
 	// timer leases); it includes the Storage Blob Data Contributor that funcgraph's own
-	// containers need (payloads, checkpoints, lock leases).
+	// containers need (payloads, live logs, checkpoints, lock leases).
 	RoleBlobDataOwner = "Storage Blob Data Owner"
 )
 

@@ -4,8 +4,9 @@
 //
 // The engine owns the storage contracts it needs — Store (a table shaped after Azure Table
 // storage), WorkQueue (at-least-once messages with a visibility timeout, shaped after Azure
-// Queue storage) and PayloadStore (blobs for values too large for a table property) — with
-// their errors and limits. Backends implement them: package memory (in-process twins) and the
+// Queue storage), PayloadStore (blobs for values too large for a table property) and
+// LiveStore (a run's live channel: offset-addressed logs, shaped after Azure append blobs) —
+// with their errors and limits. Backends implement them: package memory (in-process twins) and the
 // Azure backends. Their conformance suites are in package enginetest.
 //
 // An Engine starts, steps, signals, cancels, lists and purges runs (the Runs interface), feeds a
@@ -105,5 +106,6 @@ package engine
 //	queue.go           the WorkQueue contract
 //	payloads.go        the PayloadStore contract
 //	payloadkey.go      the naming rules of a payload key
+//	live_store.go      the LiveStore contract: a run's live channel, an offset-addressed log
 //	limits.go          the Azure Table limits every Store enforces
 //	json.go            the JSON the engine writes by hand

@@ -38,7 +38,7 @@ func TestServerConfigFromEnv_UnsetIsZeroMalformedIsAnError(t *testing.T) {
 func TestNamesFor_EveryNameFromOnePrefix(t *testing.T) {
 	n, err := launch.NamesFor("shop")
 	want := launch.Names{Prefix: "shop", RunsTable: "shopruns", WorkQueue: "shop-work", PayloadContainer: "shop-payloads",
-		ThreadsTable: "shopthreads", CheckpointContainer: "shop-checkpoints"}
+		LiveContainer: "shop-live", ThreadsTable: "shopthreads", CheckpointContainer: "shop-checkpoints"}
 	if err != nil || n != want {
 		t.Errorf("NamesFor(shop) = %+v, %v; want %+v", n, err, want)
 	}

@@ -23,8 +23,8 @@ import (
 // reads. Unset, every store is in process memory.
 const EnvStorage = "AzureWebJobsStorage"
 
-// EnvStoragePrefix names the durable engine's table, queue and container:
-// <prefix>runs, <prefix>-work, <prefix>-payloads (default prefix "funcgraph"). The queue
+// EnvStoragePrefix names the durable engine's table, queue and containers: <prefix>runs,
+// <prefix>-work, <prefix>-payloads, <prefix>-live (default prefix "funcgraph"). The queue
 // trigger's function.json reads the work queue's name from FUNCGRAPH_WORK_QUEUE, which must
 // agree.
 const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
@@ -59,6 +59,8 @@ type Names struct {
 	WorkQueue string
 	// PayloadContainer holds values too large for a table property.
 	PayloadContainer string
+	// LiveContainer holds the runs' live channels, one append blob a log.
+	LiveContainer string
 	// ThreadsTable holds the platform API's threads.
 	ThreadsTable string
 	// CheckpointContainer holds hosted graphs' checkpoints.
@@ -81,7 +83,8 @@ func namesFor(prefix string) (Names, error) {
 	}
 	return Names{
 		Prefix: prefix, RunsTable: prefix + "runs", WorkQueue: prefix + "-work",
-		PayloadContainer: prefix + "-payloads", ThreadsTable: prefix + "threads", CheckpointContainer: prefix + "-checkpoints",
+		PayloadContainer: prefix + "-payloads", LiveContainer: prefix + "-live",
+		ThreadsTable: prefix + "threads", CheckpointContainer: prefix + "-checkpoints",
 	}, nil
 }
 
@@ -95,6 +98,8 @@ type Durable struct {
 	Queue engine.WorkQueue
 	// Payloads holds values too large for a table property.
 	Payloads engine.PayloadStore
+	// Live holds the runs' live channels (the logs a step writes while it runs).
+	Live engine.LiveStore
 	// Azure reports whether these are the Azure backends.
 	Azure bool
 	// QueueName is the work queue's name, for the queue trigger.
@@ -131,7 +136,7 @@ func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 
 // openStorage opens the storage az describes (AzureWebJobsStorage: a connection string, or
 // the identity-based AzureWebJobsStorage__* settings): from one set of clients, the durable
-// engine's table, queue and payload container, the platform's thread table and the
+// engine's table, queue, payload and live containers, the platform's thread table and the
 // checkpoint container, each created if missing. Without storage, or when only writing
 // function.json folders, the engine gets the in-memory twins and the other stores stay nil.
 func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az azure.Settings, s *Settings) error {
@@ -159,7 +164,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		s.MemoryBudget = b
 		s.Durable = Durable{
 			Store: memory.NewStore(memory.WithBudget(b)), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(memory.WithBudget(b)),
-			QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
+			Live: memory.NewLiveStore(memory.WithBudget(b)), QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
 			Retention: retention,
 		}
 		s.Threads = threads.NewLimitedMemory(threads.MemoryOptions{Budget: b})
@@ -186,6 +191,10 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 	if err != nil {
 		return fmt.Errorf("durable storage: %w", err)
 	}
+	live, err := blobstore.OpenLive(ctx, clients, names.LiveContainer, nil)
+	if err != nil {
+		return fmt.Errorf("durable storage: %w", err)
+	}
 	threads, err := tablethreads.Open(ctx, clients, tablethreads.Options{Table: names.ThreadsTable, Logger: s.Logger})
 	if err != nil {
 		return fmt.Errorf("thread storage: %w", err)
@@ -196,7 +205,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 	}
 	s.Azure, s.Threads, s.Checkpoints = clients, threads, checkpoints
 	s.Durable = Durable{
-		Store: store, Queue: queue, Payloads: payloads,
+		Store: store, Queue: queue, Payloads: payloads, Live: live,
 		Azure: true, QueueName: names.WorkQueue, EmbeddedDispatcher: mode != ModeCustomHandler,
 		VisibilityTimeout: visibility, Retention: retention,
 	}
@@ -206,7 +215,7 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		s.Durable.StepLease = stepLeaseFrom("host.json")
 	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
-		"container", names.PayloadContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher,
+		"container", names.PayloadContainer, "live_container", names.LiveContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher,
 		"retention", retention.MaxAge.String(), "step_lease", s.Durable.StepLease.String())
 	s.Logger.Info("platform storage: Azure", "threads_table", names.ThreadsTable, "checkpoint_container", names.CheckpointContainer)
 	return nil

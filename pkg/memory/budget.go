@@ -9,10 +9,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
-// What a Store and a PayloadStore with a budget (WithBudget) account: the bytes of each
-// stored row and payload plus the fixed cost of holding it, so that the accounted bytes
-// follow the live heap the stores hold (docs/limits.md#memory-budget has the measured
-// ratio).
+// What a Store, a PayloadStore and a LiveStore with a budget (WithBudget) account: the bytes
+// of each stored row, payload and live log plus the fixed cost of holding it, so that the
+// accounted bytes follow the live heap the stores hold (docs/limits.md#memory-budget has the
+// measured ratio).
 const (
 	// rowOverhead is a row's slot (32 bytes) with the slack of its partition's slice (a
 	// quarter) and the string header the row's data needs.
@@ -22,14 +22,17 @@ const (
 	partitionOverhead = 112
 	// payloadOverhead is a payload's map entry and headers.
 	payloadOverhead = 64
+	// liveOverhead is a live log's map entry, its struct and headers.
+	liveOverhead = 96
 )
 
 func rowBytes(data string) int64           { return int64(len(data)) + rowOverhead }
 func partitionBytes(pk string) int64       { return int64(len(pk)) + partitionOverhead }
 func payloadBytes(key string, n int) int64 { return int64(len(key)+n) + payloadOverhead }
+func liveBytes(key string, n int) int64    { return int64(len(key)+n) + liveOverhead }
 
-// runScope is the budget scope of the run whose instance id is runID: its rows in the Store
-// and its payloads in the PayloadStore.
+// runScope is the budget scope of the run whose instance id is runID: its rows in the Store,
+// its payloads in the PayloadStore and its logs in the LiveStore.
 func runScope(runID string) string { return "run/" + runID }
 
 // charge encodes the new rows of ops on partition p (nil: not yet created) and accounts the

@@ -39,3 +39,17 @@ func HeldBytes(s *Store, p *PayloadStore) int64 {
 	}
 	return n
 }
+
+// heldBytes recomputes what l holds, as its budget accounts it.
+func (l *LiveStore) heldBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for k, log := range l.logs {
+		n += liveBytes(k, cap(log.data))
+	}
+	return n
+}
+
+// HeldLiveBytes recomputes what l holds, for the external tests.
+func HeldLiveBytes(l *LiveStore) int64 { return l.heldBytes() }

@@ -6,7 +6,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
-// Option configures a Store, Queue or PayloadStore.
+// Option configures a Store, Queue, PayloadStore or LiveStore.
 type Option func(*config)
 
 type config struct {
@@ -15,13 +15,13 @@ type config struct {
 	budget  *membudget.Budget
 }
 
-// WithBudget makes a Store or PayloadStore account the bytes it holds on b, and refuse a
-// write past b's limits (engine.ErrStorageFull and a *membudget.ExceededError: nothing is
-// written). A Store counts a run's own rows (engine.RunRow) and a PayloadStore a run's
-// payloads against the identity the run was started for (membudget.NewWork), and the rows
-// it keeps about many runs (the run index) against the total only. Give the Store and the
-// PayloadStore of one engine the same budget. The engine then applies its retention per
-// owner (engine.RunAccounts).
+// WithBudget makes a Store, PayloadStore or LiveStore account the bytes it holds on b, and
+// refuse a write past b's limits (engine.ErrStorageFull and a *membudget.ExceededError:
+// nothing is written). A Store counts a run's own rows (engine.RunRow), a PayloadStore a
+// run's payloads and a LiveStore a run's live logs against the identity the run was started
+// for (membudget.NewWork), and the Store the rows it keeps about many runs (the run index)
+// against the total only. Give the stores of one engine the same budget. The engine then
+// applies its retention per owner (engine.RunAccounts).
 func WithBudget(b *membudget.Budget) Option {
 	return func(c *config) { c.budget = b }
 }

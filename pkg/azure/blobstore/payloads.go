@@ -80,7 +80,17 @@ func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error)
 	if prefix == "" {
 		return 0, fmt.Errorf("delete payloads: empty prefix: %w", engine.ErrInvalidEntity)
 	}
-	pager := p.c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
+	n, err := deletePrefix(ctx, p.c, prefix)
+	if err != nil {
+		return n, fmt.Errorf("delete payloads %s: %w", prefix, err)
+	}
+	return n, nil
+}
+
+// deletePrefix deletes the blobs of c under prefix as Payloads.DeletePrefix describes, and
+// returns how many it deleted and the first error (reduced by classify).
+func deletePrefix(ctx context.Context, c *container.Client, prefix string) (int, error) {
+	pager := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix})
 	var (
 		n        atomic.Int64
 		firstErr error
@@ -97,7 +107,7 @@ func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error)
 		page, err := pager.NextPage(ctx)
 		if err != nil {
 			mu.Lock()
-			firstErr = fmt.Errorf("delete payloads %s: list: %w", prefix, classify(err))
+			firstErr = fmt.Errorf("list: %w", classify(err))
 			mu.Unlock()
 			break
 		}
@@ -110,7 +120,7 @@ func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error)
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				_, err := p.c.NewBlobClient(name).Delete(ctx, nil)
+				_, err := c.NewBlobClient(name).Delete(ctx, nil)
 				switch {
 				case err == nil:
 					n.Add(1)
@@ -118,7 +128,7 @@ func (p *Payloads) DeletePrefix(ctx context.Context, prefix string) (int, error)
 				default:
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("delete payloads %s: delete %s: %w", prefix, name, classify(err))
+						firstErr = fmt.Errorf("delete %s: %w", name, classify(err))
 					}
 					mu.Unlock()
 				}

@@ -33,6 +33,15 @@ func ExampleRunPayloadStoreTests() {
 	}
 }
 
+// A backend's live store runs the suite; a backend whose appends are network calls lowers its
+// append limit for the test with its own option and says so in LiveSuiteOptions.
+func ExampleRunLiveStoreTests() {
+	_ = func(t *testing.T) {
+		live := memory.NewLiveStore()
+		enginetest.RunLiveStoreTests(t, func(*testing.T) engine.LiveStore { return live }, enginetest.LiveSuiteOptions{})
+	}
+}
+
 // Count storage operations of an engine through the instrumented wrappers.
 func ExampleCountingStore() {
 	counts := &enginetest.OpCounts{}
