@@ -73,17 +73,17 @@ type Engine struct {
 	clock    func() time.Time
 	obs      observer
 
-	id         string        // random prefix of payload keys written by this engine
-	spillSeq   atomic.Int64  // payload key counter
-	kick       chan struct{} // wakes an idle dispatcher worker
-	started    atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
-	changes    notifier
+	id       string        // random prefix of payload keys written by this engine
+	spillSeq atomic.Int64  // payload key counter
+	kick     chan struct{} // wakes an idle dispatcher worker
+	started  atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
+	changes  notifier
 	// liveSignals wakes the feeds that read a run's live channel when this process appends
 	// to it; liveLens remembers the logs' lengths (live.go).
 	liveSignals runSignals
 	liveLens    liveLens
-	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
-	holds      holdBook // the holds this engine's handlings took (hold.go)
+	sharedKeys  keyCache // SharedKey's keys, read once (keys.go)
+	holds       holdBook // the holds this engine's handlings took (hold.go)
 	// sweepBudget is how long a repair pass starts new work (sweepBudget; tests shorten it).
 	sweepBudget time.Duration
 	// sweepParallel is how many rows a repair pass settles at a time (sweepParallel; 1 makes
