@@ -46,10 +46,12 @@ var (
 // json.RawMessage holding JSON, kept compacted; nil is null) for the run the handler runs in.
 // Under the engine the step's commit writes it to the run's history and feed as a row of type
 // "custom" with data {"name": <name>, "data": <data>}, before the step's own rows: a client
-// following the run sees it once the step is committed, never before, and exactly once however
-// often the step ran. A handler that returns an error emitted nothing: its attempt is not
-// committed (the node and route of a visit that completed the node but failed its route keep
-// theirs, written with the run's failure).
+// following the run's history sees it once the step is committed, never before, and exactly
+// once however often the step ran. On an engine with a live channel the event is also sent
+// there at once, as a chunk of kind "custom" that the commit makes final (see Write). A
+// handler that returns an error emitted nothing: its attempt is not committed (the node and
+// route of a visit that completed the node but failed its route keep theirs, written with
+// the run's failure).
 //
 // Outside the engine (a handler called directly, an in-process run) there is nowhere to record
 // it, and Emit does nothing. Errors: ErrInvalidEmitName, ErrTooManyEmits, ErrEmitTooLarge, or
@@ -75,6 +77,11 @@ func Emit(ctx context.Context, name string, data any) error {
 	}
 	if !e.Add(graphrun.EmittedEvent{Name: name, Data: doc}, limit) {
 		return fmt.Errorf("emit %q: %w: at most %d", name, ErrTooManyEmits, limit)
+	}
+	if sink := e.Live(); sink != nil {
+		// A preview on the live channel: the commit's custom row is the truth, so a preview
+		// past the step's live bound is only left out.
+		_ = sink.Chunk("custom", name, doc)
 	}
 	return nil
 }

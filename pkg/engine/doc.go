@@ -87,6 +87,9 @@ package engine
 //	read.go            GetRun and History
 //	feed.go            Feed: a run's history after a position, waiting for the run to move
 //	emitted.go         the events handlers emit (durable.Emit), written with their step's commit
+//	live.go            a run's live channel: what a step writes while it runs (durable.Write),
+//	                   coalesced conditional appends, the records that end an attempt
+//	live_read.go       the live channel read with the feed: records, waking and polling
 //	version.go         a run whose graph version is not registered here: parked, not failed
 //	observer.go        Observer hooks
 //	head.go            the run's head row: its core fields and properties, read

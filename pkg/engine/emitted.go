@@ -23,9 +23,41 @@ const HistoryCustom = "custom"
 // 100 operations of a batch.
 
 // stepContext returns the context a step's handlers run in: ctx with the step's StepInfo and
-// a fresh Emitter, whose events the step's outcome carries.
-func stepContext(ctx context.Context, h *head) (context.Context, *graphrun.Emitter) {
-	return graphrun.WithEmitter(graphrun.WithStepInfo(ctx, stepInfo(h)))
+// a fresh Emitter, whose events the step's outcome carries, and whose live sink, on an engine
+// with a live channel, is the attempt's writer (live.go), kept on sc until the step ends
+// (endLive).
+func (e *Engine) stepContext(ctx context.Context, sc *stepCtx, h *head) (context.Context, *graphrun.Emitter) {
+	ctx, em := graphrun.WithEmitter(graphrun.WithStepInfo(ctx, stepInfo(h)))
+	if w := e.newLiveWriter(h, h.step+1, int(h.attempt)+1, h.node, -1, h.attempt > 0 || h.restarts > 0); w != nil {
+		em.SetLive(w)
+		sc.live = w
+	}
+	return ctx, em
+}
+
+// handlersDone ends the live writes of the step's handlers before the step commits: what they
+// wrote is appended first. failed: a handler's error, whose chunks the end retracts.
+func (sc *stepCtx) handlersDone(ctx context.Context, failed bool) {
+	if sc.live != nil {
+		sc.live.close(ctx)
+		sc.live.attemptFailed = failed
+	}
+}
+
+// endLive writes the end of the step's live writes once its commit is settled: committed
+// (and its handlers did not fail), its chunks are final; otherwise retracted.
+func (sc *stepCtx) endLive(ctx context.Context, committed bool) {
+	w := sc.live
+	if w == nil {
+		return
+	}
+	sc.live = nil
+	w.close(ctx) // a step that ended before its handlers' end (an error) stops writing here
+	if committed && !w.attemptFailed {
+		w.end(ctx, LiveCommit)
+		return
+	}
+	w.end(ctx, LiveRetract)
 }
 
 // emittedRows returns rows with the custom rows of evs, the events a step's handlers emitted,

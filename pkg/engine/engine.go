@@ -68,17 +68,22 @@ type Engine struct {
 	store    Store
 	queue    WorkQueue
 	payloads PayloadStore
+	live     LiveStore // nil: no live channel (live.go)
 	log      *slog.Logger
 	clock    func() time.Time
 	obs      observer
 
-	id         string        // random prefix of payload keys written by this engine
-	spillSeq   atomic.Int64  // payload key counter
-	kick       chan struct{} // wakes an idle dispatcher worker
-	started    atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
-	changes    notifier
-	sharedKeys keyCache // SharedKey's keys, read once (keys.go)
-	holds      holdBook // the holds this engine's handlings took (hold.go)
+	id       string        // random prefix of payload keys written by this engine
+	spillSeq atomic.Int64  // payload key counter
+	kick     chan struct{} // wakes an idle dispatcher worker
+	started  atomic.Bool   // dispatcher running: delayed enqueues schedule a wake-up
+	changes  notifier
+	// liveSignals wakes the feeds that read a run's live channel when this process appends
+	// to it; liveLens remembers the logs' lengths (live.go).
+	liveSignals runSignals
+	liveLens    liveLens
+	sharedKeys  keyCache // SharedKey's keys, read once (keys.go)
+	holds       holdBook // the holds this engine's handlings took (hold.go)
 	// sweepBudget is how long a repair pass starts new work (sweepBudget; tests shorten it).
 	sweepBudget time.Duration
 	// sweepParallel is how many rows a repair pass settles at a time (sweepParallel; 1 makes
@@ -106,7 +111,7 @@ func New(opts Options) (*Engine, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return &Engine{
-		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads,
+		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads, live: opts.Live,
 		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
 		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget, sweepParallel: sweepParallel,
 	}, nil

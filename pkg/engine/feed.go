@@ -49,6 +49,11 @@ type FeedQuery struct {
 	Wait time.Duration
 	// Limit is the page size; 0 or more than FeedPageSize means FeedPageSize.
 	Limit int
+	// Live asks for the run's live channel too (live.go), from offset LiveAfter: the
+	// FeedPage.LiveNext of the answer before (0 from the start). An engine without a live
+	// channel answers none.
+	Live      bool
+	LiveAfter int64
 }
 
 // FeedPage is one feed answer.
@@ -65,8 +70,12 @@ type FeedPage struct {
 	// sequence numbers that hold no row; never below the query's After.
 	NextAfter int64
 	// End reports that the run is finished and this page reaches its last row: nothing
-	// follows NextAfter.
+	// follows NextAfter (nor LiveNext, when the query asked for the live channel).
 	End bool
+	// Live are the records of the run's live channel after the query's LiveAfter, oldest
+	// first (FeedQuery.Live), and LiveNext the LiveAfter of the next query.
+	Live     []LiveRecord
+	LiveNext int64
 }
 
 // RunFeeder is an optional capability of a Runs: reading a run's history as a feed that
@@ -112,11 +121,27 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 		defer watch.stop()
 		deadline = time.Now().Add(q.Wait)
 	}
-	after, run := q.After, q.Run
+	live := q.Live && e.live != nil
+	var (
+		liveWatch *runWatch
+		liveSeen  int64 // the channel's length at the last poll
+		endWait   time.Time
+	)
+	if live && q.Wait > 0 {
+		liveWatch = e.liveSignals.watch(instanceID)
+		defer liveWatch.stop()
+	}
+	after, run, liveAfter := q.After, q.Run, q.LiveAfter
+	if q.LiveAfter < 0 {
+		return FeedPage{}, fmt.Errorf("%w: feed live after %d: want 0 or more", ErrInvalidQuery, q.LiveAfter)
+	}
 	for {
-		var changed <-chan struct{}
+		var changed, liveChanged <-chan struct{}
 		if watch != nil {
 			changed = watch.changed() // before the read: a change after it closes this channel
+		}
+		if liveWatch != nil {
+			liveChanged = liveWatch.changed()
 		}
 		h, err := e.getHead(ctx, instanceID)
 		if err != nil {
@@ -135,24 +160,67 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 			}
 			after = page.NextAfter // past rows no history holds, should the page be empty
 		}
-		if len(page.Items) > 0 || page.End || watch == nil {
+		page.LiveNext = liveAfter
+		if live {
+			if page.Live, page.LiveNext, err = e.liveRead(ctx, h, liveAfter); err != nil {
+				return FeedPage{}, err
+			}
+			liveAfter, liveSeen = page.LiveNext, page.LiveNext
+			if page.End && watch != nil && danglingWriter(page.Live) {
+				// The run's last writer appends its end record just after its commit.
+				if endWait.IsZero() {
+					endWait = time.Now().Add(liveEndWait)
+				}
+				if time.Now().Before(endWait) {
+					page.End = false
+				}
+			}
+		}
+		if len(page.Items) > 0 || len(page.Live) > 0 || page.End || watch == nil {
 			return page, nil
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
 			return page, nil
 		}
-		if timer == nil {
-			timer = time.NewTimer(min(e.opts.FeedPollInterval, remaining))
-			defer timer.Stop()
-		} else {
-			timer.Reset(min(e.opts.FeedPollInterval, remaining))
+		if err := e.feedWait(ctx, h, live, liveSeen, remaining, &timer, changed, liveChanged); err != nil {
+			return FeedPage{}, fmt.Errorf("feed run=%s: %w", instanceID, err)
 		}
+	}
+}
+
+// feedWait waits for the next reason to read again: a change this process made to the run or
+// its live channel, FeedPollInterval (another instance's commit), or, with live, a poll every
+// LivePollInterval that finds the channel longer than seen (another instance's append).
+func (e *Engine) feedWait(ctx context.Context, h *head, live bool, seen int64, remaining time.Duration, timer **time.Timer,
+	changed, liveChanged <-chan struct{}) error {
+	wait := min(e.opts.FeedPollInterval, remaining)
+	if *timer == nil {
+		*timer = time.NewTimer(wait)
+	} else {
+		(*timer).Reset(wait)
+	}
+	defer (*timer).Stop()
+	var poll <-chan time.Time
+	if live {
+		t := time.NewTicker(e.opts.LivePollInterval)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
 		select {
 		case <-ctx.Done():
-			return FeedPage{}, fmt.Errorf("feed run=%s: %w", instanceID, ctx.Err())
-		case <-changed: // Reset above discards a tick this leaves
-		case <-timer.C:
+			return ctx.Err()
+		case <-changed:
+			return nil
+		case <-liveChanged:
+			return nil
+		case <-(*timer).C:
+			return nil
+		case <-poll:
+			if n, err := e.liveLength(ctx, h); err != nil || n > seen {
+				return nil // read again; a failed poll is left to the read to report
+			}
 		}
 	}
 }

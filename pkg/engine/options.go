@@ -20,6 +20,17 @@ type Options struct {
 	Queue WorkQueue
 	// Payloads keeps values too large for a table property. Required.
 	Payloads PayloadStore
+	// Live keeps the runs' live channels: what steps write while they run (durable.Write),
+	// readable by a run's feed before the step commits (live.go). Nil: no live channel, and
+	// durable.Write does nothing.
+	Live LiveStore
+	// LiveFlushInterval is the least time between two appends of one step to its run's live
+	// channel (default DefaultLiveFlushInterval): a step's first chunk goes at once, later
+	// ones are coalesced.
+	LiveFlushInterval time.Duration
+	// LivePollInterval is how often a feed waiting on a run's live channel asks its length,
+	// to see another instance's appends (default DefaultLivePollInterval).
+	LivePollInterval time.Duration
 	// Logger receives engine logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Clock is the time source (default time.Now). Only timeouts, back-off and timestamps
@@ -183,6 +194,9 @@ func (o Options) Validate() error {
 	if o.FeedPollInterval < 0 {
 		errs = append(errs, errors.New("feed poll interval must not be negative"))
 	}
+	if o.LiveFlushInterval < 0 || o.LivePollInterval < 0 {
+		errs = append(errs, errors.New("live flush and live poll intervals must not be negative"))
+	}
 	if o.InlineLimit > maxPropertyBytes/2-2048 {
 		errs = append(errs, fmt.Errorf("inline limit %d above %d", o.InlineLimit, maxPropertyBytes/2-2048))
 	}
@@ -215,6 +229,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = time.Second
+	}
+	if o.LiveFlushInterval == 0 {
+		o.LiveFlushInterval = DefaultLiveFlushInterval
+	}
+	if o.LivePollInterval == 0 {
+		o.LivePollInterval = DefaultLivePollInterval
 	}
 	if o.FeedPollInterval == 0 {
 		o.FeedPollInterval = DefaultFeedPollInterval

@@ -59,6 +59,9 @@ func (e *Engine) purgeRows(ctx context.Context, h *head) error {
 	if _, err := e.payloads.DeletePrefix(ctx, payloadPrefix(instanceID, h.nonce)); err != nil {
 		return fmt.Errorf("purge payloads of run %s: %w", instanceID, err)
 	}
+	if err := e.deleteLive(ctx, instanceID, h.nonce); err != nil {
+		return fmt.Errorf("purge the live channel of run %s: %w", instanceID, err)
+	}
 	if err := e.indexDelete(ctx, h.indexRef()); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
@@ -94,6 +97,9 @@ func (e *Engine) resolvePurge(ctx context.Context, h *head, err error) error {
 // leftover rows.
 func (e *Engine) cleanupGenerations(ctx context.Context, h *head, oldNonce string) error {
 	_, perr := e.payloads.DeletePrefix(ctx, payloadPrefix(h.runID, oldNonce))
+	if err := e.deleteLive(ctx, h.runID, oldNonce); err != nil && perr == nil {
+		perr = err
+	}
 	if cur, err := e.getHead(ctx, h.runID); err != nil || cur.nonce != h.nonce {
 		return perr
 	}
@@ -177,4 +183,13 @@ func (e *Engine) rowsBelow(ctx context.Context, runID string, gen int64) ([]Enti
 		}
 		q.Continuation = page.Continuation
 	}
+}
+
+// deleteLive deletes the live channel of the run of nonce (live.go), if the engine has one.
+func (e *Engine) deleteLive(ctx context.Context, runID, nonce string) error {
+	if e.live == nil {
+		return nil
+	}
+	_, err := e.live.DeletePrefix(ctx, payloadPrefix(runID, nonce))
+	return err
 }

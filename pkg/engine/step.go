@@ -19,6 +19,7 @@ func (e *Engine) runStep(ctx context.Context, sc *stepCtx, h *head) (next *head,
 	ctx, endStep := e.observeStepStarted(ctx, h)
 	var committed *head
 	defer func() { endStep(committed, o) }()
+	defer func() { sc.endLive(ctx, committed != nil) }() // the live writes' end (live.go)
 	switch {
 	case h.waiting != "": // an event's wait, or a child run's (child_wait.go)
 		var wait bool
@@ -128,10 +129,11 @@ func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, erro
 	if err != nil {
 		return nil, err
 	}
-	sctx, emitter := stepContext(ctx, h)
+	sctx, emitter := e.stepContext(ctx, sc, h)
 	pol := sc.nodePolicy(h.node) // nodepolicy.go
 	newState, err := executeNode(sctx, sc.g, h.node, pol.Timeout, state)
 	if err != nil {
+		sc.handlersDone(ctx, true)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("execute node %s of run %s: %w", h.node, h.runID, ctx.Err())
 		}
@@ -140,6 +142,7 @@ func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, erro
 		return nodeFailed(sc, h, pol, err), nil
 	}
 	d, err := sc.g.ResolveRoute(sctx, h.node, newState)
+	sc.handlersDone(ctx, err != nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("resolve route %s of run %s: %w", h.node, h.runID, ctx.Err())
@@ -211,8 +214,9 @@ func (e *Engine) applyEvent(ctx context.Context, sc *stepCtx, h *head, ev Entity
 			"graph_hash", h.hash, "event", name, "error", err.Error())
 		return &eventRefused{event: name, inboxRow: ev.RowKey, inboxSeq: parseSeq(ev.RowKey), refusal: err.Error()}, nil
 	}
-	sctx, emitter := stepContext(ctx, h)
+	sctx, emitter := e.stepContext(ctx, sc, h)
 	newState, err := sc.g.ApplyEvent(sctx, name, state, json.RawMessage(payload))
+	sc.handlersDone(ctx, err != nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("apply event %s of run %s: %w", name, h.runID, ctx.Err())

@@ -16,6 +16,8 @@ type stepCtx struct {
 	// maxSteps is the node visits a run of the graph may make (what a visit is: visit,
 	// step.go).
 	maxSteps int64
+	// live is the live writer of the step under way (emitted.go), nil with none.
+	live *liveWriter
 }
 
 // stepCtxOf resolves the graph version of h's run and its policies. Errors:

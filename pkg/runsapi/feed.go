@@ -70,6 +70,22 @@ type (
 		Run           string           `json:"run"`
 		Items         []feedItemBody   `json:"items"`
 		NextAfter     int64            `json:"next_after"`
+		// Live and LiveNext are present when asked for (live=true), Live [] with none.
+		Live     *[]liveItemBody `json:"live,omitempty"`
+		LiveNext *int64          `json:"live_next,omitempty"`
+	}
+	// liveItemBody is one record of the run's live channel.
+	liveItemBody struct {
+		Offset  int64           `json:"offset"`
+		Next    int64           `json:"next"`
+		Kind    string          `json:"kind"`
+		Writer  string          `json:"writer"`
+		Step    int64           `json:"step"`
+		Attempt *int            `json:"attempt"`
+		Node    *string         `json:"node"`
+		Branch  *int            `json:"branch"`
+		Name    *string         `json:"name"`
+		Data    json.RawMessage `json:"data"`
 	}
 	feedEndBody struct {
 		RuntimeStatus engine.RunStatus `json:"runtime_status"`
@@ -102,13 +118,31 @@ type feedQuery struct {
 	after int64
 	run   string
 	wait  time.Duration
+	// live asks for the run's live channel (engine.FeedQuery.Live) from liveAfter: the
+	// event-stream form's default, the JSON form's with live=true.
+	live      bool
+	liveAfter int64
 }
 
 // parseFeedQuery reads after, run, wait and Last-Event-ID (which, when sent, takes the place
 // of after, and of run when it names one). wait is at most the service's MaxWait.
 func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
-	q := feedQuery{wait: min(DefaultFeedWait, s.maxWait)}
+	q := feedQuery{wait: min(DefaultFeedWait, s.maxWait), live: wantsEventStream(r)}
 	values := r.URL.Query()
+	if v := strings.TrimSpace(values.Get("live")); v != "" {
+		live, err := strconv.ParseBool(v)
+		if err != nil {
+			return feedQuery{}, &apiQueryError{"live", "want true or false"}
+		}
+		q.live = live
+	}
+	if v := strings.TrimSpace(values.Get("live_after")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return feedQuery{}, &apiQueryError{"live_after", "want the live_next of an answer of this feed, an integer of 0 or more"}
+		}
+		q.liveAfter = n
+	}
 	if v := strings.TrimSpace(values.Get("after")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -130,7 +164,8 @@ func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
 		q.wait = time.Duration(secs * float64(time.Second))
 	}
 	if v := strings.TrimSpace(r.Header.Get(lastEventIDHeader)); v != "" {
-		seq, run, hasRun := strings.Cut(v, ".")
+		seq, rest, hasRun := strings.Cut(v, ".")
+		run, live, hasLive := strings.Cut(rest, ".")
 		n, err := strconv.ParseInt(seq, 10, 64)
 		if err != nil || n < 0 || hasRun && !validFeedRun(run) {
 			return feedQuery{}, errBadLastEventID
@@ -139,8 +174,25 @@ func (s *Service) parseFeedQuery(r *http.Request) (feedQuery, error) {
 		if hasRun {
 			q.run = run
 		}
+		if hasLive {
+			off, err := strconv.ParseInt(live, 10, 64)
+			if err != nil || off < 0 {
+				return feedQuery{}, errBadLastEventID
+			}
+			q.liveAfter = off
+		}
 	}
 	return q, nil
+}
+
+// engineQuery is the engine's query of q, waiting up to wait.
+func (q feedQuery) engineQuery(wait time.Duration) engine.FeedQuery {
+	return engine.FeedQuery{After: q.after, Run: q.run, Wait: wait, Live: q.live, LiveAfter: q.liveAfter}
+}
+
+// nextQuery is the query that follows page, waiting up to wait.
+func nextQuery(page engine.FeedPage, live bool, wait time.Duration) engine.FeedQuery {
+	return engine.FeedQuery{After: page.NextAfter, Run: page.Run, Wait: wait, Live: live, LiveAfter: page.LiveNext}
 }
 
 // validFeedRun reports whether v can be the run of a feed answer: letters and digits, at most
@@ -158,9 +210,18 @@ func validFeedRun(v string) bool {
 }
 
 // feedFrameID is the id of the frame of item seq of run: what the client sends back as
-// Last-Event-ID.
+// Last-Event-ID. A stream with the live channel adds the live position (liveFrameID).
 func feedFrameID(seq int64, run string) string {
 	return strconv.FormatInt(seq, 10) + "." + run
+}
+
+// liveFrameID is feedFrameID with the live position, <seq>.<run>.<live>: <seq>.<run> while
+// it is 0 (nothing read of the channel, which resumes from its start either way).
+func liveFrameID(seq int64, run string, live int64) string {
+	if live == 0 {
+		return feedFrameID(seq, run)
+	}
+	return feedFrameID(seq, run) + "." + strconv.FormatInt(live, 10)
 }
 
 // plainNumber reports whether v is digits with at most one decimal point: what wait accepts
@@ -210,7 +271,7 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 	if wantsEventStream(r) {
 		return s.streamFeed(w, r, feeder, id, q)
 	}
-	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run, Wait: q.wait})
+	page, err := feeder.Feed(ctx, id, q.engineQuery(q.wait))
 	if err != nil {
 		return clientGone(ctx, err)
 	}
@@ -218,7 +279,23 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range page.Items {
 		out.Items[i] = feedItem(e)
 	}
-	return s.writeHeld(w, r, http.StatusOK, out, historyBytes(page.Items))
+	if q.live {
+		live := make([]liveItemBody, len(page.Live))
+		for i, rec := range page.Live {
+			live[i] = liveItem(rec)
+		}
+		out.Live, out.LiveNext = &live, &page.LiveNext
+	}
+	return s.writeHeld(w, r, http.StatusOK, out, feedBytes(page))
+}
+
+// feedBytes is what a feed page's items and live records hold.
+func feedBytes(page engine.FeedPage) int64 {
+	n := historyBytes(page.Items)
+	for _, rec := range page.Live {
+		n += int64(len(rec.Data)+len(rec.Name)+len(rec.Node)+len(rec.Writer)) + 96
+	}
+	return n
 }
 
 // feedItem is the wire form of one item: a history row, its sequence number as seq.
@@ -251,17 +328,17 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	defer closeStream()
 	if funchost.RequestSource(ctx) == funchost.SourceHost {
 		// Under the Functions host the response goes out whole: one long poll.
-		page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run, Wait: q.wait})
+		page, err := feeder.Feed(ctx, id, q.engineQuery(q.wait))
 		if err != nil {
 			return clientGone(ctx, err)
 		}
-		hold, err := s.responses.Hold(owner, historyBytes(page.Items))
+		hold, err := s.responses.Hold(owner, feedBytes(page))
 		if err != nil {
 			return err
 		}
 		defer hold.Release()
-		body := s.appendFeedFrames([]byte(sse.RetryFrame(feedRetryMillis)), page)
-		if len(page.Items) == 0 && !page.End {
+		body := s.appendFeedFrames([]byte(sse.RetryFrame(feedRetryMillis)), page, q)
+		if len(page.Items) == 0 && len(page.Live) == 0 && !page.End {
 			body = append(body, sse.KeepAliveFrame...)
 		}
 		if err := hold.Grow(int64(len(body))); err != nil {
@@ -271,7 +348,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		_, _ = w.Write(body)
 		return nil
 	}
-	page, err := feeder.Feed(ctx, id, engine.FeedQuery{After: q.after, Run: q.run})
+	page, err := feeder.Feed(ctx, id, q.engineQuery(0))
 	if err != nil {
 		return clientGone(ctx, err)
 	}
@@ -279,9 +356,10 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	rc := http.NewResponseController(w)
 	var buf []byte
 	for {
-		hold, err := s.responses.Hold(owner, historyBytes(page.Items))
+		hold, err := s.responses.Hold(owner, feedBytes(page))
 		if err == nil {
-			buf = s.appendFeedFrames(buf[:0], page)
+			buf = s.appendFeedFrames(buf[:0], page, q)
+			q.after, q.liveAfter = page.NextAfter, page.LiveNext
 			if len(buf) == 0 && !page.End {
 				buf = append(buf, sse.KeepAliveFrame...)
 			}
@@ -308,7 +386,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		if page.End {
 			return nil
 		}
-		page, err = feeder.Feed(ctx, id, engine.FeedQuery{After: page.NextAfter, Run: page.Run, Wait: feedKeepAlive})
+		page, err = feeder.Feed(ctx, id, nextQuery(page, q.live, feedKeepAlive))
 		if err != nil {
 			if clientGone(ctx, err) == nil {
 				return nil
@@ -323,15 +401,28 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 }
 
 // appendFeedFrames appends a frame per item of page, and the end frame when the page ends the
-// feed.
-func (s *Service) appendFeedFrames(dst []byte, page engine.FeedPage) []byte {
+// feed. q is the position page was read from: with the live channel, its records come first
+// (`event: live`: a step's chunks precede its commit), each frame's id naming both positions.
+func (s *Service) appendFeedFrames(dst []byte, page engine.FeedPage, q feedQuery) []byte {
+	for _, rec := range page.Live {
+		data, err := pyjson.Marshal(liveItem(rec))
+		if err != nil { // data is JSON the engine stored; this does not happen
+			s.logger.Error("encode live record", "offset", rec.Offset, "error", err)
+			data = apierror.Runs.Internal()
+		}
+		dst = sse.AppendEventID(dst, liveFrameID(q.after, page.Run, rec.Next), "live", data)
+	}
 	for _, e := range page.Items {
 		data, err := pyjson.Marshal(feedItem(e))
 		if err != nil { // data is JSON the engine stored; this does not happen
 			s.logger.Error("encode durable feed item", "seq", e.Sequence, "error", err)
 			data = apierror.Runs.Internal()
 		}
-		dst = sse.AppendEventID(dst, feedFrameID(e.Sequence, page.Run), e.Type, data)
+		id := feedFrameID(e.Sequence, page.Run)
+		if q.live {
+			id = liveFrameID(e.Sequence, page.Run, page.LiveNext)
+		}
+		dst = sse.AppendEventID(dst, id, e.Type, data)
 	}
 	if page.End {
 		end, _ := pyjson.Marshal(feedEndBody{RuntimeStatus: page.Status})
@@ -347,4 +438,21 @@ func writeEventStreamHeader(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+}
+
+// liveItem is the wire form of one live record: attempt, node, branch and name null where the
+// record has none (an end record has none of them), data null but in a chunk.
+func liveItem(rec engine.LiveRecord) liveItemBody {
+	b := liveItemBody{Offset: rec.Offset, Next: rec.Next, Kind: rec.Kind, Writer: rec.Writer, Step: rec.Step,
+		Node: nullable(rec.Node), Name: nullable(rec.Name), Data: rec.Data}
+	if rec.Attempt > 0 {
+		b.Attempt = &rec.Attempt
+	}
+	if rec.Branch >= 0 {
+		b.Branch = &rec.Branch
+	}
+	if len(b.Data) == 0 {
+		b.Data = json.RawMessage("null")
+	}
+	return b
 }

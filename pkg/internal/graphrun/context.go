@@ -58,6 +58,7 @@ type EmittedEvent struct {
 type Emitter struct {
 	mu     sync.Mutex
 	events []EmittedEvent // guarded by mu
+	live   LiveSink       // guarded by mu; nil: no live channel (live.go)
 }
 
 type emitterKey struct{}
