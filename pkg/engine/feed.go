@@ -166,12 +166,18 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 				return FeedPage{}, err
 			}
 			liveAfter, liveSeen = page.LiveNext, page.LiveNext
-			if page.End && watch != nil && danglingWriter(page.Live) {
-				// The run's last writer appends its end record just after its commit.
-				if endWait.IsZero() {
-					endWait = time.Now().Add(liveEndWait)
+			if page.End && (endWait.IsZero() || time.Now().Before(endWait)) {
+				// The run's last writer appends its end record just after its commit: a log
+				// that ends with a chunk is waited on, up to liveEndWait (a query that does
+				// not wait is answered at once, not at its end).
+				dangling, err := e.liveTailOpen(ctx, h)
+				if err != nil {
+					return FeedPage{}, err
 				}
-				if time.Now().Before(endWait) {
+				if dangling {
+					if endWait.IsZero() {
+						endWait = time.Now().Add(liveEndWait)
+					}
 					page.End = false
 				}
 			}

@@ -101,17 +101,37 @@ func (e *Engine) liveLength(ctx context.Context, h *head) (int64, error) {
 	return n, err
 }
 
-// danglingWriter reports whether recs end with chunks whose writer has no end record after
-// them: the last writer of a finished run may still be appending its commit record.
-func danglingWriter(recs []LiveRecord) bool {
-	open := map[string]bool{}
-	for _, r := range recs {
-		switch r.Kind {
-		case LiveCommit, LiveRetract:
-			delete(open, r.Writer)
-		default:
-			open[r.Writer] = true
-		}
+// liveTailWindow is how much of the end of a log liveTailOpen reads: more than a chunk's
+// record (durable.MaxWriteDataBytes and its framing).
+const liveTailWindow = 80 << 10
+
+// liveTailOpen reports whether h's live channel ends with a chunk, not an end record: its last
+// writer has not written its end yet. It reads the log's end (a Length and a Read), only when
+// a feed reaches a finished run's end.
+func (e *Engine) liveTailOpen(ctx context.Context, h *head) (bool, error) {
+	n, err := e.liveLength(ctx, h)
+	if err != nil || n == 0 {
+		return false, err
 	}
-	return len(open) > 0
+	from := max(0, n-liveTailWindow)
+	data, _, err := e.live.Read(ctx, liveKey(h.runID, h.nonce), from, liveTailWindow)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read live run=%s: %w", h.runID, err)
+	}
+	if from > 0 { // the window may begin inside a record
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return false, nil
+		}
+		data, from = data[i+1:], from+int64(i+1)
+	}
+	recs, _ := parseLive(data, from)
+	if len(recs) == 0 {
+		return false, nil
+	}
+	last := recs[len(recs)-1].Kind
+	return last != LiveCommit && last != LiveRetract, nil
 }

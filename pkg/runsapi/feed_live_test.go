@@ -196,7 +196,7 @@ func TestFeed_Live_TokensBeforeTheCommit_ResumedWithoutDuplicate_BothTransports(
 				want = append(want, fmt.Sprintf("t%d", i))
 			}
 			if got := strings.Join(tokens, " "); got != strings.Join(want, " ")+" commit" {
-				t.Fatalf("live records:\n%s\nwant the 20 tokens once each, in order, then the commit", got)
+				t.Fatalf("live records:\n%s\nwant the 20 tokens once each, in order, then the commit; events %v", got, events)
 			}
 		})
 	}
