@@ -118,10 +118,11 @@ type Durable struct {
 	Retention engine.Retention
 }
 
-// EngineOptions returns opts with the storage, the visibility timeout, the step lease and the
-// retention filled in (those three when opts leaves them zero).
+// EngineOptions returns opts with the storage (the runs' live channels included), the
+// visibility timeout, the step lease and the retention filled in (those three when opts leaves
+// them zero).
 func (d Durable) EngineOptions(opts engine.Options) engine.Options {
-	opts.Store, opts.Queue, opts.Payloads = d.Store, d.Queue, d.Payloads
+	opts.Store, opts.Queue, opts.Payloads, opts.Live = d.Store, d.Queue, d.Payloads, d.Live
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout
 	}
