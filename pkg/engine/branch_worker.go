@@ -125,10 +125,25 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 	info.Attempt, info.Branch = st.attempt(), int(b.index)+1
 	bctx, emitter := graphrun.WithEmitter(graphrun.WithBranch(graphrun.WithStepInfo(ctx, info),
 		durable.BranchInfo{Index: int(b.index), Count: int(h.branchCount), Node: b.node, Item: b.item}))
+	// The branch's live writes (live.go): final once its completion row is stored, retracted
+	// otherwise (a retry, a failure, a region closed meanwhile, a handling that failed).
+	var data string
+	failed, committed := false, false
+	lw := e.newLiveWriter(h, h.step+1, st.attempt(), b.node, int(b.index), st.attempt() > 1)
+	if lw != nil {
+		emitter.SetLive(lw)
+		defer func() {
+			lw.close(ctx)
+			if committed && !failed {
+				lw.end(ctx, LiveCommit)
+			} else {
+				lw.end(ctx, LiveRetract)
+			}
+		}()
+	}
 	pol := sc.nodePolicy(b.node)
 	newState, err := executeNode(bctx, sc.g, b.node, pol.Timeout, state)
-	var data string
-	failed := false
+	lw.close(ctx) // what the handler wrote goes before the branch's completion
 	if err == nil {
 		var update json.RawMessage
 		if update, err = graphrun.StateUpdate(state, newState); err == nil {
@@ -159,6 +174,7 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 	if err != nil || !stored {
 		return err == nil, err
 	}
+	committed = true
 	return true, e.afterBranch(ctx, h, b.index)
 }
 

@@ -271,3 +271,60 @@ func TestEngine_Live_NoChannel_WriteDoesNothing(t *testing.T) {
 		t.Fatalf("feed: %+v %v; want the run completed and no live records", page, err)
 	}
 }
+
+// TestEngine_Live_BranchCommitSeenBeforeTheJoin: in a fan-out of two, the fast branch's
+// chunk, its emitted event's preview and its commit record reach a reader while the slow
+// branch is still held, long before the join; each record names its branch.
+func TestEngine_Live_BranchCommitSeenBeforeTheJoin(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	work := func(ctx context.Context, s fanState) (any, error) {
+		item, err := durable.BranchItem[int](ctx)
+		if err != nil {
+			return nil, err
+		}
+		if item == 2 {
+			select { // the slow branch
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if err := durable.Write(ctx, "token", fmt.Sprintf("b%d", item)); err != nil {
+			return nil, err
+		}
+		if err := durable.Emit(ctx, "progress", item); err != nil {
+			return nil, err
+		}
+		return fanWork(ctx, s)
+	}
+	s := newLiveStores()
+	e := s.engine(t, fanGraph(t, "livefan", work), true, engine.Options{})
+	if _, err := e.StartRun(t.Context(), engine.StartRunRequest{GraphName: "livefan", InstanceID: "live-5", Input: json.RawMessage(`{"items":[1,2]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	early, items, next := liveFollow(t, e, "live-5", 0, func(r []engine.LiveRecord) bool {
+		return len(r) > 0 && r[len(r)-1].Kind == engine.LiveCommit
+	})
+	for _, it := range items {
+		if it.Type == engine.HistoryBranchCompleted || it.Type == engine.HistoryBranchesJoined {
+			t.Fatalf("the feed showed %s before the slow branch was released", it.Type)
+		}
+	}
+	if got := chunkNames(early); got != "b1 custom:w1 commit:w1" {
+		t.Fatalf("live records before the join: %s, want the fast branch's chunk, preview and commit", got)
+	}
+	for _, r := range early {
+		if r.Branch != 0 || r.Step != 2 {
+			t.Fatalf("record %+v: want branch 0 of step 2", r)
+		}
+	}
+	close(gate)
+	rest, _, _ := liveFollow(t, e, "live-5", next, nil)
+	if got := chunkNames(rest); got != "b2 custom:w1 commit:w1" {
+		t.Fatalf("the slow branch's live records: %s", got)
+	}
+	if rest[0].Branch != 1 {
+		t.Fatalf("slow branch's chunk names branch %d, want 1", rest[0].Branch)
+	}
+}
