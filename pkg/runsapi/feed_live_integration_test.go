@@ -1,0 +1,208 @@
+//go:build integration
+
+package runsapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/azure"
+	"github.com/funcgraph/funcgraph/pkg/azure/blobstore"
+	"github.com/funcgraph/funcgraph/pkg/azure/queuestore"
+	"github.com/funcgraph/funcgraph/pkg/azure/tablestore"
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/azuritetest"
+	"github.com/funcgraph/funcgraph/pkg/runsapi"
+)
+
+// azureInstances builds n engines over one table, queue, payload container and live
+// container of the test's own on Azurite, as n instances of one app (the registry of g): the
+// first runs the dispatcher, the others only serve.
+func azureInstances(t *testing.T, n int, g durable.Graph, opts engine.Options) ([]*engine.Engine, *durable.Registry) {
+	t.Helper()
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	table, name := azuritetest.UniqueName("live"), azuritetest.UniqueName("live-")
+	store, err := tablestore.Open(ctx, clients, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, err := queuestore.Open(ctx, clients, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads, err := blobstore.Open(ctx, clients, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := blobstore.OpenLive(ctx, clients, name+"-live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = clients.Tables.DeleteTable(ctx, table, nil)
+		_, _ = clients.Queues.DeleteQueue(ctx, name, nil)
+		_, _ = clients.Blobs.DeleteContainer(ctx, name, nil)
+		_, _ = clients.Blobs.DeleteContainer(ctx, name+"-live", nil)
+	})
+	reg := durable.NewRegistry()
+	if err := reg.Register(g); err != nil {
+		t.Fatal(err)
+	}
+	var out []*engine.Engine
+	for i := range n {
+		o := opts
+		o.Registry, o.Store, o.Queue, o.Payloads, o.Live, o.Logger = reg, store, queue, payloads, live, funchosttest.TestLogger(t)
+		e, err := engine.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close() })
+		if i == 0 {
+			if err := e.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, e)
+	}
+	return out, reg
+}
+
+// pacedTokens is a one-node graph "paced" whose node writes n tokens "a<attempt>-t<i>", one
+// every pace; its first attempt fails after failAt tokens, and its second waits on gate after
+// gateAt.
+func pacedTokens(t *testing.T, n, failAt, gateAt int, pace time.Duration, gate <-chan struct{}) durable.Graph {
+	t.Helper()
+	var attempts atomic.Int32
+	b := durable.NewManifestBuilder[tokenState]("paced")
+	b.SetEntrypoint("speak")
+	speak := func(ctx context.Context, s tokenState) (any, error) {
+		a := attempts.Add(1)
+		for i := range n {
+			switch {
+			case a == 1 && i == failAt:
+				return nil, errors.New("model overloaded")
+			case a == 2 && i == gateAt:
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			if err := durable.Write(ctx, "token", fmt.Sprintf("a%d-t%d", a, i)); err != nil {
+				return nil, err
+			}
+			time.Sleep(pace)
+		}
+		return durable.Update{"done": true}, nil
+	}
+	if err := b.AddNode("speak", speak, durable.Terminal(), durable.WithHandlerName("test.paced.speak"),
+		durable.WithRetry(durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond})); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestIntegrationFeed_Live_TwoInstances_TokensBeforeTheCommit: a node streaming 200 tokens
+// over 2 s on one instance (its first attempt failing after 20); a client of the feed's event
+// stream on the other instance, both on Azurite, sees the retry's tokens while the node still
+// runs (no node_completed), the failed attempt's chunks followed by their retract record; it
+// leaves mid-way, resumes with Last-Event-ID and gets the rest, each token once and in order,
+// then the commit record.
+func TestIntegrationFeed_Live_TwoInstances_TokensBeforeTheCommit(t *testing.T) {
+	gate := make(chan struct{})
+	es, reg := azureInstances(t, 2, pacedTokens(t, 200, 20, 100, 10*time.Millisecond, gate), engine.Options{PollInterval: 50 * time.Millisecond})
+	svc, err := runsapi.NewService(runsapi.Options{Runs: es[1], Registry: reg, Logger: funchosttest.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := svc.FunctionApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := funchosttest.Transports(t, app)[0] // the other instance's own server
+	if _, err := es[0].StartRun(t.Context(), engine.StartRunRequest{GraphName: "paced", InstanceID: "paced-1", Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	var firstRetryToken time.Duration
+	var seen, events []string
+	var kinds []string // "chunk" records' data, else "<kind>:<attempt of its writer>"
+	writerAttempt := map[string]int{}
+	collect := func(f sseFrame) {
+		events = append(events, f.event)
+		if f.event != "live" {
+			return
+		}
+		var rec struct {
+			Kind    string          `json:"kind"`
+			Writer  string          `json:"writer"`
+			Attempt *int            `json:"attempt"`
+			Data    json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(f.data), &rec); err != nil {
+			t.Fatalf("live frame %s: %v", f.data, err)
+		}
+		if rec.Kind == engine.LiveChunk {
+			var s string
+			_ = json.Unmarshal(rec.Data, &s)
+			seen = append(seen, s)
+			writerAttempt[rec.Writer] = *rec.Attempt
+			if *rec.Attempt == 2 && firstRetryToken == 0 {
+				firstRetryToken = time.Since(started)
+			}
+			kinds = append(kinds, s)
+			return
+		}
+		kinds = append(kinds, fmt.Sprintf("%s:a%d", rec.Kind, writerAttempt[rec.Writer]))
+	}
+	last := ""
+	for tries := 0; len(seen) < 70; tries++ { // the failed attempt's 20 and 50 of the retry's
+		if tries == 20 {
+			t.Fatalf("%d chunks after 20 responses: %v", len(seen), seen)
+		}
+		last = readFrames(t, tr, "/api/runs/paced-1/feed?wait=5", last, func(f sseFrame) bool {
+			collect(f)
+			return len(seen) < 70
+		})
+	}
+	if strings.Contains(strings.Join(events, " "), "node_completed") {
+		t.Fatalf("node_completed before the retry was released: %v", events)
+	}
+	close(gate) // the retry goes on past token 100 while the client is away
+	for tries := 0; !strings.HasSuffix(strings.Join(events, " "), "end"); tries++ {
+		if tries == 20 {
+			t.Fatalf("no end after 20 responses: %v", kinds)
+		}
+		last = readFrames(t, tr, "/api/runs/paced-1/feed?wait=5", last, func(f sseFrame) bool { collect(f); return true })
+	}
+	var want []string
+	for i := range 20 {
+		want = append(want, fmt.Sprintf("a1-t%d", i))
+	}
+	want = append(want, "retract:a1")
+	for i := range 200 {
+		want = append(want, fmt.Sprintf("a2-t%d", i))
+	}
+	want = append(want, "commit:a2")
+	if got := strings.Join(kinds, " "); got != strings.Join(want, " ") {
+		t.Fatalf("live records on the other instance:\n%s\nwant\n%s", got, strings.Join(want, " "))
+	}
+	t.Logf("first token of the retry on the other instance %v after the start", firstRetryToken)
+}
