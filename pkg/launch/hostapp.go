@@ -45,7 +45,7 @@ func (d Durable) OrMemory() Durable {
 	}
 	names, _ := namesFor("")
 	return Durable{
-		Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Live: memory.NewLiveStore(),
+		Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Live: memory.NewLiveStore(), LiveFlushInterval: memoryLiveFlush,
 		QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: d.VisibilityTimeout,
 		Retention: memoryRetention(),
 	}

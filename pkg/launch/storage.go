@@ -100,6 +100,10 @@ type Durable struct {
 	Payloads engine.PayloadStore
 	// Live holds the runs' live channels (the logs a step writes while it runs).
 	Live engine.LiveStore
+	// LiveFlushInterval is the engine's LiveFlushInterval (0: its default, 100 ms, for Azure,
+	// where an append is a billed request): in memory memoryLiveFlush, an append costing
+	// nothing, so a reader in the process sees a chunk within a millisecond.
+	LiveFlushInterval time.Duration
 	// Azure reports whether these are the Azure backends.
 	Azure bool
 	// QueueName is the work queue's name, for the queue trigger.
@@ -118,11 +122,17 @@ type Durable struct {
 	Retention engine.Retention
 }
 
+// memoryLiveFlush is the in-memory stores' LiveFlushInterval.
+const memoryLiveFlush = 2 * time.Millisecond
+
 // EngineOptions returns opts with the storage (the runs' live channels included), the
 // visibility timeout, the step lease and the retention filled in (those three when opts leaves
 // them zero).
 func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads, opts.Live = d.Store, d.Queue, d.Payloads, d.Live
+	if opts.LiveFlushInterval == 0 {
+		opts.LiveFlushInterval = d.LiveFlushInterval
+	}
 	if opts.VisibilityTimeout == 0 {
 		opts.VisibilityTimeout = d.VisibilityTimeout
 	}
@@ -165,7 +175,8 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		s.MemoryBudget = b
 		s.Durable = Durable{
 			Store: memory.NewStore(memory.WithBudget(b)), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(memory.WithBudget(b)),
-			Live: memory.NewLiveStore(memory.WithBudget(b)), QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
+			Live: memory.NewLiveStore(memory.WithBudget(b)), LiveFlushInterval: memoryLiveFlush,
+			QueueName: names.WorkQueue, EmbeddedDispatcher: true, VisibilityTimeout: visibility,
 			Retention: retention,
 		}
 		s.Threads = threads.NewLimitedMemory(threads.MemoryOptions{Budget: b})

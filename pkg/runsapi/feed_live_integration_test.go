@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,7 +29,7 @@ import (
 // azureInstances builds n engines over one table, queue, payload container and live
 // container of the test's own on Azurite, as n instances of one app (the registry of g): the
 // first runs the dispatcher, the others only serve.
-func azureInstances(t *testing.T, n int, g durable.Graph, opts engine.Options) ([]*engine.Engine, *durable.Registry) {
+func azureInstances(t testing.TB, n int, g durable.Graph, opts engine.Options) ([]*engine.Engine, *durable.Registry) {
 	t.Helper()
 	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
 	if err != nil {
@@ -64,7 +67,10 @@ func azureInstances(t *testing.T, n int, g durable.Graph, opts engine.Options) (
 	var out []*engine.Engine
 	for i := range n {
 		o := opts
-		o.Registry, o.Store, o.Queue, o.Payloads, o.Live, o.Logger = reg, store, queue, payloads, live, funchosttest.TestLogger(t)
+		o.Registry, o.Store, o.Queue, o.Payloads, o.Live = reg, store, queue, payloads, live
+		if o.Logger == nil {
+			o.Logger = funchosttest.TestLogger(t)
+		}
 		e, err := engine.New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -78,6 +84,156 @@ func azureInstances(t *testing.T, n int, g durable.Graph, opts engine.Options) (
 		out = append(out, e)
 	}
 	return out, reg
+}
+
+// azureLive returns the live store of the test's own container on Azurite.
+func azureLive(t testing.TB) engine.LiveStore {
+	t.Helper()
+	clients, err := azure.NewClients(azure.Settings{ConnectionString: azuritetest.ConnectionString(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := azuritetest.UniqueName("peer-live-")
+	live, err := blobstore.OpenLive(t.Context(), clients, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = clients.Blobs.DeleteContainer(context.Background(), name, nil) })
+	return live
+}
+
+// BenchmarkIntegrationLive_ChunkAcrossInstances: a node on one instance writes 50 chunks a
+// second, each stamped with the time it was written; a feed on another instance follows the
+// run's live channel on Azurite (a Length every LivePollInterval while it waits). Reported: the
+// latency from Write to the reader (p50, p99) and, measured in the same run, its peer: a raw
+// append of the same records to an append blob, one every 100 ms, read by a loop that polls its
+// length every 100 ms; and the appends per second and bytes per 1 000 chunks of the channel.
+func BenchmarkIntegrationLive_ChunkAcrossInstances(b *testing.B) {
+	const chunks, pace = 50, 20 * time.Millisecond
+	g := pacedStamps(b, chunks, pace)
+	es, _ := azureInstances(b, 2, g, engine.Options{PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	peer := azureLive(b)
+	var lat, peerLat []time.Duration
+	var bytes int64
+	var elapsed time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		id := fmt.Sprint("stamps-", i)
+		begun := time.Now()
+		if _, err := es[0].StartRun(b.Context(), engine.StartRunRequest{GraphName: "stamps", InstanceID: id, Input: json.RawMessage(`{}`)}); err != nil {
+			b.Fatal(err)
+		}
+		var after, liveAfter int64
+		run := ""
+		for {
+			page, err := es[1].Feed(b.Context(), id, engine.FeedQuery{After: after, Run: run, Wait: 10 * time.Second, Live: true, LiveAfter: liveAfter})
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now()
+			for _, r := range page.Live {
+				if r.Kind == engine.LiveChunk {
+					var s string
+					_ = json.Unmarshal(r.Data, &s)
+					ns, _ := strconv.ParseInt(s, 10, 64)
+					lat = append(lat, now.Sub(time.Unix(0, ns)))
+				}
+			}
+			after, run, liveAfter = page.NextAfter, page.Run, page.LiveNext
+			if page.End {
+				bytes += liveAfter
+				break
+			}
+		}
+		elapsed += time.Since(begun)
+		peerLat = append(peerLat, peerRoundTrips(b, peer, fmt.Sprint("peer/", i, "/live"), chunks, pace)...)
+	}
+	b.StopTimer()
+	liveReport(b, "chunk", lat)
+	liveReport(b, "peer", peerLat)
+	b.ReportMetric(float64(bytes)/float64(b.N*chunks)*1000, "bytes/1000chunks")
+	_ = elapsed
+}
+
+// peerRoundTrips appends n stamped records to log key, one every pace, coalesced into one
+// append every 100 ms, while a reader polls the log's length every 100 ms and reads what is
+// new; it returns each record's latency from its stamp to the read.
+func peerRoundTrips(b *testing.B, live engine.LiveStore, key string, n int, pace time.Duration) []time.Duration {
+	ctx := b.Context()
+	done := make(chan []time.Duration)
+	go func() {
+		var out []time.Duration
+		var at int64
+		for len(out) < n {
+			time.Sleep(100 * time.Millisecond)
+			length, err := live.Length(ctx, key)
+			if err != nil || length == at {
+				continue
+			}
+			data, _, err := live.Read(ctx, key, at, int(length-at))
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				ns, _ := strconv.ParseInt(line, 10, 64)
+				out = append(out, now.Sub(time.Unix(0, ns)))
+			}
+			at = length
+		}
+		done <- out
+	}()
+	var at int64
+	var pending []byte
+	last := time.Now()
+	for i := range n {
+		pending = fmt.Appendf(pending, "%d\n", time.Now().UnixNano())
+		if time.Since(last) >= 100*time.Millisecond || i == n-1 || i == 0 {
+			next, err := live.Append(ctx, key, at, pending)
+			if err != nil {
+				b.Fatal(err)
+			}
+			at, pending, last = next, nil, time.Now()
+		}
+		time.Sleep(pace)
+	}
+	return <-done
+}
+
+// liveReport reports the p50 and p99 of lat as <name>-p50-ms and <name>-p99-ms.
+func liveReport(b *testing.B, name string, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(lat[len(lat)/2]), name+"-p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), name+"-p99-ms")
+}
+
+// pacedStamps is a one-node graph "stamps" whose node writes n chunks, each its own write time
+// in Unix nanoseconds, one every pace.
+func pacedStamps(t testing.TB, n int, pace time.Duration) durable.Graph {
+	t.Helper()
+	b := durable.NewManifestBuilder[tokenState]("stamps")
+	b.SetEntrypoint("speak")
+	speak := func(ctx context.Context, s tokenState) (any, error) {
+		for range n {
+			if err := durable.Write(ctx, "token", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+				return nil, err
+			}
+			time.Sleep(pace)
+		}
+		return durable.Update{"done": true}, nil
+	}
+	if err := b.AddNode("speak", speak, durable.Terminal(), durable.WithHandlerName("test.stamps.speak")); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // pacedTokens is a one-node graph "paced" whose node writes n tokens "a<attempt>-t<i>", one
