@@ -54,6 +54,12 @@ type Options struct {
 	// the platform package when it is attached; this package only records the flag
 	// (GraphHostApp.PlatformCompat).
 	PlatformCompat bool
+	// LiveStream sends every graph's stream route frame by frame, as the graph produces its
+	// events, instead of the whole buffered stream once the run ends (the default, and
+	// RegisterOptions.LiveStream for one graph). Served by funcgraph's own server, each frame is
+	// flushed at once; under the Functions host the response reaches the client frame by frame
+	// only where the host proxies HTTP (enableProxyingHttpRequest), else whole, as buffered.
+	LiveStream bool
 	// AsyncRuns offers durable runs for every graph. It takes effect when a durable engine is
 	// attached (see GraphHostApp.AsyncGraphs); this package does not serve runs itself.
 	AsyncRuns bool

@@ -35,6 +35,9 @@ type RegisterOptions struct {
 	// the graph's input and output in the OpenAPI document. Metadata only: requests are never
 	// validated against them.
 	RequestModel, ResponseModel any
+	// LiveStream sends this graph's stream route frame by frame as the graph produces its
+	// events (Options.LiveStream, for one graph); the default is the buffered stream.
+	LiveStream bool
 	// AsyncMode offers durable runs for this graph. It takes effect when a durable engine is
 	// attached (see GraphHostApp.AsyncGraphs).
 	AsyncMode bool
@@ -53,6 +56,7 @@ type hostedGraph struct {
 	graph             InvocableGraph
 	auth              funchost.AuthLevel
 	stream, async     bool
+	live              bool // the stream route sends frame by frame (stream_live.go)
 	requestModel      reflect.Type
 	responseModel     reflect.Type
 }
@@ -93,7 +97,7 @@ func (a *GraphHostApp) Register(graph InvocableGraph, name string, opts Register
 	}
 	g := &hostedGraph{
 		name: name, description: opts.Description, graph: graph, auth: opts.AuthLevel,
-		stream: !opts.NoStream, async: opts.AsyncMode,
+		stream: !opts.NoStream, async: opts.AsyncMode, live: opts.LiveStream || a.opts.LiveStream,
 		requestModel: modelType(opts.RequestModel), responseModel: modelType(opts.ResponseModel),
 	}
 	if g.auth == "" {

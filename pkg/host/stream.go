@@ -33,6 +33,10 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		return
 	}
 	a.observer.started(r.Context(), &rc)
+	if g.live {
+		a.serveLiveStream(w, r, g, streamer, &rc, adm) // stream_live.go
+		return
+	}
 	runID, invocationID := rc.RunID, rc.InvocationID
 	buf := sse.New(a.opts.MaxStreamResponseBytes, ErrStreamOverflow, new(dataEncoder).appendData)
 	var failure error
