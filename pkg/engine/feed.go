@@ -170,7 +170,7 @@ func (e *Engine) Feed(ctx context.Context, instanceID string, q FeedQuery) (Feed
 				// The run's last writer appends its end record just after its commit: a log
 				// that ends with a chunk is waited on, up to liveEndWait (a query that does
 				// not wait is answered at once, not at its end).
-				dangling, err := e.liveTailOpen(ctx, h)
+				dangling, err := e.liveTailOpen(ctx, h, page.LiveNext)
 				if err != nil {
 					return FeedPage{}, err
 				}

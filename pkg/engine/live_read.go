@@ -105,13 +105,17 @@ func (e *Engine) liveLength(ctx context.Context, h *head) (int64, error) {
 // record (durable.MaxWriteDataBytes and its framing).
 const liveTailWindow = 80 << 10
 
-// liveTailOpen reports whether h's live channel ends with a chunk, not an end record: its last
-// writer has not written its end yet. It reads the log's end (a Length and a Read), only when
-// a feed reaches a finished run's end.
-func (e *Engine) liveTailOpen(ctx context.Context, h *head) (bool, error) {
+// liveTailOpen reports whether h's live channel goes on past seen, the position a feed's
+// answer reached (an end record appended since it was read), or ends with a chunk, not an end
+// record (its last writer has not written its end yet). It reads the log's end (a Length and a
+// Read), only when a feed reaches a finished run's end.
+func (e *Engine) liveTailOpen(ctx context.Context, h *head, seen int64) (bool, error) {
 	n, err := e.liveLength(ctx, h)
 	if err != nil || n == 0 {
 		return false, err
+	}
+	if n > seen {
+		return true, nil
 	}
 	from := max(0, n-liveTailWindow)
 	data, _, err := e.live.Read(ctx, liveKey(h.runID, h.nonce), from, liveTailWindow)
