@@ -43,7 +43,9 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 	var ids []string
 	for i := range 4 {
 		id := fmt.Sprintf("outage-%d", i)
-		body := fmt.Sprintf(`{"input":{"hang_ms":3000,"marker":%q},"instance_id":%q}`, id, id)
+		// A node of 8 s: all four are still in it once the last has started, also when a
+		// loaded machine takes seconds to start them.
+		body := fmt.Sprintf(`{"input":{"hang_ms":8000,"marker":%q},"instance_id":%q}`, id, id)
 		if status, b := a.do("POST", "/api/graphs/slow/runs", body); status != http.StatusAccepted {
 			t.Fatalf("start %s: %d %s", id, status, b)
 		}
