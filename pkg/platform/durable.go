@@ -104,12 +104,13 @@ func (s *Service) durableGraph(name string) (host.InvocableGraph, bool) {
 // HasCheckpointer reports true: a durable run keeps its state on its thread.
 func (a *durableAssistant) HasCheckpointer() bool { return true }
 
-// run runs or resumes the thread's durable run and records the outcome on ctx.
-func (a *durableAssistant) run(ctx context.Context, req host.Request) (DurableState, error) {
+// run runs or resumes the thread's durable run with do (a.d.Run, or a DurableStreamer's
+// RunStream) and records the outcome on ctx.
+func (a *durableAssistant) run(ctx context.Context, req host.Request, do func(context.Context, DurableRunRequest) (DurableState, error)) (DurableState, error) {
 	if req.Config.ThreadID == "" {
 		return DurableState{}, fmt.Errorf("run durable assistant %s: no thread", a.name)
 	}
-	st, err := a.d.Run(ctx, DurableRunRequest{ThreadID: req.Config.ThreadID, Graph: a.name, Input: req.Input, Resume: resumeOf(ctx), Owner: ownerOf(ctx)})
+	st, err := do(ctx, DurableRunRequest{ThreadID: req.Config.ThreadID, Graph: a.name, Input: req.Input, Resume: resumeOf(ctx), Owner: ownerOf(ctx)})
 	if err != nil {
 		if errors.Is(err, ErrNoPendingInterrupt) {
 			return st, &host.ClientError{Status: http.StatusBadRequest, Err: err,
@@ -141,7 +142,7 @@ func (a *durableAssistant) DeleteThread(ctx context.Context, threadID string) er
 // Invoke runs the durable run to its next interrupt or its end and returns its state, with
 // __interrupt__ when interrupted (as runs.wait answers).
 func (a *durableAssistant) Invoke(ctx context.Context, req host.Request) (any, error) {
-	st, err := a.run(ctx, req)
+	st, err := a.run(ctx, req, a.d.Run)
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +163,14 @@ func (a *durableAssistant) Stream(ctx context.Context, req host.Request, emit fu
 	return a.StreamModes(ctx, req, []string{req.StreamMode}, func(_ string, chunk any) error { return emit(chunk) })
 }
 
-// StreamModes implements ModeStreamer: values gets the state, updates {<node>: state}, and
-// both the {"__interrupt__": [...]} chunk when the run is interrupted.
+// StreamModes implements ModeStreamer. With a DurableStreamer the stream follows the run while
+// it runs (durable_stream.go). Otherwise values gets the state once the run settles, updates
+// {<node>: state}, and both the {"__interrupt__": [...]} chunk when the run is interrupted.
 func (a *durableAssistant) StreamModes(ctx context.Context, req host.Request, modes []string, emit func(string, any) error) error {
-	st, err := a.run(ctx, req)
+	if ds, ok := a.d.(DurableStreamer); ok {
+		return a.streamLive(ctx, ds, req, modes, emit)
+	}
+	st, err := a.run(ctx, req, a.d.Run)
 	if err != nil {
 		return err
 	}

@@ -91,24 +91,33 @@ func (a *Assistants) Run(ctx context.Context, req platform.DurableRunRequest) (p
 	if req.Resume != nil {
 		return a.resume(ctx, req.ThreadID, req.Resume)
 	}
-	id := InstanceID(req.ThreadID)
-	_, err := a.eng.StartRun(ctx, engine.StartRunRequest{GraphName: req.Graph, InstanceID: id, Input: req.Input,
-		Metadata: runMetadata(req)})
-	var exists *engine.RunExistsError
-	switch {
-	case errors.As(err, &exists):
-		return platform.DurableState{}, &host.ClientError{Status: http.StatusConflict, Err: err,
-			Message: fmt.Sprintf("Thread %s has a durable run in progress; resume it with command.resume", pyjson.Repr(req.ThreadID))}
-	case errors.Is(err, engine.ErrInvalidRunInput) || errors.Is(err, durable.ErrInvalidState):
-		return platform.DurableState{}, &host.ClientError{Status: http.StatusUnprocessableEntity, Err: err, Message: err.Error()}
-	case err != nil:
-		return platform.DurableState{}, fmt.Errorf("start durable run: %w", err)
+	id, err := a.start(ctx, req)
+	if err != nil {
+		return platform.DurableState{}, err
 	}
 	run, err := a.eng.WaitRun(ctx, id, engine.RunSettled)
 	if err != nil {
 		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
 	}
 	return a.state(ctx, run)
+}
+
+// start starts thread req.ThreadID's durable run and returns its id.
+func (a *Assistants) start(ctx context.Context, req platform.DurableRunRequest) (string, error) {
+	id := InstanceID(req.ThreadID)
+	_, err := a.eng.StartRun(ctx, engine.StartRunRequest{GraphName: req.Graph, InstanceID: id, Input: req.Input,
+		Metadata: runMetadata(req)})
+	var exists *engine.RunExistsError
+	switch {
+	case errors.As(err, &exists):
+		return "", &host.ClientError{Status: http.StatusConflict, Err: err,
+			Message: fmt.Sprintf("Thread %s has a durable run in progress; resume it with command.resume", pyjson.Repr(req.ThreadID))}
+	case errors.Is(err, engine.ErrInvalidRunInput) || errors.Is(err, durable.ErrInvalidState):
+		return "", &host.ClientError{Status: http.StatusUnprocessableEntity, Err: err, Message: err.Error()}
+	case err != nil:
+		return "", fmt.Errorf("start durable run: %w", err)
+	}
+	return id, nil
 }
 
 // runMetadata is the metadata of thread's new durable run: {"thread_id": <id>}, and, under
@@ -126,41 +135,21 @@ func runMetadata(req platform.DurableRunRequest) json.RawMessage {
 // resume delivers payload as the event the run waits for and waits until the run applied it
 // and settled again.
 func (a *Assistants) resume(ctx context.Context, tid string, payload json.RawMessage) (platform.DurableState, error) {
-	run, id, err := a.threadRun(ctx, tid)
-	if errors.Is(err, engine.ErrRunNotFound) {
-		return platform.DurableState{}, platform.ErrNoPendingInterrupt
-	}
-	if err != nil {
-		return platform.DurableState{}, fmt.Errorf("get durable run: %w", err)
-	}
-	event, ok := run.WaitingFor()
-	if !ok {
-		return platform.DurableState{}, platform.ErrNoPendingInterrupt
-	}
-	rows, err := a.history(ctx, id)
+	id, last, err := a.raise(ctx, tid, payload)
 	if err != nil {
 		return platform.DurableState{}, err
 	}
-	var last int64
-	if len(rows) > 0 {
-		last = rows[len(rows)-1].Sequence
-	}
-	err = a.eng.RaiseEvent(ctx, id, event, payload)
-	var fin *engine.RunFinishedError
-	switch {
-	case errors.As(err, &fin):
-		return platform.DurableState{}, platform.ErrNoPendingInterrupt
-	case errors.Is(err, engine.ErrInvalidEventPayload), errors.Is(err, durable.ErrInvalidEventPayload), errors.Is(err, durable.ErrUnknownEvent):
-		// Not JSON, refused by the handler's payload type, or an event the graph cannot take.
-		return platform.DurableState{}, fmt.Errorf("%w: %w", platform.ErrInvalidResume, err)
-	case err != nil:
-		return platform.DurableState{}, fmt.Errorf("raise %s on durable run: %w", event, err)
-	}
+	return a.waitApplied(ctx, id, last)
+}
+
+// waitApplied waits until run id applied the event raised after its history row last and
+// settled again, and returns its state.
+func (a *Assistants) waitApplied(ctx context.Context, id string, last int64) (platform.DurableState, error) {
 	// The run settles again once its history shows the event applied; a head read before
 	// that history read may be stale, so the next head read decides.
 	var waitErr error
 	applied := false
-	run, err = a.eng.WaitRun(ctx, id, func(r engine.Run) bool {
+	run, err := a.eng.WaitRun(ctx, id, func(r engine.Run) bool {
 		if r.RuntimeStatus.Finished() || waitErr != nil {
 			return true
 		}
@@ -184,6 +173,58 @@ func (a *Assistants) resume(ctx context.Context, tid string, payload json.RawMes
 		return platform.DurableState{}, fmt.Errorf("wait for durable run: %w", err)
 	}
 	return a.state(ctx, run)
+}
+
+// raise delivers payload as the event thread tid's run waits for and returns the run's id and
+// the sequence number of its last history row before the event: the event is applied once a
+// later row says so.
+func (a *Assistants) raise(ctx context.Context, tid string, payload json.RawMessage) (string, int64, error) {
+	id, event, last, err := a.pending(ctx, tid)
+	if err != nil {
+		return "", 0, err
+	}
+	return id, last, a.deliver(ctx, id, event, payload)
+}
+
+// pending returns thread tid's run's id, the event it waits for and the sequence number of its
+// last history row; platform.ErrNoPendingInterrupt when it has no run or its run waits for
+// nothing.
+func (a *Assistants) pending(ctx context.Context, tid string) (id, event string, last int64, err error) {
+	run, id, err := a.threadRun(ctx, tid)
+	if errors.Is(err, engine.ErrRunNotFound) {
+		return "", "", 0, platform.ErrNoPendingInterrupt
+	}
+	if err != nil {
+		return "", "", 0, fmt.Errorf("get durable run: %w", err)
+	}
+	event, ok := run.WaitingFor()
+	if !ok {
+		return "", "", 0, platform.ErrNoPendingInterrupt
+	}
+	rows, err := a.history(ctx, id)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if len(rows) > 0 {
+		last = rows[len(rows)-1].Sequence
+	}
+	return id, event, last, nil
+}
+
+// deliver raises event on run id with payload.
+func (a *Assistants) deliver(ctx context.Context, id, event string, payload json.RawMessage) error {
+	err := a.eng.RaiseEvent(ctx, id, event, payload)
+	var fin *engine.RunFinishedError
+	switch {
+	case errors.As(err, &fin):
+		return platform.ErrNoPendingInterrupt
+	case errors.Is(err, engine.ErrInvalidEventPayload), errors.Is(err, durable.ErrInvalidEventPayload), errors.Is(err, durable.ErrUnknownEvent):
+		// Not JSON, refused by the handler's payload type, or an event the graph cannot take.
+		return fmt.Errorf("%w: %w", platform.ErrInvalidResume, err)
+	case err != nil:
+		return fmt.Errorf("raise %s on durable run: %w", event, err)
+	}
+	return nil
 }
 
 // DeleteThread implements platform.ThreadDeleter: it terminates the thread's durable run when

@@ -1,0 +1,94 @@
+package platformruns
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/platform"
+)
+
+// Records and rows of a run whose node "reply" (step 2) previewed the event "noted".
+func preview(writer string, data string) engine.LiveRecord {
+	return engine.LiveRecord{Kind: engine.LiveCustom, Writer: writer, Step: 2, Attempt: 1, Node: "reply", Branch: -1, Name: "noted", Data: json.RawMessage(data)}
+}
+
+func chunk(writer, node, data string) engine.LiveRecord {
+	return engine.LiveRecord{Kind: engine.LiveChunk, Writer: writer, Step: 2, Attempt: 1, Node: node, Branch: -1, Name: "messages", Data: json.RawMessage(data)}
+}
+
+func end(kind, writer string) engine.LiveRecord {
+	return engine.LiveRecord{Kind: kind, Writer: writer, Step: 2, Branch: -1}
+}
+
+func customRow(data string) engine.HistoryEvent {
+	return engine.HistoryEvent{Type: engine.HistoryCustom, Node: "reply", Data: json.RawMessage(`{"name":"noted","data":` + data + `}`)}
+}
+
+func completed(node string) engine.HistoryEvent {
+	return engine.HistoryEvent{Type: engine.HistoryNodeCompleted, Node: node, Data: json.RawMessage(`{"state":{"at":"` + node + `"}}`)}
+}
+
+// TestFollower_EmittedEventsOnceAtTheFirstSign: an emitted event is sent once, whichever comes
+// first of its commit record and its custom row; a retracted attempt's previews, and those of
+// an attempt that died before its end, are never sent; an event whose preview was dropped
+// comes from its row.
+func TestFollower_EmittedEventsOnceAtTheFirstSign(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		pages []engine.FeedPage
+		want  string
+	}{
+		{"row before the commit record", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`)}},
+			{Items: []engine.HistoryEvent{customRow(`{"n": 1}`)}},
+			{Live: []engine.LiveRecord{end(engine.LiveCommit, "w1")}},
+		}, `emitted noted {"n": 1}`},
+		{"commit record before the row (a branch)", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`), end(engine.LiveCommit, "w1")}},
+			{Items: []engine.HistoryEvent{customRow(`{"n": 1}`)}},
+		}, `emitted noted {"n":1}`},
+		{"retracted, then the retry's", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`), end(engine.LiveRetract, "w1"), preview("w2", `{"n":2}`), end(engine.LiveCommit, "w2")}},
+			{Items: []engine.HistoryEvent{customRow(`{"n":2}`)}},
+		}, `emitted noted {"n":2}`},
+		{"an attempt that died before its end", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`), preview("w2", `{"n":2}`), end(engine.LiveCommit, "w2")}},
+			{Items: []engine.HistoryEvent{customRow(`{"n":2}`)}},
+		}, `emitted noted {"n":2}`},
+		{"the preview dropped, the row", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`), end(engine.LiveCommit, "w1")}},
+			{Items: []engine.HistoryEvent{customRow(`{"n":0}`), customRow(`{"n":1}`)}},
+		}, `emitted noted {"n":1}|emitted noted {"n":0}`},
+		{"the same event twice", []engine.FeedPage{
+			{Live: []engine.LiveRecord{preview("w1", `{"n":1}`), preview("w1", `{"n":1}`)}, Items: []engine.HistoryEvent{customRow(`{"n":1}`), customRow(`{"n":1}`)}},
+			{Live: []engine.LiveRecord{end(engine.LiveCommit, "w1")}},
+		}, `emitted noted {"n":1}|emitted noted {"n":1}`},
+		{"a node's records before its rows, the next node's after", []engine.FeedPage{
+			{Live: []engine.LiveRecord{chunk("w1", "reply", `"a"`), chunk("w2", "next", `"b"`)},
+				Items: []engine.HistoryEvent{completed("think"), completed("reply")}},
+		}, `step think|chunk messages "a"|step reply|chunk messages "b"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			f := &follower{previews: map[string][]engine.LiveRecord{}, sentPreviews: map[string]int{}, sentRows: map[string]int{},
+				emit: func(ev platform.DurableEvent) error {
+					if ev.Kind == platform.DurableStep {
+						got = append(got, ev.Kind+" "+ev.Node)
+					} else {
+						got = append(got, ev.Kind+" "+ev.Name+" "+string(ev.Data))
+					}
+					return nil
+				}}
+			for _, p := range tc.pages {
+				if _, err := f.page(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if strings.Join(got, "|") != tc.want {
+				t.Errorf("sent %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
