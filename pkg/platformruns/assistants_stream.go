@@ -110,20 +110,10 @@ func (f *follower) follow(ctx context.Context) (engine.Run, error) {
 		if settling {
 			wait = 0 // the run settled: read what is left, then stop
 		}
-		page, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: f.after, Run: f.run, Wait: wait, Live: true, LiveAfter: f.liveAfter})
+		page, err := f.read(ctx, wait)
 		if err != nil {
-			return engine.Run{}, fmt.Errorf("follow durable run: %w", err)
+			return engine.Run{}, err
 		}
-		if f.newStep(page.Live) && !page.End {
-			// A step's first chunks: the step before committed before they were appended,
-			// perhaps after this answer's head read. Its rows come first.
-			rest, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: page.NextAfter, Run: page.Run})
-			if err != nil {
-				return engine.Run{}, fmt.Errorf("follow durable run: %w", err)
-			}
-			page.Items, page.NextAfter = append(page.Items, rest.Items...), rest.NextAfter
-		}
-		f.run, f.after, f.liveAfter = page.Run, page.NextAfter, page.LiveNext
 		hint, err := f.page(page)
 		if err != nil {
 			return engine.Run{}, err
@@ -143,6 +133,25 @@ func (f *follower) follow(ctx context.Context) (engine.Run, error) {
 			settling = true
 		}
 	}
+}
+
+// read reads the next feed answer, waiting up to wait for news, and moves the position past
+// it. An answer that holds a step's first records is completed with the rows committed since
+// its head read: the step before committed before they were appended, and its rows come first.
+func (f *follower) read(ctx context.Context, wait time.Duration) (engine.FeedPage, error) {
+	page, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: f.after, Run: f.run, Wait: wait, Live: true, LiveAfter: f.liveAfter})
+	if err != nil {
+		return engine.FeedPage{}, fmt.Errorf("follow durable run: %w", err)
+	}
+	if f.newStep(page.Live) && !page.End {
+		rest, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: page.NextAfter, Run: page.Run})
+		if err != nil {
+			return engine.FeedPage{}, fmt.Errorf("follow durable run: %w", err)
+		}
+		page.Items, page.NextAfter = append(page.Items, rest.Items...), rest.NextAfter
+	}
+	f.run, f.after, f.liveAfter = page.Run, page.NextAfter, page.LiveNext
+	return page, nil
 }
 
 // newStep reports whether recs hold a chunk or a preview of a step later than those seen.

@@ -1,6 +1,7 @@
 package platformruns
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -90,5 +91,48 @@ func TestFollower_EmittedEventsOnceAtTheFirstSign(t *testing.T) {
 				t.Errorf("sent %q; want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// feedFunc is an engine.RunFeeder of a func.
+type feedFunc func(q engine.FeedQuery) engine.FeedPage
+
+func (f feedFunc) Feed(_ context.Context, _ string, q engine.FeedQuery) (engine.FeedPage, error) {
+	return f(q), nil
+}
+
+// TestFollower_StepBeforeANewStepsFirstChunks: an answer whose head read came before the step
+// "think" committed, and whose read of the channel after it saw the next step's first chunk,
+// is completed with think's rows, sent before the chunk.
+func TestFollower_StepBeforeANewStepsFirstChunks(t *testing.T) {
+	var got []string
+	var queries []engine.FeedQuery
+	f := &follower{id: "r", previews: map[string][]engine.LiveRecord{}, sentPreviews: map[string]int{}, sentRows: map[string]int{},
+		feeder: feedFunc(func(q engine.FeedQuery) engine.FeedPage {
+			queries = append(queries, q)
+			if q.Live {
+				return engine.FeedPage{Run: "n", NextAfter: 1, Live: []engine.LiveRecord{chunk("w2", "reply", `"a"`)}, LiveNext: 40}
+			}
+			return engine.FeedPage{Run: "n", NextAfter: 3, Items: []engine.HistoryEvent{completed("think")}}
+		}),
+		emit: func(ev platform.DurableEvent) error { got = append(got, ev.Kind+" "+ev.Node); return nil }}
+	f.after = 1
+	page, err := f.read(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.page(page); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "step think|chunk reply" {
+		t.Errorf("sent %q; want think's step, then the chunk", got)
+	}
+	if len(queries) != 2 || queries[1].After != 1 || queries[1].Run != "n" || f.after != 3 || f.liveAfter != 40 {
+		t.Errorf("queries %+v, position %d/%d", queries, f.after, f.liveAfter)
+	}
+	// The step's later chunks need no second read.
+	queries = nil
+	if _, err := f.read(t.Context(), 0); err != nil || len(queries) != 1 {
+		t.Errorf("a later chunk of the same step: %d reads, %v", len(queries), err)
 	}
 }
