@@ -1,7 +1,7 @@
 // Package exampleapp builds funcgraph's example function app: the graphs and routes that
 // `make run` serves and that the committed functions/ folder describes — the echo_agent graph
 // hosted with its checkpointer, the LangGraph-Platform-compatible routes, and the durable runs
-// API over the four example durable graphs of package examples.
+// API over the five example durable graphs of package examples.
 //
 // Start with Launch, the whole of the example binary's main (launch.Main(exampleapp.Launch)),
 // or Build with a Config to assemble the app in a test. Build only assembles: nothing runs

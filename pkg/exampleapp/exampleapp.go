@@ -98,7 +98,7 @@ type App struct {
 
 // Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
 // the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
-// (platform_compat) and the durable runs API (function auth) over the four example durable
+// (platform_compat) and the durable runs API (function auth) over the five example durable
 // graphs, assembled by launch.Assemble on the stores cfg names (in-memory twins for those
 // unset). Nothing runs until Start, so building only to write function.json folders starts
 // no goroutines.

@@ -6,8 +6,8 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// All builds the four example graphs for the example app, in the order data_pipeline,
-// content_classifier, support_agent, research_agent.
+// All builds the five example graphs for the example app, in the order data_pipeline,
+// content_classifier, support_agent, research_agent, reply_writer.
 func All() ([]durable.Graph, error) {
 	pipeline, err := DataPipeline()
 	if err != nil {
@@ -25,5 +25,9 @@ func All() ([]durable.Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build research_agent: %w", err)
 	}
-	return []durable.Graph{pipeline, classifier, support, research}, nil
+	writer, err := ReplyWriter()
+	if err != nil {
+		return nil, fmt.Errorf("build reply_writer: %w", err)
+	}
+	return []durable.Graph{pipeline, classifier, support, research, writer}, nil
 }

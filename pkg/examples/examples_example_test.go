@@ -21,6 +21,7 @@ func ExampleAll() {
 	// content_classifier false [classify handle_question handle_complaint handle_feedback summarize]
 	// support_agent false [classify_request draft_reply finalize_reply]
 	// research_agent false [plan search draft review publish escalate]
+	// reply_writer false [compose]
 }
 
 func ExampleSupportAgent() {

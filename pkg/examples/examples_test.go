@@ -69,7 +69,7 @@ func TestContentClassifier_Manifest_PythonNamesAndStableHash(t *testing.T) {
 	}
 }
 
-func TestAll_FourGraphs_InOrder(t *testing.T) {
+func TestAll_FiveGraphs_InOrder(t *testing.T) {
 	t.Parallel()
 	graphs, err := All()
 	if err != nil {
@@ -83,7 +83,7 @@ func TestAll_FourGraphs_InOrder(t *testing.T) {
 			t.Fatalf("Register: %v", err)
 		}
 	}
-	if strings.Join(names, ",") != "data_pipeline,content_classifier,support_agent,research_agent" {
+	if strings.Join(names, ",") != "data_pipeline,content_classifier,support_agent,research_agent,reply_writer" {
 		t.Fatalf("All() names = %v", names)
 	}
 	frag, _ := json.Marshal(fragmentOf(r.Public()[2].Manifest()))

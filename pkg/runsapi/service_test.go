@@ -310,7 +310,8 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 					`{"graph_name": "data_pipeline", "version": "0.1.0", "graph_hash": "6135ea2aa13d431c", "entrypoint": "extract", "state_model_name": "PipelineState", "nodes": ["extract", "transform", "load"], "events": []}, `+
 					`{"graph_name": "content_classifier", "version": "0.1.0", "graph_hash": "`+hashOf(t, "content_classifier")+`", "entrypoint": "classify", "state_model_name": "ContentState", "nodes": ["classify", "handle_question", "handle_complaint", "handle_feedback", "summarize"], "events": []}, `+
 					`{"graph_name": "support_agent", "version": "0.1.0", "graph_hash": "af183f226f37e6fc", "entrypoint": "classify_request", "state_model_name": "SupportState", "nodes": ["classify_request", "draft_reply", "finalize_reply"], "events": ["approval"]}, `+
-					`{"graph_name": "research_agent", "version": "0.1.0", "graph_hash": "f808bdc33d582085", "entrypoint": "plan", "state_model_name": "ResearchState", "nodes": ["plan", "search", "draft", "review", "publish", "escalate"], "events": ["approval"]}]}`)
+					`{"graph_name": "research_agent", "version": "0.1.0", "graph_hash": "f808bdc33d582085", "entrypoint": "plan", "state_model_name": "ResearchState", "nodes": ["plan", "search", "draft", "review", "publish", "escalate"], "events": ["approval"]}, `+
+					`{"graph_name": "reply_writer", "version": "0.1.0", "graph_hash": "`+hashOf(t, "reply_writer")+`", "entrypoint": "compose", "state_model_name": "ReplyState", "nodes": ["compose"], "events": []}]}`)
 			res := runsapitest.Call(t, tr, "GET", "/api/openapi.json", "")
 			res.Expect(t, "openapi", 200, "")
 			id := `{"name": "instance_id", "in": "path", "required": true, "schema": {"type": "string"}}`
@@ -324,7 +325,7 @@ func TestService_Meta_Standalone_HealthAndOpenAPI(t *testing.T) {
 			if !strings.HasPrefix(res.Body, wantPrefix) {
 				t.Fatalf("openapi.json does not start with the spec's document:\n got %s\nwant %s...", res.Body, wantPrefix)
 			}
-			if !strings.Contains(res.Body, `"events": ["approval"]}]}, "StartRunRequest": {`) || !strings.HasSuffix(res.Body, "}}}") {
+			if !strings.Contains(res.Body, `"nodes": ["compose"], "events": []}]}, "StartRunRequest": {`) || !strings.HasSuffix(res.Body, "}}}") {
 				t.Fatalf("openapi.json: RegisteredGraphs is not followed by the body schemas: %s", res.Body)
 			}
 			if strings.Contains(res.Body, `"responses"`) || strings.Contains(res.Body, "openapi.json") {
