@@ -4,6 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ASSISTANT, SUITE, SDKS, user, freePort, startServer, stopServer, newClient, joinAll } from "./harness.mjs";
 import { clientTests } from "./clients.mjs";
+import { durableTests } from "./durable.mjs";
 
 let server;
 let port;
@@ -99,6 +100,7 @@ test("a background runs.create is joined with runs.join", async () => {
 });
 
 clientTests(() => port);
+durableTests(() => port);
 
 // A server whose waits end after 1 s: a join of a longer run answers what is there, without
 // the end event; SDK 1.15 joins again by itself after the last id it saw (Location names the
