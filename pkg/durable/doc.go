@@ -43,7 +43,10 @@
 // step (a crash between doing the work and recording it replays the step), so their side
 // effects must be idempotent; StepInfoFrom gives them a stable idempotency key. A handler panic
 // is returned as a *HandlerError rather than crashing the engine. Emit reports a handler's
-// progress to whoever follows the run: its events are stored with the step, once.
+// progress to whoever follows the run: its events are stored with the step, once. Write sends
+// chunks while the step runs (not history: they reach the run's live channel at once), and
+// WriteMessageChunk the pieces of a chat message, which the platform routes serve as
+// LangGraph's message chunks.
 //
 // # The map-of-updates form
 //

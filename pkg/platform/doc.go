@@ -10,7 +10,9 @@
 // optional capabilities in graph.go. Background runs go through a RunBackend; LocalRuns is
 // the in-process one. A background run's stream is kept with event ids (runlog.go), through the
 // backend's optional RunStreams, so that a client joins it later from where it left off
-// (joinstream.go).
+// (joinstream.go). Durable graphs are assistants too (Options.Durable, durable.go); when the
+// DurableAssistants are a DurableStreamer, their streams follow the run while it runs: states as
+// steps commit, message and custom chunks as steps write them (durable_stream.go).
 //
 // Every answer counts in the hosting app's response budget while it is sent (shared with the
 // hosting routes and the runs API; respond.go): read routes are refused 429 past the caller's

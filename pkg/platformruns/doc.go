@@ -58,7 +58,10 @@
 // (platform.DurableAssistants): a thread's durable run is the engine instance
 // InstanceID(thread id), an id the runs API reserves, and only a run started for the thread
 // counts as its run; a wait_for_event is the platform's interrupt and command.resume raises
-// the awaited event (docs/http-platform.md, "Durable assistants").
+// the awaited event (docs/http-platform.md, "Durable assistants"). Assistants.RunStream
+// (platform.DurableStreamer, assistants_stream.go) follows the run's feed with its live channel
+// while it runs: each step's state as it commits, each chunk as it is written, each emitted
+// event once (at its writer's commit record or its history row, whichever comes first).
 //
 // Streams (platform.RunStreams, streams.go): a background run's stream chunks are payloads of
 // its durable run, "<run id>/<nonce>/stream/<n>", deleted with it; wait_turn records the run's
