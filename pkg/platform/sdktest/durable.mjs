@@ -1,7 +1,8 @@
 // Tests of durable assistants' live streams, run by sdk.test.mjs against its server with SDK
 // 1.15 and SDK 2.x: reply_writer writes its reply word by word (50 ms apart) while its one
 // node runs, and the SDK receives the pieces (messages-tuple) and the progress chunks (custom)
-// while the run is still busy, in runs.stream and in runs.joinStream.
+// while the run is still busy, in runs.stream and in runs.joinStream; research_agent's
+// branches' events arrive as each branch commits.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SUITE, SDKS, newClient } from "./harness.mjs";
@@ -65,6 +66,20 @@ export function durableTests(port) {
       const state = await c.threads.getState(t.thread_id);
       checkPieces(events, state.values.reply, name);
       assert.equal((await c.runs.get(t.thread_id, run.run_id)).status, "success");
+    });
+
+    // research_agent's branch 1 fails its first attempt and commits a second after the
+    // others: its "searched" event comes last, not in slot order at the join.
+    test(`${name}: a fan-out branch's emitted event arrives when that branch commits`, async () => {
+      const c = client();
+      const t = await c.threads.create({ metadata: { suite: SUITE, kind: "durable-live" } });
+      const events = [];
+      for await (const e of c.runs.stream(t.thread_id, "research_agent", {
+        input: { question: "Is Go fast?", sources: ["a", "b", "c"] }, streamMode: ["custom"],
+      })) events.push(e);
+      const searched = events.filter((e) => e.event === "custom" && e.data.name === "searched").map((e) => e.data.data.source);
+      assert.deepEqual(searched.toSorted(), ["a", "b", "c"], JSON.stringify(events));
+      assert.equal(searched.at(-1), "b", `the retried branch's event came in slot order: ${searched}`);
     });
   }
 }
