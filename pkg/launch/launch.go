@@ -116,7 +116,11 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 			if err != nil {
 				return nil, err
 			}
-			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger, MaxRequestBodyBytes: limit}), nil
+			// host.json is in the working directory, the app root: it says whether the host
+			// proxies requests, and the functionTimeout a proxied answer must end within.
+			proxying, timeout := hostJSONForHandler("host.json")
+			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger, MaxRequestBodyBytes: limit,
+				Proxying: proxying, FunctionTimeout: timeout}), nil
 		})
 	}
 	if len(opts.Args) == 0 {
