@@ -67,8 +67,8 @@ type Options struct {
 }
 
 // usage is the message for a missing or unknown subcommand.
-const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
-	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] | %[1]s --version"
+const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] [--proxying=false] | " +
+	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] [--proxying=false] | %[1]s --version"
 
 // Main runs the binary: it calls Run with the process's arguments and environment, stops on
 // SIGTERM or interrupt, and exits with status 1 when Run fails.
