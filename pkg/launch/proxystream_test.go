@@ -413,3 +413,39 @@ func checkTokens(t *testing.T, tokens []string) {
 		t.Errorf("tokens %v, want %v each once in order", tokens, want)
 	}
 }
+
+// The staged host.json proxies unless per-user isolation is on (a proxied request carries no
+// key level for its master-key admins); --proxying decides either way.
+func TestStage_ProxyingFollowsIsolationUnlessTold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		flags []string
+		want  bool
+	}{
+		{"default", nil, nil, true},
+		{"isolation on", map[string]string{"FUNCGRAPH_USER_ISOLATION": "on"}, nil, false},
+		{"isolation on, told to proxy", map[string]string{"FUNCGRAPH_USER_ISOLATION": "on"}, []string{"--proxying"}, true},
+		{"told not to", nil, []string{"--proxying=false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "local")
+			args := append([]string{"stage", "--out", out, "--binary", self}, tc.flags...)
+			if err := launch.Run(t.Context(), streamApp, launch.Options{Args: args, Getenv: envOf(tc.env), Logger: discard(), Program: "streamapp"}); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(out, "host.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := funchosttest.ParseHostConfig(data)
+			if err != nil || cfg.Proxying != tc.want {
+				t.Errorf("staged proxying %v (%v), want %v", cfg.Proxying, err, tc.want)
+			}
+		})
+	}
+}
