@@ -3,6 +3,7 @@ package funchost
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 type ctxKey struct{}
@@ -13,7 +14,9 @@ type invocationInfo struct {
 	id         string
 	identities json.RawMessage
 	source     Source
-	level      KeyLevel // standalone only: what the presented key resolved to
+	level      KeyLevel  // standalone only: what the presented key resolved to
+	proxied    bool      // the host proxied the caller's own request (enableProxyingHttpRequest)
+	deadline   time.Time // proxied: when functionTimeout ends the invocation (zero: never)
 }
 
 // Source is where a request being served came from.
@@ -83,6 +86,20 @@ func RequestSource(ctx context.Context) Source {
 		return info.source
 	}
 	return SourceUnknown
+}
+
+// Proxied reports whether the request being served is a caller's own request that the
+// Functions host proxied to the handler (customHandler.enableProxyingHttpRequest,
+// HandlerOptions.Proxying): its response reaches the caller as it is written, as on the
+// standalone server, rather than whole once the handler is done. The host's invocation lasts
+// until the response is complete, so it must end before deadline (the request's arrival plus
+// functionTimeout; zero when none applies), past which the host restarts the whole handler
+// process. RequestSource is SourceHost for such a request.
+func Proxied(ctx context.Context) (deadline time.Time, ok bool) {
+	if info, ok := ctx.Value(ctxKey{}).(*invocationInfo); ok && info.proxied {
+		return info.deadline, true
+	}
+	return time.Time{}, false
 }
 
 // CallerLevel returns the key level the request being served was authorised with: on the

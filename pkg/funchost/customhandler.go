@@ -12,6 +12,7 @@ import (
 	"net/textproto"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // Binding names used in generated function.json files.
@@ -42,12 +43,22 @@ type HandlerOptions struct {
 	// 0 means the host's 100 MB. An invocation payload may be six times this plus 1 MiB (the
 	// body arrives escaped, and a JSON body twice).
 	MaxRequestBodyBytes int64
+	// Proxying is host.json's customHandler.enableProxyingHttpRequest: the host then passes
+	// the caller's own request of an http-in/http-out function to the handler at its original
+	// path and streams the answer back as it is written. A request at its original path is
+	// then served as proxied (Proxied); without it, as forwarded (enableForwardingHttpRequest),
+	// whose answer the host hands over whole.
+	Proxying bool
+	// FunctionTimeout is the functionTimeout the host applies (0: none): a proxied request's
+	// answer must be complete within it of the request's arrival (Proxied's deadline), or
+	// the host restarts the whole handler process.
+	FunctionTimeout time.Duration
 }
 
 // CustomHandler returns the server the Functions host talks to. It answers `GET /` for
 // readiness, decodes JSON invocations posted to `/{FunctionName}`, and also serves requests the
-// host forwards at their original path (enableForwardingHttpRequest), which the host has
-// already authorised.
+// host forwards (enableForwardingHttpRequest) or proxies (enableProxyingHttpRequest:
+// HandlerOptions.Proxying) at their original path, which the host has already authorised.
 func (a *FunctionApp) CustomHandler(opts HandlerOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
@@ -63,6 +74,8 @@ func (a *FunctionApp) CustomHandler(opts HandlerOptions) http.Handler {
 		timers: map[string]TimerFunction{},
 		logger: logger,
 		maxInv: maxInvocationBytes(opts.MaxRequestBodyBytes),
+		proxy:  opts.Proxying,
+		limit:  opts.FunctionTimeout,
 	}
 	for _, e := range a.http {
 		s.http[strings.ToLower(e.fn.Name)] = e
@@ -84,6 +97,8 @@ type customHandler struct {
 	timers map[string]TimerFunction
 	logger *slog.Logger
 	maxInv int64
+	proxy  bool          // requests at their original path are proxied (HandlerOptions.Proxying)
+	limit  time.Duration // functionTimeout, 0 for none
 }
 
 func (s *customHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -219,15 +234,32 @@ func serveRecovered(h http.Handler, w http.ResponseWriter, r *http.Request, logg
 	h.ServeHTTP(w, r)
 }
 
-// serveForwarded serves a request forwarded by the host at its original path. The host has
-// matched the route and checked the key already; this only finds the handler.
+// serveForwarded serves a request forwarded or proxied by the host at its original path. The
+// host has matched the route and checked the key already; this only finds the handler. A
+// proxied request arrives with the handler's own address as Host, the caller's in
+// X-Forwarded-Host (which the host's proxy sets, replacing any the caller sent): r.Host is
+// the caller's again, as in a JSON invocation's URL.
 func (s *customHandler) serveForwarded(w http.ResponseWriter, r *http.Request) {
+	if s.proxy {
+		if h := r.Header.Get("X-Forwarded-Host"); h != "" {
+			r.Host = h
+		}
+	}
 	e := s.router.route(r, s.prefix)
 	if e == nil {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	ctx := withInvocation(r.Context(), invocationIDHeader(r.Header), nil)
+	var ctx context.Context
+	if s.proxy {
+		info := invocationInfo{id: invocationIDHeader(r.Header), source: SourceHost, proxied: true}
+		if s.limit > 0 {
+			info.deadline = time.Now().Add(s.limit)
+		}
+		ctx = &invocationContext{r.Context(), info}
+	} else {
+		ctx = withInvocation(r.Context(), invocationIDHeader(r.Header), nil)
+	}
 	serveFunction(e, w, r.WithContext(ctx), func() *slog.Logger { return s.functionLogger(ctx, e.fn.Name) })
 }
 

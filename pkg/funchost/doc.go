@@ -8,7 +8,9 @@
 //     invocations (`POST /{FunctionName}` with Data and Metadata), rebuilds the caller's
 //     *http.Request, captures the handler's response into the http output binding, and
 //     answers the host with {Outputs, Logs, ReturnValue}. It also serves requests the host
-//     forwards at their original path.
+//     forwards or proxies at their original path; a proxied one (HandlerOptions.Proxying)
+//     streams its answer to the caller, and Proxied tells a handler so, with the deadline
+//     functionTimeout sets it.
 //   - Standalone: the same routes served directly under `/{routePrefix}` with the host's
 //     routing and key checks (Keys, LoadKeysFile), for local development and containers.
 //   - WriteFunctions: the function.json folders the host reads at startup.

@@ -92,8 +92,8 @@ type handlerSection struct {
 		WorkingDirectory      string   `json:"workingDirectory"`
 		Arguments             []string `json:"arguments"`
 	} `json:"description"`
-	EnableForwardingHTTPRequest bool `json:"enableForwardingHttpRequest"`
-	EnableProxyingHTTPRequest   bool `json:"enableProxyingHttpRequest"`
+	EnableForwardingHTTPRequest configBool `json:"enableForwardingHttpRequest"`
+	EnableProxyingHTTPRequest   configBool `json:"enableProxyingHttpRequest"`
 }
 
 // loadHostConfig reads `<appRoot>/host.json`. Property names are matched case-insensitively,
@@ -119,8 +119,8 @@ func ParseHostConfig(data []byte) (HostConfig, error) {
 		cfg.Forwarding, cfg.Legacy = true, true // the legacy section forwards http-in/http-out functions
 	}
 	if section != nil {
-		cfg.Forwarding = cfg.Forwarding || section.EnableForwardingHTTPRequest
-		cfg.Proxying = section.EnableProxyingHTTPRequest
+		cfg.Forwarding = cfg.Forwarding || bool(section.EnableForwardingHTTPRequest)
+		cfg.Proxying = bool(section.EnableProxyingHTTPRequest)
 		if d := section.Description; d != nil {
 			cfg.ExecutablePath, cfg.WorkingDirectory, cfg.Arguments = d.DefaultExecutablePath, d.WorkingDirectory, d.Arguments
 		}

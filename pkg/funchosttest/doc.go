@@ -31,7 +31,15 @@
 //     string bodies through a string formatter, object bodies as indented JSON without
 //     Content-Type; the base64-decode quirk of non-http outputs, white space ignored);
 //   - the caller's disconnect does not cancel an invocation; `"methods": []` matches nothing;
-//   - forwarding (and proxying) of http-in/http-out functions;
+//   - forwarding of http-in/http-out functions (the answer handed over whole, once the
+//     handler is done) and proxying (enableProxyingHttpRequest, which wins over forwarding):
+//     the caller's own request at its original path, Host replaced by the handler's address
+//     and passed on as X-Forwarded-Host with X-Forwarded-For and -Proto, hop-by-hop headers
+//     dropped, the invocation headers overwritten and x-ms-invocation-id added, the body
+//     even when chunked; the answer streamed as written, the request ending with its caller,
+//     and functionTimeout bounding the invocation until the whole answer is sent. Both flags
+//     bind as the host binds a bool (JSON true/false or a "true"/"false" string; anything
+//     else fails the start);
 //   - in-memory or storage queues (base64 message encoding, double-encoded string triggers,
 //     retries and `<queue>-poison` after maxDequeueCount) and on-demand timer ticks;
 //   - functionTimeout, enforced by killing and restarting the handler.
@@ -65,7 +73,7 @@
 // (Start with AppRoot, no Handler): the folder is the truth for deploy tests.
 //
 // Not emulated: the Azure load balancer's 230 s cut-off (callers get 502 while the function
-// keeps running), the proxying mode's header rewriting details, EasyAuth, non-queue output
+// keeps running), the host proxy's 240 s idle timeout, configurationProfile, EasyAuth, non-queue output
 // bindings, scheduled (NCRONTAB) timer ticks and runOnStartup, the secrets store (keys come
 // from Options.Keys), host.json's workerDirectory, Core Tools' check that AzureWebJobsStorage
 // is set for non-HTTP triggers, and the settings Core Tools adds (AzureWebJobsScriptRoot,

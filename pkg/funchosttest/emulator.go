@@ -104,6 +104,7 @@ type Emulator struct {
 
 	client    *http.Client // JSON invocations: follows redirects
 	forwarder *http.Client // forwarding: no redirects
+	proxier   *http.Client // proxying: no redirects, no decompression, no overall timeout
 	maxBody   int64
 
 	front     *funchost.Server
@@ -165,6 +166,7 @@ func Start(ctx context.Context, opts Options) (*Emulator, error) {
 	e.client = &http.Client{Transport: jar, Timeout: timeout}
 	e.forwarder = &http.Client{Transport: jar, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	e.proxier = proxyClient()
 
 	e.bg, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := e.startHandler(ctx); err != nil {
@@ -285,6 +287,9 @@ func (e *Emulator) Close() error {
 			// Before the handler's Shutdown: a connection dialled but never used counts as
 			// active for 5 s and would hold Shutdown up.
 			e.client.CloseIdleConnections()
+		}
+		if e.proxier != nil {
+			e.proxier.CloseIdleConnections()
 		}
 		e.wmu.Lock()
 		w := e.w

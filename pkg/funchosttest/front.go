@@ -48,7 +48,11 @@ func (e *Emulator) serveFront(w http.ResponseWriter, r *http.Request) {
 	// handling.
 	r = r.WithContext(r.Context())
 	r.Body = http.MaxBytesReader(w, r.Body, e.maxBody)
-	if (e.cfg.Forwarding || e.cfg.Proxying) && f.httpInOut() {
+	switch {
+	case e.cfg.Proxying && f.httpInOut(): // proxying wins over forwarding
+		e.proxy(w, r, f)
+		return
+	case e.cfg.Forwarding && f.httpInOut():
 		e.forward(w, r, f)
 		return
 	}
@@ -69,12 +73,8 @@ func authorized(required funchost.AuthLevel, level funchost.KeyLevel) bool {
 
 // forwardURI is where the host sends a forwarded request: the original path (the function
 // name for the legacy httpWorker section) and the query rebuilt from the host's query
-// dictionary (repeated names comma-joined, names and values percent-encoded). Proxying keeps
-// the original path and query.
+// dictionary (repeated names comma-joined, names and values percent-encoded).
 func (e *Emulator) forwardURI(r *http.Request, f *function) string {
-	if e.cfg.Proxying {
-		return r.URL.RequestURI()
-	}
 	path := r.URL.EscapedPath()
 	if e.cfg.Legacy {
 		path = "/" + f.Name
@@ -135,21 +135,24 @@ func escapeDataString(s string) string {
 
 // forward sends the original request to the handler at forwardURI, with all headers plus the
 // host headers and the body only when Content-Length > 0, and returns the answer verbatim
-// without following redirects. The caller going away does not cancel a forwarded request.
+// without following redirects. The host reads the whole answer before it starts the
+// caller's response (HttpClient's ResponseContentRead), so nothing streams: the caller gets
+// the response once the handler has finished it, within functionTimeout. The caller going
+// away does not cancel a forwarded request.
 func (e *Emulator) forward(w http.ResponseWriter, r *http.Request, f *function) {
 	var body io.Reader
 	if r.ContentLength > 0 {
 		body = r.Body
 	}
-	// functionTimeout covers the wait for the handler's response headers.
-	ctx := context.WithoutCancel(r.Context()) // forwarding: sent without the caller's cancellation
-	if e.cfg.Proxying {
-		ctx = r.Context() // a live proxy ends with its caller
+	type answer struct {
+		resp *http.Response
+		body []byte
 	}
-	resp, err := guarded(e, ctx, r.URL.Path, func(ctx context.Context, base string) (*http.Response, error) {
+	ctx := context.WithoutCancel(r.Context()) // forwarding: sent without the caller's cancellation
+	a, err := guarded(e, ctx, r.URL.Path, func(ctx context.Context, base string) (answer, error) {
 		req, err := http.NewRequestWithContext(ctx, r.Method, base+e.forwardURI(r, f), body)
 		if err != nil {
-			return nil, err
+			return answer{}, err
 		}
 		for k, vs := range r.Header {
 			req.Header[k] = append([]string(nil), vs...)
@@ -159,34 +162,35 @@ func (e *Emulator) forward(w http.ResponseWriter, r *http.Request, f *function) 
 		}
 		req.Host = r.Host
 		setHostHeaders(req.Header, newGUID())
-		return e.forwarder.Do(req)
-	}, func(late *http.Response) { _ = late.Body.Close() })
+		resp, err := e.forwarder.Do(req)
+		if err != nil {
+			return answer{}, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{resp, data}, nil
+	}, nil)
 	if err != nil {
 		e.logf("funchosttest: forward %s %s: %v", r.Method, r.URL.Path, err)
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
+	copyResponseHeader(w.Header(), a.resp.Header)
+	w.WriteHeader(a.resp.StatusCode)
+	_, _ = w.Write(a.body)
+}
+
+// copyResponseHeader copies a handler's response headers to the caller's response, adding
+// none: without a Content-Type from the handler the caller gets none either (no sniffing).
+func copyResponseHeader(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = vs
 	}
-	if _, ok := resp.Header["Content-Type"]; !ok {
-		w.Header()["Content-Type"] = nil // verbatim: no sniffing
-	}
-	w.WriteHeader(resp.StatusCode)
-	flusher := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-			_ = flusher.Flush() // proxying streams; forwarding tolerates it
-		}
-		if err != nil {
-			return
-		}
+	if _, ok := src["Content-Type"]; !ok {
+		dst["Content-Type"] = nil
 	}
 }
 

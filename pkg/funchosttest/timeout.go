@@ -108,6 +108,9 @@ func (e *Emulator) restart(old *worker, function string) {
 	if e.client != nil {
 		e.client.CloseIdleConnections()
 	}
+	if e.proxier != nil {
+		e.proxier.CloseIdleConnections()
+	}
 	e.logf("funchosttest: Restart of language worker process(es) completed.")
 }
 

@@ -6,7 +6,7 @@
 //     handler protocol on 127.0.0.1:<port>.
 //   - `<binary> serve [--addr 127.0.0.1:7071]` serves the routes directly with host-style key
 //     checks (keys from FUNCGRAPH_FUNCTION_KEY, FUNCGRAPH_MASTER_KEY, FUNCGRAPH_KEYS_FILE).
-//   - `<binary> stage [--target local|publish] [--out dir] [--exe name] [--binary path]`
+//   - `<binary> stage [--target local|publish] [--out dir] [--exe name] [--binary path] [--proxying=false]`
 //     writes the whole folder the host runs, for this app: one folder per function at its
 //     root, the built-in host.json naming the executable, and local.settings.json
 //     (FUNCTIONS_WORKER_RUNTIME=custom, FUNCGRAPH_WORK_QUEUE and FUNCGRAPH_STORAGE_PREFIX;
@@ -16,9 +16,13 @@
 //     values win over the staged file's, the app's own over both, and AzureWebJobsStorage
 //     defaults to UseDevelopmentStorage=true. The publish target (`func azure functionapp
 //     publish`, default dist/) wants a linux/amd64 build already there (or --binary) and
-//     never reads that file. No file of this repository is needed.
+//     never reads that file. No file of this repository is needed. The host.json proxies HTTP
+//     requests (enableProxyingHttpRequest, so the runs feed's event stream is live under the
+//     host) unless --proxying=false or per-user isolation is on; under the host the handler
+//     reads that setting and functionTimeout from the host.json in its working directory.
 //   - `<binary> functions [--out functions]` writes only the function.json folders.
-//   - `<binary> hostjson [--out host.json] [--exe name]` writes only the built-in host.json.
+//   - `<binary> hostjson [--out host.json] [--exe name] [--proxying=false]` writes only the
+//     built-in host.json.
 //   - `<binary> --version` prints Version, the Go version, and the binary's module and VCS
 //     revision, reading no setting.
 //

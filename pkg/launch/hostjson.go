@@ -52,11 +52,14 @@ var hostJSONTmpl = template.Must(template.New("host.json").Funcs(template.FuncMa
 }).Parse(hostJSONTemplate))
 
 // renderHostJSON renders the built-in host.json of a funcgraph app: a custom handler started
-// as exe (a file name in the app root), the JSON invocation protocol (no forwarding), routes
-// under routePrefix, the queue settings above and functionTimeout hostFunctionTimeout.
-// `stage` and `hostjson` write it; the repository's host.json is renderHostJSON("funcgraph",
-// "api").
-func renderHostJSON(exe, routePrefix string) ([]byte, error) {
+// as exe (a file name in the app root), routes under routePrefix, the queue settings above and
+// functionTimeout hostFunctionTimeout. With proxying (enableProxyingHttpRequest) the host
+// passes the callers' own requests of every HTTP function to the handler and streams the
+// answers back, which the runs feed's event stream needs to be live; without it (and on
+// hosts older than the setting, which ignore it) HTTP functions are JSON invocations, and
+// the feed's event stream is a long poll. Forwarding stays off. `stage` and `hostjson` write
+// it; the repository's host.json is renderHostJSON("funcgraph", "api", true).
+func renderHostJSON(exe, routePrefix string, proxying bool) ([]byte, error) {
 	if exe == "" || strings.ContainsAny(exe, `/\`) || exe == "." || exe == ".." {
 		return nil, fmt.Errorf("host.json: executable name %q: want a plain file name", exe)
 	}
@@ -64,7 +67,7 @@ func renderHostJSON(exe, routePrefix string) ([]byte, error) {
 	err := hostJSONTmpl.Execute(&buf, map[string]any{
 		"Executable": exe, "RoutePrefix": routePrefix, "MaxDequeueCount": hostMaxDequeueCount,
 		"VisibilityTimeout": hostVisibilityTimeout, "MaxPollingInterval": hostMaxPollingInterval,
-		"FunctionTimeout": hostFunctionTimeout,
+		"FunctionTimeout": hostFunctionTimeout, "Proxying": proxying,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render host.json: %w", err)
@@ -125,16 +128,17 @@ func parseTimeSpan(s string) (time.Duration, bool) {
 	return d + time.Duration(sec*float64(time.Second)), true
 }
 
-// hostJSONCommand implements `hostjson [--out host.json] [--exe name]`: the built-in host.json
-// for this app (its route prefix), naming exe.
+// hostJSONCommand implements `hostjson [--out host.json] [--exe name] [--proxying=false]`: the
+// built-in host.json for this app (its route prefix), naming exe, proxying unless told not to.
 func hostJSONCommand(app *App, args []string, program string) error {
 	fs := flag.NewFlagSet("hostjson", flag.ContinueOnError)
 	out := fs.String("out", "host.json", "where to write")
 	exe := fs.String("exe", program, "executable name the host starts (a file in the app root)")
+	proxying := fs.Bool("proxying", true, proxyingUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	data, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix())
+	data, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix(), *proxying)
 	if err != nil {
 		return err
 	}
@@ -143,6 +147,52 @@ func hostJSONCommand(app *App, args []string, program string) error {
 	}
 	return nil
 }
+
+// proxyingUsage describes the --proxying flag of stage and hostjson.
+const proxyingUsage = "enableProxyingHttpRequest: the host passes requests through and streams answers (the runs feed's event stream is live); false keeps JSON invocations (the event stream is a long poll)"
+
+// hostJSONForHandler is what the custom handler takes from the host.json at path (the app
+// root is its working directory): whether the host proxies HTTP requests
+// (customHandler.enableProxyingHttpRequest, a JSON true or a "true" string in any case, as the
+// host binds it), and the functionTimeout within which a proxied answer must be complete:
+// as written, 0 (none) for "-1", and when unset or unreadable the shortest the host applies
+// unset (5 min, on the Consumption plan). A missing or unreadable file proxies nothing.
+func hostJSONForHandler(path string) (proxying bool, timeout time.Duration) {
+	timeout = consumptionFunctionTimeout
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, timeout
+	}
+	var doc struct {
+		CustomHandler struct {
+			Proxying json.RawMessage `json:"enableProxyingHttpRequest"`
+		} `json:"customHandler"`
+		FunctionTimeout string `json:"functionTimeout"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return false, timeout
+	}
+	var raw any
+	if json.Unmarshal(doc.CustomHandler.Proxying, &raw) == nil {
+		switch v := raw.(type) {
+		case bool:
+			proxying = v
+		case string:
+			proxying = strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	if strings.TrimSpace(doc.FunctionTimeout) == "-1" {
+		return proxying, 0
+	}
+	if d, ok := parseTimeSpan(doc.FunctionTimeout); ok && d > 0 {
+		timeout = d
+	}
+	return proxying, timeout
+}
+
+// consumptionFunctionTimeout is the host's functionTimeout on the Consumption plan when
+// host.json sets none (elsewhere it is 30 min).
+const consumptionFunctionTimeout = 5 * time.Minute
 
 func programName() string {
 	if len(os.Args) == 0 {

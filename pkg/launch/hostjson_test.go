@@ -23,19 +23,19 @@ func TestHostJSON_RepositoryHostJSONIsTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := launch.HostJSON("funcgraph", "api")
+	got, err := launch.HostJSON("funcgraph", "api", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(repo) {
-		t.Fatalf("host.json differs from launch.HostJSON(\"funcgraph\", \"api\") (run `go run ./handler hostjson`):\n%s", got)
+		t.Fatalf("host.json differs from launch.HostJSON(\"funcgraph\", \"api\", true) (run `go run ./handler hostjson`):\n%s", got)
 	}
 }
 
 // TestHostJSON_AgreesWithTheEngine reads the template as the host does and compares its queue
 // settings with the engine's.
 func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
-	data, err := launch.HostJSON("myapp", "")
+	data, err := launch.HostJSON("myapp", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
 	if cfg.Queues.MaxPolling() != 2*time.Second || cfg.MessageEncoding != "base64" {
 		t.Errorf("maxPollingInterval %v, messageEncoding %q; want 2s and base64 (the engine writes base64)", cfg.Queues.MaxPolling(), cfg.MessageEncoding)
 	}
-	if cfg.ExecutablePath != "myapp" || cfg.RoutePrefix != "" || cfg.Forwarding || cfg.Proxying || cfg.FunctionTimeout != launch.HostFunctionTimeout {
+	if cfg.ExecutablePath != "myapp" || cfg.RoutePrefix != "" || cfg.Forwarding || !cfg.Proxying || cfg.FunctionTimeout != launch.HostFunctionTimeout {
 		t.Errorf("config %+v", cfg)
 	}
 	if eng.Options().StepBudget >= cfg.FunctionTimeout/2 {
@@ -69,7 +69,7 @@ func TestHostJSON_AgreesWithTheEngine(t *testing.T) {
 
 func TestHostJSON_RefusesAPathAsExecutable(t *testing.T) {
 	for _, exe := range []string{"", "bin/app", `a\b`, ".."} {
-		if _, err := launch.HostJSON(exe, "api"); err == nil {
+		if _, err := launch.HostJSON(exe, "api", true); err == nil {
 			t.Errorf("HostJSON(%q) succeeded", exe)
 		}
 	}
@@ -84,7 +84,7 @@ func TestRun_HostJSONSubcommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(out)
-	want, _ := launch.HostJSON("tiny", "api")
+	want, _ := launch.HostJSON("tiny", "api", true)
 	if string(got) != string(want) || started || closed != 1 {
 		t.Fatalf("out = %s (started %v, closed %d)", got, started, closed)
 	}
@@ -101,7 +101,7 @@ func TestHostJSON_FunctionTimeoutAboveEveryWaitBound(t *testing.T) {
 // TestHostJSON_WhatStageWrites: the executable's name, and queue settings that agree with the
 // engine.
 func TestHostJSON_WhatStageWrites(t *testing.T) {
-	data, err := launch.HostJSON("myapp", "api")
+	data, err := launch.HostJSON("myapp", "api", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestHostJSON_WhatStageWrites(t *testing.T) {
 			t.Errorf("host.json lacks %s:\n%s", want, data)
 		}
 	}
-	if _, err := launch.HostJSON("bin/myapp", "api"); err == nil {
+	if _, err := launch.HostJSON("bin/myapp", "api", true); err == nil {
 		t.Error("an executable path with a folder was accepted")
 	}
 }
@@ -120,7 +120,7 @@ func TestHostJSON_WhatStageWrites(t *testing.T) {
 // host.json's 10 minutes when the file is missing or sets none, or no limit.
 func TestStepLeaseFrom_FunctionTimeoutOfTheAppRoot(t *testing.T) {
 	t.Parallel()
-	builtIn, err := launch.HostJSON("funcgraph", "api")
+	builtIn, err := launch.HostJSON("funcgraph", "api", true)
 	if err != nil {
 		t.Fatal(err)
 	}

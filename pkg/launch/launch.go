@@ -67,8 +67,8 @@ type Options struct {
 }
 
 // usage is the message for a missing or unknown subcommand.
-const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] | " +
-	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] | %[1]s --version"
+const usage = "usage: %[1]s serve [--addr host:port] | %[1]s stage [--target local|publish] [--out dir] [--exe name] [--binary path] [--proxying=false] | " +
+	"%[1]s functions [--out dir] | %[1]s hostjson [--out path] [--exe name] [--proxying=false] | %[1]s --version"
 
 // Main runs the binary: it calls Run with the process's arguments and environment, stops on
 // SIGTERM or interrupt, and exits with status 1 when Run fails.
@@ -116,7 +116,11 @@ func Run(ctx context.Context, build Builder, opts Options) error {
 			if err != nil {
 				return nil, err
 			}
-			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger, MaxRequestBodyBytes: limit}), nil
+			// host.json is in the working directory, the app root: it says whether the host
+			// proxies requests, and the functionTimeout a proxied answer must end within.
+			proxying, timeout := hostJSONForHandler("host.json")
+			return a.FunctionApp.CustomHandler(funchost.HandlerOptions{Logger: logger, MaxRequestBodyBytes: limit,
+				Proxying: proxying, FunctionTimeout: timeout}), nil
 		})
 	}
 	if len(opts.Args) == 0 {

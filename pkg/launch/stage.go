@@ -46,15 +46,26 @@ const (
 const rootSettingsFile = "local.settings.json"
 
 // stageCommand implements `stage [--target local|publish] [--out dir] [--exe name] [--binary
-// path]`: it writes the complete app folder the host runs, for this app.
+// path] [--proxying=true|false]`: it writes the complete app folder the host runs, for this
+// app. The host.json proxies HTTP requests (renderHostJSON) unless told not to or per-user
+// isolation is on, whose master-key admins need the key level only JSON invocations carry.
 func stageCommand(app *App, s Settings, args []string, program string) error {
 	fs := flag.NewFlagSet("stage", flag.ContinueOnError)
 	target := fs.String("target", stageLocal, "local (for func start) or publish (for func azure functionapp publish)")
 	out := fs.String("out", "", "folder to write (default local/ or dist/)")
 	exe := fs.String("exe", program, "executable file name in the folder (host.json's defaultExecutablePath)")
 	binary := fs.String("binary", "", "executable to copy into the folder (default: this one for local; for publish the folder must hold it)")
+	proxying := fs.Bool("proxying", true, proxyingUsage+" (default: true unless per-user isolation is on)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	proxyingSet := false
+	fs.Visit(func(f *flag.Flag) { proxyingSet = proxyingSet || f.Name == "proxying" })
+	if !proxyingSet && s.Isolation != nil {
+		// A proxied request carries no key level: the master key would not make an
+		// isolation admin. JSON invocations keep it.
+		*proxying = false
+		s.Logger.Info("stage: per-user isolation is on: the host.json keeps JSON invocations (no proxying; the runs feed's event stream is a long poll); --proxying overrides")
 	}
 	want := [2]string{runtime.GOOS, runtime.GOARCH}
 	switch *target {
@@ -77,7 +88,7 @@ func stageCommand(app *App, s Settings, args []string, program string) error {
 	default:
 		return fmt.Errorf("stage: --target %q: want %s or %s", *target, stageLocal, stagePublish)
 	}
-	hostJSON, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix())
+	hostJSON, err := renderHostJSON(*exe, app.FunctionApp.RoutePrefix(), *proxying)
 	if err != nil {
 		return fmt.Errorf("stage: %w", err)
 	}

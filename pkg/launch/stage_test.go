@@ -56,7 +56,7 @@ func TestRun_Stage_LocalFolder(t *testing.T) {
 		t.Errorf("local.settings.json = %v, want IsEncrypted false and Values %v", doc, want)
 	}
 	host, _ := os.ReadFile(filepath.Join(dir, "host.json"))
-	if wantHost, _ := launch.HostJSON("myapp", "api"); string(host) != string(wantHost) {
+	if wantHost, _ := launch.HostJSON("myapp", "api", true); string(host) != string(wantHost) {
 		t.Errorf("host.json =\n%s", host)
 	}
 	f, err := funchosttest.ReadFolder(dir, nil)

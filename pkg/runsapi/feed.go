@@ -35,7 +35,10 @@ import (
 // `event: <type>`, `data: <item>`, resuming after Last-Event-ID (or `after`), and an `end`
 // frame once the run is finished and every item is sent. Served by funcgraph's own server
 // (`serve`), each frame is flushed as the run writes it, until the run finishes or the client
-// leaves, with a keep-alive comment every feedKeepAlive of silence. Under the Functions host a
+// leaves, with a keep-alive comment every feedKeepAlive of silence. Under the Functions host
+// with proxying (enableProxyingHttpRequest, funchost.Proxied) the stream is the same, but it
+// ends cleanly after proxiedStreamSpan of the time functionTimeout leaves it, with a retry
+// frame and no end event, and the client reconnects with Last-Event-ID. Without proxying a
 // custom handler's response is delivered whole, so the stream is a long poll: the response
 // holds the frames there are (waiting up to `wait` for the first) and ends; the client
 // reconnects with Last-Event-ID, as EventSource does by itself (the response's retry frame
@@ -109,7 +112,7 @@ func (s *Service) feedFunction(auth funchost.AuthLevel) funchost.HTTPFunction {
 		Handler: s.handle(s.isolate(s.getFeed)), Doc: funchost.RouteDoc{Summary: "Follow a run: its history after a position, waiting for more", Tags: []string{"runs"},
 			Description: fmt.Sprintf("Query: after (the last seq the client has, default 0), run (the run of the answer after came from; a run the id no longer holds is a 409), wait (seconds to wait when nothing is newer and the run is unfinished, default %d, at most the app's wait bound). "+
 				"At most %d items an answer; follow with after=next_after&run=run. With Accept: text/event-stream the items are Server-Sent Events (id: seq.run, event: type, data: the item, then event: end once the run is finished), "+
-				"resuming after Last-Event-ID; under the Functions host each response is one long poll and the client reconnects.", int(DefaultFeedWait.Seconds()), engine.FeedPageSize),
+				"resuming after Last-Event-ID; under the Functions host the stream ends before functionTimeout with proxying, and each response is one long poll without it; the client reconnects.", int(DefaultFeedWait.Seconds()), engine.FeedPageSize),
 			Response: openapi.Ref("RunFeed"), Errors: routeErrors(400, 404, 409)}}
 }
 
@@ -326,7 +329,8 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		return err
 	}
 	defer closeStream()
-	if funchost.RequestSource(ctx) == funchost.SourceHost {
+	deadline, proxied := funchost.Proxied(ctx)
+	if funchost.RequestSource(ctx) == funchost.SourceHost && !proxied {
 		// Under the Functions host the response goes out whole: one long poll.
 		page, err := feeder.Feed(ctx, id, q.engineQuery(q.wait))
 		if err != nil {
@@ -355,10 +359,17 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	writeEventStreamHeader(w)
 	rc := http.NewResponseController(w)
 	var buf []byte
+	var stop time.Time // when a proxied stream ends before functionTimeout (zero: never)
+	if proxied {
+		buf = append(buf, sse.RetryFrame(feedRetryMillis)...)
+		if !deadline.IsZero() {
+			stop = time.Now().Add(proxiedStreamSpan(time.Until(deadline)))
+		}
+	}
 	for {
 		hold, err := s.responses.Hold(owner, feedBytes(page))
 		if err == nil {
-			buf = s.appendFeedFrames(buf[:0], page, q)
+			buf = s.appendFeedFrames(buf, page, q)
 			q.after, q.liveAfter = page.NextAfter, page.LiveNext
 			if len(buf) == 0 && !page.End {
 				buf = append(buf, sse.KeepAliveFrame...)
@@ -382,11 +393,24 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		if cap(buf) > 64<<10 {
 			buf = nil // a large page's buffer is not kept while the stream idles
 		}
+		buf = buf[:0]
 		_ = rc.Flush()
 		if page.End {
 			return nil
 		}
-		page, err = feeder.Feed(ctx, id, nextQuery(page, q.live, feedKeepAlive))
+		wait := feedKeepAlive
+		if !stop.IsZero() {
+			left := time.Until(stop)
+			if left <= 0 {
+				// A clean end well before functionTimeout: the retry frame, no end event (the
+				// run goes on), and the client reconnects with its Last-Event-ID.
+				_, _ = w.Write([]byte(sse.RetryFrame(feedRetryMillis)))
+				_ = rc.Flush()
+				return nil
+			}
+			wait = min(wait, left)
+		}
+		page, err = feeder.Feed(ctx, id, nextQuery(page, q.live, wait))
 		if err != nil {
 			if clientGone(ctx, err) == nil {
 				return nil
@@ -398,6 +422,13 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 			return nil
 		}
 	}
+}
+
+// proxiedStreamSpan is how long a proxied event stream lasts when its invocation has left
+// before functionTimeout: four fifths of it (8 of the staged 10 minutes), so the response is
+// complete with time to spare and the host never restarts the process over a stream.
+func proxiedStreamSpan(left time.Duration) time.Duration {
+	return left - left/5
 }
 
 // appendFeedFrames appends a frame per item of page, and the end frame when the page ends the
