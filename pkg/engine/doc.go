@@ -32,6 +32,8 @@ package engine
 //	engine.go          Engine, New, Start, Close
 //	options.go         Options and the policies of graphs
 //	start.go           StartRun
+//	start_receive.go   a start's own receive of a work item, for an engine a host's queue
+//	                   trigger feeds (Options.ReceiveOnStart)
 //	events.go          RaiseEvent
 //	cancel.go          CancelRun
 //	repair.go          Sweep and the due index (recovery, its bounds and its cost model)
