@@ -87,6 +87,8 @@ package engine
 //	owner.go           the owner index: the runs whose metadata names one owner, newest first
 //	keys.go            SharedKey: secrets every engine over one store shares, kept in the store
 //	read.go            GetRun and History
+//	run_activity.go    what an active run waits for: a sleep's end, a node's or a branch's
+//	                   retry (GetRunDetail)
 //	feed.go            Feed: a run's history after a position, waiting for the run to move
 //	emitted.go         the events handlers emit (durable.Emit), written with their step's commit
 //	live.go            a run's live channel: what a step writes while it runs (durable.Write),
