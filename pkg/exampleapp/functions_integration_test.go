@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -256,40 +257,46 @@ func (a *functionsApp) gapFree(id string) int {
 // TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers: under the emulated host the
 // example app starts each example graph's run over HTTP, and its steps run in
 // queue-triggered invocations of fg_orchestrator (the process runs no dispatcher of its own)
-// to the state a sequential execution gives.
+// to the state a sequential execution gives: every step there with
+// FUNCGRAPH_RECEIVE_ON_START=off, and with the default the first item of each start taken by the
+// start itself (engine.Options.ReceiveOnStart), the rest by the trigger.
 func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
 	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
 	if bin == "" {
 		t.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run integration tests through `make test`")
 	}
-	runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
-	a := startFunctionsApp(t, bin, 0, nil, nil)
-	for _, r := range runs {
-		status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
-		if status != http.StatusAccepted {
-			t.Fatalf("start %s: %d %s", r.id, status, b)
-		}
-		if r.event != "" {
-			if status, b := a.do("POST", "/api/runs/"+r.id+"/events/approval", r.event); status != http.StatusAccepted {
-				t.Fatalf("event %s: %d %s", r.id, status, b)
+	for _, receive := range []string{"off", "on"} {
+		t.Run("receive on start "+receive, func(t *testing.T) {
+			runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
+			a := startFunctionsApp(t, bin, 0, map[string]string{"FUNCGRAPH_RECEIVE_ON_START": receive}, nil)
+			for _, r := range runs {
+				status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
+				if status != http.StatusAccepted {
+					t.Fatalf("start %s: %d %s", r.id, status, b)
+				}
+				if r.event != "" {
+					if status, b := a.do("POST", "/api/runs/"+r.id+"/events/approval", r.event); status != http.StatusAccepted {
+						t.Fatalf("event %s: %d %s", r.id, status, b)
+					}
+				}
 			}
-		}
-	}
-	for _, r := range runs {
-		status, out := a.wait(r.id, time.Minute)
-		var got any
-		_ = json.Unmarshal(out, &got)
-		if status != string(engine.StatusCompleted) || !reflect.DeepEqual(got, r.wantOutput) {
-			t.Errorf("run %s: %s %s, want Completed %v", r.id, status, out, r.wantOutput)
-		}
-		a.gapFree(r.id)
-	}
-	logs := a.logs.String()
-	if !strings.Contains(logs, "embedded_dispatcher=false") {
-		t.Errorf("the handler did not report running without its own dispatcher:\n%s", logs)
-	}
-	if strings.Contains(logs, "durable engine started") {
-		t.Error("the handler ran an embedded dispatcher under the host")
+			for _, r := range runs {
+				status, out := a.wait(r.id, time.Minute)
+				var got any
+				_ = json.Unmarshal(out, &got)
+				if status != string(engine.StatusCompleted) || !reflect.DeepEqual(got, r.wantOutput) {
+					t.Errorf("run %s: %s %s, want Completed %v", r.id, status, out, r.wantOutput)
+				}
+				a.gapFree(r.id)
+			}
+			logs := a.logs.String()
+			if !strings.Contains(logs, "embedded_dispatcher=false") || !strings.Contains(logs, "receive_on_start="+strconv.FormatBool(receive == "on")) {
+				t.Errorf("the handler did not report running without its own dispatcher, receive on start %s:\n%s", receive, logs)
+			}
+			if strings.Contains(logs, "durable engine started") {
+				t.Error("the handler ran an embedded dispatcher under the host")
+			}
+		})
 	}
 }
 
