@@ -151,7 +151,16 @@ func (e *Engine) toPoison(ctx context.Context, m Message) bool {
 // back-off) and deletes this one, so failures do not use up MaxDequeueCount while the queue
 // works; deaths do. Neither fails the run: the engine counts restarts on the run itself.
 func (e *Engine) handleMessage(ctx context.Context, m Message) {
-	r := &renewal{e: e, ctx: context.WithoutCancel(ctx), cur: m, every: max(e.opts.VisibilityTimeout/3, time.Millisecond)}
+	e.handleMessageUntil(ctx, m, time.Time{})
+}
+
+// handleMessageUntil is handleMessage, but renews the message's visibility only until until
+// (zero: for as long as the handling runs): a handling still running then — a step that
+// ignores its context's end — no longer keeps the message from coming back to another
+// consumer after its visibility timeout, as if its process had been killed
+// (start_receive.go).
+func (e *Engine) handleMessageUntil(ctx context.Context, m Message, until time.Time) {
+	r := &renewal{e: e, ctx: context.WithoutCancel(ctx), cur: m, every: max(e.opts.VisibilityTimeout/3, time.Millisecond), until: until}
 	r.mu.Lock() // the first renewal waits until timer is set
 	r.timer = time.AfterFunc(r.every, r.renew)
 	r.mu.Unlock()
@@ -174,11 +183,12 @@ func (e *Engine) handleMessage(ctx context.Context, m Message) {
 }
 
 // renewal keeps one message hidden while it is handled: a timer (no goroutine of its own)
-// extends its visibility every third of the visibility timeout until stop.
+// extends its visibility every third of the visibility timeout until stop (or until until).
 type renewal struct {
 	e     *Engine
 	ctx   context.Context
 	every time.Duration
+	until time.Time // no renewal after it (zero: none is refused)
 	timer *time.Timer
 
 	mu      sync.Mutex
@@ -190,7 +200,7 @@ type renewal struct {
 func (r *renewal) renew() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
+	if r.stopped || (!r.until.IsZero() && time.Now().After(r.until)) {
 		return
 	}
 	next, err := r.e.queue.Extend(r.ctx, r.cur, r.e.opts.VisibilityTimeout)

@@ -32,6 +32,8 @@ package engine
 //	engine.go          Engine, New, Start, Close
 //	options.go         Options and the policies of graphs
 //	start.go           StartRun
+//	start_receive.go   a start's own receive of a work item, for an engine a host's queue
+//	                   trigger feeds (Options.ReceiveOnStart)
 //	events.go          RaiseEvent
 //	cancel.go          CancelRun
 //	repair.go          Sweep and the due index (recovery, its bounds and its cost model)
@@ -85,6 +87,8 @@ package engine
 //	owner.go           the owner index: the runs whose metadata names one owner, newest first
 //	keys.go            SharedKey: secrets every engine over one store shares, kept in the store
 //	read.go            GetRun and History
+//	run_activity.go    what an active run waits for: a sleep's end, a node's or a branch's
+//	                   retry (GetRunDetail)
 //	feed.go            Feed: a run's history after a position, waiting for the run to move
 //	emitted.go         the events handlers emit (durable.Emit), written with their step's commit
 //	live.go            a run's live channel: what a step writes while it runs (durable.Write),

@@ -90,9 +90,15 @@ type Engine struct {
 	// a seeded test's pass deterministic).
 	sweepParallel int
 
+	// receiving bounds the background handlings of ReceiveOnStart (start_receive.go): one
+	// token each, Concurrency in all. bg is their context, ended by Close (stopBg).
+	receiving chan struct{}
+	bg        context.Context
+	stopBg    context.CancelFunc
+
 	mu     sync.Mutex
 	cancel context.CancelFunc // guarded by mu; set by Start
-	closed bool               // guarded by mu
+	closed bool               // guarded by mu; no background work starts once set
 	wg     sync.WaitGroup
 }
 
@@ -110,10 +116,12 @@ func New(opts Options) (*Engine, error) {
 	opts.setDefaults()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
+	bg, stopBg := context.WithCancel(context.Background())
 	return &Engine{
 		opts: opts, reg: opts.Registry, store: opts.Store, queue: opts.Queue, payloads: opts.Payloads, live: opts.Live,
 		log: opts.Logger, clock: opts.Clock, id: hex.EncodeToString(b[:]), obs: newObserver(opts.Observer, opts.Logger),
 		kick: make(chan struct{}, opts.Concurrency), sweepBudget: sweepBudget, sweepParallel: sweepParallel,
+		receiving: make(chan struct{}, opts.Concurrency), bg: bg, stopBg: stopBg,
 	}, nil
 }
 
@@ -143,8 +151,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the dispatcher and sweeper and waits for them. Work items in flight are left
-// to the queue (redelivered after their visibility timeout). Close is idempotent.
+// Close stops the dispatcher, the sweeper and the handlings of ReceiveOnStart, and waits for
+// them. Work items in flight are left to the queue (redelivered after their visibility
+// timeout). Close is idempotent.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	cancel := e.cancel
@@ -153,6 +162,7 @@ func (e *Engine) Close() error {
 	if cancel != nil {
 		cancel()
 	}
+	e.stopBg()
 	e.wg.Wait()
 	e.started.Store(false)
 	return nil

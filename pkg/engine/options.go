@@ -46,7 +46,8 @@ type Options struct {
 	Policies map[string]GraphPolicy
 
 	// Concurrency is the number of embedded dispatcher workers (default 4 × GOMAXPROCS); one
-	// receiver fetches work for them in batches of up to MaxReceive.
+	// receiver fetches work for them in batches of up to MaxReceive. It also bounds the
+	// handlings of ReceiveOnStart running at a time.
 	Concurrency int
 	// VisibilityTimeout hides a received work item from other workers (default 2 min). The
 	// embedded dispatcher renews it every third of its length while the item runs, so a slow
@@ -61,6 +62,15 @@ type Options struct {
 	// to see the steps other processes commit (default DefaultFeedPollInterval; this
 	// engine's own commits wake it at once). Each waiting feed costs one read per interval.
 	FeedPollInterval time.Duration
+	// ReceiveOnStart has a start take one work item off the queue itself once its first item
+	// is there, and handle it in the background as a delivery of the queue (start_receive.go):
+	// for an engine without the embedded dispatcher, whose work items a host's queue trigger
+	// delivers after its polling back-off (up to maxPollingInterval on an idle app). The item
+	// received is handled exactly as the dispatcher's worker handles one — hidden, renewed,
+	// deleted once done — so a handling that dies leaves it to come back. At most Concurrency
+	// such handlings run at a time; a start past that leaves its item to the queue. Ignored while
+	// the embedded dispatcher runs (Start): a start's enqueue already wakes its receiver.
+	ReceiveOnStart bool
 	// StepBudget is how long one work item may keep running a run's steps in-process before
 	// handing the run back to the queue (default VisibilityTimeout / 2). Under the Functions
 	// host keep it well inside functionTimeout.

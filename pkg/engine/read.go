@@ -17,9 +17,18 @@ func (e *Engine) GetRun(ctx context.Context, instanceID string) (Run, error) {
 	if err != nil {
 		return Run{}, runLookupError(err)
 	}
+	return e.runOf(ctx, h)
+}
+
+// runOf is GetRun's Run of h: toRun, its child runs, and what it waits for (run_activity.go).
+func (e *Engine) runOf(ctx context.Context, h *head) (Run, error) {
 	r, err := e.toRun(ctx, h)
-	if err != nil || h.children == 0 {
+	if err != nil {
 		return r, err
+	}
+	activity(&r, h, e.clock())
+	if h.children == 0 {
+		return r, nil
 	}
 	return e.withChildren(ctx, h, r)
 }

@@ -59,7 +59,8 @@ import (
 //   - per work item: 1 Q receive + 1 Q delete, 1 T head read, Q Extend every
 //     VisibilityTimeout/3 while it runs, 1 Q enqueue per hand-off or timer;
 //   - start: 3 T (due row, head batch with its claim row, due delete) + 4 T index inserts +
-//     1 Q; the first visit adds 1 T (Running); a start that replaces a finished run: the
+//     1 Q, and with ReceiveOnStart 1 Q receive (start_receive.go); the first visit adds 1 T
+//     (Running); a start that replaces a finished run: the
 //     insert that meets it, the head and the claim read back, the due row naming it (+4 T),
 //     and its index rows merged again;
 //   - event: 2 T (head read, batch) + 2 T and 1 Q more when it wakes the run;

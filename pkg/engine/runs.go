@@ -90,6 +90,16 @@ type Run struct {
 	// MaxListedChildren of them (its history names every one). Only GetRun fills it; a
 	// listing leaves it nil.
 	ChildInstanceIDs []string
+	// SleepingUntil is when a Running run's durable sleep (durable.Sleep) ends, its next node
+	// running from then on; zero when it does not sleep, or the wake-up has passed by the
+	// engine's clock. Only GetRun fills it (run_activity.go).
+	SleepingUntil time.Time
+	// NodeRetry is the next attempt of a Running run's current node, whose last attempt failed,
+	// while its back-off is ahead; nil otherwise. Only GetRun fills it.
+	NodeRetry *NodeRetry
+	// BranchRetries are the branches of the run's open fan-out waiting to retry a failed
+	// attempt, by index, at most MaxListedBranchRetries. Only GetRunDetail fills it.
+	BranchRetries []BranchRetry
 }
 
 // StartRunRequest asks for a new run of the latest registration of GraphName.

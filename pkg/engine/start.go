@@ -66,7 +66,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // generation; its old rows are then deleted). A due row written before the head lets Sweep
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
-// nonce says it is this start's. The batch also inserts the start's claim (fence.go): a start
+// nonce says it is this start's. With Options.ReceiveOnStart the start then receives one work
+// item itself and handles it in the background (start_receive.go). The batch also inserts the start's claim (fence.go): a start
 // whose head batch fails and whose claim a reader has fenced (the repair pass or a listing
 // settled it as never stored) stops without writing again and answers ErrConflict: nothing is
 // stored, the client retries. Errors: the registry's unknown
@@ -258,6 +259,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 	}
 	if !keepDue {
 		e.clearDue(ctx, due)
+	}
+	if link == nil {
+		e.receiveOnStart() // the first step need not wait for a trigger's back-off (start_receive.go)
 	}
 	return run, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ const functionsKey = "functions-key"
 
 // functionsApp is a binary under the emulated host.
 type functionsApp struct {
-	t    *testing.T
+	t    testing.TB
 	e    *funchosttest.Emulator
 	logs *logBuffer
 	env  map[string]string // the app settings the emulator was given (and the staged prefix)
@@ -58,7 +59,7 @@ func (l *logBuffer) String() string {
 // stageLocal runs `bin stage` into a fresh folder, as a user runs it before `func start`,
 // with env added to the environment (a fresh FUNCGRAPH_STORAGE_PREFIX: the staged
 // local.settings.json then names its work queue), and returns the folder.
-func stageLocal(t *testing.T, bin string, env map[string]string) string {
+func stageLocal(t testing.TB, bin string, env map[string]string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "local")
 	cmd := exec.Command(bin, "stage", "--out", root)
@@ -97,7 +98,7 @@ type functionsOptions struct {
 }
 
 // startFunctionsAppWith is startFunctionsApp with the options of o.
-func startFunctionsAppWith(t *testing.T, bin string, o functionsOptions) *functionsApp {
+func startFunctionsAppWith(t testing.TB, bin string, o functionsOptions) *functionsApp {
 	t.Helper()
 	prefix := azuritetest.UniqueName("h")
 	root := stageLocal(t, bin, map[string]string{"FUNCGRAPH_STORAGE_PREFIX": prefix})
@@ -148,7 +149,7 @@ func startFunctionsAppWith(t *testing.T, bin string, o functionsOptions) *functi
 const listenerSetting = "FUNCGRAPH_TEST_LISTENER_STORAGE"
 
 // patchFile decodes the JSON object in path, lets edit change it and writes it back.
-func patchFile(t *testing.T, path string, edit func(map[string]any)) {
+func patchFile(t testing.TB, path string, edit func(map[string]any)) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -256,40 +257,46 @@ func (a *functionsApp) gapFree(id string) int {
 // TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers: under the emulated host the
 // example app starts each example graph's run over HTTP, and its steps run in
 // queue-triggered invocations of fg_orchestrator (the process runs no dispatcher of its own)
-// to the state a sequential execution gives.
+// to the state a sequential execution gives: every step there with
+// FUNCGRAPH_RECEIVE_ON_START=off, and with the default the first item of each start taken by the
+// start itself (engine.Options.ReceiveOnStart), the rest by the trigger.
 func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
 	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
 	if bin == "" {
 		t.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run integration tests through `make test`")
 	}
-	runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
-	a := startFunctionsApp(t, bin, 0, nil, nil)
-	for _, r := range runs {
-		status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
-		if status != http.StatusAccepted {
-			t.Fatalf("start %s: %d %s", r.id, status, b)
-		}
-		if r.event != "" {
-			if status, b := a.do("POST", "/api/runs/"+r.id+"/events/approval", r.event); status != http.StatusAccepted {
-				t.Fatalf("event %s: %d %s", r.id, status, b)
+	for _, receive := range []string{"off", "on"} {
+		t.Run("receive on start "+receive, func(t *testing.T) {
+			runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
+			a := startFunctionsApp(t, bin, 0, map[string]string{"FUNCGRAPH_RECEIVE_ON_START": receive}, nil)
+			for _, r := range runs {
+				status, b := a.do("POST", "/api/graphs/"+r.graph+"/runs", fmt.Sprintf(`{"input":%s,"instance_id":%q}`, r.input, r.id))
+				if status != http.StatusAccepted {
+					t.Fatalf("start %s: %d %s", r.id, status, b)
+				}
+				if r.event != "" {
+					if status, b := a.do("POST", "/api/runs/"+r.id+"/events/approval", r.event); status != http.StatusAccepted {
+						t.Fatalf("event %s: %d %s", r.id, status, b)
+					}
+				}
 			}
-		}
-	}
-	for _, r := range runs {
-		status, out := a.wait(r.id, time.Minute)
-		var got any
-		_ = json.Unmarshal(out, &got)
-		if status != string(engine.StatusCompleted) || !reflect.DeepEqual(got, r.wantOutput) {
-			t.Errorf("run %s: %s %s, want Completed %v", r.id, status, out, r.wantOutput)
-		}
-		a.gapFree(r.id)
-	}
-	logs := a.logs.String()
-	if !strings.Contains(logs, "embedded_dispatcher=false") {
-		t.Errorf("the handler did not report running without its own dispatcher:\n%s", logs)
-	}
-	if strings.Contains(logs, "durable engine started") {
-		t.Error("the handler ran an embedded dispatcher under the host")
+			for _, r := range runs {
+				status, out := a.wait(r.id, time.Minute)
+				var got any
+				_ = json.Unmarshal(out, &got)
+				if status != string(engine.StatusCompleted) || !reflect.DeepEqual(got, r.wantOutput) {
+					t.Errorf("run %s: %s %s, want Completed %v", r.id, status, out, r.wantOutput)
+				}
+				a.gapFree(r.id)
+			}
+			logs := a.logs.String()
+			if !strings.Contains(logs, "embedded_dispatcher=false") || !strings.Contains(logs, "receive_on_start="+strconv.FormatBool(receive == "on")) {
+				t.Errorf("the handler did not report running without its own dispatcher, receive on start %s:\n%s", receive, logs)
+			}
+			if strings.Contains(logs, "durable engine started") {
+				t.Error("the handler ran an embedded dispatcher under the host")
+			}
+		})
 	}
 }
 
@@ -320,8 +327,11 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	t.Parallel() // slow, and independent of the package's other tests (its own app, storage prefix and ports)
 	bin := buildSlowApp(t)
 	dir := t.TempDir()
+	// Every start's item goes to the trigger: a start's own handling (engine.Options.ReceiveOnStart)
+	// is no invocation, so functionTimeout does not kill it (its own bound is tested in
+	// pkg/engine).
 	a := startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: 2 * time.Second,
-		env: map[string]string{"SLOWAPP_DIR": dir}, queues: testQueues(5)})
+		env: map[string]string{"SLOWAPP_DIR": dir, "FUNCGRAPH_RECEIVE_ON_START": "off"}, queues: testQueues(5)})
 	a.repairEvery(time.Second)
 
 	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":"once"},"instance_id":"once"}`); status != http.StatusAccepted {

@@ -3,7 +3,9 @@
 // manifest with the path it took, its history step by step with the state after each step, the
 // versions of each graph with unfinished runs — and acts on them (send an event, cancel, purge).
 // A run's page follows the run through its feed (GET /api/runs/{instance_id}/feed, one long poll
-// at a time), reading its status again only when the feed moved.
+// at a time, with its live channel: live=true), reading its status again only when the feed's
+// history moved; it shows what a running run waits for (the status's sleeping_until, node_retry
+// and branches_retrying) and the live output of the step in flight (web/live.js).
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary (embed.FS), with no build
 // step; it is served as one document, so that the function key given once (the `code` query

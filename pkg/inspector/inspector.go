@@ -25,7 +25,7 @@ var web embed.FS
 
 // scripts are the page's JavaScript files, in the order they are inlined: each may use what
 // the files before it define.
-var scripts = []string{"api.js", "graph.js", "history.js", "runs.js", "run.js", "app.js"}
+var scripts = []string{"api.js", "graph.js", "history.js", "live.js", "runs.js", "run.js", "app.js"}
 
 // Page is the assembled document and its Content-Security-Policy.
 type Page struct {

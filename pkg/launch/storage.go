@@ -34,6 +34,10 @@ const EnvStoragePrefix = "FUNCGRAPH_STORAGE_PREFIX"
 // renews it while a step runs, so it bounds how soon a crashed worker's item is redelivered.
 const envVisibilityTimeout = "FUNCGRAPH_VISIBILITY_TIMEOUT"
 
+// envReceiveOnStart turns off, with "off", a start's own receive of a work item under the
+// Functions host (engine.Options.ReceiveOnStart; on by default there).
+const envReceiveOnStart = "FUNCGRAPH_RECEIVE_ON_START"
+
 // defaultStoragePrefix is the default of EnvStoragePrefix.
 const defaultStoragePrefix = "funcgraph"
 
@@ -117,6 +121,10 @@ type Durable struct {
 	// StepLease is the engine's StepLease (0: its default): under the Functions host, the
 	// functionTimeout of the host.json in the working directory (stepLeaseFrom).
 	StepLease time.Duration
+	// ReceiveOnStart is the engine's ReceiveOnStart: under the Functions host a start receives
+	// one work item itself, so its first step does not wait for the queue trigger's polling
+	// back-off; FUNCGRAPH_RECEIVE_ON_START=off turns it off.
+	ReceiveOnStart bool
 	// Retention is what FUNCGRAPH_RETENTION and FUNCGRAPH_MEMORY_MAX_RUNS say (retention.go):
 	// on Azure nothing by default; in memory the newest 1 000 finished runs.
 	Retention engine.Retention
@@ -127,7 +135,7 @@ const memoryLiveFlush = 2 * time.Millisecond
 
 // EngineOptions returns opts with the storage (the runs' live channels included), the
 // visibility timeout, the step lease and the retention filled in (those three when opts leaves
-// them zero).
+// them zero), and ReceiveOnStart set when d sets it.
 func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	opts.Store, opts.Queue, opts.Payloads, opts.Live = d.Store, d.Queue, d.Payloads, d.Live
 	if opts.LiveFlushInterval == 0 {
@@ -139,6 +147,7 @@ func (d Durable) EngineOptions(opts engine.Options) engine.Options {
 	if opts.StepLease == 0 {
 		opts.StepLease = d.StepLease
 	}
+	opts.ReceiveOnStart = opts.ReceiveOnStart || d.ReceiveOnStart
 	if opts.Retention == (engine.Retention{}) {
 		opts.Retention = d.Retention
 	}
@@ -225,10 +234,18 @@ func openStorage(ctx context.Context, getenv func(string) string, mode Mode, az 
 		// The host's queue trigger delivers the work items: a handling lives at most
 		// functionTimeout, so a step's hold older than that was left by a dead worker.
 		s.Durable.StepLease = stepLeaseFrom("host.json")
+		switch v := strings.TrimSpace(getenv(envReceiveOnStart)); v {
+		case "", "on":
+			s.Durable.ReceiveOnStart = true
+		case "off":
+		default:
+			return fmt.Errorf("%s: want on or off, not %q", envReceiveOnStart, v)
+		}
 	}
 	s.Logger.Info("durable storage: Azure", "table", names.RunsTable, "queue", names.WorkQueue,
 		"container", names.PayloadContainer, "live_container", names.LiveContainer, "embedded_dispatcher", s.Durable.EmbeddedDispatcher,
-		"retention", retention.MaxAge.String(), "step_lease", s.Durable.StepLease.String())
+		"retention", retention.MaxAge.String(), "step_lease", s.Durable.StepLease.String(),
+		"receive_on_start", s.Durable.ReceiveOnStart)
 	s.Logger.Info("platform storage: Azure", "threads_table", names.ThreadsTable, "checkpoint_container", names.CheckpointContainer)
 	return nil
 }

@@ -3,6 +3,7 @@ package runsapi
 import (
 	"reflect"
 
+	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/openapi"
 )
@@ -65,6 +66,19 @@ func bodySchemas() openapi.Object {
 			{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "The run that started this one as its child run; absent for a run started otherwise."}},
 			{Key: "child_instance_ids", Value: oasSchema{"type": "array", "items": oasStr(),
 				"description": "The child runs this run started, oldest first (at most 100; the history names every one); absent when it started none."}},
+			{Key: "sleeping_until", Value: oasSchema{"type": "string", "format": "date-time",
+				"description": "When a Running run's durable sleep ends (its next node runs from then on); absent when it does not sleep."}},
+			{Key: "node_retry", Value: oasObj([]string{"attempt", "retry_at"}, openapi.Object{
+				{Key: "attempt", Value: oasSchema{"type": "integer", "minimum": 2, "description": "The number of the next attempt (2: the first retry)."}},
+				{Key: "retry_at", Value: oasSchema{"type": "string", "format": "date-time", "description": "When the retry policy's back-off ends."}},
+			})},
+			{Key: "branches_retrying", Value: oasSchema{"type": "array", "maxItems": engine.MaxListedBranchRetries,
+				"description": "The branches of the run's open fan-out waiting to retry a failed attempt, by index (at most 100); absent when none.",
+				"items": oasObj([]string{"index", "attempt", "retry_at"}, openapi.Object{
+					{Key: "index", Value: oasSchema{"type": "integer", "minimum": 0, "description": "The branch's index in its fan-out."}},
+					{Key: "attempt", Value: oasSchema{"type": "integer", "minimum": 2, "description": "The number of the branch's next attempt."}},
+					{Key: "retry_at", Value: oasSchema{"type": "string", "format": "date-time", "description": "When its back-off ends."}},
+				})}},
 		})},
 		{Key: "EventAccepted", Value: oasObj([]string{"instance_id", "event_name", "accepted"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "event_name", Value: oasStr()}, {Key: "accepted", Value: oasBoolean()},

@@ -193,6 +193,12 @@ func (o Options) withDefaults() Options {
 //     not finished, 409 {"error": "instance is awaited by its parent run", "instance_id",
 //     "runtime_status", "parent_instance_id"} for a child run whose parent has not read it yet.
 //
+//   - What a Running run waits for ends its status, each member only while it applies:
+//     "sleeping_until" (a durable sleep's end), "node_retry" {"attempt", "retry_at"} (its node's
+//     next attempt after a failed one) and "branches_retrying" [{"index", "attempt",
+//     "retry_at"}] (an open fan-out's branches backing off, read with engine.RunDetailer when
+//     Runs has it: one query per status read of a run with an open fan-out).
+//
 //   - Child runs (durable.StartChild): the status of a run started as a child has
 //     "parent_instance_id" after "output", that of a run that started children
 //     "child_instance_ids" (at most engine.MaxListedChildren, oldest first); neither member is

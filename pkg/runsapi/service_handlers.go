@@ -30,6 +30,19 @@ type (
 		// The links of child runs (durable.StartChild), written only when there are some.
 		ParentInstanceID string   `json:"parent_instance_id,omitempty"`
 		ChildInstanceIDs []string `json:"child_instance_ids,omitempty"`
+		// What a Running run waits for (engine/run_activity.go), written only when it does.
+		SleepingUntil    string            `json:"sleeping_until,omitempty"`
+		NodeRetry        *retryBody        `json:"node_retry,omitempty"`
+		BranchesRetrying []branchRetryBody `json:"branches_retrying,omitempty"`
+	}
+	retryBody struct {
+		Attempt int    `json:"attempt"`
+		RetryAt string `json:"retry_at"`
+	}
+	branchRetryBody struct {
+		Index   int    `json:"index"`
+		Attempt int    `json:"attempt"`
+		RetryAt string `json:"retry_at"`
 	}
 	eventAcceptedBody struct {
 		InstanceID string `json:"instance_id"`
@@ -141,17 +154,37 @@ func (s *Service) getStatus(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	run, err := s.runs.GetRun(r.Context(), id)
+	var run engine.Run
+	if d, ok := s.runs.(engine.RunDetailer); ok {
+		run, err = d.GetRunDetail(r.Context(), id) // with the branches waiting to retry
+	} else {
+		run, err = s.runs.GetRun(r.Context(), id)
+	}
 	if err != nil {
 		return err
 	}
 	if err := s.publicRun(r.Context(), run); err != nil {
 		return err
 	}
-	return s.writeHeld(w, r, http.StatusOK, runStatusBody{
+	return s.writeHeld(w, r, http.StatusOK, statusBodyOf(run), 0)
+}
+
+// statusBodyOf is the status body of run.
+func statusBodyOf(run engine.Run) runStatusBody {
+	b := runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
-	}, 0)
+	}
+	if !run.SleepingUntil.IsZero() {
+		b.SleepingUntil = apiTime(run.SleepingUntil)
+	}
+	if nr := run.NodeRetry; nr != nil {
+		b.NodeRetry = &retryBody{Attempt: nr.Attempt, RetryAt: apiTime(nr.At)}
+	}
+	for _, br := range run.BranchRetries {
+		b.BranchesRetrying = append(b.BranchesRetrying, branchRetryBody{Index: br.Index, Attempt: br.Attempt, RetryAt: apiTime(br.At)})
+	}
+	return b
 }
 
 // idempotencyKeyHeader names the optional request header of POST

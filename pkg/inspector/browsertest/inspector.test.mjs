@@ -166,6 +166,35 @@ test("a waiting run says what it waits for, in the runs list and on its page, in
   assert.ok(await overhang(".facts .status") <= 0.5, "a long event name sticks out of the cell");
 });
 
+test("a run's page says what the run waits for and shows the live output of the step in flight, not what ended", async () => {
+  await open("#/");
+  await waitForText(page, "h1", "Runs");
+  const got = await page.evaluate(() => {
+    const at = "2026-03-04T05:06:07Z";
+    const rec = (kind, writer, step, data, more) => ({ kind, writer, step, attempt: 1, node: "draft", branch: null, name: null, data, ...more });
+    const live = newLive();
+    addLive(live, [rec("chunk", "w0", 0, "committed "), rec("chunk", "w5", 0, "an attempt that died"), rec("chunk", "w1", 1, "Hel"), rec("chunk", "w2", 1, "dead attempt", { attempt: 2 }),
+      rec("commit", "w0", 0), rec("chunk", "w1", 1, "lo"), rec("retract", "w2", 1), rec("chunk", "w3", 1, "branch", { branch: 2 })], 7);
+    const run = { instance_id: "x", runtime_status: "Running", output: null,
+      custom_status: { graph_name: "g", graph_version: "1", graph_hash: "h", current_node: "draft" },
+      input: { graph_name: "g", graph_hash: "h", initial_state: {}, current_node: null, metadata: {} },
+      sleeping_until: at, node_retry: { attempt: 2, retry_at: at },
+      branches_retrying: [{ index: 1, attempt: 3, retry_at: at }, { index: 4, attempt: 2, retry_at: at }] };
+    const main = document.getElementById("main");
+    main.replaceChildren(...renderRun("x", run, [], null, {}, { live: () => true }, live));
+    const text = (sel) => { const n = main.querySelector(sel); return n ? n.textContent : null; };
+    return { next: live.next, sleeping: text("#sleeping-until"), retry: text("#node-retry"), branches: text("#branches-retrying"),
+      writers: [...main.querySelectorAll("#live-panel .live-writer")].map((n) => n.textContent) };
+  });
+  assert.equal(got.next, 7);
+  assert.ok(got.sleeping && got.sleeping.includes("2026"), `sleeping until: ${got.sleeping}`);
+  assert.match(got.retry ?? "", /attempt 2 of draft/);
+  assert.match(got.branches ?? "", /branch 1: attempt 3 .*; branch 4: attempt 2/);
+  assert.equal(got.writers.length, 2, `writers in flight: ${JSON.stringify(got.writers)}`);
+  assert.match(got.writers[0], /Step 2, node draft, attempt 1Hello$/);
+  assert.match(got.writers[1], /branch 2.*branch$/);
+});
+
 test("the runs list filters and the graph versions page", async () => {
   await open("#/?graph_name=support_agent&status=Completed");
   await waitForText(page, "table.runs caption", "graph_name=support_agent");

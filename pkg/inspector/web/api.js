@@ -81,8 +81,10 @@ const runsApi = {
   getRun: (id) => apiCall("GET", `runs/${enc(id)}`),
   history: (id, token) => apiCall("GET", `runs/${enc(id)}/history`, { query: { limit: 1000, continuation_token: token } }),
   // feed answers the run's history after seq `after` of `run` (an earlier answer's run; ""
-  // for the run the id holds), waiting up to `wait` seconds for more.
-  feed: (id, after, run, wait, signal) => apiCall("GET", `runs/${enc(id)}/feed`, { query: { after, run, wait }, signal }),
+  // for the run the id holds), and its live channel from `liveAfter`, waiting up to `wait`
+  // seconds for more.
+  feed: (id, after, run, wait, signal, liveAfter) => apiCall("GET", `runs/${enc(id)}/feed`,
+    { query: { after, run, wait, live: true, live_after: liveAfter || 0 }, signal }),
   startRun: (graph, body) => apiCall("POST", `graphs/${enc(graph)}/runs`, { body }),
   sendEvent: (id, event, body) => apiCall("POST", `runs/${enc(id)}/events/${enc(event)}`, { body }),
   cancel: (id, reason) => apiCall("POST", `runs/${enc(id)}/cancel`, { body: JSON.stringify(reason === "" ? {} : { reason }) }),
@@ -106,7 +108,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }

@@ -27,12 +27,13 @@ async function showRun(id, view) {
   main.replaceChildren(el("h1", {}, "Run ", el("code", {}, id)), el("p", { class: "muted" }, "Loading…"));
   let run = null;
   const events = [];
+  let live = newLive(); // the live chunks of the step in flight (live.js)
   let after = 0;
   let feedRun = ""; // the run `after` is a position in: a new start of the id is another run
   let painted = "";
   const paint = async (force) => {
     if (!view.live()) return;
-    const sig = JSON.stringify([run, events.length]);
+    const sig = JSON.stringify([run, events.length, inFlight(live).map((w) => [w.key, w.records])]);
     if (!force && sig === painted) return; // unchanged: keep the page (and the caret) as it is
     painted = sig;
     const cs = run.custom_status || {};
@@ -47,7 +48,7 @@ async function showRun(id, view) {
     const keep = (sel) => { const n = main.querySelector(sel); return n ? n.value : null; };
     state.payload = keep("#event-payload") ?? state.payload;
     state.formEvent = keep("#event-name") ?? state.formEvent;
-    main.replaceChildren(...renderRun(id, run, events, m, state, view));
+    main.replaceChildren(...renderRun(id, run, events, m, state, view, live));
     const again = focused ? document.getElementById(focused) : (focusedSeq ? main.querySelector(`button.step[data-seq="${focusedSeq}"]`) : null);
     if (again) again.focus();
   };
@@ -58,7 +59,7 @@ async function showRun(id, view) {
   const read = async (wait) => {
     let f;
     try {
-      f = await runsApi.feed(id, after, feedRun, wait, view.signal);
+      f = await runsApi.feed(id, after, feedRun, wait, view.signal, live.next);
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 409 || !feedRun) throw e;
       // The id holds another run now (a new start replaced this one, or it was purged and
@@ -66,13 +67,16 @@ async function showRun(id, view) {
       events.length = 0;
       after = 0;
       feedRun = "";
+      live = newLive();
       return { moved: true, status: null };
     }
     events.push(...f.items.map(feedEvent));
+    const liveMoved = (f.live || []).length > 0;
+    addLive(live, f.live, f.live_next);
     after = f.next_after;
     feedRun = f.run;
     ended = f.items.length === 0 && FINISHED.has(f.runtime_status);
-    return { moved: f.items.length > 0, status: f.runtime_status };
+    return { moved: f.items.length > 0, live: liveMoved, status: f.runtime_status };
   };
   state.repaint = () => runsApi.getRun(id).then((r) => { run = r; return paint(true); }).catch(showError);
   const follow = async () => {
@@ -88,6 +92,8 @@ async function showRun(id, view) {
         if (f.moved || f.status !== run.runtime_status) {
           run = await runsApi.getRun(id);
           await paint();
+        } else if (f.live) {
+          await paint(); // only the live output moved: no status read
         }
       }
     } catch (e) {
@@ -103,7 +109,7 @@ async function showRun(id, view) {
   await follow();
 }
 
-function renderRun(id, run, events, m, state, view) {
+function renderRun(id, run, events, m, state, view, live) {
   const cs = run.custom_status || {};
   const manifest = m ? m.manifest : null;
   const model = graphModel(manifest, events, run);
@@ -122,6 +128,15 @@ function renderRun(id, run, events, m, state, view) {
     ["Steps", `${events.filter((e) => e.type === "node_completed" || e.type === "branch_completed").length} node visits, ${events.length} history events`],
   ];
   if (cs.waiting_for_version) facts.push(["Waiting for version", cs.waiting_for_version]);
+  // What a Running run waits for (the status's sleeping_until, node_retry, branches_retrying).
+  if (run.sleeping_until && !finished) facts.push(["Sleeping until", el("span", { id: "sleeping-until" }, fmtTime(run.sleeping_until))]);
+  if (run.node_retry && !finished) {
+    facts.push(["Retry", el("span", { id: "node-retry" }, `attempt ${run.node_retry.attempt} of ${cs.current_node || "the node"} at ${fmtTime(run.node_retry.retry_at)}`)]);
+  }
+  if (run.branches_retrying && run.branches_retrying.length && !finished) {
+    facts.push(["Branches retrying", el("span", { id: "branches-retrying" },
+      run.branches_retrying.map((b, i) => [i ? "; " : "", `branch ${b.index}: attempt ${b.attempt} at ${fmtTime(b.retry_at)}`]))]);
+  }
   // Child runs (durable.StartChild): links to the parent, the child waited for, every child.
   if (cs.waiting_for_child && !finished) facts.push(["Waiting for child run", runLink(cs.waiting_for_child)]);
   if (run.parent_instance_id) facts.push(["Parent run", runLink(run.parent_instance_id)]);
@@ -135,6 +150,8 @@ function renderRun(id, run, events, m, state, view) {
   ];
   if (run.runtime_status === "Failed") out.push(el("section", { class: "failure", "aria-label": "Failure" }, el("h2", {}, "✗ Failure"), el("pre", { id: "failure-message" }, typeof run.output === "string" ? run.output : pretty(run.output))));
   if (run.runtime_status === "Terminated") out.push(el("section", { class: "failure", "aria-label": "Termination" }, el("h2", {}, "■ Terminated"), el("p", {}, `Reason: ${typeof run.output === "string" ? run.output : pretty(run.output)}`)));
+  const livePanel = !finished && live ? renderLive(live) : null;
+  if (livePanel) out.push(livePanel);
   out.push(renderActions(id, run, m, state));
   out.push(el("section", { class: "panel graph-panel", "aria-labelledby": "graph-h" },
     el("h2", { id: "graph-h" }, "Graph and path"),
