@@ -354,8 +354,12 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "was started 5 times without completing") {
 		t.Fatalf("poison run: %s %s, want Failed after 5 starts", status, out)
 	}
-	if n := a.e.Restarts() - restarts; n != 5 {
-		t.Errorf("poison run: %d handler restarts, want 5 (one per start)", n)
+	// Every start was killed (at least 5 restarts), and the kills stop with the run (at most
+	// two a start). Restarts past one a start depend on timing (7 and 8 were seen with the
+	// machine loaded, 5 when it is quiet); the run's own count of its starts, in the failure
+	// above, is the contract.
+	if n := a.e.Restarts() - restarts; n < 5 || n > 10 {
+		t.Errorf("poison run: %d handler restarts, want 5 to 10 (each start killed, and the kills end with the run)", n)
 	}
 	if !strings.Contains(a.logs.String(), "Moving message to queue") {
 		t.Error("the fifth kill did not send the message to the poison queue: the repair pass was not tested")
