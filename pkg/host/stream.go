@@ -58,6 +58,15 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		writeError(w, pub)
 		return
 	}
+	a.closeFrames(buf, failure)
+	frames := buf.Frames()
+	adm.hold.Add(framesBytes(frames)) // the run is done: its frames are sent, counted
+	writeSSE(w, frames)
+}
+
+// closeFrames appends a finished run's last frames to buf: the overflow or failure frame its
+// failure calls for, then the end frame.
+func (a *GraphHostApp) closeFrames(buf *sse.Buffer, failure error) {
 	switch {
 	case errors.Is(failure, ErrStreamOverflow):
 		buf.Append(sse.OverflowFrame(a.opts.MaxStreamResponseBytes))
@@ -65,9 +74,6 @@ func (a *GraphHostApp) serveStream(w http.ResponseWriter, r *http.Request, g *ho
 		buf.Append(sse.FailedFrame)
 	}
 	buf.Append(endFrame)
-	frames := buf.Frames()
-	adm.hold.Add(framesBytes(frames)) // the run is done: its frames are sent, counted
-	writeSSE(w, frames)
 }
 
 // framesBytes is the size of a stream's frames.

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/funcgraph/funcgraph/pkg/internal/sse"
@@ -59,13 +58,7 @@ func (a *GraphHostApp) serveLiveStream(w http.ResponseWriter, r *http.Request, g
 				writeError(w, pub)
 				return
 			}
-			switch {
-			case errors.Is(failure, ErrStreamOverflow):
-				buf.Append(sse.OverflowFrame(a.opts.MaxStreamResponseBytes))
-			case failure != nil:
-				buf.Append(sse.FailedFrame)
-			}
-			buf.Append(endFrame)
+			a.closeFrames(buf, failure)
 			send(buf.Since(sent))
 			return
 		}
