@@ -258,11 +258,18 @@ func (w *liveWriter) end(ctx context.Context, kind string) {
 // maxLiveTries bounds the appends of one record batch that meet other writers' appends.
 const maxLiveTries = 16
 
+// liveAppendTimeout bounds one batch's appends, their reads included: past it the batch fails
+// (its writer's later chunks are dropped) and the step goes on.
+const liveAppendTimeout = 30 * time.Second
+
 // liveAppend appends data, records of writer whose first has seq (0: an end record), at the
 // end of log key. The length it appends at is the one this engine last saw, else read; a
 // conflict or an unknown outcome reads the log from there for the writer's record: present,
 // the append landed; absent, it goes again at the new end.
 func (e *Engine) liveAppend(ctx context.Context, runID, key string, data []byte, writer string, seq int) error {
+	// Bounded: a step's end waits for its appends, and a channel is not worth a stuck step.
+	ctx, cancel := context.WithTimeout(ctx, liveAppendTimeout)
+	defer cancel()
 	at, known := e.liveLens.get(key)
 	for range maxLiveTries {
 		if !known {

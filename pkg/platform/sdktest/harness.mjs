@@ -47,10 +47,20 @@ export async function startServer(port, env = {}) {
   throw new Error("server did not answer /api/health within 30 s");
 }
 
+// stopServer stops proc with SIGTERM and waits for it to exit; a server still running 30 s
+// later is killed and the test fails, naming the hang, instead of the suite waiting for ever.
 export async function stopServer(proc) {
   if (!proc || proc.exitCode !== null) return;
   proc.kill("SIGTERM");
-  await once(proc, "exit");
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve("late"), 30000); });
+  const outcome = await Promise.race([once(proc, "exit").then(() => "exited"), late]);
+  clearTimeout(timer);
+  if (outcome === "late") {
+    proc.kill("SIGKILL");
+    await once(proc, "exit");
+    throw new Error("the server did not exit within 30 s of SIGTERM");
+  }
 }
 
 // SDKS are the SDK majors the tests drive: 1.15 and 2.x (the npm alias sdk2).
