@@ -250,11 +250,13 @@ integration: $(AZURITE) build $(SDKTEST_DEPS)
 
 ## platform-sdk-test: the official LangGraph JS SDK against the platform routes: on the in-memory
 ## store, then on Azurite with a server restart (AzureWebJobsStorage: Azure threads, checkpoints, runs).
+## --test-force-exit ends a test file once its tests are done, whatever handle an SDK stream left
+## open (the harness fails a test whose server does not stop).
 platform-sdk-test: $(AZURITE) build $(SDKTEST_DEPS)
 	cp pkg/platform/sdktest/*.mjs $(SDKTEST)/
-	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test sdk.test.mjs
+	cd $(SDKTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit sdk.test.mjs
 	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
-	  node --test --test-concurrency=1 sdk.test.mjs restart.test.mjs
+	  node --test --test-force-exit --test-concurrency=1 sdk.test.mjs restart.test.mjs
 
 ## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
 ## (as root, else through sudo) when $(CHROMIUM) is missing.
