@@ -67,8 +67,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // dispatch the run should the enqueue fail. A head batch whose answer is ambiguous (a lost
 // reply the SDK retried into a 409 with itself) is settled by reading the head: the run's
 // nonce says it is this start's. With Options.ReceiveOnStart the start then receives one work
-// item itself and handles it in the background (start_receive.go). The batch also inserts the start's claim (fence.go): a start
-// whose head batch fails and whose claim a reader has fenced (the repair pass or a listing
+// item itself and handles it in the background (start_receive.go). The batch also inserts the
+// start's claim (fence.go): a start whose head batch fails and whose claim a reader has fenced (the repair pass or a listing
 // settled it as never stored) stops without writing again and answers ErrConflict: nothing is
 // stored, the client retries. Errors: the registry's unknown
 // graph error (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName,
