@@ -261,12 +261,14 @@ func (a *functionsApp) gapFree(id string) int {
 // FUNCGRAPH_RECEIVE_ON_START=off, and with the default the first item of each start taken by the
 // start itself (engine.Options.ReceiveOnStart), the rest by the trigger.
 func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
+	t.Parallel() // independent of the package's other tests (each app its own storage prefix and ports)
 	bin := os.Getenv("FUNCGRAPH_TEST_HANDLER_BIN")
 	if bin == "" {
 		t.Fatal("FUNCGRAPH_TEST_HANDLER_BIN is not set: run integration tests through `make test`")
 	}
 	for _, receive := range []string{"off", "on"} {
 		t.Run("receive on start "+receive, func(t *testing.T) {
+			t.Parallel() // two apps of their own
 			runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
 			a := startFunctionsApp(t, bin, 0, map[string]string{"FUNCGRAPH_RECEIVE_ON_START": receive}, nil)
 			for _, r := range runs {
