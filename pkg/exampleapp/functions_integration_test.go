@@ -268,7 +268,7 @@ func TestIntegrationFunctions_ExampleGraphsRunOnQueueTriggers(t *testing.T) {
 	}
 	for _, receive := range []string{"off", "on"} {
 		t.Run("receive on start "+receive, func(t *testing.T) {
-			t.Parallel() // two apps of their own
+			t.Parallel()               // two apps of their own
 			runs := fleetRuns(t, 6, 7) // two of each graph, one support_agent run waiting for approval
 			a := startFunctionsApp(t, bin, 0, map[string]string{"FUNCGRAPH_RECEIVE_ON_START": receive}, nil)
 			for _, r := range runs {
