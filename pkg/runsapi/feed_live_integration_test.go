@@ -215,9 +215,7 @@ func liveReport(b *testing.B, name string, lat []time.Duration) {
 // in Unix nanoseconds, one every pace.
 func pacedStamps(t testing.TB, n int, pace time.Duration) durable.Graph {
 	t.Helper()
-	b := durable.NewManifestBuilder[tokenState]("stamps")
-	b.SetEntrypoint("speak")
-	speak := func(ctx context.Context, s tokenState) (any, error) {
+	return speakerGraph(t, "stamps", func(ctx context.Context, s tokenState) (any, error) {
 		for range n {
 			if err := durable.Write(ctx, "token", strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
 				return nil, err
@@ -225,15 +223,7 @@ func pacedStamps(t testing.TB, n int, pace time.Duration) durable.Graph {
 			time.Sleep(pace)
 		}
 		return durable.Update{"done": true}, nil
-	}
-	if err := b.AddNode("speak", speak, durable.Terminal(), durable.WithHandlerName("test.stamps.speak")); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	})
 }
 
 // pacedTokens is a one-node graph "paced" whose node writes n tokens "a<attempt>-t<i>", one
@@ -242,9 +232,7 @@ func pacedStamps(t testing.TB, n int, pace time.Duration) durable.Graph {
 func pacedTokens(t *testing.T, n, failAt, gateAt int, pace time.Duration, gate <-chan struct{}) durable.Graph {
 	t.Helper()
 	var attempts atomic.Int32
-	b := durable.NewManifestBuilder[tokenState]("paced")
-	b.SetEntrypoint("speak")
-	speak := func(ctx context.Context, s tokenState) (any, error) {
+	return speakerGraph(t, "paced", func(ctx context.Context, s tokenState) (any, error) {
 		a := attempts.Add(1)
 		for i := range n {
 			switch {
@@ -263,16 +251,7 @@ func pacedTokens(t *testing.T, n, failAt, gateAt int, pace time.Duration, gate <
 			time.Sleep(pace)
 		}
 		return durable.Update{"done": true}, nil
-	}
-	if err := b.AddNode("speak", speak, durable.Terminal(), durable.WithHandlerName("test.paced.speak"),
-		durable.WithRetry(durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond})); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	}, durable.WithRetry(durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond}))
 }
 
 // TestIntegrationFeed_Live_TwoInstances_TokensBeforeTheCommit: a node streaming 200 tokens

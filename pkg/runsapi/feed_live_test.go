@@ -23,13 +23,27 @@ type tokenState struct {
 	Done bool `json:"done"`
 }
 
+// speakerGraph is a one-node graph name whose node "speak" is speak, with opts.
+func speakerGraph(t testing.TB, name string, speak durable.NodeFunc[tokenState], opts ...durable.NodeOption) durable.Graph {
+	t.Helper()
+	b := durable.NewManifestBuilder[tokenState](name)
+	b.SetEntrypoint("speak")
+	opts = append([]durable.NodeOption{durable.Terminal(), durable.WithHandlerName("test." + name + ".speak")}, opts...)
+	if err := b.AddNode("speak", speak, opts...); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // tokenGraph is a one-node graph "tokens" whose node writes n tokens as chunks, waiting on
 // gate after the first half.
 func tokenGraph(t *testing.T, n int, gate <-chan struct{}) durable.Graph {
 	t.Helper()
-	b := durable.NewManifestBuilder[tokenState]("tokens")
-	b.SetEntrypoint("speak")
-	speak := func(ctx context.Context, s tokenState) (any, error) {
+	return speakerGraph(t, "tokens", func(ctx context.Context, s tokenState) (any, error) {
 		for i := range n {
 			if i == n/2 {
 				select {
@@ -43,15 +57,7 @@ func tokenGraph(t *testing.T, n int, gate <-chan struct{}) durable.Graph {
 			}
 		}
 		return durable.Update{"done": true}, nil
-	}
-	if err := b.AddNode("speak", speak, durable.Terminal(), durable.WithHandlerName("test.tokens.speak")); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	})
 }
 
 // serveLive serves the runs API over an engine with a live channel, through both transports.
