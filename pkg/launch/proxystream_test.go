@@ -69,7 +69,47 @@ func waitFile(ctx context.Context, path string) error {
 	}
 }
 
-// streamApp is the staged app: the durable graph "talk" and its runs API, in memory.
+// The chat graph's node writes chatTokens tokens "a<attempt>-t<i>", one every chatPace (2 s in
+// all); its first attempt fails after chatFailAt of them, and its second waits before token
+// chatGateAt for the gate file chat-gate.
+const (
+	chatTokens = 200
+	chatFailAt = 20
+	chatGateAt = 100
+	chatPace   = 10 * time.Millisecond
+)
+
+// chatGraph is the one-node graph "chat", its node retried once.
+func chatGraph() (durable.Graph, error) {
+	b := durable.NewManifestBuilder[talkState]("chat")
+	b.SetEntrypoint("chat")
+	if err := b.AddNode("chat", chatNode, durable.Terminal(), durable.WithRetry(durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond})); err != nil {
+		return nil, err
+	}
+	return b.Build()
+}
+
+func chatNode(ctx context.Context, _ talkState) (any, error) {
+	info, _ := durable.StepInfoFrom(ctx)
+	for i := range chatTokens {
+		switch {
+		case info.Attempt == 1 && i == chatFailAt:
+			return nil, errors.New("model overloaded")
+		case info.Attempt > 1 && i == chatGateAt:
+			if err := waitFile(ctx, filepath.Join(os.Getenv(streamGatesEnv), "chat-gate")); err != nil {
+				return nil, err
+			}
+		}
+		if err := durable.Write(ctx, "token", fmt.Sprintf("a%d-t%d", info.Attempt, i)); err != nil {
+			return nil, err
+		}
+		time.Sleep(chatPace)
+	}
+	return durable.Update{"said": chatTokens}, nil
+}
+
+// streamApp is the staged app: the durable graphs "talk" and "chat" and their runs API, in
+// memory unless AzureWebJobsStorage names an account.
 func streamApp(_ context.Context, s launch.Settings) (*launch.App, error) {
 	h, err := host.New(host.Options{Logger: s.Logger, AuthLevel: funchost.AuthFunction})
 	if err != nil {
@@ -84,9 +124,15 @@ func streamApp(_ context.Context, s launch.Settings) (*launch.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
+	chat, err := chatGraph()
+	if err != nil {
 		return nil, err
+	}
+	reg := durable.NewRegistry()
+	for _, g := range []durable.Graph{g, chat} {
+		if err := reg.Register(g); err != nil {
+			return nil, err
+		}
 	}
 	st := s.Durable.OrMemory()
 	eng, err := launch.MountDurable(st, h, reg, launch.DurableOptions{})
