@@ -288,6 +288,10 @@ bench-lock: $(AZURITE)
 ## 64 concurrent runs, step 10 vs 1 000 — BENCH_ROUNDS interleaved rounds (each round measures
 ## the engine and its raw peer back to back; docs/benchmarks.md reports medians) — then a worker
 ## process holding waiting runs. Output: docs/bench/bench-azure.txt (make bench-plots reads it).
+## Then the live channel and an idle app's first step (docs/benchmarks.md, "Live channel" and
+## "Start to first step on an idle app"), each against its peer in the same run: a chunk
+## across two instances against a raw append blob, polled; the start's own receive against
+## the queue trigger's delivery. Output: docs/bench/bench-live.txt.
 BENCH_AZURE_TIME ?= 3x
 # Runs the worker holds waiting (the target is stated at 10 000; Azurite takes about half an
 # hour to get there on two cores: make bench-azure BENCH_AZURE_WAITING_RUNS=10000).
@@ -303,7 +307,9 @@ bench-azure: $(AZURITE) build
 	      -benchtime $(BENCH_AZURE_TIME) -timeout 15m ./pkg/azure/azurebench/ || exit 1; \
 	  done 2>&1 | tee docs/bench/bench-azure.txt && \
 	  FUNCGRAPH_BENCH_WAITING_RUNS=$(BENCH_AZURE_WAITING_RUNS) \
-	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/ 2>&1 | tee -a docs/bench/bench-azure.txt
+	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationWorkerRSS' -benchtime 1x -timeout 90m ./pkg/azure/azurebench/ 2>&1 | tee -a docs/bench/bench-azure.txt && \
+	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationLive_ChunkAcrossInstances' -benchtime 5x -timeout 15m ./pkg/runsapi/ 2>&1 | tee docs/bench/bench-live.txt && \
+	  $(GO) test -tags integration -run '^$$' -bench 'IntegrationStartToFirstStep_IdleApp' -benchtime 1x -timeout 15m ./pkg/exampleapp/ 2>&1 | tee -a docs/bench/bench-live.txt
 
 ## bench: the benchmarks reported in docs/benchmarks.md — BENCH_ROUNDS interleaved rounds of every
 ## package benchmark (BENCH selects them), the in-memory server holding 10 000 waiting runs —
