@@ -288,7 +288,7 @@ bench-lock: $(AZURITE)
 ## 64 concurrent runs, step 10 vs 1 000 — BENCH_ROUNDS interleaved rounds (each round measures
 ## the engine and its raw peer back to back; docs/benchmarks.md reports medians) — then a worker
 ## process holding waiting runs. Output: docs/bench/bench-azure.txt (make bench-plots reads it).
-## Then the live channel and an idle app's first step (docs/benchmarks.md, "Live channel" and
+## Then the live channel and an idle app's first step (docs/live.md, "Figures", and docs/benchmarks.md,
 ## "Start to first step on an idle app"), each against its peer in the same run: a chunk
 ## across two instances against a raw append blob, polled; the start's own receive against
 ## the queue trigger's delivery. Output: docs/bench/bench-live.txt.
