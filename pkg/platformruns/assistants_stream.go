@@ -31,9 +31,9 @@ import (
 //     step's bound, an append that failed) still comes, from its row, and none comes twice.
 //
 // Order: a node's chunks come before its rows (page), and a step's before the next step's
-// rows; the rows of the step before come before a step's first chunks (one more feed read,
-// without the channel, when an answer holds a new step's first records: the step before
-// committed before they were appended, perhaps after the answer's head read). A node visited
+// rows; the rows of the step before come before a step's first chunks (one more feed read
+// when an answer holds a new step's first records: the step before committed before they were
+// appended, perhaps after the answer's head read). A node visited
 // twice within one answer may have its second visit's chunks sent before the first visit's
 // rows.
 //
@@ -137,22 +137,32 @@ func (f *follower) follow(ctx context.Context) (engine.Run, error) {
 
 // read reads the next feed answer, waiting up to wait for news, and moves the position past
 // it. An answer that holds a step's first records is completed with the rows committed since
-// its head read: the step before committed before they were appended, and its rows come first.
+// its head read (the step before committed before they were appended, and its rows come
+// first) and with the records appended since its live read: those rows may hold a step's
+// commit whose last chunks came after that read. Records of yet another step call for one more
+// read, up to maxCatchUp.
 func (f *follower) read(ctx context.Context, wait time.Duration) (engine.FeedPage, error) {
 	page, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: f.after, Run: f.run, Wait: wait, Live: true, LiveAfter: f.liveAfter})
 	if err != nil {
 		return engine.FeedPage{}, fmt.Errorf("follow durable run: %w", err)
 	}
-	if f.newStep(page.Live) && !page.End {
-		rest, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: page.NextAfter, Run: page.Run})
+	for fresh, n := page.Live, 0; f.newStep(fresh) && !page.End && n < maxCatchUp; n++ {
+		rest, err := f.feeder.Feed(ctx, f.id, engine.FeedQuery{After: page.NextAfter, Run: page.Run, Live: true, LiveAfter: page.LiveNext})
 		if err != nil {
 			return engine.FeedPage{}, fmt.Errorf("follow durable run: %w", err)
 		}
+		fresh = rest.Live
 		page.Items, page.NextAfter = append(page.Items, rest.Items...), rest.NextAfter
+		page.Live, page.LiveNext = append(page.Live, rest.Live...), rest.LiveNext
+		page.Status, page.End = rest.Status, rest.End
 	}
 	f.run, f.after, f.liveAfter = page.Run, page.NextAfter, page.LiveNext
 	return page, nil
 }
+
+// maxCatchUp bounds the reads that complete one answer (follower.read): a run that starts a
+// step between each may have a step's rows sent before its last chunks.
+const maxCatchUp = 4
 
 // newStep reports whether recs hold a chunk or a preview of a step later than those seen.
 func (f *follower) newStep(recs []engine.LiveRecord) bool {

@@ -101,22 +101,27 @@ func (f feedFunc) Feed(_ context.Context, _ string, q engine.FeedQuery) (engine.
 	return f(q), nil
 }
 
-// TestFollower_StepBeforeANewStepsFirstChunks: an answer whose head read came before the step
-// "think" committed, and whose read of the channel after it saw the next step's first chunk,
-// is completed with think's rows, sent before the chunk.
-func TestFollower_StepBeforeANewStepsFirstChunks(t *testing.T) {
-	var got []string
-	var queries []engine.FeedQuery
-	f := &follower{id: "r", previews: map[string][]engine.LiveRecord{}, sentPreviews: map[string]int{}, sentRows: map[string]int{},
+// followRead runs one follower.read on a feeder that gives answers in turn (an empty answer at
+// the position asked for once they are spent), and reports what page then sends and the
+// queries made.
+func followRead(t *testing.T, answers ...engine.FeedPage) (sent []string, queries []engine.FeedQuery, f *follower) {
+	t.Helper()
+	f = &follower{id: "r", after: 1, previews: map[string][]engine.LiveRecord{}, sentPreviews: map[string]int{}, sentRows: map[string]int{},
 		feeder: feedFunc(func(q engine.FeedQuery) engine.FeedPage {
 			queries = append(queries, q)
-			if q.Live {
-				return engine.FeedPage{Run: "n", NextAfter: 1, Live: []engine.LiveRecord{chunk("w2", "reply", `"a"`)}, LiveNext: 40}
+			if len(queries) > len(answers) {
+				return engine.FeedPage{Run: "n", NextAfter: q.After, LiveNext: q.LiveAfter}
 			}
-			return engine.FeedPage{Run: "n", NextAfter: 3, Items: []engine.HistoryEvent{completed("think")}}
+			return answers[len(queries)-1]
 		}),
-		emit: func(ev platform.DurableEvent) error { got = append(got, ev.Kind+" "+ev.Node); return nil }}
-	f.after = 1
+		emit: func(ev platform.DurableEvent) error {
+			if ev.Kind == platform.DurableStep {
+				sent = append(sent, "step "+ev.Node)
+			} else {
+				sent = append(sent, "chunk "+ev.Node+" "+string(ev.Data))
+			}
+			return nil
+		}}
 	page, err := f.read(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -124,15 +129,61 @@ func TestFollower_StepBeforeANewStepsFirstChunks(t *testing.T) {
 	if _, err := f.page(page); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got, "|") != "step think|chunk reply" {
-		t.Errorf("sent %q; want think's step, then the chunk", got)
+	return sent, queries, f
+}
+
+// TestFollower_StepBeforeANewStepsFirstChunks: an answer whose head read came before the step
+// "think" committed, and whose read of the channel after it saw the next step's first chunk,
+// is completed with think's rows, sent before the chunk.
+func TestFollower_StepBeforeANewStepsFirstChunks(t *testing.T) {
+	sent, queries, f := followRead(t,
+		engine.FeedPage{Run: "n", NextAfter: 1, Live: []engine.LiveRecord{chunk("w2", "reply", `"a"`)}, LiveNext: 40},
+		engine.FeedPage{Run: "n", NextAfter: 3, Items: []engine.HistoryEvent{completed("think")}, LiveNext: 40})
+	if strings.Join(sent, "|") != `step think|chunk reply "a"` {
+		t.Errorf("sent %q; want think's step, then the chunk", sent)
 	}
-	if len(queries) != 2 || queries[1].After != 1 || queries[1].Run != "n" || f.after != 3 || f.liveAfter != 40 {
+	if len(queries) != 2 || queries[1].After != 1 || queries[1].Run != "n" || !queries[1].Live || queries[1].LiveAfter != 40 ||
+		f.after != 3 || f.liveAfter != 40 {
 		t.Errorf("queries %+v, position %d/%d", queries, f.after, f.liveAfter)
 	}
 	// The step's later chunks need no second read.
 	queries = nil
+	f.feeder = feedFunc(func(q engine.FeedQuery) engine.FeedPage {
+		queries = append(queries, q)
+		return engine.FeedPage{Run: "n", NextAfter: 3, Live: []engine.LiveRecord{chunk("w2", "reply", `"b"`)}, LiveNext: 41}
+	})
 	if _, err := f.read(t.Context(), 0); err != nil || len(queries) != 1 {
 		t.Errorf("a later chunk of the same step: %d reads, %v", len(queries), err)
+	}
+}
+
+// TestFollower_CompletingReadHoldsTheStepsLastChunks: the read that completes an answer with
+// think's rows finds reply's commit too (reply wrote its last chunk after the answer's read of
+// the channel, then committed): that chunk, read with those rows, is sent before reply's step.
+func TestFollower_CompletingReadHoldsTheStepsLastChunks(t *testing.T) {
+	sent, _, f := followRead(t,
+		engine.FeedPage{Run: "n", NextAfter: 1, Live: []engine.LiveRecord{chunk("w2", "reply", `"a"`)}, LiveNext: 40},
+		engine.FeedPage{Run: "n", NextAfter: 4, Items: []engine.HistoryEvent{completed("think"), completed("reply")},
+			Live: []engine.LiveRecord{chunk("w2", "reply", `"!"`)}, LiveNext: 41})
+	if strings.Join(sent, "|") != `step think|chunk reply "a"|chunk reply "!"|step reply` {
+		t.Errorf("sent %q; want reply's chunks before its step", sent)
+	}
+	if f.after != 4 || f.liveAfter != 41 {
+		t.Errorf("position %d/%d; want 4/41", f.after, f.liveAfter)
+	}
+}
+
+// TestFollower_CatchUpReadsAreBounded: a completing read that finds yet another step's first
+// chunk reads again, up to maxCatchUp reads after the answer.
+func TestFollower_CatchUpReadsAreBounded(t *testing.T) {
+	var answers []engine.FeedPage
+	for i := range maxCatchUp + 3 {
+		r := chunk("w", "step", `"x"`)
+		r.Step = int64(i + 2)
+		answers = append(answers, engine.FeedPage{Run: "n", NextAfter: int64(i + 1), Live: []engine.LiveRecord{r}, LiveNext: int64(40 + i)})
+	}
+	_, queries, _ := followRead(t, answers...)
+	if len(queries) != 1+maxCatchUp {
+		t.Errorf("%d reads; want the answer and %d more", len(queries), maxCatchUp)
 	}
 }
