@@ -331,8 +331,9 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	dir := t.TempDir()
 	// Every start's item goes to the trigger: a start's own handling (engine.Options.ReceiveOnStart)
 	// is no invocation, so functionTimeout does not kill it (its own bound is tested in
-	// pkg/engine).
-	a := startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: 2 * time.Second,
+	// pkg/engine). The timeout is one no other invocation (a status read, the repair pass)
+	// reaches on a loaded machine, and far below the node's hang.
+	a := startFunctionsAppWith(t, bin, functionsOptions{functionTimeout: 4 * time.Second,
 		env: map[string]string{"SLOWAPP_DIR": dir, "FUNCGRAPH_RECEIVE_ON_START": "off"}, queues: testQueues(5)})
 	a.repairEvery(time.Second)
 
@@ -352,7 +353,7 @@ func TestIntegrationFunctions_TimeoutAndPoison(t *testing.T) {
 	if status, b := a.do("POST", "/api/graphs/slow/runs", `{"input":{"hang_ms":30000,"marker":""},"instance_id":"poison"}`); status != http.StatusAccepted {
 		t.Fatalf("start: %d %s", status, b)
 	}
-	status, out = a.wait("poison", 3*time.Minute)
+	status, out = a.wait("poison", 4*time.Minute)
 	if status != string(engine.StatusFailed) || !strings.Contains(string(out), "was started 5 times without completing") {
 		t.Fatalf("poison run: %s %s, want Failed after 5 starts", status, out)
 	}
