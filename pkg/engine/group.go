@@ -56,7 +56,7 @@ func groupCursor(q RunQuery, limit int) *listCursor {
 		}
 	}
 	if q.Status != "" && !q.unfinished() {
-		c.q.Where = append(c.q.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
+		c.q.Where = append(c.q.Where, finishedStatusConds(q.Status)...)
 	}
 	if q.GraphName != "" {
 		c.q.Where = append(c.q.Where, Cond{Property: iGraph, Op: CondEq, Value: q.GraphName})

@@ -195,6 +195,23 @@ func indexStatus(s RunStatus) string {
 	return string(s)
 }
 
+// finishedStatusConds returns the index conditions of a listing by a finished status s: rows
+// that record s, and rows still marked active. The finishing commit writes the head first and
+// the index rows after it (or a crash leaves them unwritten until a listing repairs them), so
+// a run whose status reads s may have a row that says active for a while; the listing reads
+// its head, keeps it if the head's status is s (listedRun) and repairs the row (indexedHead).
+// A run a status read shows finished is thus listed by that status at once. It costs a head
+// read per active run in the range listed, which the active runs bound, not the history.
+func finishedStatusConds(s RunStatus) []Cond {
+	var cs []Cond
+	for _, other := range []RunStatus{StatusCompleted, StatusFailed, StatusTerminated} {
+		if other != s {
+			cs = append(cs, Cond{Property: iStatus, Op: CondNe, Value: string(other)})
+		}
+	}
+	return cs
+}
+
 // indexInsert writes the index rows of a run generation that is about to be stored. A row
 // that exists already (an earlier attempt of this start) gets this start's properties merged
 // in.

@@ -106,7 +106,7 @@ func shardCursors(q RunQuery, limit int) []*listCursor {
 	base := Query{Limit: listFetch(limit)}
 	base.RowKeyFrom, base.RowKeyTo = createdRange(q)
 	if q.Status != "" && !q.unfinished() {
-		base.Where = append(base.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
+		base.Where = append(base.Where, finishedStatusConds(q.Status)...)
 	}
 	cs := make([]*listCursor, indexShards)
 	for s := range cs {

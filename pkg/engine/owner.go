@@ -102,7 +102,7 @@ func ownerCursor(q RunQuery, limit int) *listCursor {
 	c.q.RowKeyFrom, c.q.RowKeyTo = createdRange(q)
 	c.q.Where = append(c.q.Where, Cond{Property: iOwner, Op: CondEq, Value: q.Owner})
 	if q.Status != "" && !q.unfinished() {
-		c.q.Where = append(c.q.Where, Cond{Property: iStatus, Op: CondEq, Value: indexStatus(q.Status)})
+		c.q.Where = append(c.q.Where, finishedStatusConds(q.Status)...)
 	}
 	if q.GraphName != "" {
 		c.q.Where = append(c.q.Where, Cond{Property: iGraph, Op: CondEq, Value: q.GraphName})
