@@ -54,7 +54,9 @@ func call(id, name, args string) message.ToolCall {
 	return message.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
 }
 
-func input(text string) agent.State { return agent.State{Messages: []message.Message{message.Human(text)}} }
+func input(text string) agent.State {
+	return agent.State{Messages: []message.Message{message.Human(text)}}
+}
 
 func TestAgent_ToolCallsRunOnceEachAndTheAnswerEnds(t *testing.T) {
 	t.Parallel()
