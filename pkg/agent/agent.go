@@ -188,6 +188,12 @@ func (a *agent) modelTurn(ctx context.Context, s State) (State, error) {
 	if n := turns(s.Messages); n >= a.MaxTurns {
 		return s, durable.NonRetryable(fmt.Errorf("agent: %d model turns without a final answer (MaxTurns)", n))
 	}
+	// Give every message an ID (the input's came without): clients tell messages apart by it.
+	ms, err := message.Add(s.Messages)
+	if err != nil {
+		return s, durable.NonRetryable(fmt.Errorf("model turn: %w", err))
+	}
+	s.Messages = ms
 	id := replyID(ctx)
 	req := a.request(s.Messages, a.defs)
 	if !a.NoLiveTokens {

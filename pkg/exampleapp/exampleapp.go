@@ -19,6 +19,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/launch"
 	"github.com/funcgraph/funcgraph/pkg/lock"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
+	"github.com/funcgraph/funcgraph/pkg/model"
 	"github.com/funcgraph/funcgraph/pkg/platform/threads"
 	"github.com/funcgraph/funcgraph/pkg/runsapi"
 	"github.com/funcgraph/funcgraph/pkg/tracing"
@@ -53,6 +54,9 @@ type Config struct {
 	// (launch.Settings.MemoryBudget); the routes refuse new work it has no room for before
 	// reading the body. nil means none.
 	MemoryBudget *membudget.Budget
+	// Model is the assistant's model (ModelFromEnv); nil means examples.BuiltinModel, the
+	// deterministic one that needs no vendor.
+	Model model.Model
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
 	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
 	TraceExporter string
@@ -99,7 +103,7 @@ type App struct {
 // Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
 // the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
 // (platform_compat) and the durable runs API (function auth) over the five example durable
-// graphs, assembled by launch.Assemble on the stores cfg names (in-memory twins for those
+// graphs and the assistant agent (on cfg.Model), assembled by launch.Assemble on the stores cfg names (in-memory twins for those
 // unset). Nothing runs until Start, so building only to write function.json folders starts
 // no goroutines.
 func Build(cfg Config) (*App, error) {
@@ -124,6 +128,11 @@ func Build(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
+	assistant, err := examples.Assistant(cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
+	graphs = append(graphs, assistant)
 	s := launch.Settings{Logger: logger, LockBackend: cfg.LockBackendSetting, ThreadLock: cfg.ThreadLock,
 		Durable: cfg.Durable, Threads: cfg.PlatformThreads, Isolation: cfg.Isolation, MaxWait: cfg.MaxWait,
 		MemoryBudget: cfg.MemoryBudget}
