@@ -4,10 +4,38 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/encode")
+
+// golden compares got (compact JSON) with the file at path, which holds it followed by a
+// newline; with -update it writes the file instead.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	want := append(bytes.Clone(got), '\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (go test -update writes it): %v", err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s:\ngot  %s\nwant %s", path, got, b)
+	}
+}
 
 // The expected JSON is what langchain-core 1.5.3 (the version langgraph's libs/langgraph/uv.lock
 // pins) gives for model_dump() of the same message: the fields and their order are those of the
@@ -22,43 +50,27 @@ func TestMessage_MarshalJSON_AsLangChain(t *testing.T) {
 	tests := []struct {
 		name string
 		m    Message
-		want string
 	}{
-		{"human", Message{Type: TypeHuman, Content: Text("hi"), ID: "1"},
-			`{"content":"hi","additional_kwargs":{},"response_metadata":{},"type":"human","name":null,"id":"1"}`},
-		{"human without id, named", Message{Type: TypeHuman, Content: Text("hi"), Name: "ann"},
-			`{"content":"hi","additional_kwargs":{},"response_metadata":{},"type":"human","name":"ann","id":null}`},
+		{"human", Message{Type: TypeHuman, Content: Text("hi"), ID: "1"}},
+		{"human named without id", Message{Type: TypeHuman, Content: Text("hi"), Name: "ann"}},
 		{"human parts", Message{Type: TypeHuman, Content: Parts(TextPart("look"),
-			Part{Type: "image_url", Raw: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://x/y.png"}}`)}), ID: "1"},
-			`{"content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}],"additional_kwargs":{},"response_metadata":{},"type":"human","name":null,"id":"1"}`},
-		{"system", System("be brief"),
-			`{"content":"be brief","additional_kwargs":{},"response_metadata":{},"type":"system","name":null,"id":null}`},
-		{"ai plain", Message{Type: TypeAI, Content: Text("hello"), ID: "run-1"},
-			`{"content":"hello","additional_kwargs":{},"response_metadata":{},"type":"ai","name":null,"id":"run-1","tool_calls":[],"invalid_tool_calls":[],"usage_metadata":null}`},
+			Part{Type: "image_url", Raw: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://x/y.png"}}`)}), ID: "1"}},
+		{"system", System("be brief")},
+		{"ai plain", Message{Type: TypeAI, Content: Text("hello"), ID: "run-1"}},
 		{"ai tool calls usage", Message{Type: TypeAI, ID: "run-2", ToolCalls: []ToolCall{call},
 			InvalidToolCalls: []InvalidToolCall{{ID: "call_2", Name: "fetch", Args: "{bad", Error: "Function fetch arguments are not valid JSON"}},
 			Usage:            &Usage{InputTokens: 10, OutputTokens: 5, CachedInputTokens: 4},
-			ResponseMetadata: map[string]any{"model_name": "gpt-4o", "finish_reason": "tool_calls"}},
-			`{"content":"","additional_kwargs":{},"response_metadata":{"finish_reason":"tool_calls","model_name":"gpt-4o"},"type":"ai","name":null,"id":"run-2",` +
-				`"tool_calls":[{"name":"search","args":{"q":"go"},"id":"call_1","type":"tool_call"}],` +
-				`"invalid_tool_calls":[{"type":"invalid_tool_call","id":"call_2","name":"fetch","args":"{bad","error":"Function fetch arguments are not valid JSON"}],` +
-				`"usage_metadata":{"input_tokens":10,"output_tokens":5,"total_tokens":15,"input_token_details":{"cache_read":4}}}`},
-		{"ai usage without cache", Message{Type: TypeAI, Content: Text("x"), Usage: &Usage{InputTokens: 1, OutputTokens: 2}},
-			`{"content":"x","additional_kwargs":{},"response_metadata":{},"type":"ai","name":null,"id":null,"tool_calls":[],"invalid_tool_calls":[],"usage_metadata":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`},
-		{"tool result", ToolResult(call, "3 hits"),
-			`{"content":"3 hits","additional_kwargs":{},"response_metadata":{},"type":"tool","name":"search","id":null,"tool_call_id":"call_1","artifact":null,"status":"success"}`},
+			ResponseMetadata: map[string]any{"model_name": "gpt-4o", "finish_reason": "tool_calls"}}},
+		{"ai usage without cache", Message{Type: TypeAI, Content: Text("x"), Usage: &Usage{InputTokens: 1, OutputTokens: 2}}},
+		{"tool result", ToolResult(call, "3 hits")},
 		{"tool error with artifact", func() Message {
 			m := ToolError(call, "boom")
 			m.Artifact = json.RawMessage(`{"trace":[1,2]}`)
 			return m
-		}(),
-			`{"content":"boom","additional_kwargs":{},"response_metadata":{},"type":"tool","name":"search","id":null,"tool_call_id":"call_1","artifact":{"trace":[1,2]},"status":"error"}`},
-		{"tool status defaults", Message{Type: TypeTool, Content: Text("ok"), ToolCallID: "c"},
-			`{"content":"ok","additional_kwargs":{},"response_metadata":{},"type":"tool","name":null,"id":null,"tool_call_id":"c","artifact":null,"status":"success"}`},
-		{"remove", Remove("7"),
-			`{"content":"","additional_kwargs":{},"response_metadata":{},"type":"remove","name":null,"id":"7"}`},
-		{"developer kept as LangChain keeps it", Message{Type: TypeSystem, Content: Text("rules"), AdditionalKwargs: map[string]any{"__openai_role__": "developer"}},
-			`{"content":"rules","additional_kwargs":{"__openai_role__":"developer"},"response_metadata":{},"type":"system","name":null,"id":null}`},
+		}()},
+		{"tool status defaults", Message{Type: TypeTool, Content: Text("ok"), ToolCallID: "c"}},
+		{"remove", Remove("7")},
+		{"developer kept as LangChain keeps it", Message{Type: TypeSystem, Content: Text("rules"), AdditionalKwargs: map[string]any{"__openai_role__": "developer"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,9 +79,7 @@ func TestMessage_MarshalJSON_AsLangChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got) != tt.want {
-				t.Errorf("got  %s\nwant %s", got, tt.want)
-			}
+			golden(t, filepath.Join("testdata", "encode", strings.ReplaceAll(tt.name, " ", "_")+".json"), got)
 		})
 	}
 }
@@ -265,5 +275,40 @@ func TestAdd_UnknownIDIsErrUnknownID(t *testing.T) {
 	_, err := Add([]Message{{Type: TypeHuman, Content: Text("a"), ID: "1"}}, Remove("2"))
 	if !errors.Is(err, ErrUnknownID) {
 		t.Fatalf("error %v, want ErrUnknownID", err)
+	}
+}
+
+// TestMessage_GoldenFilesDecode: each golden encoding decodes and encodes back to itself.
+func TestMessage_GoldenFilesDecode(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("testdata", "encode", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files (%v)", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m Message
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		got, err := json.Marshal(m)
+		if err != nil || !bytes.Equal(got, bytes.TrimSpace(b)) {
+			t.Errorf("%s re-encoded as %s (%v)", f, got, err)
+		}
+	}
+}
+
+func TestUsage_MarshalJSON(t *testing.T) {
+	t.Parallel()
+	got, err := json.Marshal(Usage{InputTokens: 3, OutputTokens: 2, CachedInputTokens: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"input_tokens":3,"output_tokens":2,"cached_input_tokens":1}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }
