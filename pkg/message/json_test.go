@@ -3,8 +3,8 @@ package message
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -211,26 +211,39 @@ func TestMessage_RoundTrip(t *testing.T) {
 		{Type: TypeTool, ToolCallID: "c", Artifact: json.RawMessage(`[1,2]`), Content: Text("")},
 	}
 	for _, m := range ms {
-		b1, err := json.Marshal(m)
+		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d Message
-		if err := json.Unmarshal(b1, &d); err != nil {
-			t.Fatalf("decode %s: %v", b1, err)
+		var d Message // a message built in Go may hold JSON not yet canonical: decode it first
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
 		}
-		b2, err := json.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b1, b2) {
-			t.Errorf("re-encoded\n %s\nas\n %s", b1, b2)
-		}
-		var d2 Message
-		if err := json.Unmarshal(b2, &d2); err != nil || !reflect.DeepEqual(d, d2) {
-			t.Errorf("decoded again %#v (%v), first %#v", d2, err, d)
+		if again, err := stable(d); err != nil || !bytes.Equal(again, b) {
+			t.Errorf("%s: re-encoded as %s (%v)", b, again, err)
 		}
 	}
+}
+
+// stable encodes m (a decoded message), decodes that and encodes again, and reports an error
+// unless the decoded message equals m and both encodings are the same; it returns the encoding.
+func stable(m Message) ([]byte, error) {
+	b1, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%#v does not encode: %w", m, err)
+	}
+	var d Message
+	if err := json.Unmarshal(b1, &d); err != nil {
+		return nil, fmt.Errorf("%s does not decode: %w", b1, err)
+	}
+	if !reflect.DeepEqual(m, d) {
+		return nil, fmt.Errorf("%#v encoded as %s, which decodes as %#v", m, b1, d)
+	}
+	b2, err := json.Marshal(d)
+	if err != nil || !bytes.Equal(b1, b2) {
+		return nil, fmt.Errorf("re-encoded %s as %s (%v)", b1, b2, err)
+	}
+	return b1, nil
 }
 
 // FuzzMessage_Decode: decoding never panics, and what decodes encodes, decodes to the same
@@ -252,30 +265,10 @@ func FuzzMessage_Decode(f *testing.F) {
 		if err := m.UnmarshalJSON(data); err != nil {
 			return
 		}
-		b1, err := json.Marshal(m)
-		if err != nil {
-			t.Fatalf("decoded %q as %#v, which does not encode: %v", data, m, err)
-		}
-		var d Message
-		if err := json.Unmarshal(b1, &d); err != nil {
-			t.Fatalf("%s does not decode: %v", b1, err)
-		}
-		if !reflect.DeepEqual(m, d) {
-			t.Fatalf("%q decoded as\n %#v\nits encoding %s as\n %#v", data, m, b1, d)
-		}
-		b2, err := json.Marshal(d)
-		if err != nil || !bytes.Equal(b1, b2) {
-			t.Fatalf("re-encoded %s as %s (%v)", b1, b2, err)
+		if _, err := stable(m); err != nil {
+			t.Fatalf("%q: %v", data, err)
 		}
 	})
-}
-
-func TestAdd_UnknownIDIsErrUnknownID(t *testing.T) {
-	t.Parallel()
-	_, err := Add([]Message{{Type: TypeHuman, Content: Text("a"), ID: "1"}}, Remove("2"))
-	if !errors.Is(err, ErrUnknownID) {
-		t.Fatalf("error %v, want ErrUnknownID", err)
-	}
 }
 
 // TestMessage_GoldenFilesDecode: each golden encoding decodes and encodes back to itself.
@@ -295,7 +288,7 @@ func TestMessage_GoldenFilesDecode(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		got, err := json.Marshal(m)
+		got, err := stable(m)
 		if err != nil || !bytes.Equal(got, bytes.TrimSpace(b)) {
 			t.Errorf("%s re-encoded as %s (%v)", f, got, err)
 		}
