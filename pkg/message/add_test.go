@@ -170,6 +170,12 @@ func TestAddMessages_Join(t *testing.T) {
 		{"base as OpenAI dicts matches the branch's encoding", json.RawMessage(`[{"role":"user","content":"hi","id":"1"}]`),
 			[]json.RawMessage{enc(h("1", "hi"), a("a", "x"))},
 			[]Message{h("1", "hi"), a("a", "x")}},
+		{"one branch replaces, another removes", enc(h("1", "hi"), a("2", "old")),
+			[]json.RawMessage{enc(h("1", "rephrased"), a("2", "old")), enc(Remove("2"))},
+			[]Message{h("1", "rephrased")}},
+		{"a branch clears the list", enc(h("1", "hi"), a("2", "old")),
+			[]json.RawMessage{enc(a("3", "kept? no")), enc(Remove(RemoveAll), s("4", "fresh"))},
+			[]Message{s("4", "fresh")}},
 		{"null base", json.RawMessage(`null`), []json.RawMessage{enc(a("a", "x")), json.RawMessage(`null`)}, []Message{a("a", "x")}},
 	}
 	for _, tt := range tests {
@@ -223,6 +229,9 @@ func TestAddMessages_Errors(t *testing.T) {
 	}
 	if _, err := AddMessages.Reduce(json.RawMessage(`[]`), []json.RawMessage{json.RawMessage(`[{"type":"remove","id":"9","content":""}]`)}); !errors.Is(err, ErrUnknownID) {
 		t.Errorf("remove of an unknown id: %v", err)
+	}
+	if _, err := AddMessages.Reduce(json.RawMessage(`[]`), []json.RawMessage{json.RawMessage(`[1]`)}); err == nil {
+		t.Error("an update that is no message was accepted")
 	}
 	if name := AddMessages.(interface{ ReducerName() string }).ReducerName(); name != "add_messages" {
 		t.Errorf("name %q", name)
