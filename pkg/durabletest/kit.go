@@ -317,6 +317,35 @@ func (k *Kit[S]) History(id string) []HistoryEvent {
 	}
 }
 
+// StateAfter returns run id's state after its history row seq (a row of History), as the
+// row's step left it: rebuilt from the history from its first row (engine.FoldState), since
+// the rows of a graph that declares reducers record what each step changed, not the state. It
+// fails the test when no row up to seq records a state, or the state does not decode into S.
+func (k *Kit[S]) StateAfter(id string, seq int64) S {
+	k.t.Helper()
+	var (
+		state json.RawMessage
+		s     S
+	)
+	for _, h := range k.History(id) {
+		if h.Sequence > seq {
+			break
+		}
+		var err error
+		if state, _, err = engine.FoldState(state, h); err != nil {
+			k.t.Fatalf("durabletest: state of %s after row %d: %v", id, seq, err)
+		}
+	}
+	if state == nil {
+		k.t.Fatalf("durabletest: no row of %s up to %d records a state", id, seq)
+		return s
+	}
+	if err := json.Unmarshal(state, &s); err != nil {
+		k.t.Fatalf("durabletest: state of %s after row %d: %v", id, seq, err)
+	}
+	return s
+}
+
 // Visits returns the nodes run id completed, in history order (its node_completed rows, and
 // the branch_completed rows of its fan-outs, in branch order).
 func (k *Kit[S]) Visits(id string) []string {
