@@ -323,11 +323,17 @@ func (k *Kit[S]) History(id string) []HistoryEvent {
 // fails the test when no row up to seq records a state, or the state does not decode into S.
 func (k *Kit[S]) StateAfter(id string, seq int64) S {
 	k.t.Helper()
+	return k.stateAfter(id, k.History(id), seq)
+}
+
+// stateAfter folds rows, run id's history, up to row seq (StateAfter).
+func (k *Kit[S]) stateAfter(id string, rows []HistoryEvent, seq int64) S {
+	k.t.Helper()
 	var (
 		state json.RawMessage
 		s     S
 	)
-	for _, h := range k.History(id) {
+	for _, h := range rows {
 		if h.Sequence > seq {
 			break
 		}
@@ -344,6 +350,21 @@ func (k *Kit[S]) StateAfter(id string, seq int64) S {
 		k.t.Fatalf("durabletest: state of %s after row %d: %v", id, seq, err)
 	}
 	return s
+}
+
+// State returns run id's current state, running or finished: the state after its last history
+// row that records one, rebuilt from its whole history (engine.FoldState: one read of the
+// run's history, which the kit's in-memory store answers at once). It fails the test when the
+// run has no row yet or the state does not decode into S.
+func (k *Kit[S]) State(id string) S {
+	k.t.Helper()
+	h := k.History(id)
+	if len(h) == 0 {
+		var s S
+		k.t.Fatalf("durabletest: run %s has no history", id)
+		return s
+	}
+	return k.stateAfter(id, h, h[len(h)-1].Sequence)
 }
 
 // Visits returns the nodes run id completed, in history order (its node_completed rows, and
