@@ -207,3 +207,82 @@ func TestFoldState_RebuildsTheHeadsStateAfterEveryStep(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldState_GraphWithoutReducersKeepsWholeStates: a graph that declares no reducer writes
+// its rows as it always has — every row that ends a step carries the whole state, none an
+// update, and run_completed the run's output byte for byte — and the fold reads them.
+func TestFoldState_GraphWithoutReducersKeepsWholeStates(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false, chainGraph(t, "plain", 3, nil))
+	id := r.start(t, "plain", "", `{"n":0}`)
+	r.drive(t)
+	run, err := r.e.GetRun(context.Background(), id)
+	if err != nil || run.RuntimeStatus != engine.StatusCompleted {
+		t.Fatalf("run %s, %v", run.RuntimeStatus, err)
+	}
+	rows := r.history(t, id)
+	n := 0
+	for _, ev := range rows {
+		switch ev.Type {
+		case engine.HistoryNodeCompleted:
+			n++
+			if want := fmt.Sprintf(`{"state":{"n":%d,"limit":0,"pad":""}}`, n); string(ev.Data) != want {
+				t.Errorf("row %d: %s, want %s", ev.Sequence, ev.Data, want)
+			}
+		case engine.HistoryRunCompleted:
+			if !bytes.Equal(ev.Data, run.Output) {
+				t.Errorf("run_completed %s, output %s", ev.Data, run.Output)
+			}
+		}
+		if bytes.Contains(ev.Data, []byte(`"update":`)) {
+			t.Errorf("row %d %s records an update: %s", ev.Sequence, ev.Type, ev.Data)
+		}
+	}
+	if got, want := foldedState(t, r, id), headState(t, r, id); n != 3 || !bytes.Equal(got, want) {
+		t.Fatalf("%d node rows; folded %s, head %s", n, got, want)
+	}
+}
+
+// TestFoldState_LargeUpdatesSpill: an update past the inline limit goes to the payload store
+// as a large state does, and the fold reads it back.
+func TestFoldState_LargeUpdatesSpill(t *testing.T) {
+	t.Parallel()
+	b := durable.NewManifestBuilder[chatState]("fold-big")
+	b.SetEntrypoint("say")
+	if err := b.AddStep("say", func(_ context.Context, s chatState) (chatState, error) {
+		s.Turn++
+		s.Messages = append(s.Messages, chatMsg{ID: fmt.Sprint(s.Turn), Text: strings.Repeat("y", 3000)})
+		return s, nil
+	}, durable.WithHandlerName("test.foldbig.say"), durable.WithRoute(func(_ context.Context, s chatState) (any, error) {
+		if s.Turn < 4 {
+			return "say", nil
+		}
+		return durable.Complete(""), nil
+	}), durable.WithRouteName("test.foldbig.route")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reduce("messages", durable.Append); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, engine.Options{InlineLimit: 1024}, false, g)
+	id := r.start(t, "fold-big", "", `{"messages":[]}`)
+	r.counts.Reset()
+	r.drive(t)
+	// Each of the 4 steps spills its state (the head) and its update (the row).
+	if puts := r.counts.PayloadPuts.Load(); puts < 8 {
+		t.Fatalf("%d payloads stored for 4 steps of 3 KB updates, want a state and an update each", puts)
+	}
+	updates := 0
+	for _, ev := range r.history(t, id) {
+		if ev.Type == engine.HistoryNodeCompleted && bytes.Contains(ev.Data, []byte(`"update":{"messages":{"keep":`)) {
+			updates++
+		}
+	}
+	if got, want := foldedState(t, r, id), headState(t, r, id); updates != 4 || !bytes.Equal(got, want) {
+		t.Fatalf("%d update rows; folded %.200s, head %.200s", updates, got, want)
+	}
+}
