@@ -6,10 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,27 +27,7 @@ func TestIntegrationFoldState_LargeUpdatesOnAzureStorage(t *testing.T) {
 	if err != nil || !s.Durable.Azure {
 		t.Fatalf("FromEnv: %v (Azure %v)", err, err == nil && s.Durable.Azure)
 	}
-	b := durable.NewManifestBuilder[chatState]("fold-azure")
-	b.SetEntrypoint("say")
-	if err := b.AddStep("say", func(_ context.Context, st chatState) (chatState, error) {
-		st.Turn++
-		st.Messages = append(st.Messages, chatMsg{ID: fmt.Sprint(st.Turn), Text: strings.Repeat("z", 40000)})
-		return st, nil
-	}, durable.WithHandlerName("test.foldazure.say"), durable.WithRoute(func(_ context.Context, st chatState) (any, error) {
-		if st.Turn < 3 {
-			return "say", nil
-		}
-		return durable.Complete(""), nil
-	}), durable.WithRouteName("test.foldazure.route")); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Reduce("messages", durable.Append); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := bigMessagesGraph(t, "fold-azure", 40000, 3)
 	reg := durable.NewRegistry()
 	if err := reg.Register(g); err != nil {
 		t.Fatal(err)

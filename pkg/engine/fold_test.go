@@ -247,27 +247,7 @@ func TestFoldState_GraphWithoutReducersKeepsWholeStates(t *testing.T) {
 // as a large state does, and the fold reads it back.
 func TestFoldState_LargeUpdatesSpill(t *testing.T) {
 	t.Parallel()
-	b := durable.NewManifestBuilder[chatState]("fold-big")
-	b.SetEntrypoint("say")
-	if err := b.AddStep("say", func(_ context.Context, s chatState) (chatState, error) {
-		s.Turn++
-		s.Messages = append(s.Messages, chatMsg{ID: fmt.Sprint(s.Turn), Text: strings.Repeat("y", 3000)})
-		return s, nil
-	}, durable.WithHandlerName("test.foldbig.say"), durable.WithRoute(func(_ context.Context, s chatState) (any, error) {
-		if s.Turn < 4 {
-			return "say", nil
-		}
-		return durable.Complete(""), nil
-	}), durable.WithRouteName("test.foldbig.route")); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Reduce("messages", durable.Append); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := bigMessagesGraph(t, "fold-big", 3000, 4)
 	r := newRig(t, engine.Options{InlineLimit: 1024}, false, g)
 	id := r.start(t, "fold-big", "", `{"messages":[]}`)
 	r.counts.Reset()
@@ -285,4 +265,32 @@ func TestFoldState_LargeUpdatesSpill(t *testing.T) {
 	if got, want := foldedState(t, r, id), headState(t, r, id); updates != 4 || !bytes.Equal(got, want) {
 		t.Fatalf("%d update rows; folded %.200s, head %.200s", updates, got, want)
 	}
+}
+
+// bigMessagesGraph builds a graph that appends a message of size bytes to its messages (with
+// the Append reducer) at each of turns visits of its one node, then completes.
+func bigMessagesGraph(t testing.TB, name string, size, turns int) durable.GraphRegistration[chatState] {
+	t.Helper()
+	b := durable.NewManifestBuilder[chatState](name)
+	b.SetEntrypoint("say")
+	if err := b.AddStep("say", func(_ context.Context, s chatState) (chatState, error) {
+		s.Turn++
+		s.Messages = append(s.Messages, chatMsg{ID: fmt.Sprint(s.Turn), Text: strings.Repeat("y", size)})
+		return s, nil
+	}, durable.WithHandlerName("test."+name+".say"), durable.WithRoute(func(_ context.Context, s chatState) (any, error) {
+		if s.Turn < turns {
+			return "say", nil
+		}
+		return durable.Complete(""), nil
+	}), durable.WithRouteName("test."+name+".route")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reduce("messages", durable.Append); err != nil {
+		t.Fatal(err)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
