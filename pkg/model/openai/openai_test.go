@@ -13,6 +13,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/azure"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
@@ -573,4 +575,26 @@ func responsesEqual(t *testing.T, a, b model.Response) bool {
 		t.Fatal(err)
 	}
 	return string(x) == string(y)
+}
+
+func TestNewAzure_PlainHTTPLoopbackWithSDKOption(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(openaitest.Reply{Text: "over http"})
+	defer s.Close()
+	cfg := openai.AzureConfig{Endpoint: s.URL(), APIKey: "k", Deployment: "dep"}
+	m, err := openai.NewAzure(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}}); err == nil || s.Count() != 0 {
+		t.Fatalf("a key over plain HTTP: err %v after %d requests, want the SDK's refusal before any", err, s.Count())
+	}
+	cfg.Options = []option.RequestOption{azure.WithUnsafeAllowHTTP()}
+	if m, err = openai.NewAzure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}})
+	if err != nil || resp.Message.Text() != "over http" || s.Count() != 1 {
+		t.Errorf("reply %q, err %v, %d requests", resp.Message.Text(), err, s.Count())
+	}
 }
