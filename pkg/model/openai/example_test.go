@@ -58,7 +58,7 @@ func ExampleNewAzure() {
 	fmt.Printf("%q %q\n", streamed, resp.Message.Text())
 	fmt.Println(r.Path, r.APIVersion)
 	// Output:
-	// ["Hello" " from" " Azure."] "Hello from Azure."
+	// ["Hello " "from " "Azure."] "Hello from Azure."
 	// /openai/deployments/gpt-4o-mini/chat/completions 2024-10-21
 }
 

@@ -73,10 +73,11 @@ type AzureConfig struct {
 	MaxTokens int64
 	// MaxRetries is Config.MaxRetries: 0 by default, a durable step owns retry.
 	MaxRetries int
-	// HTTPClient sends the requests; nil, the SDK's default. The SDK sends a credential only
-	// over HTTPS.
+	// HTTPClient sends the requests; nil, the SDK's default. The SDK sends a key or a token
+	// only over HTTPS (a test server: openaitest.NewTLSServer and its Client).
 	HTTPClient *http.Client
-	// Options are more SDK options, applied after the ones AzureConfig sets.
+	// Options are more SDK options, applied after the ones AzureConfig sets;
+	// azure.WithUnsafeAllowHTTP() lets a test send a key to a plain-HTTP loopback server.
 	Options []option.RequestOption
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/azure"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
@@ -198,23 +200,28 @@ func TestModel_Generate_NamedToolStopsForToolCalls(t *testing.T) {
 	}
 }
 
+// generateTwice asks m req without streaming, then streaming, and returns both replies and
+// the pieces of the streamed one.
+func generateTwice(t *testing.T, m *openai.Model, req model.Request) (plain, streamed model.Response, pieces []string) {
+	t.Helper()
+	plain, err := m.Generate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.OnText = collect(&pieces)
+	streamed, err = m.Generate(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain, streamed, pieces
+}
+
 func TestModel_Generate_StreamEqualsUnstreamed(t *testing.T) {
 	t.Parallel()
 	reply := openaitest.Reply{Text: "The quick brown fox.", Usage: openaitest.Usage{PromptTokens: 20, CompletionTokens: 5, CachedTokens: 16}}
 	s := openaitest.NewServer(reply, reply)
 	defer s.Close()
-	m := newModel(t, s)
-	req := model.Request{Messages: []message.Message{message.Human("Say it.")}}
-	plain, err := m.Generate(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pieces []string
-	req.OnText = collect(&pieces)
-	streamed, err := m.Generate(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain, streamed, pieces := generateTwice(t, newModel(t, s), model.Request{Messages: []message.Message{message.Human("Say it.")}})
 	if want := openaitest.SplitWords(reply.Text); strings.Join(pieces, "|") != strings.Join(want, "|") {
 		t.Errorf("pieces = %q, want %q", pieces, want)
 	}
@@ -237,18 +244,8 @@ func TestModel_Generate_StreamAssemblesToolCallDeltas(t *testing.T) {
 	}, Usage: openaitest.Usage{PromptTokens: 30, CompletionTokens: 9}}
 	s := openaitest.NewServer(reply, reply)
 	defer s.Close()
-	m := newModel(t, s)
-	req := model.Request{Messages: []message.Message{message.Human("Weather and time in Paris?")}, Tools: []model.ToolDef{weather}}
-	plain, err := m.Generate(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pieces []string
-	req.OnText = collect(&pieces)
-	streamed, err := m.Generate(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain, streamed, pieces := generateTwice(t, newModel(t, s),
+		model.Request{Messages: []message.Message{message.Human("Weather and time in Paris?")}, Tools: []model.ToolDef{weather}})
 	calls := streamed.Message.ToolCalls
 	if len(calls) != 2 || calls[0].ID != "call_x" || string(calls[0].Args) != args || calls[1].Name != "get_time" ||
 		string(calls[1].Args) != `{"tz":"Europe/Paris"}` {
@@ -578,4 +575,26 @@ func responsesEqual(t *testing.T, a, b model.Response) bool {
 		t.Fatal(err)
 	}
 	return string(x) == string(y)
+}
+
+func TestNewAzure_PlainHTTPLoopbackWithSDKOption(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(openaitest.Reply{Text: "over http"})
+	defer s.Close()
+	cfg := openai.AzureConfig{Endpoint: s.URL(), APIKey: "k", Deployment: "dep"}
+	m, err := openai.NewAzure(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}}); err == nil || s.Count() != 0 {
+		t.Fatalf("a key over plain HTTP: err %v after %d requests, want the SDK's refusal before any", err, s.Count())
+	}
+	cfg.Options = []option.RequestOption{azure.WithUnsafeAllowHTTP()}
+	if m, err = openai.NewAzure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}})
+	if err != nil || resp.Message.Text() != "over http" || s.Count() != 1 {
+		t.Errorf("reply %q, err %v, %d requests", resp.Message.Text(), err, s.Count())
+	}
 }

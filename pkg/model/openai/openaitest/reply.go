@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // created is the fixed creation time of every reply, so that replies are deterministic.
@@ -79,21 +80,13 @@ func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) 
 	}
 }
 
-// SplitWords splits text into the pieces a Server streams it in: each word with the space
-// before it. The pieces join back to text; an empty text has none.
+// SplitWords splits text into the pieces a Server streams it in: each word with the spaces
+// after it. The pieces join back to text; an empty text has none.
 func SplitWords(text string) []string {
 	if text == "" {
 		return nil
 	}
-	var out []string
-	start := 0
-	for i := 1; i < len(text); i++ {
-		if text[i] == ' ' && text[i-1] != ' ' {
-			out = append(out, text[start:i])
-			start = i
-		}
-	}
-	return append(out, text[start:])
+	return strings.SplitAfter(text, " ")
 }
 
 // splitThirds splits s into up to three pieces at byte offsets, so that a streamed JSON
