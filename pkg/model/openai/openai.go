@@ -194,6 +194,12 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 	var acc openai.ChatCompletionAccumulator
 	for s.Next() {
 		chunk := s.Current()
+		if filtered(chunk) {
+			return model.Response{}, fmt.Errorf("openai: stream model=%s: %w: stopped by the content filter", m.model, model.ErrRefused)
+		}
+		if annotation(chunk) {
+			continue
+		}
 		if !acc.AddChunk(chunk) {
 			return model.Response{}, fmt.Errorf("openai: stream model=%s: chunk %q could not be assembled", m.model, chunk.ID)
 		}
@@ -209,4 +215,32 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 		return model.Response{}, vendorError(m.model, err)
 	}
 	return response(&acc.ChatCompletion)
+}
+
+// annotation reports whether chunk is one of Azure OpenAI's content-filter annotations: no
+// ID and nothing of the reply (no delta, finish reason or usage), such as the prompt's
+// filter results before the reply and, from its asynchronous filter, the reply's
+// (content_filter_offsets) among and after its chunks. The accumulator takes a chunk with
+// another ID for another completion's, so they are skipped.
+func annotation(chunk openai.ChatCompletionChunk) bool {
+	if chunk.ID != "" || chunk.JSON.Usage.Valid() {
+		return false
+	}
+	for _, c := range chunk.Choices {
+		if d := c.Delta; d.Content != "" || d.Refusal != "" || len(d.ToolCalls) > 0 || c.FinishReason != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// filtered reports whether a choice of chunk was stopped by the content filter, which an
+// annotation of Azure's asynchronous filter may say with no ID of the reply.
+func filtered(chunk openai.ChatCompletionChunk) bool {
+	for _, c := range chunk.Choices {
+		if c.FinishReason == "content_filter" {
+			return true
+		}
+	}
+	return false
 }

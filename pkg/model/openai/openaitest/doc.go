@@ -7,7 +7,10 @@
 // with its scripted replies in order: a text, tool calls, a refusal, or an error body with its
 // status (429, 500). It answers a request that asks to stream ("stream": true) with server-sent
 // events, `data: {chunk}` … `data: [DONE]`, the text in pieces and each tool call's arguments
-// split across chunks, and a usage chunk when stream_options.include_usage is set. It records
+// split across chunks, and a usage chunk when stream_options.include_usage is set; on the
+// Azure path the stream carries Azure's content-filter annotations too (chunks with an
+// empty id and no delta, before and after the reply's), as a deployment with the
+// asynchronous filter sends them. It records
 // every request it got, decoded, so a test can assert that a model was requested exactly once.
 //
 // It is not a model and not a conformance test of the API: it checks only what it needs to
