@@ -10,8 +10,8 @@
 // split across chunks, and a usage chunk when stream_options.include_usage is set; on the
 // Azure path the stream carries Azure's content-filter annotations too (chunks with an
 // empty id and no delta, before and after the reply's), as a deployment with the
-// asynchronous filter sends them. It records
-// every request it got, decoded, so a test can assert that a model was requested exactly once.
+// asynchronous filter sends them. It records every request it got, decoded, so a test can
+// assert that a model was requested exactly once.
 //
 // It is not a model and not a conformance test of the API: it checks only what it needs to
 // route and answer a request (method, path, api-version, the key when Key is set).
