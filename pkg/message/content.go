@@ -15,14 +15,16 @@ type Content struct {
 	parts []Part
 }
 
-// Part is one part of a list content. Type "text" carries Text; every other part is kept as
-// the JSON it came as (Raw), so content a model or a client sent goes back unchanged.
+// Part is one part of a list content. Type "text" carries Text; every other part, and a text
+// part with more than its type and text, is kept as the JSON it came as (Raw), so content a
+// model or a client sent goes back unchanged.
 type Part struct {
 	// Type is the part's type: "text", "image_url", a vendor's block type.
 	Type string
 	// Text is a text part's text.
 	Text string
-	// Raw is the part's JSON, for a part that is not text; nil for a text part.
+	// Raw is the part's JSON, for a part that is not a plain text part (TextPart); it is what
+	// the part encodes as.
 	Raw json.RawMessage
 }
 
@@ -71,8 +73,9 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// UnmarshalJSON decodes a string, a list of parts (a bare string in the list is a text
-// part), or null (empty text).
+// UnmarshalJSON decodes a string, a list of parts (each an object, or a bare string, kept
+// as it came), or null. Null and an empty list are the empty text, as LangChain reads a
+// message dict's content (`content or ""`).
 func (c *Content) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
 	switch {
@@ -89,7 +92,11 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	case len(data) > 0 && data[0] == '[':
 		var raws []json.RawMessage
 		if err := json.Unmarshal(data, &raws); err != nil {
-			return err
+			return fmt.Errorf("content: %w", err)
+		}
+		if len(raws) == 0 {
+			*c = Content{}
+			return nil
 		}
 		ps := make([]Part, len(raws))
 		for i, r := range raws {
@@ -103,21 +110,25 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("content must be a string or a list of parts")
 }
 
-// MarshalJSON encodes a text part as {"type": "text", "text": …}, any other as its Raw.
+// MarshalJSON encodes a part as its Raw, or a text part without one as {"type": "text",
+// "text": …}.
 func (p Part) MarshalJSON() ([]byte, error) {
-	if p.Type == "text" && p.Raw == nil {
+	if p.Raw != nil {
+		return p.Raw, nil
+	}
+	if p.Type == "text" {
 		return json.Marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{"text", p.Text})
 	}
-	if p.Raw == nil {
-		return nil, fmt.Errorf("content part of type %q has no JSON", p.Type)
-	}
-	return p.Raw, nil
+	return nil, fmt.Errorf("content part of type %q has no JSON", p.Type)
 }
 
-// UnmarshalJSON decodes a part: an object with a "type", or a bare string (a text part).
+// UnmarshalJSON decodes a part: an object (a "text" part with only its type and text is a
+// TextPart; any other object is kept as its JSON, Raw, with its Type and, for a text part
+// with more keys such as "cache_control", its Text), or a bare string, which LangChain keeps
+// as a string: a text part whose Raw is that string.
 func (p *Part) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '"' {
@@ -125,23 +136,50 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		*p = TextPart(s)
+		raw, err := canonical(data)
+		if err != nil {
+			return err
+		}
+		*p = Part{Type: "text", Text: s, Raw: raw}
 		return nil
 	}
-	var head struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+	if len(data) == 0 || data[0] != '{' {
+		return fmt.Errorf("a content part is an object or a string")
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("a content part is an object with a type: %w", err)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return fmt.Errorf("a content part is an object or a string: %w", err)
 	}
-	if head.Type == "" {
-		return fmt.Errorf("content part: type required")
+	var typ, text string
+	if t, ok := obj["type"]; ok {
+		if err := json.Unmarshal(t, &typ); err != nil {
+			return fmt.Errorf("content part: type must be a string")
+		}
 	}
-	if head.Type == "text" && head.Text != nil {
-		*p = TextPart(*head.Text)
-		return nil
+	_, hasText := obj["text"]
+	if typ == "text" && hasText {
+		if err := json.Unmarshal(obj["text"], &text); err != nil {
+			return fmt.Errorf("content part: text must be a string")
+		}
+		if len(obj) == 2 {
+			*p = TextPart(text)
+			return nil
+		}
 	}
-	*p = Part{Type: head.Type, Raw: append(json.RawMessage(nil), data...)}
+	raw, err := canonical(data)
+	if err != nil {
+		return err
+	}
+	*p = Part{Type: typ, Text: text, Raw: raw}
 	return nil
+}
+
+// canonical returns raw as encoding/json writes a json.RawMessage (compact, with <, > and &
+// escaped), so that a value decoded, encoded and decoded again is the same.
+func canonical(raw []byte) (json.RawMessage, error) {
+	b, err := json.Marshal(json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

@@ -44,10 +44,16 @@ type Message struct {
 	Name string
 	// ToolCalls are the calls an AI message asks for.
 	ToolCalls []ToolCall
+	// InvalidToolCalls are the calls of an AI message that the model's vendor could not
+	// parse (arguments that are not JSON), kept as LangChain keeps them.
+	InvalidToolCalls []InvalidToolCall
 	// ToolCallID is the call a tool message answers.
 	ToolCallID string
 	// Status is a tool message's StatusSuccess (the default) or StatusError.
 	Status string
+	// Artifact is what a tool returned beside its content, not meant for the model (a tool
+	// message's "artifact"): any JSON, nil for none.
+	Artifact json.RawMessage
 	// Usage is the tokens the model spent on an AI message, when it reported them.
 	Usage *Usage
 	// ResponseMetadata is what the model's vendor said about the reply (model name, stop
@@ -59,7 +65,8 @@ type Message struct {
 
 // ToolCall is a call of a tool an AI message asks for.
 type ToolCall struct {
-	// ID names the call; the tool message answering it carries it as ToolCallID.
+	// ID names the call; the tool message answering it carries it as ToolCallID. LangChain
+	// allows a call without one (its id is null); such a call cannot be answered.
 	ID string `json:"id"`
 	// Name is the tool's name.
 	Name string `json:"name"`
@@ -67,14 +74,28 @@ type ToolCall struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// Usage is what a model reply cost in tokens.
+// InvalidToolCall is a tool call the model's vendor returned but could not parse.
+type InvalidToolCall struct {
+	// ID names the call, when the vendor gave it one.
+	ID string
+	// Name is the tool's name, when known.
+	Name string
+	// Args are the arguments as the model wrote them (not valid JSON, or not an object).
+	Args string
+	// Error says what was wrong with the call.
+	Error string
+}
+
+// Usage is what a model reply cost in tokens. On its own it encodes with this package's keys
+// (input_tokens, output_tokens, cached_input_tokens); in an AI message, as LangChain's
+// usage_metadata (total_tokens, input_token_details.cache_read).
 type Usage struct {
 	// InputTokens are the prompt's tokens, cached ones included.
-	InputTokens int64
+	InputTokens int64 `json:"input_tokens"`
 	// OutputTokens are the reply's tokens.
-	OutputTokens int64
+	OutputTokens int64 `json:"output_tokens"`
 	// CachedInputTokens are the input tokens read from the vendor's prompt cache.
-	CachedInputTokens int64
+	CachedInputTokens int64 `json:"cached_input_tokens"`
 }
 
 // Add returns u plus v, field by field.
@@ -112,14 +133,18 @@ func Remove(id string) Message { return Message{Type: TypeRemove, ID: id} }
 func (m Message) Text() string { return m.Content.String() }
 
 // Validate reports what makes m not a message Add stores: an unknown type, a tool message
-// without the call it answers, a tool call without an ID or name or with arguments that are
-// not a JSON object.
+// without the call it answers or with a status other than StatusSuccess or StatusError, a
+// tool call without a name or with arguments that are not a JSON object, a Remove marker
+// without an ID.
 func (m Message) Validate() error {
 	switch m.Type {
 	case TypeHuman, TypeAI, TypeSystem:
 	case TypeTool:
 		if m.ToolCallID == "" {
 			return fmt.Errorf("tool message: tool_call_id required")
+		}
+		if m.Status != "" && m.Status != StatusSuccess && m.Status != StatusError {
+			return fmt.Errorf("tool message: status %q is not %q or %q", m.Status, StatusSuccess, StatusError)
 		}
 	case TypeRemove:
 		if m.ID == "" {
@@ -131,8 +156,8 @@ func (m Message) Validate() error {
 		return fmt.Errorf("unknown message type %q", m.Type)
 	}
 	for i, c := range m.ToolCalls {
-		if c.ID == "" || c.Name == "" {
-			return fmt.Errorf("tool call %d: id and name required", i)
+		if c.Name == "" {
+			return fmt.Errorf("tool call %d: name required", i)
 		}
 		if !isObject(c.Args) {
 			return fmt.Errorf("tool call %d (%s): args must be a JSON object", i, c.Name)

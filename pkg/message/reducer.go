@@ -8,11 +8,19 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 )
 
-// AddMessages is the reducer of a messages field of a durable graph (ManifestBuilder.Reduce):
-// at a fan-out's join, each branch's messages after the list it started from are merged in
-// branch order with Add's rules (an ID replaces, a Remove marker deletes, the rest appends).
-// A branch whose list does not begin with that list contributes its whole list, as updates.
-// It enters the graph hash as "add_messages".
+// AddMessages is the reducer of a messages field of a durable graph (ManifestBuilder.Reduce),
+// LangGraph's add_messages at a fan-out's join: each branch's update is merged with Add, in
+// branch order, into the list before the fan-out. A branch's update is the messages after
+// that list when its list begins with it (a handler that appends, or calls Add, on the
+// state's list), else its whole list (a handler that returns only its new messages, or Remove
+// markers). Messages are compared as they encode, so a list that came in as OpenAI dicts
+// matches the same messages in a branch's state.
+//
+// Every branch's list holds all of its messages, so a branch removes a message at the join
+// only by a Remove marker in its list: a message merely missing from it stays. Two branches
+// that give a message the same ID (the same ID of their own, or the same message without one
+// added by Add at the same place) meet as a replacement: the later branch's message wins, in
+// the earlier's place. It enters the graph hash as "add_messages".
 var AddMessages durable.Reducer = addMessages{}
 
 type addMessages struct{}
@@ -26,29 +34,31 @@ func (addMessages) Reduce(base json.RawMessage, updates []json.RawMessage) (json
 	if err != nil {
 		return nil, fmt.Errorf("add_messages: list before the fan-out: %w", err)
 	}
-	baseRaw, err := rawElems(base)
+	prefix, err := encodeEach(list)
 	if err != nil {
 		return nil, fmt.Errorf("add_messages: list before the fan-out: %w", err)
 	}
+	out := list
 	for i, u := range updates {
-		raws, err := rawElems(u)
+		ms, err := decodeList(u)
 		if err != nil {
 			return nil, fmt.Errorf("add_messages: update %d: %w", i, err)
 		}
-		if hasPrefix(raws, baseRaw) {
-			raws = raws[len(baseRaw):]
+		enc, err := encodeEach(ms)
+		if err != nil {
+			return nil, fmt.Errorf("add_messages: update %d: %w", i, err)
 		}
-		ms := make([]Message, len(raws))
-		for j, r := range raws {
-			if err := json.Unmarshal(r, &ms[j]); err != nil {
-				return nil, fmt.Errorf("add_messages: update %d: %w", i, err)
-			}
+		if hasPrefix(enc, prefix) {
+			ms = ms[len(prefix):]
 		}
-		if list, err = Add(list, ms...); err != nil {
+		if out, err = Add(out, ms...); err != nil {
 			return nil, fmt.Errorf("add_messages: update %d: %w", i, err)
 		}
 	}
-	return json.Marshal(list)
+	if out == nil {
+		out = []Message{}
+	}
+	return json.Marshal(out)
 }
 
 // decodeList decodes a list of messages; null is empty.
@@ -60,19 +70,15 @@ func decodeList(raw json.RawMessage) ([]Message, error) {
 	return ms, nil
 }
 
-// rawElems returns the compacted elements of a JSON list; null is empty.
-func rawElems(raw json.RawMessage) ([][]byte, error) {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, fmt.Errorf("not a JSON list: %w", err)
-	}
-	out := make([][]byte, len(elems))
-	for i, e := range elems {
-		var b bytes.Buffer
-		if err := json.Compact(&b, e); err != nil {
-			return nil, err
+// encodeEach returns the encoding of each message.
+func encodeEach(ms []Message) ([][]byte, error) {
+	out := make([][]byte, len(ms))
+	for i, m := range ms {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		out[i] = b.Bytes()
+		out[i] = b
 	}
 	return out, nil
 }

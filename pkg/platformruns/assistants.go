@@ -317,6 +317,14 @@ func decorate(st *platform.DurableState, run engine.Run, rows []engine.HistoryEv
 	for i := len(rows) - 1; i >= 0; i-- {
 		if rows[i].Type == engine.HistoryWaitStarted {
 			in.ID = run.InstanceID + ":" + strconv.FormatInt(rows[i].Sequence, 10)
+			if i > 0 && rows[i-1].Type == engine.HistoryRouteResolved { // the wait's decision: its note
+				var d struct {
+					Note string `json:"note"`
+				}
+				if json.Unmarshal(rows[i-1].Data, &d) == nil {
+					in.Note = d.Note
+				}
+			}
 			break
 		}
 	}

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { ASSISTANT, SUITE, SDKS, user, freePort, startServer, stopServer, newClient, joinAll } from "./harness.mjs";
 import { clientTests } from "./clients.mjs";
 import { durableTests } from "./durable.mjs";
+import { agentTests } from "./agent.mjs";
 
 let server;
 let port;
@@ -101,6 +102,7 @@ test("a background runs.create is joined with runs.join", async () => {
 
 clientTests(() => port);
 durableTests(() => port);
+agentTests(() => port);
 
 // A server whose waits end after 1 s: a join of a longer run answers what is there, without
 // the end event; SDK 1.15 joins again by itself after the last id it saw (Location names the
@@ -134,7 +136,7 @@ test("a durable support_agent run is interrupted at its approval wait and resume
   assert.equal((await c.threads.get(thread.thread_id)).status, "interrupted");
   const state = await c.threads.getState(thread.thread_id);
   assert.deepEqual(state.next, ["draft_reply"]);
-  assert.deepEqual(state.tasks[0].interrupts[0].value, { event: "approval", resume_node: "draft_reply" });
+  assert.deepEqual(state.tasks[0].interrupts[0].value, { event: "approval", resume_node: "draft_reply", note: "awaiting human approval" });
   const done = await c.runs.wait(thread.thread_id, "support_agent", { command: { resume: { approved: true, reviewer: "x" } } });
   assert.equal(done.final_response, "We have queued your refund review. A team member will validate the invoice and confirm next steps. Reviewer: x.");
   assert.equal((await c.threads.get(thread.thread_id)).status, "idle");
