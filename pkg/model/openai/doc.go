@@ -8,6 +8,8 @@
 // With Request.OnText set it streams, handing OnText each piece of text, and assembles the
 // tool-call argument deltas, so that the reply returned is the one a call without streaming
 // would return. Usage counts cached prompt tokens (prompt_tokens_details.cached_tokens).
+// A tool call whose arguments are not a JSON object (cut at the reply's length, say) is
+// kept in the reply's InvalidToolCalls, as LangChain keeps it, rather than failing the call.
 // A refusal, or a reply or prompt stopped by the content filter, is model.ErrRefused; the
 // vendor's errors are wrapped so that errors.As finds *openai.Error of the SDK.
 //

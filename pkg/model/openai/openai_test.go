@@ -435,6 +435,34 @@ func TestModel_Generate_Length(t *testing.T) {
 	}
 }
 
+func TestModel_Generate_InvalidToolCallsAreKept(t *testing.T) {
+	t.Parallel()
+	// A reply cut at its length mid-arguments, beside a call that is whole and one whose
+	// arguments are JSON but no object: the reply is returned, the bad calls kept apart.
+	reply := openaitest.Reply{FinishReason: "length", ToolCalls: []openaitest.ToolCall{
+		{ID: "call_ok", Name: "get_weather", Arguments: `{"city":"Rome"}`},
+		{ID: "call_list", Name: "get_weather", Arguments: `["Rome"]`},
+		{ID: "call_cut", Name: "get_weather", Arguments: `{"city":"Par`},
+	}}
+	s := openaitest.NewServer(reply, reply)
+	defer s.Close()
+	plain, streamed, _ := generateTwice(t, newModel(t, s), model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
+	for name, resp := range map[string]model.Response{"plain": plain, "streamed": streamed} {
+		msg := resp.Message
+		if resp.StopReason != model.StopLength || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].ID != "call_ok" {
+			t.Errorf("%s: stop %q, tool calls %+v", name, resp.StopReason, msg.ToolCalls)
+		}
+		bad := msg.InvalidToolCalls
+		if len(bad) != 2 || bad[0].ID != "call_list" || bad[0].Args != `["Rome"]` || bad[1].ID != "call_cut" ||
+			bad[1].Name != "get_weather" || bad[1].Args != `{"city":"Par` || bad[1].Error == "" {
+			t.Errorf("%s: invalid tool calls %+v", name, bad)
+		}
+		if err := msg.Validate(); err != nil {
+			t.Errorf("%s: reply does not validate: %v", name, err)
+		}
+	}
+}
+
 func TestNewAzure_APIKey(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewTLSServer(openaitest.Reply{Text: "from azure", Model: "gpt-4o-2024-08-06"})
