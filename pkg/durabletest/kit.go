@@ -317,6 +317,56 @@ func (k *Kit[S]) History(id string) []HistoryEvent {
 	}
 }
 
+// StateAfter returns run id's state after its history row seq (a row of History), as the
+// row's step left it: rebuilt from the history from its first row (engine.FoldState), since
+// the rows of a graph that declares reducers record what each step changed, not the state. It
+// fails the test when no row up to seq records a state, or the state does not decode into S.
+func (k *Kit[S]) StateAfter(id string, seq int64) S {
+	k.t.Helper()
+	return k.stateAfter(id, k.History(id), seq)
+}
+
+// stateAfter folds rows, run id's history, up to row seq (StateAfter).
+func (k *Kit[S]) stateAfter(id string, rows []HistoryEvent, seq int64) S {
+	k.t.Helper()
+	var (
+		state json.RawMessage
+		s     S
+	)
+	for _, h := range rows {
+		if h.Sequence > seq {
+			break
+		}
+		var err error
+		if state, _, err = engine.FoldState(state, h); err != nil {
+			k.t.Fatalf("durabletest: state of %s after row %d: %v", id, seq, err)
+		}
+	}
+	if state == nil {
+		k.t.Fatalf("durabletest: no row of %s up to %d records a state", id, seq)
+		return s
+	}
+	if err := json.Unmarshal(state, &s); err != nil {
+		k.t.Fatalf("durabletest: state of %s after row %d: %v", id, seq, err)
+	}
+	return s
+}
+
+// State returns run id's current state, running or finished: the state after its last history
+// row that records one, rebuilt from its whole history (engine.FoldState: one read of the
+// run's history, which the kit's in-memory store answers at once). It fails the test when the
+// run has no row yet or the state does not decode into S.
+func (k *Kit[S]) State(id string) S {
+	k.t.Helper()
+	h := k.History(id)
+	if len(h) == 0 {
+		var s S
+		k.t.Fatalf("durabletest: run %s has no history", id)
+		return s
+	}
+	return k.stateAfter(id, h, h[len(h)-1].Sequence)
+}
+
 // Visits returns the nodes run id completed, in history order (its node_completed rows, and
 // the branch_completed rows of its fan-outs, in branch order).
 func (k *Kit[S]) Visits(id string) []string {

@@ -235,7 +235,7 @@ func (o *joined) apply(c *commitBuilder) {
 	n.custom = customStatus(base, base.node)
 	n.runnable = true
 	c.row(HistoryBranchesJoined, OrchestratorName, base.node,
-		jsonObject("join_node", jstr(base.node), "count", itoa(base.branchCount), "state", n.stateJSON))
+		c.stateData("join_node", jstr(base.node), "count", itoa(base.branchCount)))
 }
 
 // closeRegion finishes the batch of a commit on a head with an open region (buildCommit):

@@ -260,8 +260,8 @@ func (o *childResumed) apply(c *commitBuilder) {
 	n.waitTimeout, n.timeoutNode = 0, ""
 	n.custom = customStatus(base, base.resume)
 	n.runnable = true
-	c.row(HistoryChildCompleted, OrchestratorName, base.resume, jsonObject(
-		"child_instance_id", jstr(o.child), "into", jnull(o.into), "state", n.stateJSON))
+	c.row(HistoryChildCompleted, OrchestratorName, base.resume, c.stateData(
+		"child_instance_id", jstr(o.child), "into", jnull(o.into)))
 }
 
 // childFailed is a run taking the failure route (to) of the node that started a child run,
@@ -284,7 +284,7 @@ func (o *childFailed) apply(c *commitBuilder) {
 	if o.state != nil {
 		n.visits++
 		c.setState(o.state)
-		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, jsonObject("state", n.stateJSON))
+		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, c.stateData())
 		c.emit(o.emitted, o.node)
 	}
 	n.family = max(n.family, o.family)

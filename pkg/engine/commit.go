@@ -32,8 +32,9 @@ func (e *restepError) Error() string { return "engine: step must be recomputed" 
 //
 // Every attempt carries the same write id: an error that is not a definite rejection (a
 // conflict included: it may be the retry of an attempt that landed) is resolved by reading
-// the commit's witness, and a commit that landed goes on as if Submit had answered.
-func (e *Engine) commit(ctx context.Context, base *head, o *outcome) (*head, error) {
+// the commit's witness, and a commit that landed goes on as if Submit had answered. Its rows
+// record the state as form says (stateRows; nil: whole, as for a step that changes none).
+func (e *Engine) commit(ctx context.Context, base *head, o *outcome, form *stateRows) (*head, error) {
 	var sp spills
 	stored := false
 	id := newWriteID()
@@ -42,7 +43,7 @@ func (e *Engine) commit(ctx context.Context, base *head, o *outcome) (*head, err
 			e.release(ctx, &sp, nil)
 			return nil, err
 		}
-		n, ops := buildCommit(base, *o, e.clock(), id)
+		n, ops := buildCommit(base, *o, e.clock(), id, form)
 		if err := e.spill(ctx, base.runID, base.nonce, ops, &sp); err != nil {
 			if (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrStorageFull)) && !stored {
 				stored = true

@@ -62,6 +62,10 @@ package engine
 //	outcome.go         step outcomes: the interface, the commit builder (buildCommit), and the
 //	                   core kinds (a visit that routes next, completes or waits; an event
 //	                   applied or refused; a wait timed out; a run failed)
+//	staterows.go       how a graph with reducers records its state in history: what each
+//	                   step changed (an update), lists as deltas
+//	fold.go            FoldState: a run's states rebuilt from its history rows
+//	jsonsplit.go       the members of a JSON object and the elements of a list, as written
 //	nodepolicy.go      a node's policy: its timeout, retries (retryScheduled) and failure
 //	                   route (failureRouted)
 //	sleep.go           a run that sleeps (slept)

@@ -70,7 +70,7 @@ func (e *Engine) begin(ctx context.Context, h *head, redelivered bool) (*head, *
 			}
 		}
 		var out outcome = o
-		n, err := e.commit(ctx, h, &out)
+		n, err := e.commit(ctx, h, &out, nil) // a begin records no state
 		var restep *restepError
 		switch {
 		case errors.As(err, &restep):

@@ -69,7 +69,9 @@ type commitBuilder struct {
 	base, n *head
 	now     time.Time
 	writeID string
-	rows    []histRow
+	// form is how the rows record the state (stateData): nil, whole.
+	form *stateRows
+	rows []histRow
 	// emitted are the events the step's handlers emitted, written before the step's rows
 	// (emitted.go); emitNode is their node when the step writes no row.
 	emitted  []graphrun.EmittedEvent
@@ -98,9 +100,9 @@ func (c *commitBuilder) emit(evs []graphrun.EmittedEvent, node string) {
 // buildCommit turns an outcome into the next head and the batch that writes it: a merge of
 // the head conditioned on base's ETag plus the history rows it summarises (and the
 // operations of its kind: a consumed inbox row, a fan-out's fence, a child's link), stamped
-// with writeID. It is pure.
-func buildCommit(base *head, o outcome, now time.Time, writeID string) (*head, []Op) {
-	c := &commitBuilder{base: base, n: base.clone(), now: now, writeID: writeID}
+// with writeID; its rows record the state as form says (nil: whole). It is pure.
+func buildCommit(base *head, o outcome, now time.Time, writeID string, form *stateRows) (*head, []Op) {
+	c := &commitBuilder{base: base, n: base.clone(), now: now, writeID: writeID, form: form}
 	n := c.n
 	n.updated, n.writeID, n.awaitVersion = now, writeID, false
 	n.restarts = 0 // a commit ends the step: its deaths no longer count, nobody holds it
@@ -161,7 +163,7 @@ func (v *visited) apply(c *commitBuilder) {
 	n.status = StatusRunning
 	n.childDone = "" // the last completed child led to the node just visited, no further
 	c.setState(v.state)
-	c.row(HistoryNodeCompleted, ExecuteNodeName, v.node, jsonObject("state", n.stateJSON))
+	c.row(HistoryNodeCompleted, ExecuteNodeName, v.node, c.stateData())
 	c.row(HistoryRouteResolved, ResolveRouteName, v.node, decisionJSON(v.decision))
 	c.emit(v.emitted, v.node)
 }
@@ -193,7 +195,7 @@ func (o *completed) apply(c *commitBuilder) {
 	n.custom = customStatus(base, o.node)
 	n.runnable = false
 	c.rows = notAppliedRows(c.rows, o.left.evs, o.left.more, o.node)
-	c.row(HistoryRunCompleted, OrchestratorName, o.node, n.outputJSON)
+	c.row(HistoryRunCompleted, OrchestratorName, o.node, c.completedData(o.node))
 }
 
 // waitStarted is a visit whose route waits for an event.
@@ -258,7 +260,7 @@ func (o *eventApplied) apply(c *commitBuilder) {
 	n.custom = customStatus(base, base.resume)
 	n.runnable = true
 	c.row(HistoryEventApplied, ApplyEventName, base.resume,
-		jsonObject("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq), "state", n.stateJSON))
+		c.stateData("event_name", jstr(o.event), "inbox_seq", itoa(o.inboxSeq)))
 	c.emit(o.emitted, "")
 }
 
@@ -356,7 +358,7 @@ func (o *runFailed) apply(c *commitBuilder) {
 	n.step++
 	if o.state != nil { // the node completed, then its route failed
 		c.setState(o.state)
-		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, jsonObject("state", n.stateJSON))
+		c.row(HistoryNodeCompleted, ExecuteNodeName, o.node, c.stateData())
 	}
 	n.status = StatusFailed
 	n.outputJSON, n.outputRef = jstr(o.msg), ""

@@ -36,7 +36,7 @@ func (e *Engine) runStep(ctx context.Context, sc *stepCtx, h *head) (next *head,
 			return nil, false, err
 		}
 	}
-	n, err := e.commit(ctx, h, &o)
+	n, err := e.commit(ctx, h, &o, sc.rows)
 	var restep *restepError
 	switch {
 	case errors.As(err, &restep):

@@ -16,6 +16,8 @@ type stepCtx struct {
 	// maxSteps is the node visits a run of the graph may make (what a visit is: visit,
 	// step.go).
 	maxSteps int64
+	// rows is how the run's history rows record its state (stateRows; nil: whole).
+	rows *stateRows
 	// live is the live writer of the step under way (emitted.go), nil with none.
 	live *liveWriter
 }
@@ -27,7 +29,7 @@ func (e *Engine) stepCtxOf(h *head) (*stepCtx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errVersionUnavailable, err)
 	}
-	sc := &stepCtx{g: g, pol: policyOf(g, e.opts.Policies[h.graph]), maxSteps: int64(e.opts.MaxSteps)}
+	sc := &stepCtx{g: g, pol: policyOf(g, e.opts.Policies[h.graph]), maxSteps: int64(e.opts.MaxSteps), rows: stateRowsOf(g.Manifest())}
 	if sc.pol.MaxSteps > 0 {
 		sc.maxSteps = int64(sc.pol.MaxSteps)
 	}

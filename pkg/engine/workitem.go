@@ -209,7 +209,7 @@ func (e *Engine) failPoison(ctx context.Context, h *head, starts int64) error {
 	f.node = h.node
 	var o outcome = f
 	ctx, endStep := e.observeStepStarted(ctx, h)
-	n, err := e.commit(ctx, h, &o)
+	n, err := e.commit(ctx, h, &o, nil) // a poisoned step fails the run: no state
 	if err != nil {
 		endStep(nil, nil)
 		if errors.Is(err, errDropped) {

@@ -164,11 +164,19 @@ func driveResearchAgent(t *testing.T, call caller, id string, sources []string, 
 	if len(joined) != 1 {
 		t.Fatalf("run %s: %d branches_joined items", id, len(joined))
 	}
-	var j struct {
-		State json.RawMessage `json:"state"`
+	// The join's row records what it changed (research_agent has reducers): its state is the
+	// fold of the feed's items up to it, from the run's start.
+	var joinState json.RawMessage
+	for _, it := range f.items {
+		var err error
+		if joinState, _, err = engine.FoldState(joinState, engine.HistoryEvent{Sequence: it.Seq, Type: it.Type, Data: it.Data}); err != nil {
+			t.Fatalf("run %s: %v", id, err)
+		}
+		if it.Seq == joined[0].Seq {
+			break
+		}
 	}
-	_ = json.Unmarshal(joined[0].Data, &j)
-	if got := findingSources(t, j.State); !slices.Equal(got, sources) {
+	if got := findingSources(t, joinState); !slices.Equal(got, sources) {
 		t.Fatalf("run %s: findings of sources %v at the join, want %v", id, got, sources)
 	}
 

@@ -141,7 +141,7 @@ func TestKit_ResearchAgent_DerivedTextIsBounded(t *testing.T) {
 	}
 
 	kit.Start("short", ResearchState{Question: "Is Go fast?", Sources: []string{"arxiv"}})
-	if f := joinedState(t, kit.History("short")).Findings; len(f) != 1 || f[0].Summary != `arxiv: 2 passages on "Is Go fast?"` {
+	if f := joinedState(t, kit, "short").Findings; len(f) != 1 || f[0].Summary != `arxiv: 2 passages on "Is Go fast?"` {
 		t.Fatalf("short question: findings %+v", f)
 	}
 }

@@ -52,20 +52,16 @@ func historyRows(h []durabletest.HistoryEvent, typ string) []durabletest.History
 	return out
 }
 
-// joinedState decodes the state of the last branches_joined row.
-func joinedState(t *testing.T, h []durabletest.HistoryEvent) ResearchState {
+// joinedState is the state after run id's last branches_joined row (the kit rebuilds it from
+// the history: the row records what the join changed).
+func joinedState(t *testing.T, kit *durabletest.Kit[ResearchState], id string) ResearchState {
 	t.Helper()
+	h := kit.History(id)
 	rows := historyRows(h, durabletest.HistoryBranchesJoined)
 	if len(rows) == 0 {
 		t.Fatalf("no branches_joined row: %v", historyTypes(h))
 	}
-	var d struct {
-		State ResearchState `json:"state"`
-	}
-	if err := json.Unmarshal(rows[len(rows)-1].Data, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d.State
+	return kit.StateAfter(id, rows[len(rows)-1].Sequence)
 }
 
 func findingSources(fs []Finding) []string {
@@ -87,7 +83,7 @@ func TestKit_ResearchAgent_FansOutRetriesJoinsInOrderAndPublishes(t *testing.T) 
 		startResearch(t, kit, "r1")
 		h := kit.History("r1")
 
-		if got := findingSources(joinedState(t, h).Findings); !slices.Equal(got, researchSources) {
+		if got := findingSources(joinedState(t, kit, "r1").Findings); !slices.Equal(got, researchSources) {
 			t.Fatalf("seed %d: findings of sources %v, want %v", seed, got, researchSources)
 		}
 		branches := historyRows(h, durabletest.HistoryBranchCompleted)

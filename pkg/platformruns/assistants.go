@@ -278,7 +278,10 @@ func (a *Assistants) History(ctx context.Context, threadID string) ([]platform.D
 	if err != nil {
 		return nil, err
 	}
-	out := states(rows)
+	out, err := states(rows)
+	if err != nil {
+		return nil, err
+	}
 	if len(out) > 0 {
 		decorate(&out[0], run, rows)
 	}
@@ -292,7 +295,11 @@ func (a *Assistants) state(ctx context.Context, run engine.Run) (platform.Durabl
 		return platform.DurableState{}, err
 	}
 	var st platform.DurableState
-	if all := states(rows); len(all) > 0 {
+	all, err := states(rows)
+	if err != nil {
+		return platform.DurableState{}, err
+	}
+	if len(all) > 0 {
 		st = all[0]
 	} else {
 		st.Values = run.Input.InitialState
@@ -331,23 +338,25 @@ func decorate(st *platform.DurableState, run engine.Run, rows []engine.HistoryEv
 	st.Interrupt = in
 }
 
-// states are the states recorded in rows, newest first.
-func states(rows []engine.HistoryEvent) []platform.DurableState {
+// states are the states recorded in rows, the run's whole history oldest first, newest first:
+// one per node_completed or event_applied row, rebuilt from the history (engine.FoldState),
+// so a graph whose rows record what each step changed shows its whole states too.
+func states(rows []engine.HistoryEvent) ([]platform.DurableState, error) {
 	var out []platform.DurableState
-	for i := len(rows) - 1; i >= 0; i-- {
-		h := rows[i]
-		if h.Type != engine.HistoryNodeCompleted && h.Type != engine.HistoryEventApplied {
+	var s json.RawMessage
+	for _, h := range rows {
+		next, recorded, err := engine.FoldState(s, h)
+		if err != nil {
+			return nil, fmt.Errorf("read durable history: %w", err)
+		}
+		s = next
+		if !recorded || h.Type != engine.HistoryNodeCompleted && h.Type != engine.HistoryEventApplied {
 			continue
 		}
-		var d struct {
-			State json.RawMessage `json:"state"`
-		}
-		if json.Unmarshal(h.Data, &d) != nil || len(d.State) == 0 {
-			continue
-		}
-		out = append(out, platform.DurableState{ID: strconv.FormatInt(h.Sequence, 10), Node: h.Node, Values: d.State, At: h.Timestamp})
+		out = append(out, platform.DurableState{ID: strconv.FormatInt(h.Sequence, 10), Node: h.Node, Values: s, At: h.Timestamp})
 	}
-	return out
+	slices.Reverse(out)
+	return out, nil
 }
 
 // history reads the run's whole history, oldest first.

@@ -75,7 +75,7 @@ func (a *Assistants) RunStream(ctx context.Context, req platform.DurableRunReque
 		if err != nil {
 			return platform.DurableState{}, err
 		}
-		f.id, f.applied = id, true
+		f.id, f.applied, f.known = id, true, true // from the run's first row
 	}
 	run, err := f.follow(ctx)
 	if err != nil {
@@ -97,6 +97,11 @@ type follower struct {
 	resumedAt        int64  // a resume's last row before the event
 	applied          bool   // a resume's event is applied (always, for a start)
 
+	// state is the run's state after the rows sent (engine.FoldState); known is false until a
+	// resume's follower, which starts in the middle of the history, has read the rows before.
+	state json.RawMessage
+	known bool
+
 	previews     map[string][]engine.LiveRecord // emitted events' previews by writer, held until its end
 	sentPreviews map[string]int                 // previews sent whose rows have not come, by eventKey
 	sentRows     map[string]int                 // custom rows sent whose previews have not come
@@ -114,7 +119,7 @@ func (f *follower) follow(ctx context.Context) (engine.Run, error) {
 		if err != nil {
 			return engine.Run{}, err
 		}
-		hint, err := f.page(page)
+		hint, err := f.page(ctx, page)
 		if err != nil {
 			return engine.Run{}, err
 		}
@@ -197,7 +202,7 @@ func (f *follower) skipLive(ctx context.Context) error {
 // as an answer tells: the records of a node come before the node's rows when the answer holds
 // both (a step's last chunks are appended just before its commit), the records of a node
 // whose rows are not in the answer after them (the next step's).
-func (f *follower) page(page engine.FeedPage) (hint bool, err error) {
+func (f *follower) page(ctx context.Context, page engine.FeedPage) (hint bool, err error) {
 	live := page.Live
 	flush := func(n int) error {
 		for _, r := range live[:n] {
@@ -222,7 +227,7 @@ func (f *follower) page(page engine.FeedPage) (hint bool, err error) {
 				return hint, err
 			}
 		}
-		if err := f.row(h); err != nil {
+		if err := f.row(ctx, h); err != nil {
 			return hint, err
 		}
 	}
@@ -241,9 +246,8 @@ func lastOfNode(recs []engine.LiveRecord, node string) int {
 
 // row reports one history row: a step's state, a branch's result, the join's state, or an
 // emitted event not sent yet.
-func (f *follower) row(h engine.HistoryEvent) error {
+func (f *follower) row(ctx context.Context, h engine.HistoryEvent) error {
 	var d struct {
-		State  json.RawMessage `json:"state"`
 		Result json.RawMessage `json:"result"`
 		Node   string          `json:"node"`
 		Name   string          `json:"name"`
@@ -252,17 +256,21 @@ func (f *follower) row(h engine.HistoryEvent) error {
 	if len(h.Data) == 0 || json.Unmarshal(h.Data, &d) != nil {
 		return nil
 	}
+	state, err := f.stateAfter(ctx, h)
+	if err != nil {
+		return err
+	}
 	ev := platform.DurableEvent{Kind: platform.DurableStep, Node: h.Node, Branch: -1}
 	switch h.Type {
 	case engine.HistoryNodeCompleted, engine.HistoryEventApplied:
-		ev.Values, ev.Update = d.State, d.State
+		ev.Values, ev.Update = state, state
 	case engine.HistoryBranchCompleted:
 		ev.Update = d.Result
 		if d.Node != "" {
 			ev.Node = d.Node
 		}
 	case engine.HistoryBranchesJoined:
-		ev.Values = d.State
+		ev.Values = state
 	case engine.HistoryCustom:
 		k := eventKey(d.Name, d.Data)
 		if f.sentPreviews[k] > 0 {
@@ -278,6 +286,38 @@ func (f *follower) row(h engine.HistoryEvent) error {
 		return nil
 	}
 	return f.emit(ev)
+}
+
+// stateAfter returns the run's state after row h, the row after those sent, or nil when h
+// records none. A resume's follower starts after the event's wait: before its first row that
+// records a state, it folds the rows before from the run's history, one read of that run's
+// history, oldest first (a row that records the whole state needs none).
+func (f *follower) stateAfter(ctx context.Context, h engine.HistoryEvent) (json.RawMessage, error) {
+	s, recorded, err := engine.FoldState(f.state, h)
+	if err != nil && !f.known {
+		rows, herr := f.a.history(ctx, f.id)
+		if herr != nil {
+			return nil, herr
+		}
+		f.state, f.known = nil, true
+		for _, r := range rows {
+			if r.Sequence >= h.Sequence {
+				break
+			}
+			if f.state, _, err = engine.FoldState(f.state, r); err != nil {
+				return nil, fmt.Errorf("follow durable run: %w", err)
+			}
+		}
+		s, recorded, err = engine.FoldState(f.state, h)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("follow durable run: %w", err)
+	}
+	if !recorded {
+		return nil, nil
+	}
+	f.state = s
+	return s, nil
 }
 
 // record reports one live record: a chunk at once, an emitted event's preview once its

@@ -83,7 +83,7 @@ func TestFollower_EmittedEventsOnceAtTheFirstSign(t *testing.T) {
 					return nil
 				}}
 			for _, p := range tc.pages {
-				if _, err := f.page(p); err != nil {
+				if _, err := f.page(t.Context(), p); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -126,7 +126,7 @@ func followRead(t *testing.T, answers ...engine.FeedPage) (sent []string, querie
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.page(page); err != nil {
+	if _, err := f.page(t.Context(), page); err != nil {
 		t.Fatal(err)
 	}
 	return sent, queries, f

@@ -111,15 +111,17 @@ func (c *streamChunks) find(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the stream of run %s: %w", c.runID, err)
 	}
+	var folded json.RawMessage // the page is the history's first: its states fold from the start
 	for _, ev := range page.Events {
+		if folded, _, err = engine.FoldState(folded, ev); err != nil {
+			return "", fmt.Errorf("find the stream of run %s: %w", c.runID, err)
+		}
 		if ev.Type != engine.HistoryNodeCompleted || ev.Node != nodeWaitTurn {
 			continue
 		}
-		var row struct {
-			State state `json:"state"`
-		}
-		if json.Unmarshal(ev.Data, &row) == nil && row.State.Nonce != "" {
-			c.prefix = streamPrefix(c.runID, row.State.Nonce)
+		var s state
+		if json.Unmarshal(folded, &s) == nil && s.Nonce != "" {
+			c.prefix = streamPrefix(c.runID, s.Nonce)
 			return c.prefix, nil
 		}
 	}

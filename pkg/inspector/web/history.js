@@ -50,13 +50,30 @@ function eventSummary(e) {
   return e.type;
 }
 
-// stateOf returns the state an event carries, or undefined.
-function stateOf(e) {
+// stateOf returns the state after an event given prev, the state before it, or undefined
+// when the event records none. A graph with reducers records what each step changed
+// ("update", docs/durable-graphs.md "What history stores"): each changed field's
+// {"set": v}, {"removed": true}, or for a list {"keep": k, "add": [...]}, its first k
+// elements then add. This is the engine's fold (engine.FoldState) for the browser.
+function stateOf(e, prev) {
   const d = e.data;
   if (!d || typeof d !== "object") return undefined;
   if (e.type === "run_started") return d.initial_state;
   if (d.state && typeof d.state === "object") return d.state;
+  if (d.update && typeof d.update === "object" && prev && typeof prev === "object") return applyUpdate(prev, d.update);
   return undefined;
+}
+
+// applyUpdate returns prev with a row's update applied (stateOf), prev unchanged.
+function applyUpdate(prev, update) {
+  const out = { ...prev };
+  for (const [k, op] of Object.entries(update)) {
+    if (!op || typeof op !== "object") continue;
+    if ("set" in op) out[k] = op.set;
+    else if (op.removed) delete out[k];
+    else if ("keep" in op && Array.isArray(op.add)) out[k] = (Array.isArray(prev[k]) ? prev[k].slice(0, op.keep) : []).concat(op.add);
+  }
+  return out;
 }
 
 // withStates annotates each event with the state after it (the last state carried so far) and
@@ -65,7 +82,7 @@ function withStates(events) {
   let state;
   return events.map((e) => {
     const before = state;
-    const s = stateOf(e);
+    const s = stateOf(e, state);
     if (s !== undefined) state = s;
     return { event: e, before, after: state, kind: EVENT_KIND[e.type] || "other" };
   });
