@@ -15,6 +15,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
@@ -386,6 +387,29 @@ func TestModel_Generate_VendorErrorsAndNoRetry(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestModel_Generate_StreamFailsMidway(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code    string
+		refused bool
+	}{{"server_error", false}, {"content_filter", true}} {
+		t.Run(tc.code, func(t *testing.T) {
+			t.Parallel()
+			s := openaitest.NewServer(openaitest.Reply{Text: "one two", StreamError: &openaitest.Error{Message: "boom", Type: "server_error", Code: tc.code}})
+			defer s.Close()
+			var pieces []string
+			_, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, OnText: collect(&pieces)})
+			var streamErr *ssestream.StreamError
+			if !errors.As(err, &streamErr) || errors.Is(err, model.ErrRefused) != tc.refused {
+				t.Errorf("err = %v, want a *ssestream.StreamError, refused %v", err, tc.refused)
+			}
+			if strings.Join(pieces, "") != "one two" || s.Count() != 1 {
+				t.Errorf("pieces %q in %d requests, want the text before the error in 1", pieces, s.Count())
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
@@ -92,12 +93,33 @@ func stopReason(finish string, toolCalls bool) string {
 	return model.StopEnd
 }
 
-// vendorError wraps an SDK error with the model's name. An error whose code is
-// "content_filter" (Azure's filter of the prompt) is model.ErrRefused too.
+// vendorError wraps an SDK error with the model's name: *openai.Error for an HTTP error,
+// *ssestream.StreamError for an error the API sent in the middle of a stream. An error whose
+// code is "content_filter" (Azure's filter of the prompt) is model.ErrRefused too.
 func vendorError(name string, err error) error {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.Code == "content_filter" {
+	if errorCode(err) == "content_filter" {
 		return fmt.Errorf("openai: create chat completion model=%s: %w: %w", name, model.ErrRefused, err)
 	}
 	return fmt.Errorf("openai: create chat completion model=%s: %w", name, err)
+}
+
+// errorCode returns the code of the API's error err: an HTTP error's, or that of an error
+// event of a stream; "" for another error.
+func errorCode(err error) string {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		return apiErr.Code
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		var e struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(streamErr.Event.Data, &e) == nil {
+			return e.Error.Code
+		}
+	}
+	return ""
 }

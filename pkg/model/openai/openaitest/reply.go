@@ -30,7 +30,7 @@ func completion(req Request, reply Reply, n int) map[string]any {
 
 // stream writes reply as server-sent events: a role chunk, the text (or refusal) in pieces,
 // each tool call in a head chunk (id, name) and argument chunks, a finish chunk, a usage
-// chunk when asked, and [DONE]. On the Azure path it adds Azure OpenAI's content-filter
+// chunk when asked, and [DONE]; or, with a StreamError, the text and then the error. On the Azure path it adds Azure OpenAI's content-filter
 // annotations, chunks with an empty id and no delta: the prompt's filter results first,
 // and the reply's (content_filter_offsets, as its asynchronous filter sends them) after
 // the finish chunk.
@@ -69,6 +69,10 @@ func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) 
 	}
 	for _, p := range pieces {
 		send(delta(map[string]any{"content": p}), nil)
+	}
+	if e := reply.StreamError; e != nil {
+		write(map[string]any{"error": errorBody(*e)})
+		return
 	}
 	for _, p := range SplitWords(reply.Refusal) {
 		send(delta(map[string]any{"refusal": p}), nil)

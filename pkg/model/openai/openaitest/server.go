@@ -33,6 +33,10 @@ type Reply struct {
 	Status int
 	// Error is the error body of a Status reply; nil, a generic one for the status.
 	Error *Error
+	// StreamError, when set, fails a streamed reply midway, as the API can: its text is sent,
+	// then this error as an event ({"error": …}) in place of the rest. A reply not streamed
+	// ignores it.
+	StreamError *Error
 }
 
 // ToolCall is a function tool call of a Reply.
@@ -274,8 +278,12 @@ func route(path string) (deployment string, ok bool) {
 func writeError(w http.ResponseWriter, status int, e Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": e.Message, "type": e.Type, "param": nil, "code": nullable(e.Code)}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": errorBody(e)})
+}
+
+// errorBody returns e as the API sends it under "error".
+func errorBody(e Error) map[string]any {
+	return map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": nullable(e.Code)}
 }
 
 // nullable returns s, or nil (JSON null) when it is empty.
