@@ -11,7 +11,8 @@
 // A tool call whose arguments are not a JSON object (cut at the reply's length, say) is
 // kept in the reply's InvalidToolCalls, as LangChain keeps it, rather than failing the call.
 // A refusal, or a reply or prompt stopped by the content filter, is model.ErrRefused; the
-// vendor's errors are wrapped so that errors.As finds *openai.Error of the SDK.
+// vendor's errors are wrapped so that errors.As finds the SDK's *openai.Error (or, for an
+// error event in the middle of a stream, its *ssestream.StreamError).
 //
 // The SDK's retries are off by default (Config.MaxRetries): an agent's model call is a
 // durable step, which owns retry, and a call retried after the vendor answered is paid for

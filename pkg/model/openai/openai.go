@@ -167,8 +167,9 @@ func NewAzure(cfg AzureConfig) (*Model, error) {
 }
 
 // Generate asks the model for its reply to req, streamed to req.OnText when set. Errors:
-// ctx's; the vendor's, wrapped (errors.As finds *openai.Error); model.ErrRefused when the
-// model refused or the vendor's content filter stopped the reply; OnText's own.
+// ctx's; the vendor's, wrapped (errors.As finds *openai.Error, or *ssestream.StreamError
+// for an error the API sent in the middle of a stream); model.ErrRefused when the model
+// refused or the vendor's content filter stopped the prompt or the reply; OnText's own.
 func (m *Model) Generate(ctx context.Context, req model.Request) (model.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
