@@ -185,3 +185,24 @@ func TestServer_ErrorsAndPastTheScript(t *testing.T) {
 		t.Errorf("count = %d, want 2 (requests past the script count too)", n)
 	}
 }
+
+func TestServer_RejectedRequestTakesNoReply(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(openaitest.Reply{Text: "first"})
+	defer s.Close()
+	s.Key = "k"
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	if status, _ := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer wrong"}}, body); status != http.StatusUnauthorized {
+		t.Fatalf("wrong key: status %d", status)
+	}
+	if status, _ := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}}, `{"model":`); status != http.StatusBadRequest {
+		t.Fatalf("bad body: status %d", status)
+	}
+	status, got := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}}, body)
+	if status != http.StatusOK || !strings.Contains(got, `"first"`) {
+		t.Errorf("status %d, body %s; want the first reply", status, got)
+	}
+	if n := s.Count(); n != 3 {
+		t.Errorf("count = %d, want 3 (rejected requests are recorded)", n)
+	}
+}
