@@ -140,6 +140,9 @@ func TestAgent_ApprovalRunsExactlyTheApprovedCall(t *testing.T) {
 			if c.refund.Load() != 0 {
 				t.Fatal("the refund ran before its approval")
 			}
+			if pending := kit.State("r1").PendingApproval; len(pending) != 1 || pending[0].ID != "c1" {
+				t.Fatalf("pending %+v, want the refund call c1", pending)
+			}
 			var pe *durable.EventPayloadError
 			if bad := kit.Engine().RaiseEvent(t.Context(), "r1", agent.EventApproval, []byte(`{"decisions":[{"type":"maybe"}]}`)); !errors.As(bad, &pe) {
 				t.Fatal("a decision of an unknown type was accepted")

@@ -103,9 +103,9 @@ type App struct {
 // Build returns the example app: the graph-hosting routes (health, health details, OpenAPI),
 // the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
 // (platform_compat) and the durable runs API (function auth) over the five example durable
-// graphs and the assistant agent (on cfg.Model), assembled by launch.Assemble on the stores cfg names (in-memory twins for those
-// unset). Nothing runs until Start, so building only to write function.json folders starts
-// no goroutines.
+// graphs and the assistant agent (on cfg.Model), assembled by launch.Assemble on the stores cfg
+// names (in-memory twins for those unset). Nothing runs until Start, so building only to write
+// function.json folders starts no goroutines.
 func Build(cfg Config) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("build example app: %w", err)
@@ -166,14 +166,25 @@ func Build(cfg Config) (*App, error) {
 	return a, nil
 }
 
-// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings,
-// with the platform threads and echo_agent's checkpoints in the stores launch opened (Azure
-// storage when AzureWebJobsStorage is configured, process memory otherwise).
+// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings
+// (the assistant on the model ModelFromEnv picks), with the platform threads and echo_agent's
+// checkpoints in the stores launch opened (Azure storage when AzureWebJobsStorage is
+// configured, process memory otherwise).
 func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
 	cfg := Config{
 		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
 		Isolation: s.Isolation, MaxWait: s.MaxWait, MemoryBudget: s.MemoryBudget,
+	}
+	if s.Getenv != nil {
+		m, vendor, err := ModelFromEnv(s.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("build example app: %w", err)
+		}
+		cfg.Model = m
+		if s.Logger != nil {
+			s.Logger.Info("assistant model", "vendor", vendor)
+		}
 	}
 	a, err := Build(cfg)
 	if err != nil {

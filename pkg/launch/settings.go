@@ -63,6 +63,9 @@ type Settings struct {
 	Mode Mode
 	// TraceExporter is FUNCGRAPH_TRACE_EXPORTER, for the app to interpret.
 	TraceExporter string
+	// Getenv reads the app's own settings, those launch does not interpret (a model vendor's
+	// key and endpoint): the entrypoint's reader of the environment. Never nil after FromEnv.
+	Getenv func(string) string
 	// MaxWait is FUNCGRAPH_MAX_WAIT (a Go duration below the Azure front end's 230 s cut):
 	// how long a route waits for a graph run; 0 means the hosting app's default. Assemble
 	// passes it to host.Options.MaxWait.
@@ -125,7 +128,8 @@ func FromEnv(ctx context.Context, getenv func(string) string, mode Mode, logger 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := Settings{Logger: logger, LockBackend: getenv(envLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(envTraceExporter))}
+	s := Settings{Logger: logger, LockBackend: getenv(envLockBackend), Mode: mode, TraceExporter: strings.TrimSpace(getenv(envTraceExporter)),
+		Getenv: getenv}
 	var err error
 	if s.MaxWait, err = maxWaitFromEnv(getenv); err != nil {
 		return Settings{}, err
