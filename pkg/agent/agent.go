@@ -305,12 +305,19 @@ func runTool(t *tool.Tool) durable.StepFunc[State] {
 			if !durable.IsNonRetryable(err) && info.Attempt < t.RetryPolicy().MaxAttempts && ctx.Err() == nil {
 				return s, err
 			}
-			s.Messages = append(s.Messages, message.ToolError(call, "Error: "+err.Error()))
-			return s, nil
+			return branchResult(s, message.ToolError(call, "Error: "+err.Error())), nil
 		}
-		s.Messages = append(s.Messages, message.ToolResult(call, out))
-		return s, nil
+		return branchResult(s, message.ToolResult(call, out)), nil
 	}
+}
+
+// branchResult is the state a tool branch returns: its messages field holds the tool message
+// alone, which the messages reducer appends at the join (a list that does not begin with the
+// conversation is a branch's new messages). A branch's result is stored in its history row,
+// so the conversation is not stored again for every call.
+func branchResult(s State, m message.Message) State {
+	s.Messages = []message.Message{m}
+	return s
 }
 
 // unknownTool answers a call of a tool the agent lacks.
@@ -319,6 +326,5 @@ func unknownTool(ctx context.Context, s State) (State, error) {
 	if err != nil {
 		return s, durable.NonRetryable(err)
 	}
-	s.Messages = append(s.Messages, message.ToolError(call, fmt.Sprintf("Error: %s is not a valid tool.", call.Name)))
-	return s, nil
+	return branchResult(s, message.ToolError(call, fmt.Sprintf("Error: %s is not a valid tool.", call.Name))), nil
 }

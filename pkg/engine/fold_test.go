@@ -133,8 +133,9 @@ func foldedState(t testing.TB, r *rig, id string) json.RawMessage {
 // TestFoldState_RebuildsTheHeadsStateAfterEveryStep drives a reducer graph one work item at a
 // time and checks, after each, that the state folded from the history is the head's, byte for
 // byte; and that its rows record updates, not the state: an append adds only the new message,
-// an edit of the last message keeps all but it, a rewrite keeps none, a dropped field is
-// recorded as removed.
+// an edit of the last message keeps all but it, a rewrite keeps none, a cleared field is set.
+// (A typed state dumps every field, so no step of it removes one: a removed field's record and
+// its fold are TestStateRows_Update's.)
 func TestFoldState_RebuildsTheHeadsStateAfterEveryStep(t *testing.T) {
 	child := chainGraph(t, "fold-child", 1, nil)
 	r := newRig(t, engine.Options{}, false, foldGraph(t, "fold-chat", "fold-child"), child)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -47,20 +46,7 @@ func talkGraph(t *testing.T) (*engine.Engine, *platformruns.Assistants) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		t.Fatal(err)
-	}
-	st := newStorage()
-	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e, platformruns.NewAssistants(e, reg.Public())
+	return graphAssistants(t, g)
 }
 
 // messagesOf decodes a state's messages, failing the test for a value that is no talkState

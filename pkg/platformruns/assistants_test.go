@@ -112,20 +112,7 @@ func TestAssistants_ResumeWithARefusedPayload_IsInvalidResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		t.Fatal(err)
-	}
-	st := newStorage()
-	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	a := platformruns.NewAssistants(e, reg.Public())
+	_, a := graphAssistants(t, g)
 	ctx := t.Context()
 	s, err := a.Run(ctx, platform.DurableRunRequest{ThreadID: "g1", Graph: "gate", Input: json.RawMessage(`{}`)})
 	if err != nil || s.Interrupt == nil || s.Interrupt.Event != "answer" {
@@ -173,4 +160,24 @@ func TestAssistants_DeleteThread_EndsAndPurgesTheDurableRun(t *testing.T) {
 	if err := a.DeleteThread(ctx, "never"); err != nil {
 		t.Fatalf("delete a thread without a run: %v", err)
 	}
+}
+
+// graphAssistants returns a started engine over memory storage whose registry holds g alone, and
+// the durable assistants of that registry.
+func graphAssistants(t *testing.T, g durable.Graph) (*engine.Engine, *platformruns.Assistants) {
+	t.Helper()
+	reg := durable.NewRegistry()
+	if err := reg.Register(g); err != nil {
+		t.Fatal(err)
+	}
+	st := newStorage()
+	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e, platformruns.NewAssistants(e, reg.Public())
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/host"
@@ -23,20 +22,7 @@ import (
 // caller or an older release could have.
 func engineAndAssistants(t *testing.T) (*engine.Engine, *platformruns.Assistants) {
 	t.Helper()
-	st := newStorage()
-	reg := durable.NewRegistry()
-	if err := reg.Register(examples.MustSupportAgent()); err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(engine.Options{Registry: reg, Store: st.store, Queue: st.queue, Payloads: st.blobs, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e, platformruns.NewAssistants(e, reg.Public())
+	return graphAssistants(t, examples.MustSupportAgent())
 }
 
 // Distinct thread ids give distinct, reserved instance ids: the thread named by the hex digits
