@@ -315,6 +315,27 @@ func TestModel_Generate_ImageParts(t *testing.T) {
 	}
 }
 
+func TestModel_Generate_AIMessageOfAnotherVendor(t *testing.T) {
+	t.Parallel()
+	// A reply of Claude with its thinking kept as a part, asking for a tool: its text and
+	// its tool call are sent, its thinking is not.
+	call := message.ToolCall{ID: "toolu_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}
+	claude := message.Message{Type: message.TypeAI, ToolCalls: []message.ToolCall{call}, Content: message.Parts(
+		message.Part{Type: "thinking", Raw: json.RawMessage(`{"type":"thinking","thinking":"Oslo, so weather.","signature":"sig"}`)},
+		message.TextPart("Let me check."),
+	)}
+	s := openaitest.NewServer(openaitest.Reply{Text: "Snow."})
+	defer s.Close()
+	msgs := []message.Message{message.Human("Weather in Oslo?"), claude, message.ToolResult(call, "snow")}
+	if _, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: msgs, Tools: []model.ToolDef{weather}}); err != nil {
+		t.Fatal(err)
+	}
+	ai := s.Requests()[0].Body.Messages[1]
+	if ai.Role != "assistant" || string(ai.Content) != `"Let me check."` || len(ai.ToolCalls) != 1 || ai.ToolCalls[0].ID != "toolu_1" {
+		t.Errorf("assistant message sent = %+v (content %s)", ai, ai.Content)
+	}
+}
+
 func TestModel_Generate_RejectsWhatTheAPICannotCarry(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer()
