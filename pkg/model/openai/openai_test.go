@@ -531,6 +531,28 @@ func TestNewAzure_APIKey(t *testing.T) {
 	}
 }
 
+func TestNewAzure_StreamSkipsFilterAnnotations(t *testing.T) {
+	t.Parallel()
+	// Azure's stream carries content-filter annotations with no id (openaitest sends them on
+	// the Azure path); the streamed reply is still the one not streamed.
+	reply := openaitest.Reply{Text: "Checking the weather.", ToolCalls: []openaitest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
+		Usage: openaitest.Usage{PromptTokens: 30, CompletionTokens: 9, CachedTokens: 10}}
+	s := openaitest.NewTLSServer(reply, reply)
+	defer s.Close()
+	m, err := openai.NewAzure(openai.AzureConfig{Endpoint: s.URL(), APIKey: "k", Deployment: "dep", HTTPClient: s.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, streamed, pieces := generateTwice(t, m, model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
+	if strings.Join(pieces, "") != reply.Text || len(streamed.Message.ToolCalls) != 1 || streamed.Usage.CachedInputTokens != 10 {
+		t.Errorf("pieces %q, streamed %+v", pieces, streamed)
+	}
+	plain.Message.ID, streamed.Message.ID = "", ""
+	if !responsesEqual(t, plain, streamed) {
+		t.Errorf("streamed = %+v\nplain    = %+v", streamed, plain)
+	}
+}
+
 // fakeCredential is an azcore.TokenCredential that hands out a fixed token and counts the
 // scopes it was asked for.
 type fakeCredential struct {
