@@ -181,6 +181,18 @@ func TestModel_Generate_ToolChoice(t *testing.T) {
 			if tc.want == "" && got != nil || tc.want != "" && !jsonEqual(t, got, json.RawMessage(tc.want)) {
 				t.Errorf("tool_choice = %s, want %s", got, tc.want)
 			}
+			if tc.choice != "auto" && tc.choice != "none" {
+				return
+			}
+			// Without tools, "auto" and "none" are what the model does anyway: none is sent,
+			// as the API refuses a tool_choice without tools.
+			s.Add(openaitest.Reply{Text: "ok"})
+			if _, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, ToolChoice: tc.choice}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Requests()[1].Body.ToolChoice; got != nil {
+				t.Errorf("without tools, tool_choice = %s, want none sent", got)
+			}
 		})
 	}
 }

@@ -36,7 +36,11 @@ func (m *Model) params(req model.Request) (openai.ChatCompletionNewParams, error
 	}
 	switch req.ToolChoice {
 	case "":
-	case "auto", "required", "none":
+	case "auto", "none":
+		if len(req.Tools) > 0 { // the API refuses a tool_choice without tools
+			p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
+		}
+	case "required":
 		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
 	default:
 		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
