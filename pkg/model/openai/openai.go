@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -214,6 +215,11 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 	}
 	if err := s.Err(); err != nil {
 		return model.Response{}, vendorError(m.model, err)
+	}
+	if c := acc.Choices; len(c) == 0 || c[0].FinishReason == "" {
+		// The connection ended before the reply did: what came is not the whole reply, and
+		// a step must not commit it as one.
+		return model.Response{}, fmt.Errorf("openai: stream model=%s: the stream ended before the reply's finish reason: %w", m.model, io.ErrUnexpectedEOF)
 	}
 	return response(&acc.ChatCompletion)
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -443,6 +446,28 @@ func TestModel_Generate_StreamFailsMidway(t *testing.T) {
 				t.Errorf("pieces %q in %d requests, want the text before the error in 1", pieces, s.Count())
 			}
 		})
+	}
+}
+
+func TestModel_Generate_StreamCutIsNoReply(t *testing.T) {
+	t.Parallel()
+	// A connection that ends mid-reply, with no error event and no [DONE]: the text that
+	// came is streamed, but the call fails rather than return it as the whole reply.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{"Half", " a reply"} {
+			_, _ = fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", piece)
+		}
+	}))
+	defer srv.Close()
+	m, err := openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL + "/v1/", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []string
+	_, err = m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, OnText: collect(&pieces)})
+	if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Join(pieces, "") != "Half a reply" {
+		t.Errorf("err = %v after %q, want io.ErrUnexpectedEOF", err, pieces)
 	}
 }
 
