@@ -2,7 +2,8 @@
 
 // The tests of this file take seconds, but are integration tests for what they need: a
 // module cache that holds what `go mod tidy` of this module downloads (make test's
-// tidy-check runs it first), since they run the go command offline from it.
+// tidy-check runs it first), since they run the go command offline from it. Their names
+// start with TestIntegration, as make integration runs only those.
 
 package openai_test
 
@@ -54,14 +55,14 @@ func main() {
 // vendorSDKs are the module paths of the adapters' SDKs.
 var vendorSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
 
-// TestApp_WithoutAdapter_FetchesNoSDK runs `go mod tidy`, `go build` and `go list -deps` on an
+// TestIntegrationApp_WithoutAdapter_FetchesNoSDK runs `go mod tidy`, `go build` and `go list -deps` on an
 // app that imports no adapter, in a fresh, empty module cache fed from this machine's cache
 // as a file:// proxy, and checks that Go fetched nothing of a vendor SDK (no zip, no
 // extracted tree, not even its go.mod or .info: with module graph pruning, a go 1.17+
 // module's requirements are read from its own go.mod, funcgraph's, so Go needs no go.mod of
 // a module none of the app's packages comes from) and compiled none of it. It logs what Go
 // fetched.
-func TestApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
+func TestIntegrationApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
 	t.Parallel()
 	dir, cache := newApp(t, appWithoutAdapter)
 	appGo(t, dir, cache, "mod", "tidy")
@@ -81,11 +82,11 @@ func TestApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
 	t.Logf("Go fetched into the fresh module cache:\n%s", strings.Join(fetched, "\n"))
 }
 
-// TestApp_WithAdapter_FetchesTheSDK is the control: the same check sees openai-go fetched
+// TestIntegrationApp_WithAdapter_FetchesTheSDK is the control: the same check sees openai-go fetched
 // and extracted for an app on the adapter. It lists the app's packages rather than build
 // them: compiling the SDK from a new module cache (a new source path, so no build cache)
 // takes minutes.
-func TestApp_WithAdapter_FetchesTheSDK(t *testing.T) {
+func TestIntegrationApp_WithAdapter_FetchesTheSDK(t *testing.T) {
 	t.Parallel()
 	dir, cache := newApp(t, appWithAdapter)
 	appGo(t, dir, cache, "mod", "tidy")
