@@ -1,5 +1,10 @@
 //go:build integration
 
+// The tests of this file take seconds, but are integration tests for what they need: a
+// module cache that holds what `go mod tidy` of this module downloads (make test's
+// tidy-check runs it first), since they run the go command offline from it. Their names
+// start with TestIntegration, as make integration runs only those.
+
 package openai_test
 
 import (
@@ -13,7 +18,7 @@ import (
 )
 
 // appWithoutAdapter is a user's app, in its own module, that uses package model (a Script)
-// and package message but not this adapter.
+// and package message but no adapter.
 const appWithoutAdapter = `package main
 
 import (
@@ -47,53 +52,64 @@ func main() {
 }
 `
 
-// TestApp_WithoutAdapter_FetchesNoSDK builds an app that does not import this package in a
-// fresh, empty module cache, fed from this machine's cache as a file:// proxy, and checks
-// that Go neither downloaded openai-go's source (zip, extracted tree) nor compiled it. It
-// logs every file Go fetched. The control, the same app on the adapter, fetches the SDK.
-func TestApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
+// vendorSDKs are the module paths of the adapters' SDKs.
+var vendorSDKs = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
+
+// TestIntegrationApp_WithoutAdapter_FetchesNoSDK runs `go mod tidy`, `go build` and `go list -deps` on an
+// app that imports no adapter, in a fresh, empty module cache fed from this machine's cache
+// as a file:// proxy, and checks that Go fetched nothing of a vendor SDK (no zip, no
+// extracted tree, not even its go.mod or .info: with module graph pruning, a go 1.17+
+// module's requirements are read from its own go.mod, funcgraph's, so Go needs no go.mod of
+// a module none of the app's packages comes from) and compiled none of it. It logs what Go
+// fetched.
+func TestIntegrationApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
 	t.Parallel()
-	deps, fetched := buildApp(t, appWithoutAdapter, true)
-	if strings.Contains(deps, "github.com/openai/") {
-		t.Errorf("the app's packages include openai-go:\n%s", deps)
-	}
-	for _, f := range fetched {
-		if strings.Contains(f, "openai") && !strings.HasSuffix(f, ".mod") {
-			t.Errorf("openai-go fetched: %s", f)
+	dir, cache := newApp(t, appWithoutAdapter)
+	appGo(t, dir, cache, "mod", "tidy")
+	appGo(t, dir, cache, "build", "-o", filepath.Join(t.TempDir(), "app"), ".")
+	deps := appGo(t, dir, cache, "list", "-deps", ".")
+	fetched := cached(t, cache)
+	for _, sdk := range vendorSDKs {
+		if strings.Contains(deps, sdk) {
+			t.Errorf("the app's packages include %s:\n%s", sdk, deps)
+		}
+		for _, f := range fetched {
+			if strings.HasPrefix(f, sdk) {
+				t.Errorf("%s fetched: %s", sdk, f)
+			}
 		}
 	}
-	t.Logf("Go fetched %d files into the fresh module cache:\n%s", len(fetched), strings.Join(fetched, "\n"))
+	t.Logf("Go fetched into the fresh module cache:\n%s", strings.Join(fetched, "\n"))
 }
 
-func TestApp_WithAdapter_FetchesTheSDK(t *testing.T) {
+// TestIntegrationApp_WithAdapter_FetchesTheSDK is the control: the same check sees openai-go fetched
+// and extracted for an app on the adapter. It lists the app's packages rather than build
+// them: compiling the SDK from a new module cache (a new source path, so no build cache)
+// takes minutes.
+func TestIntegrationApp_WithAdapter_FetchesTheSDK(t *testing.T) {
 	t.Parallel()
-	deps, fetched := buildApp(t, appWithAdapter, false) // listed, not compiled: compiling openai-go takes minutes
+	dir, cache := newApp(t, appWithAdapter)
+	appGo(t, dir, cache, "mod", "tidy")
+	deps := appGo(t, dir, cache, "list", "-deps", ".")
 	if !strings.Contains(deps, "github.com/openai/openai-go/v3\n") {
 		t.Errorf("the app's packages lack openai-go:\n%s", deps)
 	}
-	if !slices.ContainsFunc(fetched, func(f string) bool { return strings.HasPrefix(f, "github.com/openai/openai-go/v3/@v/v3.98.0.zip") }) ||
-		!slices.Contains(fetched, filepath.Join("github.com", "openai", "openai-go", "v3@v3.98.0")+string(filepath.Separator)) {
+	fetched := cached(t, cache)
+	if !slices.Contains(fetched, "github.com/openai/openai-go/v3/@v/v3.98.0.zip") ||
+		!slices.Contains(fetched, "github.com/openai/openai-go/v3@v3.98.0/") {
 		t.Errorf("openai-go not fetched or not extracted; fetched:\n%s", strings.Join(fetched, "\n"))
 	}
 }
 
-// buildApp builds (compile) or only lists main.go of text in its own module, requiring this repository through a
-// replace, with a fresh module cache fed from this machine's (GOPROXY=file://…, offline).
-// It returns `go list -deps` and what landed in the fresh cache: the files downloaded
-// (cache/download/…, .mod and .zip) and the module trees extracted (dir + "/").
-func buildApp(t *testing.T, text string, compile bool) (deps string, fetched []string) {
+// newApp writes main.go of text in a module of its own that requires this repository through
+// a replace, and returns its folder and a fresh, empty module cache for it.
+func newApp(t *testing.T, text string) (dir, cache string) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := "file://" + filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
-
-	dir, cache := t.TempDir(), t.TempDir()
+	dir, cache = t.TempDir(), t.TempDir()
 	files := map[string]string{
 		"go.mod": "module example.com/app\n\ngo 1.26\n\nrequire github.com/funcgraph/funcgraph v0.0.0\n\n" +
 			"replace github.com/funcgraph/funcgraph => " + root + "\n",
@@ -104,40 +120,56 @@ func buildApp(t *testing.T, text string, compile bool) (deps string, fetched []s
 			t.Fatal(err)
 		}
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("go", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOMODCACHE="+cache, "GOPROXY="+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false",
-			"GOSUMDB=off", "GONOSUMDB=*", "GOWORK=off", "GOTOOLCHAIN=local")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	if compile {
-		run("build", "-o", filepath.Join(t.TempDir(), "app"), ".")
-	}
-	deps = run("list", "-deps", ".")
+	return dir, cache
+}
 
-	download := filepath.Join("cache", "download") + string(filepath.Separator)
-	err = filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
+// appGo runs the go command in the app's folder with cache as its module cache, fed offline
+// from this machine's module cache (GOPROXY=file://…/cache/download), and returns its output.
+func appGo(t *testing.T, dir, cache string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := "file://" + filepath.ToSlash(filepath.Join(strings.TrimSpace(string(out)), "cache", "download"))
+	cmd := exec.CommandContext(t.Context(), "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOMODCACHE="+cache, "GOPROXY="+proxy, "GOFLAGS=-mod=mod -modcacherw -buildvcs=false",
+		"GOSUMDB=off", "GONOSUMDB=*", "GOWORK=off", "GOTOOLCHAIN=local")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return string(b)
+}
+
+// cached returns what landed in the module cache, slash-separated: every file Go downloaded
+// (cache/download/…: list, .info, .mod, .zip, …), and every module tree it extracted
+// (module@version/).
+func cached(t *testing.T, cache string) []string {
+	t.Helper()
+	var out []string
+	download := filepath.Join(cache, "cache", "download")
+	err := filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(cache, path)
-		switch {
-		case d.IsDir() && strings.Contains(d.Name(), "@") && !strings.HasPrefix(rel, download):
-			fetched = append(fetched, rel+string(filepath.Separator))
+		if rel, ok := strings.CutPrefix(path, download+string(filepath.Separator)); ok {
+			if !d.IsDir() {
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		}
+		if d.IsDir() && strings.Contains(d.Name(), "@") {
+			rel, _ := filepath.Rel(cache, path)
+			out = append(out, filepath.ToSlash(rel)+"/")
 			return fs.SkipDir
-		case !d.IsDir() && strings.HasPrefix(rel, download) && (strings.HasSuffix(rel, ".zip") || strings.HasSuffix(rel, ".mod")):
-			fetched = append(fetched, strings.TrimPrefix(rel, download))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return deps, fetched
+	slices.Sort(out)
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -167,8 +168,9 @@ func NewAzure(cfg AzureConfig) (*Model, error) {
 }
 
 // Generate asks the model for its reply to req, streamed to req.OnText when set. Errors:
-// ctx's; the vendor's, wrapped (errors.As finds *openai.Error); model.ErrRefused when the
-// model refused or the vendor's content filter stopped the reply; OnText's own.
+// ctx's; the vendor's, wrapped (errors.As finds *openai.Error, or *ssestream.StreamError
+// for an error the API sent in the middle of a stream); model.ErrRefused when the model
+// refused or the vendor's content filter stopped the prompt or the reply; OnText's own.
 func (m *Model) Generate(ctx context.Context, req model.Request) (model.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
@@ -194,6 +196,12 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 	var acc openai.ChatCompletionAccumulator
 	for s.Next() {
 		chunk := s.Current()
+		if filtered(chunk) {
+			return model.Response{}, fmt.Errorf("openai: stream model=%s: %w: stopped by the content filter", m.model, model.ErrRefused)
+		}
+		if annotation(chunk) {
+			continue
+		}
 		if !acc.AddChunk(chunk) {
 			return model.Response{}, fmt.Errorf("openai: stream model=%s: chunk %q could not be assembled", m.model, chunk.ID)
 		}
@@ -208,5 +216,38 @@ func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParam
 	if err := s.Err(); err != nil {
 		return model.Response{}, vendorError(m.model, err)
 	}
+	if c := acc.Choices; len(c) == 0 || c[0].FinishReason == "" {
+		// The connection ended before the reply did: what came is not the whole reply, and
+		// a step must not commit it as one.
+		return model.Response{}, fmt.Errorf("openai: stream model=%s: the stream ended before the reply's finish reason: %w", m.model, io.ErrUnexpectedEOF)
+	}
 	return response(&acc.ChatCompletion)
+}
+
+// annotation reports whether chunk is one of Azure OpenAI's content-filter annotations: no
+// ID and nothing of the reply (no delta, finish reason or usage), such as the prompt's
+// filter results before the reply and, from its asynchronous filter, the reply's
+// (content_filter_offsets) among and after its chunks. The accumulator takes a chunk with
+// another ID for another completion's, so they are skipped.
+func annotation(chunk openai.ChatCompletionChunk) bool {
+	if chunk.ID != "" || chunk.JSON.Usage.Valid() {
+		return false
+	}
+	for _, c := range chunk.Choices {
+		if d := c.Delta; d.Content != "" || d.Refusal != "" || len(d.ToolCalls) > 0 || c.FinishReason != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// filtered reports whether a choice of chunk was stopped by the content filter, which an
+// annotation of Azure's asynchronous filter may say with no ID of the reply.
+func filtered(chunk openai.ChatCompletionChunk) bool {
+	for _, c := range chunk.Choices {
+		if c.FinishReason == "content_filter" {
+			return true
+		}
+	}
+	return false
 }

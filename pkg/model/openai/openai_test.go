@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
@@ -180,6 +184,18 @@ func TestModel_Generate_ToolChoice(t *testing.T) {
 			if tc.want == "" && got != nil || tc.want != "" && !jsonEqual(t, got, json.RawMessage(tc.want)) {
 				t.Errorf("tool_choice = %s, want %s", got, tc.want)
 			}
+			if tc.choice != "auto" && tc.choice != "none" {
+				return
+			}
+			// Without tools, "auto" and "none" are what the model does anyway: none is sent,
+			// as the API refuses a tool_choice without tools.
+			s.Add(openaitest.Reply{Text: "ok"})
+			if _, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, ToolChoice: tc.choice}); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Requests()[1].Body.ToolChoice; got != nil {
+				t.Errorf("without tools, tool_choice = %s, want none sent", got)
+			}
 		})
 	}
 }
@@ -314,6 +330,27 @@ func TestModel_Generate_ImageParts(t *testing.T) {
 	}
 }
 
+func TestModel_Generate_AIMessageOfAnotherVendor(t *testing.T) {
+	t.Parallel()
+	// A reply of Claude with its thinking kept as a part, asking for a tool: its text and
+	// its tool call are sent, its thinking is not.
+	call := message.ToolCall{ID: "toolu_1", Name: "get_weather", Args: json.RawMessage(`{"city":"Oslo"}`)}
+	claude := message.Message{Type: message.TypeAI, ToolCalls: []message.ToolCall{call}, Content: message.Parts(
+		message.Part{Type: "thinking", Raw: json.RawMessage(`{"type":"thinking","thinking":"Oslo, so weather.","signature":"sig"}`)},
+		message.TextPart("Let me check."),
+	)}
+	s := openaitest.NewServer(openaitest.Reply{Text: "Snow."})
+	defer s.Close()
+	msgs := []message.Message{message.Human("Weather in Oslo?"), claude, message.ToolResult(call, "snow")}
+	if _, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: msgs, Tools: []model.ToolDef{weather}}); err != nil {
+		t.Fatal(err)
+	}
+	ai := s.Requests()[0].Body.Messages[1]
+	if ai.Role != "assistant" || string(ai.Content) != `"Let me check."` || len(ai.ToolCalls) != 1 || ai.ToolCalls[0].ID != "toolu_1" {
+		t.Errorf("assistant message sent = %+v (content %s)", ai, ai.Content)
+	}
+}
+
 func TestModel_Generate_RejectsWhatTheAPICannotCarry(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer()
@@ -389,6 +426,51 @@ func TestModel_Generate_VendorErrorsAndNoRetry(t *testing.T) {
 	}
 }
 
+func TestModel_Generate_StreamFailsMidway(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code    string
+		refused bool
+	}{{"server_error", false}, {"content_filter", true}} {
+		t.Run(tc.code, func(t *testing.T) {
+			t.Parallel()
+			s := openaitest.NewServer(openaitest.Reply{Text: "one two", StreamError: &openaitest.Error{Message: "boom", Type: "server_error", Code: tc.code}})
+			defer s.Close()
+			var pieces []string
+			_, err := newModel(t, s).Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, OnText: collect(&pieces)})
+			var streamErr *ssestream.StreamError
+			if !errors.As(err, &streamErr) || errors.Is(err, model.ErrRefused) != tc.refused {
+				t.Errorf("err = %v, want a *ssestream.StreamError, refused %v", err, tc.refused)
+			}
+			if strings.Join(pieces, "") != "one two" || s.Count() != 1 {
+				t.Errorf("pieces %q in %d requests, want the text before the error in 1", pieces, s.Count())
+			}
+		})
+	}
+}
+
+func TestModel_Generate_StreamCutIsNoReply(t *testing.T) {
+	t.Parallel()
+	// A connection that ends mid-reply, with no error event and no [DONE]: the text that
+	// came is streamed, but the call fails rather than return it as the whole reply.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{"Half", " a reply"} {
+			_, _ = fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", piece)
+		}
+	}))
+	defer srv.Close()
+	m, err := openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL + "/v1/", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []string
+	_, err = m.Generate(t.Context(), model.Request{Messages: []message.Message{message.Human("hi")}, OnText: collect(&pieces)})
+	if !errors.Is(err, io.ErrUnexpectedEOF) || strings.Join(pieces, "") != "Half a reply" {
+		t.Errorf("err = %v after %q, want io.ErrUnexpectedEOF", err, pieces)
+	}
+}
+
 func TestModel_Generate_MaxRetries(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(openaitest.Reply{Status: http.StatusInternalServerError}, openaitest.Reply{Text: "second time"})
@@ -435,6 +517,34 @@ func TestModel_Generate_Length(t *testing.T) {
 	}
 }
 
+func TestModel_Generate_InvalidToolCallsAreKept(t *testing.T) {
+	t.Parallel()
+	// A reply cut at its length mid-arguments, beside a call that is whole and one whose
+	// arguments are JSON but no object: the reply is returned, the bad calls kept apart.
+	reply := openaitest.Reply{FinishReason: "length", ToolCalls: []openaitest.ToolCall{
+		{ID: "call_ok", Name: "get_weather", Arguments: `{"city":"Rome"}`},
+		{ID: "call_list", Name: "get_weather", Arguments: `["Rome"]`},
+		{ID: "call_cut", Name: "get_weather", Arguments: `{"city":"Par`},
+	}}
+	s := openaitest.NewServer(reply, reply)
+	defer s.Close()
+	plain, streamed, _ := generateTwice(t, newModel(t, s), model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
+	for name, resp := range map[string]model.Response{"plain": plain, "streamed": streamed} {
+		msg := resp.Message
+		if resp.StopReason != model.StopLength || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].ID != "call_ok" {
+			t.Errorf("%s: stop %q, tool calls %+v", name, resp.StopReason, msg.ToolCalls)
+		}
+		bad := msg.InvalidToolCalls
+		if len(bad) != 2 || bad[0].ID != "call_list" || bad[0].Args != `["Rome"]` || bad[1].ID != "call_cut" ||
+			bad[1].Name != "get_weather" || bad[1].Args != `{"city":"Par` || bad[1].Error == "" {
+			t.Errorf("%s: invalid tool calls %+v", name, bad)
+		}
+		if err := msg.Validate(); err != nil {
+			t.Errorf("%s: reply does not validate: %v", name, err)
+		}
+	}
+}
+
 func TestNewAzure_APIKey(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewTLSServer(openaitest.Reply{Text: "from azure", Model: "gpt-4o-2024-08-06"})
@@ -455,6 +565,28 @@ func TestNewAzure_APIKey(t *testing.T) {
 	if r.Path != "/openai/deployments/my-gpt/chat/completions" || r.APIVersion != openai.DefaultAzureAPIVersion ||
 		r.Header.Get("Api-Key") != "azure-key" || r.Header.Get("Authorization") != "" {
 		t.Errorf("request %s?%s, api-key %q, authorization %q", r.Path, r.Query.Encode(), r.Header.Get("Api-Key"), r.Header.Get("Authorization"))
+	}
+}
+
+func TestNewAzure_StreamSkipsFilterAnnotations(t *testing.T) {
+	t.Parallel()
+	// Azure's stream carries content-filter annotations with no id (openaitest sends them on
+	// the Azure path); the streamed reply is still the one not streamed.
+	reply := openaitest.Reply{Text: "Checking the weather.", ToolCalls: []openaitest.ToolCall{{ID: "call_w", Name: "get_weather", Arguments: `{"city":"Oslo"}`}},
+		Usage: openaitest.Usage{PromptTokens: 30, CompletionTokens: 9, CachedTokens: 10}}
+	s := openaitest.NewTLSServer(reply, reply)
+	defer s.Close()
+	m, err := openai.NewAzure(openai.AzureConfig{Endpoint: s.URL(), APIKey: "k", Deployment: "dep", HTTPClient: s.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, streamed, pieces := generateTwice(t, m, model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
+	if strings.Join(pieces, "") != reply.Text || len(streamed.Message.ToolCalls) != 1 || streamed.Usage.CachedInputTokens != 10 {
+		t.Errorf("pieces %q, streamed %+v", pieces, streamed)
+	}
+	plain.Message.ID, streamed.Message.ID = "", ""
+	if !responsesEqual(t, plain, streamed) {
+		t.Errorf("streamed = %+v\nplain    = %+v", streamed, plain)
 	}
 }
 

@@ -4,16 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/funcgraph/funcgraph/pkg/message"
 	"github.com/funcgraph/funcgraph/pkg/model"
 )
 
 // response maps a chat completion (its first choice) to the model's response: an AI
-// message with its tool calls and usage, and the stop reason. A refusal, or a reply the
-// content filter stopped, is model.ErrRefused.
+// message with its tool calls and usage, and the stop reason. A tool call without a name or
+// whose arguments are not a JSON object (a reply cut at its length, a model's slip) is one
+// of the message's InvalidToolCalls, as LangChain keeps it, not an error: the reply was
+// paid for, and the caller decides. A refusal, or a reply the content filter stopped, is
+// model.ErrRefused.
 func response(cc *openai.ChatCompletion) (model.Response, error) {
 	if len(cc.Choices) == 0 {
 		return model.Response{}, fmt.Errorf("openai: completion %s has no choice", cc.ID)
@@ -44,17 +49,36 @@ func response(cc *openai.ChatCompletion) (model.Response, error) {
 		if c.Type != "function" {
 			return model.Response{}, fmt.Errorf("openai: completion %s: tool call %s of type %q is not supported", cc.ID, c.ID, c.Type)
 		}
-		args := json.RawMessage(c.Function.Arguments)
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
+		args := c.Function.Arguments
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
 		}
-		if !json.Valid(args) {
-			return model.Response{}, fmt.Errorf("openai: completion %s: tool call %s (%s): arguments are not JSON: %q",
-				cc.ID, c.ID, c.Function.Name, c.Function.Arguments)
+		if c.Function.Name == "" || !object(args) {
+			reply.InvalidToolCalls = append(reply.InvalidToolCalls, message.InvalidToolCall{ID: c.ID, Name: c.Function.Name,
+				Args: c.Function.Arguments, Error: invalidCall(c.Function.Name, args)})
+			continue
 		}
-		reply.ToolCalls = append(reply.ToolCalls, message.ToolCall{ID: c.ID, Name: c.Function.Name, Args: args})
+		reply.ToolCalls = append(reply.ToolCalls, message.ToolCall{ID: c.ID, Name: c.Function.Name, Args: json.RawMessage(args)})
 	}
-	return model.Response{Message: reply, Usage: usage, StopReason: stopReason(choice.FinishReason, len(reply.ToolCalls) > 0), Model: cc.Model}, nil
+	calls := len(reply.ToolCalls) + len(reply.InvalidToolCalls)
+	return model.Response{Message: reply, Usage: usage, StopReason: stopReason(choice.FinishReason, calls > 0), Model: cc.Model}, nil
+}
+
+// object reports whether s is a JSON object.
+func object(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
+}
+
+// invalidCall says what is wrong with a tool call that is not a message.ToolCall.
+func invalidCall(name, args string) string {
+	if name == "" {
+		return "the tool call has no function name"
+	}
+	if !json.Valid([]byte(args)) {
+		return fmt.Sprintf("function %s: the arguments are not valid JSON", name)
+	}
+	return fmt.Sprintf("function %s: the arguments are not a JSON object", name)
 }
 
 // stopReason maps a finish reason. A reply with tool calls stopped for them whatever its
@@ -69,12 +93,33 @@ func stopReason(finish string, toolCalls bool) string {
 	return model.StopEnd
 }
 
-// vendorError wraps an SDK error with the model's name. An error whose code is
-// "content_filter" (Azure's filter of the prompt) is model.ErrRefused too.
+// vendorError wraps an SDK error with the model's name: *openai.Error for an HTTP error,
+// *ssestream.StreamError for an error the API sent in the middle of a stream. An error whose
+// code is "content_filter" (Azure's filter of the prompt) is model.ErrRefused too.
 func vendorError(name string, err error) error {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.Code == "content_filter" {
+	if errorCode(err) == "content_filter" {
 		return fmt.Errorf("openai: create chat completion model=%s: %w: %w", name, model.ErrRefused, err)
 	}
 	return fmt.Errorf("openai: create chat completion model=%s: %w", name, err)
+}
+
+// errorCode returns the code of the API's error err: an HTTP error's, or that of an error
+// event of a stream; "" for another error.
+func errorCode(err error) string {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		return apiErr.Code
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		var e struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(streamErr.Event.Data, &e) == nil {
+			return e.Error.Code
+		}
+	}
+	return ""
 }

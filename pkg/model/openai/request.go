@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -35,7 +36,11 @@ func (m *Model) params(req model.Request) (openai.ChatCompletionNewParams, error
 	}
 	switch req.ToolChoice {
 	case "":
-	case "auto", "required", "none":
+	case "auto", "none":
+		if len(req.Tools) > 0 { // the API refuses a tool_choice without tools
+			p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
+		}
+	case "required":
 		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
 	default:
 		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
@@ -82,7 +87,7 @@ func messageParam(m message.Message) (openai.ChatCompletionMessageParamUnion, er
 		}
 		return u, nil
 	case message.TypeAI:
-		if err := textOnly(m.Content); err != nil {
+		if err := textOnly(m.Content, otherVendorsAIParts...); err != nil {
 			return openai.ChatCompletionMessageParamUnion{}, err
 		}
 		var a openai.ChatCompletionAssistantMessageParam
@@ -115,11 +120,17 @@ func messageParam(m message.Message) (openai.ChatCompletionMessageParamUnion, er
 	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("message type %q has no OpenAI role", m.Type)
 }
 
-// textOnly reports a part that is not text: the API takes only text from a system, an
-// assistant or a tool message.
-func textOnly(c message.Content) error {
+// otherVendorsAIParts are the parts of an AI message that another vendor's model wrote
+// (Anthropic's thinking and tool_use blocks, a reasoning block) and that an AI message sent
+// to this API leaves out, as langchain-openai does: the text is sent, and the tool calls as
+// the message's tool_calls. A conversation can so move from one vendor's model to OpenAI's.
+var otherVendorsAIParts = []string{"thinking", "redacted_thinking", "reasoning", "reasoning_content", "tool_use"}
+
+// textOnly reports a part that is neither text nor of a type in skip: the API takes only
+// text from a system, an assistant or a tool message.
+func textOnly(c message.Content, skip ...string) error {
 	for i, p := range c.PartList() {
-		if p.Type != "text" {
+		if p.Type != "text" && !slices.Contains(skip, p.Type) {
 			return fmt.Errorf("content part %d: a %q part is not supported here, only text", i, p.Type)
 		}
 	}

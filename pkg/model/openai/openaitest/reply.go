@@ -30,23 +30,33 @@ func completion(req Request, reply Reply, n int) map[string]any {
 
 // stream writes reply as server-sent events: a role chunk, the text (or refusal) in pieces,
 // each tool call in a head chunk (id, name) and argument chunks, a finish chunk, a usage
-// chunk when asked, and [DONE].
+// chunk when asked, and [DONE]; or, with a StreamError, the text and then the error. On the Azure path it adds Azure OpenAI's content-filter
+// annotations, chunks with an empty id and no delta: the prompt's filter results first,
+// and the reply's (content_filter_offsets, as its asynchronous filter sends them) after
+// the finish chunk.
 func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	id, model := completionID(n), modelName(req, reply)
-	send := func(choices []map[string]any, u any) {
-		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices}
-		if u != nil {
-			chunk["usage"] = u
-		}
+	write := func(chunk map[string]any) {
 		b, _ := json.Marshal(chunk)
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	send := func(choices []map[string]any, u any) {
+		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices}
+		if u != nil {
+			chunk["usage"] = u
+		}
+		write(chunk)
+	}
+	if req.Azure() {
+		write(map[string]any{"id": "", "object": "", "created": 0, "model": "", "choices": []map[string]any{},
+			"prompt_filter_results": []map[string]any{{"prompt_index": 0, "content_filter_results": safe}}})
 	}
 	delta := func(d map[string]any) []map[string]any {
 		return []map[string]any{{"index": 0, "delta": d, "finish_reason": nil, "logprobs": nil}}
@@ -60,6 +70,10 @@ func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) 
 	for _, p := range pieces {
 		send(delta(map[string]any{"content": p}), nil)
 	}
+	if e := reply.StreamError; e != nil {
+		write(map[string]any{"error": errorBody(*e)})
+		return
+	}
 	for _, p := range SplitWords(reply.Refusal) {
 		send(delta(map[string]any{"refusal": p}), nil)
 	}
@@ -71,6 +85,11 @@ func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) 
 		}
 	}
 	send([]map[string]any{{"index": 0, "delta": map[string]any{}, "finish_reason": finishReason(reply), "logprobs": nil}}, nil)
+	if req.Azure() {
+		end := len(reply.Text)
+		write(map[string]any{"id": "", "object": "", "created": 0, "model": "", "choices": []map[string]any{{"index": 0, "finish_reason": nil,
+			"content_filter_results": safe, "content_filter_offsets": map[string]any{"check_offset": 0, "start_offset": 0, "end_offset": end}}}})
+	}
 	if o := req.Body.StreamOptions; o != nil && o.IncludeUsage {
 		send([]map[string]any{}, usage(reply.Usage))
 	}
@@ -78,6 +97,12 @@ func (s *Server) stream(w http.ResponseWriter, req Request, reply Reply, n int) 
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// safe is the content filter's results of an Azure annotation: nothing filtered.
+var safe = map[string]any{
+	"hate": map[string]any{"filtered": false, "severity": "safe"}, "self_harm": map[string]any{"filtered": false, "severity": "safe"},
+	"sexual": map[string]any{"filtered": false, "severity": "safe"}, "violence": map[string]any{"filtered": false, "severity": "safe"},
 }
 
 // SplitWords splits text into the pieces a Server streams it in: each word with the spaces

@@ -33,6 +33,10 @@ type Reply struct {
 	Status int
 	// Error is the error body of a Status reply; nil, a generic one for the status.
 	Error *Error
+	// StreamError, when set, fails a streamed reply midway, as the API can: its text is sent,
+	// then this error as an event ({"error": …}) in place of the rest. A reply not streamed
+	// ignores it.
+	StreamError *Error
 }
 
 // ToolCall is a function tool call of a Reply.
@@ -143,8 +147,9 @@ func (m Message) Text() string {
 }
 
 // Server is a fake Chat Completions API on a loopback address. It is safe for concurrent
-// use; requests take its replies in the order they arrive. Past its last reply it answers
-// 500 (and still records the request).
+// use; requests take its replies in the order they arrive. A request it rejects (bad
+// credentials, no api-version on the Azure path, a body that is no JSON) is recorded but
+// takes no reply. Past its last reply it answers 500 (and still records the request).
 type Server struct {
 	// Key, when set, is the only credential accepted: "Authorization: Bearer <Key>" or
 	// "Api-Key: <Key>"; other requests get 401. Set it before the first request.
@@ -155,6 +160,7 @@ type Server struct {
 	mu       sync.Mutex
 	replies  []Reply
 	requests []Request
+	taken    int // how many requests took a reply (scripted or past the script)
 }
 
 // NewServer starts a Server on plain HTTP that answers with replies in order. Close it when
@@ -227,23 +233,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	decodeErr := json.Unmarshal(raw, &req.Body)
 
 	s.mu.Lock()
-	n := len(s.requests)
 	s.requests = append(s.requests, req)
+	bad := s.reject(req, decodeErr)
+	n, scripted := s.taken, false
 	var reply Reply
-	scripted := n < len(s.replies)
-	if scripted {
-		reply = s.replies[n]
+	if bad == nil { // a request the API would reject takes no reply
+		s.taken++
+		if scripted = n < len(s.replies); scripted {
+			reply = s.replies[n]
+		}
 	}
-	key := s.Key
 	s.mu.Unlock()
 
 	switch {
-	case key != "" && r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("Api-Key") != key:
-		writeError(w, http.StatusUnauthorized, Error{Message: "openaitest: bad credentials", Type: "invalid_request_error", Code: "invalid_api_key"})
-	case deployment != "" && req.APIVersion == "":
-		writeError(w, http.StatusBadRequest, Error{Message: "openaitest: api-version required", Type: "invalid_request_error"})
-	case decodeErr != nil:
-		writeError(w, http.StatusBadRequest, Error{Message: "openaitest: decode body: " + decodeErr.Error(), Type: "invalid_request_error"})
+	case bad != nil:
+		writeError(w, bad.status, bad.Error)
 	case !scripted:
 		writeError(w, http.StatusInternalServerError, Error{Message: fmt.Sprintf("openaitest: %d replies scripted, asked for reply %d", n, n+1), Type: "server_error"})
 	case reply.Status != 0:
@@ -260,6 +264,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// rejection is the error answer to a request the API would reject.
+type rejection struct {
+	status int
+	Error
+}
+
+// reject returns the rejection of req for its credentials (when s.Key is set), a missing
+// api-version on the Azure path, or a body that is no chat completion request; nil for a
+// request to answer. s.mu is held.
+func (s *Server) reject(req Request, decodeErr error) *rejection {
+	switch {
+	case s.Key != "" && req.Header.Get("Authorization") != "Bearer "+s.Key && req.Header.Get("Api-Key") != s.Key:
+		return &rejection{http.StatusUnauthorized, Error{Message: "openaitest: bad credentials", Type: "invalid_request_error", Code: "invalid_api_key"}}
+	case req.Azure() && req.APIVersion == "":
+		return &rejection{http.StatusBadRequest, Error{Message: "openaitest: api-version required", Type: "invalid_request_error"}}
+	case decodeErr != nil:
+		return &rejection{http.StatusBadRequest, Error{Message: "openaitest: decode body: " + decodeErr.Error(), Type: "invalid_request_error"}}
+	}
+	return nil
+}
+
 // route returns the deployment of an Azure chat completions path, "" for the OpenAI path,
 // and whether path is a chat completions path at all.
 func route(path string) (deployment string, ok bool) {
@@ -274,8 +299,12 @@ func route(path string) (deployment string, ok bool) {
 func writeError(w http.ResponseWriter, status int, e Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": e.Message, "type": e.Type, "param": nil, "code": nullable(e.Code)}})
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": errorBody(e)})
+}
+
+// errorBody returns e as the API sends it under "error".
+func errorBody(e Error) map[string]any {
+	return map[string]any{"message": e.Message, "type": e.Type, "param": nil, "code": nullable(e.Code)}
 }
 
 // nullable returns s, or nil (JSON null) when it is empty.

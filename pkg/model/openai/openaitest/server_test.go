@@ -43,31 +43,7 @@ func TestServer_Stream_SSEWithToolDeltasAndUsage(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	var chunks []map[string]any
-	done := false
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || done {
-			t.Fatalf("unexpected line %q (after [DONE]: %v)", line, done)
-		}
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
-		var c map[string]any
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			t.Fatalf("chunk %q: %v", data, err)
-		}
-		chunks = append(chunks, c)
-	}
-	if !done {
-		t.Fatal("no [DONE]")
-	}
+	chunks := sse(t, body)
 	var text, args strings.Builder
 	argChunks := 0
 	for _, c := range chunks[:len(chunks)-1] {
@@ -94,6 +70,62 @@ func TestServer_Stream_SSEWithToolDeltasAndUsage(t *testing.T) {
 	}
 	if r := s.Requests(); len(r) != 1 || !r[0].Body.Stream || r[0].Body.Messages[0].Text() != "hi" {
 		t.Errorf("requests = %+v", r)
+	}
+}
+
+// sse returns the chunks of a stream's body, which must end with data: [DONE].
+func sse(t *testing.T, body string) []map[string]any {
+	t.Helper()
+	var chunks []map[string]any
+	done := false
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || done {
+			t.Fatalf("unexpected line %q (after [DONE]: %v)", line, done)
+		}
+		if data == "[DONE]" {
+			done = true
+			continue
+		}
+		var c map[string]any
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		chunks = append(chunks, c)
+	}
+	if !done {
+		t.Fatal("no [DONE]")
+	}
+	return chunks
+}
+
+func TestServer_Stream_AzureAnnotations(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(openaitest.Reply{Text: "a b"})
+	defer s.Close()
+	status, body := post(t, s, "/openai/deployments/d/chat/completions?api-version=2024-10-21", nil,
+		`{"model":"d","messages":[{"role":"user","content":"hi"}],"stream":true}`)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	chunks := sse(t, body)
+	first, last := chunks[0], chunks[len(chunks)-1]
+	if first["id"] != "" || len(first["choices"].([]any)) != 0 || first["prompt_filter_results"] == nil {
+		t.Errorf("first chunk = %v, want the prompt's filter results with no id", first)
+	}
+	choice, _ := asList(last["choices"])[0].(map[string]any)
+	if last["id"] != "" || choice["delta"] != nil || choice["content_filter_offsets"] == nil {
+		t.Errorf("last chunk = %v, want the reply's filter results with no id and no delta", last)
+	}
+	for _, c := range chunks[1 : len(chunks)-1] {
+		if c["id"] != "chatcmpl-test-1" {
+			t.Errorf("chunk of the reply = %v, want id chatcmpl-test-1", c)
+		}
 	}
 }
 
@@ -151,5 +183,26 @@ func TestServer_ErrorsAndPastTheScript(t *testing.T) {
 	}
 	if n := s.Count(); n != 2 {
 		t.Errorf("count = %d, want 2 (requests past the script count too)", n)
+	}
+}
+
+func TestServer_RejectedRequestTakesNoReply(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(openaitest.Reply{Text: "first"})
+	defer s.Close()
+	s.Key = "k"
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	if status, _ := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer wrong"}}, body); status != http.StatusUnauthorized {
+		t.Fatalf("wrong key: status %d", status)
+	}
+	if status, _ := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}}, `{"model":`); status != http.StatusBadRequest {
+		t.Fatalf("bad body: status %d", status)
+	}
+	status, got := post(t, s, "/v1/chat/completions", http.Header{"Authorization": {"Bearer k"}}, body)
+	if status != http.StatusOK || !strings.Contains(got, `"first"`) {
+		t.Errorf("status %d, body %s; want the first reply", status, got)
+	}
+	if n := s.Count(); n != 3 {
+		t.Errorf("count = %d, want 3 (rejected requests are recorded)", n)
 	}
 }
