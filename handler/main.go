@@ -9,12 +9,14 @@
 //	funcgraph --version                       print funcgraph's version, Go's and this build's
 //
 // Everything but the choice of app lives in pkg/launch; see its documentation for settings
-// (FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr: make run TRACE=stdout).
+// (FUNCGRAPH_TRACE_EXPORTER=stdout prints OpenTelemetry spans on stderr: make run TRACE=stdout),
+// and pkg/exampleapp/assistantmodel for the assistant's model settings (docs/configuration.md).
 package main
 
 import (
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
+	"github.com/funcgraph/funcgraph/pkg/exampleapp/assistantmodel"
 	"github.com/funcgraph/funcgraph/pkg/launch"
 )
 
-func main() { launch.Main(exampleapp.Launch) }
+func main() { launch.Main(exampleapp.LaunchWith(assistantmodel.FromEnv)) }

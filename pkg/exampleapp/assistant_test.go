@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/exampleapp"
+	"github.com/funcgraph/funcgraph/pkg/exampleapp/assistantmodel"
 	"github.com/funcgraph/funcgraph/pkg/model/openai/openaitest"
 )
 
@@ -94,8 +95,8 @@ func TestAssistant_OnTheOpenAIAdapter(t *testing.T) {
 		openaitest.Reply{Text: "Your order B200 is delivered.", Usage: openaitest.Usage{PromptTokens: 80, CompletionTokens: 7}},
 	)
 	t.Cleanup(srv.Close)
-	m, vendor, err := exampleapp.ModelFromEnv(envMap{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.BaseURL()}.get)
-	if err != nil || vendor != exampleapp.VendorOpenAI {
+	m, vendor, err := assistantmodel.FromEnv(envMap{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.BaseURL()}.get)
+	if err != nil || vendor != assistantmodel.VendorOpenAI {
 		t.Fatalf("model: %v %s", err, vendor)
 	}
 	tr := serveApp(t, exampleapp.Config{Model: m})[0]

@@ -54,7 +54,7 @@ type Config struct {
 	// (launch.Settings.MemoryBudget); the routes refuse new work it has no room for before
 	// reading the body. nil means none.
 	MemoryBudget *membudget.Budget
-	// Model is the assistant's model (ModelFromEnv); nil means examples.BuiltinModel, the
+	// Model is the assistant's model (assistantmodel.FromEnv); nil means examples.BuiltinModel, the
 	// deterministic one that needs no vendor.
 	Model model.Model
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
@@ -166,29 +166,40 @@ func Build(cfg Config) (*App, error) {
 	return a, nil
 }
 
-// Launch is the example app's launch.Builder: it builds the app from the entrypoint's settings
-// (the assistant on the model ModelFromEnv picks), with the platform threads and echo_agent's
-// checkpoints in the stores launch opened (Azure storage when AzureWebJobsStorage is
-// configured, process memory otherwise).
-func Launch(_ context.Context, s launch.Settings) (*launch.App, error) {
-	cfg := Config{
-		Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
-		PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
-		Isolation: s.Isolation, MaxWait: s.MaxWait, MemoryBudget: s.MemoryBudget,
-	}
-	if s.Getenv != nil {
-		m, vendor, err := ModelFromEnv(s.Getenv)
+// ModelPicker picks the assistant's model from the app's settings, and names its vendor
+// (assistantmodel.FromEnv).
+type ModelPicker func(getenv func(string) string) (m model.Model, vendor string, err error)
+
+// Launch is the example app's launch.Builder on the built-in assistant model: LaunchWith(nil).
+func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
+	return LaunchWith(nil)(ctx, s)
+}
+
+// LaunchWith returns the example app's launch.Builder: it builds the app from the entrypoint's
+// settings (the assistant on the model pick picks from them; nil, the built-in model), with the
+// platform threads and echo_agent's checkpoints in the stores launch opened (Azure storage when
+// AzureWebJobsStorage is configured, process memory otherwise).
+func LaunchWith(pick ModelPicker) launch.Builder {
+	return func(_ context.Context, s launch.Settings) (*launch.App, error) {
+		cfg := Config{
+			Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
+			PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
+			Isolation: s.Isolation, MaxWait: s.MaxWait, MemoryBudget: s.MemoryBudget,
+		}
+		if pick != nil && s.Getenv != nil {
+			m, vendor, err := pick(s.Getenv)
+			if err != nil {
+				return nil, fmt.Errorf("build example app: %w", err)
+			}
+			cfg.Model = m
+			if s.Logger != nil {
+				s.Logger.Info("assistant model", "vendor", vendor)
+			}
+		}
+		a, err := Build(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("build example app: %w", err)
+			return nil, err
 		}
-		cfg.Model = m
-		if s.Logger != nil {
-			s.Logger.Info("assistant model", "vendor", vendor)
-		}
+		return a.App(), nil
 	}
-	a, err := Build(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return a.App(), nil
 }

@@ -1,4 +1,8 @@
-package exampleapp
+// Package assistantmodel picks the example app's assistant model from the app settings: the
+// built-in model, or OpenAI, Azure OpenAI or Anthropic through their adapters. It is its own
+// package so that only the binary that wants the vendors (handler/) imports their SDKs: the
+// example app itself, which other packages' tests import, does not.
+package assistantmodel
 
 import (
 	"fmt"
@@ -37,11 +41,11 @@ const (
 // DefaultOpenAIModel is the OpenAI model when OPENAI_MODEL is unset.
 const DefaultOpenAIModel = "gpt-4o-mini"
 
-// ModelFromEnv returns the assistant's model from the app settings getenv reads, and the
+// FromEnv returns the assistant's model from the app settings getenv reads, and the
 // vendor it is on: FUNCGRAPH_MODEL when set, else the first vendor whose settings are present
 // (Azure OpenAI, OpenAI, Anthropic), else the built-in model. Errors name the setting that is
 // missing or wrong; they never carry a key.
-func ModelFromEnv(getenv func(string) string) (model.Model, string, error) {
+func FromEnv(getenv func(string) string) (model.Model, string, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	vendor := get(envModel)
 	if vendor == "" {

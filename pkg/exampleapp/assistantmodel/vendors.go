@@ -1,4 +1,4 @@
-package exampleapp
+package assistantmodel
 
 import (
 	"fmt"

@@ -1,13 +1,13 @@
-package exampleapp_test
+package assistantmodel_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/funcgraph/funcgraph/pkg/exampleapp"
+	"github.com/funcgraph/funcgraph/pkg/exampleapp/assistantmodel"
 )
 
-func TestModelFromEnv_PicksTheVendorItsSettingsName(t *testing.T) {
+func TestFromEnv_PicksTheVendorItsSettingsName(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
@@ -15,16 +15,16 @@ func TestModelFromEnv_PicksTheVendorItsSettingsName(t *testing.T) {
 		vendor string
 		err    string
 	}{
-		{"nothing set", nil, exampleapp.VendorBuiltin, ""},
-		{"openai key", map[string]string{"OPENAI_API_KEY": "sk-secret"}, exampleapp.VendorOpenAI, ""},
-		{"azure key", map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com", "AZURE_OPENAI_DEPLOYMENT": "d", "AZURE_OPENAI_API_KEY": "k-secret", "OPENAI_API_KEY": "sk-secret"}, exampleapp.VendorAzureOpenAI, ""},
-		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "a-secret"}, exampleapp.VendorAnthropic, ""},
-		{"chosen over present keys", map[string]string{"FUNCGRAPH_MODEL": "builtin", "OPENAI_API_KEY": "sk-secret"}, exampleapp.VendorBuiltin, ""},
+		{"nothing set", nil, assistantmodel.VendorBuiltin, ""},
+		{"openai key", map[string]string{"OPENAI_API_KEY": "sk-secret"}, assistantmodel.VendorOpenAI, ""},
+		{"azure key", map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com", "AZURE_OPENAI_DEPLOYMENT": "d", "AZURE_OPENAI_API_KEY": "k-secret", "OPENAI_API_KEY": "sk-secret"}, assistantmodel.VendorAzureOpenAI, ""},
+		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "a-secret"}, assistantmodel.VendorAnthropic, ""},
+		{"chosen over present keys", map[string]string{"FUNCGRAPH_MODEL": "builtin", "OPENAI_API_KEY": "sk-secret"}, assistantmodel.VendorBuiltin, ""},
 		{"chosen without its key", map[string]string{"FUNCGRAPH_MODEL": "anthropic", "OPENAI_API_KEY": "sk-secret"}, "", "FUNCGRAPH_MODEL=anthropic needs ANTHROPIC_API_KEY"},
 		{"azure without deployment", map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com", "AZURE_OPENAI_API_KEY": "k-secret"}, "", "needs AZURE_OPENAI_DEPLOYMENT"},
 		{"unknown vendor", map[string]string{"FUNCGRAPH_MODEL": "gemini"}, "", `FUNCGRAPH_MODEL must be builtin, openai, azure-openai or anthropic, got "gemini"`},
 	} {
-		m, vendor, err := exampleapp.ModelFromEnv(func(k string) string { return tc.env[k] })
+		m, vendor, err := assistantmodel.FromEnv(func(k string) string { return tc.env[k] })
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
