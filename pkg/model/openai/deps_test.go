@@ -82,6 +82,33 @@ func TestIntegrationApp_WithoutAdapter_FetchesNoSDK(t *testing.T) {
 	t.Logf("Go fetched into the fresh module cache:\n%s", strings.Join(fetched, "\n"))
 }
 
+// TestIntegrationApp_OnLaunch_FetchesNoSDK is the same check for the app a user writes: the user-module
+// fixture of package launch (a hosted and a durable graph handed to launch.Main), listed
+// rather than built. `go mod tidy` loads the tests of every package the app imports, and the
+// packages those tests import: a test of a package under launch that imports a package on an
+// adapter has tidy download that adapter's SDK, which the error names (go mod why).
+func TestIntegrationApp_OnLaunch_FetchesNoSDK(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile(filepath.Join("..", "..", "launch", "testdata", "usermod", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, cache := newApp(t, string(text))
+	appGo(t, dir, cache, "mod", "tidy")
+	deps := appGo(t, dir, cache, "list", "-deps", ".")
+	fetched := cached(t, cache)
+	for _, sdk := range vendorSDKs {
+		if strings.Contains(deps, sdk) {
+			t.Errorf("the app's packages include %s:\n%s", sdk, deps)
+		}
+		if i := slices.IndexFunc(fetched, func(f string) bool { return strings.HasPrefix(f, sdk) }); i >= 0 {
+			mod := strings.SplitN(fetched[i], "/@v/", 2)[0]
+			mod, _, _ = strings.Cut(mod, "@")
+			t.Errorf("%s fetched (%s), by go mod tidy: %s", sdk, fetched[i], appGo(t, dir, cache, "mod", "why", "-m", mod))
+		}
+	}
+}
+
 // TestIntegrationApp_WithAdapter_FetchesTheSDK is the control: the same check sees openai-go fetched
 // and extracted for an app on the adapter. It lists the app's packages rather than build
 // them: compiling the SDK from a new module cache (a new source path, so no build cache)
