@@ -162,8 +162,9 @@ func editCall(ms []message.Message, id string, args json.RawMessage) []message.M
 	return out
 }
 
+// compact returns an edit's arguments as the conversation records them: compact JSON, keys in
+// order (raw as it is when it does not decode as an object; Validate refused that already).
 func compact(raw json.RawMessage) json.RawMessage {
-	var b strings.Builder
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return raw
@@ -172,8 +173,7 @@ func compact(raw json.RawMessage) json.RawMessage {
 	if err != nil {
 		return raw
 	}
-	b.Write(enc)
-	return json.RawMessage(b.String())
+	return enc
 }
 
 // approvalNote is the wait's note: the calls waiting, as a person reads them.
