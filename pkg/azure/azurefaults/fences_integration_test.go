@@ -230,7 +230,7 @@ func TestIntegrationFence_LateEventBatch(t *testing.T) {
 // the age but finished just now is kept, and purged once it finished long enough ago.
 func TestIntegrationRetention_AgeFromTheFinish(t *testing.T) {
 	t.Parallel()
-	const maxAge = 2 * time.Second
+	const maxAge = 5 * time.Second // long enough that a loaded machine drives and sweeps within it
 	r := newRig(t, engine.Options{Retention: engine.Retention{MaxAge: maxAge}})
 	id := r.start(t, "support_agent", "", supportInput)
 	r.drive(t)
