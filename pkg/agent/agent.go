@@ -219,6 +219,7 @@ func (a *agent) modelTurn(ctx context.Context, s State) (State, error) {
 		}
 	}
 	s.Messages = append(s.Messages, reply)
+	s.Messages = append(s.Messages, invalidCallErrors(id, reply.InvalidToolCalls)...)
 	s.Usage = s.Usage.add(usage)
 	s.PendingApproval, s.Approved = nil, nil
 	for _, c := range reply.ToolCalls {
@@ -229,10 +230,34 @@ func (a *agent) modelTurn(ctx context.Context, s State) (State, error) {
 	return s, nil
 }
 
-// afterModel goes to the tools when the reply calls any, else to the final answer.
+// invalidCallErrors answers the calls of a reply that the vendor could not parse with error
+// tool messages, so that the next model turn sees what was wrong and can call again; the
+// reply's calls without an ID get one (id-invalid-i) that its answer names.
+func invalidCallErrors(id string, calls []message.InvalidToolCall) []message.Message {
+	var out []message.Message
+	for i := range calls {
+		c := &calls[i]
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("%s-invalid-%d", id, i)
+		}
+		why := c.Error
+		if why == "" {
+			why = "the arguments are not a JSON object"
+		}
+		out = append(out, message.ToolError(message.ToolCall{ID: c.ID, Name: c.Name},
+			fmt.Sprintf("Error: the call of %s could not be parsed (%s). Call it again with arguments that are a JSON object.", c.Name, why)))
+	}
+	return out
+}
+
+// afterModel goes to the tools when the reply calls any, back to the model when it made only
+// calls that could not be parsed (answered with errors by modelTurn), else to the final answer.
 func (a *agent) afterModel(_ context.Context, s State) (durable.RouteDecision, error) {
 	if len(unanswered(s.Messages)) > 0 {
 		return durable.Next(NodeTools), nil
+	}
+	if i := lastAI(s.Messages); i >= 0 && len(s.Messages[i].InvalidToolCalls) > 0 {
+		return durable.Next(NodeModel), nil
 	}
 	if a.Output != nil {
 		return durable.Next(NodeAnswer), nil

@@ -238,3 +238,39 @@ func TestNew_RefusesBadConfigs(t *testing.T) {
 		}
 	}
 }
+
+// A reply whose only call could not be parsed does not end the turn silently: the call is
+// answered with an error tool message and the model is asked again, and its next, valid
+// call runs.
+func TestAgent_UnparsableCallGoesBackToTheModel(t *testing.T) {
+	t.Parallel()
+	var c counters
+	bad := message.AI("")
+	bad.InvalidToolCalls = []message.InvalidToolCall{{Name: "search", Args: `{"query": "x"`, Error: "unexpected end of JSON input"}}
+	script := model.NewScript(bad, message.AI("", call("c1", "search", `{"query":"x"}`)), message.AI("Found it."))
+	g, err := agent.New(agent.Config{Name: "invalid", Model: script, Tools: tools(&c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := durabletest.New(t, g, durabletest.Options{})
+	if run := kit.Start("r1", input("x")); run.RuntimeStatus != durabletest.StatusCompleted {
+		t.Fatalf("status %s: %s", run.RuntimeStatus, run.FailureMessage())
+	}
+	final := kit.Final("r1")
+	reply, answer := final.Messages[1], final.Messages[2]
+	if id := reply.InvalidToolCalls[0].ID; id == "" || answer.ToolCallID != id {
+		t.Fatalf("the unparsable call %q is answered by %q", id, answer.ToolCallID)
+	}
+	if answer.Status != message.StatusError || !strings.Contains(answer.Text(), "unexpected end of JSON input") {
+		t.Fatalf("the model is not told what was wrong: %+v", answer)
+	}
+	if n := c.search.Load(); n != 1 {
+		t.Fatalf("search ran %d times, want once (the valid call)", n)
+	}
+	if got := final.Messages[len(final.Messages)-1].Text(); got != "Found it." {
+		t.Fatalf("final answer %q", got)
+	}
+	if n := len(script.Requests()); n != 3 {
+		t.Fatalf("model asked %d times, want 3", n)
+	}
+}

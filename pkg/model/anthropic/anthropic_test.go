@@ -206,6 +206,26 @@ func TestModel_Generate_ToolResultRoundTrip(t *testing.T) {
 		{"type":"text","text":"Be brief."}]}`))
 }
 
+// An AI message of another vendor with a call it could not parse goes as a tool_use with an
+// empty input, so that the error tool_result answering it names a call of the turn.
+func TestModel_Generate_UnparsableCallOfAnotherVendor(t *testing.T) {
+	t.Parallel()
+	ai := message.AI("")
+	ai.InvalidToolCalls = []message.InvalidToolCall{{ID: "call_cut", Name: "get_weather", Args: `{"city":"Par`, Error: "cut"}}
+	msgs := []message.Message{message.Human("Paris?"), ai,
+		message.ToolError(message.ToolCall{ID: "call_cut", Name: "get_weather"}, "Error: cut")}
+	m, srv := newModel(t, anthropic.Config{}, anthropictest.Text("Sorry."))
+	if _, err := m.Generate(t.Context(), model.Request{Messages: msgs, Tools: []model.ToolDef{weather}}); err != nil {
+		t.Fatal(err)
+	}
+	req := only(t, srv)
+	if len(req.Messages) != 3 {
+		t.Fatalf("messages = %+v, want user, assistant, user", req.Messages)
+	}
+	jsonEqual(t, "assistant turn", raw(t, req.Messages[1]), json.RawMessage(`{"role":"assistant","content":[
+		{"type":"tool_use","id":"call_cut","name":"get_weather","input":{}}]}`))
+}
+
 // raw returns a request message as the JSON of its role and blocks.
 func raw(t *testing.T, m anthropictest.InMessage) json.RawMessage {
 	t.Helper()

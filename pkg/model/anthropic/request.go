@@ -147,6 +147,13 @@ func assistantBlocks(msg message.Message) ([]sdk.ContentBlockParamUnion, error) 
 		}
 		bs = append(bs, sdk.NewToolUseBlock(c.ID, args, c.Name))
 	}
+	// A call another vendor's reply could not parse has no input to send: it goes as a
+	// tool_use with an empty input, so that the error tool_result answering it names a call.
+	for _, c := range msg.InvalidToolCalls {
+		if c.ID != "" {
+			bs = append(bs, sdk.NewToolUseBlock(c.ID, json.RawMessage("{}"), c.Name))
+		}
+	}
 	return bs, nil
 }
 

@@ -526,9 +526,10 @@ func TestModel_Generate_InvalidToolCallsAreKept(t *testing.T) {
 		{ID: "call_list", Name: "get_weather", Arguments: `["Rome"]`},
 		{ID: "call_cut", Name: "get_weather", Arguments: `{"city":"Par`},
 	}}
-	s := openaitest.NewServer(reply, reply)
+	s := openaitest.NewServer(reply, reply, openaitest.Reply{Text: "ok"})
 	defer s.Close()
-	plain, streamed, _ := generateTwice(t, newModel(t, s), model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
+	m := newModel(t, s)
+	plain, streamed, _ := generateTwice(t, m, model.Request{Messages: []message.Message{message.Human("hi")}, Tools: []model.ToolDef{weather}})
 	for name, resp := range map[string]model.Response{"plain": plain, "streamed": streamed} {
 		msg := resp.Message
 		if resp.StopReason != model.StopLength || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].ID != "call_ok" {
@@ -542,6 +543,20 @@ func TestModel_Generate_InvalidToolCallsAreKept(t *testing.T) {
 		if err := msg.Validate(); err != nil {
 			t.Errorf("%s: reply does not validate: %v", name, err)
 		}
+	}
+	// Sent back, the bad calls are calls of the assistant message as the model wrote them,
+	// so that the error tool messages answering them name calls the API knows.
+	msg, bad := plain.Message, plain.Message.InvalidToolCalls
+	msgs := []message.Message{message.Human("hi"), msg, message.ToolResult(msg.ToolCalls[0], "sunny"),
+		message.ToolError(message.ToolCall{ID: bad[0].ID, Name: bad[0].Name}, "Error: not an object"),
+		message.ToolError(message.ToolCall{ID: bad[1].ID, Name: bad[1].Name}, "Error: cut")}
+	if _, err := m.Generate(t.Context(), model.Request{Messages: msgs, Tools: []model.ToolDef{weather}}); err != nil {
+		t.Fatal(err)
+	}
+	ai := s.Requests()[2].Body.Messages[1]
+	if len(ai.ToolCalls) != 3 || ai.ToolCalls[1].ID != "call_list" || ai.ToolCalls[1].Function.Arguments != `["Rome"]` ||
+		ai.ToolCalls[2].ID != "call_cut" || ai.ToolCalls[2].Function.Arguments != `{"city":"Par` {
+		t.Errorf("assistant message sent = %+v", ai)
 	}
 }
 

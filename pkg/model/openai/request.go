@@ -91,7 +91,7 @@ func messageParam(m message.Message) (openai.ChatCompletionMessageParamUnion, er
 			return openai.ChatCompletionMessageParamUnion{}, err
 		}
 		var a openai.ChatCompletionAssistantMessageParam
-		if text := m.Text(); text != "" || len(m.ToolCalls) == 0 {
+		if text := m.Text(); text != "" || len(m.ToolCalls)+len(m.InvalidToolCalls) == 0 {
 			a.Content.OfString = openai.String(text)
 		}
 		if m.Name != "" {
@@ -105,6 +105,17 @@ func messageParam(m message.Message) (openai.ChatCompletionMessageParamUnion, er
 			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
 					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args}},
+			})
+		}
+		// A call the reply could not parse goes back as the model wrote it, so that the
+		// error tool message answering it names a call of this message.
+		for _, c := range m.InvalidToolCalls {
+			if c.ID == "" {
+				continue
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Args}},
 			})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
