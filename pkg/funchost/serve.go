@@ -42,6 +42,9 @@ type Server struct {
 	edge   *edge
 	http   *http.Server
 	logger *slog.Logger
+	// drain ends when shutdown begins: the requests' UntilDrain contexts end with it.
+	drain     context.Context
+	drainDone context.CancelFunc
 }
 
 // NewServer validates cfg (zero fields take their defaults) and returns a server for h.
@@ -56,7 +59,8 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 	cfg = cfg.withDefaults()
 	e := newEdge(cfg, h)
 	e.origins, _ = newOrigins(cfg.AllowedOrigins) // validated
-	return &Server{cfg: cfg, edge: e, logger: logger, http: &http.Server{
+	drain, drainDone := context.WithCancel(context.Background())
+	return &Server{cfg: cfg, edge: e, logger: logger, drain: drain, drainDone: drainDone, http: &http.Server{
 		Handler: e,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if ec, ok := c.(*edgeConn); ok {
@@ -76,12 +80,14 @@ func NewServer(cfg ServerConfig, h http.Handler, logger *slog.Logger) (*Server, 
 func (s *Server) Config() ServerConfig { return s.cfg }
 
 // Serve serves on ln until ctx is done, then shuts down: it stops accepting, closes idle
-// connections, cuts requests still receiving their body, waits up to ShutdownTimeout for the
-// other in-flight requests, and closes whatever is left. Request contexts are not cancelled by
+// connections, cuts requests still receiving their body, ends the waits of requests that wait
+// on work living on without them (UntilDrain), waits up to ShutdownTimeout for the other
+// in-flight requests, and closes whatever is left. Request contexts are not cancelled by
 // ctx (only by their client going away). A shutdown that had to close connections is logged,
 // not returned: the process still exits cleanly.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.http.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	base := context.WithValue(context.WithoutCancel(ctx), drainKey{}, s.drain)
+	s.http.BaseContext = func(net.Listener) context.Context { return base }
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(edgeListener{Listener: ln, stall: s.cfg.WriteStallTimeout}) }()
 	select {
@@ -94,6 +100,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.logger.Info("shutting down", "addr", ln.Addr().String())
 	s.edge.shutdown()
+	s.drainDone()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := s.http.Shutdown(sctx); err != nil {
@@ -109,4 +116,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close closes the listener and every connection at once, without waiting for in-flight
 // requests, and Serve returns nil. It is for a server that must stop now (a process being
 // killed, in tests); a graceful stop ends Serve's context instead.
-func (s *Server) Close() error { return s.http.Close() }
+func (s *Server) Close() error {
+	s.drainDone()
+	return s.http.Close()
+}

@@ -23,6 +23,12 @@ func serveTest(t *testing.T, cfg funchost.ServerConfig, h http.Handler) (string,
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveWith(t, srv)
+}
+
+// serveWith is serveTest of a server already made.
+func serveWith(t *testing.T, srv *funchost.Server) (string, func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

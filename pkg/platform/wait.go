@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
@@ -28,15 +29,20 @@ const retryAfterSeconds = "5"
 // errWaitBound is the cause of a wait's context that reached the bound.
 var errWaitBound = errors.New("platform: wait bound passed")
 
-// waitContext returns ctx bounded by the wait bound.
+// waitContext returns ctx bounded by the wait bound. The server's shutdown ends it as the
+// bound does (funchost.UntilDrain): the run goes on, and the client joins again elsewhere.
 func (s *Service) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, s.maxWait, errWaitBound)
+	drained, stop := funchost.UntilDrain(ctx, errWaitBound)
+	bounded, cancel := context.WithTimeoutCause(drained, s.maxWait, errWaitBound)
+	return bounded, func() { cancel(); stop() }
 }
 
 // boundPassed reports whether err ended a wait on ctx (from waitContext) because the bound
-// passed, not because the request ended or the backend failed otherwise.
+// passed or the server began to shut down, not because the request ended or the backend
+// failed otherwise.
 func boundPassed(ctx context.Context, err error) bool {
-	return err != nil && errors.Is(context.Cause(ctx), errWaitBound) && errors.Is(err, context.DeadlineExceeded)
+	return err != nil && errors.Is(context.Cause(ctx), errWaitBound) &&
+		(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
 }
 
 // logWaitExceeded records an inline run whose request stopped waiting for it.

@@ -274,7 +274,7 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 	if wantsEventStream(r) {
 		return s.streamFeed(w, r, feeder, id, q)
 	}
-	page, err := feeder.Feed(ctx, id, q.engineQuery(q.wait))
+	page, _, err := feedUntilDrain(ctx, feeder, id, q.engineQuery(q.wait))
 	if err != nil {
 		return clientGone(ctx, err)
 	}
@@ -332,7 +332,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	deadline, proxied := funchost.Proxied(ctx)
 	if funchost.RequestSource(ctx) == funchost.SourceHost && !proxied {
 		// Under the Functions host the response goes out whole: one long poll.
-		page, err := feeder.Feed(ctx, id, q.engineQuery(q.wait))
+		page, _, err := feedUntilDrain(ctx, feeder, id, q.engineQuery(q.wait))
 		if err != nil {
 			return clientGone(ctx, err)
 		}
@@ -360,6 +360,7 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 	rc := http.NewResponseController(w)
 	var buf []byte
 	var stop time.Time // when a proxied stream ends before functionTimeout (zero: never)
+	draining := false  // the server began to shut down: the stream ends after this page
 	if proxied {
 		buf = append(buf, sse.RetryFrame(feedRetryMillis)...)
 		if !deadline.IsZero() {
@@ -400,17 +401,17 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 		}
 		wait := feedKeepAlive
 		if !stop.IsZero() {
-			left := time.Until(stop)
-			if left <= 0 {
-				// A clean end well before functionTimeout: the retry frame, no end event (the
-				// run goes on), and the client reconnects with its Last-Event-ID.
-				_, _ = w.Write([]byte(sse.RetryFrame(feedRetryMillis)))
-				_ = rc.Flush()
-				return nil
-			}
-			wait = min(wait, left)
+			wait = min(wait, time.Until(stop))
 		}
-		page, err = feeder.Feed(ctx, id, nextQuery(page, q.live, wait))
+		if draining || (!stop.IsZero() && wait <= 0) {
+			// A clean end, the server shutting down or functionTimeout well ahead: the retry
+			// frame, no end event (the run goes on), and the client reconnects with its
+			// Last-Event-ID.
+			_, _ = w.Write([]byte(sse.RetryFrame(feedRetryMillis)))
+			_ = rc.Flush()
+			return nil
+		}
+		page, draining, err = feedUntilDrain(ctx, feeder, id, nextQuery(page, q.live, wait))
 		if err != nil {
 			if clientGone(ctx, err) == nil {
 				return nil
@@ -422,6 +423,24 @@ func (s *Service) streamFeed(w http.ResponseWriter, r *http.Request, feeder engi
 			return nil
 		}
 	}
+}
+
+// errFeedDrain is the cause of a feed wait that the server's shutdown ended.
+var errFeedDrain = errors.New("runsapi: the server is shutting down")
+
+// feedUntilDrain reads the feed with q, its wait cut short when the server begins to shut down
+// (funchost.UntilDrain): then it answers what there is now, drained true, so the answer ends
+// cleanly and the client asks again of an instance still serving.
+func feedUntilDrain(ctx context.Context, feeder engine.RunFeeder, id string, q engine.FeedQuery) (engine.FeedPage, bool, error) {
+	wctx, stop := funchost.UntilDrain(ctx, errFeedDrain)
+	defer stop()
+	page, err := feeder.Feed(wctx, id, q)
+	if err == nil || ctx.Err() != nil || !funchost.Drained(wctx, errFeedDrain) {
+		return page, false, err
+	}
+	q.Wait = 0
+	page, err = feeder.Feed(ctx, id, q)
+	return page, true, err
 }
 
 // proxiedStreamSpan is how long a proxied event stream lasts when its invocation has left
