@@ -11,6 +11,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/memory"
@@ -140,6 +141,12 @@ func liveGraphs(t *testing.T, g *gates) []durable.Graph {
 // with a live channel in memory, through both transports.
 func liveApp(t *testing.T, g *gates) []funchosttest.Transport {
 	t.Helper()
+	return funchosttest.Transports(t, liveFunctionApp(t, g))
+}
+
+// liveFunctionApp is the function app liveApp serves.
+func liveFunctionApp(t *testing.T, g *gates) *funchost.FunctionApp {
+	t.Helper()
 	reg := durable.NewRegistry()
 	for _, gr := range liveGraphs(t, g) {
 		if err := reg.Register(gr); err != nil {
@@ -169,5 +176,5 @@ func liveApp(t *testing.T, g *gates) []funchosttest.Transport {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close(); _ = eng.Close() })
-	return funchosttest.Transports(t, app.FunctionApp())
+	return app.FunctionApp()
 }
