@@ -30,7 +30,7 @@ TRACE            ?=
 # PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
 PORT             ?= 7071
 
-.PHONY: all build run run-azurite test prefetch tidy-check vet bench-check unit integration fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
+.PHONY: all build run run-azurite test prefetch tidy-check vet bench-check unit integration gotest fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
 
 all: build
 
@@ -93,22 +93,22 @@ run-azurite: build $(AZURITE)
 	AzureWebJobsStorage='$(RUN_AZURITE_STORAGE)' FUNCGRAPH_FUNCTION_KEY=$(DEV_FUNCTION_KEY) FUNCGRAPH_MASTER_KEY=$(DEV_MASTER_KEY) \
 	  ./bin/funcgraph serve --addr 127.0.0.1:$(PORT)
 
-## test: tidy modules, vet (the product and bench/), lint (staticcheck and gofmt), race-enabled
-## unit tests, the run inspector in headless Chromium, a short fuzz pass, then integration tests
-## against Azurite. What the later steps install (Chromium, Azurite and the npm packages of the
-## browser and SDK tests) downloads in the background while the Go checks use the CPU (prefetch;
-## its log is $(TOOLS)/prefetch.log), and the fuzz pass runs beside the browser and integration
-## tests, which leave much of the CPU idle.
+## test: tidy modules, vet (the product and bench/), lint (staticcheck and gofmt), then the run
+## inspector in headless Chromium, and every Go test, unit and integration, race-enabled against
+## Azurite (gotest), with the SDK tests and a short fuzz pass beside them. What the later steps
+## install (Chromium, Azurite and the npm packages of the browser and SDK tests) downloads in the
+## background while the Go checks use the CPU (prefetch; its log is $(TOOLS)/prefetch.log), and
+## the fuzz pass runs beside the browser and Azurite tests, which leave much of the CPU idle.
 test: tidy-check
 	@mkdir -p $(TOOLS); echo "prefetch (in the background, log $(TOOLS)/prefetch.log): Chromium, Azurite, the npm packages of the browser and SDK tests"; \
 	$(MAKE) --no-print-directory prefetch > $(TOOLS)/prefetch.log 2>&1 & pf=$$!; \
-	$(MAKE) --no-print-directory vet bench-check lint unit; rc=$$?; \
+	$(MAKE) --no-print-directory vet bench-check lint; rc=$$?; \
 	if ! wait $$pf; then echo "prefetch failed:"; cat $(TOOLS)/prefetch.log; exit 1; fi; \
 	if [ $$rc != 0 ]; then exit $$rc; fi; \
 	$(MAKE) --no-print-directory build; \
 	echo "fuzz-short (in the background, beside the browser and integration tests, which wait on Azurite and the browser more than they compute; its output follows theirs)"; \
 	$(MAKE) --no-print-directory fuzz-short > $(TOOLS)/fuzz-short.log 2>&1 & fz=$$!; \
-	$(MAKE) --no-print-directory inspector-test integration; rc=$$?; \
+	$(MAKE) --no-print-directory inspector-test gotest; rc=$$?; \
 	wait $$fz; frc=$$?; cat $(TOOLS)/fuzz-short.log; \
 	if [ $$frc != 0 ]; then echo "fuzz-short failed"; exit $$frc; fi; \
 	exit $$rc
@@ -123,13 +123,14 @@ GO_MODULES = $(sort $(dir $(shell find . -name go.mod -not -path './.tools/*' -n
 tidy-check:
 	@set -e; for m in $(GO_MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff); done
 
+## vet: go vet over the product with the integration tag, which adds test files only (no file
+## is built without it alone), so every file is vetted in one pass.
 vet:
-	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 
 ## lint: a gofmt check that lists every unformatted Go file of the repository and fails, then
-## staticcheck with its default checks over the product (with and without the integration tag)
-## and over bench/. staticcheck is pinned (STATICCHECK_VERSION) and installed by `go install`
+## staticcheck with its default checks over the product (with the integration tag, which only
+## adds test files) and over bench/. staticcheck is pinned (STATICCHECK_VERSION) and installed by `go install`
 ## into the git-ignored .tools/ on first use, as Azurite is; it shares Go's build cache and
 ## keeps its results under the user cache directory (STATICCHECK_CACHE moves them).
 STATICCHECK_VERSION := v0.8.2
@@ -139,7 +140,6 @@ lint: $(STATICCHECK)
 	@unformatted=$$(find . \( -path ./.tools -o -path ./dist -o -path ./local \) -prune -o -name '*.go' -print \
 	  | xargs -r "$$($(GO) env GOROOT)/bin/gofmt" -l) || { echo "gofmt failed" >&2; exit 1; }; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files are not formatted (gofmt -w them):" >&2; echo "$$unformatted" >&2; exit 1; fi
-	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags integration ./...
 	cd bench && $(CURDIR)/$(STATICCHECK) ./...
 
@@ -238,6 +238,21 @@ endef
 SDK_AZURITE_BLOB_PORT  ?= 10110
 SDK_AZURITE_QUEUE_PORT ?= 10111
 SDK_AZURITE_TABLE_PORT ?= 10112
+## gotest: every Go test, unit and integration, in one race-enabled pass against Azurite (each
+## package's test binary is built once, and the integration tests, which wait on storage, run
+## beside the unit tests, which compute), with the SDK tests beside it as in integration; then,
+## without the race detector, the one test that fills the embedded default's whole budget.
+gotest: $(AZURITE) build $(SDKTEST_DEPS)
+	@echo "platform-sdk-test (in the background, on an Azurite of its own; its output follows the Go tests')"; \
+	$(MAKE) --no-print-directory platform-sdk-test AZURITE_DIR=$(TOOLS)/azurite-sdk AZURITE_BLOB_PORT=$(SDK_AZURITE_BLOB_PORT) \
+	  AZURITE_QUEUE_PORT=$(SDK_AZURITE_QUEUE_PORT) AZURITE_TABLE_PORT=$(SDK_AZURITE_TABLE_PORT) > $(TOOLS)/platform-sdk-test.log 2>&1 & sdk=$$!; \
+	( $(AZURITE_UP) FUNCGRAPH_TEST_HANDLER_BIN=$(CURDIR)/bin/funcgraph FUNCGRAPH_TEST_AZURITE_BIN=$(CURDIR)/$(AZURITE) \
+	  $(GO) test -race -vet=off -count=1 -timeout 20m -tags integration $(INTEGRATION_PKGS) ./... && \
+	  $(GO) test -vet=off -count=1 -run '^TestEmbeddedDefault_WaitingRunsWithLargeInputs_RefusedPastTheBudget$$' ./pkg/exampleapp/ ); rc=$$?; \
+	wait $$sdk; src=$$?; echo "platform-sdk-test:"; cat $(TOOLS)/platform-sdk-test.log; \
+	if [ $$src != 0 ]; then echo "platform-sdk-test failed"; fi; \
+	if [ $$rc != 0 ]; then exit $$rc; fi; exit $$src
+
 integration: $(AZURITE) build $(SDKTEST_DEPS)
 	@echo "platform-sdk-test (in the background, on an Azurite of its own; its output follows the Go integration tests')"; \
 	$(MAKE) --no-print-directory platform-sdk-test AZURITE_DIR=$(TOOLS)/azurite-sdk AZURITE_BLOB_PORT=$(SDK_AZURITE_BLOB_PORT) \
