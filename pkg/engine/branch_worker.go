@@ -170,7 +170,11 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 		failed = true
 		data = failedBranchData(b, p.attempt, err) // branch_join.go
 	}
-	stored, err := e.commitBranch(ctx, h, b, p.attempt, failed, data, emitter.Events())
+	cctx, err := atBranchCommit(ctx, h, b) // the test kit's seam (commit_hook.go)
+	if err != nil {
+		return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+	}
+	stored, err := e.commitBranch(cctx, h, b, p.attempt, failed, data, emitter.Events())
 	if err != nil || !stored {
 		return err == nil, err
 	}

@@ -1,0 +1,237 @@
+package durabletest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/commithook"
+)
+
+// The faults of workers, as against those of handlers (Options.Faults): a worker that dies
+// after a handler returned, a work item delivered twice, a write whose reply is lost, an
+// engine restarted. Each is armed on the kit for a node and fires, in order, at the commits of
+// that node's handler returns (a step's, or a fan-out branch's), across all runs, before the
+// commit is submitted (the engine's commit seam, pkg/internal/commithook).
+
+// errCrashed is the error the dead worker's commit gets in place of the storage's answer.
+var errCrashed = errors.New("durabletest: the worker crashed before its commit")
+
+// workerFaults counts the worker faults left per node.
+type workerFaults struct {
+	mu         sync.Mutex
+	crash      map[string]int // guarded by mu: CrashAfterHandler
+	duplicate  map[string]int // guarded by mu: DuplicateDelivery
+	concurrent map[string]int // guarded by mu: ConcurrentDelivery
+	lose       map[string]int // guarded by mu: LoseReply
+}
+
+// firing is what fires at one commit.
+type firing struct{ crash, duplicate, concurrent, lose bool }
+
+// add arms n more faults of *m for node.
+func (f *workerFaults) add(m *map[string]int, node string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[node] += n
+}
+
+// take returns the faults that fire at a commit of node, and counts them off.
+func (f *workerFaults) take(node string) firing {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	one := func(m map[string]int) bool {
+		if m[node] > 0 {
+			m[node]--
+			return true
+		}
+		return false
+	}
+	return firing{crash: one(f.crash), duplicate: one(f.duplicate), concurrent: one(f.concurrent), lose: one(f.lose)}
+}
+
+// arm checks node and times and arms them on *m.
+func (k *Kit[S]) arm(what string, m *map[string]int, node string, times int) {
+	k.t.Helper()
+	if times < 0 {
+		k.t.Fatalf("durabletest: %s(%q, %d): %v", what, node, times, errNegative)
+	}
+	if !k.hasNode(node) {
+		k.t.Fatalf("durabletest: %s(%q, %d): no graph of the kit has a node %q", what, node, times, node)
+	}
+	k.faults.add(m, node, times)
+}
+
+// hasNode reports whether the kit's graph, or one of Options.Graphs, declares node.
+func (k *Kit[S]) hasNode(node string) bool {
+	for _, g := range append([]durable.Graph{k.graph}, k.graphs...) {
+		for _, n := range g.Manifest().Nodes {
+			if n.Name == node {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CrashAfterHandler kills the worker the first times that node's handler returns (across
+// all runs), after the return and before its commit lands: the process dies with the step's
+// result in memory. Nothing it would have written afterwards lands, the engine restarts
+// (Restart) and the work items the dead worker held come back after their visibility
+// timeout, as from a real queue: Drive moves the fake clock on to then. The handler then runs
+// again for the same step, with the same idempotency key (durable.StepInfoFrom(ctx)
+// .IdempotencyKey()), and the step commits once.
+//
+// A step that keeps killing its worker fails its run as poison once it was started
+// engine.Options.MaxStepStarts times (5) without completing.
+func (k *Kit[S]) CrashAfterHandler(node string, times int) {
+	k.t.Helper()
+	k.arm("CrashAfterHandler", &k.faults.crash, node, times)
+}
+
+// DuplicateDelivery delivers the work item that runs node twice, the first times it runs:
+// the queue hands out a second copy (as after an enqueue whose reply was lost and that the
+// client retried), which arrives after the first was handled. A step's copy finds the run
+// moved on and runs nothing; a fan-out branch's copy runs the branch's handler again and
+// finds the branch's completion committed, so it commits nothing.
+func (k *Kit[S]) DuplicateDelivery(node string, times int) {
+	k.t.Helper()
+	k.arm("DuplicateDelivery", &k.faults.duplicate, node, times)
+}
+
+// ConcurrentDelivery delivers the work item that runs node a second time while the first
+// delivery is between its handler's return and its commit, to another worker (another
+// instance of the app), the first times node runs. Both handlers run, with the same
+// idempotency key; the second delivery commits first and goes on with the run, and the
+// first's commit finds the step committed and commits nothing.
+func (k *Kit[S]) ConcurrentDelivery(node string, times int) {
+	k.t.Helper()
+	k.arm("ConcurrentDelivery", &k.faults.concurrent, node, times)
+}
+
+// LoseReply loses the reply of the commit of node's handler return, the first times node
+// runs: the storage applies the batch, and the engine's answer is that of its client's retry
+// of the same batch, a conflict with the write itself (the unknown outcome). The engine must
+// read back whose write landed, find its own and go on as if the write had answered.
+func (k *Kit[S]) LoseReply(node string, times int) {
+	k.t.Helper()
+	k.arm("LoseReply", &k.faults.lose, node, times)
+}
+
+// Restart restarts the engine: the worker is killed (nothing it writes from now on lands,
+// and whatever it held in memory is gone) and a new engine starts on the same storage and
+// queue. Called between Drive, Send or Advance calls, it drops the engine's in-process state
+// only. Called from a handler while the kit drives, it kills the worker under that handler:
+// the step or branch it runs does not commit, and the work items the worker held (those
+// received in the same batch: the other branches of a fan-out) come back after their
+// visibility timeout, to which Drive moves the fake clock on.
+func (k *Kit[S]) Restart() {
+	k.t.Helper()
+	k.kill(k.current())
+	if k.delivering.Load() == 0 {
+		k.reap()
+	}
+}
+
+// current returns the live worker.
+func (k *Kit[S]) current() *worker {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	return k.w
+}
+
+// kill kills w and, if it is the live worker, starts a new one.
+func (k *Kit[S]) kill(w *worker) {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if w.dead.Swap(true) {
+		return
+	}
+	k.dead = append(k.dead, w)
+	if k.w == w {
+		k.w = k.newWorker()
+	}
+}
+
+// reap closes the engines of dead workers, once no delivery runs on them.
+func (k *Kit[S]) reap() {
+	k.wmu.Lock()
+	dead := k.dead
+	k.dead = nil
+	k.wmu.Unlock()
+	for _, w := range dead {
+		_ = w.eng.Close()
+	}
+}
+
+// newWorker builds an engine over the kit's storage, gated by the new worker's life. It is
+// called with wmu held or before the kit is shared.
+func (k *Kit[S]) newWorker() *worker {
+	w := &worker{}
+	eo := k.eo
+	eo.Store = workerStore{s: k.store, w: w}
+	eo.Queue = newWorkerQueue(k.queue, w)
+	eo.Payloads = workerPayloads{p: k.payloads, w: w}
+	if eo.Live != nil {
+		eo.Live = workerLive{l: eo.Live, w: w}
+	}
+	eo.Logger = slog.New(workerLog{h: k.logger.Handler(), w: w})
+	eng, err := engine.New(eo)
+	if err != nil {
+		panic(fmt.Sprintf("durabletest: a new engine with options that built one: %v", err)) // checked in New
+	}
+	w.eng = eng
+	return w
+}
+
+// deliver hands m to w's engine, with the hook that fires the worker faults at its commits.
+func (k *Kit[S]) deliver(w *worker, m engine.Message) error {
+	k.delivering.Add(1)
+	defer k.delivering.Add(-1)
+	ctx := commithook.With(context.Background(), k.hook(w, m))
+	return w.eng.HandleWorkItem(ctx, m.Body, m.DequeueCount)
+}
+
+// hook returns the commit hook of w's delivery of m.
+func (k *Kit[S]) hook(w *worker, m engine.Message) commithook.Hook {
+	return func(ctx context.Context, p commithook.Point) (context.Context, error) {
+		f := k.faults.take(p.Node)
+		if f.concurrent {
+			// Another instance received the same item: it runs to its end while this one waits.
+			peer := func() *worker { k.wmu.Lock(); defer k.wmu.Unlock(); return k.newWorker() }()
+			if err := k.deliver(peer, m); err != nil && !peer.dead.Load() {
+				k.noteErr(fmt.Errorf("concurrent delivery of %s step %d: %w", p.RunID, p.Step, err))
+			}
+			_ = peer.eng.Close()
+		}
+		if f.duplicate {
+			if err := k.queue.Enqueue(context.WithoutCancel(ctx), m.Body, 0); err != nil {
+				k.noteErr(fmt.Errorf("duplicate delivery of %s step %d: %w", p.RunID, p.Step, err))
+			}
+		}
+		if f.crash {
+			k.kill(w)
+			return ctx, errCrashed
+		}
+		if f.lose {
+			ctx = withLostReply(ctx)
+		}
+		return ctx, nil
+	}
+}
+
+// noteErr keeps the first error a fault met, for Drive to fail the test with.
+func (k *Kit[S]) noteErr(err error) {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.faultErr == nil {
+		k.faultErr = err
+	}
+}
