@@ -3,6 +3,7 @@ package durabletest_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -128,6 +129,37 @@ func committed(t testing.TB, h []durabletest.HistoryEvent, node, item string) in
 			if ev.Node == node && (item == "" || d.Item == item) {
 				n++
 			}
+		}
+	}
+	return n
+}
+
+// logbook is a slog.Handler that keeps the messages of the records it is handed, every level.
+type logbook struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (b *logbook) Enabled(context.Context, slog.Level) bool { return true }
+
+func (b *logbook) Handle(_ context.Context, r slog.Record) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.msgs = append(b.msgs, r.Message)
+	return nil
+}
+
+func (b *logbook) WithAttrs([]slog.Attr) slog.Handler { return b }
+func (b *logbook) WithGroup(string) slog.Handler      { return b }
+
+// count returns how many records had message msg.
+func (b *logbook) count(msg string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, m := range b.msgs {
+		if m == msg {
+			n++
 		}
 	}
 	return n
@@ -272,7 +304,8 @@ func TestKit_ConcurrentDelivery_HandlerRunsTwiceCommitsOnce(t *testing.T) {
 func TestKit_DuplicateDelivery_SecondDeliveryCommitsNothing(t *testing.T) {
 	t.Run("step", func(t *testing.T) {
 		var l ledger
-		kit := durabletest.New(t, orderGraph(t, &l), durabletest.Options{})
+		var log logbook
+		kit := durabletest.New(t, orderGraph(t, &l), durabletest.Options{Logger: slog.New(&log)})
 		kit.DuplicateDelivery("charge", 1)
 		kit.DuplicateDelivery("ship", 1) // the copy of the last step's item finds the run finished
 		if run := kit.Start("o1", Order{ID: "o1"}); run.RuntimeStatus != durabletest.StatusCompleted {
@@ -283,6 +316,10 @@ func TestKit_DuplicateDelivery_SecondDeliveryCommitsNothing(t *testing.T) {
 		h := kit.History("o1")
 		if n, m := committed(t, h, "charge", ""), committed(t, h, "ship", ""); n != 1 || m != 1 {
 			t.Fatalf("charge committed %d times, ship %d; want 1 each", n, m)
+		}
+		// The copies were delivered, and dropped: the first item ran the run to its end.
+		if n := log.count("dropping work item of another or a finished run"); n != 2 {
+			t.Fatalf("%d copies dropped, want 2", n)
 		}
 	})
 	t.Run("branch", func(t *testing.T) {
@@ -309,7 +346,8 @@ func TestKit_DuplicateDelivery_SecondDeliveryCommitsNothing(t *testing.T) {
 func TestKit_LoseReply_EngineReadsItsOwnWrite(t *testing.T) {
 	t.Run("step", func(t *testing.T) {
 		var l ledger
-		kit := durabletest.New(t, orderGraph(t, &l), durabletest.Options{})
+		var log logbook
+		kit := durabletest.New(t, orderGraph(t, &l), durabletest.Options{Logger: slog.New(&log)})
 		kit.LoseReply("charge", 1)
 		start := kit.Now()
 		if run := kit.Start("o1", Order{ID: "o1"}); run.RuntimeStatus != durabletest.StatusCompleted {
@@ -320,17 +358,24 @@ func TestKit_LoseReply_EngineReadsItsOwnWrite(t *testing.T) {
 		if n := committed(t, kit.History("o1"), "charge", ""); n != 1 {
 			t.Fatalf("%d node_completed rows of charge, want 1", n)
 		}
+		if n := log.count("commit landed although its answer was an error"); n != 1 {
+			t.Fatalf("the engine resolved %d lost replies as its own writes, want 1", n)
+		}
 		if !kit.Now().Equal(start) {
 			t.Fatalf("the run waited %s for a redelivery: the engine did not resolve its write", kit.Now().Sub(start))
 		}
 	})
 	t.Run("branch", func(t *testing.T) {
 		var l ledger
-		kit := durabletest.New(t, batchGraph(t, &l, nil), durabletest.Options{})
+		var log logbook
+		kit := durabletest.New(t, batchGraph(t, &l, nil), durabletest.Options{Logger: slog.New(&log)})
 		kit.LoseReply("enrich", 3)
 		kit.Start("b1", Batch{Items: []string{"a", "b", "c"}})
 		if got := kit.Final("b1").Enriched; !slices.Equal(got, []string{"a", "b", "c"}) {
 			t.Fatalf("joined %q", got)
+		}
+		if n := log.count("branch commit landed although its answer was an error"); n != 3 {
+			t.Fatalf("the engine resolved %d lost replies as its own writes, want 3", n)
 		}
 		h := kit.History("b1")
 		for _, item := range []string{"a", "b", "c"} {
