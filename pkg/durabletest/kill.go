@@ -14,51 +14,69 @@ import (
 
 // The faults of workers, as against those of handlers (Options.Faults): a worker that dies
 // after a handler returned, a work item delivered twice, a write whose reply is lost, an
-// engine restarted. Each is armed on the kit for a node and fires, in order, at the commits of
-// that node's handler returns (a step's, or a fan-out branch's), across all runs, before the
-// commit is submitted (the engine's commit seam, pkg/internal/commithook).
+// engine restarted. Each is armed on the kit for a node and fires at the commits of that
+// node's handler returns (a step's, or a fan-out branch's: its completion, or the record of a
+// failed attempt to retry), across all runs, before the commit is submitted (the engine's
+// commit seam, pkg/internal/commithook). One fault fires a commit: those armed on one node
+// fire in the order they were armed, CrashAfterHandler("x", 1) then LoseReply("x", 1) crashing
+// the first commit of x and losing the reply of the second.
 
 // errCrashed is the error the dead worker's commit gets in place of the storage's answer.
 var errCrashed = errors.New("durabletest: the worker crashed before its commit")
 
-// workerFaults counts the worker faults left per node.
+// faultKind is one kind of worker fault.
+type faultKind int
+
+const (
+	faultCrash faultKind = iota + 1
+	faultDuplicate
+	faultConcurrent
+	faultLose
+)
+
+// armed is a fault armed on a node: its kind and how many more commits it fires at.
+type armed struct {
+	kind faultKind
+	left int
+}
+
+// workerFaults holds the worker faults armed per node, in the order they were armed.
 type workerFaults struct {
-	mu         sync.Mutex
-	crash      map[string]int // guarded by mu: CrashAfterHandler
-	duplicate  map[string]int // guarded by mu: DuplicateDelivery
-	concurrent map[string]int // guarded by mu: ConcurrentDelivery
-	lose       map[string]int // guarded by mu: LoseReply
+	mu     sync.Mutex
+	byNode map[string][]armed // guarded by mu
 }
 
-// firing is what fires at one commit.
-type firing struct{ crash, duplicate, concurrent, lose bool }
-
-// add arms n more faults of *m for node.
-func (f *workerFaults) add(m *map[string]int, node string, n int) {
+// add arms n faults of kind on node, after those armed on it already.
+func (f *workerFaults) add(node string, kind faultKind, n int) {
+	if n == 0 {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if *m == nil {
-		*m = map[string]int{}
+	if f.byNode == nil {
+		f.byNode = map[string][]armed{}
 	}
-	(*m)[node] += n
+	f.byNode[node] = append(f.byNode[node], armed{kind: kind, left: n})
 }
 
-// take returns the faults that fire at a commit of node, and counts them off.
-func (f *workerFaults) take(node string) firing {
+// take returns the fault that fires at a commit of node (0: none), and counts it off: one
+// fault a commit, the first armed first.
+func (f *workerFaults) take(node string) faultKind {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	one := func(m map[string]int) bool {
-		if m[node] > 0 {
-			m[node]--
-			return true
-		}
-		return false
+	q := f.byNode[node]
+	if len(q) == 0 {
+		return 0
 	}
-	return firing{crash: one(f.crash), duplicate: one(f.duplicate), concurrent: one(f.concurrent), lose: one(f.lose)}
+	kind := q[0].kind
+	if q[0].left--; q[0].left == 0 {
+		f.byNode[node] = q[1:]
+	}
+	return kind
 }
 
-// arm checks node and times and arms them on *m.
-func (k *Kit[S]) arm(what string, m *map[string]int, node string, times int) {
+// arm checks node and times and arms times faults of kind on node.
+func (k *Kit[S]) arm(what string, kind faultKind, node string, times int) {
 	k.t.Helper()
 	if times < 0 {
 		k.t.Fatalf("durabletest: %s(%q, %d): %v", what, node, times, errNegative)
@@ -66,7 +84,7 @@ func (k *Kit[S]) arm(what string, m *map[string]int, node string, times int) {
 	if !k.hasNode(node) {
 		k.t.Fatalf("durabletest: %s(%q, %d): no graph of the kit has a node %q", what, node, times, node)
 	}
-	k.faults.add(m, node, times)
+	k.faults.add(node, kind, times)
 }
 
 // hasNode reports whether the kit's graph, or one of Options.Graphs, declares node.
@@ -93,7 +111,7 @@ func (k *Kit[S]) hasNode(node string) bool {
 // engine.Options.MaxStepStarts times (5) without completing.
 func (k *Kit[S]) CrashAfterHandler(node string, times int) {
 	k.t.Helper()
-	k.arm("CrashAfterHandler", &k.faults.crash, node, times)
+	k.arm("CrashAfterHandler", faultCrash, node, times)
 }
 
 // DuplicateDelivery delivers the work item that runs node twice, the first times it runs:
@@ -103,7 +121,7 @@ func (k *Kit[S]) CrashAfterHandler(node string, times int) {
 // finds the branch's completion committed, so it commits nothing.
 func (k *Kit[S]) DuplicateDelivery(node string, times int) {
 	k.t.Helper()
-	k.arm("DuplicateDelivery", &k.faults.duplicate, node, times)
+	k.arm("DuplicateDelivery", faultDuplicate, node, times)
 }
 
 // ConcurrentDelivery delivers the work item that runs node a second time while the first
@@ -113,7 +131,7 @@ func (k *Kit[S]) DuplicateDelivery(node string, times int) {
 // first's commit finds the step committed and commits nothing.
 func (k *Kit[S]) ConcurrentDelivery(node string, times int) {
 	k.t.Helper()
-	k.arm("ConcurrentDelivery", &k.faults.concurrent, node, times)
+	k.arm("ConcurrentDelivery", faultConcurrent, node, times)
 }
 
 // LoseReply loses the reply of the commit of node's handler return, the first times node
@@ -122,7 +140,7 @@ func (k *Kit[S]) ConcurrentDelivery(node string, times int) {
 // read back whose write landed, find its own and go on as if the write had answered.
 func (k *Kit[S]) LoseReply(node string, times int) {
 	k.t.Helper()
-	k.arm("LoseReply", &k.faults.lose, node, times)
+	k.arm("LoseReply", faultLose, node, times)
 }
 
 // Restart restarts the engine: the worker is killed (nothing it writes from now on lands,
@@ -202,25 +220,22 @@ func (k *Kit[S]) deliver(w *worker, m engine.Message) error {
 // hook returns the commit hook of w's delivery of m.
 func (k *Kit[S]) hook(w *worker, m engine.Message) commithook.Hook {
 	return func(ctx context.Context, p commithook.Point) (context.Context, error) {
-		f := k.faults.take(p.Node)
-		if f.concurrent {
+		switch k.faults.take(p.Node) {
+		case faultConcurrent:
 			// Another instance received the same item: it runs to its end while this one waits.
 			peer := func() *worker { k.wmu.Lock(); defer k.wmu.Unlock(); return k.newWorker() }()
 			if err := k.deliver(peer, m); err != nil && !peer.dead.Load() {
 				k.noteErr(fmt.Errorf("concurrent delivery of %s step %d: %w", p.RunID, p.Step, err))
 			}
 			_ = peer.eng.Close()
-		}
-		if f.duplicate {
+		case faultDuplicate:
 			if err := k.queue.Enqueue(context.WithoutCancel(ctx), m.Body, 0); err != nil {
 				k.noteErr(fmt.Errorf("duplicate delivery of %s step %d: %w", p.RunID, p.Step, err))
 			}
-		}
-		if f.crash {
+		case faultCrash:
 			k.kill(w)
 			return ctx, errCrashed
-		}
-		if f.lose {
+		case faultLose:
 			ctx = withLostReply(ctx)
 		}
 		return ctx, nil

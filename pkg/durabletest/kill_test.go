@@ -470,3 +470,44 @@ func TestKit_WorkerFaults_RefuseWhatCannotFire(t *testing.T) {
 		}
 	}
 }
+
+// TestKit_WorkerFaults_SeededMix_EveryBranchCommitsOnce: every fault at once on a fan-out's
+// branches — failed attempts retried, crashes, a concurrent and duplicate deliveries, lost
+// replies (a retry's record among them) — in seeded branch orders: each branch commits once,
+// every call of a branch's handler has the branch's one key, and the join sees each item once.
+func TestKit_WorkerFaults_SeededMix_EveryBranchCommitsOnce(t *testing.T) {
+	items := []string{"a", "b", "c", "d", "e", "f"}
+	for seed := int64(1); seed <= 8; seed++ {
+		var l ledger
+		kit := durabletest.New(t, batchGraph(t, &l, nil), durabletest.Options{
+			ShuffleSeed: seed,
+			Faults:      map[string]int{"enrich": 2},
+			Policy:      durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second}},
+		})
+		kit.LoseReply("enrich", 2) // the first two commits are the injected failures' retry records
+		kit.CrashAfterHandler("enrich", 2)
+		kit.ConcurrentDelivery("enrich", 1)
+		kit.DuplicateDelivery("enrich", 2)
+		kit.Start("b1", Batch{Items: items})
+		kit.Advance(time.Hour)
+		if got := kit.Final("b1").Enriched; !slices.Equal(got, items) {
+			t.Fatalf("seed %d: joined %q", seed, got)
+		}
+		h := kit.History("b1")
+		calls := 0
+		for _, item := range items {
+			if n := committed(t, h, "enrich", item); n != 1 {
+				t.Fatalf("seed %d: branch %s committed %d times, want 1", seed, item, n)
+			}
+			keys := l.calls("enrich:" + item)
+			sameKeys(t, item, keys, len(keys))
+			calls += len(keys)
+		}
+		// One fault a commit, in arm order: the lost replies take the two retry records; then 6
+		// branches run, 2 of them again after a crash and 1 on a concurrent copy (the
+		// duplicates' copies run the handler again if the fan-out is still open).
+		if calls < len(items)+2+1 {
+			t.Fatalf("seed %d: %d calls of enrich: a fault did not fire", seed, calls)
+		}
+	}
+}
