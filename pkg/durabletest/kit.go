@@ -34,7 +34,9 @@ type Options struct {
 	// Faults makes node handlers fail transiently: node name → how many of its first
 	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
 	// a Policy.Retry (or the node's own durable.WithRetry) they are retried like any handler
-	// error, and a node's failure route (durable.WithFailureRoute) takes them.
+	// error, and a node's failure route (durable.WithFailureRoute) takes them. A worker that
+	// dies, a duplicate delivery or a lost reply are the Kit's methods CrashAfterHandler,
+	// DuplicateDelivery, ConcurrentDelivery, LoseReply and Restart.
 	Faults map[string]int
 	// Logger receives the engine's logs; nil means slog.Default(). Pass
 	// funchosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
