@@ -99,9 +99,9 @@ func (k *Kit[S]) hasNode(node string) bool {
 	return false
 }
 
-// CrashAfterHandler kills the worker the first times that node's handler returns (across
-// all runs), after the return and before its commit lands: the process dies with the step's
-// result in memory. Nothing it would have written afterwards lands, the engine restarts
+// CrashAfterHandler kills the worker at each of the first times returns of node's handler
+// (across all runs), after the return and before its commit lands: the process dies with the
+// step's result in memory. Nothing it would have written afterwards lands, the engine restarts
 // (Restart) and the work items the dead worker held come back after their visibility
 // timeout, as from a real queue: Drive moves the fake clock on to then. The handler then runs
 // again for the same step, with the same idempotency key (durable.StepInfoFrom(ctx)
@@ -114,7 +114,7 @@ func (k *Kit[S]) CrashAfterHandler(node string, times int) {
 	k.arm("CrashAfterHandler", faultCrash, node, times)
 }
 
-// DuplicateDelivery delivers the work item that runs node twice, the first times it runs:
+// DuplicateDelivery delivers twice the work item of each of the first times runs of node:
 // the queue hands out a second copy (as after an enqueue whose reply was lost and that the
 // client retried), which arrives after the first was handled. A step's copy finds the run
 // moved on and runs nothing; a fan-out branch's copy runs the branch's handler again and
@@ -124,9 +124,9 @@ func (k *Kit[S]) DuplicateDelivery(node string, times int) {
 	k.arm("DuplicateDelivery", faultDuplicate, node, times)
 }
 
-// ConcurrentDelivery delivers the work item that runs node a second time while the first
-// delivery is between its handler's return and its commit, to another worker (another
-// instance of the app), the first times node runs. Both handlers run, with the same
+// ConcurrentDelivery delivers the work item of each of the first times runs of node a
+// second time, to another worker (another instance of the app), while the first delivery is
+// between its handler's return and its commit. Both handlers run, with the same
 // idempotency key; the second delivery commits first and goes on with the run, and the
 // first's commit finds the step committed and commits nothing.
 func (k *Kit[S]) ConcurrentDelivery(node string, times int) {
@@ -134,8 +134,8 @@ func (k *Kit[S]) ConcurrentDelivery(node string, times int) {
 	k.arm("ConcurrentDelivery", faultConcurrent, node, times)
 }
 
-// LoseReply loses the reply of the commit of node's handler return, the first times node
-// runs: the storage applies the batch, and the engine's answer is that of its client's retry
+// LoseReply loses the reply of the commit of each of the first times returns of node's
+// handler: the storage applies the batch, and the engine's answer is that of its client's retry
 // of the same batch, a conflict with the write itself (the unknown outcome). The engine must
 // read back whose write landed, find its own and go on as if the write had answered.
 func (k *Kit[S]) LoseReply(node string, times int) {

@@ -511,3 +511,51 @@ func TestKit_WorkerFaults_SeededMix_EveryBranchCommitsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestKit_CrashAfterHandler_WaitAndRetryRecord: a crash fires at any commit of a handler's
+// return: a step whose route waits commits its wait once, and a failed attempt whose retry
+// record dies with the worker leaves no retry in the history: the attempt runs again.
+func TestKit_CrashAfterHandler_WaitAndRetryRecord(t *testing.T) {
+	t.Run("a route that waits", func(t *testing.T) {
+		kit := durabletest.New(t, ticketGraph(), durabletest.Options{})
+		kit.CrashAfterHandler("triage", 1)
+		start := kit.Now()
+		run := kit.Start("t1", Ticket{Subject: "refund"})
+		if ev, ok := run.WaitingFor(); !ok || ev != "approval" {
+			t.Fatalf("waiting for %q, %v", ev, ok)
+		}
+		if got := kit.Now().Sub(start); got != engine.DefaultVisibilityTimeout {
+			t.Fatalf("the clock moved %s: the crash did not fire", got)
+		}
+		if run := kit.Send("t1", "approval", Approval{OK: true}); run.RuntimeStatus != durabletest.StatusCompleted {
+			t.Fatalf("status %s", run.RuntimeStatus)
+		}
+		h := kit.History("t1")
+		waits := 0
+		for _, ev := range h {
+			if ev.Type == durabletest.HistoryWaitStarted {
+				waits++
+			}
+		}
+		if n := committed(t, h, "triage", ""); n != 1 || waits != 1 {
+			t.Fatalf("triage committed %d times, %d waits started; want 1 each", n, waits)
+		}
+	})
+	t.Run("a retry's record", func(t *testing.T) {
+		var l ledger
+		kit := durabletest.New(t, orderGraph(t, &l), durabletest.Options{
+			Faults: map[string]int{"charge": 1},
+			Policy: durable.GraphPolicy{Retry: durable.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Second}},
+		})
+		kit.CrashAfterHandler("charge", 1) // the first return is the injected failure
+		if run := kit.Start("o1", Order{ID: "o1"}); run.RuntimeStatus != durabletest.StatusCompleted {
+			t.Fatalf("status %s", run.RuntimeStatus)
+		}
+		sameKeys(t, "charge", l.calls("charge"), 1)
+		for _, ev := range kit.History("o1") {
+			if ev.Type == durabletest.HistoryNodeRetryScheduled {
+				t.Fatalf("row %d: a retry the dead worker never committed", ev.Sequence)
+			}
+		}
+	})
+}
