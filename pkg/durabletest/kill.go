@@ -152,10 +152,21 @@ func (k *Kit[S]) LoseReply(node string, times int) {
 // visibility timeout, to which Drive moves the fake clock on.
 func (k *Kit[S]) Restart() {
 	k.t.Helper()
-	k.kill(k.current())
+	k.kill(k.handling())
 	if k.delivering.Load() == 0 {
 		k.reap()
 	}
+}
+
+// handling returns the worker whose delivery runs now, the innermost one (a ConcurrentDelivery's
+// second worker runs inside the first's), else the live worker.
+func (k *Kit[S]) handling() *worker {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if n := len(k.running); n > 0 {
+		return k.running[n-1]
+	}
+	return k.w
 }
 
 // current returns the live worker.
@@ -212,7 +223,15 @@ func (k *Kit[S]) newWorker() *worker {
 // deliver hands m to w's engine, with the hook that fires the worker faults at its commits.
 func (k *Kit[S]) deliver(w *worker, m engine.Message) error {
 	k.delivering.Add(1)
-	defer k.delivering.Add(-1)
+	k.wmu.Lock()
+	k.running = append(k.running, w)
+	k.wmu.Unlock()
+	defer func() {
+		k.wmu.Lock()
+		k.running = k.running[:len(k.running)-1]
+		k.wmu.Unlock()
+		k.delivering.Add(-1)
+	}()
 	ctx := commithook.With(context.Background(), k.hook(w, m))
 	return w.eng.HandleWorkItem(ctx, m.Body, m.DequeueCount)
 }

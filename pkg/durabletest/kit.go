@@ -92,6 +92,7 @@ type Kit[S any] struct {
 	wmu        sync.Mutex
 	w          *worker   // guarded by wmu: the live worker
 	dead       []*worker // guarded by wmu: killed, not closed yet
+	running    []*worker // guarded by wmu: the workers of the deliveries running now, innermost last
 	faultErr   error     // guarded by wmu: the first error a worker fault met
 	backAt     time.Time // when the items of a dead worker come back (zero: none)
 }
