@@ -22,6 +22,17 @@
 // graph's tests import durable and durabletest only. RecordEmits collects what a handler emits
 // (durable.Emit) in a unit test of the handler alone.
 //
+// Besides a handler's failures (Options.Faults), the kit kills workers (kill.go):
+// CrashAfterHandler kills the worker after a node's handler returned and before its commit,
+// DuplicateDelivery and ConcurrentDelivery deliver its work item twice, LoseReply loses the
+// reply of a commit that landed, Restart starts a new engine on the same storage. A worker that
+// dies writes nothing more, and the items it held come back after their visibility timeout, to
+// which Drive moves the fake clock:
+//
+//	kit.CrashAfterHandler("charge", 1)
+//	kit.Start("o1", Order{})  // charge's handler runs twice, with one idempotency key
+//	kit.Visits("o1")          // [charge ship]: the step committed once
+//
 // It is for tests, not for running graphs in production (use engine.Engine with a real
 // backend); it is not a storage conformance suite (see pkg/engine/enginetest).
 package durabletest

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +34,9 @@ type Options struct {
 	// Faults makes node handlers fail transiently: node name → how many of its first
 	// attempts (across all runs) fail with ErrInjected before the real handler runs. Under
 	// a Policy.Retry (or the node's own durable.WithRetry) they are retried like any handler
-	// error, and a node's failure route (durable.WithFailureRoute) takes them.
+	// error, and a node's failure route (durable.WithFailureRoute) takes them. A worker that
+	// dies, a duplicate delivery or a lost reply are the Kit's methods CrashAfterHandler,
+	// DuplicateDelivery, ConcurrentDelivery, LoseReply and Restart.
 	Faults map[string]int
 	// Logger receives the engine's logs; nil means slog.Default(). Pass
 	// funchosttest.TestLogger(t) or a slog.Logger on t.Output() to tie them to the test.
@@ -70,12 +73,28 @@ func (o Options) Validate() error {
 // TryStart and TryStartJSON return a refused start instead. A Kit is driven from the test's
 // goroutine; it is not safe for concurrent use.
 type Kit[S any] struct {
-	t     testing.TB
-	graph durable.GraphRegistration[S]
-	eng   *engine.Engine
-	queue *memory.Queue
-	clock *fakeClock
-	rng   *rand.Rand // nil: items in enqueue order (Options.ShuffleSeed)
+	t      testing.TB
+	graph  durable.GraphRegistration[S]
+	graphs []durable.Graph // Options.Graphs
+	queue  *memory.Queue
+	clock  *fakeClock
+	rng    *rand.Rand // nil: items in enqueue order (Options.ShuffleSeed)
+
+	// The storage every worker shares, and the options each worker's engine is built with.
+	store    *memory.Store
+	payloads engine.PayloadStore
+	eo       engine.Options
+	logger   *slog.Logger
+	vis      time.Duration // the visibility timeout of a received work item
+
+	faults     workerFaults // kill.go
+	delivering atomic.Int32 // deliveries running now
+	wmu        sync.Mutex
+	w          *worker   // guarded by wmu: the live worker
+	dead       []*worker // guarded by wmu: killed, not closed yet
+	running    []*worker // guarded by wmu: the workers of the deliveries running now, innermost last
+	faultErr   error     // guarded by wmu: the first error a worker fault met
+	backAt     time.Time // when the items of a dead worker come back (zero: none)
 }
 
 // New builds a kit for g. Runs start at the graph's latest registration, as over HTTP.
@@ -106,13 +125,18 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 		logger = slog.Default()
 	}
 	eo.Registry, eo.Clock, eo.Logger = reg, clock.Now, logger
-	eo.Store, eo.Queue, eo.Payloads = memory.NewStore(memory.WithClock(clock.Now)), queue, memory.NewPayloadStore()
+	store, payloads := memory.NewStore(memory.WithClock(clock.Now)), memory.NewPayloadStore()
+	eo.Store, eo.Queue, eo.Payloads = store, queue, payloads
 	eo.Policies = map[string]engine.GraphPolicy{g.Manifest().GraphName: opts.Policy}
-	eng, err := engine.New(eo)
-	if err != nil {
+	if _, err := engine.New(eo); err != nil { // checked once: each worker builds its own (kill.go)
 		t.Fatalf("durabletest: %v", err)
 	}
-	k := &Kit[S]{t: t, graph: g, eng: eng, queue: queue, clock: clock}
+	k := &Kit[S]{t: t, graph: g, graphs: opts.Graphs, queue: queue, clock: clock,
+		store: store, payloads: payloads, eo: eo, logger: logger, vis: engine.DefaultVisibilityTimeout}
+	if opts.Engine.VisibilityTimeout > 0 {
+		k.vis = opts.Engine.VisibilityTimeout
+	}
+	k.w = k.newWorker()
 	if opts.ShuffleSeed != 0 {
 		k.rng = rand.New(rand.NewPCG(uint64(opts.ShuffleSeed), 0x5eed))
 	}
@@ -120,8 +144,9 @@ func New[S any](t testing.TB, g durable.GraphRegistration[S], opts Options) *Kit
 }
 
 // Engine returns the engine, for what the kit does not wrap (ListRuns, PurgeRun, ...). Do not
-// Start it: the kit drives it.
-func (k *Kit[S]) Engine() *engine.Engine { return k.eng }
+// Start it: the kit drives it. A restart (Restart, CrashAfterHandler) replaces it: call
+// Engine again after one.
+func (k *Kit[S]) Engine() *engine.Engine { return k.current().eng }
 
 // Now returns the fake clock's time.
 func (k *Kit[S]) Now() time.Time { return k.clock.Now() }
@@ -193,7 +218,7 @@ func (k *Kit[S]) StartPending(id string, input S) Run {
 
 // startJSON starts run id of the kit's graph without driving it.
 func (k *Kit[S]) startJSON(id, input string) error {
-	_, err := k.eng.StartRun(context.Background(), engine.StartRunRequest{
+	_, err := k.current().eng.StartRun(context.Background(), engine.StartRunRequest{
 		GraphName: k.graph.Manifest().GraphName, InstanceID: id, Input: json.RawMessage(input)})
 	if err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
@@ -212,7 +237,7 @@ func (k *Kit[S]) Send(id, event string, payload any) Run {
 			k.t.Fatalf("durabletest: encode payload of %s: %v", event, err)
 		}
 	}
-	if err := k.eng.RaiseEvent(context.Background(), id, event, raw); err != nil {
+	if err := k.current().eng.RaiseEvent(context.Background(), id, event, raw); err != nil {
 		k.t.Fatalf("durabletest: send %s to %s: %v", event, id, err)
 	}
 	k.Drive()
@@ -222,67 +247,17 @@ func (k *Kit[S]) Send(id, event string, payload any) Run {
 // Cancel cancels run id with reason.
 func (k *Kit[S]) Cancel(id, reason string) Run {
 	k.t.Helper()
-	if err := k.eng.CancelRun(context.Background(), id, reason); err != nil {
+	if err := k.current().eng.CancelRun(context.Background(), id, reason); err != nil {
 		k.t.Fatalf("durabletest: cancel %s: %v", id, err)
 	}
 	k.Drive()
 	return k.Run(id)
 }
 
-// Advance moves the fake clock forward by d, firing in order every timer (wait timeout, retry
-// back-off, durable sleep) that falls due within d, including timers scheduled while advancing: the clock
-// stops at each one and the runs are driven, then it ends at the start time plus d. A step
-// that fails twice under a one-second back-off that doubles completes within Advance(3s).
-func (k *Kit[S]) Advance(d time.Duration) {
-	k.t.Helper()
-	end := k.clock.Now().Add(d)
-	for range maxItems {
-		k.Drive()
-		next, ok := k.queue.NextVisible()
-		if !ok || next.After(end) {
-			break
-		}
-		k.clock.set(next)
-	}
-	k.clock.set(end)
-	k.Drive()
-}
-
-// Drive hands every visible work item to the engine, as a queue trigger would, until none is
-// left, in the order they were enqueued (or Options.ShuffleSeed's): a fan-out's branches run
-// one after the other, in branch order, and the join after the last. Items delayed into the
-// future (timers) wait for Advance.
-func (k *Kit[S]) Drive() {
-	k.t.Helper()
-	ctx := context.Background()
-	for n := 0; n < maxItems; {
-		msgs, err := k.queue.Receive(ctx, engine.MaxReceive, engine.DefaultVisibilityTimeout)
-		if err != nil {
-			k.t.Fatalf("durabletest: receive: %v", err)
-		}
-		if len(msgs) == 0 {
-			return
-		}
-		if k.rng != nil {
-			k.rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
-		}
-		for _, m := range msgs {
-			n++
-			if err := k.eng.HandleWorkItem(ctx, m.Body, m.DequeueCount); err != nil {
-				k.t.Fatalf("durabletest: handle work item: %v", err)
-			}
-			if err := k.queue.Delete(ctx, m); err != nil {
-				k.t.Fatalf("durabletest: delete work item: %v", err)
-			}
-		}
-	}
-	k.t.Fatalf("durabletest: more than %d work items without settling; does the graph loop?", maxItems)
-}
-
 // Run returns run id's status.
 func (k *Kit[S]) Run(id string) Run {
 	k.t.Helper()
-	r, err := k.eng.GetRun(context.Background(), id)
+	r, err := k.current().eng.GetRun(context.Background(), id)
 	if err != nil {
 		k.t.Fatalf("durabletest: get %s: %v", id, err)
 	}
@@ -306,7 +281,7 @@ func (k *Kit[S]) History(id string) []HistoryEvent {
 	var out []HistoryEvent
 	token := ""
 	for {
-		page, err := k.eng.History(context.Background(), id, token, 1000)
+		page, err := k.current().eng.History(context.Background(), id, token, 1000)
 		if err != nil {
 			k.t.Fatalf("durabletest: history of %s: %v", id, err)
 		}

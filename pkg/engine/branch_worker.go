@@ -159,7 +159,11 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 		var herr *durable.HandlerError
 		if retry := sc.retry(pol); errors.As(err, &herr) && !durable.IsNonRetryable(err) && p.attempt+1 < int64(retry.MaxAttempts) {
 			delay := backoff(retry, p.attempt+2)
-			stored, err := e.retryBranch(context.WithoutCancel(ctx), h, b.index, p, delay)
+			rctx, err := atBranchCommit(ctx, h, b) // the test kit's seam (commit_hook.go)
+			if err != nil {
+				return false, fmt.Errorf("retry branch %d of run %s: %w", b.index, h.runID, err)
+			}
+			stored, err := e.retryBranch(context.WithoutCancel(rctx), h, b.index, p, delay)
 			if err != nil {
 				return false, err
 			}
@@ -170,7 +174,11 @@ func (e *Engine) runBranch(ctx context.Context, sc *stepCtx, h *head, it branchW
 		failed = true
 		data = failedBranchData(b, p.attempt, err) // branch_join.go
 	}
-	stored, err := e.commitBranch(ctx, h, b, p.attempt, failed, data, emitter.Events())
+	cctx, err := atBranchCommit(ctx, h, b) // the test kit's seam (commit_hook.go)
+	if err != nil {
+		return false, fmt.Errorf("commit branch %d of run %s: %w", b.index, h.runID, err)
+	}
+	stored, err := e.commitBranch(cctx, h, b, p.attempt, failed, data, emitter.Events())
 	if err != nil || !stored {
 		return err == nil, err
 	}

@@ -35,6 +35,10 @@ func (e *restepError) Error() string { return "engine: step must be recomputed" 
 // the commit's witness, and a commit that landed goes on as if Submit had answered. Its rows
 // record the state as form says (stateRows; nil: whole, as for a step that changes none).
 func (e *Engine) commit(ctx context.Context, base *head, o *outcome, form *stateRows) (*head, error) {
+	ctx, err := atStepCommit(ctx, base, *o) // the test kit's seam (commit_hook.go)
+	if err != nil {
+		return nil, fmt.Errorf("commit step run=%s step=%d: %w", base.runID, base.step+1, err)
+	}
 	var sp spills
 	stored := false
 	id := newWriteID()

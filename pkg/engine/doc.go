@@ -59,6 +59,8 @@ package engine
 //	commit.go          the step's commit: conditional, rebased past raised events; payloads
 //	                   spilled and released; the ambiguity rule: a write whose outcome is
 //	                   unknown is resolved by a read
+//	commit_hook.go     the test kit's seam before the commit of a handler's return (a hook
+//	                   in the delivery's context, pkg/internal/commithook)
 //	outcome.go         step outcomes: the interface, the commit builder (buildCommit), and the
 //	                   core kinds (a visit that routes next, completes or waits; an event
 //	                   applied or refused; a wait timed out; a run failed)
