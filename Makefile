@@ -277,7 +277,7 @@ inspector-setup: browser-install $(INSPECTORTEST_DEPS)
 	cp pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
 
 inspector-test: inspector-setup
-	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/$(INSPECTORTEST)/testapp node --test --test-concurrency=1 inspector.test.mjs graph.test.mjs
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/$(INSPECTORTEST)/testapp node --test --test-concurrency=1 inspector.test.mjs graph.test.mjs runpage.test.mjs
 
 inspector-screenshots: inspector-setup
 	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/$(INSPECTORTEST)/testapp node screenshots.mjs $(CURDIR)/docs

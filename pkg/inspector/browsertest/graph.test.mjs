@@ -4,12 +4,11 @@
 // every edge runs from its source's box to its target's, the arrowhead at the target; no box
 // overlaps another, no edge crosses a box, no label is cut or covered; the flow starts at the top
 // with the entrypoint. A child run's box opens the child's page. The marks of waits, sleeps,
-// retries and fan-outs are written. A failed run's Rewind button calls the rewind route and shows
-// its refusals; a headless screenshot with a virtual time budget shows a live run.
+// retries and fan-outs are written (drawing.mjs measures).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText } from "./harness.mjs";
+import { checkDrawing, box, edge } from "./drawing.mjs";
 
 let server, browser, page;
 const pageErrors = [];
@@ -45,102 +44,6 @@ const send = async (id, event, payload) => {
   assert.equal(res.status, 202, `event ${event} to ${id}: ${JSON.stringify(res.body)}`);
 };
 
-// waitUntilWaiting polls the run's status (bounded by WAIT) until it waits for an event.
-async function waitUntilWaiting(id) {
-  for (let deadline = Date.now() + WAIT; Date.now() < deadline;) {
-    const st = (await api(server.base, "GET", `runs/${id}`)).body;
-    if (st && st.custom_status && st.custom_status.waiting_for_event) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`run ${id} did not wait for an event within ${WAIT} ms`);
-}
-
-// geometry measures the drawing on the page, in screen pixels: each edge's path (its ends,
-// points along it, its markers) against the boxes of its source and target, every box, every
-// label.
-const geometry = () => page.evaluate(() => {
-  const rect = (n) => { const r = n.getBoundingClientRect(); return { left: r.left, top: r.top, right: r.right, bottom: r.bottom }; };
-  const svgRoot = document.querySelector(".graph-wrap svg.graph");
-  const boxOf = (name, child) => {
-    const n = child ? svgRoot.querySelector(`a[data-child="${CSS.escape(name)}"] rect.box`) : svgRoot.querySelector(`g.node[data-node="${CSS.escape(name)}"] > rect.box`);
-    return n ? rect(n) : null;
-  };
-  const boxes = [...svgRoot.querySelectorAll("g.node")].map((g) => ({ name: g.dataset.node || `child ${g.dataset.child}`, ...rect(g.querySelector("rect.box")) }));
-  const edges = [...svgRoot.querySelectorAll("g.edge")].map((g) => {
-    const path = g.querySelector("path");
-    const m = path.getScreenCTM();
-    const at = (len) => { const p = path.getPointAtLength(len); return { x: m.a * p.x + m.c * p.y + m.e, y: m.b * p.x + m.d * p.y + m.f }; };
-    const total = path.getTotalLength();
-    const samples = [];
-    for (let l = 0; l <= total; l += 3) samples.push({ at: l, ...at(l) });
-    const label = g.querySelector(".edge-label");
-    const labelBox = g.querySelector(".edge-label-box");
-    return {
-      from: g.dataset.from, to: g.dataset.to, toChild: g.dataset.toChild === "true",
-      start: at(0), end: at(total), total, samples,
-      markerEnd: path.getAttribute("marker-end"), markerStart: path.getAttribute("marker-start"),
-      source: boxOf(g.dataset.from, false), target: boxOf(g.dataset.to, g.dataset.toChild === "true"),
-      label: label ? { text: label.textContent, ...rect(label) } : null,
-      labelBox: labelBox ? rect(labelBox) : null,
-    };
-  });
-  const entry = document.querySelector(".graph-wrap g.node .node-marks") && [...svgRoot.querySelectorAll("g.node")].find((g) => (g.querySelector(".node-marks") || {}).textContent?.includes("▶ start"));
-  return { svg: rect(svgRoot), boxes, edges, entry: entry ? entry.dataset.node : null };
-});
-
-// distance from point p to box b (0 inside it), and how far inside it p is (0 outside).
-const outside = (p, b) => Math.hypot(Math.max(b.left - p.x, 0, p.x - b.right), Math.max(b.top - p.y, 0, p.y - b.bottom));
-const inside = (p, b) => Math.max(0, Math.min(p.x - b.left, b.right - p.x, p.y - b.top, b.bottom - p.y));
-const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
-const TOL = 2.5; // px: an edge's end touches its box within this (anti-aliasing, rounding)
-
-// checkDrawing asserts what every drawing must hold, and returns its geometry.
-async function checkDrawing(what) {
-  const g = await geometry();
-  assert.ok(g.edges.length > 0, `${what}: no edge drawn`);
-  for (const e of g.edges) {
-    const name = `${what}: edge ${e.from} → ${e.to}`;
-    assert.ok(e.source && e.target, `${name}: its boxes are drawn`);
-    assert.ok(e.markerEnd && !e.markerStart, `${name}: the arrowhead is at the target end only (${e.markerStart} / ${e.markerEnd})`);
-    assert.ok(outside(e.end, e.target) <= TOL && inside(e.end, e.target) <= TOL, `${name}: it ends on the target's box: ${JSON.stringify(e.end)} vs ${JSON.stringify(e.target)}`);
-    assert.ok(outside(e.start, e.source) <= TOL && inside(e.start, e.source) <= TOL, `${name}: it starts on the source's box: ${JSON.stringify(e.start)} vs ${JSON.stringify(e.source)}`);
-    if (e.from !== e.to) {
-      assert.ok(outside(e.end, e.source) > TOL, `${name}: its arrowhead is not at the source`);
-    }
-    // Between its ends, the line crosses no box (not even its own nodes'): an unvisited node
-    // is never on a path line.
-    for (const s of e.samples) {
-      if (s.at < 6 || s.at > e.total - 6) continue;
-      for (const b of g.boxes) assert.ok(inside(s, b) <= 1, `${name}: crosses the box of ${b.name} at ${JSON.stringify(s)}`);
-    }
-    if (e.label) {
-      assert.ok(e.labelBox, `${name}: its label has a box`);
-      assert.ok(e.label.left >= e.labelBox.left - 1 && e.label.right <= e.labelBox.right + 1, `${name}: label '${e.label.text}' wider than its box`);
-      assert.ok(e.label.left >= g.svg.left - 1 && e.label.right <= g.svg.right + 1 && e.label.top >= g.svg.top - 1 && e.label.bottom <= g.svg.bottom + 1,
-        `${name}: label '${e.label.text}' cut by the drawing's edge`);
-      for (const b of g.boxes) assert.ok(!overlap(e.labelBox, b), `${name}: label '${e.label.text}' covers the box of ${b.name}`);
-    }
-  }
-  for (let i = 0; i < g.boxes.length; i++) {
-    for (let j = i + 1; j < g.boxes.length; j++) {
-      assert.ok(!overlap(g.boxes[i], g.boxes[j]), `${what}: the boxes of ${g.boxes[i].name} and ${g.boxes[j].name} overlap`);
-    }
-  }
-  const labels = g.edges.filter((e) => e.labelBox);
-  for (let i = 0; i < labels.length; i++) {
-    for (let j = i + 1; j < labels.length; j++) {
-      assert.ok(!overlap(labels[i].labelBox, labels[j].labelBox), `${what}: labels '${labels[i].label.text}' and '${labels[j].label.text}' overlap`);
-    }
-  }
-  // The flow starts at the top: no box above the entrypoint's.
-  const entry = g.boxes.find((b) => b.name === g.entry);
-  assert.ok(entry, `${what}: the entrypoint is marked`);
-  for (const b of g.boxes) assert.ok(b.top >= entry.top - 0.5, `${what}: ${b.name} is above the entrypoint`);
-  return g;
-}
-
-const box = (g, name) => g.boxes.find((b) => b.name === name);
-const edge = (g, from, to) => g.edges.find((e) => e.from === from && e.to === to);
 const nodeText = (name) => page.$eval(`.graph-wrap g.node[data-node="${name}"]`, (n) => n.textContent);
 const edgeLabel = (from, to) => page.$eval(`.graph-wrap g.edge[data-from="${from}"][data-to="${to}"] .edge-label`, (n) => n.textContent);
 
@@ -149,7 +52,7 @@ test("research_agent: a fan-out, a wait with a deadline, a rejected draft going 
   await start("research_agent", id, { question: "Is the layout maintained?", sources: ["web", "papers", "forums"] });
   await open(`#/run/${id}`);
   await waitForText(page, 'g.node[data-node="draft"]', "‖ waiting: approval");
-  let g = await checkDrawing("research_agent waiting");
+  let g = await checkDrawing(page, "research_agent waiting");
   assert.match(await nodeText("plan"), /⇉ fan-out ×3/);
   assert.match(await nodeText("search"), /visited ×3/);
   assert.match(await nodeText("draft"), /◷ until \d/);
@@ -163,7 +66,7 @@ test("research_agent: a fan-out, a wait with a deadline, a rejected draft going 
   await send(id, "approval", { approved: false, reviewer: "ann" });
   await waitForText(page, 'g.node[data-node="draft"]', "visited ×2");
   await waitForText(page, 'g.node[data-node="draft"]', "‖ waiting: approval");
-  g = await checkDrawing("research_agent after a rejection");
+  g = await checkDrawing(page, "research_agent after a rejection");
   const back = edge(g, "review", "draft");
   assert.ok(back, "the edge back from review to draft is drawn");
   assert.ok(back.end.y < back.start.y, "the edge back to draft points up, at draft");
@@ -171,7 +74,7 @@ test("research_agent: a fan-out, a wait with a deadline, a rejected draft going 
   await send(id, "approval", { approved: true, reviewer: "bo" });
   await waitForText(page, ".facts .status", "Completed");
   await waitForText(page, 'g.node[data-node="publish"]', "✓ completed here");
-  g = await checkDrawing("research_agent completed");
+  g = await checkDrawing(page, "research_agent completed");
   assert.ok(edge(g, "review", "publish"), "the edge to publish is drawn");
 });
 
@@ -180,7 +83,7 @@ test("triage: a child run is a box that opens the child's page; waits and sleeps
   await start("triage", id, { ticket: "The app crashes when I upload a file", sources: ["kb", "crm", "logs"], sleep_seconds: 3600 });
   await open(`#/run/${id}`);
   await waitForText(page, 'g.node[data-node="decide"]', "‖ waiting: approval");
-  let g = await checkDrawing("triage waiting");
+  let g = await checkDrawing(page, "triage waiting");
   const child = g.edges.find((e) => e.toChild);
   assert.ok(child && child.from === "classify", "classify's child run is drawn, linked from classify");
   const childID = child.to;
@@ -210,7 +113,7 @@ test("triage: a child run is a box that opens the child's page; waits and sleeps
   await waitForText(page, 'g.node[data-node="reply"]', "☾ sleeping until");
   assert.match(await edgeLabel("cool_down", "reply"), /☾ sleep until \d/);
   await waitForText(page, "#sleeping-until", "20");
-  g = await checkDrawing("triage sleeping");
+  g = await checkDrawing(page, "triage sleeping");
   assert.ok(box(g, "intake").bottom < box(g, "lookup").top && box(g, "lookup").bottom < box(g, "classify").top, "intake → lookup → classify flows down");
 });
 
@@ -274,7 +177,7 @@ test("a node that failed for good points at its failure route's node; a continue
   assert.ok(got.edges.includes("fetch>charge:×1"), `edges: ${got.edges}`);
   assert.match(got.charge, /visited ×1/);
   assert.equal(got.generation, "3");
-  await checkDrawing("a failure route");
+  await checkDrawing(page, "a failure route");
 });
 
 test("a node that loops on itself, and a graph not registered here (drawn from its history alone), hold the drawing's rules", async () => {
@@ -291,7 +194,7 @@ test("a node that loops on itself, and a graph not registered here (drawn from i
     const main = document.getElementById("main");
     main.replaceChildren(...renderRun("x", run, events, null, {}, { live: () => true }, null));
   });
-  const g = await checkDrawing("a self loop");
+  const g = await checkDrawing(page, "a self loop");
   const loop = edge(g, "poll", "poll");
   assert.ok(loop && loop.label && loop.label.text === "◇ ×2", `the loop is drawn with its count: ${JSON.stringify(loop && loop.label)}`);
 });
@@ -312,98 +215,13 @@ test("the branches of a fan-out over distinct nodes are side by side, between th
       input: { graph_name: "g", graph_hash: "h", initial_state: {}, current_node: null, metadata: {} } };
     document.getElementById("main").replaceChildren(...renderRun("x", run, events, { manifest, events: [] }, {}, { live: () => true }, null));
   });
-  const g = await checkDrawing("a fan-out over three nodes");
+  const g = await checkDrawing(page, "a fan-out over three nodes");
   const [a, b, c] = ["billing", "shipping", "support"].map((n) => box(g, n));
   assert.ok(Math.abs(a.top - b.top) < 1 && Math.abs(b.top - c.top) < 1, "the three branches are in one row");
   assert.ok(box(g, "split").bottom < a.top && a.bottom < box(g, "merge").top, "between split and merge");
   for (const n of ["billing", "shipping", "support"]) {
     assert.ok(edge(g, "split", n) && edge(g, n, "merge"), `split → ${n} → merge drawn`);
   }
-});
-
-test("a failed run's Rewind button calls the rewind route with the key, and shows its refusals word for word", async () => {
-  const id = `triage-failed-${suffix}`;
-  await start("triage", id, { ticket: "Mail is down", fail_at_reply: true, sleep_seconds: 1 });
-  await waitUntilWaiting(id);
-  await send(id, "approval", { approved: true });
-  await open(`#/run/${id}`);
-  await waitForText(page, ".facts .status", "Failed");
-  await waitForText(page, "#failure-message", "mail gateway is down");
-  await page.waitForSelector("#rewind-form button", { timeout: WAIT });
-
-  // The rewind route's answers are played by the test: the page is checked against the route's
-  // shape, whatever the server it runs on.
-  const calls = [];
-  const answers = [
-    { status: 409, body: { error: `run '${id}' is Completed; only a Failed run can be rewound`, instance_id: id, runtime_status: "Completed" } },
-    { status: 404, body: { error: "instance not found" } },
-    { status: 202, body: { instance_id: id, runtime_status: "Running", custom_status: {}, input: {}, output: null } },
-  ];
-  const onRequest = (req) => {
-    const u = new URL(req.url());
-    if (!u.pathname.endsWith("/rewind")) { req.continue(); return; }
-    calls.push({ method: req.method(), path: u.pathname, key: req.headers()["x-functions-key"], body: req.postData() });
-    const a = answers[calls.length - 1];
-    req.respond({ status: a.status, contentType: "application/json", body: JSON.stringify(a.body) });
-  };
-  await page.setRequestInterception(true);
-  page.on("request", onRequest);
-  try {
-    await page.type("#rewind-reason", "gateway back");
-    await page.click("#rewind-form button[type=submit]");
-    await waitForText(page, "#error", `HTTP 409: run '${id}' is Completed; only a Failed run can be rewound`);
-    await page.waitForSelector("#rewind-form button:not([disabled])", { timeout: WAIT });
-    await page.click("#rewind-form button[type=submit]");
-    await waitForText(page, "#error", "HTTP 404: instance not found");
-    await page.waitForSelector("#rewind-form button:not([disabled])", { timeout: WAIT });
-    await page.click("#rewind-form button[type=submit]");
-    await waitForText(page, "#notice", `Rewind accepted: run ${id} is Running`);
-  } finally {
-    page.off("request", onRequest);
-    await page.setRequestInterception(false);
-  }
-  assert.equal(calls.length, 3);
-  for (const c of calls) {
-    assert.equal(c.method, "POST");
-    assert.equal(c.path, `/api/runs/${encodeURIComponent(id)}/rewind`);
-    assert.equal(c.key, KEY, "the page sends its function key");
-    assert.deepEqual(JSON.parse(c.body), { reason: "gateway back" });
-  }
-  // Accepted, the page reads the run again (here still Failed: the answer was played).
-  await waitForText(page, ".facts .status", "Failed");
-});
-
-test("a completed run has no Rewind button", async () => {
-  const id = `triage-done-${suffix}`;
-  await start("content_classifier", id, { text: "Thanks, all good" });
-  await open(`#/run/${id}`);
-  await waitForText(page, ".facts .status", "Completed");
-  await page.waitForSelector("#purge-form", { timeout: WAIT });
-  assert.equal(await page.$("#rewind-form"), null);
-});
-
-// headless runs Chromium as the docs' recipe does, and returns what it printed.
-function headless(args) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.env.CHROMIUM_BIN || "/usr/bin/chromium",
-      ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=500", ...args], { stdio: ["ignore", "pipe", "ignore"], detached: true });
-    let out = "";
-    proc.stdout.on("data", (d) => { out += d; });
-    const timer = setTimeout(() => { process.kill(-proc.pid, "SIGKILL"); reject(new Error(`chromium ${args.join(" ")} did not finish within ${WAIT} ms (an open request holds virtual time)`)); }, WAIT);
-    proc.once("exit", () => { clearTimeout(timer); resolve(out); });
-  });
-}
-
-test("a headless screenshot of a live run's page (docs/inspector.md's recipe) shows the run, and finishes", async () => {
-  const id = `shot-${suffix}`;
-  await start("support_agent", id, { user_message: "I want a refund for invoice 7" });
-  await waitUntilWaiting(id);
-  const url = `${server.base}/inspector?code=${KEY}#/run/${id}`;
-  const dom = await headless(["--dump-dom", url]);
-  assert.match(dom, new RegExp(`<code id="run-id">${id}</code>`), "the run's page is drawn");
-  assert.match(dom, /class="status status-running status-waiting"[^>]*>.*Waiting for approval/, "with its status");
-  assert.match(dom, /<g class="node visited current waiting/, "and its graph");
-  assert.doesNotMatch(dom, /<p class="muted">Loading…<\/p>/);
 });
 
 test("no script error on any page", () => {
