@@ -282,17 +282,20 @@ $(CHROMIUM):
 	@if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation
 
-## inspector-test: the run inspector page (GET /api/inspector) in headless Chromium on the example
-## app, driven by puppeteer-core (npm, pinned in pkg/inspector/browsertest/package-lock.json; it
-## downloads no browser). inspector-screenshots regenerates docs/inspector-*.png the same way.
-inspector-setup: browser-install build $(INSPECTORTEST_DEPS)
+## inspector-test: the run inspector page (GET /api/inspector) in headless Chromium, driven by
+## puppeteer-core (npm, pinned in pkg/inspector/browsertest/package-lock.json; it downloads no
+## browser), against pkg/inspector/browsertest/testdata/testapp: the example graphs and triage (a
+## child run, a wait with a deadline, a sleep, a failure on demand), built into $(INSPECTORTEST).
+## inspector-screenshots regenerates docs/inspector-*.png the same way.
+inspector-setup: browser-install $(INSPECTORTEST_DEPS)
+	$(GO) build -o $(INSPECTORTEST)/testapp ./pkg/inspector/browsertest/testdata/testapp
 	cp pkg/inspector/browsertest/*.mjs $(INSPECTORTEST)/
 
 inspector-test: inspector-setup
-	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-concurrency=1 inspector.test.mjs
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/$(INSPECTORTEST)/testapp node --test --test-concurrency=1 inspector.test.mjs graph.test.mjs runpage.test.mjs
 
 inspector-screenshots: inspector-setup
-	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node screenshots.mjs $(CURDIR)/docs
+	cd $(INSPECTORTEST) && CHROMIUM_BIN=$(CHROMIUM) FUNCGRAPH_SERVER_BIN=$(CURDIR)/$(INSPECTORTEST)/testapp node screenshots.mjs $(CURDIR)/docs
 
 ## bench-lock: the blob lease lock against the raw SDK lease, on Azurite.
 bench-lock: $(AZURITE)

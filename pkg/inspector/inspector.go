@@ -24,8 +24,9 @@ const Route = "inspector"
 var web embed.FS
 
 // scripts are the page's JavaScript files, in the order they are inlined: each may use what
-// the files before it define.
-var scripts = []string{"api.js", "graph.js", "history.js", "live.js", "runs.js", "run.js", "app.js"}
+// the files before it define. dagre.min.js is the graph-layout library graph.js uses, vendored
+// (its license is web/dagre.LICENSE).
+var scripts = []string{"dagre.min.js", "api.js", "graph.js", "history.js", "live.js", "runs.js", "run.js", "app.js"}
 
 // Page is the assembled document and its Content-Security-Policy.
 type Page struct {

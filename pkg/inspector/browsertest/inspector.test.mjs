@@ -1,8 +1,9 @@
-// The run inspector in a real browser (headless Chromium) on the example app: a wrong key and
-// an unknown run show the API's errors; a support_agent run started from the page waits for
-// its approval, the approval is sent from the page and the run completes with its path
-// highlighted; the history shows each step's state; cancel and purge act on a second run; the
-// page fits a phone's width and is keyboard usable.
+// The run inspector in a real browser (headless Chromium) on the test app (testdata/testapp/: the
+// example graphs and triage): a wrong key and an unknown run show the API's errors; a support_agent
+// run started from the page waits for its approval, the approval is sent from the page and the run
+// completes with its path highlighted; the history shows each step's state; cancel and purge act on
+// a second run; the page fits a phone's width and is keyboard usable. The drawing of agent graphs
+// is graph.test.mjs's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText, setField } from "./harness.mjs";

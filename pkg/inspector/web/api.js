@@ -89,6 +89,9 @@ const runsApi = {
   sendEvent: (id, event, body) => apiCall("POST", `runs/${enc(id)}/events/${enc(event)}`, { body }),
   cancel: (id, reason) => apiCall("POST", `runs/${enc(id)}/cancel`, { body: JSON.stringify(reason === "" ? {} : { reason }) }),
   purge: (id) => apiCall("DELETE", `runs/${enc(id)}`),
+  // rewind continues a Failed run from the step that failed: 202 with its status; 409 for a
+  // run that is not Failed, 404 for an unknown one.
+  rewind: (id, reason) => apiCall("POST", `runs/${enc(id)}/rewind`, { body: JSON.stringify(reason === "" ? {} : { reason }) }),
   graphs: () => apiCall("GET", "graphs"),
   manifest: (graph, hash) => apiCall("GET", `graphs/${enc(graph)}/manifest`, { query: { graph_hash: hash } }),
   versions: (graph) => apiCall("GET", `graphs/${enc(graph)}/versions`),

@@ -7,6 +7,7 @@ const EVENT_KIND = {
   branches_started: "fan-out", branch_completed: "branch", branch_failed: "failure", branches_joined: "join",
   custom: "emitted", node_failed: "failure", sleep_started: "wait", event_refused: "event",
   event_not_applied: "event", child_started: "child", child_finished: "child", child_completed: "child",
+  run_rewound: "rewind",
 };
 
 // isBranch reports whether an event is one branch's completion or failure: the timeline draws
@@ -45,6 +46,7 @@ function eventSummary(e) {
     case "child_started": return `child run ${d.child_instance_id} of ${d.graph_name} started, then ${d.resume_node}`;
     case "child_finished": return `child run ${d.child_instance_id} finished (${d.runtime_status})`;
     case "child_completed": return `child run ${d.child_instance_id} completed` + (d.into ? ` into ${d.into}` : "");
+    case "run_rewound": return "run rewound: it continues from the step that failed" + (d.reason ? ` (${d.reason})` : "");
     case "custom": return `node ${e.node} emitted '${e.name}': ${JSON.stringify(d.data).slice(0, 80)}`;
   }
   return e.type;
@@ -97,11 +99,20 @@ function stateChanges(before, after) {
     .map((k) => ({ field: k, before: k in a ? a[k] : undefined, after: k in b ? b[k] : undefined }));
 }
 
-// pathOf returns the nodes executed in order and the transitions between them, each with how
-// it was taken (next, an event, a timeout) and how often.
+// pathOf returns what the history says of the graph: the nodes executed and how often, the
+// transitions between them, each with how it was taken (next, an event, a timeout, a sleep,
+// after a child run, a failure route, a fan-out or its join) and how often; the edges the run decided, taken
+// or not yet (a wait's event and deadline, a sleep); the wait or sleep still open; the child
+// runs it started; the nodes that fanned out (with their last fan-out's branch count) and the
+// node of each branch of the last fan-out.
 function pathOf(events) {
   const visits = new Map();
   const transitions = new Map();
+  const decided = [];
+  const children = [];
+  const fanOuts = new Map();
+  const branchNodes = new Map();
+  let openWait = null, openSleep = null;
   let last = null;
   let via = "next";
   let label = "";
@@ -114,11 +125,17 @@ function pathOf(events) {
     transitions.set(key, t);
   };
   for (const e of events) {
-    if (e.type === "branches_started") {
+    const d = (e.data && typeof e.data === "object") ? e.data : {};
+    if (e.type === "route_resolved" && d.action === "parallel") {
+      branchNodes.clear();
+      (d.branches || []).forEach((b, i) => branchNodes.set(i, b.node));
+    } else if (e.type === "branches_started") {
       fanFrom = last;
       joinFrom = [];
+      if (e.node) fanOuts.set(e.node, d.count || 0);
     } else if (isBranch(e)) {
       visits.set(e.node, (visits.get(e.node) || 0) + 1);
+      if (typeof d.index === "number") branchNodes.set(d.index, e.node);
       if (fanFrom !== null) take(fanFrom, e.node, "parallel", "parallel");
       if (!joinFrom.includes(e.node)) joinFrom.push(e.node);
     } else if (e.type === "branches_joined") {
@@ -132,15 +149,44 @@ function pathOf(events) {
       last = e.node;
       via = "next";
       label = "";
+      openSleep = null;
+    } else if (e.type === "node_failed") {
+      // The node failed for good and the run goes on at its failure route's node.
+      visits.set(e.node, (visits.get(e.node) || 0) + 1);
+      if (last !== null && last !== e.node) take(last, e.node, via, label);
+      if (d.failure_node) decided.push({ from: e.node, to: d.failure_node, kind: "failure", label: "on failure" });
+      last = e.node;
+      via = "failure";
+      label = "on failure";
+    } else if (e.type === "wait_started") {
+      if (d.resume_node) decided.push({ from: e.node, to: d.resume_node, kind: "event", label: d.event_name || "" });
+      if (d.timeout_node) decided.push({ from: e.node, to: d.timeout_node, kind: "timeout", label: "timeout" });
+      openWait = { from: e.node, to: d.resume_node, timeoutNode: d.timeout_node || null, deadline: d.deadline || null };
     } else if (e.type === "event_applied") {
       via = "event";
-      label = (e.data && e.data.event_name) || e.name || "";
+      label = d.event_name || e.name || "";
+      openWait = null;
     } else if (e.type === "wait_timed_out") {
       via = "timeout";
       label = "timeout";
+      openWait = null;
+    } else if (e.type === "sleep_started") {
+      if (d.next_node) decided.push({ from: e.node, to: d.next_node, kind: "sleep", label: "sleep" });
+      openSleep = { from: e.node, to: d.next_node };
+      via = "sleep";
+      label = "sleep";
+    } else if (e.type === "child_started") {
+      if (d.child_instance_id && !children.some((c) => c.id === d.child_instance_id)) {
+        children.push({ id: d.child_instance_id, graph: d.graph_name || "", from: e.node, status: "" });
+      }
+      via = "child";
+      label = "after child run";
+    } else if (e.type === "child_finished" || e.type === "child_completed") {
+      const c = children.find((x) => x.id === d.child_instance_id);
+      if (c) c.status = d.runtime_status || (e.type === "child_completed" ? "Completed" : c.status);
     }
   }
-  return { visits, transitions: [...transitions.values()] };
+  return { visits, transitions: [...transitions.values()], decided, children, fanOuts, branchNodes, openWait, openSleep };
 }
 
 // renderTimeline draws the history as a list of buttons; choosing one shows the state after

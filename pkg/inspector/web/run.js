@@ -1,6 +1,6 @@
 // A run: status, timings and failure; its graph with the path taken; its history; actions
-// (send an event, cancel, purge) through the runs API. Follows the run's feed while it is
-// unfinished.
+// (send an event, cancel, rewind a failed run, purge) through the runs API. Draws the run from
+// its status first, then follows the run's feed while it is unfinished.
 const manifestCache = new Map();
 
 async function manifestOf(graph, hash) {
@@ -18,9 +18,17 @@ async function manifestOf(graph, hash) {
 // answers as soon as it moves.
 const FEED_WAIT = 20;
 
-// showRun follows the run through its feed: the history from the start, then one request at a
-// time that answers once the run moves (or after FEED_WAIT seconds); the status is read again
-// only when the feed brought something new.
+// FEED_FOLLOW_AFTER is how long the page waits, once it has drawn the run (its status, then its
+// history read with the feed up to now), before it opens its first long poll (ms). The poll
+// reads from where the drawing stopped, so nothing is missed; the pause is what lets a
+// headless browser's screenshot with a virtual time budget below it (docs/inspector.md) be
+// taken of the drawn run, since an open request holds virtual time still.
+const FEED_FOLLOW_AFTER = 1000;
+
+// showRun draws the run from its status, then follows it through its feed: the history from
+// the start (drawn again once read), then, after FEED_FOLLOW_AFTER, one request at a time that
+// answers once the run moves (or after FEED_WAIT seconds); the status is read again only when
+// the feed brought something new.
 async function showRun(id, view) {
   const main = document.getElementById("main");
   const state = { selected: null, formEvent: null, payload: null };
@@ -83,8 +91,10 @@ async function showRun(id, view) {
     try {
       if (!run) {
         run = await runsApi.getRun(id);
+        await paint(); // the status before anything else: the run shows at once
         while ((await read(0)).moved && view.live()) { /* catch up, a page at a time */ }
         await paint();
+        if (!ended) { view.timer(follow, FEED_FOLLOW_AFTER); return; }
       }
       while (view.live() && !ended) {
         const f = await read(FEED_WAIT);
@@ -128,6 +138,8 @@ function renderRun(id, run, events, m, state, view, live) {
     ["Steps", `${events.filter((e) => e.type === "node_completed" || e.type === "branch_completed").length} node visits, ${events.length} history events`],
   ];
   if (cs.waiting_for_version) facts.push(["Waiting for version", cs.waiting_for_version]);
+  // A run continued as new: the count of its histories before this one (0 for the first).
+  if (run.generation) facts.push(["Generation", el("span", { id: "generation" }, String(run.generation))]);
   // What a Running run waits for (the status's sleeping_until, node_retry, branches_retrying).
   if (run.sleeping_until && !finished) facts.push(["Sleeping until", el("span", { id: "sleeping-until" }, fmtTime(run.sleeping_until))]);
   if (run.node_retry && !finished) {
@@ -141,7 +153,11 @@ function renderRun(id, run, events, m, state, view, live) {
   if (cs.waiting_for_child && !finished) facts.push(["Waiting for child run", runLink(cs.waiting_for_child)]);
   if (run.parent_instance_id) facts.push(["Parent run", runLink(run.parent_instance_id)]);
   if (run.child_instance_ids && run.child_instance_ids.length) {
-    facts.push(["Child runs", el("span", { id: "child-runs" }, run.child_instance_ids.map((c, i) => [i ? ", " : "", runLink(c)]))]);
+    const graphOf = new Map(model.children.map((c) => [c.id, c]));
+    facts.push(["Child runs", el("ul", { id: "child-runs", class: "child-runs" }, run.child_instance_ids.map((c) => {
+      const known = graphOf.get(c);
+      return el("li", {}, runLink(c), known ? ` ${known.graph}${known.status ? `, ${known.status}` : ""}` : "");
+    }))]);
   }
   const out = [
     el("p", {}, el("a", { href: "#/" }, "← All runs")),
@@ -156,7 +172,7 @@ function renderRun(id, run, events, m, state, view, live) {
   out.push(el("section", { class: "panel graph-panel", "aria-labelledby": "graph-h" },
     el("h2", { id: "graph-h" }, "Graph and path"),
     m ? null : el("p", { class: "muted" }, "This version is not registered on this process: the graph is drawn from the history alone."),
-    el("p", { class: "legend" }, "Legend: ▶ start, ◇ route node (its targets are decided at run time), ■ end (terminal), thick border and ×N: visited N times, dashed: not visited, ‖ waiting, ⚡ event edge."),
+    el("p", { class: "legend" }, "Legend: ▶ start, ◇ route node (its targets are decided at run time), ⇉ fan-out (its branches side by side), ■ end (terminal), thick border and ×N: visited N times, dashed: not visited; ‖ waiting for an event, ◷ its deadline, ☾ sleeping, ↻ a retry pending, ↳ a child run (its box opens the child's page); edges: ⚡ on an event, ◷ on a timeout, ☾ after a sleep, ✗ on a failure route, amber: pending now."),
     el("div", { class: "graph-wrap", tabindex: "0", "aria-label": "Graph drawing (scrolls)" }, renderGraph(model)),
     el("details", { open: true }, el("summary", {}, "The graph as text"), graphText(model)),
     model.events.length ? el("p", {}, "Events the graph takes: ", model.events.join(", ")) : null));
@@ -172,7 +188,7 @@ function renderRun(id, run, events, m, state, view, live) {
 
 // runLink links to the run view of run id.
 function runLink(id) {
-  return el("a", { href: `#/run/${enc(id)}` }, el("code", {}, id));
+  return el("a", { href: `#/run/${enc(id)}`, class: "run-link", "data-run": id }, el("code", {}, id));
 }
 
 function renderActions(id, run, m, state) {
@@ -217,6 +233,7 @@ function renderActions(id, run, m, state) {
       } catch (e) { showError(e); }
     } }, el("h3", {}, "Cancel the run"), el("label", {}, "Reason ", reason), " ", el("button", { type: "submit" }, "Cancel run")));
   } else {
+    if (run.runtime_status === "Failed") section.append(rewindForm(id));
     section.append(el("form", { id: "purge-form", onsubmit: async (ev) => {
       ev.preventDefault();
       if (!confirm(`Purge run ${id} and its history? This cannot be undone.`)) return;
@@ -229,4 +246,28 @@ function renderActions(id, run, m, state) {
     } }, el("p", {}, "The run is finished: no event or cancel applies."), el("button", { type: "submit", class: "danger" }, "Purge run")));
   }
   return section;
+}
+
+// rewindForm rewinds a Failed run (POST runs/{id}/rewind): it continues from the step that
+// failed, its history kept. Accepted, the page follows the run again; refused (409 for a run
+// no longer Failed, 404 for one gone), it shows the API's error.
+function rewindForm(id) {
+  const reason = el("input", { id: "rewind-reason", name: "reason", placeholder: "model endpoint back" });
+  return el("form", { id: "rewind-form", onsubmit: async (ev) => {
+    ev.preventDefault();
+    const button = ev.target.querySelector("button");
+    button.disabled = true;
+    try {
+      const res = await runsApi.rewind(id, reason.value);
+      showError(null);
+      notice(`Rewind accepted: run ${id} is ${res && res.runtime_status ? res.runtime_status : "running again"}, continuing from the step that failed.`);
+      route(); // follow the run again, from its status
+    } catch (e) {
+      button.disabled = false;
+      showError(e);
+    }
+  } },
+  el("h3", {}, "Rewind the run"),
+  el("p", {}, "Continue the failed run from the step that failed, on the version it is pinned to; its history is kept and the rewind recorded in it."),
+  el("label", {}, "Reason ", reason), " ", el("button", { type: "submit" }, "Rewind run"));
 }
