@@ -174,8 +174,9 @@ func seg(s string) string { return url.PathEscape(s) }
 // url is the request's URL.
 func (c *Client) url(r *request) string {
 	u := *c.base
-	u.Path = c.base.Path + r.path
-	u.RawPath = c.base.Path + r.path
+	raw := c.base.EscapedPath() + r.path
+	u.Path, _ = url.PathUnescape(raw) // each segment was escaped (seg)
+	u.RawPath = raw
 	if len(r.query) > 0 {
 		u.RawQuery = r.query.Encode()
 	}
