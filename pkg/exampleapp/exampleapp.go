@@ -209,9 +209,10 @@ func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
 // LaunchWith returns the example app's launch.Builder: it builds the app from the entrypoint's
 // settings (the assistant on the model pick picks from them; nil, the built-in model), with the
 // platform threads and echo_agent's checkpoints in the stores launch opened (Azure storage when
-// AzureWebJobsStorage is configured, process memory otherwise).
+// AzureWebJobsStorage is configured, process memory otherwise), and the tickets queue
+// <FUNCGRAPH_STORAGE_PREFIX>-tickets, created on Azure storage when missing.
 func LaunchWith(pick ModelPicker) launch.Builder {
-	return func(_ context.Context, s launch.Settings) (*launch.App, error) {
+	return func(ctx context.Context, s launch.Settings) (*launch.App, error) {
 		cfg := Config{
 			Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 			PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
@@ -219,6 +220,12 @@ func LaunchWith(pick ModelPicker) launch.Builder {
 		}
 		if s.Names.Prefix != "" {
 			cfg.TicketsQueue = s.Names.Prefix + "-tickets"
+		}
+		if s.Azure != nil && cfg.TicketsQueue != "" {
+			// Producers write to the queue before any listener ran: it must exist.
+			if _, err := s.Azure.EnsureQueue(ctx, cfg.TicketsQueue); err != nil {
+				return nil, fmt.Errorf("build example app: %w", err)
+			}
 		}
 		if pick != nil && s.Getenv != nil {
 			m, vendor, err := pick(s.Getenv)
