@@ -215,3 +215,21 @@ func ExampleClient_List() {
 		fmt.Println(run.InstanceID, run.RuntimeStatus)
 	}
 }
+
+// Polling the status, every Retry-After of the start, for an app that does not serve the feed.
+func ExampleClient_PollForCompletion() {
+	base, stop := exampleApp()
+	defer stop()
+	c, _ := runsclient.New(base, runsclient.WithFunctionKey("k"))
+	ctx := context.Background()
+
+	started, _ := runsclient.Start(ctx, c, "data_pipeline", map[string]string{"source_url": "https://example.com/data"}, nil)
+	status, err := c.PollForCompletion(ctx, started.ID, 10*time.Millisecond) // started.RetryAfter is the app's 10 s
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	result, _ := status.Result()
+	fmt.Println(status.RuntimeStatus, result.FinalNode, started.RetryAfter)
+	// Output: Completed load 10s
+}

@@ -203,3 +203,24 @@ func TestNew_RefusesBadBaseURLs(t *testing.T) {
 		t.Fatalf("a base without a path: %v %v", c, err)
 	}
 }
+
+func TestClient_PollForCompletion_WaitsTheStartsRetryAfter(t *testing.T) {
+	running := `{"instance_id": "r1", "runtime_status": "Running", "custom_status": null, "input": {}, "output": null}`
+	f := &recorded{answers: []func(http.ResponseWriter, *http.Request){
+		answer(202, `{"id": "r1", "statusQueryGetUri": "http://x/api/runs/r1", "sendEventPostUri": "", "terminatePostUri": ""}`, "Retry-After", "10", "Location", "http://x/api/runs/r1"),
+		answer(200, running), answer(200, running),
+		answer(200, `{"instance_id": "r1", "runtime_status": "Failed", "custom_status": null, "input": {}, "output": "node 'classify' failed: model endpoint unreachable"}`),
+	}}
+	c, waits := fakeClient(t, f, runsclient.Retry{})
+	started, err := c.StartRun(t.Context(), "g", nil, nil)
+	if err != nil || started.RetryAfter != 10*time.Second {
+		t.Fatalf("started %+v, %v", started, err)
+	}
+	st, err := c.PollForCompletion(t.Context(), started.ID, started.RetryAfter)
+	if err != nil || st.RuntimeStatus != runsclient.StatusFailed || !slices.Equal(*waits, []time.Duration{10 * time.Second, 10 * time.Second}) {
+		t.Fatalf("polled %+v, %v, waits %v", st, err, *waits)
+	}
+	if _, err := st.Result(); err == nil || !strings.Contains(err.Error(), "model endpoint unreachable") {
+		t.Fatalf("Result of a Failed run: %v", err)
+	}
+}

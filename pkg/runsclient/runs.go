@@ -48,6 +48,9 @@ type Started struct {
 	SendEventURL string `json:"sendEventPostUri"`
 	// TerminateURL is the cancel URL.
 	TerminateURL string `json:"terminatePostUri"`
+	// RetryAfter is the answer's Retry-After: how long the app suggests waiting before polling
+	// the status (PollForCompletion's default interval).
+	RetryAfter time.Duration `json:"-"`
 }
 
 // startBody is the body of POST /graphs/{graph_name}/runs.
@@ -81,6 +84,7 @@ func (c *Client) StartRun(ctx context.Context, graph string, input any, opts *St
 	if loc := h.Get("Location"); loc != "" {
 		out.StatusURL = loc
 	}
+	out.RetryAfter = parseRetryAfter(h.Get("Retry-After"), time.Now())
 	return &out, nil
 }
 
@@ -251,4 +255,29 @@ func (c *Client) Cancel(ctx context.Context, instanceID, reason string) error {
 func (c *Client) Purge(ctx context.Context, instanceID string) error {
 	_, err := c.do(ctx, &request{method: http.MethodDelete, path: "/runs/" + seg(instanceID)}, http.StatusOK, nil)
 	return err
+}
+
+// DefaultPollInterval is PollForCompletion's interval when none is given: the Retry-After
+// of the app's 202 for a start.
+const DefaultPollInterval = 10 * time.Second
+
+// PollForCompletion reads the run's status every interval (0 means DefaultPollInterval, or
+// pass Started.RetryAfter) until it has finished, and returns it: for an app that does not
+// serve the feed, where WaitForCompletion cannot follow it. Errors: Status's, and ctx's.
+func (c *Client) PollForCompletion(ctx context.Context, instanceID string, interval time.Duration) (*RunStatus, error) {
+	if interval <= 0 {
+		interval = DefaultPollInterval
+	}
+	for {
+		st, err := c.Status(ctx, instanceID)
+		if err != nil {
+			return nil, err
+		}
+		if st.RuntimeStatus.Finished() {
+			return st, nil
+		}
+		if err := c.sleep(ctx, interval); err != nil {
+			return nil, fmt.Errorf("runsclient: poll run %s: %w", instanceID, err)
+		}
+	}
 }
