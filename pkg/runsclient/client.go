@@ -184,7 +184,7 @@ func (c *Client) url(r *request) string {
 }
 
 // send sends r, retrying 429 and 503 answers after their Retry-After and, when r.resend,
-// transport failures, at most Retry.MaxAttempts times. It returns the first answer that is
+// transport failures and 502 and 504 answers (a gateway's), at most Retry.MaxAttempts times. It returns the first answer that is
 // neither (its body open, for the caller to close), or the last error: a *Error for an
 // answer, the transport's failure wrapped otherwise. Success statuses are the caller's to
 // check (decode does).
@@ -233,6 +233,11 @@ func (c *Client) send(ctx context.Context, r *request) (*http.Response, error) {
 				wait = c.retry.backoff(attempt)
 			}
 			wait = min(wait, c.retry.MaxDelay)
+		case r.resend && (res.StatusCode == http.StatusBadGateway || res.StatusCode == http.StatusGatewayTimeout) && attempt < c.retry.MaxAttempts:
+			// A gateway in front of the app (the Azure front end, a proxy) lost its answer: a
+			// read, or an event with its key, can be sent again.
+			_ = readError(res, r.method, r.logPath(c))
+			wait = c.retry.backoff(attempt)
 		default:
 			return res, nil
 		}

@@ -12,9 +12,9 @@
 //
 // Retries: an answer 429 or 503 (the app refused the request and wrote nothing: a busy run, a
 // rolling deploy, a full response budget) is sent again after its Retry-After, at most
-// Retry.MaxAttempts times in all; so is a request that failed in transport when sending it
-// twice cannot do twice what it asks: reads, and events (each carries an Idempotency-Key,
-// generated when the caller gives none). A start, cancel, rewind or purge whose answer was
+// Retry.MaxAttempts times in all; so is a request that failed in transport, or that a gateway
+// answered 502 or 504, when sending it twice cannot do twice what it asks: reads, and events
+// (each carries an Idempotency-Key, generated when the caller gives none). A start, cancel, rewind or purge whose answer was
 // lost is not sent again: the error says so, and the caller decides (a start with an
 // instance id can be checked with Status).
 //

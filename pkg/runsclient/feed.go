@@ -249,7 +249,7 @@ func (f *follower) event(fr frame) (FeedEvent, error) {
 		if err := json.Unmarshal([]byte(data), &rec); err != nil {
 			return FeedEvent{}, fmt.Errorf("decode live frame: %w", err)
 		}
-		if fr.hasID {
+		if fr.hasID && fr.id != "" {
 			f.cursor = fr.id
 		}
 		return FeedEvent{Event: Event{Type: "live", Node: deref(rec.Node), Name: deref(rec.Name), Data: rec.Data}, Cursor: f.cursor, Live: &rec, State: f.current()}, nil
@@ -258,7 +258,7 @@ func (f *follower) event(fr frame) (FeedEvent, error) {
 	if err := json.Unmarshal([]byte(data), &ev); err != nil {
 		return FeedEvent{}, fmt.Errorf("decode %s frame: %w", fr.event, err)
 	}
-	if fr.hasID {
+	if fr.hasID && fr.id != "" {
 		f.cursor = fr.id
 	}
 	if err := f.fold(ev); err != nil {

@@ -224,3 +224,17 @@ func TestClient_PollForCompletion_WaitsTheStartsRetryAfter(t *testing.T) {
 		t.Fatalf("Result of a Failed run: %v", err)
 	}
 }
+
+func TestClient_GatewayErrors_RetriedForReadsOnly(t *testing.T) {
+	f := &recorded{answers: []func(http.ResponseWriter, *http.Request){answer(502, ""), answer(504, ""), answer(200, `{"runs": [], "continuation_token": null}`)}}
+	c, _ := fakeClient(t, f, runsclient.Retry{})
+	if _, err := c.List(t.Context(), runsclient.ListOptions{}); err != nil || f.count() != 3 {
+		t.Fatalf("a read through failing gateways: %v after %d requests", err, f.count())
+	}
+	g := &recorded{answers: []func(http.ResponseWriter, *http.Request){answer(502, ""), answer(202, `{"id": "r"}`)}}
+	c, _ = fakeClient(t, g, runsclient.Retry{})
+	var apiErr *runsclient.Error
+	if _, err := c.StartRun(t.Context(), "g", nil, nil); !errors.As(err, &apiErr) || apiErr.StatusCode != 502 || g.count() != 1 {
+		t.Fatalf("a start a gateway answered 502: %v after %d requests, want the 502, not sent again", err, g.count())
+	}
+}
