@@ -88,6 +88,10 @@ type follower struct {
 	id     string
 	cursor string
 	live   bool
+	// seq and run are the position of the last item yielded (from its frame id), so an item
+	// sent again is not yielded twice.
+	seq     int64
+	lastRun string
 	// state is the run's state after the last row; known says whether it is.
 	state json.RawMessage
 	known bool
@@ -177,6 +181,9 @@ func (f *follower) connect(ctx context.Context, yield func(FeedEvent, error) boo
 		}
 		ev, err := f.event(fr)
 		fr = frame{}
+		if errors.Is(err, errSeen) {
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, errFrameError) {
 				return delay, progressed, err // the app could not go on: resume from the cursor
@@ -222,6 +229,21 @@ func (fr *frame) add(line string, delay *time.Duration) {
 	}
 }
 
+// errSeen is an item the follower yielded already.
+var errSeen = errors.New("runsclient: feed item seen already")
+
+// frameSeq reads the seq and run of a frame id "<seq>.<run>[.<live>]" (0, "" when it has
+// none).
+func frameSeq(id string) (int64, string) {
+	seq, rest, _ := strings.Cut(id, ".")
+	run, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil {
+		return 0, ""
+	}
+	return n, run
+}
+
 // errFrameError is an error frame: the app's stream ended on a failure (no room for the next
 // frames, a storage error); the follower resumes from its cursor.
 var errFrameError = errors.New("runsclient: the feed's stream ended with an error frame")
@@ -259,6 +281,11 @@ func (f *follower) event(fr frame) (FeedEvent, error) {
 		return FeedEvent{}, fmt.Errorf("decode %s frame: %w", fr.event, err)
 	}
 	if fr.hasID && fr.id != "" {
+		seq, run := frameSeq(fr.id)
+		if run != "" && run == f.lastRun && seq <= f.seq {
+			return FeedEvent{}, errSeen // sent again (a proxy's replay): yielded once already
+		}
+		f.seq, f.lastRun = seq, run
 		f.cursor = fr.id
 	}
 	if err := f.fold(ev); err != nil {

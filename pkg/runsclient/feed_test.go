@@ -176,3 +176,24 @@ func TestFeed_FrameParsing(t *testing.T) {
 		t.Fatalf("events %+v", evs)
 	}
 }
+
+// An item sent again (a proxy replaying the stream after a reconnection) is yielded once.
+func TestFeed_AnItemSentAgainIsYieldedOnce(t *testing.T) {
+	f := &recorded{answers: []func(http.ResponseWriter, *http.Request){
+		stream(item(1, "run_started", `{"initial_state": {}}`) + item(2, "node_completed", `{"state": {}}`)),
+		stream(item(2, "node_completed", `{"state": {}}`) + item(3, "run_completed", `{"state": {}}`) + endFrame),
+	}}
+	c, _ := fakeClient(t, f, runsclient.Retry{})
+	var seqs []int64
+	for ev, err := range c.Feed(t.Context(), "r", runsclient.FeedOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.End {
+			seqs = append(seqs, ev.Seq)
+		}
+	}
+	if !slices.Equal(seqs, []int64{1, 2, 3}) {
+		t.Fatalf("seqs %v: want each item once", seqs)
+	}
+}
