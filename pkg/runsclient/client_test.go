@@ -271,3 +271,60 @@ func TestClient_HistoryCancelPurge_RealServer(t *testing.T) {
 		t.Fatalf("status after purge: %v", err)
 	}
 }
+
+// TestClient_FeedOnBothTransports_EveryItemOnce: under `serve` the feed is one stream; under
+// the Functions host each answer is a long poll that ends, and the client reconnects with its
+// cursor: either way a support_agent run is followed to its wait and, after the approval, to
+// its end, every history row once and in order, as the history has them.
+func TestClient_FeedOnBothTransports_EveryItemOnce(t *testing.T) {
+	for _, tr := range serveTransports(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			c, err := runsclient.New(tr.BaseURL, runsclient.WithFunctionKey(tr.FunctionKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			id := "both-" + tr.Name
+			if _, err := runsclient.Start(ctx, c, "support_agent", supportInput{UserMessage: "refund for invoice 9"}, &runsclient.StartOptions{InstanceID: id}); err != nil {
+				t.Fatal(err)
+			}
+			var seqs []int64
+			var cursor string
+			for ev, err := range c.Feed(ctx, id, runsclient.FeedOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				seqs = append(seqs, ev.Seq)
+				if ev.Type == "wait_started" {
+					cursor = ev.Cursor
+					break
+				}
+			}
+			if err := c.SendEvent(ctx, id, "approval", approval{Approved: true, Reviewer: "ops@example.com"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			for ev, err := range c.Feed(ctx, id, runsclient.FeedOptions{Cursor: cursor}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ev.End {
+					seqs = append(seqs, ev.Seq)
+				}
+			}
+			var hist []int64
+			for ev, err := range c.HistoryAll(ctx, id, runsclient.HistoryOptions{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				hist = append(hist, ev.Seq)
+			}
+			if !slices.Equal(seqs, hist) {
+				t.Fatalf("the feed gave %v, the history has %v", seqs, hist)
+			}
+			st, err := c.WaitForCompletion(ctx, id)
+			if err != nil || st.RuntimeStatus != runsclient.StatusCompleted {
+				t.Fatalf("status %+v, %v", st, err)
+			}
+		})
+	}
+}

@@ -76,3 +76,29 @@ func (s *server) client(t *testing.T, opts ...runsclient.Option) *runsclient.Cli
 	}
 	return c
 }
+
+// serveTransports serves the example graphs' runs API on an in-memory engine behind both
+// transports: the standalone server (the feed streams) and the emulated Functions host
+// without proxying (each answer of the feed is one long poll).
+func serveTransports(t *testing.T) []funchosttest.Transport {
+	t.Helper()
+	reg := runsapitest.Registry(t, examples.All)
+	logger := funchosttest.TestLogger(t)
+	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	svc, err := runsapi.NewService(runsapi.Options{Runs: eng, Registry: reg, AuthLevel: funchost.AuthFunction, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := svc.FunctionApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return funchosttest.Transports(t, app)
+}
