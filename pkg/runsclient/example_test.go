@@ -233,3 +233,68 @@ func ExampleClient_PollForCompletion() {
 	fmt.Println(status.RuntimeStatus, result.FinalNode, started.RetryAfter)
 	// Output: Completed load 10s
 }
+
+// A start the graph's state refuses: the error carries the body's details.
+func ExampleClient_StartRun() {
+	base, stop := exampleApp()
+	defer stop()
+	c, _ := runsclient.New(base, runsclient.WithFunctionKey("k"))
+
+	_, err := c.StartRun(context.Background(), "support_agent", map[string]any{"user_msg": "typo"}, nil)
+	var apiErr *runsclient.Error
+	if errors.As(err, &apiErr) && errors.Is(err, runsclient.ErrBadRequest) {
+		var details []struct {
+			Loc []string `json:"loc"`
+			Msg string   `json:"msg"`
+		}
+		apiErr.Field("details", &details)
+		fmt.Println(apiErr.StatusCode, apiErr.Message, details[0].Loc, details[0].Msg)
+	}
+	// Output: 400 invalid initial state [user_message] field required
+}
+
+func ExampleClient_Cancel() {
+	base, stop := exampleApp()
+	defer stop()
+	c, _ := runsclient.New(base, runsclient.WithFunctionKey("k"))
+	ctx := context.Background()
+
+	_, _ = runsclient.Start(ctx, c, "support_agent", Ticket{UserMessage: "I want a refund"}, &runsclient.StartOptions{InstanceID: "r3"})
+	fmt.Println(c.Cancel(ctx, "r3", "customer withdrew the request"))
+	status, _ := c.WaitForCompletion(ctx, "r3")
+	fmt.Println(status.RuntimeStatus, string(status.Output))
+	fmt.Println(c.Purge(ctx, "r3"))
+	_, err := c.Status(ctx, "r3")
+	fmt.Println(errors.Is(err, runsclient.ErrNotFound))
+	// Output:
+	// <nil>
+	// Terminated "customer withdrew the request"
+	// <nil>
+	// true
+}
+
+func ExampleClient_HistoryAll() {
+	base, stop := exampleApp()
+	defer stop()
+	c, _ := runsclient.New(base, runsclient.WithFunctionKey("k"))
+	ctx := context.Background()
+
+	_, _ = runsclient.Start(ctx, c, "data_pipeline", map[string]string{"source_url": "https://example.com/data"}, &runsclient.StartOptions{InstanceID: "p1"})
+	_, _ = c.WaitForCompletion(ctx, "p1")
+	for ev, err := range c.HistoryAll(ctx, "p1", runsclient.HistoryOptions{Limit: 2}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(ev.Seq, ev.Type, ev.Node)
+	}
+	// Output:
+	// 1 run_started extract
+	// 2 node_completed extract
+	// 3 route_resolved extract
+	// 4 node_completed transform
+	// 5 route_resolved transform
+	// 6 node_completed load
+	// 7 route_resolved load
+	// 8 run_completed load
+}
