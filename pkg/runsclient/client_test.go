@@ -69,7 +69,11 @@ func TestClient_SupportAgent_FeedStatusEventResume_RealServer(t *testing.T) {
 			t.Fatalf("event %+v after seq %d: want increasing seqs, each with the state", ev.FeedEvent, last)
 		}
 		last = ev.Seq
-		if ev.Type == "wait_started" {
+		if ev.Type == runsclient.TypeWaitStarted {
+			w, err := runsclient.DataOf[runsclient.WaitStarted](ev.Event)
+			if err != nil || w.EventName != "approval" || w.ResumeNode != "draft_reply" || w.Deadline != nil {
+				t.Fatalf("wait %+v, %v", w, err)
+			}
 			if !ev.State.NeedsHuman {
 				t.Fatalf("state at the wait %+v: want needs_human", ev.State)
 			}

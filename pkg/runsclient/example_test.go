@@ -298,3 +298,31 @@ func ExampleClient_HistoryAll() {
 	// 7 route_resolved load
 	// 8 run_completed load
 }
+
+// The events research_agent's search branches emit, and its bounded wait, typed.
+func ExampleDataOf() {
+	base, stop := exampleApp()
+	defer stop()
+	c, _ := runsclient.New(base, runsclient.WithFunctionKey("k"))
+	ctx := context.Background()
+
+	_, _ = runsclient.Start(ctx, c, "research_agent", map[string]any{"question": "Is Go fast?", "sources": []string{"arxiv"}}, &runsclient.StartOptions{InstanceID: "ra"})
+	for ev, err := range c.Feed(ctx, "ra", runsclient.FeedOptions{}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		switch ev.Type {
+		case runsclient.TypeCustom:
+			custom, _ := runsclient.DataOf[runsclient.Custom](ev.Event)
+			fmt.Println("emitted", custom.Name, string(custom.Data))
+		case runsclient.TypeWaitStarted:
+			wait, _ := runsclient.DataOf[runsclient.WaitStarted](ev.Event)
+			fmt.Println("waits for", wait.EventName, "until its deadline, then", wait.TimeoutNode, wait.Deadline != nil)
+			return
+		}
+	}
+	// Output:
+	// emitted searched {"attempt": 1, "source": "arxiv"}
+	// waits for approval until its deadline, then escalate true
+}
