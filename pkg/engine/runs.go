@@ -118,6 +118,11 @@ type StartRunRequest struct {
 	// so that RunQuery.Group lists the group's runs at the cost of what it returns (group.go).
 	// Empty: none. A group follows the rule of instance ids (ValidGroup).
 	Group string
+	// NoReplace refuses the start when the id holds a run, a finished one too
+	// (*RunExistsError with its status), where a start otherwise replaces a finished run. The
+	// run's head is inserted, so two such starts of one id store one run whatever their
+	// timing: what a trigger keyed by a message id needs, whose redelivery must start nothing.
+	NoReplace bool
 }
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
@@ -247,7 +252,7 @@ type HistoryList struct {
 type Runs interface {
 	// StartRun starts a run. Errors: ErrUnknownGraph (wrapped) for an unknown graph name,
 	// ErrInvalidInstanceID, *RunExistsError when a run with that id exists and is not
-	// finished. A finished run with the same id is replaced.
+	// finished (or exists at all, with NoReplace). A finished run with the same id is replaced.
 	StartRun(ctx context.Context, req StartRunRequest) (Run, error)
 	// GetRun returns a run's status. Errors: ErrRunNotFound.
 	GetRun(ctx context.Context, instanceID string) (Run, error)
@@ -362,7 +367,8 @@ func ValidGraphName(name string) bool {
 	return ValidEventName(name) && !strings.ContainsAny(name, "/\\#?")
 }
 
-// RunExistsError reports a start for an instance id whose run is not finished.
+// RunExistsError reports a start for an instance id whose run is not finished (or, with
+// StartRunRequest.NoReplace, any run).
 type RunExistsError struct {
 	// InstanceID is the run's id.
 	InstanceID string

@@ -222,7 +222,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 			return e.existingChild(ctx, h, cur, link, abandon, due)
 		case errors.Is(gerr, ErrNotFound):
 			old, h.gen = nil, 1
-		case !cur.status.Finished():
+		case req.NoReplace || !cur.status.Finished():
 			abandon()
 			return Run{}, &RunExistsError{InstanceID: id, Status: cur.status}
 		default:

@@ -13,6 +13,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/examples/echoagent"
+	"github.com/funcgraph/funcgraph/pkg/examples/tickets"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
@@ -57,6 +58,11 @@ type Config struct {
 	// Model is the assistant's model (assistantmodel.FromEnv); nil means examples.BuiltinModel, the
 	// deterministic one that needs no vendor.
 	Model model.Model
+	// TicketsQueue is the queue whose messages start triage runs (package tickets: the
+	// tickets_triage queue trigger, its function.json reading the name from
+	// FUNCGRAPH_TICKETS_QUEUE); "" means DefaultTicketsQueue. LaunchWith names it after the
+	// storage prefix, <FUNCGRAPH_STORAGE_PREFIX>-tickets.
+	TicketsQueue string
 	// TraceExporter turns OpenTelemetry tracing on: "" (default) off, "stdout" spans as JSON
 	// on stderr (for `make run TRACE=stdout`). Other values fail Build.
 	TraceExporter string
@@ -89,6 +95,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// DefaultTicketsQueue is Config.TicketsQueue's default: the tickets queue of the default
+// storage prefix.
+const DefaultTicketsQueue = "funcgraph-tickets"
+
+// EnvTicketsQueue is the app setting the staged tickets_triage function.json reads its queue
+// name from; `stage` writes it, and under the Functions host it must name Config.TicketsQueue.
+const EnvTicketsQueue = "FUNCGRAPH_TICKETS_QUEUE"
+
 // Trace exporters of Config.TraceExporter.
 const TraceStdout = "stdout"
 
@@ -104,7 +118,8 @@ type App struct {
 // the echo_agent graph (invoke, stream, thread state), the LangGraph-Platform-compatible routes
 // (platform_compat) and the durable runs API (function auth) over the five example durable
 // graphs and the assistant agent (on cfg.Model), assembled by launch.Assemble on the stores cfg
-// names (in-memory twins for those unset). Nothing runs until Start, so building only to write
+// names (in-memory twins for those unset), and the tickets_triage queue trigger, whose messages
+// start content_classifier runs (package tickets, docs/triggers.md). Nothing runs until Start, so building only to write
 // function.json folders starts no goroutines.
 func Build(cfg Config) (*App, error) {
 	if err := cfg.Validate(); err != nil {
@@ -158,12 +173,28 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	a := &App{FunctionApp: asm.Host.FunctionApp(), Assembly: asm}
+	if err := registerTickets(a.FunctionApp, asm.Engine, cfg.TicketsQueue, logger); err != nil {
+		_ = asm.Close()
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	if tr != nil {
 		// Every route, in every mode (custom handler included), continues the caller's trace.
 		a.FunctionApp.Use(func(h http.Handler) http.Handler { return tracing.Middleware(h, tr.opts) })
 		a.OnClose(tr.shutdown)
 	}
 	return a, nil
+}
+
+// registerTickets adds the tickets_triage queue trigger (package tickets) on queue (""
+// means DefaultTicketsQueue), its name read from EnvTicketsQueue by the function.json.
+func registerTickets(app *funchost.FunctionApp, eng *engine.Engine, queue string, logger *slog.Logger) error {
+	if queue == "" {
+		queue = DefaultTicketsQueue
+	}
+	if err := tickets.Register(app, tickets.Options{Runs: eng, QueueName: queue, Logger: logger}); err != nil {
+		return err
+	}
+	return app.BindQueueName(queue, EnvTicketsQueue)
 }
 
 // ModelPicker picks the assistant's model from the app's settings, and names its vendor
@@ -178,13 +209,23 @@ func Launch(ctx context.Context, s launch.Settings) (*launch.App, error) {
 // LaunchWith returns the example app's launch.Builder: it builds the app from the entrypoint's
 // settings (the assistant on the model pick picks from them; nil, the built-in model), with the
 // platform threads and echo_agent's checkpoints in the stores launch opened (Azure storage when
-// AzureWebJobsStorage is configured, process memory otherwise).
+// AzureWebJobsStorage is configured, process memory otherwise), and the tickets queue
+// <FUNCGRAPH_STORAGE_PREFIX>-tickets, created on Azure storage when missing.
 func LaunchWith(pick ModelPicker) launch.Builder {
-	return func(_ context.Context, s launch.Settings) (*launch.App, error) {
+	return func(ctx context.Context, s launch.Settings) (*launch.App, error) {
 		cfg := Config{
 			Logger: s.Logger, LockBackendSetting: s.LockBackend, ThreadLock: s.ThreadLock, Durable: s.Durable,
 			PlatformThreads: s.Threads, Checkpointer: s.Checkpoints, TraceExporter: s.TraceExporter,
 			Isolation: s.Isolation, MaxWait: s.MaxWait, MemoryBudget: s.MemoryBudget,
+		}
+		if s.Names.Prefix != "" {
+			cfg.TicketsQueue = s.Names.Prefix + "-tickets"
+		}
+		if s.Azure != nil && cfg.TicketsQueue != "" {
+			// Producers write to the queue before any listener ran: it must exist.
+			if _, err := s.Azure.EnsureQueue(ctx, cfg.TicketsQueue); err != nil {
+				return nil, fmt.Errorf("build example app: %w", err)
+			}
 		}
 		if pick != nil && s.Getenv != nil {
 			m, vendor, err := pick(s.Getenv)
