@@ -40,7 +40,9 @@ func caseGraph(t testing.TB) durable.Graph {
 		b.SearchKeys("ticket"),
 		b.AddNode("open", open, durable.WithHandlerName("cases.open"), durable.WithRoute(wait), durable.WithRouteName("cases.wait")),
 		b.AddNode("close", open, durable.WithHandlerName("cases.close"), durable.Terminal()),
-		b.AddEventHandler("go", func(context.Context, caseState, json.RawMessage) (any, error) { return durable.Update{"approved": true}, nil }),
+		b.AddEventHandler("go", func(context.Context, caseState, json.RawMessage) (any, error) {
+			return durable.Update{"approved": true}, nil
+		}),
 	}
 	for _, err := range errs {
 		if err != nil {
