@@ -143,3 +143,69 @@ func TestEngine_SearchKeys_OrphanRowRemovedByAListing(t *testing.T) {
 		t.Errorf("%d index rows after the listing; want none (the orphan's removed from every family)", n)
 	}
 }
+
+// TestEngine_SearchKeys_BytesPerKey measures what one key adds to a run's rows: its index row,
+// and the keys every other row of the run carries (docs/storage.md#search-keys states it).
+func TestEngine_SearchKeys_BytesPerKey(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, engine.Options{}, false)
+	const id1, id2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	r.startKeyed(t, id1, nil)
+	r.startKeyed(t, id2, map[string]string{"ticket": "T-42"})
+	size := func(id string) (total, keyRow int) {
+		q := engine.Query{}
+		for {
+			page, err := r.store.Query(t.Context(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ent := range page.Entities {
+				if ent.PartitionKey != id && ent.Properties["RunID"] != id && ent.Properties["Run"] != id {
+					continue
+				}
+				n, err := engine.ValidateEntity(ent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				total += n
+				if len(ent.PartitionKey) > 5 && ent.PartitionKey[:5] == "~key~" {
+					keyRow = n
+				}
+			}
+			if q.Continuation = page.Continuation; q.Continuation == "" {
+				return total, keyRow
+			}
+		}
+	}
+	plain, _ := size(id1)
+	keyed, keyRow := size(id2)
+	t.Logf("one key (ticket=T-42, a 36-character id): the key row %d bytes, the run's rows %d bytes more in all", keyRow, keyed-plain)
+	if keyRow == 0 || keyRow > 1024 || keyed-plain < keyRow || keyed-plain > 2*1024 {
+		t.Errorf("key row %d bytes, %d more in all; want a row under 1 KiB, under 2 KiB in all", keyRow, keyed-plain)
+	}
+}
+
+// TestEngine_SearchKeys_RetentionRemovesTheKeyRows: the retention pass that purges a finished
+// run removes its key rows; a kept run is still found by its key.
+func TestEngine_SearchKeys_RetentionRemovesTheKeyRows(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clock.now, Retention: engine.Retention{MaxAge: time.Hour}}, false)
+	r.startKeyed(t, "old", map[string]string{"ticket": "T-1", "customer": "acme"})
+	r.drive(t)
+	clock.advance(2 * time.Hour)
+	r.startKeyed(t, "fresh", map[string]string{"customer": "acme"})
+	r.drive(t)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.e.GetRun(t.Context(), "old"); err == nil {
+		t.Fatal("the old run was kept")
+	}
+	if n := indexRows(t, r, "~key~"); n != 1 {
+		t.Errorf("%d key rows after retention; want the fresh run's only", n)
+	}
+	if got := listIDs(t, r, engine.RunQuery{Keys: map[string]string{"customer": "acme"}}); !slices.Equal(got, []string{"fresh"}) {
+		t.Errorf("by customer: %v", got)
+	}
+}

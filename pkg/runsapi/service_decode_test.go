@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -225,7 +226,7 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 				t.Fatalf("CreatedAfter = %v, want %v", got.CreatedAfter, tt.want.CreatedAfter)
 			}
 			got.CreatedAfter, tt.want.CreatedAfter = time.Time{}, time.Time{}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("query = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -125,7 +125,8 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if req.Metadata, err = s.ownedMetadata(r.Context(), req.Metadata); err != nil {
 		return err
 	}
-	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata})
+	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata,
+		SearchKeys: req.SearchKeys})
 	if err != nil {
 		return graphLookupError(name, err)
 	}
