@@ -95,7 +95,9 @@ func runStateBodyOf(st engine.RunState) runStateBody {
 
 // runStateSchema is the schema of the answer of GET /api/runs/{instance_id}/state.
 func runStateSchema() openapi.Member {
-	dateTime := func(desc string) oasSchema { return oasSchema{"type": "string", "format": "date-time", "description": desc} }
+	dateTime := func(desc string) oasSchema {
+		return oasSchema{"type": "string", "format": "date-time", "description": desc}
+	}
 	return openapi.Member{Key: "RunState", Value: oasObj([]string{"instance_id", "graph_name", "runtime_status", "state", "step", "generation", "at"}, openapi.Object{
 		{Key: "instance_id", Value: oasStr()},
 		{Key: "graph_name", Value: oasStr()},
