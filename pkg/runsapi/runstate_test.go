@@ -146,3 +146,26 @@ func TestService_SearchKeys_StartAndList_BothTransports(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolation_SearchKeys_ListsTheCallersRunsOnly_BothTransports: under isolation a listing by
+// key holds the caller's runs with that key only, never another identity's with the same key.
+func TestIsolation_SearchKeys_ListsTheCallersRunsOnly_BothTransports(t *testing.T) {
+	for _, tr := range serveIsolated(t, newIsolation(t, "127.0.0.1/32")) {
+		t.Run(tr.Name, func(t *testing.T) {
+			key := tr.FunctionKey
+			id := runsapitest.UniqueID(tr, "iso-key")
+			body := func(who string) string {
+				return `{"instance_id":"` + id + `-` + who + `","input":{"source_url":"u"},"search_keys":{"ticket":"` + id + `"}}`
+			}
+			as(t, tr, "alice", key, "POST", "/api/graphs/data_pipeline/runs", body("alice")).Expect(t, "alice start", 202, "")
+			as(t, tr, "bob", key, "POST", "/api/graphs/data_pipeline/runs", body("bob")).Expect(t, "bob start", 202, "")
+			q := "/api/runs?key.ticket=" + url.QueryEscape(id)
+			if got := listedIDs(t, as(t, tr, "alice", key, "GET", q, "")); !slices.Equal(got, []string{id + "-alice"}) {
+				t.Errorf("alice lists %v", got)
+			}
+			if got := listedIDs(t, as(t, tr, "", tr.MasterKey, "GET", q, "")); !slices.Equal(got, []string{id + "-bob", id + "-alice"}) {
+				t.Errorf("the master key lists %v", got)
+			}
+		})
+	}
+}
