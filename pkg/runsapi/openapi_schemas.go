@@ -68,6 +68,8 @@ func bodySchemas() openapi.Object {
 			{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "The run that started this one as its child run; absent for a run started otherwise."}},
 			{Key: "child_instance_ids", Value: oasSchema{"type": "array", "items": oasStr(),
 				"description": "The child runs this run started, oldest first (at most 100; the history names every one); absent when it started none."}},
+			{Key: "search_keys", Value: oasSchema{"type": "object", "additionalProperties": oasStr(),
+				"description": "The run's search keys, name to value (the graph's declared ones and the start's); absent when it has none."}},
 			{Key: "sleeping_until", Value: oasSchema{"type": "string", "format": "date-time",
 				"description": "When a Running run's durable sleep ends (its next node runs from then on); absent when it does not sleep."}},
 			{Key: "node_retry", Value: oasObj([]string{"attempt", "retry_at"}, openapi.Object{

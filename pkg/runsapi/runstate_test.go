@@ -87,6 +87,9 @@ func TestService_SearchKeys_StartAndList_BothTransports(t *testing.T) {
 			start(b, "data_pipeline", `{"source_url":"u"}`, `{"ticket":"`+ticket+`"}`)
 			start(c, "support_agent", `{"user_message":"refund"}`, `{"ticket":"`+ticket+`"}`)
 			runsapitest.Poll(t, tr, b, runsapitest.Finished)
+			if got := string(runsapitest.Call(t, tr, "GET", "/api/runs/"+a, "").Field(t, "search_keys")); got != `{"customer": "`+ticket+`-acme", "ticket": "`+ticket+`"}` {
+				t.Errorf("status of %s: search_keys %s", a, got)
+			}
 			list := func(query string) []string {
 				t.Helper()
 				var ids []string
