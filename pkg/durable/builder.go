@@ -91,6 +91,7 @@ type ManifestBuilder[S any] struct {
 	eventChecks   map[string]func(json.RawMessage) error // typed payload checks, by event (OnEvent)
 	eventPayloads map[string]EventPayload                // typed payload types, by event (OnEvent)
 	reducers      map[string]Reducer                     // by state field (Reduce); nil: none
+	searchKeys    []string                               // state fields that index a run (SearchKeys)
 	// nodeIdentity and routeIdentity hold the code pointer of the user's function behind each
 	// handler name (the adapter's for typed forms is not the user's).
 	nodeIdentity  map[string]uintptr
@@ -265,7 +266,7 @@ func (b *ManifestBuilder[S]) Build() (GraphRegistration[S], error) {
 	m := GraphManifest{
 		GraphName: b.graphName, Version: b.version, StateModelName: schema.name, Entrypoint: b.entrypoint,
 		Nodes: slices.Clone(b.nodes), EventHandlerNames: events, Metadata: maps.Clone(b.metadata),
-		index: maps.Clone(b.nodeIndex), Reducers: reducerNames(b.reducers),
+		index: maps.Clone(b.nodeIndex), Reducers: reducerNames(b.reducers), SearchKeys: slices.Clone(b.searchKeys),
 	}
 	canon, err := m.CanonicalTopology()
 	if err != nil {

@@ -159,6 +159,10 @@ type GraphManifest struct {
 	// Reducers names the reducer of each state field that has one (ManifestBuilder.Reduce):
 	// field → reducer name. It enters the hash only when not empty.
 	Reducers map[string]string `json:"reducers,omitempty"`
+	// SearchKeys names the top-level fields of the state whose start values index the run
+	// (ManifestBuilder.SearchKeys), in declaration order. They do not enter the hash: declaring
+	// or changing them makes no new version. Written only when not empty.
+	SearchKeys []string `json:"search_keys,omitempty"`
 
 	index map[string]int // node name → position in Nodes; nil for decoded manifests
 }
@@ -195,7 +199,7 @@ func (m GraphManifest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(manifestWire{
 		GraphName: m.GraphName, Version: m.Version, GraphHash: m.GraphHash,
 		StateModelName: m.StateModelName, Entrypoint: m.Entrypoint, Nodes: nodeTable(m.Nodes),
-		EventHandlerNames: m.EventHandlerNames, Reducers: m.Reducers, Metadata: mdRaw,
+		EventHandlerNames: m.EventHandlerNames, Reducers: m.Reducers, Metadata: mdRaw, SearchKeys: m.SearchKeys,
 	})
 }
 
@@ -210,6 +214,7 @@ type manifestWire struct {
 	EventHandlerNames []string          `json:"event_handler_names"`
 	Reducers          map[string]string `json:"reducers,omitempty"`
 	Metadata          json.RawMessage   `json:"metadata"`
+	SearchKeys        []string          `json:"search_keys,omitempty"`
 }
 
 // UnmarshalJSON reads a manifest written by MarshalJSON. Metadata numbers are kept as
@@ -222,7 +227,7 @@ func (m *GraphManifest) UnmarshalJSON(data []byte) error {
 	*m = GraphManifest{
 		GraphName: w.GraphName, Version: w.Version, GraphHash: w.GraphHash,
 		StateModelName: w.StateModelName, Entrypoint: w.Entrypoint, Nodes: []NodeDefinition(w.Nodes),
-		EventHandlerNames: w.EventHandlerNames, Reducers: w.Reducers,
+		EventHandlerNames: w.EventHandlerNames, Reducers: w.Reducers, SearchKeys: w.SearchKeys,
 	}
 	if len(w.Metadata) > 0 && string(w.Metadata) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(w.Metadata))

@@ -2,6 +2,7 @@ package durabletest_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,12 @@ func TestKit_ChildRuns(t *testing.T) {
 	child := kit.Run(p.WaitingForChild)
 	if ev, _ := child.WaitingFor(); ev != "confirm" || child.ParentInstanceID != "t1" {
 		t.Fatalf("child waits for %q, parent %q", ev, child.ParentInstanceID)
+	}
+	if at := kit.RunState("t1").At; at.WaitingForChild != child.InstanceID || len(at.Nodes) != 0 || len(at.WaitingFor) != 0 {
+		t.Fatalf("the parent stands at %+v, want waiting for its child %s", at, child.InstanceID)
+	}
+	if at := kit.RunState(child.InstanceID).At; !slices.Equal(at.WaitingFor, []string{"confirm"}) || !at.WaitDeadline.Equal(kit.Now().Add(24*time.Hour)) {
+		t.Fatalf("the child stands at %+v, want waiting for confirm for 24h", at)
 	}
 	kit.Send(child.InstanceID, "confirm", nil)
 	if got := kit.Final("t1"); !got.Booked || got.Hotel == nil || got.Hotel.City != "Lyon" {

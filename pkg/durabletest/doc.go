@@ -2,8 +2,8 @@
 // graph on the real engine, in memory, deterministically. A Kit starts runs, drives them until
 // they wait or finish by handing each queued work item to the engine itself (no dispatcher
 // goroutines, no sleeps, no polling), sends events, advances a fake clock for wait timeouts
-// and retry back-offs, injects transient node failures, and reads the typed final state and
-// the history.
+// and retry back-offs, injects transient node failures, and reads the typed final state, the
+// current state of a live run and where it stands (State, RunState), and the history.
 //
 //	kit := durabletest.New(t, myGraph, durabletest.Options{})
 //	kit.Start("r1", MyState{Subject: "refund"})
@@ -17,8 +17,8 @@
 //
 //	if _, err := kit.TryStart("r2", MyState{}); !errors.Is(err, durable.ErrInvalidState) { t.Fatal(err) }
 //
-// What a test reads of a run is named here too (run.go): the Run, its statuses (StatusCompleted,
-// ...), the kinds of history rows (HistoryNodeCompleted, ...) and the refusals of a start, so a
+// What a test reads of a run is named here too (run.go): the Run, its RunState, its statuses
+// (StatusCompleted, ...), the kinds of history rows (HistoryNodeCompleted, ...) and the refusals of a start, so a
 // graph's tests import durable and durabletest only. RecordEmits collects what a handler emits
 // (durable.Emit) in a unit test of the handler alone.
 //

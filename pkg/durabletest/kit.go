@@ -327,19 +327,29 @@ func (k *Kit[S]) stateAfter(id string, rows []HistoryEvent, seq int64) S {
 	return s
 }
 
-// State returns run id's current state, running or finished: the state after its last history
-// row that records one, rebuilt from its whole history (engine.FoldState: one read of the
-// run's history, which the kit's in-memory store answers at once). It fails the test when the
-// run has no row yet or the state does not decode into S.
+// State returns run id's current state, running or finished: the state after its last
+// committed step (RunState's State), read from the run's head, whatever the length of its
+// history. It fails the test for an unknown run or a state that does not decode into S.
 func (k *Kit[S]) State(id string) S {
 	k.t.Helper()
-	h := k.History(id)
-	if len(h) == 0 {
-		var s S
-		k.t.Fatalf("durabletest: run %s has no history", id)
-		return s
+	st := k.RunState(id)
+	var s S
+	if err := json.Unmarshal(st.State, &s); err != nil {
+		k.t.Fatalf("durabletest: state of %s: %v", id, err)
 	}
-	return k.stateAfter(id, h, h[len(h)-1].Sequence)
+	return s
+}
+
+// RunState returns run id's current state and where it stands (engine.Engine.RunState): the
+// nodes about to run, the events it waits for, the end of its sleep, its fan-out's branches,
+// the next attempt of a failed step. It fails the test for an unknown run.
+func (k *Kit[S]) RunState(id string) RunState {
+	k.t.Helper()
+	st, err := k.current().eng.RunState(context.Background(), id)
+	if err != nil {
+		k.t.Fatalf("durabletest: state of %s: %v", id, err)
+	}
+	return st
 }
 
 // Visits returns the nodes run id completed, in history order (its node_completed rows, and

@@ -21,6 +21,15 @@ const (
 	StatusTerminated = engine.StatusTerminated
 )
 
+// RunState is a run's current state and where it stands (Kit.RunState).
+type RunState = engine.RunState
+
+// RunPosition is where a run stands (RunState.At).
+type RunPosition = engine.RunPosition
+
+// BranchCount counts the branches of an open fan-out (RunPosition.Branches).
+type BranchCount = engine.BranchCount
+
 // HistoryEvent is one row of a run's history (History); its Type is one of the History
 // constants.
 type HistoryEvent = engine.HistoryEvent

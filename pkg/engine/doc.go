@@ -91,10 +91,12 @@ package engine
 //	group.go           the group index: one group's runs, newest first, its unfinished ones
 //	                   oldest first
 //	owner.go           the owner index: the runs whose metadata names one owner, newest first
+//	searchkeys.go      search keys: the runs one key value names, newest first, from its partition
 //	keys.go            SharedKey: secrets every engine over one store shares, kept in the store
 //	read.go            GetRun and History
 //	run_activity.go    what an active run waits for: a sleep's end, a node's or a branch's
 //	                   retry (GetRunDetail)
+//	runstate.go        RunState: a run's current state and where it stands, from its head
 //	feed.go            Feed: a run's history after a position, waiting for the run to move
 //	emitted.go         the events handlers emit (durable.Emit), written with their step's commit
 //	live.go            a run's live channel: what a step writes while it runs (durable.Write),
@@ -111,6 +113,7 @@ package engine
 //	head_fanout.go     the head's open fan-out
 //	head_child.go      the head's parent and child runs
 //	head_hold.go       the head's hold of the current step, and its restarts
+//	head_keys.go       the head's search keys
 //	rows.go            a run's partition: its row layout and keys, history rows, reading a
 //	                   row's properties (spilled ones included)
 //	run_status.go      accessors of a Run

@@ -117,17 +117,18 @@ type indexRef struct {
 	runID, graph, rowKey string
 	group                string // "" for none
 	owner                string // "" for none
+	keys                 string // the run's search keys as pSearchKeys holds them, "" for none (searchkeys.go)
 }
 
 func (h *head) indexRef() indexRef {
-	return indexRef{runID: h.runID, graph: h.graph, group: h.group, owner: h.owner, rowKey: indexRowKey(h.created, h.runID)}
+	return indexRef{runID: h.runID, graph: h.graph, group: h.group, owner: h.owner, keys: h.searchKeys, rowKey: indexRowKey(h.created, h.runID)}
 }
 
 // indexRow is the key of one index row.
 type indexRow struct{ pk, rk string }
 
 // rows returns the keys of the run's index rows: of every run (its family's and its graph's,
-// then its group's and its owner's), then of the active ones.
+// then its group's, its owner's and its search keys'), then of the active ones.
 func (r indexRef) rows() (all, active []indexRow) {
 	a, act := r.partitions()
 	all = []indexRow{{a[0], r.rowKey}, {a[1], r.rowKey}}
@@ -142,6 +143,7 @@ func (r indexRef) rows() (all, active []indexRow) {
 		all = append(all, indexRow{oa, r.rowKey})
 		active = append(active, indexRow{oact, r.rowKey})
 	}
+	all = append(all, searchKeyRows(r.keys, r.rowKey)...)
 	return all, active
 }
 
@@ -226,6 +228,9 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 	}
 	if h.owner != "" {
 		props[iOwner] = h.owner
+	}
+	if h.searchKeys != "" {
+		props[pSearchKeys] = h.searchKeys
 	}
 	for _, row := range append(all, active...) {
 		var err error
@@ -339,7 +344,7 @@ func (e *Engine) dropOrphan(ctx context.Context, row listedRow, clk *storeClock)
 	if !old {
 		return
 	}
-	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), rowKey: row.rowKey()},
+	s := startID{ref: indexRef{runID: str(p, iRunID), graph: str(p, iGraph), group: str(p, iGroup), owner: str(p, iOwner), keys: str(p, pSearchKeys), rowKey: row.rowKey()},
 		nonce: str(p, iNonce)}
 	settled, err := e.settleStart(ctx, s)
 	if err != nil {

@@ -67,6 +67,8 @@ func createdRange(q RunQuery) (from, to string) {
 func listCursors(q RunQuery, limit int) ([]*listCursor, error) {
 	var cs []*listCursor
 	switch {
+	case len(q.Keys) > 0:
+		cs = []*listCursor{searchKeyCursor(q, limit)}
 	case q.Group != "":
 		c := groupCursor(q, limit)
 		if q.Owner != "" {
@@ -233,10 +235,11 @@ func decodeListToken(tok string, n int) ([]string, error) {
 
 // ListRuns implements Runs: runs matching q, newest first, one page at a time, from the run
 // index. Limit defaults to 100 (at most 1000). A page may hold fewer runs than Limit and still
-// carry a continuation token. A graph name, group or owner no run can have (ValidGraphName,
-// ValidGroup, ValidOwner) lists nothing. A Group listing reads that group's partitions only
-// (group.go), an Owner listing that owner's (owner.go): neither a page nor its token then
-// stems from another group's or owner's runs.
+// carry a continuation token. A graph name, group, owner or search key no run can have
+// (ValidGraphName, ValidGroup, ValidOwner, CheckSearchKeys) lists nothing. A listing by Keys
+// reads the partition of its first key only (searchkeys.go), a Group listing that group's
+// partitions (group.go), an Owner listing that owner's (owner.go): neither a page nor its
+// token then stems from other runs.
 // Errors: ErrInvalidQuery for a continuation token ListRuns did not return, a time filter
 // outside MinCreatedFilter..MaxCreatedFilter, or fields RunQuery says do not go together.
 func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
@@ -252,7 +255,8 @@ func (e *Engine) ListRuns(ctx context.Context, q RunQuery) (RunList, error) {
 	if err != nil {
 		return RunList{}, fmt.Errorf("list runs: %w", err)
 	}
-	if q.GraphName != "" && !ValidGraphName(q.GraphName) || q.Group != "" && !ValidGroup(q.Group) || q.Owner != "" && !ValidOwner(q.Owner) {
+	if q.GraphName != "" && !ValidGraphName(q.GraphName) || q.Group != "" && !ValidGroup(q.Group) || q.Owner != "" && !ValidOwner(q.Owner) ||
+		CheckSearchKeys(q.Keys) != nil {
 		return RunList{Runs: []Run{}}, nil
 	}
 	rows, token, err := e.mergeShards(ctx, cs, limit)
@@ -294,7 +298,7 @@ func (e *Engine) listedRun(ctx context.Context, row listedRow, q RunQuery, clk *
 		return nil, err
 	}
 	if q.Status != "" && h.status != q.Status || q.Unfinished && !h.active() || q.GraphHash != "" && h.hash != q.GraphHash ||
-		q.Owner != "" && h.owner != q.Owner {
+		q.Owner != "" && h.owner != q.Owner || !hasSearchKeys(h.searchKeys, q.Keys) {
 		return nil, nil
 	}
 	r, err := e.toRun(ctx, h)

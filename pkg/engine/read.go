@@ -60,6 +60,7 @@ func (h *head) run() Run {
 	r := Run{
 		InstanceID: h.runID, RuntimeStatus: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
 		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"), ParentInstanceID: h.parent,
+		SearchKeys: decodeSearchKeys(h.searchKeys),
 	}
 	if h.awaitVersion && h.active() {
 		r.CustomStatus = json.RawMessage(versionStatus(h))

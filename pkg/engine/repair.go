@@ -90,9 +90,9 @@ const (
 	dueCancel = "cancel" // a cancel's intent to cancel its run's child (cancel_family.go)
 )
 
-// Due row properties. A start's row also names its graph, group (pGroup), owner (pOwner) and
-// index row key (pIndexRow), so that the repair pass can fence a start that never stored its
-// head and remove its index rows, and, once the start knows it replaces a finished run, that
+// Due row properties. A start's row also names its graph, group (pGroup), owner (pOwner),
+// search keys (pSearchKeys) and index row key (pIndexRow), so that the repair pass can fence
+// a start that never stored its head and remove its index rows, and, once the start knows it replaces a finished run, that
 // run's nonce (pOldNonce), whose payloads the pass deletes when the start's own clean-up did
 // not.
 // A start that stored its head but could not delete the replaced run's payloads marks its row
@@ -136,6 +136,9 @@ func (e *Engine) writeDue(ctx context.Context, h *head, kind string) (dueRow, er
 		}
 		if h.owner != "" {
 			props[pOwner] = h.owner
+		}
+		if h.searchKeys != "" {
+			props[pSearchKeys] = h.searchKeys
 		}
 	}
 	return e.writeDueProps(ctx, h, props)
@@ -343,7 +346,7 @@ func (e *Engine) repairDue(ctx context.Context, ent Entity, clk *storeClock) (bo
 // settled is false when the row must stay: the start turned out to be the head.
 func (e *Engine) repairStart(ctx context.Context, ent Entity, h *head) (dispatched, settled bool, err error) {
 	p := ent.Properties
-	s := startID{ref: indexRef{runID: str(p, pRun), graph: str(p, pGraph), group: str(p, pGroup), owner: str(p, pOwner), rowKey: str(p, pIndexRow)},
+	s := startID{ref: indexRef{runID: str(p, pRun), graph: str(p, pGraph), group: str(p, pGroup), owner: str(p, pOwner), keys: str(p, pSearchKeys), rowKey: str(p, pIndexRow)},
 		nonce: str(p, pNonce)}
 	stored, _ := p[pStored].(bool)
 	switch {

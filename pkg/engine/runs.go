@@ -81,6 +81,8 @@ type Run struct {
 	GraphName, GraphVersion, GraphHash string
 	// Group is the run's StartRunRequest.Group ("" for none).
 	Group string
+	// SearchKeys are the run's search keys (searchkeys.go): name → value, nil for none.
+	SearchKeys map[string]string
 	// CreatedAt is when the run was started, UpdatedAt when it last changed.
 	CreatedAt, UpdatedAt time.Time
 	// ParentInstanceID is the run that started this one as its child run
@@ -123,6 +125,11 @@ type StartRunRequest struct {
 	// run's head is inserted, so two such starts of one id store one run whatever their
 	// timing: what a trigger keyed by a message id needs, whose redelivery must start nothing.
 	NoReplace bool
+	// SearchKeys are keys the run is found by (RunQuery.Keys), besides those the graph
+	// declares (durable.ManifestBuilder.SearchKeys), whose values they replace for the same
+	// name: name → value, each within ValidSearchKeyName and ValidSearchKeyValue, at most
+	// MaxSearchKeys in all. Empty: none but the declared ones.
+	SearchKeys map[string]string
 }
 
 // RunQuery filters and pages ListRuns. Zero fields do not filter.
@@ -146,9 +153,14 @@ type RunQuery struct {
 	// run index kept owners are not listed by owner. An owner no run can have (ValidOwner)
 	// lists nothing.
 	Owner string
+	// Keys keeps the runs with every one of these search keys (StartRunRequest.SearchKeys,
+	// and the graph's declared ones): name → value. Such a listing reads the partition of
+	// its first key in name order only (searchkeys.go), whatever the number of other runs; a
+	// key no run can have (CheckSearchKeys) lists nothing.
+	Keys map[string]string
 	// Unfinished keeps the runs that are Pending or Running. It excludes Status.
 	Unfinished bool
-	// OldestFirst lists oldest first instead of newest first. Only with Group, and with
+	// OldestFirst lists oldest first instead of newest first. Only with Group (and no Keys), and with
 	// Unfinished or Status Pending or Running: a group's unfinished runs are kept in creation
 	// order, so its oldest unfinished run is the first row of one query.
 	OldestFirst bool
@@ -166,13 +178,13 @@ var (
 )
 
 // validate reports a non-zero CreatedAfter or CreatedBefore outside MinCreatedFilter and
-// MaxCreatedFilter, Unfinished with a Status, and OldestFirst without Group or without an
-// unfinished filter (ErrInvalidQuery).
+// MaxCreatedFilter, Unfinished with a Status, and OldestFirst without Group, without an
+// unfinished filter or with Keys (ErrInvalidQuery).
 func (q RunQuery) validate() error {
 	if q.Unfinished && q.Status != "" {
 		return fmt.Errorf("%w: unfinished and status %s are exclusive", ErrInvalidQuery, q.Status)
 	}
-	if q.OldestFirst && (q.Group == "" || !q.unfinished()) {
+	if q.OldestFirst && (q.Group == "" || !q.unfinished() || len(q.Keys) > 0) {
 		return fmt.Errorf("%w: oldest first lists the unfinished runs of one group only", ErrInvalidQuery)
 	}
 	for _, t := range []time.Time{q.CreatedAfter, q.CreatedBefore} {

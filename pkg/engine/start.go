@@ -73,7 +73,8 @@ func normalizeObject(raw json.RawMessage) (json.RawMessage, error) {
 // stored, the client retries. Errors: the registry's unknown
 // graph error (ErrUnknownGraph), ErrInvalidInstanceID, ErrInvalidGroup, ErrInvalidGraphName,
 // ErrInvalidRunInput, a *durable.StateErrors (ErrInvalidState) for an invalid initial state,
-// *RunExistsError, ErrConflict.
+// a *SearchKeyError (ErrInvalidSearchKey) for search keys it cannot index, *RunExistsError,
+// ErrConflict.
 func (e *Engine) StartRun(ctx context.Context, req StartRunRequest) (Run, error) {
 	return e.startRun(ctx, req, nil)
 }
@@ -115,6 +116,10 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 	if !ValidGraphName(m.GraphName) {
 		return Run{}, fmt.Errorf("start run of graph %q: %w", m.GraphName, ErrInvalidGraphName)
 	}
+	keys, err := runSearchKeys(m.SearchKeys, input, req.SearchKeys)
+	if err != nil {
+		return Run{}, err
+	}
 	now := e.clock()
 	h := &head{
 		runID: id, gen: 1, nonce: newNonce(), writeID: newWriteID(), status: StatusPending, graph: m.GraphName, version: m.Version, hash: m.GraphHash,
@@ -124,6 +129,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRunRequest, link *childL
 		histSeq: 1, runnable: true, created: now, updated: now, indexShards: indexShards, group: req.Group,
 		owner: metadataOwner(meta),
 	}
+	h.searchKeys = searchKeysJSON(keys)
 	link.tie(h)
 	h.trace = e.observeRunStarted(ctx, h)
 	due, err := e.writeDue(ctx, h, dueStart)

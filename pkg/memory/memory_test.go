@@ -16,6 +16,11 @@ func TestStore_Conformance(t *testing.T) {
 	enginetest.RunStoreTests(t, func(*testing.T) engine.Store { return shared })
 }
 
+func TestStore_SearchKeyConformance(t *testing.T) {
+	t.Parallel()
+	enginetest.RunSearchKeyTests(t, func(*testing.T) engine.Store { return memory.NewStore() })
+}
+
 func TestQueue_Conformance(t *testing.T) {
 	t.Parallel()
 	enginetest.RunWorkQueueTests(t, func(*testing.T) engine.WorkQueue { return memory.NewQueue() })

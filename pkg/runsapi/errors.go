@@ -86,6 +86,7 @@ func publicError(err error) error {
 		payload  *durable.EventPayloadError
 		noEvent  *engine.UnknownEventError
 		noCheck  *engine.VersionUnavailableError
+		keys     *engine.SearchKeyError
 	)
 	switch {
 	case errors.As(err, &pub):
@@ -101,6 +102,8 @@ func publicError(err error) error {
 		return apierror.New(apierror.ErrBadRequest, "invalid instance_id")
 	case errors.Is(err, engine.ErrInvalidEventName):
 		return apierror.New(apierror.ErrBadRequest, invalidEventNameMessage)
+	case errors.As(err, &keys):
+		return searchKeyError(keys)
 	case errors.As(err, &state):
 		details := make([]apiStateIssue, len(state.Issues))
 		for i, is := range state.Issues {

@@ -129,6 +129,7 @@ func ExampleMount() {
 	// get_graph_manifest [GET] graphs/{graph_name}/manifest
 	// get_run_feed [GET] runs/{instance_id}/feed
 	// get_run_history [GET] runs/{instance_id}/history
+	// get_run_state [GET] runs/{instance_id}/state
 	// get_run_status [GET] runs/{instance_id}
 	// list_graphs [GET] graphs
 	// list_graph_versions [GET] graphs/{graph_name}/versions

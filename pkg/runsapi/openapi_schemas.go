@@ -48,6 +48,8 @@ func bodySchemas() openapi.Object {
 				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?, not \".\" or \"..\". Absent, null or empty means a new random id."}},
 			{Key: "input", Value: oasFreeObject("Initial state of the run, validated against the graph's state model (see RunInput_<graph_name>). Absent, null or empty means {}.")},
 			{Key: "metadata", Value: oasFreeObject("Kept with the run and returned with its status; absent, null or empty means {}.")},
+			{Key: "search_keys", Value: oasSchema{"type": "object", "maxProperties": engine.MaxSearchKeys, "additionalProperties": oasSchema{"type": "string", "minLength": 1, "maxLength": engine.MaxSearchKeyValueBytes},
+				"description": "Keys the run is found by (GET /api/runs?key.<name>=<value>), besides those the graph declares, whose values they replace: names of 1 to 64 letters, digits, '_', '-' or '.'; values of 1 to 256 bytes (a number is kept as its JSON text); at most 8 in all."}},
 		})},
 		{Key: "ManagementPayload", Value: oasObj([]string{"id", "statusQueryGetUri", "sendEventPostUri", "terminatePostUri"}, openapi.Object{
 			{Key: "id", Value: oasStr()}, {Key: "statusQueryGetUri", Value: oasStr()}, {Key: "sendEventPostUri", Value: oasStr()}, {Key: "terminatePostUri", Value: oasStr()},
@@ -66,6 +68,8 @@ func bodySchemas() openapi.Object {
 			{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "The run that started this one as its child run; absent for a run started otherwise."}},
 			{Key: "child_instance_ids", Value: oasSchema{"type": "array", "items": oasStr(),
 				"description": "The child runs this run started, oldest first (at most 100; the history names every one); absent when it started none."}},
+			{Key: "search_keys", Value: oasSchema{"type": "object", "additionalProperties": oasStr(),
+				"description": "The run's search keys, name to value (the graph's declared ones and the start's); absent when it has none."}},
 			{Key: "sleeping_until", Value: oasSchema{"type": "string", "format": "date-time",
 				"description": "When a Running run's durable sleep ends (its next node runs from then on); absent when it does not sleep."}},
 			{Key: "node_retry", Value: oasObj([]string{"attempt", "retry_at"}, openapi.Object{
@@ -133,6 +137,7 @@ func bodySchemas() openapi.Object {
 			{Key: "state_model_name", Value: oasStr()}, {Key: "nodes", Value: oasArrayOf(oasStr())}, {Key: "events", Value: oasArrayOf(oasStr())},
 		})},
 		{Key: "RunError", Value: oasObj([]string{"error"}, openapi.Object{{Key: "error", Value: oasStr()}})},
+		runStateSchema(),
 		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active | instance is awaited by its parent run",
 			openapi.Member{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "With 'instance is awaited by its parent run': the parent run that has not read the child's result yet."}})},
 	}

@@ -158,6 +158,7 @@ func (o Options) withDefaults() Options {
 //	GET    /api/runs                                  list_runs         200 | 400
 //	GET    /api/runs/{instance_id}/history            get_run_history   200 | 400 | 404
 //	GET    /api/runs/{instance_id}/feed               get_run_feed      200 | 400 | 404
+//	GET    /api/runs/{instance_id}/state              get_run_state     200 | 404
 //	DELETE /api/runs/{instance_id}                    purge_run         200 | 404 | 409
 //	GET    /api/graphs/{graph_name}/versions          list_graph_versions 200 | 404
 //	GET    /api/graphs                                list_graphs       200
@@ -330,7 +331,7 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 			Handler: s.handle(s.isolate(s.cancelRun)), Doc: funchost.RouteDoc{Summary: "Terminate a run", Tags: []string{"runs"}, Request: openapi.Ref("CancelRequest"), RequestOptional: true, Response: openapi.Ref("CancelAccepted"),
 				Status: http.StatusAccepted, Errors: routeErrors(400, 404, 409, 413, 503)}},
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunList"), Errors: routeErrors(400)}},
+			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339), key.<name> (a search key's value: read from that key's index partition only); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
@@ -339,6 +340,9 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 	fns = append(fns, s.manifestFunctions(auth)...)
 	if _, ok := s.runs.(engine.RunFeeder); ok {
 		fns = append(fns, s.feedFunction(auth))
+	}
+	if _, ok := s.runs.(engine.RunStateReader); ok {
+		fns = append(fns, s.stateFunction(auth))
 	}
 	if _, ok := s.runs.(engine.VersionCounter); ok {
 		fns = append(fns, funchost.HTTPFunction{Name: funcListGraphVersions, Methods: get, Route: "graphs/{graph_name}/versions", AuthLevel: auth,

@@ -32,6 +32,8 @@ type startRunBody struct {
 	InstanceID string
 	// Input and Metadata are JSON objects ({} when absent or pyFalsy).
 	Input, Metadata json.RawMessage
+	// SearchKeys are the start's search keys (searchkeys.go); nil for none.
+	SearchKeys map[string]string
 }
 
 var apiEmptyObject = json.RawMessage(`{}`)
@@ -40,7 +42,9 @@ var apiEmptyObject = json.RawMessage(`{}`)
 // JSON object (errBodyNotObject); truthy input and metadata must be objects
 // (*bodyValidationError listing initial_state then metadata); input, then metadata, must nest
 // no deeper than maxDepth (depthError); instance_id must be absent, pyFalsy, or a valid id
-// (ErrInvalidInstanceID). Unknown keys are ignored; a repeated key keeps its last value.
+// (ErrInvalidInstanceID); search_keys must be absent, falsy, or an object of strings and
+// numbers within the engine's bounds (decodeStartSearchKeys). Unknown keys are ignored; a
+// repeated key keeps its last value.
 func decodeStartRunBody(body []byte, maxDepth int) (startRunBody, error) {
 	fields, ok := apiDecodeObject(body)
 	if !ok {
@@ -81,6 +85,11 @@ func decodeStartRunBody(body []byte, maxDepth int) (startRunBody, error) {
 		}
 		out.InstanceID = id
 	}
+	keys, err := decodeStartSearchKeys(fields)
+	if err != nil {
+		return startRunBody{}, err
+	}
+	out.SearchKeys = keys
 	return out, nil
 }
 
@@ -243,6 +252,9 @@ func parseRunQuery(q url.Values) (engine.RunQuery, error) {
 		return engine.RunQuery{}, err
 	}
 	out.Limit = limit
+	if out.Keys, err = parseSearchKeyParams(q); err != nil {
+		return engine.RunQuery{}, err
+	}
 	out.ContinuationToken = q.Get("continuation_token") // as the client sent it: listRuns opens it (token.go)
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -225,7 +226,7 @@ func TestParseRunQuery_Values_FilterOrReject(t *testing.T) {
 				t.Fatalf("CreatedAfter = %v, want %v", got.CreatedAfter, tt.want.CreatedAfter)
 			}
 			got.CreatedAfter, tt.want.CreatedAfter = time.Time{}, time.Time{}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("query = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -278,7 +279,8 @@ func apiJSONEqual(a, b []byte) bool {
 func FuzzDecodeStartRunBody(f *testing.F) {
 	for _, s := range []string{`{}`, `{"input": {"a": 1}, "metadata": {"b": [1]}, "instance_id": "x"}`,
 		`{"input": ` + strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40) + `}`,
-		`{"input": [1]}`, `{"instance_id": "a/b"}`, `[]`, ``, `{"input": 0, "instance_id": 0}`, "\xff"} {
+		`{"input": [1]}`, `{"instance_id": "a/b"}`, `[]`, ``, `{"input": 0, "instance_id": 0}`, "\xff",
+		`{"search_keys": {"ticket": "T-42", "n": 7}}`, `{"search_keys": {"a b": true}}`, `{"search_keys": [1]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -295,6 +297,9 @@ func FuzzDecodeStartRunBody(f *testing.F) {
 			if got.InstanceID != "" && !engine.ValidInstanceID(got.InstanceID) {
 				t.Fatalf("decoded %q: invalid id %q accepted", body, got.InstanceID)
 			}
+			if err := engine.CheckSearchKeys(got.SearchKeys); err != nil {
+				t.Fatalf("decoded %q: search keys %v accepted: %v", body, got.SearchKeys, err)
+			}
 		case errors.Is(err, errBodyNotObject):
 			var m map[string]any
 			if json.Valid(body) && json.Unmarshal(body, &m) == nil && m != nil && strings.HasPrefix(strings.TrimSpace(string(body)), "{") && apiIsJSON(body) {
@@ -304,7 +309,9 @@ func FuzzDecodeStartRunBody(f *testing.F) {
 			if len(v.details) == 0 || len(v.details) > 2 {
 				t.Fatalf("body %q: %d details", body, len(v.details))
 			}
-		case errors.Is(err, engine.ErrInvalidInstanceID):
+		case errors.Is(err, engine.ErrInvalidInstanceID), errors.Is(err, engine.ErrInvalidSearchKey):
+		case errors.Is(err, apierror.ErrBadRequest) && strings.Contains(err.Error(), "search_keys"),
+			errors.Is(err, apierror.ErrBadRequest) && strings.Contains(err.Error(), "want a string or a number"):
 		case errors.Is(err, apierror.ErrBadRequest) && strings.Contains(err.Error(), "exceeds maximum nesting depth of 32"):
 			if jsonlimit.Check(body, DefaultMaxInputDepth+1, 0) == nil {
 				t.Fatalf("body %q refused as too deep", body)

@@ -30,6 +30,8 @@ type (
 		// The links of child runs (durable.StartChild), written only when there are some.
 		ParentInstanceID string   `json:"parent_instance_id,omitempty"`
 		ChildInstanceIDs []string `json:"child_instance_ids,omitempty"`
+		// The run's search keys (searchkeys.go), written only when it has some.
+		SearchKeys map[string]string `json:"search_keys,omitempty"`
 		// What a Running run waits for (engine/run_activity.go), written only when it does.
 		SleepingUntil    string            `json:"sleeping_until,omitempty"`
 		NodeRetry        *retryBody        `json:"node_retry,omitempty"`
@@ -125,7 +127,8 @@ func (s *Service) startRun(w http.ResponseWriter, r *http.Request) error {
 	if req.Metadata, err = s.ownedMetadata(r.Context(), req.Metadata); err != nil {
 		return err
 	}
-	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata})
+	run, err := s.runs.StartRun(r.Context(), engine.StartRunRequest{GraphName: name, InstanceID: req.InstanceID, Input: req.Input, Metadata: req.Metadata,
+		SearchKeys: req.SearchKeys})
 	if err != nil {
 		return graphLookupError(name, err)
 	}
@@ -174,6 +177,7 @@ func statusBodyOf(run engine.Run) runStatusBody {
 	b := runStatusBody{
 		InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
+		SearchKeys: run.SearchKeys,
 	}
 	if !run.SleepingUntil.IsZero() {
 		b.SleepingUntil = apiTime(run.SleepingUntil)

@@ -1,5 +1,6 @@
 // Package enginetest holds the conformance suites of the durable engine's storage
-// interfaces — RunStoreTests, RunWorkQueueTests, RunPayloadStoreTests and RunLiveStoreTests —
+// interfaces — RunStoreTests, RunWorkQueueTests, RunPayloadStoreTests and RunLiveStoreTests,
+// and RunSearchKeyTests, the engine's search keys over a Store —
 // and instrumented wrappers that count storage operations or fail them — before or after they
 // are applied, losing their reply the way a retrying SDK sees it, or all at once in an outage
 // (CountingStore, CountingQueue, FaultStore, FaultQueue, Outage) — for engine tests, and

@@ -19,6 +19,14 @@ func ExampleRunStoreTests() {
 	}
 }
 
+// A backend's store runs the search-key suite: an engine over it starts runs with keys and
+// lists them by key, counting the store's operations.
+func ExampleRunSearchKeyTests() {
+	_ = func(t *testing.T) {
+		enginetest.RunSearchKeyTests(t, func(*testing.T) engine.Store { return memory.NewStore() })
+	}
+}
+
 // A backend's queue runs the suite with a fresh, empty queue per subtest.
 func ExampleRunWorkQueueTests() {
 	_ = func(t *testing.T) {
