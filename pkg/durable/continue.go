@@ -3,6 +3,7 @@ package durable
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 )
 
 // ActionContinueAsNew ends the run's current history and continues the same run (the same
@@ -36,9 +37,40 @@ func ContinueAsNew(input any) RouteDecision {
 		if err != nil {
 			d.inputErr = err.Error()
 		}
-		d.Input = raw
+		d.Input, d.inputValue = raw, input
 	}
 	return d
+}
+
+// encodeContinue returns d, a continue-as-new decision of a route of r's graph, with an input
+// of the graph's state type (S or *S) encoded as a start's typed input is (EncodeState:
+// every field, nil slices and maps as empty, the model's Validate run); other decisions and
+// inputs are returned as they are. Errors wrap ErrInvalidRouteDecision.
+func (r *registration[S]) encodeContinue(d RouteDecision) (RouteDecision, error) {
+	if d.Action != ActionContinueAsNew || d.inputErr != "" {
+		return d, nil
+	}
+	var s S
+	switch v := d.inputValue.(type) {
+	case S:
+		s = v
+	case *S:
+		if v == nil {
+			return d, nil
+		}
+		s = *v
+	default:
+		return d, nil
+	}
+	if err := r.schema.finish(reflect.ValueOf(&s).Elem(), &s); err != nil {
+		return d, newError(ErrInvalidRouteDecision, "continue_as_new input: "+err.Error())
+	}
+	raw, err := r.schema.dump(&s)
+	if err != nil {
+		return d, newError(ErrInvalidRouteDecision, "encode continue_as_new input: "+err.Error())
+	}
+	d.Input = raw
+	return d, nil
 }
 
 // normalizeContinue validates a decision of ActionContinueAsNew: an input that is a JSON

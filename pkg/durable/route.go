@@ -64,8 +64,10 @@ type RouteDecision struct {
 	// Input, for ActionContinueAsNew only, is the new generation's initial state: a JSON
 	// object (ContinueAsNew). Written as "input" in the decision's JSON form.
 	Input json.RawMessage
-	// inputErr is why ContinueAsNew could not encode its input.
-	inputErr string
+	// inputErr is why ContinueAsNew could not encode its input; inputValue is the input
+	// it was given, which the graph encodes as its state model (encodeContinue).
+	inputErr   string
+	inputValue any
 }
 
 // Next returns a decision to continue at node.
@@ -115,7 +117,7 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 		d.Child = nil
 	}
 	if d.Action != ActionContinueAsNew {
-		d.Input, d.inputErr = nil, ""
+		d.Input, d.inputErr, d.inputValue = nil, "", nil
 	}
 	switch d.Action {
 	case ActionSleep:

@@ -251,3 +251,20 @@ func TestEngine_ContinueAsNew_PurgeRemovesEveryGeneration(t *testing.T) {
 		t.Fatalf("rows left after the purge: %v", rows)
 	}
 }
+
+// The continued_as_new row records the new generation's whole state, whatever the form of
+// the rows before it: a reader folding a history across it starts again from it.
+func TestFoldState_ContinuedAsNewStartsAgain(t *testing.T) {
+	t.Parallel()
+	prev := json.RawMessage(`{"n":2,"gen":0}`)
+	row := engine.HistoryEvent{Sequence: 6, Type: engine.HistoryContinuedAsNew, Data: json.RawMessage(`{"generation":1,"initial_state":{"n":0,"gen":1}}`)}
+	s, ok, err := engine.FoldState(prev, row)
+	if err != nil || !ok || string(s) != `{"n":0,"gen":1}` {
+		t.Fatalf("FoldState = %s, %v, %v; want the new generation's initial state", s, ok, err)
+	}
+	// A row of update form after it applies to that state.
+	next := engine.HistoryEvent{Sequence: 7, Type: engine.HistoryNodeCompleted, Data: json.RawMessage(`{"update":{"n":{"set":1}}}`)}
+	if s, _, err = engine.FoldState(s, next); err != nil || string(s) != `{"n":1,"gen":1}` {
+		t.Fatalf("the row after: %s, %v", s, err)
+	}
+}
