@@ -84,7 +84,9 @@ func TestContinueAsNew_TypedInput_EncodedAsTheStateModel(t *testing.T) {
 	b := NewManifestBuilder[agent]("loop")
 	b.SetEntrypoint("think")
 	if err := b.AddStep("think", func(_ context.Context, a agent) (agent, error) { return a, nil },
-		WithDecide(func(_ context.Context, a agent) (RouteDecision, error) { return ContinueAsNew(agent{Turn: a.Turn + 1}), nil })); err != nil {
+		WithDecide(func(_ context.Context, a agent) (RouteDecision, error) {
+			return ContinueAsNew(agent{Turn: a.Turn + 1}), nil
+		})); err != nil {
 		t.Fatal(err)
 	}
 	g, err := b.Build()
