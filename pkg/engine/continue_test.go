@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -267,4 +268,26 @@ func TestFoldState_ContinuedAsNewStartsAgain(t *testing.T) {
 	if s, _, err = engine.FoldState(s, next); err != nil || string(s) != `{"n":1,"gen":1}` {
 		t.Fatalf("the row after: %s, %v", s, err)
 	}
+}
+
+// Retention ages a run that continued as new from its finish, and purges every generation's
+// rows with it.
+func TestEngine_ContinueAsNew_RetentionPurgesEveryGeneration(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	r := continueRig(t, engine.Options{Clock: clock.now, Retention: engine.Retention{MaxAge: time.Hour}})
+	id := r.start(t, "cloop", "c1", `{"until":3}`)
+	r.drive(t)
+	assertContinuedThrice(t, r, id)
+	clock.advance(2 * time.Hour)
+	if _, err := r.e.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.e.GetRun(t.Context(), id); !errors.Is(err, engine.ErrRunNotFound) {
+		t.Fatalf("after its age: %v, want purged", err)
+	}
+	if rows := partitionRows(t, r, id, ""); len(rows) != 0 {
+		t.Fatalf("rows left after retention: %v", rows)
+	}
+	assertNoOrphans(t, r, id)
 }
