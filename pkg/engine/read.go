@@ -87,8 +87,8 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 		limit = 100
 	}
 	limit = min(limit, MaxPageSize)
-	from, to := genRange('h', h.gen)
-	from = histKey(h.gen, h.generationStart())
+	_, to := genRange('h', h.gen)
+	from := histKey(h.gen, h.generationStart()) // the current generation's first row (continue.go)
 	page, err := e.store.Query(ctx, Query{PartitionKey: instanceID, RowKeyFrom: from, RowKeyTo: to, Limit: limit, Continuation: continuationToken})
 	if err != nil {
 		return HistoryList{}, fmt.Errorf("query history run=%s: %w", instanceID, err)
