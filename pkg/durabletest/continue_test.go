@@ -139,3 +139,36 @@ func TestKit_Generation(t *testing.T) {
 		t.Fatalf("generation 0 begins with %s", ended[0].Type)
 	}
 }
+
+// Feed reads a run's feed after a position, as a client of the runs API does; a position
+// taken before a continue-as-new reads on into the new generation.
+func ExampleKit_Feed() {
+	var t *testing.T // your test's t
+	kit := durabletest.New(t, agentLoop(), durabletest.Options{})
+	kit.Start("a1", Agent{Goal: "watch the queue", Until: 1})
+	_, next := kit.Feed("a1", 0) // generation 0, asleep after its first note
+	kit.Advance(24 * time.Hour)  // its second note; it continues as new
+	items, _ := kit.Feed("a1", next)
+	for _, it := range items {
+		if it.Type == durabletest.HistoryContinuedAsNew {
+			return // the new generation begins
+		}
+	}
+	t.Fatal("the feed did not reach the new generation")
+}
+
+// TestKit_Feed runs ExampleKit_Feed's body with a real t.
+func TestKit_Feed(t *testing.T) {
+	kit := durabletest.New(t, agentLoop(), durabletest.Options{})
+	kit.Start("a1", Agent{Goal: "watch the queue", Until: 1})
+	_, next := kit.Feed("a1", 0)
+	kit.Advance(24 * time.Hour)
+	items, _ := kit.Feed("a1", next)
+	var types []string
+	for _, it := range items {
+		types = append(types, it.Type)
+	}
+	if !strings.Contains(strings.Join(types, " "), durabletest.HistoryContinuedAsNew) {
+		t.Fatalf("the feed after %d: %v", next, types)
+	}
+}
