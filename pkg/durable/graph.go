@@ -194,6 +194,9 @@ func (g GraphRegistration[S]) ResolveRoute(ctx context.Context, node string, sta
 		if d, err = normalizeRouteResult(result, n.def); err != nil {
 			return RouteDecision{}, err
 		}
+		if d, err = g.r.encodeContinue(d); err != nil { // continue.go
+			return RouteDecision{}, err
+		}
 	case n.def.NextNode != "":
 		d = Next(n.def.NextNode)
 	default:

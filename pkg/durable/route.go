@@ -61,6 +61,13 @@ type RouteDecision struct {
 	// Child, for ActionChild only, is the child run to start; the run continues at ResumeNode
 	// when it has completed (StartChild).
 	Child *ChildRun
+	// Input, for ActionContinueAsNew only, is the new generation's initial state: a JSON
+	// object (ContinueAsNew). Written as "input" in the decision's JSON form.
+	Input json.RawMessage
+	// inputErr is why ContinueAsNew could not encode its input; inputValue is the input
+	// it was given, which the graph encodes as its state model (encodeContinue).
+	inputErr   string
+	inputValue any
 }
 
 // Next returns a decision to continue at node.
@@ -109,6 +116,9 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 	if d.Action != ActionChild {
 		d.Child = nil
 	}
+	if d.Action != ActionContinueAsNew {
+		d.Input, d.inputErr, d.inputValue = nil, "", nil
+	}
 	switch d.Action {
 	case ActionSleep:
 		return d.normalizeSleep()
@@ -137,6 +147,8 @@ func (d RouteDecision) normalize() (RouteDecision, error) {
 		d.EventName, d.ResumeNode = "", ""
 	case ActionChild:
 		return d.normalizeChild()
+	case ActionContinueAsNew:
+		return d.normalizeContinue() // continue.go
 	case "":
 		return d, newError(ErrInvalidRouteDecision, "route decision requires action")
 	default:
@@ -161,17 +173,19 @@ type routeDecisionWire struct {
 	Branches []Branch `json:"branches,omitempty"`
 	// Child is written for ActionChild only (child.go).
 	Child *childWire `json:"child,omitempty"`
+	// Input is written for ActionContinueAsNew only (continue.go).
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 // MarshalJSON writes all five keys in the order action, next_node, event_name, resume_node,
 // note, empty strings as null; a sleep adds until and/or delay_ms, ActionParallel join_node
-// and branches after them, and ActionChild "child": {"graph", "input", "into"}. It does not
-// validate.
+// and branches after them, ActionChild "child": {"graph", "input", "into"}, and
+// ActionContinueAsNew "input". It does not validate.
 func (d RouteDecision) MarshalJSON() ([]byte, error) {
 	action := string(d.Action)
 	w := routeDecisionWire{
 		Action: &action, NextNode: nullable(d.NextNode), EventName: nullable(d.EventName),
-		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note), Child: d.childWire(),
+		ResumeNode: nullable(d.ResumeNode), Note: nullable(d.Note), Child: d.childWire(), Input: d.continueWire(),
 	}
 	d.sleepWire(&w)
 	if d.Action == ActionParallel {
@@ -196,7 +210,7 @@ func (d *RouteDecision) UnmarshalJSON(data []byte) error {
 	raw := RouteDecision{
 		Action: RouteAction(*w.Action), NextNode: deref(w.NextNode), EventName: deref(w.EventName),
 		ResumeNode: deref(w.ResumeNode), Note: deref(w.Note), JoinNode: deref(w.JoinNode), Branches: w.Branches,
-		Child: w.Child.childRun(),
+		Child: w.Child.childRun(), Input: w.Input,
 	}
 	if err := w.sleepFields(&raw); err != nil {
 		return err

@@ -275,7 +275,8 @@ func (k *Kit[S]) Final(id string) S {
 	return s
 }
 
-// History returns every history row of run id, oldest first.
+// History returns every history row of run id, oldest first: those of its current generation
+// for a run that continued as new (GenerationHistory reads the one before).
 func (k *Kit[S]) History(id string) []HistoryEvent {
 	k.t.Helper()
 	var out []HistoryEvent
@@ -292,13 +293,14 @@ func (k *Kit[S]) History(id string) []HistoryEvent {
 	}
 }
 
-// StateAfter returns run id's state after its history row seq (a row of History), as the
-// row's step left it: rebuilt from the history from its first row (engine.FoldState), since
+// StateAfter returns run id's state after its history row seq (a row of History, or of the
+// generation before it: GenerationHistory), as the row's step left it: rebuilt from the
+// history from its generation's first row (engine.FoldState), since
 // the rows of a graph that declares reducers record what each step changed, not the state. It
 // fails the test when no row up to seq records a state, or the state does not decode into S.
 func (k *Kit[S]) StateAfter(id string, seq int64) S {
 	k.t.Helper()
-	return k.stateAfter(id, k.History(id), seq)
+	return k.stateAfter(id, k.rowsHolding(id, seq), seq) // generations.go
 }
 
 // stateAfter folds rows, run id's history, up to row seq (StateAfter).

@@ -71,6 +71,10 @@ package engine
 //	nodepolicy.go      a node's policy: its timeout, retries (retryScheduled) and failure
 //	                   route (failureRouted)
 //	sleep.go           a run that sleeps (slept)
+//	continue.go        continue-as-new: a route that ends the run's history and goes on from
+//	                   the entrypoint as its next generation (continuedAsNew), older
+//	                   generations' rows deleted
+//	continue_read.go   GenerationHistory: the history of the generation before the current
 //	branch.go          a fan-out: its decision checked (fanOut), its region of history, its
 //	                   branches dispatched (fannedOut) and joined (joined)
 //	branch_worker.go   one branch's work item: its handler run and its completion row
@@ -114,6 +118,7 @@ package engine
 //	head_child.go      the head's parent and child runs
 //	head_hold.go       the head's hold of the current step, and its restarts
 //	head_keys.go       the head's search keys
+//	head_continue.go   the head's generation and where its generations' rows begin
 //	rows.go            a run's partition: its row layout and keys, history rows, reading a
 //	                   row's properties (spilled ones included)
 //	run_status.go      accessors of a Run

@@ -16,7 +16,8 @@ var ErrBadUpdate = errors.New("engine: history row's update does not apply to th
 // run's rows before ev (nil before its run_started row), and whether ev records a state at all
 // (a row that does not returns prev). It is the one place the history's states are rebuilt:
 //
-//   - run_started records the run's input (its initial_state);
+//   - run_started records the run's input (its initial_state), and continued_as_new the input
+//     of the generation it begins (continue.go), whole in either form;
 //   - node_completed, event_applied, branches_joined, child_completed and run_completed record
 //     the state after their step: whole, as "state", for a graph without reducers; as
 //     "update", what the step changed against prev, for a graph that declares reducers
@@ -30,7 +31,7 @@ var ErrBadUpdate = errors.New("engine: history row's update does not apply to th
 // whose data is no JSON object.
 func FoldState(prev json.RawMessage, ev HistoryEvent) (json.RawMessage, bool, error) {
 	switch ev.Type {
-	case HistoryRunStarted:
+	case HistoryRunStarted, HistoryContinuedAsNew:
 		var d struct {
 			InitialState json.RawMessage `json:"initial_state"`
 		}

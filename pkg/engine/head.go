@@ -67,12 +67,13 @@ type head struct {
 	created, updated           time.Time
 	trace                      string // the run's trace context (Observer's TraceCarrier), or ""
 
-	headWait   // an event the run waits for, and its timeout (head_wait.go)
-	headRetry  // a failed step's retry and failure route (head_retry.go)
-	headFanOut // an open fan-out (head_fanout.go)
-	headChild  // child runs (head_child.go)
-	headHold   // the hold of the current step (head_hold.go)
-	headKeys   // the run's search keys (searchkeys.go)
+	headWait     // an event the run waits for, and its timeout (head_wait.go)
+	headRetry    // a failed step's retry and failure route (head_retry.go)
+	headFanOut   // an open fan-out (head_fanout.go)
+	headChild    // child runs (head_child.go)
+	headHold     // the hold of the current step (head_hold.go)
+	headKeys     // the run's search keys (searchkeys.go)
+	headContinue // the run's generation: its continues as new (head_continue.go)
 
 	// stamp is the Timestamp the store set on the row's last write (zero: not known).
 	stamp time.Time

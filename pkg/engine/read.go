@@ -61,6 +61,7 @@ func (h *head) run() Run {
 		InstanceID: h.runID, RuntimeStatus: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
 		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"), ParentInstanceID: h.parent,
 		SearchKeys: decodeSearchKeys(h.searchKeys),
+		Generation: h.continued,
 	}
 	if h.awaitVersion && h.active() {
 		r.CustomStatus = json.RawMessage(versionStatus(h))
@@ -72,7 +73,8 @@ func (h *head) run() Run {
 	return r
 }
 
-// History implements Runs: it pages through the current run's history, oldest first. limit
+// History implements Runs: it pages through the current run's history, oldest first: the
+// rows of its current generation (continue.go; GenerationHistory reads the one before). limit
 // is the page size (default 100, at most 1000).
 func (e *Engine) History(ctx context.Context, instanceID, continuationToken string, limit int) (HistoryList, error) {
 	if !ValidInstanceID(instanceID) {
@@ -86,7 +88,8 @@ func (e *Engine) History(ctx context.Context, instanceID, continuationToken stri
 		limit = 100
 	}
 	limit = min(limit, MaxPageSize)
-	from, to := genRange('h', h.gen)
+	_, to := genRange('h', h.gen)
+	from := histKey(h.gen, h.generationStart()) // the current generation's first row (continue.go)
 	page, err := e.store.Query(ctx, Query{PartitionKey: instanceID, RowKeyFrom: from, RowKeyTo: to, Limit: limit, Continuation: continuationToken})
 	if err != nil {
 		return HistoryList{}, fmt.Errorf("query history run=%s: %w", instanceID, err)

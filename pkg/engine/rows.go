@@ -24,6 +24,9 @@ import (
 // replacement itself is one atomic write. A purge forgets the count; the head's random
 // Nonce tells runs of one id apart across purges.
 //
+// A run that continues as new (continue.go) keeps its gen and nonce: the rows of its
+// generations share one sequence, and the head records where each of the last two begins.
+//
 // Every write to a partition stamps its WriteID (random per write) on the head and on every
 // row it inserts, so that a write whose outcome is unknown is recognised when read back
 // (the ambiguity rule, commit.go).

@@ -99,6 +99,9 @@ type Run struct {
 	// NodeRetry is the next attempt of a Running run's current node, whose last attempt failed,
 	// while its back-off is ahead; nil otherwise. Only GetRun fills it.
 	NodeRetry *NodeRetry
+	// Generation counts the run's continues as new (durable.ContinueAsNew): 0 for a run that
+	// never continued, one more at each (continue.go).
+	Generation int64
 	// BranchRetries are the branches of the run's open fan-out waiting to retry a failed
 	// attempt, by index, at most MaxListedBranchRetries. Only GetRunDetail fills it.
 	BranchRetries []BranchRetry

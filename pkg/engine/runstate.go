@@ -98,12 +98,10 @@ func (e *Engine) RunState(ctx context.Context, instanceID string) (RunState, err
 	}
 	return RunState{
 		InstanceID: h.runID, GraphName: h.graph, RuntimeStatus: h.status, State: state, Step: h.step,
-		Generation: runGeneration(h), At: at,
+		Generation: h.continued, At: at,
 	}, nil
 }
 
-// runGeneration returns how many times the run of h continued as new.
-func runGeneration(*head) int64 { return 0 }
 
 // runPosition returns where the run of h stands, as of the engine's clock.
 func (e *Engine) runPosition(ctx context.Context, h *head) (RunPosition, error) {

@@ -167,6 +167,8 @@ func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, erro
 		return e.fanOut(sc, h, v), nil // branch.go
 	case durable.ActionChild:
 		return e.childVisit(h, v), nil // child.go
+	case durable.ActionContinueAsNew:
+		return e.continueVisit(ctx, sc, h, v) // continue.go
 	}
 	return &v, nil
 }

@@ -87,6 +87,7 @@ func publicError(err error) error {
 		noEvent  *engine.UnknownEventError
 		noCheck  *engine.VersionUnavailableError
 		keys     *engine.SearchKeyError
+		notKept  *engine.GenerationNotKeptError
 	)
 	switch {
 	case errors.As(err, &pub):
@@ -114,6 +115,8 @@ func publicError(err error) error {
 		}
 		return &apierror.Error{Kind: apierror.ErrBadRequest, Message: "invalid initial state",
 			Fields: []apierror.Field{{Name: "details", Value: details}}}
+	case errors.As(err, &notKept):
+		return apierror.New(apierror.ErrNotFound, notKept.Error())
 	case errors.As(err, &noEvent):
 		return apierror.New(apierror.ErrNotFound, noEvent.Error())
 	case errors.As(err, &noCheck):

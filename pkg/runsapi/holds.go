@@ -101,7 +101,7 @@ const (
 
 // loadHistory reads the page of limit rows of run id's history after token, counting its rows
 // in hold while they load (see above).
-func (s *Service) loadHistory(ctx context.Context, hold *respbudget.Hold, id, token string, limit int) (engine.HistoryList, error) {
+func (s *Service) loadHistory(ctx context.Context, hold *respbudget.Hold, id string, gen historyGeneration, token string, limit int) (engine.HistoryList, error) {
 	var out engine.HistoryList
 	out.ContinuationToken = token
 	perRow := int64(historyRowEstimate)
@@ -111,7 +111,7 @@ func (s *Service) loadHistory(ctx context.Context, hold *respbudget.Hold, id, to
 		if err := hold.Grow(reserve); err != nil {
 			return out, partial(out, err)
 		}
-		part, err := s.runs.History(ctx, id, out.ContinuationToken, n)
+		part, err := s.historyPart(ctx, id, gen, out.ContinuationToken, n)
 		if err != nil {
 			hold.Shrink(reserve)
 			return engine.HistoryList{}, err

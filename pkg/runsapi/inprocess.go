@@ -117,6 +117,8 @@ func (p *InProcessGraph) run(ctx context.Context, req host.Request, emit func(an
 			return res, nil
 		case durable.ActionChild:
 			return res, fmt.Errorf("run %s in process: node '%s' starts a child run of graph '%s': child runs need a durable run", m.GraphName, node, d.Child.Graph)
+		case durable.ActionContinueAsNew:
+			return res, fmt.Errorf("run %s in process: node '%s' continues as new: continue-as-new needs a durable run", m.GraphName, node)
 		}
 		node = d.NextNode
 	}

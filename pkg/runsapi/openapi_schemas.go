@@ -83,6 +83,8 @@ func bodySchemas() openapi.Object {
 					{Key: "attempt", Value: oasSchema{"type": "integer", "minimum": 2, "description": "The number of the branch's next attempt."}},
 					{Key: "retry_at", Value: oasSchema{"type": "string", "format": "date-time", "description": "When its back-off ends."}},
 				})}},
+			{Key: "generation", Value: oasSchema{"type": "integer", "minimum": 1,
+				"description": "How often the run continued as new (durable.ContinueAsNew); absent while it never has (generation 0)."}},
 		})},
 		{Key: "EventAccepted", Value: oasObj([]string{"instance_id", "event_name", "accepted"}, openapi.Object{
 			{Key: "instance_id", Value: oasStr()}, {Key: "event_name", Value: oasStr()}, {Key: "accepted", Value: oasBoolean()},

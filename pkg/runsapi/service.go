@@ -180,7 +180,10 @@ func (o Options) withDefaults() Options {
 //
 //   - GET /api/runs/{id}/history pages (limit, continuation_token) through the append-only
 //     history, oldest first: 200 {"instance_id", "events": [{"sequence", "type", "name",
-//     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run.
+//     "node", "timestamp", "data"}...], "continuation_token"}; 404 for an unknown run. A run
+//     that continued as new (durable.ContinueAsNew) answers its current generation;
+//     generation=<n> reads the one before it (engine.GenerationHistorian), 404 naming the
+//     generations kept for an older one (generation.go).
 //
 //   - GET /api/runs/{id}/feed?after=<seq>&run=<run>&wait=<seconds> (when Runs is an engine.RunFeeder,
 //     as the engine is) reads the history after a position and waits for the run to move:
@@ -199,6 +202,9 @@ func (o Options) withDefaults() Options {
 //     next attempt after a failed one) and "branches_retrying" [{"index", "attempt",
 //     "retry_at"}] (an open fan-out's branches backing off, read with engine.RunDetailer when
 //     Runs has it: one query per status read of a run with an open fan-out).
+//
+//   - A run that continued as new has "generation" (how often) last in its status; absent
+//     for generation 0.
 //
 //   - Child runs (durable.StartChild): the status of a run started as a child has
 //     "parent_instance_id" after "output", that of a run that started children
@@ -333,7 +339,7 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 		{Name: FuncListRuns, Methods: get, Route: "runs", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.listRuns)), Doc: funchost.RouteDoc{Summary: "List runs", Description: "Filters: graph_name, graph_hash, runtime_status (or status), created_after, created_before (RFC 3339), key.<name> (a search key's value: read from that key's index partition only); paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunList"), Errors: routeErrors(400)}},
 		{Name: FuncGetRunHistory, Methods: get, Route: "runs/{instance_id}/history", AuthLevel: auth,
-			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token.", Tags: []string{"runs"}, Response: openapi.Ref("RunHistory"), Errors: routeErrors(400, 404)}},
+			Handler: s.handle(s.isolate(s.getHistory)), Doc: funchost.RouteDoc{Summary: "Get run history", Description: "Paging: limit (1-1000, default 100), continuation_token. The run's current generation; generation=<n> reads the one before it (a run that continued as new).", Tags: []string{"runs"}, Response: openapi.Ref("RunHistory"), Errors: routeErrors(400, 404)}},
 		{Name: FuncPurgeRun, Methods: del, Route: "runs/{instance_id}", AuthLevel: auth,
 			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: openapi.Ref("RunPurged"), Errors: routeErrors(404, 409)}},
 	}

@@ -36,6 +36,8 @@ type (
 		SleepingUntil    string            `json:"sleeping_until,omitempty"`
 		NodeRetry        *retryBody        `json:"node_retry,omitempty"`
 		BranchesRetrying []branchRetryBody `json:"branches_retrying,omitempty"`
+		// The run's generation (durable.ContinueAsNew), written once it has continued.
+		Generation int64 `json:"generation,omitempty"`
 	}
 	retryBody struct {
 		Attempt int    `json:"attempt"`
@@ -178,6 +180,7 @@ func statusBodyOf(run engine.Run) runStatusBody {
 		InstanceID: run.InstanceID, RuntimeStatus: run.RuntimeStatus, CustomStatus: run.CustomStatus,
 		Input: run.Input, Output: run.Output, ParentInstanceID: run.ParentInstanceID, ChildInstanceIDs: run.ChildInstanceIDs,
 		SearchKeys: run.SearchKeys,
+		Generation: run.Generation,
 	}
 	if !run.SleepingUntil.IsZero() {
 		b.SleepingUntil = apiTime(run.SleepingUntil)
@@ -331,10 +334,15 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	gen, err := parseGeneration(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	if err := s.checkPublicRun(r.Context(), id); err != nil {
 		return err
 	}
-	token, err := s.openToken(r.Context(), historyScope(id), r.URL.Query().Get("continuation_token"))
+	scope := historyScope(id) + gen.scope()
+	token, err := s.openToken(r.Context(), scope, r.URL.Query().Get("continuation_token"))
 	if err != nil {
 		return err
 	}
@@ -343,11 +351,11 @@ func (s *Service) getHistory(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer hold.Release()
-	h, err := s.loadHistory(r.Context(), hold, id, token, limit) // counted as its rows load
+	h, err := s.loadHistory(r.Context(), hold, id, gen, token, limit) // counted as its rows load
 	if err != nil {
 		return err
 	}
-	next, err := s.sealToken(r.Context(), historyScope(id), h.ContinuationToken)
+	next, err := s.sealToken(r.Context(), scope, h.ContinuationToken)
 	if err != nil {
 		return err
 	}
