@@ -102,7 +102,6 @@ func (e *Engine) RunState(ctx context.Context, instanceID string) (RunState, err
 	}, nil
 }
 
-
 // runPosition returns where the run of h stands, as of the engine's clock.
 func (e *Engine) runPosition(ctx context.Context, h *head) (RunPosition, error) {
 	at := RunPosition{Nodes: []string{}, WaitingFor: []string{}}
