@@ -87,3 +87,40 @@ export async function setField(page, selector, value) {
   await page.$eval(selector, (n) => { n.value = ""; });
   await page.type(selector, value);
 }
+
+// openSuite starts the test app and a browser page for a test file (its before hook): the page
+// accepts dialogs, records its errors in pageErrors, waits up to WAIT, at a desktop's size.
+export async function openSuite(pageErrors) {
+  const server = await startServer();
+  const browser = await launchBrowser();
+  const page = await browser.newPage();
+  page.setDefaultTimeout(WAIT);
+  page.on("dialog", (d) => d.accept());
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  await page.setViewport({ width: 1280, height: 900 });
+  return { server, browser, page };
+}
+
+// closeSuite closes what openSuite opened (its after hook).
+export async function closeSuite({ server, browser }) {
+  await browser?.close();
+  await stopServer(server);
+}
+
+// openPage opens the inspector at hash ("#/run/<id>", or "" for the runs) with the key.
+export async function openPage(page, base, hash = "") {
+  const res = await page.goto(`${base}/inspector?code=${KEY}${hash}`, { waitUntil: "domcontentloaded" });
+  assert.equal(res.status(), 200);
+}
+
+// startRun starts a run of graph with id and input through the runs API.
+export async function startRun(base, graph, id, input) {
+  const res = await api(base, "POST", `graphs/${graph}/runs`, { instance_id: id, input });
+  assert.equal(res.status, 202, `start ${id}: ${JSON.stringify(res.body)}`);
+}
+
+// sendEvent sends event with payload to run id through the runs API.
+export async function sendEvent(base, id, event, payload) {
+  const res = await api(base, "POST", `runs/${id}/events/${event}`, payload);
+  assert.equal(res.status, 202, `event ${event} to ${id}: ${JSON.stringify(res.body)}`);
+}

@@ -6,31 +6,16 @@
 // is graph.test.mjs's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText, setField } from "./harness.mjs";
+import { KEY, WAIT, openSuite, closeSuite, openPage, startRun, sendEvent, api, waitForText, setField } from "./harness.mjs";
 
 let server, browser, page;
 const pageErrors = [];
 const suffix = `${process.pid}-${Date.now()}`;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on("dialog", (d) => d.accept());
-  page.on("pageerror", (e) => pageErrors.push(e.message));
-  await page.setViewport({ width: 1280, height: 900 });
-});
+before(async () => { ({ server, browser, page } = await openSuite(pageErrors)); });
+after(() => closeSuite({ server, browser }));
 
-after(async () => {
-  await browser?.close();
-  await stopServer(server);
-});
-
-const open = async (hash = "") => {
-  const res = await page.goto(`${server.base}/inspector?code=${KEY}${hash}`, { waitUntil: "domcontentloaded" });
-  assert.equal(res.status(), 200);
-};
+const open = (hash) => openPage(page, server.base, hash);
 
 test("the page needs the function key, as the runs API does", async () => {
   const res = await page.goto(`${server.base}/inspector?code=wrong`);

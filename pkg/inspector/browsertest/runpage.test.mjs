@@ -6,41 +6,20 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { KEY, WAIT, startServer, stopServer, launchBrowser, api, waitForText } from "./harness.mjs";
+import { KEY, WAIT, openSuite, closeSuite, openPage, startRun, sendEvent, api, waitForText } from "./harness.mjs";
 
 let server, browser, page;
 const pageErrors = [];
 const suffix = `${process.pid}-${Date.now()}`;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.setDefaultTimeout(WAIT);
-  page.on("dialog", (d) => d.accept());
-  page.on("pageerror", (e) => pageErrors.push(e.message));
-  await page.setViewport({ width: 1280, height: 900 });
-});
+before(async () => { ({ server, browser, page } = await openSuite(pageErrors)); });
+after(() => closeSuite({ server, browser }));
 
-after(async () => {
-  await browser?.close();
-  await stopServer(server);
-});
+const open = (hash) => openPage(page, server.base, hash);
 
-const open = async (hash) => {
-  const res = await page.goto(`${server.base}/inspector?code=${KEY}${hash}`, { waitUntil: "domcontentloaded" });
-  assert.equal(res.status(), 200);
-};
+const start = (graph, id, input) => startRun(server.base, graph, id, input);
 
-const start = async (graph, id, input) => {
-  const res = await api(server.base, "POST", `graphs/${graph}/runs`, { instance_id: id, input });
-  assert.equal(res.status, 202, `start ${id}: ${JSON.stringify(res.body)}`);
-};
-
-const send = async (id, event, payload) => {
-  const res = await api(server.base, "POST", `runs/${id}/events/${event}`, payload);
-  assert.equal(res.status, 202, `event ${event} to ${id}: ${JSON.stringify(res.body)}`);
-};
+const send = (id, event, payload) => sendEvent(server.base, id, event, payload);
 
 // waitUntilWaiting polls the run's status (bounded by WAIT) until it waits for an event.
 async function waitUntilWaiting(id) {
