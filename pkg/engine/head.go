@@ -72,6 +72,7 @@ type head struct {
 	headFanOut // an open fan-out (head_fanout.go)
 	headChild  // child runs (head_child.go)
 	headHold   // the hold of the current step (head_hold.go)
+	headRewind // a rewound step's marks (head_rewind.go)
 
 	// stamp is the Timestamp the store set on the row's last write (zero: not known).
 	stamp time.Time
