@@ -49,8 +49,8 @@ import (
 
 // HistoryRunRewound is the history row of a rewind: {"reason", "failed_step", "failed_name",
 // "node", "error"}, the step that failed (its number, the internal name of its kind:
-// execute_node, resolve_route, apply_event or orchestrator), the node it failed at, and the
-// run's failure message.
+// ExecuteNodeName, ResolveRouteName, ApplyEventName or OrchestratorName), the node it failed
+// at, and the run's failure message.
 const HistoryRunRewound = "run_rewound"
 
 // Rewinder is an optional capability of a Runs: rewinding failed runs. The Engine implements
