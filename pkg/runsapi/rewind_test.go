@@ -25,7 +25,10 @@ import (
 // modelOutage is a model endpoint that is down while down is set; it counts each run's calls
 // per node.
 type modelOutage struct {
-	down  atomic.Bool
+	down atomic.Bool
+	// retry: classify fails with a plain error while down, retried up to 3 attempts 10 ms
+	// apart (a model outage that spends the node's attempts); else for good at once.
+	retry bool
 	mu    sync.Mutex
 	calls map[string]int // "<run id>/<node>"
 }
@@ -45,6 +48,9 @@ func (o *modelOutage) graph(t *testing.T) durable.Graph {
 			o.calls[info.RunID+"/"+name]++
 			o.mu.Unlock()
 			if model && o.down.Load() {
+				if o.retry {
+					return nil, errors.New("model endpoint unavailable (503)")
+				}
 				return nil, durable.NonRetryable(errors.New("model endpoint unavailable (503)"))
 			}
 			return durable.Update{"steps": append(slices.Clone(s.Steps), name)}, nil
@@ -52,7 +58,8 @@ func (o *modelOutage) graph(t *testing.T) durable.Graph {
 	}
 	for _, err := range []error{
 		b.AddNode("plan", node("plan", false), durable.WithHandlerName("test.rw.plan"), durable.WithNext("classify")),
-		b.AddNode("classify", node("classify", true), durable.WithHandlerName("test.rw.classify"), durable.WithNext("reply")),
+		b.AddNode("classify", node("classify", true), durable.WithHandlerName("test.rw.classify"), durable.WithNext("reply"),
+			durable.WithRetry(durable.RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})),
 		b.AddNode("reply", node("reply", false), durable.WithHandlerName("test.rw.reply"), durable.Terminal()),
 	} {
 		if err != nil {
