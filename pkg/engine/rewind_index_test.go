@@ -126,7 +126,16 @@ func TestEngine_RewindRuns_Owner(t *testing.T) {
 	}
 	r.drive(t)
 	o.down.Store(false)
+	var parts []string
+	r.fstore.BeforeQuery = func(q engine.Query) error {
+		parts = append(parts, q.PartitionKey)
+		return nil
+	}
 	res, err := r.e.RewindRuns(ctx, engine.RewindFilter{Owner: "alice", FailedAfter: start})
+	r.fstore.BeforeQuery = nil
+	if len(parts) != 1 || !strings.HasPrefix(parts[0], "~ofailed~") {
+		t.Fatalf("alice's rewind queried %q: only her partition of the failure index may be read", parts)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

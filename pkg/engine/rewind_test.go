@@ -420,3 +420,39 @@ func TestEngine_RewindRun_LostReply(t *testing.T) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// TestEngine_RewindRun_ReplacedMeanwhile: a rewind whose run is replaced by a new start of its
+// id between its read and its write writes nothing: its merge is conditioned on the head it
+// read, and the new run goes on as its own.
+func TestEngine_RewindRun_ReplacedMeanwhile(t *testing.T) {
+	t.Parallel()
+	o := newOutage()
+	r := newRig(t, engine.Options{}, false, outageChain(t, "rw_repl", o, false))
+	o.down.Store(true)
+	id := r.start(t, "rw_repl", "rw-repl", `{"n":0}`)
+	r.drive(t)
+	o.down.Store(false)
+	var replaced atomic.Bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		for _, op := range ops {
+			if op.Entity.Properties["Type"] == engine.HistoryRunRewound && !replaced.Swap(true) {
+				r.start(t, "rw_repl", id, `{"n":10}`) // a new run of the id, started in between
+			}
+		}
+		return nil
+	}
+	err := r.e.RewindRun(context.Background(), id, "")
+	var nf *engine.RunNotFailedError
+	if !replaced.Load() || !errors.As(err, &nf) {
+		t.Fatalf("rewind of a run replaced meanwhile: %v (replaced %v)", err, replaced.Load())
+	}
+	r.fstore.BeforeSubmit = nil
+	r.drive(t)
+	run := assertRunStatus(t, r, id, engine.StatusCompleted)
+	if st := stateOf(t, run); st["n"] != 13.0 {
+		t.Fatalf("the new run's state %v, want n 13", st)
+	}
+	if rows := rowTypes(t, r, id); strings.Contains(rows, "run_rewound") || strings.Contains(rows, "run_failed") {
+		t.Fatalf("the new run's history %s", rows)
+	}
+}
