@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -58,7 +59,8 @@ const HistoryRunRewound = "run_rewound"
 type Rewinder interface {
 	// RewindRun continues the Failed run instanceID from the step that failed, recording
 	// reason. Errors: ErrRunNotFound for an unknown run, *RunNotFailedError for a run that is
-	// not Failed (also when a concurrent rewind got there first).
+	// not Failed (also when a concurrent rewind got there first), *RewindUnsupportedError for
+	// a failure a rewind cannot take up.
 	RewindRun(ctx context.Context, instanceID, reason string) error
 	// RewindRuns rewinds the runs a filter selects, one page at a time. Errors:
 	// ErrInvalidQuery for a filter RewindFilter.Validate refuses or a continuation token
@@ -81,6 +83,21 @@ func (e *RunNotFailedError) Error() string {
 	return fmt.Sprintf("run '%s' is %s; only a Failed run can be rewound", e.InstanceID, e.Status)
 }
 
+// RewindUnsupportedError refuses the rewind of a Failed run whose failure a rewind cannot
+// take up: a fan-out's join that failed before the engine recorded in run_failed rows where a
+// rewind takes the run up (its region is no longer known).
+type RewindUnsupportedError struct {
+	// InstanceID is the run's id.
+	InstanceID string
+	// Reason says why.
+	Reason string
+}
+
+// Error names the run and the reason.
+func (e *RewindUnsupportedError) Error() string {
+	return fmt.Sprintf("run '%s' cannot be rewound: %s", e.InstanceID, e.Reason)
+}
+
 // RewindRun implements Rewinder (see the scheme above).
 func (e *Engine) RewindRun(ctx context.Context, instanceID, reason string) error {
 	_, err := e.rewindOne(ctx, instanceID, reason, nil, 0)
@@ -97,6 +114,18 @@ type failedStep struct {
 		Count    int64  `json:"count"`
 		SpecSeq  int64  `json:"spec_seq"`
 	}
+}
+
+// legacyJoin reports a failure of h at a fan-out's join whose run_failed row has no "rewind"
+// member (written before it existed): a branch's failure (the row names the branch's node, the
+// head the join node) or the merge's.
+func (f failedStep) legacyJoin(h *head) bool {
+	if f.rewind.From != "" {
+		return false
+	}
+	branch := f.name == ExecuteNodeName && f.node != h.node && strings.HasPrefix(f.msg, "execute_node failed: branch ")
+	merge := f.name == OrchestratorName && strings.HasPrefix(f.msg, "orchestrator failed: join at '"+h.node+"'")
+	return branch || merge
 }
 
 // rewindFrom returns the "rewind" member of the run_failed row of a step on base: where a
@@ -176,6 +205,9 @@ func (e *Engine) rewindOne(ctx context.Context, instanceID, reason string, paren
 		f, err := e.readFailedStep(ctx, h)
 		if err != nil {
 			return nil, err
+		}
+		if f.legacyJoin(h) {
+			return nil, &RewindUnsupportedError{InstanceID: instanceID, Reason: "it failed at a fan-out's join before this version of the engine recorded the fan-out with the failure"}
 		}
 		if child := h.awaited(); child != "" && depth < e.opts.MaxChildDepth {
 			// Its child's failure failed it: the child goes first, so the parent finds it running.

@@ -290,9 +290,13 @@ func (e *Engine) rewindListed(ctx context.Context, row Entity, f RewindFilter) (
 	}
 	_, err = e.rewindOne(ctx, id, f.Reason, nil, 0)
 	var nf *RunNotFailedError
+	var unsup *RewindUnsupportedError
 	switch {
 	case errors.As(err, &nf), errors.Is(err, ErrRunNotFound):
 		return false, nil // rewound meanwhile (another call), or purged
+	case errors.As(err, &unsup):
+		e.log.Warn("rewind by filter: a run left as it is", "run_id", id, "error", err.Error())
+		return false, nil
 	case err != nil:
 		return false, err
 	}

@@ -456,3 +456,72 @@ func TestEngine_RewindRun_ReplacedMeanwhile(t *testing.T) {
 		t.Fatalf("the new run's history %s", rows)
 	}
 }
+
+// TestEngine_RewindRun_ProcessDiesAfterWrite: a rewind whose process dies after its write,
+// before it puts the run's work on the queue, is carried on by the item it enqueued before the
+// write, visible after RepairAfter.
+func TestEngine_RewindRun_ProcessDiesAfterWrite(t *testing.T) {
+	t.Parallel()
+	o := newOutage()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now, RepairAfter: time.Minute}, false, outageChain(t, "rw_dies", o, false))
+	o.down.Store(true)
+	id := r.start(t, "rw_dies", "rw-dies", `{"n":0}`)
+	r.drive(t)
+	o.down.Store(false)
+	var enqueues atomic.Int64
+	r.fqueue.OnEnqueue = func([]byte) (int, error) {
+		if enqueues.Add(1) == 2 {
+			return 0, nil // the rewind's own dispatch, after its write: lost with its process
+		}
+		return 1, nil
+	}
+	if err := r.e.RewindRun(context.Background(), id, ""); err != nil {
+		t.Fatal(err)
+	}
+	r.fqueue.OnEnqueue = nil
+	if n := enqueues.Load(); n != 2 {
+		t.Fatalf("the rewind enqueued %d items, want 2 (its backup, then its work)", n)
+	}
+	r.drive(t)
+	assertRunStatus(t, r, id, engine.StatusRunning) // nothing on the queue is visible yet
+	clk.advance(time.Minute)
+	r.drive(t)
+	assertRunStatus(t, r, id, engine.StatusCompleted)
+	if c := o.count("n1"); c != 2 {
+		t.Fatalf("n1 ran %d times, want 2", c)
+	}
+}
+
+// TestEngine_RewindRun_LegacyJoinRefused: a fan-out's failure recorded without the region (as
+// the engine wrote it before rewind) is refused, and the run left as it was.
+func TestEngine_RewindRun_LegacyJoinRefused(t *testing.T) {
+	t.Parallel()
+	fail := func(ctx context.Context, s fanState) (any, error) {
+		return nil, durable.NonRetryable(errors.New("model endpoint unavailable"))
+	}
+	r := newRig(t, engine.Options{}, false, fanGraph(t, "rw_legacy", fail))
+	id := r.start(t, "rw_legacy", "rw-legacy", fanInput(2))
+	r.drive(t)
+	assertRunStatus(t, r, id, engine.StatusFailed)
+	h := r.history(t, id)
+	last := h[len(h)-1]
+	var d map[string]any
+	if err := json.Unmarshal(last.Data, &d); err != nil || last.Type != engine.HistoryRunFailed || d["rewind"] == nil {
+		t.Fatalf("last row %s %s", last.Type, last.Data)
+	}
+	ent, err := r.store.Get(context.Background(), id, fmt.Sprintf("h%06d-%016d", 1, last.Sequence))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ent.Properties["Data"] = fmt.Sprintf(`{"error": %q}`, d["error"])
+	if _, err := r.store.Submit(context.Background(), []engine.Op{{Kind: engine.OpReplace, IfMatch: engine.ETagAny, Entity: ent}}); err != nil {
+		t.Fatal(err)
+	}
+	err = r.e.RewindRun(context.Background(), id, "")
+	var unsup *engine.RewindUnsupportedError
+	if !errors.As(err, &unsup) || !strings.Contains(err.Error(), "cannot be rewound") {
+		t.Fatalf("rewind of a legacy join failure: %v", err)
+	}
+	assertRunStatus(t, r, id, engine.StatusFailed)
+}

@@ -86,6 +86,7 @@ func publicError(err error) error {
 		exists   *engine.RunExistsError
 		finished *engine.RunFinishedError
 		unfailed *engine.RunNotFailedError
+		noRewind *engine.RewindUnsupportedError
 		bodyErr  *apiBodyError
 		active   *engine.RunNotFinishedError
 		awaited  *engine.ChildAwaitedError
@@ -149,6 +150,8 @@ func publicError(err error) error {
 		return runStateError("instance is not running", finished.InstanceID, finished.Status)
 	case errors.As(err, &unfailed):
 		return runStateError(unfailed.Error(), unfailed.InstanceID, unfailed.Status)
+	case errors.As(err, &noRewind):
+		return apierror.New(apierror.ErrConflict, noRewind.Error())
 	case errors.As(err, &bodyErr):
 		return apierror.New(apierror.ErrBadRequest, bodyErr.msg)
 	case errors.As(err, &active):
