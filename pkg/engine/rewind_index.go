@@ -10,10 +10,11 @@ import (
 
 // The failure index: the runs that failed, by the time they failed, so that a rewind by filter
 // (RewindRuns: every run that failed in a window, after an outage) reads the failures of the
-// window, never the runs table. Each failure of a run writes, once its failing commit is
-// stored (with the status merge of the run index, indexSetStatus), one row in a partition of
-// all failures and one in its graph's, sharded by run id as the run index is, and one in its
-// owner's partition for a run with an owner:
+// window, never the runs table. Each failure of a run writes, before its failing commit (so
+// that a run whose status reads Failed is in the index), and again with the status merge of
+// the run index that follows it (indexSetStatus, which also repairs a run whose rows a crash
+// left unwritten), one row in a partition of all failures and one in its graph's, sharded by
+// run id as the run index is, and one in its owner's partition for a run with an owner:
 //
 //	PartitionKey  "~failed-<s>"  or  "~failed-<s>~<graph name>"  or  "~ofailed~<owner hash>"
 //	RowKey        <19-digit failure time, unix ns at 100 ns precision>_<run id> (oldest first)
@@ -23,12 +24,15 @@ import (
 // again writes new ones. A row is only a pointer: a rewind by filter reads the run's head and
 // rewinds only a run that is still Failed from that very failure (its generation, nonce and
 // failure time), so a row left behind (a crash before its delete, a run replaced by a new
-// start) rewinds nothing and is deleted when a rewind by filter meets it.
+// start) rewinds nothing and is deleted when a rewind by filter meets it. A failing commit
+// that loses a race and is rebuilt writes its rows again under its new time; the ones it wrote
+// first name no failure of the head.
 //
-// Cost: a failure writes 2 T (3 with an owner); a rewind by filter of a page of N rows reads
-// indexShards partition queries (1 for an owner's) plus, per row, 1 T head read and, for a run
-// it rewinds, a rewind (rewind.go) — bounded by the failures in the window and by N
-// (RewindFilter.Limit ≤ MaxRewindLimit), whatever the number of runs kept.
+// Cost: a failure writes 4 T (6 with an owner), its rows before the commit and after it; a
+// rewind by filter of a page of N rows reads indexShards partition queries (1 for an owner's)
+// plus, per row, 1 T head read and, for a run it rewinds, a rewind (rewind.go) — bounded by
+// the failures in the window and by N (RewindFilter.Limit ≤ MaxRewindLimit), whatever the
+// number of runs kept.
 
 const (
 	failedPrefix      = "~failed"

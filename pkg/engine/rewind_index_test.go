@@ -166,3 +166,35 @@ func TestEngine_RewindRuns_Invalid(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_RewindRuns_IndexedBeforeItsCommit: a failure is in the failure index before the
+// commit that makes its run Failed, so a rewind by filter that reads a run as Failed finds it.
+func TestEngine_RewindRuns_IndexedBeforeItsCommit(t *testing.T) {
+	t.Parallel()
+	o := newOutage()
+	r := newRig(t, engine.Options{}, false, outageChain(t, "rw_early", o, false))
+	o.down.Store(true)
+	var seen, indexed bool
+	r.fstore.BeforeSubmit = func(ops []engine.Op) error {
+		if len(ops) == 0 || ops[0].Entity.RowKey != "r" || ops[0].Entity.Properties["Status"] != string(engine.StatusFailed) {
+			return nil
+		}
+		seen = true
+		for s := range 8 {
+			page, err := r.store.Query(context.Background(), engine.Query{PartitionKey: fmt.Sprintf("~failed-%d~rw_early", s)})
+			if err != nil {
+				t.Error(err)
+			}
+			for _, ent := range page.Entities {
+				indexed = indexed || ent.Properties["RunID"] == "rw-early"
+			}
+		}
+		return nil
+	}
+	r.start(t, "rw_early", "rw-early", `{"n":0}`)
+	r.drive(t)
+	r.fstore.BeforeSubmit = nil
+	if !seen || !indexed {
+		t.Fatalf("failing commit seen %v, its failure indexed before it %v", seen, indexed)
+	}
+}
