@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,8 +59,10 @@ type RewindFilter struct {
 	// Owner keeps the runs whose metadata names that owner (MetadataOwnerKey); "" every
 	// owner's.
 	Owner string
-	// FailedAfter (inclusive, required) and FailedBefore (exclusive, zero: no bound) bound the
-	// time the runs failed, within MinCreatedFilter..MaxCreatedFilter.
+	// FailedAfter (inclusive, required) and FailedBefore (exclusive) bound the time the runs
+	// failed, within MinCreatedFilter..MaxCreatedFilter. A zero FailedBefore is the time of
+	// the first call: its continuation token keeps it, so the pages of one rewind never reach
+	// the failures of runs it rewound.
 	FailedAfter, FailedBefore time.Time
 	// Limit bounds the failures one call reads (so the runs it rewinds): 1..MaxRewindLimit, 0
 	// meaning MaxRewindLimit.
@@ -225,8 +229,17 @@ func (e *Engine) RewindRuns(ctx context.Context, f RewindFilter) (RewindResult, 
 	if limit == 0 {
 		limit = MaxRewindLimit
 	}
+	// A window open at its end closes at its first call: a run that fails again after it is a
+	// later failure, for a later call, and paging never chases failures as they happen.
+	tok, err := f.windowEnd(e.clock())
+	if err != nil {
+		return RewindResult{}, fmt.Errorf("rewind runs: %w", err)
+	}
+	if !f.FailedBefore.After(f.FailedAfter) {
+		return RewindResult{Rewound: []string{}}, nil // a window that begins after now
+	}
 	cs := failureCursors(f, limit)
-	positions, err := decodeListToken(f.ContinuationToken, len(cs))
+	positions, err := decodeListToken(tok, len(cs))
 	if err != nil {
 		return RewindResult{}, fmt.Errorf("rewind runs: %w", err)
 	}
@@ -269,8 +282,33 @@ func (e *Engine) RewindRuns(ctx context.Context, f RewindFilter) (RewindResult, 
 			out.Rewound = append(out.Rewound, str(row.ent.Properties, iRunID))
 		}
 	}
-	out.ContinuationToken = token
+	if token != "" {
+		out.ContinuationToken = strconv.FormatInt(f.FailedBefore.UnixNano(), 10) + "." + token
+	}
 	return out, nil
+}
+
+// windowEnd sets f.FailedBefore to the end its continuation token names ("<unix ns>.<list
+// token>"), or for a first call without one to now, and returns the list token. Errors:
+// ErrInvalidQuery for a token RewindRuns did not return for f.
+func (f *RewindFilter) windowEnd(now time.Time) (string, error) {
+	if f.ContinuationToken == "" {
+		if f.FailedBefore.IsZero() {
+			f.FailedBefore = now.Truncate(indexTime).Add(indexTime) // what failed up to now
+		}
+		return "", nil
+	}
+	bad := fmt.Errorf("%w: bad continuation token", ErrInvalidQuery)
+	end, tok, ok := strings.Cut(f.ContinuationToken, ".")
+	ns, err := strconv.ParseInt(end, 10, 64)
+	if !ok || err != nil || tok == "" {
+		return "", bad
+	}
+	if !f.FailedBefore.IsZero() && f.FailedBefore.UnixNano() != ns || ns <= f.FailedAfter.UnixNano() {
+		return "", bad
+	}
+	f.FailedBefore = time.Unix(0, ns)
+	return tok, nil
 }
 
 // rewindListed rewinds the run a failure row names when it is still Failed from that failure

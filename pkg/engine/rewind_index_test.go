@@ -198,3 +198,49 @@ func TestEngine_RewindRuns_IndexedBeforeItsCommit(t *testing.T) {
 		t.Fatalf("failing commit seen %v, its failure indexed before it %v", seen, indexed)
 	}
 }
+
+// TestEngine_RewindRuns_WindowClosesAtFirstCall: the pages of one rewind by filter without an
+// end never reach the failures of the runs it rewound that failed again (the outage is not
+// over): each run is rewound once.
+//
+// Sixteen runs put two or more in a shard, whose pages would otherwise go on to the new rows.
+func TestEngine_RewindRuns_WindowClosesAtFirstCall(t *testing.T) {
+	t.Parallel()
+	o := newOutage()
+	clk := newFakeClock()
+	r := newRig(t, engine.Options{Clock: clk.now}, false, outageChain(t, "rw_chase", o, false))
+	ctx := context.Background()
+	o.down.Store(true)
+	start := clk.now()
+	for i := range 16 { // two or more per shard
+		r.start(t, "rw_chase", fmt.Sprintf("chase-%d", i), `{"n":0}`)
+	}
+	r.drive(t)
+	f := engine.RewindFilter{GraphName: "rw_chase", FailedAfter: start, Limit: 1}
+	var got []string
+	for calls := 0; ; calls++ {
+		res, err := r.e.RewindRuns(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.Rewound...)
+		clk.advance(time.Second)
+		r.drive(t) // the rewound runs fail again, later
+		if f.ContinuationToken = res.ContinuationToken; f.ContinuationToken == "" {
+			break
+		}
+		if calls > 40 {
+			t.Fatalf("the pages chase the failures they cause: rewound %v", got)
+		}
+	}
+	slices.Sort(got)
+	if len(got) != 16 || len(slices.Compact(slices.Clone(got))) != 16 {
+		t.Fatalf("rewound %v, want each of the 16 runs once", got)
+	}
+	// A forged or foreign token is refused.
+	for _, tok := range []string{"x", "123", "1.abc"} {
+		if _, err := r.e.RewindRuns(ctx, engine.RewindFilter{FailedAfter: start, ContinuationToken: tok}); !errors.Is(err, engine.ErrInvalidQuery) {
+			t.Fatalf("token %q: %v", tok, err)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func rewindSchemas() openapi.Object {
 		{Key: "RewindRunsRequest", Value: oasObj([]string{"failed_after"}, openapi.Object{
 			{Key: "graph_name", Value: oasStr()},
 			{Key: "failed_after", Value: oasSchema{"type": "string", "format": "date-time", "description": "Inclusive."}},
-			{Key: "failed_before", Value: oasSchema{"type": "string", "format": "date-time", "description": "Exclusive; absent: no bound."}},
+			{Key: "failed_before", Value: oasSchema{"type": "string", "format": "date-time", "description": "Exclusive; absent: the time of the first call (its continuation token keeps it)."}},
 			{Key: "limit", Value: oasSchema{"type": "integer", "minimum": 1, "maximum": engine.MaxRewindLimit, "default": engine.MaxRewindLimit}},
 			{Key: "reason", Value: oasStr()},
 			{Key: "continuation_token", Value: oasStr()},
