@@ -285,7 +285,7 @@ func (e *Engine) rewindOps(ctx context.Context, h *head, f failedStep, reason st
 		}
 		n.branchBase, n.branchCount, n.branchSpec, n.carryBase = n.histSeq+1, r.Count, r.SpecSeq, r.FirstSeq
 		n.histSeq = n.regionEnd() - 1
-		n.runnable = false // the branches go to the queue; the last to settle enqueues the join
+		n.runnable, props[pRunnable] = false, false // the branches go to the queue; the last to settle enqueues the join
 		props[pBranchBase], props[pBranchCount], props[pBranchSpec], props[pCarryBase] = n.branchBase, n.branchCount, n.branchSpec, n.carryBase
 		props[pHistSeq] = n.histSeq
 		extra = append(extra, Op{Kind: OpInsert, Entity: Entity{PartitionKey: h.runID, RowKey: fenceKey(h.gen, n.branchBase, h.nonce),
