@@ -2,8 +2,9 @@
 // graph on the real engine, in memory, deterministically. A Kit starts runs, drives them until
 // they wait or finish by handing each queued work item to the engine itself (no dispatcher
 // goroutines, no sleeps, no polling), sends events, advances a fake clock for wait timeouts
-// and retry back-offs, injects transient node failures, and reads the typed final state, the
-// current state of a live run and where it stands (State, RunState), and the history.
+// and retry back-offs, injects transient node failures, rewinds a failed run (Rewind), and
+// reads the typed final state, the current state of a live run and where it stands (State,
+// RunState), and the history.
 //
 //	kit := durabletest.New(t, myGraph, durabletest.Options{})
 //	kit.Start("r1", MyState{Subject: "refund"})

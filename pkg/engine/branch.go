@@ -249,6 +249,9 @@ func closeRegion(c *commitBuilder) {
 	n.branchBase, n.branchCount, n.branchSpec, n.branchRows = 0, 0, 0, nil
 	head := c.ops[0].Entity.Properties
 	head[pBranchBase], head[pBranchCount], head[pBranchSpec] = int64(0), int64(0), int64(0)
+	if base.carryBase != 0 { // a rewound region's carry ends with it (rewind_branch.go)
+		n.carryBase, head[pCarryBase] = 0, int64(0)
+	}
 	c.ops = append(c.ops, closeFence(base))
 }
 
@@ -265,6 +268,9 @@ func closeRegionOps(ops []Op, h *head) []Op {
 	}
 	p := ops[0].Entity.Properties
 	p[pBranchBase], p[pBranchCount], p[pBranchSpec] = int64(0), int64(0), int64(0)
+	if h.carryBase != 0 {
+		p[pCarryBase] = int64(0)
+	}
 	return append(ops, closeFence(h))
 }
 

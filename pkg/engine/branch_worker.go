@@ -85,6 +85,11 @@ func (e *Engine) processBranch(ctx context.Context, it branchWork, dequeueCount 
 			return fmt.Errorf("read branch %d of run %s: %w", b.index, h.runID, err)
 		}
 	}
+	if h.carryBase != 0 { // a rewound region: a branch that completed before is carried (rewind_branch.go)
+		if carried, err := e.carryBranch(ctx, h, b); carried || err != nil {
+			return err
+		}
+	}
 	p, err := e.readProgress(ctx, h, b.index) // whatever the message says, the row decides
 	if err != nil {
 		return err

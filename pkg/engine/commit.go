@@ -61,6 +61,9 @@ func (e *Engine) commit(ctx context.Context, base *head, o *outcome, form *state
 		if len(sp.byValue) > 0 { // else the properties hold n's own values
 			n.absorb(ops[0].Entity.Properties)
 		}
+		if n.status == StatusFailed && base.active() {
+			e.indexFailure(ctx, n) // before the head says Failed: a rewind by filter finds it (rewind_index.go)
+		}
 		etags, err := e.store.Submit(ctx, ops)
 		if err == nil {
 			return e.committed(ctx, base, n, ops, &sp, etags[0], nil)

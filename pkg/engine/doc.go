@@ -36,6 +36,9 @@ package engine
 //	                   trigger feeds (Options.ReceiveOnStart)
 //	events.go          RaiseEvent
 //	cancel.go          CancelRun
+//	rewind.go          RewindRun: a Failed run continues from the step that failed
+//	rewind_index.go    the failure index, and RewindRuns: the runs that failed in a window
+//	rewind_branch.go   a rewound fan-out: its completed branches carried, its failed ones run
 //	repair.go          Sweep and the due index (recovery, its bounds and its cost model)
 //	fence.go           storage decides, clocks only schedule: fences (a start's claim row, an
 //	                   event's If-Match merge) and the store's clock
@@ -119,6 +122,7 @@ package engine
 //	head_hold.go       the head's hold of the current step, and its restarts
 //	head_keys.go       the head's search keys
 //	head_continue.go   the head's generation and where its generations' rows begin
+//	head_rewind.go     the head's marks of a rewound step
 //	rows.go            a run's partition: its row layout and keys, history rows, reading a
 //	                   row's properties (spilled ones included)
 //	run_status.go      accessors of a Run

@@ -74,6 +74,7 @@ type head struct {
 	headHold     // the hold of the current step (head_hold.go)
 	headKeys     // the run's search keys (searchkeys.go)
 	headContinue // the run's generation: its continues as new (head_continue.go)
+	headRewind   // a rewound step's marks (head_rewind.go)
 
 	// stamp is the Timestamp the store set on the row's last write (zero: not known).
 	stamp time.Time

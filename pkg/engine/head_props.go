@@ -112,7 +112,7 @@ func (f headProp) when(name string) headProp {
 }
 
 // allHeadProps is every head property, the parts' tables in one.
-var allHeadProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps, headKeysProps, headContinueProps)
+var allHeadProps = slices.Concat(headCoreProps, headWaitProps, headRetryProps, headFanOutProps, headChildProps, headHoldProps, headKeysProps, headContinueProps, headRewindProps)
 
 func init() {
 	if err := checkHeadProps(allHeadProps); err != nil {

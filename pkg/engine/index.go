@@ -257,6 +257,9 @@ func (e *Engine) indexInsert(ctx context.Context, h *head) error {
 // it.
 func (e *Engine) indexSetStatus(ctx context.Context, h *head) {
 	ctx = context.WithoutCancel(ctx) // the run's commit is stored: a shutdown must not skip this
+	if h.status == StatusFailed {
+		e.indexFailure(ctx, h) // the failure index a rewind by filter reads (rewind_index.go)
+	}
 	all, active := h.indexRef().rows()
 	props := map[string]any{iStatus: indexStatus(h.status)} // shared: a store never retains it
 	failed := false

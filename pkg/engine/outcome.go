@@ -161,9 +161,12 @@ func (v *visited) apply(c *commitBuilder) {
 	n.timedOut, n.failure = "", ""
 	n.attempt, n.notBefore = 0, 0
 	n.status = StatusRunning
-	n.childDone = "" // the last completed child led to the node just visited, no further
+	n.childDone = ""  // the last completed child led to the node just visited, no further
+	n.reroute = false // a rewound route is resolved (rewind.go)
 	c.setState(v.state)
-	c.row(HistoryNodeCompleted, ExecuteNodeName, v.node, c.stateData())
+	if !c.base.reroute { // a rewound route's node committed its completion before (rewind.go)
+		c.row(HistoryNodeCompleted, ExecuteNodeName, v.node, c.stateData())
+	}
 	c.row(HistoryRouteResolved, ResolveRouteName, v.node, decisionJSON(v.decision))
 	c.emit(v.emitted, v.node)
 }
@@ -367,8 +370,13 @@ func (o *runFailed) apply(c *commitBuilder) {
 	}
 	n.waitDeadline, n.notBefore = 0, 0
 	n.runnable = false
+	n.reroute = false
 	c.rows = notAppliedRows(c.rows, o.left.evs, o.left.more, o.node)
-	c.row(HistoryRunFailed, o.name, o.node, jsonObject("error", jstr(o.msg)))
+	data := []string{"error", jstr(o.msg)}
+	if from := rewindFrom(base, o.state != nil); from != "" { // where a rewind takes the run up (rewind.go)
+		data = append(data, "rewind", from)
+	}
+	c.row(HistoryRunFailed, o.name, o.node, jsonObject(data...))
 	c.emit(o.emitted, o.node)
 }
 

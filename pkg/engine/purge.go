@@ -65,6 +65,7 @@ func (e *Engine) purgeRows(ctx context.Context, h *head) error {
 	if err := e.indexDelete(ctx, h.indexRef()); err != nil {
 		return fmt.Errorf("purge run %s: %w", instanceID, err)
 	}
+	e.unindexFailure(ctx, h) // its row in the failure index, if it failed (rewind_index.go)
 	e.log.Info("run purged", "run_id", instanceID)
 	return nil
 }

@@ -131,7 +131,10 @@ func (e *Engine) visit(ctx context.Context, sc *stepCtx, h *head) (outcome, erro
 	}
 	sctx, emitter := e.stepContext(ctx, sc, h)
 	pol := sc.nodePolicy(h.node) // nodepolicy.go
-	newState, err := executeNode(sctx, sc.g, h.node, pol.Timeout, state)
+	newState, err := state, error(nil)
+	if !h.reroute { // a rewound route runs on the state its node committed (rewind.go)
+		newState, err = executeNode(sctx, sc.g, h.node, pol.Timeout, state)
+	}
 	if err != nil {
 		sc.handlersDone(ctx, true)
 		if ctx.Err() != nil {

@@ -62,6 +62,12 @@ func (e *apiQueryError) Error() string {
 	return fmt.Sprintf("invalid query parameter '%s': %s", e.param, e.want)
 }
 
+// apiBodyError is a request body member that is missing, unknown or of the wrong form (the
+// rewind routes'): a 400 with its message.
+type apiBodyError struct{ msg string }
+
+func (e *apiBodyError) Error() string { return e.msg }
+
 // apiStateIssue is one entry of the 400 "invalid initial state" details.
 type apiStateIssue struct {
 	Loc []string `json:"loc"`
@@ -79,6 +85,9 @@ func publicError(err error) error {
 		query    *apiQueryError
 		exists   *engine.RunExistsError
 		finished *engine.RunFinishedError
+		unfailed *engine.RunNotFailedError
+		noRewind *engine.RewindUnsupportedError
+		bodyErr  *apiBodyError
 		active   *engine.RunNotFinishedError
 		awaited  *engine.ChildAwaitedError
 		body     *funchost.BodyError
@@ -145,6 +154,12 @@ func publicError(err error) error {
 		return runStateError("instance already exists", exists.InstanceID, exists.Status)
 	case errors.As(err, &finished):
 		return runStateError("instance is not running", finished.InstanceID, finished.Status)
+	case errors.As(err, &unfailed):
+		return runStateError(unfailed.Error(), unfailed.InstanceID, unfailed.Status)
+	case errors.As(err, &noRewind):
+		return apierror.New(apierror.ErrConflict, noRewind.Error())
+	case errors.As(err, &bodyErr):
+		return apierror.New(apierror.ErrBadRequest, bodyErr.msg)
 	case errors.As(err, &active):
 		return runStateError("instance is still active", active.InstanceID, active.Status)
 	case errors.As(err, &awaited):

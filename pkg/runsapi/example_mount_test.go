@@ -135,6 +135,8 @@ func ExampleMount() {
 	// list_graph_versions [GET] graphs/{graph_name}/versions
 	// list_runs [GET] runs
 	// purge_run [DELETE] runs/{instance_id}
+	// rewind_run [POST] runs/{instance_id}/rewind
+	// rewind_runs [POST] runs/rewind
 	// send_run_event [POST] runs/{instance_id}/events/{event_name}
 	// start_graph_run [POST] graphs/{graph_name}/runs
 }

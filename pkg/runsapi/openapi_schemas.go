@@ -42,7 +42,7 @@ func bodySchemas() openapi.Object {
 			{Key: "runtime_status", Value: openapi.Ref("RuntimeStatus")},
 		}, more...))
 	}
-	return openapi.Object{
+	return append(openapi.Object{
 		{Key: "StartRunRequest", Value: oasObj(nil, openapi.Object{
 			{Key: "instance_id", Value: oasSchema{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[ !"$-.0-9:->@-\[\]-~]+$`,
 				"description": "Run id: 1 to 256 printable ASCII characters without / \\ # ?, not \".\" or \"..\". Absent, null or empty means a new random id."}},
@@ -140,9 +140,9 @@ func bodySchemas() openapi.Object {
 		})},
 		{Key: "RunError", Value: oasObj([]string{"error"}, openapi.Object{{Key: "error", Value: oasStr()}})},
 		runStateSchema(),
-		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active | instance is awaited by its parent run",
+		{Key: "RunConflict", Value: runState("instance already exists | instance is not running | instance is still active | instance is awaited by its parent run | run '<id>' is <runtime_status>; only a Failed run can be rewound",
 			openapi.Member{Key: "parent_instance_id", Value: oasSchema{"type": "string", "description": "With 'instance is awaited by its parent run': the parent run that has not read the child's result yet."}})},
-	}
+	}, rewindSchemas()...) // rewind.go
 }
 
 // routeErrors documents the error statuses of a run route with their bodies.
@@ -156,7 +156,7 @@ func routeErrors(statuses ...int) []funchost.RouteError {
 		case 404:
 			e.Description = "Unknown graph or run"
 		case 409:
-			e.Description = "The run exists and is not finished (start), is finished (event, cancel) or is still active (purge)"
+			e.Description = "The run exists and is not finished (start), is finished (event, cancel), is still active (purge) or is not Failed (rewind)"
 			e.Schema = openapi.Ref("RunConflict")
 		case 413:
 			e.Description = "Request body too large"

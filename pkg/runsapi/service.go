@@ -344,6 +344,7 @@ func (s *Service) runFunctions(auth funchost.AuthLevel) []funchost.HTTPFunction 
 			Handler: s.handle(s.isolate(s.purgeRun)), Doc: funchost.RouteDoc{Summary: "Purge a finished run", Tags: []string{"runs"}, Response: openapi.Ref("RunPurged"), Errors: routeErrors(404, 409)}},
 	}
 	fns = append(fns, s.manifestFunctions(auth)...)
+	fns = append(fns, s.rewindFunctions(auth)...) // rewind.go
 	if _, ok := s.runs.(engine.RunFeeder); ok {
 		fns = append(fns, s.feedFunction(auth))
 	}
