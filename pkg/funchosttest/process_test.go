@@ -195,8 +195,9 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // TestStart_RealHandler_CommittedHostJSONAndFunctions runs the real handler from a folder
-// laid out like a staged one from the committed host.json and functions/: with the work queue
-// setting in local.settings.json every function indexes and the app serves; without it the
+// laid out like a staged one from the committed host.json and functions/: with the queue
+// settings in local.settings.json every function indexes and the app serves; without the work
+// queue's the
 // host cannot index fg_orchestrator and the app itself refuses to start; with a storage
 // prefix that disagrees (set in the environment, which wins over local.settings.json) the
 // app refuses to start naming both settings.
@@ -219,7 +220,7 @@ func TestStart_RealHandler_CommittedHostJSONAndFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom"}}`)
+	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom", "FUNCGRAPH_TICKETS_QUEUE": "funcgraph-tickets"}}`)
 	logs := newLogWatch(t)
 	_, err = funchosttest.Start(t.Context(), funchosttest.Options{AppRoot: root, Logf: logs.logf})
 	if !errors.Is(err, funchosttest.ErrHandlerExited) || !logs.contains("app setting FUNCGRAPH_WORK_QUEUE is not set") ||
@@ -227,7 +228,7 @@ func TestStart_RealHandler_CommittedHostJSONAndFunctions(t *testing.T) {
 		t.Errorf("without FUNCGRAPH_WORK_QUEUE: err = %v, want the handler to refuse to start and fg_orchestrator not to index", err)
 	}
 
-	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom", "FUNCGRAPH_WORK_QUEUE": "funcgraph-work"}}`)
+	writeLocalSettings(t, root, `{"IsEncrypted": false, "Values": {"FUNCTIONS_WORKER_RUNTIME": "custom", "FUNCGRAPH_WORK_QUEUE": "funcgraph-work", "FUNCGRAPH_TICKETS_QUEUE": "funcgraph-tickets"}}`)
 	logs = newLogWatch(t)
 	_, err = funchosttest.Start(t.Context(), funchosttest.Options{AppRoot: root, Logf: logs.logf, Env: map[string]string{"FUNCGRAPH_STORAGE_PREFIX": "myagent"}})
 	if !errors.Is(err, funchosttest.ErrHandlerExited) || !logs.contains(`FUNCGRAPH_WORK_QUEUE=\"funcgraph-work\"`) || !logs.contains(`FUNCGRAPH_STORAGE_PREFIX=\"myagent\"`) {
