@@ -266,8 +266,11 @@ func TestEngine_Feed_WaitIgnoresOtherRuns(t *testing.T) {
 		r.waitFor(t, busy, func(run engine.Run) bool { return run.RuntimeStatus.Finished() })
 	}
 	<-done
-	if reads.Load() != 2 {
-		t.Fatalf("%d reads of the waiting run's head while other runs committed 90 steps, want 2", reads.Load())
+	// 2: when the wait starts and when it ends; a third may be the waiting run's own worker
+	// finishing its step after WaitRun saw it settle (on a loaded machine). A wake per commit
+	// of the other runs would be 90 more.
+	if n := reads.Load(); n < 2 || n > 3 {
+		t.Fatalf("%d reads of the waiting run's head while other runs committed 90 steps, want 2 (3 at most)", n)
 	}
 }
 

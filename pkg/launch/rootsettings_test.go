@@ -40,7 +40,10 @@ func TestRootLocalSettings_DevelopmentOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{envWorkerRuntime: "custom", EnvStorage: developmentStorage, envWorkQueue: names.WorkQueue}
+	// The example app's own setting besides launch's: its tickets queue (exampleapp.EnvTicketsQueue,
+	// which the staged tickets_triage function.json reads).
+	want := map[string]string{envWorkerRuntime: "custom", EnvStorage: developmentStorage, envWorkQueue: names.WorkQueue,
+		"FUNCGRAPH_TICKETS_QUEUE": "funcgraph-tickets"}
 	if !maps.Equal(f.Values, want) {
 		t.Errorf("Values = %v, want exactly %v", f.Values, want)
 	}
