@@ -1,0 +1,340 @@
+package a2aserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/funcgraph/funcgraph/pkg/durable"
+	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/isolation"
+)
+
+// call is one JSON-RPC request on one agent.
+type call struct {
+	s      *Server
+	graph  durable.Graph
+	caller isolation.Caller
+	r      *http.Request
+}
+
+func (c *call) ctx() context.Context { return c.r.Context() }
+func (c *call) name() string         { return c.graph.Manifest().GraphName }
+
+var methods map[string]func(*call, json.RawMessage) (any, error)
+
+func init() {
+	methods = map[string]func(*call, json.RawMessage) (any, error){
+		"SendMessage":                      sendMessage,
+		"GetTask":                          getTask,
+		"CancelTask":                       cancelTask,
+		"ListTasks":                        listTasks,
+		"CreateTaskPushNotificationConfig": func(*call, json.RawMessage) (any, error) { return nil, errPushNotifying },
+		"GetTaskPushNotificationConfig":    func(*call, json.RawMessage) (any, error) { return nil, errPushNotifying },
+		"ListTaskPushNotificationConfigs":  func(*call, json.RawMessage) (any, error) { return nil, errPushNotifying },
+		"DeleteTaskPushNotificationConfig": func(*call, json.RawMessage) (any, error) { return nil, errPushNotifying },
+		"GetExtendedAgentCard": func(*call, json.RawMessage) (any, error) {
+			return nil, rpcErr(CodeExtendedCardNotConfigured, "no extended agent card is configured")
+		},
+	}
+}
+
+// task reads the caller's task id of this agent: TaskNotFound for an unknown id, a run of
+// another graph or of another identity.
+func (c *call) task(id string) (engine.Run, error) {
+	if !engine.ValidInstanceID(id) {
+		return engine.Run{}, errTaskNotFound
+	}
+	run, err := c.s.opts.Runs.GetRun(c.ctx(), id)
+	if err != nil {
+		return engine.Run{}, err
+	}
+	if run.GraphName != c.name() || !owns(c.caller, run) {
+		return engine.Run{}, errTaskNotFound
+	}
+	return run, nil
+}
+
+// sendMessage serves SendMessage: the task as it is once the run finished or needs input
+// (within Options.MaxWait), or at once with configuration.returnImmediately.
+func sendMessage(c *call, params json.RawMessage) (any, error) {
+	run, cfg, answered, err := c.send(params)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.ReturnImmediately && (cfg.Blocking == nil || *cfg.Blocking) {
+		if run, err = c.await(run, answered, interrupted, nil); err != nil {
+			return nil, err
+		}
+	}
+	t := taskOf(run)
+	return SendMessageResponse{Task: &t}, nil
+}
+
+// send starts a task or answers one, and returns its run as read after.
+func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConfiguration, answered bool, err error) {
+	var req SendMessageRequest
+	if err := decodeParams(params, &req); err != nil {
+		return engine.Run{}, cfg, false, err
+	}
+	if req.Configuration != nil {
+		cfg = *req.Configuration
+	}
+	if len(cfg.PushNotificationConfig) > 0 && string(cfg.PushNotificationConfig) != "null" {
+		return engine.Run{}, cfg, false, errPushNotifying
+	}
+	m := req.Message
+	if m == nil {
+		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message is required")
+	}
+	if m.Role != RoleUser && m.Role != "user" {
+		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message.role must be ROLE_USER")
+	}
+	data, text, hasText, err := messageInput(m, c.s.opts.MaxInputDepth)
+	if err != nil {
+		return engine.Run{}, cfg, false, err
+	}
+	if m.TaskID != "" {
+		run, err := c.answer(m, eventPayload(data, text))
+		return run, cfg, true, err
+	}
+	input, err := startInput(data, text, hasText, c.s.opts.TextFields[c.name()])
+	if err != nil {
+		return engine.Run{}, cfg, false, err
+	}
+	group := m.ContextID
+	if group == "" {
+		group = newContextID()
+	} else if !engine.ValidGroup(group) {
+		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: contextId must be 1-256 printable ASCII characters without / \\ # ?")
+	}
+	run, err = c.s.opts.Runs.StartRun(c.ctx(), engine.StartRunRequest{GraphName: c.name(), Input: input, Metadata: ownerMetadata(c.caller), Group: group})
+	if errors.Is(err, durable.ErrInvalidState) {
+		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: the message is not an input of %s: %v", c.name(), err)
+	}
+	if err != nil {
+		return engine.Run{}, cfg, false, err
+	}
+	c.s.opts.Logger.InfoContext(c.ctx(), "a2a task started", "run_id", run.InstanceID, "graph", c.name())
+	return run, cfg, false, nil
+}
+
+// answer delivers a message to the input-required task it names, as the event its run waits
+// for.
+func (c *call) answer(m *Message, payload json.RawMessage) (engine.Run, error) {
+	run, err := c.task(m.TaskID)
+	if err != nil {
+		return engine.Run{}, err
+	}
+	if m.ContextID != "" && m.ContextID != run.Group {
+		return engine.Run{}, rpcErr(CodeInvalidParams, "invalid params: contextId does not match the task's")
+	}
+	event := waitingEvent(run)
+	if event == "" {
+		state := taskState(run.RuntimeStatus, false)
+		return engine.Run{}, rpcErr(CodeUnsupportedOperation, "the task is %s, not input-required: it takes no message", state)
+	}
+	var fin *engine.RunFinishedError
+	err = c.s.opts.Runs.RaiseEvent(c.ctx(), run.InstanceID, event, payload, engine.WithIdempotencyKey("a2a:"+m.MessageID))
+	switch {
+	case errors.As(err, &fin):
+		return engine.Run{}, rpcErr(CodeUnsupportedOperation, "the task is %s: it takes no message", taskState(fin.Status, false))
+	case err != nil:
+		return engine.Run{}, err
+	}
+	c.s.opts.Logger.InfoContext(c.ctx(), "a2a task answered", "run_id", run.InstanceID, "event", event)
+	// Read again: the answer is accepted; the task is working until the run moves on.
+	after, err := c.s.opts.Runs.GetRun(c.ctx(), run.InstanceID)
+	if err != nil {
+		return engine.Run{}, err
+	}
+	if waitingEvent(after) == event {
+		// The event is stored, not (known to be) applied yet: working, not input-required;
+		// await tells an answered wait from a new one.
+		after.CustomStatus = nil
+	}
+	return after, nil
+}
+
+// await waits for run to reach a state until accepts, within Options.MaxWait, calling each (when
+// set) with every new state read. answered says the message just delivered an event to the
+// run's wait: that wait is not an interruption, only one after it is (a wait is over once an
+// event_applied or wait_timed_out row follows the last event_received row). A Runs without a
+// feed answers at once.
+func (c *call) await(run engine.Run, answered bool, until func(state string) bool, each func(engine.Run) error) (engine.Run, error) {
+	feeder, ok := c.s.opts.Runs.(engine.RunFeeder)
+	if !ok {
+		return run, nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx(), c.s.opts.MaxWait)
+	defer cancel()
+	var q engine.FeedQuery
+	var received, applied int64
+	last := taskState(run.RuntimeStatus, waitingEvent(run) != "")
+	for !until(last) {
+		if remaining := time.Until(deadline(ctx)); remaining > 0 {
+			q.Wait = remaining
+		}
+		page, err := feeder.Feed(ctx, run.InstanceID, q)
+		if ctx.Err() != nil {
+			return run, nil // waited long enough: the task as it is
+		}
+		if err != nil {
+			return engine.Run{}, err
+		}
+		q.After, q.Run = page.NextAfter, page.Run
+		for _, it := range page.Items {
+			switch it.Type {
+			case engine.HistoryEventReceived:
+				received = it.Sequence
+			case engine.HistoryEventApplied, engine.HistoryEventRefused, engine.HistoryWaitTimedOut:
+				applied = it.Sequence
+			}
+		}
+		if len(page.Items) >= engine.FeedPageSize {
+			continue // more rows at once: read on before judging the state
+		}
+		next, err := c.s.opts.Runs.GetRun(c.ctx(), run.InstanceID)
+		if err != nil {
+			return engine.Run{}, err
+		}
+		state := taskState(next.RuntimeStatus, waitingEvent(next) != "")
+		if state == StateInputRequired && answered && applied <= received {
+			state = StateWorking // the answered wait, its event not applied yet
+			next.CustomStatus = nil
+		}
+		run = next
+		if state != last && each != nil {
+			if err := each(run); err != nil {
+				return run, err
+			}
+		}
+		last = state
+	}
+	return run, nil
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// getTask serves GetTask.
+func getTask(c *call, params json.RawMessage) (any, error) {
+	var req GetTaskRequest
+	if err := decodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	run, err := c.task(req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return taskOf(run), nil
+}
+
+// cancelTask serves CancelTask: the run's cancel is recorded, and the task answered once the
+// run stopped (canceled; completed or failed when it finished first), within Options.MaxWait.
+// A finished task is TaskNotCancelable.
+func cancelTask(c *call, params json.RawMessage) (any, error) {
+	var req GetTaskRequest
+	if err := decodeParams(params, &req); err != nil {
+		return nil, err
+	}
+	run, err := c.task(req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.s.opts.Runs.CancelRun(c.ctx(), run.InstanceID, "canceled by an A2A client"); err != nil {
+		return nil, err
+	}
+	c.s.opts.Logger.InfoContext(c.ctx(), "a2a task cancel accepted", "run_id", run.InstanceID)
+	if run, err = c.s.opts.Runs.GetRun(c.ctx(), run.InstanceID); err != nil {
+		return nil, err
+	}
+	run.CustomStatus = nil // a wait no longer needs input: the cancel is recorded
+	// Wait (within Options.MaxWait) for the run to stop: the answer is the canceled task,
+	// or the task as it is then (working until the run reads its cancel).
+	if run, err = c.await(run, false, terminal, nil); err != nil {
+		return nil, err
+	}
+	return taskOf(run), nil
+}
+
+// Bounds of ListTasks.pageSize.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+)
+
+// listTasks serves ListTasks: the caller's tasks of this agent, newest first, from the
+// engine's index (the owner's partition under isolation).
+func listTasks(c *call, params json.RawMessage) (any, error) {
+	var req ListTasksRequest
+	if len(params) > 0 && string(params) != "null" {
+		if err := decodeParams(params, &req); err != nil {
+			return nil, err
+		}
+	}
+	q := engine.RunQuery{GraphName: c.name(), Group: req.ContextID, Limit: req.PageSize, ContinuationToken: req.PageToken}
+	switch {
+	case req.PageSize < 0 || req.PageSize > maxPageSize:
+		return nil, rpcErr(CodeInvalidParams, "invalid params: pageSize must be within 1..%d", maxPageSize)
+	case req.PageSize == 0:
+		q.Limit = defaultPageSize
+	}
+	var keepInput *bool
+	switch req.Status {
+	case "", "TASK_STATE_UNSPECIFIED":
+	case StateSubmitted:
+		q.Status = engine.StatusPending
+	case StateWorking, StateInputRequired:
+		q.Status = engine.StatusRunning
+		b := req.Status == StateInputRequired
+		keepInput = &b
+	case StateCompleted:
+		q.Status = engine.StatusCompleted
+	case StateFailed:
+		q.Status = engine.StatusFailed
+	case StateCanceled:
+		q.Status = engine.StatusTerminated
+	default:
+		return nil, rpcErr(CodeInvalidParams, "invalid params: status %q is not a task state this agent has", req.Status)
+	}
+	if !c.caller.Admin {
+		if c.caller.ID == "" {
+			return ListTasksResponse{Tasks: []Task{}, PageSize: q.Limit}, nil // owns nothing
+		}
+		q.Owner = c.caller.ID
+	}
+	list, err := c.s.opts.Runs.ListRuns(c.ctx(), q)
+	if err != nil {
+		return nil, err
+	}
+	out := ListTasksResponse{Tasks: []Task{}, NextPageToken: list.ContinuationToken, PageSize: q.Limit}
+	for _, run := range list.Runs {
+		if !owns(c.caller, run) {
+			continue // a second line: the owner index lists the caller's runs only
+		}
+		t := taskOf(run)
+		if keepInput != nil && (t.Status.State == StateInputRequired) != *keepInput {
+			continue
+		}
+		if req.IncludeArtifacts == nil || !*req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	out.TotalSize = len(out.Tasks)
+	return out, nil
+}
+
+// newContextID returns a random context id for a message that names none.
+func newContextID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "ctx-" + hex.EncodeToString(b[:])
+}
