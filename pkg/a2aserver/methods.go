@@ -84,7 +84,7 @@ func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConf
 	if req.Configuration != nil {
 		cfg = *req.Configuration
 	}
-	if len(cfg.PushNotificationConfig) > 0 && string(cfg.PushNotificationConfig) != "null" {
+	if set(cfg.TaskPushNotificationConfig) || set(cfg.PushNotificationConfig) {
 		return engine.Run{}, cfg, false, errPushNotifying
 	}
 	m := req.Message
@@ -338,3 +338,6 @@ func newContextID() string {
 	_, _ = rand.Read(b[:])
 	return "ctx-" + hex.EncodeToString(b[:])
 }
+
+// set reports whether a JSON member was sent with a value other than null.
+func set(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }

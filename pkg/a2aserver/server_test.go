@@ -358,6 +358,7 @@ func TestServer_BadRequests_AnswerJSONRPCErrors(t *testing.T) {
 			c.wantError("SendMessage", `{"message":{"messageId":"x","role":"ROLE_USER","parts":[{"url":"https://x/y"}]}}`, a2aserver.CodeContentTypeNotSupported)
 			c.wantError("SendMessage", `{"message":{"messageId":"x","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}`, a2aserver.CodeInvalidParams)
 			c.wantError("CreateTaskPushNotificationConfig", `{}`, a2aserver.CodePushNotificationNotSupported)
+			c.wantError("SendMessage", `{"message":{"messageId":"x","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"taskPushNotificationConfig":{"url":"https://x/hook"}}}`, a2aserver.CodePushNotificationNotSupported)
 			c.wantError("ListTasks", `{"pageSize":1000}`, a2aserver.CodeInvalidParams)
 			if status, body, _ := c.post(`not json`); status != http.StatusOK || !strings.Contains(body, "-32700") {
 				t.Fatalf("parse error: %d %s", status, body)

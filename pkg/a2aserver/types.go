@@ -105,7 +105,9 @@ type SendMessageConfiguration struct {
 	// Blocking is the pre-1.0 spelling of the opposite of ReturnImmediately: false asks for
 	// an immediate answer.
 	Blocking *bool `json:"blocking,omitempty"`
-	// PushNotificationConfig is refused: push notifications are not supported.
+	// TaskPushNotificationConfig is refused: push notifications are not supported.
+	TaskPushNotificationConfig json.RawMessage `json:"taskPushNotificationConfig,omitempty"`
+	// PushNotificationConfig is the pre-1.0 spelling, refused alike.
 	PushNotificationConfig json.RawMessage `json:"pushNotificationConfig,omitempty"`
 }
 
