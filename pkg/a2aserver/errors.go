@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
 
 // JSON-RPC 2.0 and A2A v1.0 error codes.
@@ -49,6 +50,8 @@ func rpcError(err error) (e *Error, internal bool) {
 	switch {
 	case errors.As(err, &rerr):
 		return rerr, false
+	case apierror.StorageFull(err) != nil:
+		return rpcErr(CodeInternalError, "%s", apierror.StorageFull(err).Error()), false
 	case errors.Is(err, engine.ErrRunNotFound):
 		return errTaskNotFound, false
 	case errors.As(err, &fin):

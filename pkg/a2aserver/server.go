@@ -15,7 +15,9 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
+	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
 
 // Defaults of Options.
@@ -69,6 +71,11 @@ type Options struct {
 	Version string
 	// Logger receives internal errors (never bodies); nil means slog.Default().
 	Logger *slog.Logger
+	// MemoryBudget is the byte budget of the in-memory stores Runs writes to; nil means
+	// none. With it a request the budget cannot take (its declared body past the room left
+	// for new work) is refused HTTP 507 before its body is read. Either way a request's
+	// writes count against its caller (membudget.NewWork), as on the runs API.
+	MemoryBudget *membudget.Budget
 }
 
 // Validate reports options that cannot work (ErrInvalidOptions).
@@ -170,8 +177,9 @@ type rpcResponse struct {
 }
 
 // serveRPC serves POST /api/a2a/{graph_name}. Transport failures answer an HTTP status with a
-// JSON-RPC error body (404 unknown graph, 413 body too large, 401/403/400 an unresolved
-// caller); everything else is HTTP 200 with a JSON-RPC result or error.
+// JSON-RPC error body (404 unknown graph, 401/403/400 an unresolved caller, 507 the memory
+// budget full, 413 body too large); everything else is HTTP 200 with a JSON-RPC result or
+// error.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	g, ok := s.graph(r)
 	if !ok {
@@ -181,6 +189,15 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	c, status, cerr := s.resolveCaller(r)
 	if cerr != nil {
 		writeRPC(w, status, nil, nil, cerr)
+		return
+	}
+	owner := c.ID
+	if c.Admin {
+		owner = ""
+	}
+	r = r.WithContext(membudget.NewWork(r.Context(), owner))
+	if err := apierror.NewWorkRefused(r.Context(), s.opts.MemoryBudget, r, s.opts.MaxRequestBodyBytes); err != nil {
+		writeRPC(w, http.StatusInsufficientStorage, nil, nil, rpcErr(CodeInternalError, "%s", err.Error()))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBodyBytes))

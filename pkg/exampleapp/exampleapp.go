@@ -200,7 +200,7 @@ var a2aTextFields = map[string]string{
 // /api/a2a/{graph_name}, with function keys and the app's isolation.
 func registerA2A(app *funchost.FunctionApp, asm *launch.Assembly, cfg Config, logger *slog.Logger) error {
 	srv, err := a2aserver.New(a2aserver.Options{Runs: asm.Engine, Registry: asm.Registry, TextFields: a2aTextFields,
-		Isolation: cfg.Isolation, AuthLevel: funchost.AuthFunction, MaxWait: cfg.MaxWait, Logger: logger})
+		Isolation: cfg.Isolation, AuthLevel: funchost.AuthFunction, MaxWait: cfg.MaxWait, MemoryBudget: cfg.MemoryBudget, Logger: logger})
 	if err != nil {
 		return err
 	}
