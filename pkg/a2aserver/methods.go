@@ -3,6 +3,7 @@ package a2aserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,9 @@ func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConf
 	if m == nil {
 		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message is required")
 	}
+	if m.MessageID == "" || len(m.MessageID) > maxMessageIDBytes {
+		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message.messageId must be 1-%d bytes", maxMessageIDBytes)
+	}
 	if m.Role != RoleUser && m.Role != "user" {
 		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message.role must be ROLE_USER")
 	}
@@ -112,7 +116,15 @@ func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConf
 	} else if !engine.ValidGroup(group) {
 		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: contextId must be 1-256 printable ASCII characters without / \\ # ?")
 	}
-	run, err = c.s.opts.Runs.StartRun(c.ctx(), engine.StartRunRequest{GraphName: c.name(), Input: input, Metadata: ownerMetadata(c.caller), Group: group})
+	id := taskID(c.caller, c.name(), m.MessageID)
+	run, err = c.s.opts.Runs.StartRun(c.ctx(), engine.StartRunRequest{GraphName: c.name(), InstanceID: id, Input: input,
+		Metadata: ownerMetadata(c.caller), Group: group, NoReplace: true})
+	var exists *engine.RunExistsError
+	if errors.As(err, &exists) {
+		// The same message sent again (a client that lost the answer): the task it started.
+		run, err = c.task(id)
+		return run, cfg, false, err
+	}
 	if errors.Is(err, durable.ErrInvalidState) {
 		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: the message is not an input of %s: %v", c.name(), err)
 	}
@@ -330,6 +342,21 @@ func listTasks(c *call, params json.RawMessage) (any, error) {
 	}
 	out.TotalSize = len(out.Tasks)
 	return out, nil
+}
+
+// maxMessageIDBytes bounds a message id, which names the task it starts.
+const maxMessageIDBytes = 256
+
+// taskID returns the id of the task a message starts: one per caller, agent and message id,
+// so that the same message sent again (its answer lost) finds the task it started instead of
+// starting another run.
+func taskID(c isolation.Caller, graph, messageID string) string {
+	owner := c.ID
+	if c.Admin {
+		owner = "" // the master key and a caller without isolation: one namespace
+	}
+	sum := sha256.Sum256([]byte(owner + "\x00" + graph + "\x00" + messageID))
+	return "a2a-" + hex.EncodeToString(sum[:16])
 }
 
 // newContextID returns a random context id for a message that names none.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/a2aserver"
@@ -135,12 +136,15 @@ func (c client) wantError(method, params string, code int) string {
 	return a.Error.Message
 }
 
+// messageSeq numbers the tests' messages: a message id names the task it starts.
+var messageSeq atomic.Int64
+
 func textMessage(text string) string {
-	return fmt.Sprintf(`{"message":{"messageId":"m-%s","role":"ROLE_USER","parts":[{"text":%q}]}}`, strings.ReplaceAll(text, " ", "-"), text)
+	return fmt.Sprintf(`{"message":{"messageId":"m-%d","role":"ROLE_USER","parts":[{"text":%q}]}}`, messageSeq.Add(1), text)
 }
 
 func answerMessage(taskID, data string) string {
-	return fmt.Sprintf(`{"message":{"messageId":"a-%s","taskId":%q,"role":"ROLE_USER","parts":[{"data":%s}]}}`, taskID, taskID, data)
+	return fmt.Sprintf(`{"message":{"messageId":"a-%d","taskId":%q,"role":"ROLE_USER","parts":[{"data":%s}]}}`, messageSeq.Add(1), taskID, data)
 }
 
 func finalResponse(t *testing.T, task a2aserver.Task) string {
@@ -172,6 +176,14 @@ func TestServer_SendMessage_CompletesWithTheRunOutput(t *testing.T) {
 			}
 			c.wantError("CancelTask", fmt.Sprintf(`{"id":%q}`, task.ID), a2aserver.CodeTaskNotCancelable)
 			c.wantError("SendMessage", answerMessage(task.ID, `{"approved":true}`), a2aserver.CodeUnsupportedOperation)
+
+			// The same message again (its answer lost): the task it started, no second run.
+			msg := textMessage("hello again")
+			first, again := c.task("SendMessage", msg), c.task("SendMessage", msg)
+			if first.ID != again.ID || again.Status.State != a2aserver.StateCompleted || again.Status.Timestamp != first.Status.Timestamp {
+				t.Fatalf("a message sent twice: %+v then %+v", first, again)
+			}
+			c.wantError("SendMessage", `{"message":{"role":"ROLE_USER","parts":[{"text":"no id"}]}}`, a2aserver.CodeInvalidParams)
 		})
 	}
 }
