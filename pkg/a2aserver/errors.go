@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/internal/apierror"
 )
@@ -58,6 +59,10 @@ func rpcError(err error) (e *Error, internal bool) {
 		return rpcErr(CodeTaskNotCancelable, "task is in a terminal state (%s)", taskState(fin.Status, false)), false
 	case errors.Is(err, engine.ErrInvalidQuery):
 		return rpcErr(CodeInvalidParams, "invalid params: %v", err), false
+	case errors.As(err, new(*durable.EventPayloadError)), errors.As(err, new(*engine.UnknownEventError)):
+		return rpcErr(CodeInvalidParams, "invalid params: the message is not an answer the task takes: %v", err), false
+	case errors.As(err, new(*engine.VersionUnavailableError)):
+		return rpcErr(CodeInternalError, "the task's graph version is not on this instance (a deploy is rolling): send the message again"), false
 	case errors.Is(err, engine.ErrInvalidEventPayload):
 		return rpcErr(CodeInvalidParams, "invalid params: the message is not an event the task accepts: %v", err), false
 	}
