@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
@@ -172,69 +171,6 @@ func (c *call) answer(m *Message, payload json.RawMessage) (engine.Run, error) {
 	return after, nil
 }
 
-// await waits for run to reach a state until accepts, within Options.MaxWait, calling each (when
-// set) with every new state read. answered says the message just delivered an event to the
-// run's wait: that wait is not an interruption, only one after it is (a wait is over once an
-// event_applied or wait_timed_out row follows the last event_received row). A Runs without a
-// feed answers at once.
-func (c *call) await(run engine.Run, answered bool, until func(state string) bool, each func(engine.Run) error) (engine.Run, error) {
-	feeder, ok := c.s.opts.Runs.(engine.RunFeeder)
-	if !ok {
-		return run, nil
-	}
-	ctx, cancel := context.WithTimeout(c.ctx(), c.s.opts.MaxWait)
-	defer cancel()
-	var q engine.FeedQuery
-	var received, applied int64
-	last := taskState(run.RuntimeStatus, waitingEvent(run) != "")
-	for !until(last) {
-		if remaining := time.Until(deadline(ctx)); remaining > 0 {
-			q.Wait = remaining
-		}
-		page, err := feeder.Feed(ctx, run.InstanceID, q)
-		if ctx.Err() != nil {
-			return run, nil // waited long enough: the task as it is
-		}
-		if err != nil {
-			return engine.Run{}, err
-		}
-		q.After, q.Run = page.NextAfter, page.Run
-		for _, it := range page.Items {
-			switch it.Type {
-			case engine.HistoryEventReceived:
-				received = it.Sequence
-			case engine.HistoryEventApplied, engine.HistoryEventRefused, engine.HistoryWaitTimedOut:
-				applied = it.Sequence
-			}
-		}
-		if len(page.Items) >= engine.FeedPageSize {
-			continue // more rows at once: read on before judging the state
-		}
-		next, err := c.s.opts.Runs.GetRun(c.ctx(), run.InstanceID)
-		if err != nil {
-			return engine.Run{}, err
-		}
-		state := taskState(next.RuntimeStatus, waitingEvent(next) != "")
-		if state == StateInputRequired && answered && applied <= received {
-			state = StateWorking // the answered wait, its event not applied yet
-			next.CustomStatus = nil
-		}
-		run = next
-		if state != last && each != nil {
-			if err := each(run); err != nil {
-				return run, err
-			}
-		}
-		last = state
-	}
-	return run, nil
-}
-
-func deadline(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
-}
-
 // getTask serves GetTask.
 func getTask(c *call, params json.RawMessage) (any, error) {
 	var req GetTaskRequest
@@ -274,74 +210,6 @@ func cancelTask(c *call, params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	return taskOf(run), nil
-}
-
-// Bounds of ListTasks.pageSize.
-const (
-	defaultPageSize = 50
-	maxPageSize     = 100
-)
-
-// listTasks serves ListTasks: the caller's tasks of this agent, newest first, from the
-// engine's index (the owner's partition under isolation).
-func listTasks(c *call, params json.RawMessage) (any, error) {
-	var req ListTasksRequest
-	if len(params) > 0 && string(params) != "null" {
-		if err := decodeParams(params, &req); err != nil {
-			return nil, err
-		}
-	}
-	q := engine.RunQuery{GraphName: c.name(), Group: req.ContextID, Limit: req.PageSize, ContinuationToken: req.PageToken}
-	switch {
-	case req.PageSize < 0 || req.PageSize > maxPageSize:
-		return nil, rpcErr(CodeInvalidParams, "invalid params: pageSize must be within 1..%d", maxPageSize)
-	case req.PageSize == 0:
-		q.Limit = defaultPageSize
-	}
-	var keepInput *bool
-	switch req.Status {
-	case "", "TASK_STATE_UNSPECIFIED":
-	case StateSubmitted:
-		q.Status = engine.StatusPending
-	case StateWorking, StateInputRequired:
-		q.Status = engine.StatusRunning
-		b := req.Status == StateInputRequired
-		keepInput = &b
-	case StateCompleted:
-		q.Status = engine.StatusCompleted
-	case StateFailed:
-		q.Status = engine.StatusFailed
-	case StateCanceled:
-		q.Status = engine.StatusTerminated
-	default:
-		return nil, rpcErr(CodeInvalidParams, "invalid params: status %q is not a task state this agent has", req.Status)
-	}
-	if !c.caller.Admin {
-		if c.caller.ID == "" {
-			return ListTasksResponse{Tasks: []Task{}, PageSize: q.Limit}, nil // owns nothing
-		}
-		q.Owner = c.caller.ID
-	}
-	list, err := c.s.opts.Runs.ListRuns(c.ctx(), q)
-	if err != nil {
-		return nil, err
-	}
-	out := ListTasksResponse{Tasks: []Task{}, NextPageToken: list.ContinuationToken, PageSize: q.Limit}
-	for _, run := range list.Runs {
-		if !owns(c.caller, run) {
-			continue // a second line: the owner index lists the caller's runs only
-		}
-		t := taskOf(run)
-		if keepInput != nil && (t.Status.State == StateInputRequired) != *keepInput {
-			continue
-		}
-		if req.IncludeArtifacts == nil || !*req.IncludeArtifacts {
-			t.Artifacts = nil
-		}
-		out.Tasks = append(out.Tasks, t)
-	}
-	out.TotalSize = len(out.Tasks)
-	return out, nil
 }
 
 // maxMessageIDBytes bounds a message id, which names the task it starts.
