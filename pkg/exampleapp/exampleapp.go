@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/funcgraph/funcgraph/pkg/a2aserver"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -173,6 +174,10 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	a := &App{FunctionApp: asm.Host.FunctionApp(), Assembly: asm}
+	if err := registerA2A(a.FunctionApp, asm, cfg, logger); err != nil {
+		_ = asm.Close()
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	if err := registerTickets(a.FunctionApp, asm.Engine, cfg.TicketsQueue, logger); err != nil {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)
@@ -183,6 +188,23 @@ func Build(cfg Config) (*App, error) {
 		a.OnClose(tr.shutdown)
 	}
 	return a, nil
+}
+
+// a2aTextFields are the input fields the example graphs' A2A text parts fill (docs/a2a.md);
+// data_pipeline and the assistant take data parts only.
+var a2aTextFields = map[string]string{
+	"support_agent": "user_message", "content_classifier": "text", "reply_writer": "prompt", "research_agent": "question",
+}
+
+// registerA2A serves every public durable graph as an A2A v1.0 agent (package a2aserver) at
+// /api/a2a/{graph_name}, with function keys and the app's isolation.
+func registerA2A(app *funchost.FunctionApp, asm *launch.Assembly, cfg Config, logger *slog.Logger) error {
+	srv, err := a2aserver.New(a2aserver.Options{Runs: asm.Engine, Registry: asm.Registry, TextFields: a2aTextFields,
+		Isolation: cfg.Isolation, AuthLevel: funchost.AuthFunction, MaxWait: cfg.MaxWait, MemoryBudget: cfg.MemoryBudget, Logger: logger})
+	if err != nil {
+		return err
+	}
+	return srv.Register(app)
 }
 
 // registerTickets adds the tickets_triage queue trigger (package tickets) on queue (""

@@ -59,6 +59,9 @@ type Assembly struct {
 	Engine *engine.Engine
 	// Platform serves the LangGraph-Platform-compatible routes.
 	Platform *platform.Service
+	// Registry holds the durable graphs the engine runs (nil without an engine), for the
+	// other surfaces that serve them (e.g. package a2aserver).
+	Registry *durable.Registry
 
 	dispatch bool
 	closers  []func() error
@@ -155,7 +158,7 @@ func (a *Assembly) mount(s Settings, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	a.Engine, a.dispatch = eng, st.EmbeddedDispatcher
+	a.Engine, a.Registry, a.dispatch = eng, reg, st.EmbeddedDispatcher
 	if spec.Platform {
 		po := spec.PlatformOptions
 		if po.Threads == nil {
