@@ -8,12 +8,19 @@
 // output as structured content ({graph_name, graph_version, graph_hash, final_node, state}),
 // a failed or cancelled one a tool error, and a run still going (working, or waiting for an
 // event) a result naming the run id, its status and its status URL on the runs API, where
-// the client follows it.
+// a client without Tasks follows it.
 //
 // Under per-user isolation (Options.Isolation) a run started through a tool is the caller's,
 // exactly as if it had been started on the runs API: its metadata names the caller as its
 // owner.
 //
-// It is not the MCP Tasks extension (tasks/get, tasks/update, tasks/cancel): those methods
-// answer JSON-RPC "method not found". See docs/mcp.md.
+// A client that declares the Tasks extension (ExtensionTasks) in a request's client
+// capabilities gets, for a run that outlasts the call, a task whose id is the run's id:
+// tasks/get reads the run (working, input_required while it waits for an event, completed
+// with the tool result, failed, cancelled), tasks/update carries an accepted elicitation's
+// content into the event the run waits for, tasks/cancel cancels the run (tasks.go). A task
+// is its caller's run: another caller's reads as not found.
+//
+// It is not a general MCP server: no resources, prompts, sampling or subscriptions; see
+// docs/mcp.md for what answers an error.
 package mcpserver

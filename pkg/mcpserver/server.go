@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -147,15 +148,14 @@ func (s *Server) Function(level funchost.AuthLevel) funchost.HTTPFunction {
 	}
 }
 
-// ServeHTTP answers one request of the streamable HTTP transport. A body past
-// Options.MaxRequestBodyBytes is answered 413 and a caller isolation refuses 401, 403 or 400,
-// each with a JSON-RPC error body; the rest is the SDK's.
+// ServeHTTP answers one request of the streamable HTTP transport. A caller isolation refuses
+// is answered 401, 403 or 400 and a body past Options.MaxRequestBodyBytes 413, each with a
+// JSON-RPC error body; the task methods are answered here (tasks.go); the rest is the SDK's.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > s.opts.MaxRequestBodyBytes {
 		writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body too large: the limit is %d bytes", s.opts.MaxRequestBodyBytes))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBodyBytes)
 	c := isolation.Caller{Admin: true}
 	if s.opts.Isolation != nil {
 		var err error
@@ -164,8 +164,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ctx := context.WithValue(r.Context(), requestKey{}, requestInfo{caller: c, base: requestBase(r)})
-	s.http.ServeHTTP(w, r.WithContext(ctx))
+	info := requestInfo{caller: c, base: requestBase(r)}
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBodyBytes))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeError(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, fmt.Sprintf("request body too large: the limit is %d bytes", s.opts.MaxRequestBodyBytes))
+			return
+		case err != nil:
+			writeError(w, http.StatusBadRequest, codeInvalidRequest, "the request body could not be read")
+			return
+		}
+		if s.serveTaskMethod(w, r, body, info) {
+			return
+		}
+	}
+	s.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, info)))
 }
 
 // requestKey carries a request's requestInfo to mcpServer.
@@ -186,8 +201,10 @@ func (s *Server) mcpServer(r *http.Request) *mcp.Server {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &mcp.ServerOptions{
 		Logger:       s.opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{ExtensionTasks: map[string]any{}}},
 		Instructions: "Each tool starts a durable run of the graph it is named after; a run that outlasts the call is followed at its status URL.",
 	})
+	srv.AddReceivingMiddleware(taskMiddleware)
 	for _, t := range s.tools {
 		srv.AddTool(t.def, s.callHandler(t, info))
 	}

@@ -72,6 +72,11 @@ func (s *Server) callHandler(t tool, info requestInfo) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
+		if wantsTasks(req.Params.Meta) && !run.RuntimeStatus.Finished() {
+			t := s.taskOf(run, "task", info)
+			t.InputRequests = nil // tasks/get carries them: a client reads its task there
+			return &mcp.CallToolResult{Meta: mcp.Meta{taskMetaKey: t}}, nil
+		}
 		return s.result(run, info), nil
 	}
 }
