@@ -173,6 +173,10 @@ func Build(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
 	a := &App{FunctionApp: asm.Host.FunctionApp(), Assembly: asm}
+	if err := mountMCP(a.FunctionApp, asm.Engine, graphs, cfg.Isolation, logger); err != nil {
+		_ = asm.Close()
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	if err := registerTickets(a.FunctionApp, asm.Engine, cfg.TicketsQueue, logger); err != nil {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)

@@ -27,8 +27,8 @@ const (
 	DefaultMaxRequestBodyBytes = 1 << 20
 	// DefaultCallWait bounds how long a tool call waits for its run when Options.CallWait is 0.
 	DefaultCallWait = 10 * time.Second
-	// FunctionName is the function name (and route, under the route prefix) of Function.
-	FunctionName = "mcp"
+	// FunctionName is the function name of Function; its route is "mcp", under the route prefix.
+	FunctionName = "fg_mcp"
 )
 
 // ErrInvalidOptions is wrapped by New for options that cannot work.
@@ -139,7 +139,7 @@ func New(opts Options) (*Server, error) {
 // /{prefix}/mcp at level ("" means funchost.AuthFunction).
 func (s *Server) Function(level funchost.AuthLevel) funchost.HTTPFunction {
 	return funchost.HTTPFunction{
-		Name: FunctionName, Route: FunctionName, Methods: []string{http.MethodPost}, AuthLevel: level, Handler: s,
+		Name: FunctionName, Route: "mcp", Methods: []string{http.MethodPost}, AuthLevel: level, Handler: s,
 		Doc: funchost.RouteDoc{
 			Summary:     "Model Context Protocol endpoint",
 			Description: "Streamable HTTP, stateless: the durable graphs as tools (docs/mcp.md).",
