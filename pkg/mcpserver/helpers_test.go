@@ -47,6 +47,12 @@ func newRig(t *testing.T, opts mcpserver.Options) *rig {
 	}
 	t.Cleanup(func() { _ = eng.Close() })
 	opts.Runs, opts.Registry = eng, reg
+	return &rig{eng: eng, app: mcpApp(t, opts)}
+}
+
+// mcpApp is a function app serving the MCP endpoint of opts at function auth.
+func mcpApp(t *testing.T, opts mcpserver.Options) *funchost.FunctionApp {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -58,7 +64,7 @@ func newRig(t *testing.T, opts mcpserver.Options) *rig {
 	if err := app.HandleHTTP(srv.Function(funchost.AuthFunction)); err != nil {
 		t.Fatal(err)
 	}
-	return &rig{eng: eng, app: app}
+	return app
 }
 
 // headers adds fixed headers to every request.
