@@ -14,6 +14,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
+	"github.com/funcgraph/funcgraph/pkg/host"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -27,6 +28,9 @@ const (
 	DefaultMaxRequestBodyBytes = 1 << 20
 	// DefaultCallWait bounds how long a tool call waits for its run when Options.CallWait is 0.
 	DefaultCallWait = 10 * time.Second
+	// DefaultMaxInputDepth caps the nesting of a call's arguments and of an input response
+	// when Options.MaxInputDepth is 0: the runs API's default.
+	DefaultMaxInputDepth = host.DefaultMaxInputDepth
 	// FunctionName is the function name of Function; its route is "mcp", under the route prefix.
 	FunctionName = "fg_mcp"
 )
@@ -53,6 +57,10 @@ type Options struct {
 	// MaxRequestBodyBytes caps request bodies (413 above it); 0 means
 	// DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
+	// MaxInputDepth caps the nesting of a tool call's arguments (a tool error deeper, nothing
+	// started) and of a tasks/update input response (-32602), a top-level container being
+	// depth 1; 0 means DefaultMaxInputDepth.
+	MaxInputDepth int
 	// CallWait bounds how long a tool call waits for its run to finish before it answers
 	// with the run's id and status; 0 means DefaultCallWait. It must be below
 	// funchost.FrontEndTimeout.
@@ -71,6 +79,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Registry is required", ErrInvalidOptions)
 	case o.MaxRequestBodyBytes < 0:
 		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidOptions)
+	case o.MaxInputDepth < 0:
+		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidOptions)
 	case o.CallWait < 0 || o.CallWait >= funchost.FrontEndTimeout:
 		return fmt.Errorf("%w: CallWait must be within 0..%s", ErrInvalidOptions, funchost.FrontEndTimeout)
 	}
@@ -86,6 +96,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestBodyBytes == 0 {
 		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if o.MaxInputDepth == 0 {
+		o.MaxInputDepth = DefaultMaxInputDepth
 	}
 	if o.CallWait == 0 {
 		o.CallWait = DefaultCallWait

@@ -105,7 +105,7 @@ func TestServer_CallTool_WaitingRunNamesRunAndEvent(t *testing.T) {
 }
 
 func TestServer_CallTool_BadArgumentsAreToolErrors(t *testing.T) {
-	r := newRig(t, mcpserver.Options{})
+	r := newRig(t, mcpserver.Options{MaxInputDepth: 3})
 	tr := funchosttest.Transports(t, r.app)[0]
 	cs := connect(t, tr, tr.FunctionKey)
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "support_agent", Arguments: map[string]any{}})
@@ -115,6 +115,14 @@ func TestServer_CallTool_BadArgumentsAreToolErrors(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "invalid initial state: user_message") {
 		b, _ := json.Marshal(res)
 		t.Fatalf("result = %s", b)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "support_agent", Arguments: map[string]any{"user_message": "hi", "tags": []any{[]any{[]any{[]any{}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Content[0].(*mcp.TextContent).Text != "invalid initial state: the arguments exceed maximum nesting depth of 3" {
+		b, _ := json.Marshal(res)
+		t.Fatalf("deep result = %s", b)
 	}
 	list, err := r.eng.ListRuns(t.Context(), engineQuery())
 	if err != nil {

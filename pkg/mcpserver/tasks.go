@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonlimit"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 )
 
@@ -254,6 +256,9 @@ func (s *Server) taskMethod(ctx context.Context, method, id string, responses ma
 		}
 		if len(resp.Content) == 0 {
 			resp.Content = json.RawMessage("{}")
+		}
+		if jsonlimit.Check(resp.Content, s.opts.MaxInputDepth, 0) != nil {
+			return nil, &rpcErrorBody{Code: codeInvalidParams, Message: fmt.Sprintf("invalid params: input %s exceeds maximum nesting depth of %d", key, s.opts.MaxInputDepth)}
 		}
 		if err := s.opts.Runs.RaiseEvent(ctx, id, key, resp.Content); err != nil {
 			return nil, s.runError(ctx, id, err)

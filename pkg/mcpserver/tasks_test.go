@@ -108,7 +108,7 @@ func TestTasks_AnotherCallerCannotReadUpdateOrCancel(t *testing.T) {
 }
 
 func TestTasks_BadRequestsAnswerJSONRPCErrors(t *testing.T) {
-	r := newRig(t, mcpserver.Options{MaxRequestBodyBytes: 4096})
+	r := newRig(t, mcpserver.Options{MaxRequestBodyBytes: 4096, MaxInputDepth: 3})
 	tr := funchosttest.Transports(t, r.app)[0]
 	id := callTask(t, tr, "support_agent", refund).TaskID
 	cases := []struct {
@@ -128,6 +128,8 @@ func TestTasks_BadRequestsAnswerJSONRPCErrors(t *testing.T) {
 		{"declined", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approval": map[string]any{"action": "decline"}}}, nil, http.StatusOK, -32602,
 			`invalid params: input approval must be an accepted elicitation result ({"action": "accept", "content": {...}})`},
 		{"input not requested", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"other": map[string]any{"action": "accept"}}}, nil, http.StatusOK, -32602, "the task requests no input other"},
+		{"input too deep", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approval": map[string]any{"action": "accept", "content": nested(4)}}}, nil, http.StatusOK, -32602,
+			"invalid params: input approval exceeds maximum nesting depth of 3"},
 		{"body too large", "tasks/get", map[string]any{"taskId": strings.Repeat("x", 5000)}, nil, http.StatusRequestEntityTooLarge, -32600, "request body too large: the limit is 4096 bytes"},
 	}
 	for _, c := range cases {
@@ -141,4 +143,13 @@ func TestTasks_BadRequestsAnswerJSONRPCErrors(t *testing.T) {
 	if got := getTask(t, tr, id); got.Status != mcpserver.TaskInputRequired {
 		t.Fatalf("task after bad requests = %+v", got)
 	}
+}
+
+// nested returns objects nested depth deep: {"a": {"a": ... {}}}.
+func nested(depth int) map[string]any {
+	m := map[string]any{}
+	for range depth - 1 {
+		m = map[string]any{"a": m}
+	}
+	return m
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/internal/jsonlimit"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/membudget"
 )
@@ -55,6 +56,9 @@ func (s *Server) callHandler(t tool, info requestInfo) mcp.ToolHandler {
 		input := bytes.TrimSpace(req.Params.Arguments)
 		if len(input) == 0 || string(input) == "null" {
 			input = []byte("{}")
+		}
+		if jsonlimit.Check(input, s.opts.MaxInputDepth, 0) != nil {
+			return toolError(fmt.Sprintf("invalid initial state: the arguments exceed maximum nesting depth of %d", s.opts.MaxInputDepth)), nil
 		}
 		owner := ""
 		if !info.caller.Admin {
