@@ -30,7 +30,7 @@ type rig struct {
 	app *funchost.FunctionApp
 }
 
-func newRig(t *testing.T, opts mcpserver.Options) *rig {
+func newRig(t testing.TB, opts mcpserver.Options) *rig {
 	t.Helper()
 	reg := durable.NewRegistry()
 	for _, g := range []durable.Graph{examples.MustSupportAgent(), examples.MustDataPipeline()} {
@@ -51,7 +51,7 @@ func newRig(t *testing.T, opts mcpserver.Options) *rig {
 }
 
 // mcpApp is a function app serving the MCP endpoint of opts at function auth.
-func mcpApp(t *testing.T, opts mcpserver.Options) *funchost.FunctionApp {
+func mcpApp(t testing.TB, opts mcpserver.Options) *funchost.FunctionApp {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
