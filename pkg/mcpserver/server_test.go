@@ -17,6 +17,9 @@ func TestServer_ListTools_OneToolPerGraphWithStateSchema(t *testing.T) {
 	for _, tr := range funchosttest.Transports(t, r.app) {
 		t.Run(tr.Name, func(t *testing.T) {
 			cs := connect(t, tr, tr.FunctionKey)
+			if init := cs.InitializeResult(); init == nil || init.Capabilities.Extensions[mcpserver.ExtensionTasks] == nil {
+				t.Fatalf("server capabilities = %+v, want the Tasks extension", init)
+			}
 			res, err := cs.ListTools(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
