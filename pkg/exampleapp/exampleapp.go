@@ -182,6 +182,10 @@ func Build(cfg Config) (*App, error) {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
+	if err := registerInfo(a.FunctionApp); err != nil {
+		_ = asm.Close()
+		return nil, fmt.Errorf("build example app: %w", err)
+	}
 	if err := registerTickets(a.FunctionApp, asm.Engine, cfg.TicketsQueue, logger); err != nil {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)

@@ -23,6 +23,20 @@ const start = (graph, id, input) => startRun(server.base, graph, id, input);
 
 const send = (id, event, payload) => sendEvent(server.base, id, event, payload);
 
+// clickLink clicks the link selector names, as a user does; the page re-renders its facts and
+// drawing as the run moves, so an element found may be replaced before the click lands: then it
+// clicks the new one (a few times at most).
+const clickLink = async (selector) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.click(selector);
+      return;
+    } catch (e) {
+      if (attempt === 5 || !/detached|not clickable/i.test(String(e.message))) throw e;
+    }
+  }
+};
+
 const nodeText = (name) => page.$eval(`.graph-wrap g.node[data-node="${name}"]`, (n) => n.textContent);
 const edgeLabel = (from, to) => page.$eval(`.graph-wrap g.edge[data-from="${from}"][data-to="${to}"] .edge-label`, (n) => n.textContent);
 
@@ -73,15 +87,15 @@ test("triage: a child run is a box that opens the child's page; waits and sleeps
   assert.match(await page.$eval("#child-runs", (n) => n.textContent), /content_classifier, Completed/);
 
   // The child's box opens the child's page, whose parent link leads back.
-  await page.click(`a[data-child="${childID}"]`);
+  await clickLink(`a[data-child="${childID}"]`);
   await waitForText(page, "#run-id", childID);
   assert.equal(decodeURIComponent(new URL(page.url()).hash), `#/run/${childID}`);
   await waitForText(page, ".facts", "Parent run");
-  await page.click(".facts a.run-link");
+  await clickLink(".facts a.run-link");
   await waitForText(page, "#run-id", id);
   await waitForText(page, 'g.node[data-node="decide"]', "‖ waiting: approval");
   // The facts' link opens it too.
-  await page.click("#child-runs a");
+  await clickLink("#child-runs a");
   await waitForText(page, "#run-id", childID);
   await page.goBack();
   await waitForText(page, "#run-id", id);
