@@ -21,6 +21,8 @@ SDKTEST_DEPS := $(SDKTEST)/node_modules/.funcgraph-installed
 INSPECTORTEST := $(TOOLS)/inspectortest
 A2ATEST := $(TOOLS)/a2atest
 A2ATEST_DEPS := $(A2ATEST)/node_modules/.funcgraph-installed
+MCPTEST := $(TOOLS)/mcptest
+MCPTEST_DEPS := $(MCPTEST)/node_modules/.funcgraph-installed
 INSPECTORTEST_DEPS := $(INSPECTORTEST)/node_modules/.funcgraph-installed
 # Packages with integration tests (files tagged `integration`), so the run lists only real runs.
 # pkg/exampleapp, the longest, is listed first so that go test starts it first.
@@ -32,7 +34,7 @@ TRACE            ?=
 # PORT is the port of `make run` and `make run-azurite` (make run PORT=8080).
 PORT             ?= 7071
 
-.PHONY: all build run run-azurite test prefetch tidy-check vet bench-check unit integration gotest fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test a2a-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
+.PHONY: all build run run-azurite test prefetch tidy-check vet bench-check unit integration gotest fuzz fuzz-short bench bench-lock bench-azure bench-plots local package functions azurite-install clean platform-sdk-test a2a-sdk-test mcp-sdk-test browser-install inspector-setup inspector-test inspector-screenshots
 
 all: build
 
@@ -116,7 +118,7 @@ test: tidy-check
 	exit $$rc
 
 ## prefetch: install what the browser, SDK and Azurite steps need (each once; kept in $(TOOLS)).
-prefetch: browser-install $(AZURITE) $(SDKTEST_DEPS) $(INSPECTORTEST_DEPS) $(A2ATEST_DEPS)
+prefetch: browser-install $(AZURITE) $(SDKTEST_DEPS) $(INSPECTORTEST_DEPS) $(A2ATEST_DEPS) $(MCPTEST_DEPS)
 
 ## tidy-check: `go mod tidy` leaves go.mod and go.sum unchanged in every module of the repository
 ## (the product, bench/, test fixtures); it prints the change it would make, and fails, without
@@ -208,6 +210,11 @@ $(A2ATEST_DEPS): pkg/a2aserver/sdktest/package.json pkg/a2aserver/sdktest/packag
 	cd $(A2ATEST) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+$(MCPTEST_DEPS): pkg/mcpserver/sdktest/package.json pkg/mcpserver/sdktest/package-lock.json
+	rm -rf $(MCPTEST) && mkdir -p $(MCPTEST) && cp pkg/mcpserver/sdktest/package.json pkg/mcpserver/sdktest/package-lock.json $(MCPTEST)/
+	cd $(MCPTEST) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 $(INSPECTORTEST_DEPS): pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json
 	rm -rf $(INSPECTORTEST) && mkdir -p $(INSPECTORTEST) && cp pkg/inspector/browsertest/package.json pkg/inspector/browsertest/package-lock.json $(INSPECTORTEST)/
 	cd $(INSPECTORTEST) && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
@@ -280,6 +287,7 @@ platform-sdk-test: $(AZURITE) build $(SDKTEST_DEPS)
 	@$(AZURITE_UP) cd $(SDKTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-force-exit --test-concurrency=1 sdk.test.mjs restart.test.mjs
 	@$(MAKE) --no-print-directory a2a-sdk-test
+	@$(MAKE) --no-print-directory mcp-sdk-test
 
 ## a2a-sdk-test: the official A2A JS SDK (@a2a-js/sdk, pinned in pkg/a2aserver/sdktest) against
 ## the A2A endpoint (docs/a2a.md): on the in-memory store, then on Azurite. platform-sdk-test
@@ -289,6 +297,13 @@ a2a-sdk-test: $(AZURITE) build $(A2ATEST_DEPS)
 	cd $(A2ATEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit a2a.test.mjs
 	@$(AZURITE_UP) cd $(A2ATEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-force-exit a2a.test.mjs
+
+## mcp-sdk-test: the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
+## pkg/mcpserver/sdktest) against the MCP endpoint (docs/mcp.md): its tools, in memory.
+## platform-sdk-test runs it after its own, so `make test` does.
+mcp-sdk-test: build $(MCPTEST_DEPS)
+	cp pkg/mcpserver/sdktest/*.mjs $(MCPTEST)/
+	cd $(MCPTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit mcp.test.mjs
 
 ## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
 ## (as root, else through sudo) when $(CHROMIUM) is missing.

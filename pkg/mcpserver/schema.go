@@ -25,25 +25,6 @@ func inputSchema(typ reflect.Type) map[string]any {
 	return out
 }
 
-// outputSchema returns the JSON Schema of a completed run's output, the structured content
-// of a tool call that completes: the state is state's schema.
-func outputSchema(state map[string]any) map[string]any {
-	str := map[string]any{"type": "string"}
-	st := make(map[string]any, len(state))
-	for k, v := range state {
-		if k != "required" {
-			st[k] = v
-		}
-	}
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"graph_name": str, "graph_version": str, "graph_hash": str, "final_node": str, "state": st,
-		},
-		"required": []string{"graph_name", "graph_version", "graph_hash", "final_node", "state"},
-	}
-}
-
 // jsonSchema converts an OpenAPI 3.0 schema to a JSON Schema (2020-12) object. Nested
 // objects keep no required list: a nested member a start omits decodes as its zero value.
 func jsonSchema(s *openapi.Schema) map[string]any {

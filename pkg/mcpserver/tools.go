@@ -44,7 +44,7 @@ func graphTools(reg *durable.Registry) ([]tool, error) {
 			desc = d + " " + desc
 		}
 		out = append(out, tool{graph: m.GraphName, def: &mcp.Tool{
-			Name: m.GraphName, Description: desc, InputSchema: in, OutputSchema: outputSchema(in),
+			Name: m.GraphName, Description: desc, InputSchema: in,
 		}})
 	}
 	return out, nil
