@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,8 +123,14 @@ func (c *chatRecords) check() {
 	for i := range chatTokens {
 		want = append(want, fmt.Sprintf("a2-t%d", i))
 	}
+	got := strings.Join(c.records, " ")
+	// The commit record follows the step's commit into the channel; a stream that ends with the
+	// run may have sent the run's rows first (which supersede the chunks as the record does).
+	if got == strings.Join(want, " ") && slices.Contains(c.events, "run_completed") {
+		return
+	}
 	want = append(want, "commit:a2")
-	if got := strings.Join(c.records, " "); got != strings.Join(want, " ") {
+	if got != strings.Join(want, " ") {
 		c.t.Fatalf("live records on the reader:\n%s\nwant\n%s", got, strings.Join(want, " "))
 	}
 }
