@@ -178,7 +178,7 @@ func Build(cfg Config) (*App, error) {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
-	if err := mountMCP(a.FunctionApp, asm.Engine, graphs, cfg.Isolation, logger); err != nil {
+	if err := mountMCP(a.FunctionApp, asm, cfg.Isolation, logger); err != nil {
 		_ = asm.Close()
 		return nil, fmt.Errorf("build example app: %w", err)
 	}
