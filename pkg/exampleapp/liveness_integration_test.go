@@ -5,6 +5,8 @@ package exampleapp_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +36,9 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 	}
 	t.Cleanup(func() { _ = proxies.Close() })
 	const maxDequeue, repairPeriod = 3, 2 * time.Second
+	dir := t.TempDir()
 	a := startFunctionsAppWith(t, bin, functionsOptions{
-		env:    map[string]string{"SLOWAPP_DIR": t.TempDir(), "AzureWebJobsStorage": proxies.ConnectionString()},
+		env:    map[string]string{"SLOWAPP_DIR": dir, "AzureWebJobsStorage": proxies.ConnectionString()},
 		queues: testQueues(maxDequeue), listenerStorage: direct,
 	})
 	a.repairEvery(repairPeriod)
@@ -43,18 +46,22 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 	var ids []string
 	for i := range 4 {
 		id := fmt.Sprintf("outage-%d", i)
-		// A node of 8 s: all four are still in it once the last has started, also when a
-		// loaded machine takes seconds to start them.
-		body := fmt.Sprintf(`{"input":{"hang_ms":8000,"marker":%q},"instance_id":%q}`, id, id)
+		// The node hangs until the test releases it (a file in SLOWAPP_DIR): all four are in
+		// it when the outage begins, however long a loaded machine takes to start them.
+		body := fmt.Sprintf(`{"input":{"hang_ms":600000,"marker":%q},"instance_id":%q}`, id, id)
 		if status, b := a.do("POST", "/api/graphs/slow/runs", body); status != http.StatusAccepted {
 			t.Fatalf("start %s: %d %s", id, status, b)
 		}
 		ids = append(ids, id)
 	}
 	for _, id := range ids { // each is inside its hanging node: Running
-		a.waitUntil(id, 30*time.Second, func(s engine.RunStatus) bool { return s == engine.StatusRunning })
+		a.waitUntil(id, time.Minute, func(s engine.RunStatus) bool { return s == engine.StatusRunning })
 	}
 	proxies.Outage(faultproxy.OutageRefuse, 10*time.Minute)
+	// The nodes end inside the outage, so their commits meet it.
+	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	began := time.Now()
 	deadline := began.Add(3 * time.Minute)
 	for strings.Count(a.logs.String(), "Moving message to queue") < len(ids) {

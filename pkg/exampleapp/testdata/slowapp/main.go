@@ -15,7 +15,9 @@ import (
 )
 
 // State: the node hangs for HangMS when Marker names a file that does not exist yet (it
-// creates it first, so a redelivery does not hang again), or always when Marker is "".
+// creates it first, so a redelivery does not hang again), or always when Marker is "". A hang
+// ends early once the file "release" exists in SLOWAPP_DIR: a test holds runs in their node
+// for as long as it needs, however slowly a loaded machine starts them.
 type State struct {
 	HangMS int    `json:"hang_ms"`
 	Marker string `json:"marker"`
@@ -31,10 +33,22 @@ func work(ctx context.Context, s State) (any, error) {
 		}
 	}
 	if hang {
-		select {
-		case <-time.After(time.Duration(s.HangMS) * time.Millisecond):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		release := filepath.Join(os.Getenv("SLOWAPP_DIR"), "release")
+		until := time.After(time.Duration(s.HangMS) * time.Millisecond)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+	hanging:
+		for {
+			select {
+			case <-until:
+				break hanging
+			case <-tick.C:
+				if _, err := os.Stat(release); err == nil {
+					break hanging
+				}
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 	}
 	return durable.Update{"done": true}, nil
