@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
+	"github.com/funcgraph/funcgraph/pkg/mcpserver"
 )
 
 // keyed adds the function key to every request.
@@ -20,10 +21,11 @@ func (k keyed) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// TestMCP_ToolsAreTheDurableGraphs: POST /api/mcp lists the example durable graphs as tools
-// and runs one to completion through the SDK's client, behind both transports; without a key
+// TestMCP_ToolsAreTheDurableAndHostedGraphs: POST /api/mcp lists the example durable graphs
+// and the hosted echo_agent as tools and runs one of each to completion through the SDK's
+// client, behind both transports; without a key
 // the host refuses the request.
-func TestMCP_ToolsAreTheDurableGraphs(t *testing.T) {
+func TestMCP_ToolsAreTheDurableAndHostedGraphs(t *testing.T) {
 	app, err := Build(Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func TestMCP_ToolsAreTheDurableGraphs(t *testing.T) {
 				names = append(names, tool.Name)
 			}
 			slices.Sort(names)
-			want := []string{"assistant", "content_classifier", "data_pipeline", "reply_writer", "research_agent", "support_agent"}
+			want := []string{"assistant", "content_classifier", "data_pipeline", "echo_agent", "reply_writer", "research_agent", "support_agent"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("tools = %v, want %v", names, want)
 			}
@@ -63,6 +65,15 @@ func TestMCP_ToolsAreTheDurableGraphs(t *testing.T) {
 			}
 			if m, _ := out.StructuredContent.(map[string]any); out.IsError || m["final_node"] != "finalize_reply" {
 				t.Fatalf("call = %+v", out)
+			}
+			// The hosted graph runs within the call, on a thread its result names.
+			out, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo_agent",
+				Arguments: map[string]any{"messages": []map[string]string{{"role": "user", "content": "hi"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, _ := out.StructuredContent.(map[string]any); out.IsError || out.Meta[mcpserver.ThreadMetaKey] == nil || m["messages"] == nil {
+				t.Fatalf("hosted call = %+v", out)
 			}
 		})
 	}

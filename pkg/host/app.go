@@ -180,3 +180,19 @@ func (a *GraphHostApp) Graphs() []GraphInfo {
 	}
 	return out
 }
+
+// InvokeFunction returns the invoke route of the graph registered under name (exact match):
+// its handler runs the graph with every check of POST graphs/<name>/invoke (body limits,
+// the thread lock, isolation, MaxWait), for surfaces that offer hosted graphs through
+// another protocol, such as an MCP tool call. The route's AuthLevel is the level a caller
+// must have reached; the handler does not check keys itself.
+func (a *GraphHostApp) InvokeFunction(name string) (funchost.HTTPFunction, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, g := range a.graphs {
+		if g.name == name {
+			return a.graphFunctions(g)[0], true
+		}
+	}
+	return funchost.HTTPFunction{}, false
+}

@@ -1,6 +1,7 @@
-// Package mcpserver serves a registry's durable graphs as the tools of a Model Context
-// Protocol server: streamable HTTP, stateless (any instance answers any request, nothing of a
-// client is kept in process), on the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+// Package mcpserver serves a registry's durable graphs, and a hosting app's graphs, as the
+// tools of a Model Context Protocol server: streamable HTTP, stateless (any instance answers
+// any request, nothing of a client is kept in process), on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk).
 //
 // Each public durable graph is a tool named after the graph, whose input schema is the JSON
 // Schema of the graph's state (the start's input). A call starts a durable run
@@ -13,6 +14,12 @@
 // Under per-user isolation (Options.Isolation) a run started through a tool is the caller's,
 // exactly as if it had been started on the runs API: its metadata names the caller as its
 // owner.
+//
+// With Options.Hosted, each graph of a hosting app (package host) is a tool too: a call runs it
+// in process through its invoke route, with every check of that route and the caller of the
+// MCP request, and answers the route's output as structured content; a graph with a
+// checkpointer runs on the thread its call's _meta names (ThreadMetaKey), a new one when it
+// names none (hosted.go).
 //
 // A client that declares the Tasks extension (ExtensionTasks) in a request's client
 // capabilities gets, for a run that outlasts the call, a task whose id is the run's id:

@@ -26,6 +26,8 @@ const (
 	DefaultVersion = "0.1.0"
 	// DefaultMaxRequestBodyBytes caps request bodies when Options.MaxRequestBodyBytes is 0.
 	DefaultMaxRequestBodyBytes = 1 << 20
+	// DefaultMaxResultBytes caps a hosted tool's answer when Options.MaxResultBytes is 0.
+	DefaultMaxResultBytes = 4 << 20
 	// DefaultCallWait bounds how long a tool call waits for its run when Options.CallWait is 0.
 	DefaultCallWait = 10 * time.Second
 	// DefaultMaxInputDepth caps the nesting of a call's arguments and of an input response
@@ -46,6 +48,14 @@ type Options struct {
 	// Registry holds the graphs offered as tools: its public graphs, the latest version of
 	// each. The engine must use the same registry.
 	Registry *durable.Registry
+	// Hosted offers the graphs of a hosting app as tools too (hosted.go): a call runs the
+	// graph in process through its invoke route, with every check of that route, and answers
+	// its output. nil means the durable graphs only. A hosted graph named like a durable one
+	// is left out, and so is one whose routes need a higher auth level than the endpoint's.
+	Hosted *host.GraphHostApp
+	// MaxResultBytes caps a hosted tool's answer (a tool error above it); 0 means
+	// DefaultMaxResultBytes.
+	MaxResultBytes int64
 	// Isolation scopes runs to the caller that started them, as on the runs API; nil means
 	// off.
 	Isolation *isolation.Isolation
@@ -79,6 +89,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Registry is required", ErrInvalidOptions)
 	case o.MaxRequestBodyBytes < 0:
 		return fmt.Errorf("%w: MaxRequestBodyBytes must not be negative", ErrInvalidOptions)
+	case o.MaxResultBytes < 0:
+		return fmt.Errorf("%w: MaxResultBytes must not be negative", ErrInvalidOptions)
 	case o.MaxInputDepth < 0:
 		return fmt.Errorf("%w: MaxInputDepth must not be negative", ErrInvalidOptions)
 	case o.CallWait < 0 || o.CallWait >= funchost.FrontEndTimeout:
@@ -96,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestBodyBytes == 0 {
 		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if o.MaxInputDepth == 0 {
 		o.MaxInputDepth = DefaultMaxInputDepth
@@ -115,9 +130,11 @@ func (o Options) withDefaults() Options {
 // Server is the MCP endpoint: an http.Handler answering POST requests of the streamable
 // HTTP transport, statelessly. It holds no state of its own and is safe for concurrent use.
 type Server struct {
-	opts  Options
-	tools []tool
-	http  http.Handler
+	opts   Options
+	tools  []tool
+	hosted []hostedTool
+	level  funchost.AuthLevel // the endpoint's, set by Function
+	http   http.Handler
 }
 
 // New returns the MCP endpoint over opts.Registry's public graphs, as they are registered
@@ -132,6 +149,8 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	s.tools = tools
+	s.hosted = hostedTools(s.opts.Hosted, tools)
+	s.level = funchost.AuthFunction
 	sdk := mcp.NewStreamableHTTPHandler(s.mcpServer, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -149,8 +168,13 @@ func New(opts Options) (*Server, error) {
 }
 
 // Function returns the endpoint as a function of a funchost.FunctionApp: POST
-// /{prefix}/mcp at level ("" means funchost.AuthFunction).
+// /{prefix}/mcp at level ("" means funchost.AuthFunction). Call it before the endpoint
+// serves: the level also decides which hosted graphs are offered (Options.Hosted).
 func (s *Server) Function(level funchost.AuthLevel) funchost.HTTPFunction {
+	if level == "" {
+		level = funchost.AuthFunction
+	}
+	s.level = level
 	return funchost.HTTPFunction{
 		Name: FunctionName, Route: "mcp", Methods: []string{http.MethodPost}, AuthLevel: level, Handler: s,
 		Doc: funchost.RouteDoc{
@@ -177,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	info := requestInfo{caller: c, base: requestBase(r)}
+	info := requestInfo{caller: c, base: requestBase(r), req: r}
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBodyBytes))
 		var tooLarge *http.MaxBytesError
@@ -202,7 +226,8 @@ type requestKey struct{}
 // requestInfo is what a request's tool calls need of it.
 type requestInfo struct {
 	caller isolation.Caller
-	base   string // scheme://host of the status URLs
+	base   string        // scheme://host of the status URLs
+	req    *http.Request // for a hosted tool's invoke: its caller's headers, peer and context values
 }
 
 // mcpServer returns the MCP server of one request: the tools, bound to its caller. Nothing
@@ -215,11 +240,16 @@ func (s *Server) mcpServer(r *http.Request) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &mcp.ServerOptions{
 		Logger:       s.opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Extensions: map[string]any{ExtensionTasks: map[string]any{}}},
-		Instructions: "Each tool starts a durable run of the graph it is named after; a run that outlasts the call is followed at its status URL.",
+		Instructions: "A durable graph's tool starts a durable run of the graph it is named after; a run that outlasts the call is followed at its status URL. A hosted graph's tool runs it within the call.",
 	})
 	srv.AddReceivingMiddleware(taskMiddleware)
 	for _, t := range s.tools {
 		srv.AddTool(t.def, s.callHandler(t, info))
+	}
+	for _, t := range s.hosted {
+		if s.offered(t) {
+			srv.AddTool(t.def, s.hostedHandler(t, info))
+		}
 	}
 	return srv
 }

@@ -1,8 +1,9 @@
 // Drives funcgraph's MCP endpoint (docs/mcp.md) with the official MCP TypeScript SDK against the
 // standalone server: FUNCGRAPH_SERVER_BIN started as `<bin> serve --addr 127.0.0.1:<port>` with
 // FUNCGRAPH_FUNCTION_KEY set; the SDK's transport sends the key as the x-functions-key header.
-// The SDK speaks MCP 2025-11-25 and does not know the Tasks extension of 2026-07-28, so these
-// tests call tools; the Go tests of pkg/mcpserver drive the tasks.
+// The SDK speaks MCP 2025-11-25 and does not know the Tasks extension of 2026-07-28: a call
+// declares it in its _meta client capabilities, as the stateless revision sends them, and the
+// task methods go through the SDK's generic client.request.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -10,6 +11,7 @@ import { once } from "node:events";
 import net from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const BIN = process.env.FUNCGRAPH_SERVER_BIN;
 const KEY = "mcp-test-function-key";
@@ -67,12 +69,12 @@ test("without the function key the endpoint refuses the client", async () => {
   await assert.rejects(connect("not-the-key"));
 });
 
-test("the durable graphs are the tools, each with its state's input schema", async () => {
+test("the durable and the hosted graphs are the tools, each with its state's input schema", async () => {
   const client = await connect();
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    assert.deepEqual(names, ["assistant", "content_classifier", "data_pipeline", "reply_writer", "research_agent", "support_agent"]);
+    assert.deepEqual(names, ["assistant", "content_classifier", "data_pipeline", "echo_agent", "reply_writer", "research_agent", "support_agent"]);
     const support = tools.find((t) => t.name === "support_agent");
     assert.equal(support.inputSchema.type, "object");
     assert.ok("user_message" in support.inputSchema.properties, JSON.stringify(support.inputSchema));
@@ -116,6 +118,81 @@ test("arguments the state model refuses are a tool error", async () => {
   try {
     const out = await client.callTool({ name: "support_agent", arguments: {} });
     assert.equal(out.isError, true, JSON.stringify(out));
+  } finally {
+    await client.close();
+  }
+});
+
+const THREAD = "io.funcgraph/thread_id";
+// TASKS is the _meta of a call whose client declares the Tasks extension.
+const TASKS = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+
+// task sends one task method through the SDK's generic request.
+function task(client, method, params) {
+  return client.request({ method, params }, ResultSchema);
+}
+
+// awaitTask polls tasks/get until the task reaches status (30 s at most).
+async function awaitTask(client, taskId, status) {
+  for (let i = 0; i < 300; i++) {
+    const t = await task(client, "tasks/get", { taskId });
+    if (t.status === status) return t;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`task ${taskId} did not reach ${status}`);
+}
+
+test("a hosted graph is a tool run within the call, and its thread goes on when the call names it", async () => {
+  const client = await connect();
+  try {
+    const say = (content, _meta) => client.callTool({ name: "echo_agent", arguments: { messages: [{ role: "user", content }] }, _meta });
+    const first = await say("hello");
+    assert.ok(!first.isError, JSON.stringify(first));
+    const tid = first._meta[THREAD];
+    assert.ok(tid, JSON.stringify(first));
+    assert.equal(first.structuredContent.messages.length, 2);
+    const second = await say("again", { [THREAD]: tid });
+    assert.ok(!second.isError, JSON.stringify(second));
+    const users = second.structuredContent.messages.filter((m) => m.role === "user").map((m) => m.content);
+    assert.deepEqual(users, ["hello", "again"], JSON.stringify(second.structuredContent));
+    assert.equal(second._meta[THREAD], tid);
+  } finally {
+    await client.close();
+  }
+});
+
+test("a durable tool that waits for approval answers a task: tasks/update answers it, the task completes with the run's output", async () => {
+  const client = await connect();
+  try {
+    const created = await client.callTool({ name: "support_agent", arguments: { user_message: "I want a refund for invoice 42" }, _meta: TASKS });
+    assert.equal(created.resultType, "task", JSON.stringify(created));
+    assert.equal(created.status, "input_required");
+    const waiting = await task(client, "tasks/get", { taskId: created.taskId });
+    assert.equal(waiting.status, "input_required");
+    assert.equal(waiting.inputRequests.approval.method, "elicitation/create", JSON.stringify(waiting));
+    const updated = await task(client, "tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { approval: { action: "accept", content: { approved: true, reviewer: "ann" } } },
+    });
+    assert.deepEqual(updated, {});
+    const done = await awaitTask(client, created.taskId, "completed");
+    assert.equal(done.result.structuredContent.final_node, "finalize_reply", JSON.stringify(done));
+    assert.equal(done.result.structuredContent.state.approved, true);
+    assert.equal(done.result.structuredContent.state.reviewer, "ann");
+  } finally {
+    await client.close();
+  }
+});
+
+test("tasks/cancel cancels the task's run; another cancel says it is cancelled already", async () => {
+  const client = await connect();
+  try {
+    const created = await client.callTool({ name: "support_agent", arguments: { user_message: "I want a refund for invoice 7" }, _meta: TASKS });
+    assert.equal(created.status, "input_required", JSON.stringify(created));
+    assert.deepEqual(await task(client, "tasks/cancel", { taskId: created.taskId }), {});
+    await awaitTask(client, created.taskId, "cancelled");
+    await assert.rejects(task(client, "tasks/cancel", { taskId: created.taskId }), /already cancelled/);
+    await assert.rejects(task(client, "tasks/get", { taskId: "no-such-task" }), /task not found/);
   } finally {
     await client.close();
   }
