@@ -61,16 +61,37 @@ type AgentSkill struct {
 }
 
 // Card returns the agent card of graph name, its URL under base (scheme and host, e.g.
-// "https://app.azurewebsites.net"), and false for a name that is no public durable graph.
+// "https://app.azurewebsites.net"), and false for a name that is no public durable graph
+// and no hosted graph served (Options.Hosted).
 func (s *Server) Card(base, name string) (AgentCard, bool) {
 	if s.opts.Registry.Internal(name) {
 		return AgentCard{}, false
 	}
 	g, err := s.opts.Registry.Latest(name)
 	if err != nil {
-		return AgentCard{}, false
+		a, ok := s.hosted(name)
+		if !ok {
+			return AgentCard{}, false
+		}
+		desc := "Hosted graph " + name + ": a message runs it within the request and is answered by a message with its output; it keeps no tasks."
+		if a.checkpointed {
+			desc += " The conversation of a contextId is one thread."
+		}
+		if a.description != "" {
+			desc = a.description + ". " + desc
+		}
+		return s.card(base, name, desc, true, AgentSkill{ID: name, Name: name,
+			Description: "Runs the hosted graph " + name + " on the message's input", Tags: []string{"hosted", "funcgraph"}}), true
 	}
 	m := g.Manifest()
+	return s.card(base, name,
+		"Durable graph "+m.GraphName+" (version "+m.Version+"): each task is a durable run; a run waiting for an event is input-required.",
+		s.streams(), AgentSkill{ID: m.GraphName, Name: m.GraphName, Description: "Runs the durable graph " + m.GraphName + " from the message's input",
+			Tags: []string{"durable", "funcgraph"}}), true
+}
+
+// card is the agent card of one agent.
+func (s *Server) card(base, name, description string, streaming bool, skill AgentSkill) AgentCard {
 	path := "/a2a/" + url.PathEscape(name)
 	if p := strings.Trim(s.opts.RoutePrefix, "/"); p != "" {
 		path = "/" + p + path
@@ -80,22 +101,21 @@ func (s *Server) Card(base, name string) (AgentCard, bool) {
 		in = append(in, "text/plain")
 	}
 	card := AgentCard{
-		Name:                m.GraphName,
-		Description:         "Durable graph " + m.GraphName + " (version " + m.Version + "): each task is a durable run; a run waiting for an event is input-required.",
+		Name:                name,
+		Description:         description,
 		SupportedInterfaces: []AgentInterface{{URL: base + path, ProtocolBinding: "JSONRPC", ProtocolVersion: ProtocolVersion}},
 		Version:             s.opts.Version,
-		Capabilities:        AgentCapabilities{Streaming: s.streams()},
+		Capabilities:        AgentCapabilities{Streaming: streaming},
 		DefaultInputModes:   in,
 		DefaultOutputModes:  []string{"application/json"},
-		Skills: []AgentSkill{{ID: m.GraphName, Name: m.GraphName, Description: "Runs the durable graph " + m.GraphName + " from the message's input",
-			Tags: []string{"durable", "funcgraph"}}},
+		Skills:              []AgentSkill{skill},
 	}
 	if s.opts.AuthLevel != funchost.AuthAnonymous {
 		card.SecuritySchemes = map[string]SecurityScheme{"functionKey": {APIKeySecurityScheme: &APIKeySecurityScheme{
 			Description: "An Azure Functions function or host key", Location: "header", Name: "x-functions-key"}}}
 		card.SecurityRequirements = []map[string][]string{{"functionKey": {}}}
 	}
-	return card, true
+	return card
 }
 
 // serveCard serves GET /api/a2a/{graph_name}/.well-known/agent-card.json.

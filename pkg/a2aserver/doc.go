@@ -1,4 +1,4 @@
-// Package a2aserver serves durable graphs as A2A v1.0 agents: per graph, an agent card and a
+// Package a2aserver serves graphs as A2A v1.0 agents: per graph, an agent card and a
 // JSON-RPC 2.0 endpoint whose tasks are the graph's durable runs (the task id is the run's
 // instance id), so that another agent reaches a graph with any A2A v1.0 client.
 //
@@ -12,5 +12,11 @@
 // card answer the spec's errors. docs/a2a.md has the routes, the state mapping and the
 // compatibility table.
 //
-// It is not an A2A client, and it does not serve hosted (non-durable) graphs.
+// With Options.Hosted, each graph of a hosting app (package host) is an agent too, one
+// without tasks: SendMessage runs the graph within the request through its invoke route, with
+// every check of that route and the request's caller, and answers a message of the agent
+// whose data part is the output; a graph with a checkpointer keeps one thread per contextId
+// (hosted.go).
+//
+// It is not an A2A client.
 package a2aserver

@@ -75,27 +75,38 @@ func sendMessage(c *call, params json.RawMessage) (any, error) {
 	return SendMessageResponse{Task: &t}, nil
 }
 
-// send starts a task or answers one, and returns its run as read after.
-func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConfiguration, answered bool, err error) {
+// readMessage decodes the params of SendMessage and SendStreamingMessage: a user message
+// with an id, and no push notification config.
+func readMessage(params json.RawMessage) (*Message, SendMessageConfiguration, error) {
 	var req SendMessageRequest
+	var cfg SendMessageConfiguration
 	if err := decodeParams(params, &req); err != nil {
-		return engine.Run{}, cfg, false, err
+		return nil, cfg, err
 	}
 	if req.Configuration != nil {
 		cfg = *req.Configuration
 	}
 	if set(cfg.TaskPushNotificationConfig) || set(cfg.PushNotificationConfig) {
-		return engine.Run{}, cfg, false, errPushNotifying
+		return nil, cfg, errPushNotifying
 	}
 	m := req.Message
 	if m == nil {
-		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message is required")
+		return nil, cfg, rpcErr(CodeInvalidParams, "invalid params: message is required")
 	}
 	if m.MessageID == "" || len(m.MessageID) > maxMessageIDBytes {
-		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message.messageId must be 1-%d bytes", maxMessageIDBytes)
+		return nil, cfg, rpcErr(CodeInvalidParams, "invalid params: message.messageId must be 1-%d bytes", maxMessageIDBytes)
 	}
 	if m.Role != RoleUser && m.Role != "user" {
-		return engine.Run{}, cfg, false, rpcErr(CodeInvalidParams, "invalid params: message.role must be ROLE_USER")
+		return nil, cfg, rpcErr(CodeInvalidParams, "invalid params: message.role must be ROLE_USER")
+	}
+	return m, cfg, nil
+}
+
+// send starts a task or answers one, and returns its run as read after.
+func (c *call) send(params json.RawMessage) (run engine.Run, cfg SendMessageConfiguration, answered bool, err error) {
+	m, cfg, err := readMessage(params)
+	if err != nil {
+		return engine.Run{}, cfg, false, err
 	}
 	data, text, hasText, err := messageInput(m, c.s.opts.MaxInputDepth)
 	if err != nil {

@@ -28,6 +28,8 @@ const (
 	// DefaultMaxWait bounds how long a blocking SendMessage or a stream waits for the task
 	// to finish or need input when Options.MaxWait is 0.
 	DefaultMaxWait = host.DefaultMaxWait
+	// DefaultMaxResultBytes caps a hosted graph's answer when Options.MaxResultBytes is 0.
+	DefaultMaxResultBytes = 4 << 20
 )
 
 // Function names and routes (below the route prefix) of the endpoint.
@@ -49,6 +51,15 @@ type Options struct {
 	Runs engine.Runs
 	// Registry holds the durable graphs served: each public graph is an agent.
 	Registry *durable.Registry
+	// Hosted serves the graphs of a hosting app as agents too (hosted.go): a message runs the
+	// graph within the request through its invoke route, with every check of that route, and
+	// is answered by a message; a graph with a checkpointer keeps a thread per contextId. nil
+	// means the durable graphs only. A durable graph of the same name is served instead, and a
+	// hosted graph whose routes need a higher auth level than AuthLevel is not served.
+	Hosted *host.GraphHostApp
+	// MaxResultBytes caps a hosted graph's answer (an internal error above it); 0 means
+	// DefaultMaxResultBytes.
+	MaxResultBytes int64
 	// TextFields names, per graph, the string member of its input that a new task's text
 	// parts fill (e.g. "support_agent": "user_message"). A graph without one takes data
 	// parts only.
@@ -85,7 +96,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: Runs is required", ErrInvalidOptions)
 	case o.Registry == nil:
 		return fmt.Errorf("%w: Registry is required", ErrInvalidOptions)
-	case o.MaxRequestBodyBytes < 0 || o.MaxInputDepth < 0:
+	case o.MaxRequestBodyBytes < 0 || o.MaxInputDepth < 0 || o.MaxResultBytes < 0:
 		return fmt.Errorf("%w: limits must not be negative", ErrInvalidOptions)
 	case o.MaxWait < 0 || o.MaxWait >= funchost.FrontEndTimeout:
 		return fmt.Errorf("%w: MaxWait must be within 0..%s", ErrInvalidOptions, funchost.FrontEndTimeout)
@@ -119,6 +130,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxInputDepth == 0 {
 		opts.MaxInputDepth = host.DefaultMaxInputDepth
+	}
+	if opts.MaxResultBytes == 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if opts.MaxWait == 0 {
 		opts.MaxWait = DefaultMaxWait
@@ -182,6 +196,10 @@ type rpcResponse struct {
 // error.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	g, ok := s.graph(r)
+	var hosted hostedAgent
+	if !ok {
+		hosted, ok = s.hosted(r.PathValue("graph_name"))
+	}
 	if !ok {
 		writeRPC(w, http.StatusNotFound, nil, nil, rpcErr(CodeInvalidRequest, "no agent named %q", r.PathValue("graph_name")))
 		return
@@ -224,6 +242,10 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call := &call{s: s, graph: g, caller: c, r: r}
+	if g == nil {
+		s.serveHostedRPC(w, call, hosted, req)
+		return
+	}
 	if stream, ok := streamMethods[req.Method]; ok {
 		s.serveStream(w, call, req, stream)
 		return

@@ -51,23 +51,7 @@ func (s *Server) serveStream(w http.ResponseWriter, c *call, req rpcRequest, ope
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	id := req.ID
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	send := func(v StreamResponse) error {
-		b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Result: v})
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(append(append([]byte("data: "), b...), '\n', '\n')); err != nil {
-			return err
-		}
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		return nil
-	}
+	send := func(v StreamResponse) error { return writeEvent(w, req.ID, v) }
 	first := taskOf(run)
 	if err := send(StreamResponse{Task: &first}); err != nil {
 		return
@@ -84,4 +68,23 @@ func (s *Server) serveStream(w http.ResponseWriter, c *call, req rpcRequest, ope
 	if err != nil && c.ctx().Err() == nil {
 		s.opts.Logger.ErrorContext(c.ctx(), "a2a stream failed", "method", req.Method, "error", err)
 	}
+}
+
+// writeEvent writes one event of a stream: a JSON-RPC response of request id whose result is
+// v, flushed.
+func writeEvent(w http.ResponseWriter, id json.RawMessage, v StreamResponse) error {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Result: v})
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(append(append([]byte("data: "), b...), '\n', '\n')); err != nil {
+		return err
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
 }

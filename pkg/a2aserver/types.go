@@ -91,6 +91,7 @@ type TaskArtifactUpdateEvent struct {
 // StreamResponse is one event of a stream: exactly one member set.
 type StreamResponse struct {
 	Task           *Task                    `json:"task,omitempty"`
+	Message        *Message                 `json:"message,omitempty"`
 	StatusUpdate   *TaskStatusUpdateEvent   `json:"statusUpdate,omitempty"`
 	ArtifactUpdate *TaskArtifactUpdateEvent `json:"artifactUpdate,omitempty"`
 }
@@ -118,9 +119,11 @@ type SendMessageRequest struct {
 	Metadata      json.RawMessage           `json:"metadata,omitempty"`
 }
 
-// SendMessageResponse is the result of SendMessage: always a task here.
+// SendMessageResponse is the result of SendMessage: a task for a durable graph, a message
+// for a hosted one.
 type SendMessageResponse struct {
-	Task *Task `json:"task,omitempty"`
+	Task    *Task    `json:"task,omitempty"`
+	Message *Message `json:"message,omitempty"`
 }
 
 // GetTaskRequest is the params of GetTask, CancelTask and SubscribeToTask.

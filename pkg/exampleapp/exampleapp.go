@@ -204,10 +204,11 @@ var a2aTextFields = map[string]string{
 	"support_agent": "user_message", "content_classifier": "text", "reply_writer": "prompt", "research_agent": "question",
 }
 
-// registerA2A serves every public durable graph as an A2A v1.0 agent (package a2aserver) at
-// /api/a2a/{graph_name}, with function keys and the app's isolation.
+// registerA2A serves every public durable graph, and the hosted echo_agent, as an A2A v1.0
+// agent (package a2aserver) at /api/a2a/{graph_name}, with function keys and the app's
+// isolation.
 func registerA2A(app *funchost.FunctionApp, asm *launch.Assembly, cfg Config, logger *slog.Logger) error {
-	srv, err := a2aserver.New(a2aserver.Options{Runs: asm.Engine, Registry: asm.Registry, TextFields: a2aTextFields,
+	srv, err := a2aserver.New(a2aserver.Options{Runs: asm.Engine, Registry: asm.Registry, Hosted: asm.Host, TextFields: a2aTextFields,
 		Isolation: cfg.Isolation, AuthLevel: funchost.AuthFunction, MaxWait: cfg.MaxWait, MemoryBudget: cfg.MemoryBudget, Logger: logger})
 	if err != nil {
 		return err

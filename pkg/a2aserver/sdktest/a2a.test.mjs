@@ -130,3 +130,23 @@ test("cancelTask cancels; listTasks lists the tasks", async () => {
   assert.ok(list.tasks.some((t) => t.id === task.id && t.status.state === 5), JSON.stringify(list));
   await assert.rejects(client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined }));
 });
+
+test("a hosted agent answers a message with a message; its contextId keeps the thread", async () => {
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl: keyed })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl: keyed }),
+  }));
+  const client = await factory.createFromUrl(`${base}/api/a2a/echo_agent/`);
+  const say = (content, contextId) => send(client, {
+    ...message(data({ messages: [{ role: "user", content }] })), contextId,
+  });
+  const first = await say("hello", "");
+  assert.ok(typeof first?.messageId === "string" && first.role === 2 /* ROLE_AGENT */, JSON.stringify(first));
+  assert.ok(first.contextId, JSON.stringify(first));
+  assert.equal(first.parts[0].content.value.messages.length, 2, JSON.stringify(first));
+  const second = await say("again", first.contextId);
+  assert.equal(second.contextId, first.contextId);
+  const users = second.parts[0].content.value.messages.filter((m) => m.role === "user").map((m) => m.content);
+  assert.deepEqual(users, ["hello", "again"], JSON.stringify(second));
+  await assert.rejects(client.getTask({ tenant: "", id: "no-such-task", historyLength: undefined }));
+});
