@@ -148,9 +148,7 @@ func (s *Server) serveHostedRPC(w http.ResponseWriter, c *call, a hostedAgent, r
 			writeRPC(w, http.StatusOK, req.ID, nil, s.answerError(c.ctx(), req.Method, err))
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
+		startEvents(w)
 		_ = writeEvent(w, req.ID, StreamResponse{Message: m})
 		return
 	case "SubscribeToTask":

@@ -48,9 +48,7 @@ func (s *Server) serveStream(w http.ResponseWriter, c *call, req rpcRequest, ope
 		writeRPC(w, http.StatusOK, req.ID, nil, s.answerError(c.ctx(), req.Method, err))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	startEvents(w)
 	send := func(v StreamResponse) error { return writeEvent(w, req.ID, v) }
 	first := taskOf(run)
 	if err := send(StreamResponse{Task: &first}); err != nil {
@@ -68,6 +66,13 @@ func (s *Server) serveStream(w http.ResponseWriter, c *call, req rpcRequest, ope
 	if err != nil && c.ctx().Err() == nil {
 		s.opts.Logger.ErrorContext(c.ctx(), "a2a stream failed", "method", req.Method, "error", err)
 	}
+}
+
+// startEvents answers 200 with the headers of an event stream.
+func startEvents(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
 }
 
 // writeEvent writes one event of a stream: a JSON-RPC response of request id whose result is
