@@ -311,11 +311,14 @@ a2a-sdk-test: $(AZURITE) build $(A2ATEST_DEPS)
 	  node --test --test-force-exit a2a.test.mjs
 
 ## mcp-sdk-test: the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
-## pkg/mcpserver/sdktest) against the MCP endpoint (docs/mcp.md): its tools, in memory.
-## platform-sdk-test runs it after its own, so `make test` does.
-mcp-sdk-test: build $(MCPTEST_DEPS)
+## pkg/mcpserver/sdktest) against the MCP endpoint (docs/mcp.md): its durable and hosted tools
+## and tasks, on the in-memory store, then on Azurite. platform-sdk-test runs it after its own,
+## so `make test` does.
+mcp-sdk-test: $(AZURITE) build $(MCPTEST_DEPS)
 	cp pkg/mcpserver/sdktest/*.mjs $(MCPTEST)/
 	cd $(MCPTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit mcp.test.mjs
+	@$(AZURITE_UP) cd $(MCPTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
+	  node --test --test-force-exit mcp.test.mjs
 
 ## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
 ## (as root, else through sudo) when $(CHROMIUM) is missing.

@@ -61,7 +61,7 @@ func (h *head) run() Run {
 		InstanceID: h.runID, RuntimeStatus: h.status, GraphName: h.graph, GraphVersion: h.version, GraphHash: h.hash, Group: h.group,
 		CreatedAt: h.created, UpdatedAt: h.updated, Output: json.RawMessage("null"), ParentInstanceID: h.parent,
 		SearchKeys: decodeSearchKeys(h.searchKeys),
-		Generation: h.continued,
+		Generation: h.continued, Step: h.step,
 	}
 	if h.awaitVersion && h.active() {
 		r.CustomStatus = json.RawMessage(versionStatus(h))

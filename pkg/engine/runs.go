@@ -102,6 +102,11 @@ type Run struct {
 	// Generation counts the run's continues as new (durable.ContinueAsNew): 0 for a run that
 	// never continued, one more at each (continue.go).
 	Generation int64
+	// Step counts the steps the run committed in its current generation. It does not change
+	// while the run waits for an event, also once the event is stored: with the event's name
+	// it names one wait, so a surface that answers waits can key its answers by it
+	// (WithIdempotencyKey) and a retry of an answer is stored once.
+	Step int64
 	// BranchRetries are the branches of the run's open fan-out waiting to retry a failed
 	// attempt, by index, at most MaxListedBranchRetries. Only GetRunDetail fills it.
 	BranchRetries []BranchRetry

@@ -260,7 +260,13 @@ func (s *Server) taskMethod(ctx context.Context, method, id string, responses ma
 		if jsonlimit.Check(resp.Content, s.opts.MaxInputDepth, 0) != nil {
 			return nil, &rpcErrorBody{Code: codeInvalidParams, Message: fmt.Sprintf("invalid params: input %s exceeds maximum nesting depth of %d", key, s.opts.MaxInputDepth)}
 		}
-		if err := s.opts.Runs.RaiseEvent(ctx, id, key, resp.Content); err != nil {
+		// One answer per wait: a client that lost the reply and sends the update again stores
+		// nothing more (the wait is the run's step, which the stored event does not move).
+		var opts []engine.EventOption
+		if run.Step > 0 {
+			opts = append(opts, engine.WithIdempotencyKey(fmt.Sprintf("mcp:%s:%d", key, run.Step)))
+		}
+		if err := s.opts.Runs.RaiseEvent(ctx, id, key, resp.Content, opts...); err != nil {
 			return nil, s.runError(ctx, id, err)
 		}
 	}

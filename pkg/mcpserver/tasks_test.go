@@ -1,14 +1,18 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
+	"github.com/funcgraph/funcgraph/pkg/examples"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/mcpserver"
+	"github.com/funcgraph/funcgraph/pkg/memory"
 )
 
 var refund = map[string]any{"user_message": "I want a refund"}
@@ -152,4 +156,54 @@ func nested(depth int) map[string]any {
 		m = map[string]any{"a": m}
 	}
 	return m
+}
+
+// TestTasks_UpdateSentTwiceStoresOneAnswer: a client that lost the reply of tasks/update and
+// sends it again stores its answer once. The engine that answers is not running, so both
+// updates meet the same wait.
+func TestTasks_UpdateSentTwiceStoresOneAnswer(t *testing.T) {
+	reg := durable.NewRegistry()
+	if err := reg.Register(examples.MustSupportAgent()); err != nil {
+		t.Fatal(err)
+	}
+	store, queue, payloads := memory.NewStore(), memory.NewQueue(), memory.NewPayloadStore()
+	running, err := engine.New(engine.Options{Registry: reg, Store: store, Queue: queue, Payloads: payloads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := running.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tr := funchosttest.Transports(t, mcpApp(t, mcpserver.Options{Runs: running, Registry: reg}))[0]
+	id := callTask(t, tr, "support_agent", refund).TaskID
+	awaitTask(t, tr, id, mcpserver.TaskInputRequired)
+	if err := running.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := engine.New(engine.Options{Registry: reg, Store: store, Queue: queue, Payloads: payloads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = funchosttest.Transports(t, mcpApp(t, mcpserver.Options{Runs: idle, Registry: reg}))[0]
+	update := map[string]any{"taskId": id, "inputResponses": map[string]any{
+		"approval": map[string]any{"action": "accept", "content": map[string]any{"approved": true}},
+	}}
+	for range 2 {
+		if _, res, e := rpc(t, tr, "tasks/update", update); e != nil || string(res) != "{}" {
+			t.Fatalf("tasks/update = %s, %+v", res, e)
+		}
+	}
+	h, err := idle.History(t.Context(), id, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := 0
+	for _, ev := range h.Events {
+		if ev.Type == engine.HistoryEventReceived {
+			received++
+		}
+	}
+	if received != 1 {
+		t.Fatalf("%d answers stored, want 1", received)
+	}
 }
