@@ -301,24 +301,38 @@ platform-sdk-test: $(AZURITE) build $(SDKTEST_DEPS)
 	@$(MAKE) --no-print-directory a2a-sdk-test
 	@$(MAKE) --no-print-directory mcp-sdk-test
 
+# EMULATE is the emulated Functions host as a command (pkg/funchosttest/testdata/emulate), for the SDK
+# tests that run the staged folder under it (server.mjs, copied next to them).
+EMULATE := $(TOOLS)/emulate
+.PHONY: emulate
+emulate:
+	$(GO) build -o $(EMULATE) ./pkg/funchosttest/testdata/emulate
+
 ## a2a-sdk-test: the official A2A JS SDK (@a2a-js/sdk, pinned in pkg/a2aserver/sdktest) against
-## the A2A endpoint (docs/a2a.md): on the in-memory store, then on Azurite. platform-sdk-test
-## runs it after its own, so `make test` does.
-a2a-sdk-test: $(AZURITE) build $(A2ATEST_DEPS)
-	cp pkg/a2aserver/sdktest/*.mjs $(A2ATEST)/
+## the A2A endpoint (docs/a2a.md): on the in-memory store, then on Azurite, through both
+## transports (the standalone server; the staged folder under the emulated Functions host).
+## platform-sdk-test runs it after its own, so `make test` does.
+a2a-sdk-test: $(AZURITE) build emulate $(A2ATEST_DEPS)
+	cp pkg/a2aserver/sdktest/*.mjs pkg/funchosttest/testdata/emulate/server.mjs $(A2ATEST)/
 	cd $(A2ATEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit a2a.test.mjs
 	@$(AZURITE_UP) cd $(A2ATEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-force-exit a2a.test.mjs
+	@echo "a2a-sdk-test: the staged folder under the emulated Functions host, on Azurite"
+	@$(AZURITE_UP) cd $(A2ATEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
+	  FUNCGRAPH_EMULATE_BIN=$(CURDIR)/$(EMULATE) node --test --test-force-exit a2a.test.mjs
 
 ## mcp-sdk-test: the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
 ## pkg/mcpserver/sdktest) against the MCP endpoint (docs/mcp.md): its durable and hosted tools
-## and tasks, on the in-memory store, then on Azurite. platform-sdk-test runs it after its own,
-## so `make test` does.
-mcp-sdk-test: $(AZURITE) build $(MCPTEST_DEPS)
-	cp pkg/mcpserver/sdktest/*.mjs $(MCPTEST)/
+## and tasks, on the in-memory store, then on Azurite, through both transports (as
+## a2a-sdk-test). platform-sdk-test runs it after its own, so `make test` does.
+mcp-sdk-test: $(AZURITE) build emulate $(MCPTEST_DEPS)
+	cp pkg/mcpserver/sdktest/*.mjs pkg/funchosttest/testdata/emulate/server.mjs $(MCPTEST)/
 	cd $(MCPTEST) && FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph node --test --test-force-exit mcp.test.mjs
 	@$(AZURITE_UP) cd $(MCPTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
 	  node --test --test-force-exit mcp.test.mjs
+	@echo "mcp-sdk-test: the staged folder under the emulated Functions host, on Azurite"
+	@$(AZURITE_UP) cd $(MCPTEST) && AzureWebJobsStorage="$$FUNCGRAPH_TEST_STORAGE" FUNCGRAPH_SERVER_BIN=$(CURDIR)/bin/funcgraph \
+	  FUNCGRAPH_EMULATE_BIN=$(CURDIR)/$(EMULATE) node --test --test-force-exit mcp.test.mjs
 
 ## browser-install: Debian's Chromium for the inspector's browser test, installed with apt-get
 ## (as root, else through sudo) when $(CHROMIUM) is missing.

@@ -1,6 +1,7 @@
 package a2aserver
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -71,7 +72,10 @@ var hostedMethods = map[string]func(*call, hostedAgent, json.RawMessage) (any, e
 		if err := decodeParams(params, &req); err != nil {
 			return nil, err
 		}
-		return ListTasksResponse{Tasks: []Task{}, PageSize: req.PageSize}, nil
+		if req.PageSize < 0 || req.PageSize > maxPageSize {
+			return nil, rpcErr(CodeInvalidParams, "invalid params: pageSize must be within 1..%d", maxPageSize)
+		}
+		return ListTasksResponse{Tasks: []Task{}, PageSize: cmp.Or(req.PageSize, defaultPageSize)}, nil
 	},
 }
 

@@ -28,6 +28,9 @@
 // content into the event the run waits for, tasks/cancel cancels the run (tasks.go). A task
 // is its caller's run: another caller's reads as not found.
 //
+// A call with a progress token is answered as an event stream whose progress notifications
+// carry the run's feed rows and its live channel's records while the call waits (progress.go).
+//
 // It is not a general MCP server: no resources, prompts, sampling or subscriptions; see
 // docs/mcp.md for what answers an error.
 package mcpserver

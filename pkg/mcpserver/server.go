@@ -134,7 +134,8 @@ type Server struct {
 	tools  []tool
 	hosted []hostedTool
 	level  funchost.AuthLevel // the endpoint's, set by Function
-	http   http.Handler
+	http   http.Handler       // the SDK's, answering application/json
+	stream http.Handler       // the SDK's, answering text/event-stream: a call that asks for progress
 }
 
 // New returns the MCP endpoint over opts.Registry's public graphs, as they are registered
@@ -151,19 +152,21 @@ func New(opts Options) (*Server, error) {
 	s.tools = tools
 	s.hosted = hostedTools(s.opts.Hosted, tools)
 	s.level = funchost.AuthFunction
-	sdk := mcp.NewStreamableHTTPHandler(s.mcpServer, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
-		// The body is bounded before the SDK reads it (ServeHTTP), with our answer.
-		MaxRequestBodyBytes: -1,
-		Logger:              s.opts.Logger,
-		// Requests reach this handler through the Functions host or a proxy, whose Host
-		// header is the public one.
-		DisableLocalhostProtection: true,
-		// A client that goes away ends the wait of its call.
-		PropagateRequestCancellation: true,
-	})
-	s.http = sdk
+	sdk := func(json bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(s.mcpServer, &mcp.StreamableHTTPOptions{
+			Stateless:    true,
+			JSONResponse: json,
+			// The body is bounded before the SDK reads it (ServeHTTP), with our answer.
+			MaxRequestBodyBytes: -1,
+			Logger:              s.opts.Logger,
+			// Requests reach this handler through the Functions host or a proxy, whose Host
+			// header is the public one.
+			DisableLocalhostProtection: true,
+			// A client that goes away ends the wait of its call.
+			PropagateRequestCancellation: true,
+		})
+	}
+	s.http, s.stream = sdk(true), sdk(false)
 	return s, nil
 }
 
@@ -216,8 +219,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s.serveTaskMethod(w, r, body, info) {
 			return
 		}
+		info.progress = asksProgress(body)
 	}
-	s.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, info)))
+	r = r.WithContext(context.WithValue(r.Context(), requestKey{}, info))
+	if info.progress {
+		s.stream.ServeHTTP(w, r) // progress notifications go out before the result
+		return
+	}
+	s.http.ServeHTTP(w, r)
 }
 
 // requestKey carries a request's requestInfo to mcpServer.
@@ -228,6 +237,9 @@ type requestInfo struct {
 	caller isolation.Caller
 	base   string        // scheme://host of the status URLs
 	req    *http.Request // for a hosted tool's invoke: its caller's headers, peer and context values
+	// progress: the request is a tools/call with a progress token, answered as an event
+	// stream whose progress notifications precede the result (progress.go).
+	progress bool
 }
 
 // mcpServer returns the MCP server of one request: the tools, bound to its caller. Nothing

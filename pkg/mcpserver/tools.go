@@ -72,7 +72,7 @@ func (s *Server) callHandler(t tool, info requestInfo) mcp.ToolHandler {
 			return s.startError(ctx, t.graph, err)
 		}
 		s.opts.Logger.InfoContext(ctx, "durable run started", "run_id", run.InstanceID, "graph", t.graph, "via", "mcp")
-		run, err = s.await(ctx, run)
+		run, err = s.await(ctx, run, newProgress(req))
 		if err != nil {
 			return nil, err
 		}
@@ -134,11 +134,12 @@ func waiting(run engine.Run) bool {
 
 // await reads run until it finishes, waits for an event, or Options.CallWait has passed,
 // through the engine's feed when Runs has one (woken as the run moves), else by reading it
-// again at intervals. Only an error of the context or of storage ends it early.
-func (s *Server) await(ctx context.Context, run engine.Run) (engine.Run, error) {
+// again at intervals. Only an error of the context or of storage ends it early. With p, each
+// page of the feed, its live channel's records included, is sent as progress (progress.go).
+func (s *Server) await(ctx context.Context, run engine.Run, p *progress) (engine.Run, error) {
 	deadline := time.Now().Add(s.opts.CallWait)
 	feeder, _ := s.opts.Runs.(engine.RunFeeder)
-	var after int64
+	var after, liveAfter int64
 	var token string
 	for {
 		cur, err := s.opts.Runs.GetRun(ctx, run.InstanceID)
@@ -151,11 +152,13 @@ func (s *Server) await(ctx context.Context, run engine.Run) (engine.Run, error) 
 			return run, nil
 		}
 		if feeder != nil {
-			page, err := feeder.Feed(ctx, run.InstanceID, engine.FeedQuery{After: after, Run: token, Wait: left})
+			page, err := feeder.Feed(ctx, run.InstanceID, engine.FeedQuery{After: after, Run: token, Wait: left,
+				Live: p != nil, LiveAfter: liveAfter})
 			if err != nil {
 				return run, fmt.Errorf("feed run %s: %w", run.InstanceID, err)
 			}
-			after, token = page.NextAfter, page.Run
+			p.page(ctx, page)
+			after, token, liveAfter = page.NextAfter, page.Run, max(liveAfter, page.LiveNext)
 			continue
 		}
 		t := time.NewTimer(min(left, 100*time.Millisecond))

@@ -1,11 +1,9 @@
 // Drives funcgraph's A2A v1.0 endpoint (docs/a2a.md) with the official A2A JS SDK against
-// the standalone server: FUNCGRAPH_SERVER_BIN started as `<bin> serve --addr 127.0.0.1:<port>`
-// with FUNCGRAPH_FUNCTION_KEY set; the SDK sends the key as the x-functions-key header.
+// FUNCGRAPH_SERVER_BIN with FUNCGRAPH_FUNCTION_KEY set, standalone or under the emulated
+// Functions host (server.mjs); the SDK sends the key as the x-functions-key header.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import net from "node:net";
+import { startServer } from "./server.mjs";
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 
 const BIN = process.env.FUNCGRAPH_SERVER_BIN;
@@ -15,40 +13,13 @@ const AGENT = "support_agent";
 let server;
 let base;
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, "close");
-  return port;
-}
-
 before(async () => {
-  assert.ok(BIN, "FUNCGRAPH_SERVER_BIN must name the server binary");
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`], {
-    env: { ...process.env, FUNCGRAPH_FUNCTION_KEY: KEY, FUNCGRAPH_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  let exited = false;
-  server.once("exit", () => { exited = true; });
-  for (let i = 0; i < 300; i++) {
-    if (exited) throw new Error("server exited during startup");
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("server did not answer /api/health within 30 s");
+  server = await startServer({ bin: BIN, key: KEY, prefix: "a2ajs" });
+  base = server.base;
 });
 
 after(async () => {
-  if (!server || server.exitCode !== null) return;
-  server.kill("SIGTERM");
-  await once(server, "exit");
+  if (server) await server.stop();
 });
 
 // keyed is fetch with the function key.

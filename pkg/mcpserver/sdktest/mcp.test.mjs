@@ -1,14 +1,12 @@
-// Drives funcgraph's MCP endpoint (docs/mcp.md) with the official MCP TypeScript SDK against the
-// standalone server: FUNCGRAPH_SERVER_BIN started as `<bin> serve --addr 127.0.0.1:<port>` with
-// FUNCGRAPH_FUNCTION_KEY set; the SDK's transport sends the key as the x-functions-key header.
+// Drives funcgraph's MCP endpoint (docs/mcp.md) with the official MCP TypeScript SDK against
+// FUNCGRAPH_SERVER_BIN with FUNCGRAPH_FUNCTION_KEY set, standalone or under the emulated
+// Functions host (server.mjs); the SDK's transport sends the key as the x-functions-key header.
 // The SDK speaks MCP 2025-11-25 and does not know the Tasks extension of 2026-07-28: a call
 // declares it in its _meta client capabilities, as the stateless revision sends them, and the
 // task methods go through the SDK's generic client.request.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import net from "node:net";
+import { startServer } from "./server.mjs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -19,40 +17,13 @@ const KEY = "mcp-test-function-key";
 let server;
 let base;
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, "close");
-  return port;
-}
-
 before(async () => {
-  assert.ok(BIN, "FUNCGRAPH_SERVER_BIN must name the server binary");
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  server = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`], {
-    env: { ...process.env, FUNCGRAPH_FUNCTION_KEY: KEY, FUNCGRAPH_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  let exited = false;
-  server.once("exit", () => { exited = true; });
-  for (let i = 0; i < 300; i++) {
-    if (exited) throw new Error("server exited during startup");
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("server did not answer /api/health within 30 s");
+  server = await startServer({ bin: BIN, key: KEY, prefix: "mcpjs" });
+  base = server.base;
 });
 
 after(async () => {
-  if (!server || server.exitCode !== null) return;
-  server.kill("SIGTERM");
-  await once(server, "exit");
+  if (server) await server.stop();
 });
 
 // connect returns a connected client, with the function key unless key is null.
