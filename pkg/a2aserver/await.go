@@ -11,15 +11,16 @@ import (
 // set) with every new state read. answered says the message just delivered an event to the
 // run's wait: that wait is not an interruption, only one after it is (a wait is over once an
 // event_applied or wait_timed_out row follows the last event_received row). A Runs without a
-// feed answers at once.
-func (c *call) await(run engine.Run, answered bool, until func(state string) bool, each func(engine.Run) error) (engine.Run, error) {
+// feed answers at once. live, when set, is called with every record of the run's live channel
+// (what its steps write while they run) as the feed brings it.
+func (c *call) await(run engine.Run, answered bool, until func(state string) bool, each func(engine.Run) error, live func(engine.LiveRecord) error) (engine.Run, error) {
 	feeder, ok := c.s.opts.Runs.(engine.RunFeeder)
 	if !ok {
 		return run, nil
 	}
 	ctx, cancel := context.WithTimeout(c.ctx(), c.s.opts.MaxWait)
 	defer cancel()
-	var q engine.FeedQuery
+	q := engine.FeedQuery{Live: live != nil}
 	var received, applied int64
 	last := taskState(run.RuntimeStatus, waitingEvent(run) != "")
 	for !until(last) {
@@ -33,7 +34,12 @@ func (c *call) await(run engine.Run, answered bool, until func(state string) boo
 		if err != nil {
 			return engine.Run{}, err
 		}
-		q.After, q.Run = page.NextAfter, page.Run
+		q.After, q.Run, q.LiveAfter = page.NextAfter, page.Run, max(q.LiveAfter, page.LiveNext)
+		for _, rec := range page.Live {
+			if err := live(rec); err != nil {
+				return run, err
+			}
+		}
 		for _, it := range page.Items {
 			switch it.Type {
 			case engine.HistoryEventReceived:

@@ -67,7 +67,7 @@ func sendMessage(c *call, params json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if !cfg.ReturnImmediately && (cfg.Blocking == nil || *cfg.Blocking) {
-		if run, err = c.await(run, answered, interrupted, nil); err != nil {
+		if run, err = c.await(run, answered, interrupted, nil, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +217,7 @@ func cancelTask(c *call, params json.RawMessage) (any, error) {
 	run.CustomStatus = nil // a wait no longer needs input: the cancel is recorded
 	// Wait (within Options.MaxWait) for the run to stop: the answer is the canceled task,
 	// or the task as it is then (working until the run reads its cancel).
-	if run, err = c.await(run, false, terminal, nil); err != nil {
+	if run, err = c.await(run, false, terminal, nil, nil); err != nil {
 		return nil, err
 	}
 	return taskOf(run), nil

@@ -10,7 +10,9 @@ import (
 // Streams (SendStreamingMessage, SubscribeToTask) answer Server-Sent Events, each event's
 // data one JSON-RPC response whose result is a StreamResponse: first the task, then a
 // statusUpdate at each change of its state read from the run's feed (an artifactUpdate with
-// the output before a completed one), ending after a final or input-required state, or at
+// the output before a completed one), and, as a step writes them, its live chunks as
+// artifactUpdates of an artifact per step attempt (liveArtifact), ending after a final or
+// input-required state, or at
 // Options.MaxWait with the task as it is (subscribe again to go on). Under the Functions host
 // the events reach the client together when the stream ends. An error before the first event
 // is an ordinary JSON-RPC error response.
@@ -62,6 +64,11 @@ func (s *Server) serveStream(w http.ResponseWriter, c *call, req rpcRequest, ope
 			}
 		}
 		return send(StreamResponse{StatusUpdate: &TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}})
+	}, func(rec engine.LiveRecord) error {
+		if ev := liveArtifact(first.ID, first.ContextID, rec); ev != nil {
+			return send(StreamResponse{ArtifactUpdate: ev})
+		}
+		return nil
 	})
 	if err != nil && c.ctx().Err() == nil {
 		s.opts.Logger.ErrorContext(c.ctx(), "a2a stream failed", "method", req.Method, "error", err)
@@ -90,6 +97,24 @@ func writeEvent(w http.ResponseWriter, id json.RawMessage, v StreamResponse) err
 	}
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
+	}
+	return nil
+}
+
+// liveArtifact is the artifactUpdate of one live record: a chunk or an emitted event is a
+// part appended to the artifact "live-<writer>" of the step attempt that wrote it (its first
+// chunk starts it), named after the chunk; a retract ends that artifact as the last chunk,
+// its metadata {"retracted": true} telling the client to drop what it showed (the attempt
+// failed; another writes anew). A commit record says nothing a status update will not.
+func liveArtifact(taskID, contextID string, rec engine.LiveRecord) *TaskArtifactUpdateEvent {
+	id := "live-" + rec.Writer
+	switch rec.Kind {
+	case engine.LiveChunk, engine.LiveCustom:
+		return &TaskArtifactUpdateEvent{TaskID: taskID, ContextID: contextID, Append: rec.Seq > 1,
+			Artifact: Artifact{ArtifactID: id, Name: rec.Name, Parts: []Part{{Data: rec.Data, MediaType: "application/json"}}}}
+	case engine.LiveRetract:
+		return &TaskArtifactUpdateEvent{TaskID: taskID, ContextID: contextID, Append: true, LastChunk: true,
+			Artifact: Artifact{ArtifactID: id, Parts: []Part{}, Metadata: json.RawMessage(`{"retracted":true}`)}}
 	}
 	return nil
 }

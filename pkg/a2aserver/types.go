@@ -57,10 +57,11 @@ type TaskStatus struct {
 
 // Artifact is an output of a task: the run's output.
 type Artifact struct {
-	ArtifactID  string `json:"artifactId"`
-	Name        string `json:"name,omitempty"`
-	Description string `json:"description,omitempty"`
-	Parts       []Part `json:"parts"`
+	ArtifactID  string          `json:"artifactId"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parts       []Part          `json:"parts"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
 }
 
 // Task is a durable run seen as an A2A task.
@@ -85,7 +86,9 @@ type TaskArtifactUpdateEvent struct {
 	TaskID    string   `json:"taskId"`
 	ContextID string   `json:"contextId"`
 	Artifact  Artifact `json:"artifact"`
-	LastChunk bool     `json:"lastChunk"`
+	// Append adds the artifact's parts to those sent before under its id.
+	Append    bool `json:"append,omitempty"`
+	LastChunk bool `json:"lastChunk"`
 }
 
 // StreamResponse is one event of a stream: exactly one member set.
