@@ -195,12 +195,14 @@ type rpcResponse struct {
 // budget full, 413 body too large); everything else is HTTP 200 with a JSON-RPC result or
 // error.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.graph(r)
+	g, durableOK := s.graph(r)
 	var hosted hostedAgent
-	if !ok {
-		hosted, ok = s.hosted(r.PathValue("graph_name"))
+	hostedOK := false
+	if !durableOK {
+		g = nil
+		hosted, hostedOK = s.hosted(r.PathValue("graph_name"))
 	}
-	if !ok {
+	if !durableOK && !hostedOK {
 		writeRPC(w, http.StatusNotFound, nil, nil, rpcErr(CodeInvalidRequest, "no agent named %q", r.PathValue("graph_name")))
 		return
 	}
@@ -242,7 +244,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call := &call{s: s, graph: g, caller: c, r: r}
-	if g == nil {
+	if hostedOK {
 		s.serveHostedRPC(w, call, hosted, req)
 		return
 	}
