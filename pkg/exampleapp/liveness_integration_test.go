@@ -38,10 +38,7 @@ func TestIntegrationFunctions_OutageLongerThanDeliveryBudget_RunsComplete(t *tes
 	const maxDequeue, repairPeriod = 3, 2 * time.Second
 	dir := t.TempDir()
 	a := startFunctionsAppWith(t, bin, functionsOptions{
-		// A start's own handling (engine.Options.ReceiveOnStart) keeps its item hidden for the
-		// engine's visibility timeout, test-sized here as the host's is in testQueues.
-		env: map[string]string{"SLOWAPP_DIR": dir, "AzureWebJobsStorage": proxies.ConnectionString(),
-			"FUNCGRAPH_VISIBILITY_TIMEOUT": "2s"},
+		env:    map[string]string{"SLOWAPP_DIR": dir, "AzureWebJobsStorage": proxies.ConnectionString()},
 		queues: testQueues(maxDequeue), listenerStorage: direct,
 	})
 	a.repairEvery(repairPeriod)
