@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/funcgraph/funcgraph/pkg/a2aserver"
@@ -17,35 +16,10 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/protocoltest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/memory"
 )
-
-// owners is a host.ThreadOwners over a map: the part of the platform's thread store the
-// hosting routes need under isolation.
-type owners struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (o *owners) ThreadOwner(_ context.Context, tid string) (any, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if who, ok := o.m[tid]; ok {
-		return who, nil
-	}
-	return nil, host.ErrThreadNotFound
-}
-
-func (o *owners) CreateThread(_ context.Context, tid, owner string) (any, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if who, ok := o.m[tid]; ok {
-		return who, nil
-	}
-	o.m[tid] = owner
-	return owner, nil
-}
 
 type sumIn struct {
 	Numbers []float64 `json:"numbers"`
@@ -81,7 +55,7 @@ func serveHosted(t *testing.T, iso *isolation.Isolation) []funchosttest.Transpor
 		t.Fatal(err)
 	}
 	if iso != nil {
-		h.SetIsolation(iso, &owners{m: map[string]string{}})
+		h.SetIsolation(iso, &protocoltest.Owners{})
 	}
 	reg := durable.NewRegistry()
 	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(),

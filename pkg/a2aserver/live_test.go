@@ -2,62 +2,25 @@ package a2aserver_test
 
 import (
 	"bufio"
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/funcgraph/funcgraph/pkg/a2aserver"
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
-	"github.com/funcgraph/funcgraph/pkg/memory"
+	"github.com/funcgraph/funcgraph/pkg/internal/protocoltest"
 )
-
-type talkState struct {
-	Said string `json:"said"`
-}
 
 // TestStream_LiveChunksArriveWhileTheStepRuns: a streamed task carries the chunks its step
 // writes as artifact updates, while the step runs: the node writes one and waits until the
 // client has read it from the stream.
 func TestStream_LiveChunksArriveWhileTheStepRuns(t *testing.T) {
 	release := make(chan struct{})
-	b := durable.NewManifestBuilder[talkState]("talker")
-	b.SetEntrypoint("talk")
-	if err := b.AddNode("talk", func(ctx context.Context, _ talkState) (any, error) {
-		if err := durable.WriteMessageChunk(ctx, "Hel"); err != nil {
-			return nil, err
-		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return durable.Update{"said": "Hello"}, nil
-	}, durable.Terminal()); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		t.Fatal(err)
-	}
 	logger := funchosttest.TestLogger(t)
-	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(),
-		Payloads: memory.NewPayloadStore(), Live: memory.NewLiveStore(), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
+	eng, reg := protocoltest.Talker(t, release, engine.Options{Logger: logger}, "Hel")
 	srv, err := a2aserver.New(a2aserver.Options{Runs: eng, Registry: reg, Logger: logger, MaxWait: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +16,7 @@ import (
 	"github.com/funcgraph/funcgraph/pkg/funchost"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
 	"github.com/funcgraph/funcgraph/pkg/host"
+	"github.com/funcgraph/funcgraph/pkg/internal/protocoltest"
 	"github.com/funcgraph/funcgraph/pkg/isolation"
 	"github.com/funcgraph/funcgraph/pkg/mcpserver"
 )
@@ -30,31 +30,6 @@ type sumIn struct {
 type sumOut struct {
 	Sum   float64 `json:"sum"`
 	Label string  `json:"label"`
-}
-
-// owners is a ThreadOwners over a map: the platform thread store's part the host needs.
-type owners struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (o *owners) ThreadOwner(_ context.Context, tid string) (any, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if who, ok := o.m[tid]; ok {
-		return who, nil
-	}
-	return nil, host.ErrThreadNotFound
-}
-
-func (o *owners) CreateThread(_ context.Context, tid, owner string) (any, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if who, ok := o.m[tid]; ok {
-		return who, nil
-	}
-	o.m[tid] = owner
-	return owner, nil
 }
 
 // hostedRig is the MCP endpoint over the durable rig's graphs and a hosting app with sum
@@ -86,7 +61,7 @@ func hostedRig(t *testing.T, iso *isolation.Isolation) *funchost.FunctionApp {
 		t.Fatal(err)
 	}
 	if iso != nil {
-		h.SetIsolation(iso, &owners{m: map[string]string{}})
+		h.SetIsolation(iso, &protocoltest.Owners{})
 	}
 	r := newRig(t, mcpserver.Options{Hosted: h, Isolation: iso})
 	return r.app

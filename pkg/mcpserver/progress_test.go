@@ -11,16 +11,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/funcgraph/funcgraph/pkg/durable"
 	"github.com/funcgraph/funcgraph/pkg/engine"
 	"github.com/funcgraph/funcgraph/pkg/funchosttest"
+	"github.com/funcgraph/funcgraph/pkg/internal/protocoltest"
 	"github.com/funcgraph/funcgraph/pkg/mcpserver"
-	"github.com/funcgraph/funcgraph/pkg/memory"
 )
-
-type talkState struct {
-	Said string `json:"said"`
-}
 
 // TestProgress_ACallWithAProgressTokenSeesTheRunAsItGoes: a tools/call with a progress token
 // gets, before its result, a progress notification per row of the run's feed and per chunk
@@ -29,40 +24,7 @@ type talkState struct {
 func TestProgress_ACallWithAProgressTokenSeesTheRunAsItGoes(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
-	b := durable.NewManifestBuilder[talkState]("talker")
-	b.SetEntrypoint("talk")
-	if err := b.AddNode("talk", func(ctx context.Context, _ talkState) (any, error) {
-		for _, piece := range []string{"Hel", "lo"} {
-			if err := durable.WriteMessageChunk(ctx, piece); err != nil {
-				return nil, err
-			}
-		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return durable.Update{"said": "Hello"}, nil
-	}, durable.Terminal()); err != nil {
-		t.Fatal(err)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := durable.NewRegistry()
-	if err := reg.Register(g); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Options{Registry: reg, Store: memory.NewStore(), Queue: memory.NewQueue(), Payloads: memory.NewPayloadStore(),
-		Live: memory.NewLiveStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
+	eng, reg := protocoltest.Talker(t, release, engine.Options{}, "Hel", "lo")
 	app := mcpApp(t, mcpserver.Options{Runs: eng, Registry: reg})
 	for _, tr := range funchosttest.Transports(t, app) {
 		if tr.Name != funchosttest.TransportStandalone {
@@ -85,7 +47,7 @@ func TestProgress_ACallWithAProgressTokenSeesTheRunAsItGoes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		params := &mcp.CallToolParams{Name: "talker", Arguments: map[string]any{}}
+		params := &mcp.CallToolParams{Name: protocoltest.TalkerGraph, Arguments: map[string]any{}}
 		params.SetProgressToken("p-1")
 		res, err := cs.CallTool(t.Context(), params)
 		_ = cs.Close()
